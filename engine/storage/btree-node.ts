@@ -1,0 +1,194 @@
+import {
+  BRANCH_CHILD_SIZE,
+  BRANCH_ENTRY_FIXED,
+  LEAF_ENTRY_FIXED,
+  MAX_INLINE_ENTRY_BYTES,
+  OVERFLOW_REF_SIZE,
+  PAGE_COUNT_OFFSET,
+  PAGE_HEADER_SIZE,
+  PAGE_SIZE,
+  PAGE_TYPE,
+  PAGE_TYPE_OFFSET,
+  VALUE_INLINE,
+  VALUE_OVERFLOW,
+} from './format.js';
+
+/** A value stored on overflow pages: `length` bytes starting at page `page`, contiguous. */
+export interface OverflowRef {
+  readonly page: number;
+  readonly length: number;
+}
+
+/** A leaf value: bytes (inline, or large and not yet written), or a reference to overflow pages. */
+export type LeafValue = Buffer | OverflowRef;
+
+/**
+ * A child reference: a page id (the child is clean, on disk, immutable) or the child node itself
+ * (dirty, in memory, owned by this parent until the next checkpoint writes it).
+ */
+export type ChildRef = number | TreeNode;
+
+export interface LeafNode {
+  kind: 'leaf';
+  /** Page id when clean; 0 while dirty. */
+  pageId: number;
+  keys: Buffer[];
+  values: LeafValue[];
+  /** Encoded size in bytes, header included; the node splits when this passes PAGE_SIZE. */
+  bytes: number;
+}
+
+export interface BranchNode {
+  kind: 'branch';
+  pageId: number;
+  /** keys[i] is the smallest key of children[i + 1]. */
+  keys: Buffer[];
+  children: ChildRef[];
+  bytes: number;
+}
+
+export type TreeNode = LeafNode | BranchNode;
+
+export function isOverflowRef(value: LeafValue): value is OverflowRef {
+  return !(value instanceof Uint8Array);
+}
+
+export function valueLength(value: LeafValue): number {
+  return isOverflowRef(value) ? value.length : value.length;
+}
+
+/** True when a key/value pair this size is stored inline in its leaf. */
+export function fitsInline(keyLength: number, valueLength: number): boolean {
+  return keyLength + valueLength <= MAX_INLINE_ENTRY_BYTES;
+}
+
+export function leafEntryBytes(keyLength: number, valueLen: number): number {
+  return LEAF_ENTRY_FIXED + keyLength + (fitsInline(keyLength, valueLen) ? valueLen : OVERFLOW_REF_SIZE);
+}
+
+export function branchEntryBytes(keyLength: number): number {
+  return BRANCH_ENTRY_FIXED + keyLength;
+}
+
+export function newLeaf(keys: Buffer[], values: LeafValue[]): LeafNode {
+  let bytes = PAGE_HEADER_SIZE;
+  for (let i = 0; i < keys.length; i++) bytes += leafEntryBytes(keys[i]!.length, valueLength(values[i]!));
+  return { kind: 'leaf', pageId: 0, keys, values, bytes };
+}
+
+export function newBranch(keys: Buffer[], children: ChildRef[]): BranchNode {
+  let bytes = PAGE_HEADER_SIZE + BRANCH_CHILD_SIZE;
+  for (const key of keys) bytes += branchEntryBytes(key.length);
+  return { kind: 'branch', pageId: 0, keys, children, bytes };
+}
+
+/** A dirty copy of a clean node (copy-on-write); the arrays are copied, the key bytes shared. */
+export function cloneNode(node: TreeNode): TreeNode {
+  if (node.kind === 'leaf') {
+    return { kind: 'leaf', pageId: 0, keys: node.keys.slice(), values: node.values.slice(), bytes: node.bytes };
+  }
+  return { kind: 'branch', pageId: 0, keys: node.keys.slice(), children: node.children.slice(), bytes: node.bytes };
+}
+
+/** Approximate memory held by a decoded node, for the page cache's byte budget. */
+export function nodeMemoryBytes(node: TreeNode): number {
+  return PAGE_SIZE + 64 + node.keys.length * 48;
+}
+
+/**
+ * Encodes a clean-ready node into `page` (PAGE_SIZE bytes, checksum left for the writer). Every
+ * value must already be inline-sized bytes or an OverflowRef, every child a page id.
+ */
+export function encodeNode(node: TreeNode, page: Buffer): void {
+  page.fill(0, 0, PAGE_HEADER_SIZE);
+  let pos = PAGE_HEADER_SIZE;
+  if (node.kind === 'leaf') {
+    page[PAGE_TYPE_OFFSET] = PAGE_TYPE.LEAF;
+    page.writeUInt16LE(node.keys.length, PAGE_COUNT_OFFSET);
+    for (let i = 0; i < node.keys.length; i++) {
+      const key = node.keys[i]!;
+      const value = node.values[i]!;
+      page.writeUInt16LE(key.length, pos);
+      pos += 2;
+      pos += key.copy(page, pos);
+      if (isOverflowRef(value)) {
+        page[pos++] = VALUE_OVERFLOW;
+        page.writeUInt32LE(value.length, pos);
+        page.writeUInt32LE(value.page, pos + 4);
+        pos += 8;
+      } else {
+        page[pos++] = VALUE_INLINE;
+        page.writeUInt32LE(value.length, pos);
+        pos += 4;
+        pos += value.copy(page, pos);
+      }
+    }
+  } else {
+    page[PAGE_TYPE_OFFSET] = PAGE_TYPE.BRANCH;
+    page.writeUInt16LE(node.children.length, PAGE_COUNT_OFFSET);
+    page.writeUInt32LE(childId(node.children[0]), pos);
+    pos += 4;
+    for (let i = 0; i < node.keys.length; i++) {
+      const key = node.keys[i]!;
+      page.writeUInt16LE(key.length, pos);
+      pos += 2;
+      pos += key.copy(page, pos);
+      page.writeUInt32LE(childId(node.children[i + 1]), pos);
+      pos += 4;
+    }
+  }
+  if (pos > PAGE_SIZE) throw new Error(`node overflowed its page (${pos} bytes)`);
+  page.fill(0, pos);
+}
+
+function childId(child: ChildRef | undefined): number {
+  if (typeof child !== 'number') throw new Error('encodeNode: child not written yet');
+  return child;
+}
+
+/**
+ * Decodes a leaf or branch page whose checksum was verified. Keys and inline values are views
+ * into `page`, so a cached node costs one page buffer plus its arrays.
+ */
+export function decodeNode(page: Buffer, pageId: number): TreeNode {
+  const type = page[PAGE_TYPE_OFFSET];
+  const count = page.readUInt16LE(PAGE_COUNT_OFFSET);
+  let pos = PAGE_HEADER_SIZE;
+  if (type === PAGE_TYPE.LEAF) {
+    const keys = new Array<Buffer>(count);
+    const values = new Array<LeafValue>(count);
+    for (let i = 0; i < count; i++) {
+      const keyLength = page.readUInt16LE(pos);
+      pos += 2;
+      keys[i] = page.subarray(pos, pos + keyLength);
+      pos += keyLength;
+      const kind = page[pos++];
+      const length = page.readUInt32LE(pos);
+      pos += 4;
+      if (kind === VALUE_OVERFLOW) {
+        values[i] = { page: page.readUInt32LE(pos), length };
+        pos += 4;
+      } else {
+        values[i] = page.subarray(pos, pos + length);
+        pos += length;
+      }
+    }
+    return { kind: 'leaf', pageId, keys, values, bytes: pos };
+  }
+  if (type === PAGE_TYPE.BRANCH) {
+    const children = new Array<ChildRef>(count);
+    const keys = new Array<Buffer>(Math.max(0, count - 1));
+    children[0] = page.readUInt32LE(pos);
+    pos += 4;
+    for (let i = 1; i < count; i++) {
+      const keyLength = page.readUInt16LE(pos);
+      pos += 2;
+      keys[i - 1] = page.subarray(pos, pos + keyLength);
+      pos += keyLength;
+      children[i] = page.readUInt32LE(pos);
+      pos += 4;
+    }
+    return { kind: 'branch', pageId, keys, children, bytes: pos };
+  }
+  throw new Error(`page ${pageId} is not a tree page (type ${type})`);
+}

@@ -1,0 +1,109 @@
+/**
+ * Every constant of the on-disk format, in one place. docs/storage-format.md describes the same
+ * bytes in prose; change both together and bump the version numbers when the bytes change.
+ * All integers are little-endian unless said otherwise; lsns are stored as float64 so any
+ * safe integer (2^53) fits without BigInt on the hot path.
+ */
+
+// ---- Page file (data.tdb) -------------------------------------------------------------------
+
+/** Name of a tenant's page file inside its directory. */
+export const DATA_FILE = 'data.tdb';
+/** Compaction writes here, then renames over DATA_FILE. A leftover one is deleted on open. */
+export const COMPACT_TEMP_FILE = 'data.tdb.compact';
+
+/** Every page is this many bytes; page n starts at byte n * PAGE_SIZE. */
+export const PAGE_SIZE = 8192;
+
+/** Common page header: [u32 xxhash32 of bytes 4..PAGE_SIZE][u8 type][u8 reserved][u16 count]. */
+export const PAGE_CHECKSUM_OFFSET = 0;
+export const PAGE_TYPE_OFFSET = 4;
+export const PAGE_COUNT_OFFSET = 6;
+export const PAGE_HEADER_SIZE = 8;
+/** Bytes of a page available to entries. */
+export const PAGE_PAYLOAD = PAGE_SIZE - PAGE_HEADER_SIZE;
+
+export const PAGE_TYPE = {
+  LEAF: 1,
+  BRANCH: 2,
+  OVERFLOW: 3,
+  HEADER: 4,
+} as const;
+
+/**
+ * Leaf entry: [u16 keyLength][key][u8 valueKind][u32 valueLength] then, for an inline value, the
+ * value bytes, for an overflow value [u32 firstOverflowPage] (the value's pages are contiguous).
+ */
+export const LEAF_ENTRY_FIXED = 2 + 1 + 4;
+export const VALUE_INLINE = 0;
+export const VALUE_OVERFLOW = 1;
+export const OVERFLOW_REF_SIZE = 4;
+
+/**
+ * Branch page: `count` is the number of children. [u32 child0] then (count - 1) times
+ * [u16 keyLength][key][u32 child]. Child i + 1 holds keys >= the key before it.
+ */
+export const BRANCH_CHILD_SIZE = 4;
+export const BRANCH_ENTRY_FIXED = 2 + 4;
+
+/** Overflow page: header (count = 0) then raw value bytes. */
+export const OVERFLOW_PAYLOAD = PAGE_PAYLOAD;
+
+/** Largest key in bytes: two maximal leaf entries must still fit in one page. */
+export const MAX_KEY_BYTES = 2048;
+/** A value goes to overflow pages when key + value exceed this, so any entry fits in 3 KiB. */
+export const MAX_INLINE_ENTRY_BYTES = 3000;
+/** Largest single value (documents, KV values, SQL rows and index entries all fit well below). */
+export const MAX_VALUE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Header page, appended after each checkpoint's pages; the last one whose checksum holds is the
+ * file's state. Page 0 is always a header (the empty state), so page id 0 means "no page".
+ * After the common page header: [u32 magic][u16 version][u16 pageSize][f64 checkpointLsn]
+ * [u32 catalogRoot][u32 pageCount][u32 livePages][f64 writtenAtMs].
+ */
+export const HEADER_MAGIC = 0x48424454; // "TDBH" read as little-endian bytes
+export const FORMAT_VERSION = 1;
+export const HEADER_MAGIC_OFFSET = 8;
+export const HEADER_VERSION_OFFSET = 12;
+export const HEADER_PAGE_SIZE_OFFSET = 14;
+export const HEADER_CHECKPOINT_LSN_OFFSET = 16;
+export const HEADER_CATALOG_ROOT_OFFSET = 24;
+export const HEADER_PAGE_COUNT_OFFSET = 28;
+export const HEADER_LIVE_PAGES_OFFSET = 32;
+export const HEADER_WRITTEN_AT_OFFSET = 36;
+
+/** Reference meaning "no page" (page 0 is a header, never a tree node). */
+export const NO_PAGE = 0;
+
+// ---- Write-ahead log (wal-<first lsn as 16 hex digits>.log) -----------------------------------
+
+export const WAL_FILE_PREFIX = 'wal-';
+export const WAL_FILE_SUFFIX = '.log';
+/** Segment header: [u32 magic][u16 version][u16 reserved][f64 firstLsn]. */
+export const WAL_MAGIC = 0x4c415754; // "TWAL" read as little-endian bytes
+export const WAL_VERSION = 1;
+export const WAL_SEGMENT_HEADER_SIZE = 16;
+/** Record frame: [u32 payloadLength][u32 xxhash32 over the length bytes and payload][payload]. */
+export const WAL_FRAME_HEADER_SIZE = 8;
+/** Largest record payload; a length above this is treated as a bad frame. */
+export const WAL_MAX_RECORD_BYTES = 256 * 1024 * 1024;
+/** xxhash32 seed for WAL frames and pages. */
+export const CHECKSUM_SEED = 0x7e7a;
+
+// ---- Operations inside a WAL record payload (msgpackr {lsn, ops: [[op, tree, key, value?]]}) --
+
+export const OP = {
+  PUT: 1,
+  DELETE: 2,
+  DROP_TREE: 3,
+} as const;
+
+/** Tree names are UTF-8, 1..MAX_TREE_NAME_BYTES; the catalog maps name -> {root, count}. */
+export const MAX_TREE_NAME_BYTES = 512;
+
+/** Catalog value: [u32 rootPage][f64 keyCount]; the key is the tree name in UTF-8. */
+export const CATALOG_ENTRY_BYTES = 12;
+
+/** Compaction copies pages in chunks of this many bytes between awaits. */
+export const COMPACT_CHUNK_BYTES = 1024 * 1024;

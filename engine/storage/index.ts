@@ -1,0 +1,14 @@
+// The storage layer's public face: bytes on disk (WAL, page file, copy-on-write B+trees, page
+// cache) and the order-preserving key codec. engine/tenant composes these into a tenant store.
+export * from './format.js';
+export { initChecksum, checksum32 } from './checksum.js';
+export { failpoint } from './failpoint.js';
+export { PageCache } from './page-cache.js';
+export { PageFile, fsyncDir, type FileHeader } from './page-file.js';
+export { BTree, type Entry, type ScanRange, type NodeStore } from './btree.js';
+export type { TreeNode } from './btree-node.js';
+export { TreeSet } from './tree-set.js';
+export { WalWriter, FSYNC_MODES, type FsyncMode } from './wal-writer.js';
+export { recoverWal, type WalRecovery } from './wal-reader.js';
+export { listSegments, segmentName, type SegmentInfo } from './wal-segment.js';
+export { encodeKey, decodeKey, compareKeys, prefixUpperBound, encodeKeyPrefix, KEY_TAG, type KeyPart } from './key-codec.js';

@@ -1,0 +1,86 @@
+/**
+ * A bounded LRU of decoded, clean (on-disk) pages, shared by every open page file in the process
+ * so TETRA_CACHE_BYTES bounds memory however many tenants are open. Dirty pages are never here:
+ * they belong to their tree until the next checkpoint writes them.
+ */
+export class PageCache<T> {
+  readonly #maxBytes: number;
+  #bytes = 0;
+  // Map iteration order is insertion order: the first entry is the least recently used.
+  readonly #entries = new Map<number, { value: T; bytes: number }>();
+  #nextFileId = 1;
+  hits = 0;
+  misses = 0;
+
+  constructor(maxBytes: number) {
+    this.#maxBytes = Math.max(0, maxBytes);
+  }
+
+  /** A fresh id for a newly opened file; cache keys are fileId * 2^32 + pageId. */
+  allocateFileId(): number {
+    const id = this.#nextFileId++;
+    if (id >= 2 ** 20) this.#nextFileId = 1; // ids wrap long after old files were purged
+    return id;
+  }
+
+  static key(fileId: number, pageId: number): number {
+    return fileId * 0x1_0000_0000 + pageId;
+  }
+
+  get(key: number): T | undefined {
+    const entry = this.#entries.get(key);
+    if (entry === undefined) {
+      this.misses++;
+      return undefined;
+    }
+    this.hits++;
+    // Refresh recency. Re-inserting moves the key to the end of the Map's order.
+    this.#entries.delete(key);
+    this.#entries.set(key, entry);
+    return entry.value;
+  }
+
+  set(key: number, value: T, bytes: number): void {
+    const old = this.#entries.get(key);
+    if (old !== undefined) {
+      this.#bytes -= old.bytes;
+      this.#entries.delete(key);
+    }
+    if (bytes > this.#maxBytes) return;
+    this.#entries.set(key, { value, bytes });
+    this.#bytes += bytes;
+    if (this.#bytes > this.#maxBytes) this.#evict();
+  }
+
+  /** Drops every page of one file (on close, or after compaction replaced it). */
+  purgeFile(fileId: number): void {
+    const lo = PageCache.key(fileId, 0);
+    const hi = PageCache.key(fileId + 1, 0);
+    for (const [key, entry] of this.#entries) {
+      if (key >= lo && key < hi) {
+        this.#entries.delete(key);
+        this.#bytes -= entry.bytes;
+      }
+    }
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  get maxBytes(): number {
+    return this.#maxBytes;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  #evict(): void {
+    for (const [key, entry] of this.#entries) {
+      if (this.#bytes <= this.#maxBytes) break;
+      this.#entries.delete(key);
+      this.#bytes -= entry.bytes;
+    }
+  }
+}

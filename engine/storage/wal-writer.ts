@@ -1,0 +1,211 @@
+import { closeSync, fdatasync, fsync, fsyncSync, openSync, unlinkSync, write } from 'node:fs';
+import { WAL_SEGMENT_HEADER_SIZE } from './format.js';
+import { promisify } from 'node:util';
+import { join } from 'node:path';
+import { fail } from '../errors.js';
+import { failpoint } from './failpoint.js';
+import { fsyncDir, writeFully } from './page-file.js';
+import { encodeSegmentHeader, frameRecord, segmentName, type SegmentInfo } from './wal-segment.js';
+
+const writeAsync = promisify(write);
+const fdatasyncAsync = promisify(fdatasync);
+const fsyncAsync = promisify(fsync);
+
+/**
+ * When an append resolves. `batch`: after an fsync shared with every record that arrived while
+ * the previous fsync was in flight (group commit). `always`: after an fsync of that record alone.
+ * `off`: once the OS has the bytes (survives a process crash, not a power loss).
+ */
+export type FsyncMode = 'batch' | 'always' | 'off';
+
+export const FSYNC_MODES: readonly FsyncMode[] = ['batch', 'always', 'off'];
+
+interface Waiter {
+  lsn: number;
+  frame: Buffer | undefined; // undefined marks a rotation to a new segment starting at lsn
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+export interface WalWriterOptions {
+  fsync: FsyncMode;
+  segmentBytes: number;
+}
+
+/**
+ * Appends framed records to the current segment. Appends are ordered by call; each returns a
+ * promise that resolves when the record is durable in the configured mode.
+ */
+export class WalWriter {
+  readonly #dir: string;
+  readonly #options: WalWriterOptions;
+  #fd: number;
+  #segment: SegmentInfo;
+  #size: number;
+  #queue: Waiter[] = [];
+  #flushing = false;
+  #failed: unknown;
+  #closed = false;
+  /** Closed segments, oldest first (the current one excluded). */
+  #older: SegmentInfo[];
+  /** Log bytes written since the last rotation (checkpoints rotate). */
+  bytesSinceRotation = 0;
+  #drained: Array<() => void> = [];
+
+  private constructor(dir: string, options: WalWriterOptions, fd: number, segment: SegmentInfo, size: number, older: SegmentInfo[]) {
+    this.#dir = dir;
+    this.#options = options;
+    this.#fd = fd;
+    this.#segment = segment;
+    this.#size = size;
+    this.#older = older;
+  }
+
+  /** Opens for appending after recovery: continues `tail`, or starts a segment at nextLsn. */
+  static open(dir: string, options: WalWriterOptions, segments: SegmentInfo[], tail: { path: string; firstLsn: number; size: number } | undefined, nextLsn: number): WalWriter {
+    if (tail !== undefined) {
+      const fd = openSync(tail.path, 'r+');
+      const older = segments.filter((s) => s.path !== tail.path);
+      return new WalWriter(dir, options, fd, { path: tail.path, firstLsn: tail.firstLsn }, tail.size, older);
+    }
+    const { fd, segment, size } = createSegment(dir, nextLsn);
+    return new WalWriter(dir, options, fd, segment, size, segments);
+  }
+
+  /** Appends one record; resolves when it is durable in the configured mode. */
+  append(lsn: number, payload: Uint8Array): Promise<void> {
+    if (this.#failed !== undefined) return Promise.reject(this.#failed);
+    if (this.#closed) return Promise.reject(new Error('WAL is closed'));
+    const frame = frameRecord(payload);
+    return new Promise<void>((resolve, reject) => {
+      this.#queue.push({ lsn, frame, resolve, reject });
+      if (!this.#flushing) void this.#flushLoop();
+    });
+  }
+
+  /**
+   * Starts a new segment at `nextLsn` once every record queued before this call is written.
+   * Resolves when the new segment exists durably.
+   */
+  rotate(nextLsn: number): Promise<void> {
+    if (this.#failed !== undefined) return Promise.reject(this.#failed);
+    return new Promise<void>((resolve, reject) => {
+      this.#queue.push({ lsn: nextLsn, frame: undefined, resolve, reject });
+      if (!this.#flushing) void this.#flushLoop();
+    });
+  }
+
+  /** Deletes closed segments all of whose records have lsn <= `lsn`. */
+  deleteSegmentsThrough(lsn: number): number {
+    let deleted = 0;
+    while (this.#older.length > 0) {
+      const next = this.#older[1] ?? this.#segment;
+      if (next.firstLsn - 1 > lsn) break;
+      unlinkSync(this.#older[0]!.path);
+      this.#older.shift();
+      deleted++;
+    }
+    if (deleted > 0) fsyncDir(this.#dir);
+    return deleted;
+  }
+
+  /** Bytes of every segment on disk (closed ones approximated by what this writer saw). */
+  get currentSegmentBytes(): number {
+    return this.#size;
+  }
+
+  get segmentCount(): number {
+    return this.#older.length + 1;
+  }
+
+  async #flushLoop(): Promise<void> {
+    this.#flushing = true;
+    let group: Waiter[] = [];
+    try {
+      while (this.#queue.length > 0) {
+        const head = this.#queue[0]!;
+        if (head.frame === undefined) {
+          group = this.#queue.splice(0, 1);
+          await this.#rotateNow(head.lsn);
+          head.resolve();
+          continue;
+        }
+        if (this.#size >= this.#options.segmentBytes) await this.#rotateNow(head.lsn);
+        // Group: everything queued up to the next rotation marker ('always': one record).
+        let n = 1;
+        if (this.#options.fsync !== 'always') {
+          while (n < this.#queue.length && this.#queue[n]!.frame !== undefined) n++;
+        }
+        group = this.#queue.splice(0, n);
+        const bytes = group.length === 1 ? group[0]!.frame! : Buffer.concat(group.map((w) => w.frame!));
+        let done = 0;
+        while (done < bytes.length) {
+          const { bytesWritten } = await writeAsync(this.#fd, bytes, done, bytes.length - done, this.#size + done);
+          done += bytesWritten;
+        }
+        this.#size += bytes.length;
+        this.bytesSinceRotation += bytes.length;
+        failpoint('wal:after-write');
+        if (this.#options.fsync !== 'off') await fdatasyncAsync(this.#fd);
+        for (const waiter of group) waiter.resolve();
+        group = [];
+      }
+    } catch (err) {
+      // A failed write or fsync leaves the log's state unknown: fail this and every later append.
+      this.#failed ??= err;
+      for (const waiter of [...group, ...this.#queue.splice(0)]) waiter.reject(err);
+    } finally {
+      this.#flushing = false;
+      for (const resolve of this.#drained.splice(0)) resolve();
+    }
+  }
+
+  async #rotateNow(firstLsn: number): Promise<void> {
+    if (firstLsn === this.#segment.firstLsn && this.#size <= WAL_SEGMENT_HEADER_SIZE) return;
+    // The old segment's records were all fsynced by their own groups ('off' never fsyncs).
+    if (this.#options.fsync === 'off') await fsyncAsync(this.#fd);
+    const { fd, segment, size } = createSegment(this.#dir, firstLsn);
+    closeSync(this.#fd);
+    this.#older.push(this.#segment);
+    this.#fd = fd;
+    this.#segment = segment;
+    this.#size = size;
+    this.bytesSinceRotation = 0;
+  }
+
+  /** Resolves when every queued append has been written (and synced per mode). */
+  async drain(): Promise<void> {
+    if (!this.#flushing) return;
+    await new Promise<void>((resolve) => this.#drained.push(resolve));
+    if (this.#queue.length > 0) await this.drain();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.drain();
+    if (this.#fd >= 0) {
+      if (this.#failed === undefined) fsyncSync(this.#fd);
+      closeSync(this.#fd);
+      this.#fd = -1;
+    }
+  }
+
+  get failed(): unknown {
+    return this.#failed;
+  }
+}
+
+function createSegment(dir: string, firstLsn: number): { fd: number; segment: SegmentInfo; size: number } {
+  const path = join(dir, segmentName(firstLsn));
+  const fd = openSync(path, 'w+');
+  const header = encodeSegmentHeader(firstLsn);
+  try {
+    writeFully(fd, header, 0);
+    fsyncSync(fd);
+    fsyncDir(dir);
+  } catch (err) {
+    closeSync(fd);
+    fail('UNAVAILABLE', `cannot create WAL segment ${path}: ${(err as Error).message}`, undefined, err);
+  }
+  return { fd, segment: { path, firstLsn }, size: header.length };
+}

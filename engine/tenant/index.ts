@@ -1,0 +1,4 @@
+// One tenant's store (named trees, atomic batches, checkpoint, recovery, compaction) and the
+// registry that keeps a bounded number of them open.
+export { TenantStore, TENANT_STORE_DEFAULTS, type BatchOp, type StoreScanRange, type TenantStoreOptions } from './tenant-store.js';
+export { TenantRegistry, type TenantRegistryOptions } from './tenant-registry.js';

@@ -1,0 +1,144 @@
+import { join } from 'node:path';
+import { fail } from '../errors.js';
+import { PageCache, type TreeNode } from '../storage/index.js';
+import { TenantStore, type TenantStoreOptions } from './tenant-store.js';
+
+export interface TenantRegistryOptions extends Omit<TenantStoreOptions, 'cache'> {
+  /** Tenant directories live in `<dataDir>/tenants/<tenantId>/`. */
+  dataDir: string;
+  /** Most tenant stores open at once; the least recently used idle one is closed beyond it. */
+  maxOpen?: number;
+  /** Close a store nobody used for this long (0 keeps them until maxOpen pushes them out). */
+  idleCloseMs?: number;
+  /** Page cache shared by every tenant (bytes). */
+  cacheBytes?: number;
+  /** Or an existing cache to share with other registries. */
+  cache?: PageCache<TreeNode>;
+}
+
+interface Slot {
+  id: string;
+  opening: Promise<TenantStore>;
+  store: TenantStore | undefined;
+  users: number;
+  lastUsed: number;
+  closing: Promise<void> | undefined;
+}
+
+const TENANT_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/**
+ * Opens tenant stores on demand and keeps at most `maxOpen` of them open (LRU), closing idle ones
+ * cleanly (checkpoint first). Every use goes through use(), which pins the store meanwhile.
+ */
+export class TenantRegistry {
+  readonly cache: PageCache<TreeNode>;
+  readonly #options: TenantRegistryOptions;
+  readonly #slots = new Map<string, Slot>();
+  readonly #maxOpen: number;
+  #timer: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(options: TenantRegistryOptions) {
+    this.#options = options;
+    this.#maxOpen = Math.max(1, options.maxOpen ?? 256);
+    this.cache = options.cache ?? new PageCache<TreeNode>(options.cacheBytes ?? 256 * 1024 * 1024);
+    const idle = options.idleCloseMs ?? 5 * 60_000;
+    if (idle > 0) {
+      this.#timer = setInterval(() => void this.#closeIdle(idle), Math.max(100, Math.min(idle, 30_000)));
+      this.#timer.unref();
+    }
+  }
+
+  /** The directory of a tenant's store. @throws VALIDATION_FAILED for an unsafe id */
+  dirOf(tenantId: string): string {
+    if (!TENANT_ID.test(tenantId)) fail('VALIDATION_FAILED', 'tenant id must be 1-64 characters of A-Z, a-z, 0-9, _ or -');
+    return join(this.#options.dataDir, 'tenants', tenantId);
+  }
+
+  /**
+   * Runs `fn` with the tenant's store open, opening it if needed; the store stays open until fn
+   * settles.
+   * @throws UNAVAILABLE after close(); CORRUPTION when the tenant's files are damaged
+   */
+  async use<T>(tenantId: string, fn: (store: TenantStore) => T | Promise<T>): Promise<T> {
+    if (this.#closed) fail('UNAVAILABLE', 'the database is shutting down');
+    let slot = this.#slots.get(tenantId);
+    if (slot?.closing) {
+      await slot.closing;
+      slot = this.#slots.get(tenantId);
+    }
+    if (slot === undefined) {
+      const dir = this.dirOf(tenantId);
+      const created: Slot = { id: tenantId, opening: undefined as unknown as Promise<TenantStore>, store: undefined, users: 0, lastUsed: Date.now(), closing: undefined };
+      created.opening = TenantStore.open(dir, { ...this.#options, cache: this.cache }).then(
+        (store) => {
+          created.store = store;
+          return store;
+        },
+        (err: unknown) => {
+          this.#slots.delete(tenantId);
+          throw err;
+        },
+      );
+      this.#slots.set(tenantId, created);
+      slot = created;
+    } else {
+      // Map order is recency: move to the end.
+      this.#slots.delete(tenantId);
+      this.#slots.set(tenantId, slot);
+    }
+    slot.users++;
+    try {
+      const store = await slot.opening;
+      return await fn(store);
+    } finally {
+      slot.users--;
+      slot.lastUsed = Date.now();
+      this.#evictOverflow();
+    }
+  }
+
+  get openCount(): number {
+    return this.#slots.size;
+  }
+
+  #evictOverflow(): void {
+    if (this.#slots.size <= this.#maxOpen) return;
+    for (const slot of this.#slots.values()) {
+      if (this.#slots.size <= this.#maxOpen) break;
+      if (slot.users === 0 && slot.store !== undefined && slot.closing === undefined) void this.#closeSlot(slot);
+    }
+  }
+
+  async #closeIdle(idleMs: number): Promise<void> {
+    const now = Date.now();
+    for (const slot of [...this.#slots.values()]) {
+      if (slot.users === 0 && slot.store !== undefined && slot.closing === undefined && now - slot.lastUsed >= idleMs) {
+        await this.#closeSlot(slot);
+      }
+    }
+  }
+
+  #closeSlot(slot: Slot): Promise<void> {
+    slot.closing = (async () => {
+      try {
+        await slot.store?.close();
+      } catch {
+        // A store that fails to close is reopened (and recovered) on next use.
+      } finally {
+        if (this.#slots.get(slot.id) === slot) this.#slots.delete(slot.id);
+      }
+    })();
+    return slot.closing;
+  }
+
+  /** Closes every store (checkpointing each) and refuses further use. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    if (this.#timer) clearInterval(this.#timer);
+    const slots = [...this.#slots.values()];
+    await Promise.allSettled(slots.map((s) => s.opening));
+    await Promise.all(slots.map((s) => s.closing ?? this.#closeSlot(s)));
+  }
+}
