@@ -1,0 +1,197 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { PageCache, type TreeNode } from '../../engine/storage/index.js';
+import { TenantStore, type BatchOp } from '../../engine/tenant/index.js';
+import { randomBytes, randomInt, seededRandom } from '../helpers/random.js';
+import { SortedModel } from '../helpers/sorted-model.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+// Longer campaigns: TETRA_FUZZ_STEPS=200000 TETRA_FUZZ_SEED=123 npx vitest run test/fuzz
+const STEPS = Number(process.env.TETRA_FUZZ_STEPS ?? 12_000);
+const SEEDS = process.env.TETRA_FUZZ_SEED ? [Number(process.env.TETRA_FUZZ_SEED)] : [1, 2, 3];
+const TREES = ['alpha', 'beta', 'gamma'];
+
+const dirs: Array<{ remove: () => void }> = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) d.remove();
+});
+
+function randomKey(rand: () => number): Buffer {
+  const r = rand();
+  // Mostly short keys over a small alphabet (many collisions, deep shared prefixes), some long.
+  if (r < 0.9) return randomBytes(rand, randomInt(rand, 0, 6), 4);
+  if (r < 0.98) return randomBytes(rand, randomInt(rand, 1, 64));
+  return randomBytes(rand, randomInt(rand, 500, 2048));
+}
+
+function randomValue(rand: () => number): Buffer {
+  const r = rand();
+  if (r < 0.85) return randomBytes(rand, randomInt(rand, 0, 120));
+  if (r < 0.97) return randomBytes(rand, randomInt(rand, 500, 2900));
+  return randomBytes(rand, randomInt(rand, 3000, 40_000)); // overflow pages
+}
+
+function randomBound(rand: () => number): Buffer | undefined {
+  return rand() < 0.3 ? undefined : randomBytes(rand, randomInt(rand, 0, 4), 4);
+}
+
+async function checkAll(store: TenantStore, models: Map<string, SortedModel>, context: string): Promise<void> {
+  for (const [name, model] of models) {
+    const expected = model.range();
+    const actual = [...store.scan(name)];
+    expect(actual.length, `${context}: size of ${name}`).toBe(expected.length);
+    expect(store.count(name), `${context}: count of ${name}`).toBe(expected.length);
+    for (let i = 0; i < expected.length; i++) {
+      if (!actual[i]![0].equals(expected[i]![0]) || !actual[i]![1].equals(expected[i]![1])) {
+        throw new Error(`${context}: ${name} differs at index ${i}: key ${actual[i]![0].toString('hex')} vs ${expected[i]![0].toString('hex')}`);
+      }
+    }
+  }
+  const nonEmpty = [...models].filter(([, m]) => m.size > 0).map(([n]) => n).sort();
+  expect(store.treeNames(), `${context}: tree names`).toEqual(nonEmpty);
+}
+
+describe('B+tree against a sorted map under random operations', () => {
+  for (const seed of SEEDS) {
+    it(`seed ${seed}: ${STEPS} steps with checkpoints, compactions and reopens`, async () => {
+      const rand = seededRandom(seed);
+      const dir = tempDir('fuzz');
+      dirs.push(dir);
+      // A tiny cache forces evictions and re-reads from the file all the time.
+      const cache = new PageCache<TreeNode>(256 * 1024);
+      const open = () => TenantStore.open(dir.path, { cache, fsync: 'off', checkpointIntervalMs: 0, compactMinBytes: 0, compactGarbageRatio: 0.6 });
+      let store = await open();
+      const models = new Map(TREES.map((t) => [t, new SortedModel()]));
+      const counts = { checkpoint: 0, compact: 0, reopen: 0, drop: 0, scans: 0 };
+
+      for (let step = 0; step < STEPS; step++) {
+        const r = rand();
+        if (r < 0.55) {
+          // An atomic batch of puts and deletes over several trees.
+          const ops: BatchOp[] = [];
+          for (let i = randomInt(rand, 1, 5); i > 0; i--) {
+            const tree = TREES[randomInt(rand, 0, TREES.length - 1)]!;
+            if (rand() < 0.7) ops.push({ op: 'put', tree, key: randomKey(rand), value: randomValue(rand) });
+            else ops.push({ op: 'delete', tree, key: randomKey(rand) });
+          }
+          await store.write(ops);
+          for (const op of ops) {
+            const model = models.get(op.tree)!;
+            if (op.op === 'put') model.put(Buffer.from(op.key), Buffer.from(op.value));
+            else if (op.op === 'delete') model.delete(Buffer.from(op.key));
+          }
+        } else if (r < 0.8) {
+          const tree = TREES[randomInt(rand, 0, TREES.length - 1)]!;
+          const key = randomKey(rand);
+          const expected = models.get(tree)!.get(key);
+          const actual = store.get(tree, key);
+          if (expected === undefined) expect(actual, `step ${step} get`).toBeUndefined();
+          else expect(actual?.equals(expected), `step ${step} get ${key.toString('hex')}`).toBe(true);
+        } else if (r < 0.97) {
+          const tree = TREES[randomInt(rand, 0, TREES.length - 1)]!;
+          const range: { gt?: Buffer; gte?: Buffer; lt?: Buffer; lte?: Buffer; reverse?: boolean; limit?: number } = {};
+          const lo = randomBound(rand);
+          const hi = randomBound(rand);
+          if (lo) range[rand() < 0.5 ? 'gt' : 'gte'] = lo;
+          if (hi) range[rand() < 0.5 ? 'lt' : 'lte'] = hi;
+          if (rand() < 0.5) range.reverse = true;
+          if (rand() < 0.3) range.limit = randomInt(rand, 0, 20);
+          const expected = models.get(tree)!.range(range);
+          const actual = [...store.scan(tree, range)];
+          counts.scans++;
+          expect(actual.map(([k]) => k.toString('hex')), `step ${step} scan ${JSON.stringify(range)}`).toEqual(expected.map(([k]) => k.toString('hex')));
+          const { limit: _limit, ...unlimited } = range;
+          expect(store.count(tree, unlimited), `step ${step} count`).toBe(models.get(tree)!.range(unlimited).length);
+        } else if (r < 0.985) {
+          await store.checkpoint();
+          counts.checkpoint++;
+        } else if (r < 0.99) {
+          await store.checkpoint();
+          await store.compact();
+          counts.compact++;
+        } else if (r < 0.997) {
+          await store.close();
+          store = await open();
+          counts.reopen++;
+          await checkAll(store, models, `seed ${seed} after reopen at step ${step}`);
+        } else {
+          const tree = TREES[randomInt(rand, 0, TREES.length - 1)]!;
+          await store.write([{ op: 'dropTree', tree }]);
+          models.get(tree)!.clear();
+          counts.drop++;
+        }
+      }
+      await checkAll(store, models, `seed ${seed} at the end`);
+      await store.close();
+      store = await open();
+      await checkAll(store, models, `seed ${seed} after the final reopen`);
+      await store.close();
+      expect(counts.reopen + counts.checkpoint + counts.compact).toBeGreaterThan(0);
+    });
+  }
+
+  it('grows to many levels with ascending, descending and random keys, then deletes everything', async () => {
+    const dir = tempDir('levels');
+    dirs.push(dir);
+    const cache = new PageCache<TreeNode>(1024 * 1024);
+    let store = await TenantStore.open(dir.path, { cache, fsync: 'off', checkpointIntervalMs: 0, compactMinBytes: 0 });
+    const rand = seededRandom(99);
+    const keys: Buffer[] = [];
+    for (let i = 0; i < 20_000; i++) keys.push(Buffer.from(`asc-${String(i).padStart(8, '0')}`));
+    for (let i = 20_000; i > 0; i--) keys.push(Buffer.from(`desc-${String(i).padStart(8, '0')}`));
+    for (let i = 0; i < 20_000; i++) keys.push(randomBytes(rand, 12));
+    const value = Buffer.alloc(40, 1);
+    for (let i = 0; i < keys.length; i += 500) {
+      await store.write(keys.slice(i, i + 500).map((key) => ({ op: 'put' as const, tree: 't', key, value })));
+    }
+    const distinct = new Set(keys.map((k) => k.toString('hex'))).size;
+    expect(store.count('t')).toBe(distinct);
+    await store.checkpoint();
+    const sizeFull = store.stats().pageFileBytes;
+    // Sequential inserts pack pages: 60k small entries need well under 2x their raw size.
+    expect(sizeFull).toBeLessThan(distinct * 70 * 2.2);
+    await store.close();
+    store = await TenantStore.open(dir.path, { cache, fsync: 'off', checkpointIntervalMs: 0, compactMinBytes: 0 });
+    const sorted = [...new Set(keys.map((k) => k.toString('hex')))].sort();
+    expect([...store.keys('t')].map((k) => k.toString('hex'))).toEqual(sorted);
+    for (let i = 0; i < keys.length; i += 700) {
+      await store.write(keys.slice(i, i + 700).map((key) => ({ op: 'delete' as const, tree: 't', key })));
+    }
+    expect(store.count('t')).toBe(0);
+    expect([...store.scan('t')]).toEqual([]);
+    await store.checkpoint();
+    await store.compact();
+    expect(store.stats().pageFileBytes).toBeLessThan(sizeFull / 10);
+    await store.close();
+    store = await TenantStore.open(dir.path, { cache, fsync: 'off', checkpointIntervalMs: 0 });
+    expect(store.treeNames()).toEqual([]);
+    await store.close();
+  });
+
+  it('keeps an iterator correct while the tree changes under it', async () => {
+    const dir = tempDir('iter');
+    dirs.push(dir);
+    const cache = new PageCache<TreeNode>(1024 * 1024);
+    const store = await TenantStore.open(dir.path, { cache, fsync: 'off', checkpointIntervalMs: 0 });
+    const key = (i: number) => Buffer.from(String(i).padStart(6, '0'));
+    await store.write(Array.from({ length: 3000 }, (_, i) => ({ op: 'put' as const, tree: 't', key: key(i * 2), value: Buffer.from('x') })));
+    const seen: string[] = [];
+    let writes = 0;
+    for (const [k] of store.scan('t')) {
+      seen.push(k.toString());
+      if (seen.length % 50 === 0) {
+        // Insert keys both behind and ahead of the cursor, and delete one ahead.
+        const at = Number(k.toString());
+        void store.write([
+          { op: 'put', tree: 't', key: key(at + 1), value: Buffer.from('new') },
+          { op: 'put', tree: 't', key: key(Math.max(0, at - 1)), value: Buffer.from('behind') },
+          { op: 'delete', tree: 't', key: key(at + 4) },
+        ]);
+        writes++;
+      }
+    }
+    expect(writes).toBeGreaterThan(10);
+    // Strictly ascending, no duplicates, deleted keys never appear after their deletion.
+    for (let i = 1; i < seen.length; i++) expect(seen[i]! > seen[i - 1]!).toBe(true);
+    await store.close();
+  });
+});
