@@ -107,3 +107,32 @@ export const CATALOG_ENTRY_BYTES = 12;
 
 /** Compaction copies pages in chunks of this many bytes between awaits. */
 export const COMPACT_CHUNK_BYTES = 1024 * 1024;
+
+// ---- Keys (order-preserving tuple encoding; layout described in key-codec.ts) --------------
+
+/**
+ * Type tags and escape bytes of the key encoding. These values are the on-disk format: changing
+ * one makes existing files unreadable. Gaps are left so that types can be added in order later.
+ */
+export const KEY_TAG = {
+  /** Terminates a nested tuple and the body of a string or byte array. */
+  END: 0x00,
+  NULL: 0x10,
+  FALSE: 0x20,
+  TRUE: 0x21,
+  /** NaN has its own tag (below NUMBER) so that all NaN bit patterns are one value. */
+  NAN: 0x2f,
+  NUMBER: 0x30,
+  STRING: 0x40,
+  BYTES: 0x50,
+  TUPLE: 0x60,
+  /** Follows a 0x00 that is data inside a string or byte array body, not its terminator. */
+  ESCAPE: 0xff,
+} as const;
+
+/**
+ * Deepest nesting of tuples accepted by encodeKey and decodeKey. The codec recurses once per
+ * level; the limit turns a cyclic array or a hostile key into VALIDATION_FAILED instead of a
+ * stack overflow.
+ */
+export const KEY_MAX_DEPTH = 32;

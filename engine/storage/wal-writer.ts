@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, fsync, fsyncSync, openSync, unlinkSync, write } from 'node:fs';
+import { closeSync, fdatasync, fsync, fsyncSync, openSync, statSync, unlinkSync, write } from 'node:fs';
 import { WAL_SEGMENT_HEADER_SIZE } from './format.js';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
@@ -48,8 +48,10 @@ export class WalWriter {
   #closed = false;
   /** Closed segments, oldest first (the current one excluded). */
   #older: SegmentInfo[];
-  /** Log bytes written since the last rotation (checkpoints rotate). */
-  bytesSinceRotation = 0;
+  /** Log bytes written since the last checkpoint's rotation (size rotations do not reset it). */
+  bytesSinceCheckpoint = 0;
+  /** Bytes of the closed segments still on disk. */
+  #olderBytes: number;
   #drained: Array<() => void> = [];
 
   private constructor(dir: string, options: WalWriterOptions, fd: number, segment: SegmentInfo, size: number, older: SegmentInfo[]) {
@@ -59,6 +61,7 @@ export class WalWriter {
     this.#segment = segment;
     this.#size = size;
     this.#older = older;
+    this.#olderBytes = older.reduce((sum, s) => sum + statSync(s.path).size, 0);
   }
 
   /** Opens for appending after recovery: continues `tail`, or starts a segment at nextLsn. */
@@ -101,6 +104,7 @@ export class WalWriter {
     while (this.#older.length > 0) {
       const next = this.#older[1] ?? this.#segment;
       if (next.firstLsn - 1 > lsn) break;
+      this.#olderBytes -= statSync(this.#older[0]!.path).size;
       unlinkSync(this.#older[0]!.path);
       this.#older.shift();
       deleted++;
@@ -109,9 +113,9 @@ export class WalWriter {
     return deleted;
   }
 
-  /** Bytes of every segment on disk (closed ones approximated by what this writer saw). */
-  get currentSegmentBytes(): number {
-    return this.#size;
+  /** Bytes of every segment on disk. */
+  get totalBytes(): number {
+    return this.#olderBytes + this.#size;
   }
 
   get segmentCount(): number {
@@ -127,6 +131,7 @@ export class WalWriter {
         if (head.frame === undefined) {
           group = this.#queue.splice(0, 1);
           await this.#rotateNow(head.lsn);
+          this.bytesSinceCheckpoint = 0;
           head.resolve();
           continue;
         }
@@ -144,7 +149,7 @@ export class WalWriter {
           done += bytesWritten;
         }
         this.#size += bytes.length;
-        this.bytesSinceRotation += bytes.length;
+        this.bytesSinceCheckpoint += bytes.length;
         failpoint('wal:after-write');
         if (this.#options.fsync !== 'off') await fdatasyncAsync(this.#fd);
         for (const waiter of group) waiter.resolve();
@@ -167,10 +172,10 @@ export class WalWriter {
     const { fd, segment, size } = createSegment(this.#dir, firstLsn);
     closeSync(this.#fd);
     this.#older.push(this.#segment);
+    this.#olderBytes += this.#size;
     this.#fd = fd;
     this.#segment = segment;
     this.#size = size;
-    this.bytesSinceRotation = 0;
   }
 
   /** Resolves when every queued append has been written (and synced per mode). */

@@ -227,7 +227,7 @@ export class TenantStore {
         throw this.#broken;
       },
     );
-    if (this.#wal.bytesSinceRotation >= this.#options.checkpointWalBytes) this.#scheduleCheckpoint();
+    if (this.#wal.bytesSinceCheckpoint >= this.#options.checkpointWalBytes) this.#scheduleCheckpoint();
     return durable;
   }
 
@@ -300,7 +300,7 @@ export class TenantStore {
   /** Sizes and positions, for health, quotas and benchmarks. */
   stats(): { lsn: number; durableLsn: number; checkpointLsn: number; pageFileBytes: number; walBytes: number; storageBytes: number; garbageRatio: number; trees: number } {
     const pageFileBytes = this.#trees.fileBytes;
-    const walBytes = this.#wal.bytesSinceRotation;
+    const walBytes = this.#wal.totalBytes;
     return {
       lsn: this.#lsn,
       durableLsn: this.#durableLsn,

@@ -11,6 +11,7 @@ import {
   prefixUpperBound,
 } from '../../engine/storage/key-codec.js';
 import type { KeyPart } from '../../engine/storage/key-codec.js';
+import { TetraError } from '../../engine/errors.js';
 
 // ---- independent model of the logical order -------------------------------------------------
 
@@ -115,7 +116,7 @@ const EDGE_NUMBERS: readonly number[] = [
 ];
 
 const STRING_PIECES: readonly string[] = [
-  'a', 'b', 'z', '\u0000', '\u0001', '\u007f', '\u0080', 'é', '\u07ff', '\u0800', '\uFEFF',
+  'a', 'b', 'z', '\u0000', '\u0001', '\u007f', '\u0080', 'é', '\u07ff', '\u0800', '\uD7FF', '\uFEFF',
   '\uE000', '\uFFFF', '😀', '\u{10000}', '\u{10FFFF}', 'ab', 'abc',
 ];
 
@@ -144,12 +145,20 @@ function randomTools(seed: number) {
     }
   };
 
+  // Any scalar value, so every bit of every UTF-8 length class gets exercised.
+  const codePoint = (): string => {
+    const cp = int(0x110000 - 0x800);
+    return String.fromCodePoint(cp < 0xd800 ? cp : cp + 0x800);
+  };
+
+  const piece = (): string => (int(3) === 0 ? codePoint() : pick(STRING_PIECES));
+
   const string = (): string => {
     let s = '';
     const pieces = int(5);
-    for (let i = 0; i < pieces; i++) s += pick(STRING_PIECES);
+    for (let i = 0; i < pieces; i++) s += piece();
     // Past the codec's short-string fast path now and then.
-    if (int(8) === 0) s = s.repeat(2 + int(20)) + pick(STRING_PIECES);
+    if (int(8) === 0) s = s.repeat(2 + int(20)) + piece();
     return s;
   };
 
@@ -214,7 +223,7 @@ function randomTools(seed: number) {
     }
   };
 
-  return { int, pick, tuple, variant };
+  return { int, pick, piece, tuple, variant };
 }
 
 // ---- tables ------------------------------------------------------------------------------
@@ -239,7 +248,7 @@ const ORDERED: Record<string, readonly KeyPart[][]> = {
     ['a\u0000\u0000'], ['a\u0000b'], ['a\u0001'], ['ab'], ['b'],
     // Past the short-string fast path, with and without NUL.
     ['x'.repeat(40)], ['x'.repeat(40) + '\u0000'], ['x'.repeat(40) + '\u0000é'], ['x'.repeat(40) + 'é'],
-    ['\u007f'], ['\u0080'], ['é'], ['\u07ff'], ['\u0800'], ['\uE000'], ['\uFEFF'], ['\uFFFF'],
+    ['\u007f'], ['\u0080'], ['é'], ['\u07ff'], ['\u0800'], ['\uD7FF'], ['\uE000'], ['\uFEFF'], ['\uFFFF'],
     ['😀'], ['😀\u0000'], ['😁'], ['\u{10FFFF}'],
   ],
   'byte arrays': [
@@ -319,6 +328,18 @@ describe('key-codec', () => {
         expect(hex(encodeKey(key))).toBe(expected);
       });
     }
+
+    it('strings are their UTF-8 bytes with 0x00 escaped, short and long', () => {
+      // Buffer's UTF-8 encoder is the reference for the codec's own one.
+      const { int, piece } = randomTools(2024);
+      for (let n = 0; n < 2000; n++) {
+        let s = '';
+        const pieces = int(n % 2 === 0 ? 12 : 60);
+        for (let i = 0; i < pieces; i++) s += piece();
+        const body = [...Buffer.from(s, 'utf8')].flatMap((byte) => (byte === 0 ? [0, 0xff] : [byte]));
+        expect(hex(encodeKey([s]))).toBe(hex(new Uint8Array([0x40, ...body, 0x00])));
+      }
+    });
 
     it('tags are ordered like the types and leave the terminator below every tag', () => {
       const tags = [KEY_TAG.NULL, KEY_TAG.FALSE, KEY_TAG.TRUE, KEY_TAG.NAN, KEY_TAG.NUMBER,
@@ -451,7 +472,8 @@ describe('key-codec', () => {
     const inRange = (bytes: Uint8Array, start: Uint8Array, end: Uint8Array | undefined): boolean =>
       compareKeys(bytes, start) >= 0 && (end === undefined || compareKeys(bytes, end) < 0);
 
-    // Keys that start with the bytes of ['a'] without starting with the tuple ['a'] come first.
+    // Includes keys that start with the bytes of a prefix without starting with its tuple
+    // (['a\u0000'] against ['a']), the case a plain byte-prefix scan gets wrong.
     const adversarial: readonly KeyPart[][] = [
       ['a\u0000'], ['a\u0000', 1], ['a\u0000b'], ['a'], ['a', null], ['a', 1], ['a', 'b'], ['a', []],
       ['a', new Uint8Array([0xff])], ['`'], ['b'], [], [new Uint8Array([0x61])],
@@ -557,6 +579,10 @@ describe('key-codec', () => {
       ['a nested bad value', ['a', [null, ['b', undefined]]], /position \[1\]\[1\]\[1\] is undefined/],
       ['a lone high surrogate', ['x\uD800'], /position \[0\] is a string with a lone UTF-16 surrogate/],
       ['a lone low surrogate', [['\uDC00a']], /position \[0\]\[0\] is a string with a lone/],
+      ['a high surrogate at the end', ['a', '😀\uD83D'], /position \[1\] is a string with a lone/],
+      ['surrogates in the wrong order', ['\uDE00\uD83D'], /position \[0\] is a string with a lone/],
+      ['two low surrogates', ['\uDC00\uDC00'], /position \[0\] is a string with a lone/],
+      ['a lone surrogate in a long string', ['é'.repeat(40) + '\uD800x'], /position \[0\] is a string with a lone/],
       ['a cyclic array', cyclic, /nested deeper than/],
       ['nesting past the limit', nest(KEY_MAX_DEPTH + 1), /nested deeper than/],
     ];
@@ -566,6 +592,7 @@ describe('key-codec', () => {
           expect.objectContaining({ code: 'VALIDATION_FAILED', message: expect.stringMatching(message) }),
         );
         expect(() => encodeKey(key as KeyPart[])).toThrow(KeyCodecError);
+        expect(() => encodeKey(key as KeyPart[])).toThrow(TetraError);
       });
     }
 
@@ -589,13 +616,20 @@ describe('key-codec', () => {
       ['a UTF-8 encoded surrogate', [0x10, 0x40, 0xed, 0xa0, 0x80, 0x00], /string at offset 1 is not valid UTF-8/],
       ['a long invalid UTF-8 string', [0x40, ...new Array<number>(30).fill(0x61), 0xc3, 0x00], /string at offset 0 is not valid UTF-8/],
       ['an unterminated nested tuple', [0x60, 0x60, 0x10, 0x00], /nested tuple starting at offset 0 has no terminator/],
-      ['nesting past the limit', new Array<number>(KEY_MAX_DEPTH + 1).fill(0x60), new RegExp(`nested tuple at offset ${KEY_MAX_DEPTH} is deeper than`)],
+      ['an overlong NUL (a second encoding of \\u0000)', [0x40, 0xc0, 0x80, 0x00], /string at offset 0 is not valid UTF-8/],
+      ['invalid UTF-8 after an escaped NUL', [0x40, 0x00, 0xff, 0xc3, 0x00], /string at offset 0 is not valid UTF-8/],
+      [
+        'nesting past the limit',
+        new Array<number>(KEY_MAX_DEPTH + 1).fill(0x60),
+        new RegExp(`nested tuple at offset ${KEY_MAX_DEPTH} is deeper than`),
+      ],
     ];
     for (const [name, bytes, message] of cases) {
       it(name, () => {
         expect(() => decodeKey(new Uint8Array(bytes))).toThrow(
           expect.objectContaining({ code: 'VALIDATION_FAILED', message: expect.stringMatching(message) }),
         );
+        expect(() => decodeKey(new Uint8Array(bytes))).toThrow(KeyCodecError);
       });
     }
   });

@@ -1,0 +1,96 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isTetraError } from '../../engine/errors.js';
+import { TenantRegistry } from '../../engine/tenant/index.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+const dirs: Array<{ remove: () => void }> = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) d.remove();
+});
+
+const k = (s: string) => Buffer.from(s);
+
+describe('TenantRegistry', () => {
+  it('gives each tenant its own directory and data', async () => {
+    const dir = tempDir('registry');
+    dirs.push(dir);
+    const registry = new TenantRegistry({ dataDir: dir.path, maxOpen: 4, idleCloseMs: 0, checkpointIntervalMs: 0 });
+    await registry.use('alice', (s) => s.write([{ op: 'put', tree: 'kv', key: k('same'), value: k('from alice') }]));
+    await registry.use('bob', (s) => s.write([{ op: 'put', tree: 'kv', key: k('same'), value: k('from bob') }]));
+    expect(await registry.use('alice', (s) => s.get('kv', k('same'))?.toString())).toBe('from alice');
+    expect(await registry.use('bob', (s) => s.get('kv', k('same'))?.toString())).toBe('from bob');
+    expect(existsSync(join(dir.path, 'tenants', 'alice', 'data.tdb'))).toBe(true);
+    expect(existsSync(join(dir.path, 'tenants', 'bob', 'data.tdb'))).toBe(true);
+    await registry.close();
+  });
+
+  it('keeps at most maxOpen stores open, closing the least recently used cleanly', async () => {
+    const dir = tempDir('lru');
+    dirs.push(dir);
+    const registry = new TenantRegistry({ dataDir: dir.path, maxOpen: 3, idleCloseMs: 0, checkpointIntervalMs: 0 });
+    for (let i = 0; i < 10; i++) {
+      await registry.use(`t${i}`, (s) => s.write([{ op: 'put', tree: 'kv', key: k('n'), value: k(String(i)) }]));
+      await new Promise((r) => setImmediate(r));
+    }
+    // Closing is asynchronous (checkpoint first); let it finish.
+    await new Promise((r) => setTimeout(r, 200));
+    expect(registry.openCount).toBeLessThanOrEqual(3);
+    // Closed tenants reopen with their data.
+    for (let i = 0; i < 10; i++) {
+      expect(await registry.use(`t${i}`, (s) => s.get('kv', k('n'))?.toString())).toBe(String(i));
+    }
+    await registry.close();
+  });
+
+  it('never closes a store while it is in use, and shares one open among concurrent users', async () => {
+    const dir = tempDir('busy');
+    dirs.push(dir);
+    const registry = new TenantRegistry({ dataDir: dir.path, maxOpen: 1, idleCloseMs: 0, checkpointIntervalMs: 0 });
+    const stores = await Promise.all(Array.from({ length: 5 }, () => registry.use('same', (s) => s)));
+    expect(new Set(stores).size).toBe(1);
+    let release: () => void = () => undefined;
+    const held = registry.use('busy', async (s) => {
+      await new Promise<void>((r) => (release = r));
+      return s.write([{ op: 'put', tree: 'kv', key: k('late'), value: k('ok') }]);
+    });
+    await new Promise((r) => setTimeout(r, 20));
+    await registry.use('other', (s) => s.count('kv'));
+    await new Promise((r) => setTimeout(r, 50));
+    release();
+    await held; // would reject with UNAVAILABLE had the store been closed under it
+    expect(await registry.use('busy', (s) => s.get('kv', k('late'))?.toString())).toBe('ok');
+    await registry.close();
+  });
+
+  it('closes idle stores after idleCloseMs', async () => {
+    const dir = tempDir('idle');
+    dirs.push(dir);
+    const registry = new TenantRegistry({ dataDir: dir.path, maxOpen: 10, idleCloseMs: 100, checkpointIntervalMs: 0 });
+    await registry.use('sleepy', (s) => s.write([{ op: 'put', tree: 'kv', key: k('a'), value: k('b') }]));
+    expect(registry.openCount).toBe(1);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(registry.openCount).toBe(0);
+    expect(await registry.use('sleepy', (s) => s.get('kv', k('a'))?.toString())).toBe('b');
+    await registry.close();
+  });
+
+  it.each(['', '../escape', 'a/b', 'x'.repeat(65), 'dot.dot'])('rejects the unsafe tenant id %j', async (id) => {
+    const dir = tempDir('ids');
+    dirs.push(dir);
+    const registry = new TenantRegistry({ dataDir: dir.path, idleCloseMs: 0 });
+    const err = await registry.use(id, () => 1).then(() => undefined, (e: unknown) => e);
+    expect(isTetraError(err, 'VALIDATION_FAILED')).toBe(true);
+    await registry.close();
+  });
+
+  it('refuses use after close with UNAVAILABLE', async () => {
+    const dir = tempDir('closed');
+    dirs.push(dir);
+    const registry = new TenantRegistry({ dataDir: dir.path, idleCloseMs: 0 });
+    await registry.use('a', (s) => s.write([{ op: 'put', tree: 'kv', key: k('a'), value: k('b') }]));
+    await registry.close();
+    await expect(registry.use('a', () => 1)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  });
+});
