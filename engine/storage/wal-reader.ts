@@ -5,14 +5,22 @@ import { WAL_FRAME_HEADER_SIZE, WAL_MAX_RECORD_BYTES, WAL_SEGMENT_HEADER_SIZE } 
 import { fsyncDir, readFully } from './page-file.js';
 import { decodeSegmentHeader, listSegments, type SegmentInfo } from './wal-segment.js';
 
+export interface WalTail {
+  path: string;
+  firstLsn: number;
+  size: number;
+  /** Lsn of the segment's last record (firstLsn - 1 when it holds none). */
+  lastLsn: number;
+}
+
 /** What recovery learned about the log, for the writer to continue from. */
 export interface WalRecovery {
   /** Lsn of the last valid record (or checkpointLsn when the log holds nothing newer). */
   lastLsn: number;
   /** Segments that remain, oldest first. */
   segments: SegmentInfo[];
-  /** The last segment and its valid length, where appends continue; undefined if none. */
-  tail: { path: string; firstLsn: number; size: number } | undefined;
+  /** The last segment, its valid length and its last record's lsn; undefined if none. */
+  tail: WalTail | undefined;
   /** Bytes of log after the checkpoint (replayed). */
   replayedBytes: number;
   replayedRecords: number;
@@ -107,7 +115,7 @@ export function recoverWal(dir: string, checkpointLsn: number, onRecord: (lsn: n
         expected++;
         pos += WAL_FRAME_HEADER_SIZE + length;
       }
-      if (isLast) tail = { path: segment.path, firstLsn: segment.firstLsn, size: Math.min(pos, size) };
+      if (isLast) tail = { path: segment.path, firstLsn: segment.firstLsn, size: Math.min(pos, size), lastLsn: expected - 1 };
     } finally {
       closeSync(fd);
     }

@@ -6,6 +6,7 @@ import { fail } from '../errors.js';
 import { failpoint } from './failpoint.js';
 import { fsyncDir, writeFully } from './page-file.js';
 import { encodeSegmentHeader, frameRecord, segmentName, type SegmentInfo } from './wal-segment.js';
+import type { WalTail } from './wal-reader.js';
 
 const writeAsync = promisify(write);
 const fdatasyncAsync = promisify(fdatasync);
@@ -64,9 +65,14 @@ export class WalWriter {
     this.#olderBytes = older.reduce((sum, s) => sum + statSync(s.path).size, 0);
   }
 
-  /** Opens for appending after recovery: continues `tail`, or starts a segment at nextLsn. */
-  static open(dir: string, options: WalWriterOptions, segments: SegmentInfo[], tail: { path: string; firstLsn: number; size: number } | undefined, nextLsn: number): WalWriter {
-    if (tail !== undefined) {
+  /**
+   * Opens for appending after recovery: continues `tail` when its last record is nextLsn - 1,
+   * else starts a segment at nextLsn. (A checkpoint can become durable before the log records
+   * it covers were written; the log then resumes after the checkpoint in a new segment, never
+   * with a gap inside one.)
+   */
+  static open(dir: string, options: WalWriterOptions, segments: SegmentInfo[], tail: WalTail | undefined, nextLsn: number): WalWriter {
+    if (tail !== undefined && tail.lastLsn === nextLsn - 1) {
       const fd = openSync(tail.path, 'r+');
       const older = segments.filter((s) => s.path !== tail.path);
       return new WalWriter(dir, options, fd, { path: tail.path, firstLsn: tail.firstLsn }, tail.size, older);

@@ -20,7 +20,7 @@ export function parseAcks(stdout: string): Map<number, number> {
  * is there; each writer's batches form a gap-free prefix 1..counter (nothing half-applied: trees
  * a, b, counter and tmp agree). Returns the counters.
  */
-export async function verifyCrashedStore(dir: string, acked: Map<number, number>, deletedUpTo = 0): Promise<Map<number, number>> {
+export async function verifyCrashedStore(dir: string, acked: Map<number, number>, deletion: 'none' | 'acked' | 'maybe' = 'none'): Promise<Map<number, number>> {
   const copy = `${dir}-verify`;
   rmSync(copy, { recursive: true, force: true });
   cpSync(dir, copy, { recursive: true });
@@ -35,7 +35,14 @@ export async function verifyCrashedStore(dir: string, acked: Map<number, number>
       const prefix = `w${writer}-`;
       const a = [...store.keys('a', { prefix: Buffer.from(prefix) })];
       const b = [...store.keys('b', { prefix: Buffer.from(prefix) })];
-      const first = writer === 0 ? deletedUpTo + 1 : 1;
+      // The 150-key delete batch is all-or-nothing: acknowledged -> gone; unacknowledged -> either.
+      let first = 1;
+      if (writer === 0 && deletion !== 'none') {
+        const gone = !store.has('a', key(0, 1));
+        if (deletion === 'acked') expect(gone, 'the acknowledged delete batch').toBe(true);
+        if (gone) first = 151;
+        for (let s = 1; s <= 150; s++) expect(store.has('a', key(0, s)), `delete batch applied by halves at ${s}`).toBe(!gone);
+      }
       expect(a.length, `writer ${writer}: tree a holds ${first}..${top}`).toBe(top - first + 1);
       expect(b.length, `writer ${writer}: tree b holds 1..${top}`).toBe(top);
       for (let s = first; s <= top; s += Math.max(1, Math.floor(top / 50))) {

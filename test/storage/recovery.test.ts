@@ -127,6 +127,37 @@ describe('WAL recovery', () => {
     await openExpectingCorruption(dir, wal, recordStarts[4]!);
   });
 
+  it('resumes the log after a checkpoint that became durable before the records it covers', async () => {
+    // The header of checkpoint 15 reached the disk, the log only up to record 10: a legal crash
+    // state (the checkpoint holds 11..15). The log must resume at 16 without a gap.
+    const live = tempDir('ahead');
+    dirs.push(live);
+    const store = await TenantStore.open(live.path, options);
+    for (let i = 1; i <= 10; i++) await store.write([{ op: 'put', tree: 'a', key: key(i), value: value(i) }]);
+    const firstWal = readdirSync(live.path).find((f) => f.startsWith('wal-'))!;
+    const shortLog = readFileSync(join(live.path, firstWal));
+    for (let i = 11; i <= 15; i++) await store.write([{ op: 'put', tree: 'a', key: key(i), value: value(i) }]);
+    await store.checkpoint();
+    const crashed = tempDir('ahead-crashed');
+    dirs.push(crashed);
+    cpSync(live.path, crashed.path, { recursive: true });
+    await store.close();
+    for (const f of readdirSync(crashed.path)) if (f.startsWith('wal-')) writeFileSync(join(crashed.path, f), '');
+    writeFileSync(join(crashed.path, firstWal), shortLog);
+
+    const resumed = await TenantStore.open(crashed.path, options);
+    expect(resumed.count('a')).toBe(15);
+    await resumed.write([{ op: 'put', tree: 'a', key: key(16), value: value(16) }]);
+    const again = tempDir('ahead-again');
+    dirs.push(again);
+    cpSync(crashed.path, again.path, { recursive: true }); // crash again, before any checkpoint
+    await resumed.close();
+    const reopened = await TenantStore.open(again.path, options);
+    expect(reopened.count('a')).toBe(16);
+    expect(reopened.get('a', key(16))?.toString()).toBe(value(16).toString());
+    await reopened.close();
+  });
+
   it('refuses to open when the log no longer reaches back to the checkpoint', async () => {
     const live = tempDir('gap');
     dirs.push(live);
