@@ -13,6 +13,23 @@ import {
   VALUE_OVERFLOW,
 } from './format.js';
 
+/**
+ * A key as held in memory: its bytes as a latin1 string (one char per byte, code = byte value).
+ * V8 compares such strings natively by code unit, which is exactly unsigned byte order, and an
+ * order of magnitude faster than comparing Buffers from JS or through Buffer.compare.
+ */
+export type NodeKey = string;
+
+/** The in-memory form of key bytes. */
+export function toNodeKey(bytes: Uint8Array): NodeKey {
+  return Buffer.isBuffer(bytes) ? bytes.toString('latin1') : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+}
+
+/** The bytes of an in-memory key. */
+export function fromNodeKey(key: NodeKey): Buffer {
+  return Buffer.from(key, 'latin1');
+}
+
 /** A value stored on overflow pages: `length` bytes starting at page `page`, contiguous. */
 export interface OverflowRef {
   readonly page: number;
@@ -32,17 +49,30 @@ export interface LeafNode {
   kind: 'leaf';
   /** Page id when clean; 0 while dirty. */
   pageId: number;
-  keys: Buffer[];
+  keys: NodeKey[];
   values: LeafValue[];
   /** Encoded size in bytes, header included; the node splits when this passes PAGE_SIZE. */
   bytes: number;
+  /**
+   * Set on nodes decoded from a page: where each key's bytes start in `page`, so scans hand out
+   * zero-copy views instead of re-encoding the key strings.
+   */
+  source?: { page: Buffer; keyOffsets: Uint16Array };
+}
+
+/** The bytes of leaf key `i`: a view into its page when it has one, else a fresh Buffer. */
+export function leafKeyBytes(leaf: LeafNode, i: number): Buffer {
+  const source = leaf.source;
+  if (source === undefined) return fromNodeKey(leaf.keys[i]!);
+  const start = source.keyOffsets[i]!;
+  return source.page.subarray(start, start + leaf.keys[i]!.length);
 }
 
 export interface BranchNode {
   kind: 'branch';
   pageId: number;
   /** keys[i] is the smallest key of children[i + 1]. */
-  keys: Buffer[];
+  keys: NodeKey[];
   children: ChildRef[];
   bytes: number;
 }
@@ -70,19 +100,19 @@ export function branchEntryBytes(keyLength: number): number {
   return BRANCH_ENTRY_FIXED + keyLength;
 }
 
-export function newLeaf(keys: Buffer[], values: LeafValue[]): LeafNode {
+export function newLeaf(keys: NodeKey[], values: LeafValue[]): LeafNode {
   let bytes = PAGE_HEADER_SIZE;
   for (let i = 0; i < keys.length; i++) bytes += leafEntryBytes(keys[i]!.length, valueLength(values[i]!));
   return { kind: 'leaf', pageId: 0, keys, values, bytes };
 }
 
-export function newBranch(keys: Buffer[], children: ChildRef[]): BranchNode {
+export function newBranch(keys: NodeKey[], children: ChildRef[]): BranchNode {
   let bytes = PAGE_HEADER_SIZE + BRANCH_CHILD_SIZE;
   for (const key of keys) bytes += branchEntryBytes(key.length);
   return { kind: 'branch', pageId: 0, keys, children, bytes };
 }
 
-/** A dirty copy of a clean node (copy-on-write); the arrays are copied, the key bytes shared. */
+/** A dirty copy of a clean node (copy-on-write); the arrays are copied, keys and values shared. */
 export function cloneNode(node: TreeNode): TreeNode {
   if (node.kind === 'leaf') {
     return { kind: 'leaf', pageId: 0, keys: node.keys.slice(), values: node.values.slice(), bytes: node.bytes };
@@ -92,7 +122,9 @@ export function cloneNode(node: TreeNode): TreeNode {
 
 /** Approximate memory held by a decoded node, for the page cache's byte budget. */
 export function nodeMemoryBytes(node: TreeNode): number {
-  return PAGE_SIZE + 64 + node.keys.length * 48;
+  let bytes = PAGE_SIZE + 64;
+  for (const key of node.keys) bytes += 42 + key.length;
+  return bytes;
 }
 
 /**
@@ -110,7 +142,7 @@ export function encodeNode(node: TreeNode, page: Buffer): void {
       const value = node.values[i]!;
       page.writeUInt16LE(key.length, pos);
       pos += 2;
-      pos += key.copy(page, pos);
+      pos += page.write(key, pos, 'latin1');
       if (isOverflowRef(value)) {
         page[pos++] = VALUE_OVERFLOW;
         page.writeUInt32LE(value.length, pos);
@@ -132,7 +164,7 @@ export function encodeNode(node: TreeNode, page: Buffer): void {
       const key = node.keys[i]!;
       page.writeUInt16LE(key.length, pos);
       pos += 2;
-      pos += key.copy(page, pos);
+      pos += page.write(key, pos, 'latin1');
       page.writeUInt32LE(childId(node.children[i + 1]), pos);
       pos += 4;
     }
@@ -147,20 +179,22 @@ function childId(child: ChildRef | undefined): number {
 }
 
 /**
- * Decodes a leaf or branch page whose checksum was verified. Keys and inline values are views
- * into `page`, so a cached node costs one page buffer plus its arrays.
+ * Decodes a leaf or branch page whose checksum was verified. Inline values are views into
+ * `page`, so a cached node costs one page buffer plus its arrays and key strings.
  */
 export function decodeNode(page: Buffer, pageId: number): TreeNode {
   const type = page[PAGE_TYPE_OFFSET];
   const count = page.readUInt16LE(PAGE_COUNT_OFFSET);
   let pos = PAGE_HEADER_SIZE;
   if (type === PAGE_TYPE.LEAF) {
-    const keys = new Array<Buffer>(count);
+    const keys = new Array<NodeKey>(count);
     const values = new Array<LeafValue>(count);
+    const keyOffsets = new Uint16Array(count);
     for (let i = 0; i < count; i++) {
       const keyLength = page.readUInt16LE(pos);
       pos += 2;
-      keys[i] = page.subarray(pos, pos + keyLength);
+      keyOffsets[i] = pos;
+      keys[i] = page.toString('latin1', pos, pos + keyLength);
       pos += keyLength;
       const kind = page[pos++];
       const length = page.readUInt32LE(pos);
@@ -173,17 +207,17 @@ export function decodeNode(page: Buffer, pageId: number): TreeNode {
         pos += length;
       }
     }
-    return { kind: 'leaf', pageId, keys, values, bytes: pos };
+    return { kind: 'leaf', pageId, keys, values, bytes: pos, source: { page, keyOffsets } };
   }
   if (type === PAGE_TYPE.BRANCH) {
     const children = new Array<ChildRef>(count);
-    const keys = new Array<Buffer>(Math.max(0, count - 1));
+    const keys = new Array<NodeKey>(Math.max(0, count - 1));
     children[0] = page.readUInt32LE(pos);
     pos += 4;
     for (let i = 1; i < count; i++) {
       const keyLength = page.readUInt16LE(pos);
       pos += 2;
-      keys[i - 1] = page.subarray(pos, pos + keyLength);
+      keys[i - 1] = page.toString('latin1', pos, pos + keyLength);
       pos += keyLength;
       children[i] = page.readUInt32LE(pos);
       pos += 4;

@@ -2,6 +2,8 @@ import {
   branchEntryBytes,
   cloneNode,
   isOverflowRef,
+  leafKeyBytes,
+  toNodeKey,
   leafEntryBytes,
   newBranch,
   newLeaf,
@@ -10,6 +12,7 @@ import {
   type ChildRef,
   type LeafNode,
   type LeafValue,
+  type NodeKey,
   type OverflowRef,
   type TreeNode,
 } from './btree-node.js';
@@ -41,29 +44,29 @@ export type Entry = [key: Buffer, value: Buffer];
 const MERGE_THRESHOLD = PAGE_SIZE / 4;
 
 interface Split {
-  key: Buffer;
+  key: NodeKey;
   right: TreeNode;
 }
 
 /** Index of the first key >= `key`. */
-function lowerBound(keys: Buffer[], key: Uint8Array): number {
+function lowerBound(keys: NodeKey[], key: NodeKey): number {
   let lo = 0;
   let hi = keys.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (Buffer.compare(keys[mid]!, key) < 0) lo = mid + 1;
+    if (keys[mid]! < key) lo = mid + 1;
     else hi = mid;
   }
   return lo;
 }
 
 /** Index of the first key > `key`. */
-function upperBound(keys: Buffer[], key: Uint8Array): number {
+function upperBound(keys: NodeKey[], key: NodeKey): number {
   let lo = 0;
   let hi = keys.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (Buffer.compare(keys[mid]!, key) <= 0) lo = mid + 1;
+    if (keys[mid]! <= key) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -119,25 +122,32 @@ export class BTree {
   }
 
   /** The value stored under `key`, or undefined. */
-  get(key: Uint8Array): Buffer | undefined {
+  get(bytes: Uint8Array): Buffer | undefined {
     if (this.root === NO_PAGE) return undefined;
+    const key = toNodeKey(bytes);
     let node = this.#node(this.root);
     while (node.kind === 'branch') node = this.#node(node.children[upperBound(node.keys, key)]!);
     const i = lowerBound(node.keys, key);
-    if (i < node.keys.length && Buffer.compare(node.keys[i]!, key) === 0) return this.#readValue(node.values[i]!);
+    if (i < node.keys.length && node.keys[i] === key) return this.#readValue(node.values[i]!);
     return undefined;
   }
 
-  has(key: Uint8Array): boolean {
+  has(bytes: Uint8Array): boolean {
+    if (this.root === NO_PAGE) return false;
+    return this.#has(toNodeKey(bytes));
+  }
+
+  #has(key: NodeKey): boolean {
     if (this.root === NO_PAGE) return false;
     let node = this.#node(this.root);
     while (node.kind === 'branch') node = this.#node(node.children[upperBound(node.keys, key)]!);
     const i = lowerBound(node.keys, key);
-    return i < node.keys.length && Buffer.compare(node.keys[i]!, key) === 0;
+    return i < node.keys.length && node.keys[i] === key;
   }
 
   /** Inserts or replaces; returns true when the key was new. The caller validated sizes. */
-  put(key: Buffer, value: Buffer): boolean {
+  put(bytes: Uint8Array, value: Buffer): boolean {
+    const key = toNodeKey(bytes);
     this.version++;
     if (this.root === NO_PAGE) {
       this.root = newLeaf([key], [value]);
@@ -151,10 +161,10 @@ export class BTree {
     return this.count > before;
   }
 
-  #insert(node: TreeNode, key: Buffer, value: Buffer): Split | undefined {
+  #insert(node: TreeNode, key: NodeKey, value: Buffer): Split | undefined {
     if (node.kind === 'leaf') {
       const i = lowerBound(node.keys, key);
-      if (i < node.keys.length && Buffer.compare(node.keys[i]!, key) === 0) {
+      if (i < node.keys.length && node.keys[i] === key) {
         const old = node.values[i]!;
         this.#retireValue(old);
         node.bytes += leafEntryBytes(key.length, value.length) - leafEntryBytes(key.length, valueLength(old));
@@ -179,8 +189,9 @@ export class BTree {
   }
 
   /** Removes `key`; returns true when it was there. Absent keys copy nothing. */
-  delete(key: Uint8Array): boolean {
-    if (!this.has(key)) return false;
+  delete(bytes: Uint8Array): boolean {
+    const key = toNodeKey(bytes);
+    if (!this.#has(key)) return false;
     this.version++;
     const root = this.#mutable(this.root);
     this.#remove(root, key);
@@ -205,7 +216,7 @@ export class BTree {
     return true;
   }
 
-  #remove(node: TreeNode, key: Uint8Array): void {
+  #remove(node: TreeNode, key: NodeKey): void {
     if (node.kind === 'leaf') {
       const i = lowerBound(node.keys, key);
       const value = node.values[i]!;
@@ -255,12 +266,12 @@ export class BTree {
 
   /** Entries in key order (or reverse) within `range`. Safe against writes between steps. */
   *scan(range: ScanRange = {}): Generator<Entry> {
-    for (const [key, value] of this.#walk(range)) yield [key, this.#readValue(value)];
+    for (const [leaf, i] of this.#walk(range)) yield [leafKeyBytes(leaf, i), this.#readValue(leaf.values[i]!)];
   }
 
   /** Keys only: no overflow reads. */
   *keys(range: ScanRange = {}): Generator<Buffer> {
-    for (const [key] of this.#walk(range)) yield key;
+    for (const [leaf, i] of this.#walk(range)) yield leafKeyBytes(leaf, i);
   }
 
   /** Number of keys within `range` (O(1) without bounds). */
@@ -273,15 +284,18 @@ export class BTree {
     return n;
   }
 
-  *#walk(range: ScanRange): Generator<[Buffer, LeafValue]> {
+  /** Yields (leaf, index) pairs; the pair is only valid until the next step. */
+  *#walk(range: ScanRange): Generator<[LeafNode, number]> {
     const reverse = range.reverse === true;
     let limit = range.limit ?? Infinity;
     if (limit <= 0 || this.root === NO_PAGE) return;
     // Lower/upper bound checks on the far end of the walk.
-    const stopKey = reverse ? (range.gte ?? range.gt) : (range.lte ?? range.lt);
+    const stopBytes = reverse ? (range.gte ?? range.gt) : (range.lte ?? range.lt);
+    const stopKey = stopBytes === undefined ? undefined : toNodeKey(stopBytes);
     const stopInclusive = reverse ? range.gte !== undefined : range.lte !== undefined;
 
-    let seekKey: Uint8Array | undefined = reverse ? (range.lte ?? range.lt) : (range.gte ?? range.gt);
+    const seekBytes = reverse ? (range.lte ?? range.lt) : (range.gte ?? range.gt);
+    let seekKey: NodeKey | undefined = seekBytes === undefined ? undefined : toNodeKey(seekBytes);
     let seekInclusive = reverse ? range.lte !== undefined : range.gte !== undefined;
     let version = this.version;
     let stack = this.#seek(seekKey, seekInclusive, reverse);
@@ -297,20 +311,20 @@ export class BTree {
       const leaf = top.node as LeafNode;
       const key = leaf.keys[top.index]!;
       if (stopKey !== undefined) {
-        const c = Buffer.compare(key, stopKey);
+        const c = key < stopKey ? -1 : key > stopKey ? 1 : 0;
         if (reverse ? c < 0 || (c === 0 && !stopInclusive) : c > 0 || (c === 0 && !stopInclusive)) return;
       }
-      const value = leaf.values[top.index]!;
+      const index = top.index;
       seekKey = key;
       seekInclusive = false;
       this.#advance(stack, reverse);
-      yield [key, value];
+      yield [leaf, index];
       if (--limit <= 0) return;
     }
   }
 
   /** A path from the root to the first entry at/after (or at/before, reversed) `key`. */
-  #seek(key: Uint8Array | undefined, inclusive: boolean, reverse: boolean): Array<{ node: TreeNode; index: number }> {
+  #seek(key: NodeKey | undefined, inclusive: boolean, reverse: boolean): Array<{ node: TreeNode; index: number }> {
     const stack: Array<{ node: TreeNode; index: number }> = [];
     if (this.root === NO_PAGE) return stack;
     let node = this.#node(this.root);

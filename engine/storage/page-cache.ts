@@ -6,8 +6,10 @@
 export class PageCache<T> {
   readonly #maxBytes: number;
   #bytes = 0;
-  // Map iteration order is insertion order: the first entry is the least recently used.
-  readonly #entries = new Map<number, { value: T; bytes: number }>();
+  // Map iteration order is insertion order. A hit only sets `used` (no Map mutation on the read
+  // path); eviction gives used entries a second chance by moving them to the end (CLOCK-style
+  // approximation of LRU).
+  readonly #entries = new Map<number, { value: T; bytes: number; used: boolean }>();
   #nextFileId = 1;
   hits = 0;
   misses = 0;
@@ -34,9 +36,7 @@ export class PageCache<T> {
       return undefined;
     }
     this.hits++;
-    // Refresh recency. Re-inserting moves the key to the end of the Map's order.
-    this.#entries.delete(key);
-    this.#entries.set(key, entry);
+    entry.used = true;
     return entry.value;
   }
 
@@ -47,7 +47,7 @@ export class PageCache<T> {
       this.#entries.delete(key);
     }
     if (bytes > this.#maxBytes) return;
-    this.#entries.set(key, { value, bytes });
+    this.#entries.set(key, { value, bytes, used: false });
     this.#bytes += bytes;
     if (this.#bytes > this.#maxBytes) this.#evict();
   }
@@ -77,9 +77,16 @@ export class PageCache<T> {
   }
 
   #evict(): void {
+    // Bounded: each entry gets at most one second chance per eviction pass.
+    let chances = this.#entries.size;
     for (const [key, entry] of this.#entries) {
       if (this.#bytes <= this.#maxBytes) break;
       this.#entries.delete(key);
+      if (entry.used && chances-- > 0) {
+        entry.used = false;
+        this.#entries.set(key, entry);
+        continue;
+      }
       this.#bytes -= entry.bytes;
     }
   }

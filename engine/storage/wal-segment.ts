@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { WAL_FILE_PREFIX, WAL_FILE_SUFFIX, WAL_MAGIC, WAL_SEGMENT_HEADER_SIZE, WAL_VERSION, WAL_FRAME_HEADER_SIZE } from './format.js';
-import { checksum32Parts } from './checksum.js';
+import { checksum32 } from './checksum.js';
 
 export interface SegmentInfo {
   path: string;
@@ -44,6 +44,9 @@ export function frameRecord(payload: Uint8Array): Buffer {
   const frame = Buffer.allocUnsafe(WAL_FRAME_HEADER_SIZE + payload.length);
   frame.writeUInt32LE(payload.length, 0);
   frame.set(payload, WAL_FRAME_HEADER_SIZE);
-  frame.writeUInt32LE(checksum32Parts(frame.subarray(0, 4), payload), 4);
+  // Put a copy of the length right before the payload so "length ++ payload" is one contiguous
+  // run to hash, then overwrite that copy with the checksum.
+  frame.writeUInt32LE(payload.length, 4);
+  frame.writeUInt32LE(checksum32(frame.subarray(4)), 4);
   return frame;
 }
