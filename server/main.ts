@@ -1,4 +1,39 @@
-// Placeholder until the HTTP service lands (issue: "The service"). It says so and exits non-zero,
-// so nobody mistakes it for a running database.
-process.stderr.write('tetradb: the HTTP service is not built yet; the storage engine is in engine/ (see README.md)\n');
-process.exitCode = 1;
+import { mkdirSync } from 'node:fs';
+import { isTetraError } from '../engine/errors.js';
+import { buildApp } from './app.js';
+import { loadConfig } from './config.js';
+
+/** Starts the service from environment variables and CLI flags; stops cleanly on SIGTERM/SIGINT. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    process.stderr.write(`tetradb: ${isTetraError(err) ? err.message : String(err)}\n`);
+    process.exit(2);
+  }
+  mkdirSync(config.dataDir, { recursive: true });
+  const app = await buildApp(config);
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down: finishing in-flight requests, then checkpointing');
+    app.close().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        app.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+  await app.listen({ port: config.port, host: config.host });
+  app.log.info({ dataDir: config.dataDir, fsync: config.fsync }, 'tetradb ready');
+}
+
+main().catch((err: unknown) => {
+  process.stderr.write(`tetradb failed to start: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

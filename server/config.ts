@@ -1,0 +1,104 @@
+import { parseArgs } from 'node:util';
+import { fail } from '../engine/errors.js';
+import { FSYNC_MODES, type FsyncMode } from '../engine/storage/index.js';
+
+/** Everything the service can be told; see docs/configuration.md. */
+export interface ServerConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  fsync: FsyncMode;
+  bodyLimit: number;
+  /** Requests per second per API key; 0 disables. */
+  rateLimit: number;
+  /** Signups per minute per client IP; 0 disables. */
+  signupRateLimit: number;
+  quotaBytes: number;
+  cacheBytes: number;
+  maxOpenTenants: number;
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** Reserved for the document and vector models (accepted and reported, not used yet). */
+  mongodbUri: string | undefined;
+  embeddingModelDir: string;
+}
+
+interface Setting {
+  env: string;
+  flag: string;
+  kind: 'int' | 'string' | 'fsync' | 'log';
+  default: string | undefined;
+  min?: number;
+  max?: number;
+}
+
+/** Every setting: its environment variable, its CLI flag and its default. */
+export const SETTINGS: Record<keyof ServerConfig, Setting> = {
+  port: { env: 'PORT', flag: 'port', kind: 'int', default: '8080', min: 0, max: 65535 },
+  host: { env: 'HOST', flag: 'host', kind: 'string', default: '127.0.0.1' },
+  dataDir: { env: 'TETRA_DATA_DIR', flag: 'data-dir', kind: 'string', default: './data' },
+  fsync: { env: 'TETRA_FSYNC', flag: 'fsync', kind: 'fsync', default: 'batch' },
+  bodyLimit: { env: 'TETRA_BODY_LIMIT', flag: 'body-limit', kind: 'int', default: '1048576', min: 1024, max: 1024 * 1024 * 1024 },
+  rateLimit: { env: 'TETRA_RATE_LIMIT', flag: 'rate-limit', kind: 'int', default: '1000', min: 0, max: 10_000_000 },
+  signupRateLimit: { env: 'TETRA_SIGNUP_RATE_LIMIT', flag: 'signup-rate-limit', kind: 'int', default: '20', min: 0, max: 10_000_000 },
+  quotaBytes: { env: 'TETRA_QUOTA_BYTES', flag: 'quota-bytes', kind: 'int', default: String(1024 * 1024 * 1024), min: 0, max: Number.MAX_SAFE_INTEGER },
+  cacheBytes: { env: 'TETRA_CACHE_BYTES', flag: 'cache-bytes', kind: 'int', default: String(256 * 1024 * 1024), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
+  maxOpenTenants: { env: 'TETRA_MAX_OPEN_TENANTS', flag: 'max-open-tenants', kind: 'int', default: '256', min: 1, max: 1_000_000 },
+  logLevel: { env: 'TETRA_LOG_LEVEL', flag: 'log-level', kind: 'log', default: 'info' },
+  mongodbUri: { env: 'TETRA_MONGODB_URI', flag: 'mongodb-uri', kind: 'string', default: undefined },
+  embeddingModelDir: { env: 'TETRA_EMBEDDING_MODEL_DIR', flag: 'embedding-model-dir', kind: 'string', default: './models/all-MiniLM-L6-v2' },
+};
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/**
+ * Reads the configuration: a CLI flag wins over its environment variable, which wins over the
+ * default.
+ * @throws VALIDATION_FAILED naming the variable or flag and the accepted values
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, argv: string[] = process.argv.slice(2)): ServerConfig {
+  const { values } = parseArgs({
+    args: argv,
+    options: Object.fromEntries(Object.values(SETTINGS).map((s) => [s.flag, { type: 'string' as const }])),
+    strict: true,
+    allowPositionals: false,
+  });
+  const config: Record<string, unknown> = {};
+  for (const [name, setting] of Object.entries(SETTINGS)) {
+    const fromFlag = values[setting.flag] as string | undefined;
+    const raw = fromFlag ?? env[setting.env] ?? setting.default;
+    const source = fromFlag !== undefined ? `--${setting.flag}` : env[setting.env] !== undefined ? setting.env : 'default';
+    config[name] = parseSetting(setting, raw, source);
+  }
+  return config as unknown as ServerConfig;
+}
+
+function parseSetting(setting: Setting, raw: string | undefined, source: string): unknown {
+  if (raw === undefined) return undefined;
+  switch (setting.kind) {
+    case 'string':
+      if (raw.trim() === '') fail('VALIDATION_FAILED', `${source} must not be empty`);
+      return raw;
+    case 'int': {
+      const n = /^\d+$/.test(raw.trim()) ? Number(raw.trim()) : NaN;
+      if (!Number.isSafeInteger(n) || n < (setting.min ?? 0) || n > (setting.max ?? Number.MAX_SAFE_INTEGER)) {
+        fail('VALIDATION_FAILED', `${source} must be an integer between ${setting.min ?? 0} and ${setting.max ?? Number.MAX_SAFE_INTEGER}, got ${JSON.stringify(raw)}`);
+      }
+      return n;
+    }
+    case 'fsync':
+      if (!FSYNC_MODES.includes(raw as FsyncMode)) fail('VALIDATION_FAILED', `${source} must be one of ${FSYNC_MODES.join(', ')}, got ${JSON.stringify(raw)}`);
+      return raw;
+    case 'log':
+      if (!(LOG_LEVELS as readonly string[]).includes(raw)) fail('VALIDATION_FAILED', `${source} must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(raw)}`);
+      return raw;
+    default: {
+      const never: never = setting.kind;
+      throw new Error(`unhandled setting kind ${String(never)}`);
+    }
+  }
+}
+
+/** The configuration with every default, for tests and embedding. */
+export function defaultConfig(overrides: Partial<ServerConfig> = {}): ServerConfig {
+  return { ...loadConfig({}, []), ...overrides };
+}

@@ -1,0 +1,45 @@
+import type { FastifyInstance } from 'fastify';
+import { authedErrors, bearer } from '../schemas.js';
+import { withTenant } from '../tetra-context.js';
+
+/** GET /api/health: liveness plus the caller's tenant (auth required, as the spec says). */
+export function healthRoutes(app: FastifyInstance): void {
+  app.get(
+    '/api/health',
+    {
+      schema: {
+        summary: 'Service status and your tenant',
+        tags: ['health'],
+        security: bearer,
+        response: {
+          200: {
+            type: 'object',
+            properties: {
+              status: { type: 'string', enum: ['ok'] },
+              version: { type: 'string' },
+              uptimeSeconds: { type: 'number' },
+              embedding: {
+                type: 'object',
+                description: 'The embedding model of the vector store; null until the vector model is configured.',
+                properties: { model: { type: ['string', 'null'] }, dimensions: { type: ['integer', 'null'] } },
+              },
+              tenant: { type: 'object', properties: { id: { type: 'string' }, storageBytes: { type: 'integer' } } },
+            },
+          },
+          ...authedErrors,
+        },
+      },
+    },
+    async (request) => {
+      const { tetra } = app;
+      const tenant = await withTenant(request, (store) => ({ id: request.principal!.tenantId, storageBytes: store.storageBytes }));
+      return {
+        status: 'ok',
+        version: tetra.version,
+        uptimeSeconds: Math.round((Date.now() - tetra.startedAt) / 100) / 10,
+        embedding: { model: null, dimensions: null },
+        tenant,
+      };
+    },
+  );
+}
