@@ -313,6 +313,11 @@ export class TenantStore {
     };
   }
 
+  /** Bytes this tenant occupies on disk (page file + WAL), cheap enough for every write. */
+  get storageBytes(): number {
+    return this.#trees.fileBytes + this.#wal.totalBytes;
+  }
+
   get closed(): boolean {
     return this.#closed;
   }
