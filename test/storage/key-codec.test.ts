@@ -1,4 +1,5 @@
 import { describe, it, expect } from 'vitest';
+import { seededRandom } from '../helpers/random.js';
 import {
   KEY_MAX_DEPTH,
   KEY_TAG,
@@ -93,17 +94,6 @@ const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 
 // ---- seeded random tuples ----------------------------------------------------------------
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const EDGE_NUMBERS: readonly number[] = [
   0, -0, 1, -1, 0.5, -0.5, 2, -2, 1e-300, -1e-300,
   NaN, Infinity, -Infinity,
@@ -123,7 +113,7 @@ const STRING_PIECES: readonly string[] = [
 const BYTE_VALUES: readonly number[] = [0x00, 0x01, 0x7f, 0x80, 0xfe, 0xff];
 
 function randomTools(seed: number) {
-  const random = mulberry32(seed);
+  const random = seededRandom(seed);
   const int = (n: number): number => Math.floor(random() * n);
   const pick = <T>(items: readonly T[]): T => items[int(items.length)] as T;
   const bits = new DataView(new ArrayBuffer(8));
