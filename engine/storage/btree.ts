@@ -105,9 +105,13 @@ export class BTree {
     return typeof ref === 'number' ? this.#store.load(ref) : ref;
   }
 
-  /** A dirty node for `ref`, copying it if it is clean. */
+  /** A dirty node for `ref`, copying it if it is clean or frozen by a running checkpoint. */
   #mutable(ref: ChildRef): TreeNode {
-    if (typeof ref !== 'number') return ref;
+    if (typeof ref !== 'number') {
+      if (ref.frozen !== true) return ref;
+      this.#store.retire(1); // the checkpoint writes it; this copy supersedes that page
+      return cloneNode(ref);
+    }
     const copy = cloneNode(this.#store.load(ref));
     this.#store.retire(1);
     return copy;
@@ -201,12 +205,12 @@ export class BTree {
     for (;;) {
       const node = this.#node(next);
       if (isEmpty(node)) {
-        if (typeof next === 'number') this.#store.retire(1);
+        if (persisted(next)) this.#store.retire(1);
         next = NO_PAGE;
         break;
       }
       if (node.kind === 'branch' && node.children.length === 1) {
-        if (typeof next === 'number') this.#store.retire(1);
+        if (persisted(next)) this.#store.retire(1);
         next = node.children[0]!;
         continue;
       }
@@ -249,7 +253,7 @@ export class BTree {
         : left.bytes + right.bytes - PAGE_HEADER_SIZE - BRANCH_CHILD_SIZE + branchEntryBytes(separator.length);
     if (merged > PAGE_SIZE) return;
     const target = this.#mutable(parent.children[leftIndex]!);
-    if (typeof parent.children[leftIndex + 1] === 'number') this.#store.retire(1);
+    if (persisted(parent.children[leftIndex + 1]!)) this.#store.retire(1);
     if (target.kind === 'leaf' && right.kind === 'leaf') {
       target.keys.push(...right.keys);
       target.values.push(...right.values);
@@ -390,6 +394,11 @@ export class BTree {
     };
     if (this.root !== NO_PAGE) walk(this.root);
   }
+}
+
+/** True when `ref` is, or is about to be, a page on disk (so replacing it makes garbage). */
+function persisted(ref: ChildRef): boolean {
+  return typeof ref === 'number' || ref.frozen === true;
 }
 
 /** Pages an overflow value of `length` bytes occupies. */

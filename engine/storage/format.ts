@@ -88,6 +88,10 @@ export const WAL_SEGMENT_HEADER_SIZE = 16;
 export const WAL_FRAME_HEADER_SIZE = 8;
 /** Largest record payload; a length above this is treated as a bad frame. */
 export const WAL_MAX_RECORD_BYTES = 256 * 1024 * 1024;
+/** WAL groups up to this size are written with a synchronous write (a page-cache copy). */
+export const WAL_SYNC_WRITE_MAX_BYTES = 256 * 1024;
+/** A lone writer's fsync runs inline while recent fsyncs take less than this (µs). */
+export const WAL_INLINE_FSYNC_MAX_MICROS = 400;
 /** xxhash32 seed for WAL frames and pages. */
 export const CHECKSUM_SEED = 0x7e7a;
 
@@ -104,6 +108,9 @@ export const MAX_TREE_NAME_BYTES = 512;
 
 /** Catalog value: [u32 rootPage][f64 keyCount]; the key is the tree name in UTF-8. */
 export const CATALOG_ENTRY_BYTES = 12;
+
+/** A checkpoint writes its pages in chunks of this many bytes, yielding between them. */
+export const CHECKPOINT_CHUNK_BYTES = 1024 * 1024;
 
 /** Compaction copies pages in chunks of this many bytes between awaits. */
 export const COMPACT_CHUNK_BYTES = 1024 * 1024;

@@ -11,12 +11,14 @@ import {
   isOverflowRef,
   nodeMemoryBytes,
   type ChildRef,
+  type LeafNode,
   type OverflowRef,
   type TreeNode,
 } from './btree-node.js';
 import { failpoint, failpointArmed } from './failpoint.js';
 import {
   CATALOG_ENTRY_BYTES,
+  CHECKPOINT_CHUNK_BYTES,
   COMPACT_CHUNK_BYTES,
   COMPACT_TEMP_FILE,
   NO_PAGE,
@@ -30,6 +32,13 @@ import { PageCache } from './page-cache.js';
 import { encodeHeader, fsyncDir, PageFile, sealPage, type FileHeader } from './page-file.js';
 
 const writeAsync = promisify(write);
+
+/** Marks every unwritten dirty node under `ref` frozen: from now on writes copy it. */
+function freeze(ref: ChildRef): void {
+  if (typeof ref === 'number' || ref.pageId !== 0 || ref.frozen === true) return;
+  ref.frozen = true;
+  if (ref.kind === 'branch') for (const child of ref.children) freeze(child);
+}
 
 /** Appends pages for a serialization pass and hands out their ids. */
 interface PageSink {
@@ -169,85 +178,121 @@ export class TreeSet implements NodeStore {
   // ---- Checkpoint -----------------------------------------------------------------------------
 
   /**
-   * Writes every dirty node and a new header recording `lsn`. The in-memory state is captured
-   * synchronously when this is called; writes that follow go to a new generation of dirty nodes.
-   * Resolves when the header is durable (pages fsynced, then header fsynced).
+   * Writes every dirty node and a new header recording `lsn`. The state is captured when this is
+   * called: dirty nodes are frozen (a write that reaches one copies it, as it would a clean page),
+   * so serialization yields to the event loop between chunks while writes go on. Resolves when
+   * the header is durable (pages fsynced, then header fsynced).
    */
   async checkpoint(lsn: number): Promise<void> {
-    const sink: PageSink = { next: this.#file.pageCount, pages: [] };
+    // Capture, synchronously: what the header at `lsn` will describe.
+    const captured: Array<{ name: string; tree: BTree; root: ChildRef; count: number }> = [];
+    const emptied: string[] = [];
     for (const name of this.#touched) {
-      const nameKey = Buffer.from(name, 'utf8');
       const tree = this.#trees.get(name);
       if (tree === undefined || tree.count === 0) {
         if (tree !== undefined) this.#trees.delete(name);
-        this.#catalog.delete(nameKey);
+        emptied.push(name);
         continue;
       }
-      if (typeof tree.root !== 'number') tree.root = this.#writeNode(tree.root, sink);
-      const entry = catalogEntry(tree.root, tree.count);
+      freeze(tree.root);
+      captured.push({ name, tree, root: tree.root, count: tree.count });
+    }
+    this.#touched.clear();
+    const retired = this.#retired;
+    this.#retired = 0;
+
+    // Serialize children first, writing a chunk at a time.
+    const first = this.#file.pageCount;
+    const sink: PageSink = { next: first, pages: [] };
+    let flushed = first;
+    const flush = async (): Promise<void> => {
+      if (sink.pages.length === 0) return;
+      const bytes = Buffer.concat(sink.pages);
+      sink.pages = [];
+      const at = this.#file.allocate(bytes.length / PAGE_SIZE);
+      if (at !== flushed) throw new Error('checkpoint: page allocation raced');
+      flushed += bytes.length / PAGE_SIZE;
+      await this.#file.writePages(at, bytes);
+      failpoint('checkpoint:mid-pages');
+    };
+    const roots = new Map<string, number>();
+    for (const { name, root } of captured) {
+      roots.set(name, typeof root === 'number' ? root : await this.#writeNode(root, sink, flush));
+    }
+    // The catalog changes only here, under the caller's exclusion: no need to freeze it.
+    for (const { name, count } of captured) {
+      const nameKey = Buffer.from(name, 'utf8');
+      const entry = catalogEntry(roots.get(name)!, count);
       const old = this.#catalog.get(nameKey);
       if (old === undefined || !old.equals(entry)) this.#catalog.put(nameKey, entry);
     }
-    this.#touched.clear();
-    if (typeof this.#catalog.root !== 'number') this.#catalog.root = this.#writeNode(this.#catalog.root, sink);
-
-    const pagesWritten = sink.pages.length;
-    const first = this.#file.allocate(pagesWritten + 1);
-    if (first + pagesWritten !== sink.next) throw new Error('checkpoint: page allocation raced');
-    const header: FileHeader = {
-      checkpointLsn: lsn,
-      catalogRoot: this.#catalog.root as number,
-      pageCount: first + pagesWritten + 1,
-      // The previous header and every retired page become garbage; the new pages are live.
-      livePages: this.header.livePages - this.#retired + pagesWritten,
-      writtenAtMs: Date.now(),
-    };
-    this.#retired = 0;
-
+    for (const name of emptied) this.#catalog.delete(Buffer.from(name, 'utf8'));
+    if (typeof this.#catalog.root !== 'number') this.#catalog.root = await this.#writeNode(this.#catalog.root, sink, flush);
+    await flush();
+    const pagesWritten = flushed - first;
     if (pagesWritten > 0) {
-      const bytes = Buffer.concat(sink.pages);
-      if (failpointArmed('checkpoint:mid-pages')) {
-        await this.#file.writePages(first, bytes.subarray(0, Math.floor(pagesWritten / 2) * PAGE_SIZE + PAGE_SIZE / 2));
-        failpoint('checkpoint:mid-pages');
-      }
-      await this.#file.writePages(first, bytes);
       failpoint('checkpoint:after-pages');
       await this.#file.sync();
       failpoint('checkpoint:after-pages-sync');
     }
-    await this.#file.writePages(first + pagesWritten, encodeHeader(header));
+    const headerId = this.#file.allocate(1);
+    const header: FileHeader = {
+      checkpointLsn: lsn,
+      catalogRoot: this.#catalog.root as number,
+      pageCount: headerId + 1,
+      // The previous header and every retired page become garbage; the new pages are live.
+      livePages: this.header.livePages - retired + pagesWritten,
+      writtenAtMs: Date.now(),
+    };
+    await this.#file.writePages(headerId, encodeHeader(header));
     failpoint('checkpoint:after-header');
     await this.#file.sync();
     failpoint('checkpoint:after-header-sync');
     this.header = header;
+    // Trees nobody wrote meanwhile now point at their pages; the others keep their dirty roots
+    // (which reach the frozen, now written, nodes until the next checkpoint).
+    for (const { name, tree, root } of captured) {
+      if (tree.root === root && this.#trees.get(name) === tree) tree.root = roots.get(name)!;
+    }
   }
 
-  /** Appends `node` and its dirty descendants to `sink` (children first); returns its page id. */
-  #writeNode(node: TreeNode, sink: PageSink): number {
+  /**
+   * Appends `node` and its unwritten descendants to `sink`, children first, and returns its page
+   * id. Frozen nodes are never modified (readers may be inside them): child ids and overflow
+   * references go into the encoded page only.
+   */
+  async #writeNode(node: TreeNode, sink: PageSink, flush: () => Promise<void>): Promise<number> {
+    if (node.pageId !== 0) return node.pageId; // written by an earlier checkpoint
+    let encoded: TreeNode = node;
     if (node.kind === 'leaf') {
       for (let i = 0; i < node.values.length; i++) {
         const value = node.values[i]!;
         if (!isOverflowRef(value) && !fitsInline(node.keys[i]!.length, value.length)) {
-          node.values[i] = { page: sink.next, length: value.length };
+          if (encoded === node) encoded = { ...node, values: node.values.slice() };
+          (encoded as LeafNode).values[i] = { page: sink.next, length: value.length };
           appendOverflow(value, sink);
         }
       }
     } else {
+      const children: ChildRef[] = new Array<ChildRef>(node.children.length);
       for (let i = 0; i < node.children.length; i++) {
         const child = node.children[i]!;
-        if (typeof child !== 'number') node.children[i] = this.#writeNode(child, sink);
+        children[i] = typeof child === 'number' ? child : await this.#writeNode(child, sink, flush);
       }
+      encoded = { ...node, children };
     }
     const page = Buffer.allocUnsafe(PAGE_SIZE);
-    encodeNode(node, page);
+    encodeNode(encoded, page);
     sealPage(page);
     const id = sink.next++;
     sink.pages.push(page);
     node.pageId = id;
     // Cache the page as if read back: the decoded copy references only its page, not the
-    // caller's or the WAL's buffers the dirty node's keys and values came from.
+    // caller's or the WAL's buffers the dirty node's keys and values came from. Nothing reaches
+    // this id before the header that makes it reachable is written.
     const clean = decodeNode(page, id);
     this.#cache.set(PageCache.key(this.#fileId, id), clean, nodeMemoryBytes(clean));
+    if (sink.pages.length * PAGE_SIZE >= CHECKPOINT_CHUNK_BYTES) await flush();
     return id;
   }
 
@@ -374,12 +419,16 @@ export class TreeSet implements NodeStore {
   /** Points in-memory state at the compacted file. Synchronous: no reader sees a mix. */
   #swap(mapping: Map<number, number>, header: FileHeader): void {
     const remap = (ref: ChildRef): ChildRef => {
-      if (typeof ref === 'number') {
-        if (ref === NO_PAGE) return ref;
-        const moved = mapping.get(ref);
-        if (moved === undefined) throw new Error(`compaction: page ${ref} is referenced but was not copied`);
+      // A node written by the last checkpoint (frozen, still referenced by a newer copy) is
+      // that page now: refer to its new id.
+      const id = typeof ref === 'number' ? ref : ref.pageId;
+      if (id !== 0 || ref === NO_PAGE) {
+        if (id === NO_PAGE) return ref;
+        const moved = mapping.get(id);
+        if (moved === undefined) throw new Error(`compaction: page ${id} is referenced but was not copied`);
         return moved;
       }
+      if (typeof ref === 'number') return ref;
       if (ref.kind === 'branch') {
         for (let i = 0; i < ref.children.length; i++) ref.children[i] = remap(ref.children[i]!);
       } else {

@@ -61,7 +61,13 @@ describe('B+tree against a sorted map under random operations', () => {
       const open = () => TenantStore.open(dir.path, { cache, fsync: 'off', checkpointIntervalMs: 0, compactMinBytes: 0, compactGarbageRatio: 0.6 });
       let store = await open();
       const models = new Map(TREES.map((t) => [t, new SortedModel()]));
-      const counts = { checkpoint: 0, compact: 0, reopen: 0, drop: 0, scans: 0 };
+      const counts = { checkpoint: 0, background: 0, compact: 0, reopen: 0, drop: 0, scans: 0 };
+      // A checkpoint left running while the sequence goes on: writes meet frozen nodes.
+      let background: Promise<void> | undefined;
+      const settle = async (): Promise<void> => {
+        await background;
+        background = undefined;
+      };
 
       for (let step = 0; step < STEPS; step++) {
         const r = rand();
@@ -101,14 +107,22 @@ describe('B+tree against a sorted map under random operations', () => {
           expect(actual.map(([k]) => k.toString('hex')), `step ${step} scan ${JSON.stringify(range)}`).toEqual(expected.map(([k]) => k.toString('hex')));
           const { limit: _limit, ...unlimited } = range;
           expect(store.count(tree, unlimited), `step ${step} count`).toBe(models.get(tree)!.range(unlimited).length);
-        } else if (r < 0.985) {
+        } else if (r < 0.978) {
+          await settle();
           await store.checkpoint();
           counts.checkpoint++;
+        } else if (r < 0.985) {
+          if (background === undefined) {
+            background = store.checkpoint();
+            counts.background++;
+          }
         } else if (r < 0.99) {
+          await settle();
           await store.checkpoint();
           await store.compact();
           counts.compact++;
         } else if (r < 0.997) {
+          await settle();
           await store.close();
           store = await open();
           counts.reopen++;
@@ -120,12 +134,14 @@ describe('B+tree against a sorted map under random operations', () => {
           counts.drop++;
         }
       }
+      await settle();
       await checkAll(store, models, `seed ${seed} at the end`);
       await store.close();
       store = await open();
       await checkAll(store, models, `seed ${seed} after the final reopen`);
       await store.close();
       expect(counts.reopen + counts.checkpoint + counts.compact).toBeGreaterThan(0);
+      expect(counts.background).toBeGreaterThan(0);
     });
   }
 
