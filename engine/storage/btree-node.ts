@@ -59,7 +59,24 @@ export interface LeafNode {
    * Set on nodes decoded from a page: where each key's bytes start in `page`, so scans hand out
    * zero-copy views instead of re-encoding the key strings.
    */
-  source?: { page: Buffer; keyOffsets: Uint16Array };
+  source?: { page: Buffer; keyOffsets: Uint16Array; valueOffsets: Uint16Array };
+}
+
+/**
+ * Value `i` of a leaf. Decoded leaves build their `values` array only when something needs all
+ * of them (a copy-on-write, a merge): a Buffer view per entry costs ~90 bytes, more than the key,
+ * so reads take the one value they need straight from the page.
+ */
+export function leafValueAt(leaf: LeafNode, i: number): LeafValue {
+  const source = leaf.source;
+  return source === undefined ? leaf.values[i]! : valueAt(source.page, source.valueOffsets[i]!);
+}
+
+/** The value whose [u8 kind][u32 length] starts at `pos` in `page`. */
+function valueAt(page: Buffer, pos: number): LeafValue {
+  const length = page.readUInt32LE(pos + 1);
+  if (page[pos] === VALUE_OVERFLOW) return { page: page.readUInt32LE(pos + 5), length };
+  return page.subarray(pos + 5, pos + 5 + length);
 }
 
 /** The bytes of leaf key `i`: a view into its page when it has one, else a fresh Buffer. */
@@ -118,17 +135,21 @@ export function newBranch(keys: NodeKey[], children: ChildRef[]): BranchNode {
 /** A dirty copy of a clean node (copy-on-write); the arrays are copied, keys and values shared. */
 export function cloneNode(node: TreeNode): TreeNode {
   if (node.kind === 'leaf') {
-    return { kind: 'leaf', pageId: 0, keys: node.keys.slice(), values: node.values.slice(), bytes: node.bytes };
+    // Read values one by one from a decoded page rather than make the cached node build (and
+    // keep) its whole values array.
+    const values = node.source === undefined ? node.values.slice() : node.keys.map((_, i) => leafValueAt(node, i));
+    return { kind: 'leaf', pageId: 0, keys: node.keys.slice(), values, bytes: node.bytes };
   }
   return { kind: 'branch', pageId: 0, keys: node.keys.slice(), children: node.children.slice(), bytes: node.bytes };
 }
 
 /** Approximate memory held by a decoded node, for the page cache's byte budget. */
 export function nodeMemoryBytes(node: TreeNode): number {
-  // Measured on Node 20: a decoded key costs ~140 bytes beyond its characters (string header,
-  // array slot, offsets, value view), on top of the page buffer.
-  let bytes = PAGE_SIZE + 64;
-  for (const key of node.keys) bytes += 140 + key.length;
+  // Estimated for Node 20: a decoded key costs ~56 bytes beyond its characters (string header,
+  // array slot, two offsets), on top of the page buffer and the node's own objects. Values are
+  // not materialized in cached nodes (leafValueAt).
+  let bytes = PAGE_SIZE + 400;
+  for (const key of node.keys) bytes += 56 + key.length;
   return bytes;
 }
 
@@ -194,26 +215,32 @@ export function decodeNode(page: Buffer, pageId: number): TreeNode {
   let pos = PAGE_HEADER_SIZE;
   if (type === PAGE_TYPE.LEAF) {
     const keys = new Array<NodeKey>(count);
-    const values = new Array<LeafValue>(count);
     const keyOffsets = new Uint16Array(count);
+    const valueOffsets = new Uint16Array(count);
     for (let i = 0; i < count; i++) {
       const keyLength = page.readUInt16LE(pos);
       pos += 2;
       keyOffsets[i] = pos;
       keys[i] = page.toString('latin1', pos, pos + keyLength);
       pos += keyLength;
-      const kind = page[pos++];
-      const length = page.readUInt32LE(pos);
-      pos += 4;
-      if (kind === VALUE_OVERFLOW) {
-        values[i] = { page: page.readUInt32LE(pos), length };
-        pos += 4;
-      } else {
-        values[i] = page.subarray(pos, pos + length);
-        pos += length;
-      }
+      valueOffsets[i] = pos;
+      const kind = page[pos];
+      pos += 5 + (kind === VALUE_OVERFLOW ? OVERFLOW_REF_SIZE : page.readUInt32LE(pos + 1));
     }
-    return { kind: 'leaf', pageId, keys, values, bytes: pos, source: { page, keyOffsets } };
+    const leaf: LeafNode = {
+      kind: 'leaf',
+      pageId,
+      keys,
+      bytes: pos,
+      source: { page, keyOffsets, valueOffsets },
+      // Built on first use, then kept as a plain property.
+      get values(): LeafValue[] {
+        const values = Array.from(valueOffsets, (at) => valueAt(page, at));
+        Object.defineProperty(this, 'values', { value: values, writable: true, enumerable: true, configurable: true });
+        return values;
+      },
+    };
+    return leaf;
   }
   if (type === PAGE_TYPE.BRANCH) {
     const children = new Array<ChildRef>(count);

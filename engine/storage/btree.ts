@@ -3,6 +3,7 @@ import {
   cloneNode,
   isOverflowRef,
   leafKeyBytes,
+  leafValueAt,
   toNodeKey,
   leafEntryBytes,
   newBranch,
@@ -132,7 +133,7 @@ export class BTree {
     let node = this.#node(this.root);
     while (node.kind === 'branch') node = this.#node(node.children[upperBound(node.keys, key)]!);
     const i = lowerBound(node.keys, key);
-    if (i < node.keys.length && node.keys[i] === key) return this.#readValue(node.values[i]!);
+    if (i < node.keys.length && node.keys[i] === key) return this.#readValue(leafValueAt(node, i));
     return undefined;
   }
 
@@ -270,7 +271,7 @@ export class BTree {
 
   /** Entries in key order (or reverse) within `range`. Safe against writes between steps. */
   *scan(range: ScanRange = {}): Generator<Entry> {
-    for (const [leaf, i] of this.#walk(range)) yield [leafKeyBytes(leaf, i), this.#readValue(leaf.values[i]!)];
+    for (const [leaf, i] of this.#walk(range)) yield [leafKeyBytes(leaf, i), this.#readValue(leafValueAt(leaf, i))];
   }
 
   /** Keys only: no overflow reads. */
