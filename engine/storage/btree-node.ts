@@ -56,7 +56,8 @@ export interface LeafNode {
   /** Encoded size in bytes, header included; the node splits when this passes PAGE_SIZE. */
   bytes: number;
   /**
-   * Set on nodes decoded from a page: where each key's bytes start in `page`, so scans hand out
+   * Set on nodes decoded from a page (whose `values` is then not built: use leafValueAt or
+   * leafValues): where each key's bytes start in `page`, so scans hand out
    * zero-copy views instead of re-encoding the key strings.
    */
   source?: { page: Buffer; keyOffsets: Uint16Array; valueOffsets: Uint16Array };
@@ -123,13 +124,28 @@ export function branchEntryBytes(keyLength: number): number {
 export function newLeaf(keys: NodeKey[], values: LeafValue[]): LeafNode {
   let bytes = PAGE_HEADER_SIZE;
   for (let i = 0; i < keys.length; i++) bytes += leafEntryBytes(keys[i]!.length, valueLength(values[i]!));
-  return { kind: 'leaf', pageId: 0, keys, values, bytes };
+  return leafNode(0, keys, values, bytes, undefined);
 }
 
 export function newBranch(keys: NodeKey[], children: ChildRef[]): BranchNode {
   let bytes = PAGE_HEADER_SIZE + BRANCH_CHILD_SIZE;
   for (const key of keys) bytes += branchEntryBytes(key.length);
-  return { kind: 'branch', pageId: 0, keys, children, bytes };
+  return branchNode(0, keys, children, bytes);
+}
+
+// Every leaf (and every branch) is built by one function with the same properties in the same
+// order, so V8 gives them one hidden class and the hot paths stay monomorphic.
+function leafNode(pageId: number, keys: NodeKey[], values: LeafValue[], bytes: number, source: LeafNode['source']): LeafNode {
+  return { kind: 'leaf', pageId, frozen: false, keys, values, bytes, source };
+}
+
+function branchNode(pageId: number, keys: NodeKey[], children: ChildRef[], bytes: number): BranchNode {
+  return { kind: 'branch', pageId, frozen: false, keys, children, bytes };
+}
+
+/** All values of a leaf, built from its page when it was decoded. */
+export function leafValues(leaf: LeafNode): LeafValue[] {
+  return leaf.source === undefined ? leaf.values : leaf.keys.map((_, i) => leafValueAt(leaf, i));
 }
 
 /** A dirty copy of a clean node (copy-on-write); the arrays are copied, keys and values shared. */
@@ -137,10 +153,10 @@ export function cloneNode(node: TreeNode): TreeNode {
   if (node.kind === 'leaf') {
     // Read values one by one from a decoded page rather than make the cached node build (and
     // keep) its whole values array.
-    const values = node.source === undefined ? node.values.slice() : node.keys.map((_, i) => leafValueAt(node, i));
-    return { kind: 'leaf', pageId: 0, keys: node.keys.slice(), values, bytes: node.bytes };
+    const values = node.source === undefined ? node.values.slice() : leafValues(node);
+    return leafNode(0, node.keys.slice(), values, node.bytes, undefined);
   }
-  return { kind: 'branch', pageId: 0, keys: node.keys.slice(), children: node.children.slice(), bytes: node.bytes };
+  return branchNode(0, node.keys.slice(), node.children.slice(), node.bytes);
 }
 
 /** Approximate memory held by a decoded node, for the page cache's byte budget. */
@@ -227,20 +243,9 @@ export function decodeNode(page: Buffer, pageId: number): TreeNode {
       const kind = page[pos];
       pos += 5 + (kind === VALUE_OVERFLOW ? OVERFLOW_REF_SIZE : page.readUInt32LE(pos + 1));
     }
-    const leaf: LeafNode = {
-      kind: 'leaf',
-      pageId,
-      keys,
-      bytes: pos,
-      source: { page, keyOffsets, valueOffsets },
-      // Built on first use, then kept as a plain property.
-      get values(): LeafValue[] {
-        const values = Array.from(valueOffsets, (at) => valueAt(page, at));
-        Object.defineProperty(this, 'values', { value: values, writable: true, enumerable: true, configurable: true });
-        return values;
-      },
-    };
-    return leaf;
+    // Values are not materialized: leafValueAt reads them from the page, leafValues builds the
+    // array for the rare callers that need all of them.
+    return leafNode(pageId, keys, undefined as unknown as LeafValue[], pos, { page, keyOffsets, valueOffsets });
   }
   if (type === PAGE_TYPE.BRANCH) {
     const children = new Array<ChildRef>(count);
@@ -255,7 +260,7 @@ export function decodeNode(page: Buffer, pageId: number): TreeNode {
       children[i] = page.readUInt32LE(pos);
       pos += 4;
     }
-    return { kind: 'branch', pageId, keys, children, bytes: pos };
+    return branchNode(pageId, keys, children, pos);
   }
   throw new Error(`page ${pageId} is not a tree page (type ${type})`);
 }

@@ -4,6 +4,7 @@ import {
   isOverflowRef,
   leafKeyBytes,
   leafValueAt,
+  leafValues,
   toNodeKey,
   leafEntryBytes,
   newBranch,
@@ -257,7 +258,7 @@ export class BTree {
     if (persisted(parent.children[leftIndex + 1]!)) this.#store.retire(1);
     if (target.kind === 'leaf' && right.kind === 'leaf') {
       target.keys.push(...right.keys);
-      target.values.push(...right.values);
+      target.values.push(...leafValues(right));
     } else if (target.kind === 'branch' && right.kind === 'branch') {
       target.keys.push(separator, ...right.keys);
       target.children.push(...right.children);

@@ -9,6 +9,7 @@ import {
   encodeNode,
   fitsInline,
   isOverflowRef,
+  leafValues,
   nodeMemoryBytes,
   type ChildRef,
   type LeafNode,
@@ -158,7 +159,7 @@ export class TreeSet implements NodeStore {
     if (tree === undefined) return false;
     tree.forEachPage((_id, node) => {
       this.#retired++;
-      if (node.kind === 'leaf') for (const v of node.values) if (isOverflowRef(v)) this.#retired += overflowPages(v.length);
+      if (node.kind === 'leaf') for (const v of leafValues(node)) if (isOverflowRef(v)) this.#retired += overflowPages(v.length);
     });
     tree.version++;
     this.#trees.delete(name);

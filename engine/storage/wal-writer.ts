@@ -11,6 +11,8 @@ import { encodeSegmentHeader, frameRecord, segmentName, type SegmentInfo } from 
 import type { WalTail } from './wal-reader.js';
 
 const writeAsync = promisify(write);
+/** Groups written and awaiting their fsync at once (see #flushLoop). */
+const WAL_MAX_GROUPS_IN_FLIGHT = 2;
 const fdatasyncAsync = promisify(fdatasync);
 const fsyncAsync = promisify(fsync);
 
@@ -135,38 +137,63 @@ export class WalWriter {
 
   async #flushLoop(): Promise<void> {
     this.#flushing = true;
+    // Groups written and being fsynced, oldest first. Two may be in flight: while one group's
+    // fsync runs, the writers released before it prepare and write the next, so the CPU and
+    // the disk work at the same time. An fsync covers everything written before it started, so
+    // acknowledging in order is always safe.
+    const inflight: Array<{ group: Waiter[]; synced: Promise<void> }> = [];
     let group: Waiter[] = [];
     try {
-      while (this.#queue.length > 0) {
-        const head = this.#queue[0]!;
-        if (head.frame === undefined) {
-          group = this.#queue.splice(0, 1);
-          await this.#rotateNow(head.lsn);
-          this.bytesSinceCheckpoint = 0;
-          head.resolve();
+      for (;;) {
+        while (this.#queue.length > 0 && inflight.length < WAL_MAX_GROUPS_IN_FLIGHT) {
+          const head = this.#queue[0]!;
+          const rotate = head.frame === undefined || this.#size >= this.#options.segmentBytes;
+          // A rotation closes the segment: everything before it must be durable first.
+          if (rotate && inflight.length > 0) break;
+          if (head.frame === undefined) {
+            group = this.#queue.splice(0, 1);
+            await this.#rotateNow(head.lsn);
+            this.bytesSinceCheckpoint = 0;
+            head.resolve();
+            group = [];
+            continue;
+          }
+          if (rotate) await this.#rotateNow(head.lsn);
+          // Group: everything queued up to the next rotation marker ('always': one record).
+          let n = 1;
+          if (this.#options.fsync !== 'always') {
+            while (n < this.#queue.length && this.#queue[n]!.frame !== undefined) n++;
+          }
+          group = this.#queue.splice(0, n);
+          const bytes = group.length === 1 ? group[0]!.frame! : Buffer.concat(group.map((w) => w.frame!));
+          if (bytes.length <= WAL_SYNC_WRITE_MAX_BYTES) {
+            // A small write only copies into the OS page cache: doing it inline saves a
+            // thread-pool round trip on every commit.
+            writeFully(this.#fd, bytes, this.#size);
+          } else {
+            for (let done = 0; done < bytes.length; ) {
+              done += (await writeAsync(this.#fd, bytes, done, bytes.length - done, this.#size + done)).bytesWritten;
+            }
+          }
+          this.#size += bytes.length;
+          this.bytesSinceCheckpoint += bytes.length;
+          failpoint('wal:after-write');
+          if (this.#options.fsync === 'off') {
+            for (const waiter of group) waiter.resolve();
+          } else {
+            const synced = this.#sync(group.length, inflight.length === 0);
+            synced.catch(() => undefined); // observed below, in order
+            inflight.push({ group, synced });
+          }
+          group = [];
+        }
+        const oldest = inflight.shift();
+        if (oldest === undefined) {
+          if (this.#queue.length === 0) break;
           continue;
         }
-        if (this.#size >= this.#options.segmentBytes) await this.#rotateNow(head.lsn);
-        // Group: everything queued up to the next rotation marker ('always': one record).
-        let n = 1;
-        if (this.#options.fsync !== 'always') {
-          while (n < this.#queue.length && this.#queue[n]!.frame !== undefined) n++;
-        }
-        group = this.#queue.splice(0, n);
-        const bytes = group.length === 1 ? group[0]!.frame! : Buffer.concat(group.map((w) => w.frame!));
-        if (bytes.length <= WAL_SYNC_WRITE_MAX_BYTES) {
-          // A small write only copies into the OS page cache: doing it inline saves a thread-pool
-          // round trip on every commit.
-          writeFully(this.#fd, bytes, this.#size);
-        } else {
-          for (let done = 0; done < bytes.length; ) {
-            done += (await writeAsync(this.#fd, bytes, done, bytes.length - done, this.#size + done)).bytesWritten;
-          }
-        }
-        this.#size += bytes.length;
-        this.bytesSinceCheckpoint += bytes.length;
-        failpoint('wal:after-write');
-        if (this.#options.fsync !== 'off') await this.#sync(group.length);
+        group = oldest.group;
+        await oldest.synced;
         for (const waiter of group) waiter.resolve();
         group = [];
         // Let the writers just released queue their next records before the next group starts,
@@ -176,7 +203,8 @@ export class WalWriter {
     } catch (err) {
       // A failed write or fsync leaves the log's state unknown: fail this and every later append.
       this.#failed ??= err;
-      for (const waiter of [...group, ...this.#queue.splice(0)]) waiter.reject(err);
+      const pending = [...group, ...inflight.flatMap((g) => g.group), ...this.#queue.splice(0)];
+      for (const waiter of pending) waiter.reject(err);
     } finally {
       this.#flushing = false;
       for (const resolve of this.#drained.splice(0)) resolve();
@@ -189,8 +217,8 @@ export class WalWriter {
    * serving while the disk works. A second writer arriving makes the next group larger than one,
    * which moves it back to the thread pool.
    */
-  async #sync(groupSize: number): Promise<void> {
-    const inline = groupSize === 1 && this.#lastGroupSize <= 1 && this.#queue.length === 0 && this.#fsyncMicros < WAL_INLINE_FSYNC_MAX_MICROS;
+  async #sync(groupSize: number, alone: boolean): Promise<void> {
+    const inline = alone && groupSize === 1 && this.#lastGroupSize <= 1 && this.#queue.length === 0 && this.#fsyncMicros < WAL_INLINE_FSYNC_MAX_MICROS;
     this.#lastGroupSize = groupSize;
     const started = performance.now();
     if (inline) fdatasyncSync(this.#fd);
