@@ -213,8 +213,12 @@ export class TreeSet implements NodeStore {
       const at = this.#file.allocate(bytes.length / PAGE_SIZE);
       if (at !== flushed) throw new Error('checkpoint: page allocation raced');
       flushed += bytes.length / PAGE_SIZE;
+      if (failpointArmed('checkpoint:mid-pages')) {
+        // A torn checkpoint: half a chunk reaches the file, then the process dies.
+        await this.#file.writePages(at, bytes.subarray(0, Math.max(PAGE_SIZE / 2, Math.floor(bytes.length / 2))));
+        failpoint('checkpoint:mid-pages');
+      }
       await this.#file.writePages(at, bytes);
-      failpoint('checkpoint:mid-pages');
     };
     const roots = new Map<string, number>();
     for (const { name, root } of captured) {

@@ -130,10 +130,6 @@ export class WalWriter {
     return this.#olderBytes + this.#size;
   }
 
-  get segmentCount(): number {
-    return this.#older.length + 1;
-  }
-
   async #flushLoop(): Promise<void> {
     this.#flushing = true;
     // Groups written and being fsynced, oldest first. Two may be in flight: while one group's
@@ -255,10 +251,6 @@ export class WalWriter {
       closeSync(this.#fd);
       this.#fd = -1;
     }
-  }
-
-  get failed(): unknown {
-    return this.#failed;
   }
 }
 
