@@ -158,6 +158,29 @@ describe('WAL recovery', () => {
     await reopened.close();
   });
 
+  it('opens a hot copy taken log first, page file second (docs/operations.md)', async () => {
+    const live = tempDir('hot');
+    const copy = tempDir('hot-copy');
+    dirs.push(live, copy);
+    const store = await TenantStore.open(live.path, options);
+    for (let i = 1; i <= 20; i++) await store.write([{ op: 'put', tree: 'a', key: key(i), value: value(i) }]);
+    await store.checkpoint();
+    for (let i = 21; i <= 40; i++) await store.write([{ op: 'put', tree: 'a', key: key(i), value: value(i) }]);
+    for (const f of readdirSync(live.path)) if (f.startsWith('wal-')) cpSync(join(live.path, f), join(copy.path, f));
+    // Meanwhile the store moves on: more writes and a checkpoint that deletes the old log.
+    for (let i = 41; i <= 60; i++) await store.write([{ op: 'put', tree: 'a', key: key(i), value: value(i) }]);
+    await store.checkpoint();
+    cpSync(join(live.path, DATA_FILE), join(copy.path, DATA_FILE));
+    await store.close();
+    const restored = await TenantStore.open(copy.path, options);
+    expect(restored.count('a')).toBe(60);
+    await restored.write([{ op: 'put', tree: 'a', key: key(61), value: value(61) }]);
+    await restored.close();
+    const again = await TenantStore.open(copy.path, options);
+    expect(again.count('a')).toBe(61);
+    await again.close();
+  });
+
   it('refuses to open when the log no longer reaches back to the checkpoint', async () => {
     const live = tempDir('gap');
     dirs.push(live);
