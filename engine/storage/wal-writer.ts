@@ -12,6 +12,8 @@ import type { WalTail } from './wal-reader.js';
 const writeAsync = promisify(write);
 /** Groups written and awaiting their fsync at once (see #flushLoop). */
 const WAL_MAX_GROUPS_IN_FLIGHT = 2;
+/** A queue at least this long is split into two groups when nothing is in flight. */
+const WAL_SPLIT_GROUP_MIN = 8;
 const fdatasyncAsync = promisify(fdatasync);
 const fsyncAsync = promisify(fsync);
 
@@ -158,6 +160,10 @@ export class WalWriter {
           let n = 1;
           if (this.#options.fsync !== 'always') {
             while (n < this.#queue.length && this.#queue[n]!.frame !== undefined) n++;
+            // With nothing in flight, split a crowd into two groups: the first half's writers
+            // are released (and prepare their next records) while the second half's fsync runs,
+            // so the main thread and the disk stay busy at the same time.
+            if (inflight.length === 0 && n >= WAL_SPLIT_GROUP_MIN) n = Math.ceil(n / 2);
           }
           group = this.#queue.splice(0, n);
           const bytes = group.length === 1 ? group[0]!.frame! : Buffer.concat(group.map((w) => w.frame!));
