@@ -2,23 +2,15 @@
 // engines on identical bytes. Keys are 16-byte zero-padded decimal ids (they sort like the ids);
 // values are ~100 random bytes cut from a seeded pool.
 
+import { seededRandom } from '../../test/helpers/random.js';
+
+export { seededRandom };
+
 export const KEY_BYTES = 16;
 export const VALUE_BYTES = 100;
 
 const POOL_BYTES = 1 << 20;
 const SEED = 0x7e7a_db;
-
-/** mulberry32: small, fast and good enough to pick keys and fill values reproducibly. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const pool = (() => {
   const rand = seededRandom(SEED);

@@ -87,15 +87,14 @@ export function fsyncDir(dir: string): void {
 
 /**
  * An append-only file of checksummed pages. Reads are synchronous (pread, usually served by the
- * OS cache); appends are asynchronous. Pages handed to append() are readable at once, from
- * memory, until their write completes.
+ * OS cache); appends are asynchronous. Callers make a page reachable only after its write has
+ * completed (a checkpoint's pages become reachable with the header written after them).
  */
 export class PageFile {
   readonly path: string;
   #fd: number;
   /** Pages in the file, including appends still in flight. */
   pageCount: number;
-  readonly #inflight = new Map<number, Buffer>(); // first page id -> bytes being written
 
   private constructor(path: string, fd: number, pageCount: number) {
     this.path = path;
@@ -147,7 +146,8 @@ export class PageFile {
     if (pageId <= 0 || pageId + count > this.pageCount) {
       fail('CORRUPTION', `${this.path}: page ${pageId} (+${count}) is outside the file (${this.pageCount} pages)`, { file: this.path, page: pageId });
     }
-    const bytes = this.#fromInflight(pageId, count) ?? this.#fromDisk(pageId, count);
+    const bytes = Buffer.allocUnsafe(count * PAGE_SIZE);
+    readFully(this.#fd, bytes, pageId * PAGE_SIZE);
     for (let i = 0; i < count; i++) {
       const page = bytes.subarray(i * PAGE_SIZE, (i + 1) * PAGE_SIZE);
       if (!pageIsSound(page)) {
@@ -160,22 +160,6 @@ export class PageFile {
     return bytes;
   }
 
-  #fromDisk(pageId: number, count: number): Buffer {
-    const bytes = Buffer.allocUnsafe(count * PAGE_SIZE);
-    readFully(this.#fd, bytes, pageId * PAGE_SIZE);
-    return bytes;
-  }
-
-  #fromInflight(pageId: number, count: number): Buffer | undefined {
-    for (const [first, bytes] of this.#inflight) {
-      const pages = bytes.length / PAGE_SIZE;
-      if (pageId >= first && pageId + count <= first + pages) {
-        return Buffer.from(bytes.subarray((pageId - first) * PAGE_SIZE, (pageId - first + count) * PAGE_SIZE));
-      }
-    }
-    return undefined;
-  }
-
   /** Reserves the next `count` page ids. */
   allocate(count: number): number {
     const first = this.pageCount;
@@ -185,15 +169,8 @@ export class PageFile {
 
   /** Writes sealed pages at `firstPage` (from allocate); resolves when written, not synced. */
   async writePages(firstPage: number, bytes: Buffer): Promise<void> {
-    this.#inflight.set(firstPage, bytes);
-    try {
-      let done = 0;
-      while (done < bytes.length) {
-        const { bytesWritten } = await writeAsync(this.#fd, bytes, done, bytes.length - done, firstPage * PAGE_SIZE + done);
-        done += bytesWritten;
-      }
-    } finally {
-      this.#inflight.delete(firstPage);
+    for (let done = 0; done < bytes.length; ) {
+      done += (await writeAsync(this.#fd, bytes, done, bytes.length - done, firstPage * PAGE_SIZE + done)).bytesWritten;
     }
   }
 

@@ -286,11 +286,7 @@ export class TreeSet implements NodeStore {
       }
       encoded = { ...node, children };
     }
-    const page = Buffer.allocUnsafe(PAGE_SIZE);
-    encodeNode(encoded, page);
-    sealPage(page);
-    const id = sink.next++;
-    sink.pages.push(page);
+    const { id, page } = appendNode(encoded, sink);
     node.pageId = id;
     // Cache the page as if read back: the decoded copy references only its page, not the
     // caller's or the WAL's buffers the dirty node's keys and values came from. Nothing reaches
@@ -355,11 +351,7 @@ export class TreeSet implements NodeStore {
             }
           }
         }
-        const page = Buffer.allocUnsafe(PAGE_SIZE);
-        encodeNode(node, page);
-        sealPage(page);
-        const id = sink.next++;
-        sink.pages.push(page);
+        const { id } = appendNode(node, sink);
         mapping.set(pageId, id);
         if (sink.pages.length * PAGE_SIZE >= COMPACT_CHUNK_BYTES) await flush();
         return id;
@@ -414,11 +406,7 @@ export class TreeSet implements NodeStore {
         if (typeof child !== 'number') node.children[i] = this.#writeDetached(child, sink);
       }
     }
-    const page = Buffer.allocUnsafe(PAGE_SIZE);
-    encodeNode(node, page);
-    sealPage(page);
-    sink.pages.push(page);
-    return sink.next++;
+    return appendNode(node, sink).id;
   }
 
   /** Points in-memory state at the compacted file. Synchronous: no reader sees a mix. */
@@ -479,6 +467,15 @@ function catalogEntry(root: number, count: number): Buffer {
   entry.writeUInt32LE(root, 0);
   entry.writeDoubleLE(count, 4);
   return entry;
+}
+
+/** Encodes and seals `node` (its children already page ids) as the sink's next page. */
+function appendNode(node: TreeNode, sink: PageSink): { id: number; page: Buffer } {
+  const page = Buffer.allocUnsafe(PAGE_SIZE);
+  encodeNode(node, page);
+  sealPage(page);
+  sink.pages.push(page);
+  return { id: sink.next++, page };
 }
 
 function appendOverflow(value: Buffer, sink: PageSink): void {
