@@ -36,8 +36,13 @@ export interface OverflowRef {
   readonly length: number;
 }
 
-/** A leaf value: bytes (inline, or large and not yet written), or a reference to overflow pages. */
-export type LeafValue = Buffer | OverflowRef;
+/**
+ * A leaf value. `string`: an inline value owned by a dirty leaf, its bytes as latin1 (one char
+ * per byte): a compact copy that costs ~24 bytes beyond its length and pins no page or slab.
+ * `Buffer`: in a decoded (clean) leaf a view into its page; in a dirty leaf a large value still
+ * waiting for its overflow pages (an exact-size copy). `OverflowRef`: a value on overflow pages.
+ */
+export type LeafValue = string | Buffer | OverflowRef;
 
 /**
  * A child reference: a page id (the child is clean, on disk, immutable) or the child node itself
@@ -47,10 +52,14 @@ export type ChildRef = number | TreeNode;
 
 export interface LeafNode {
   kind: 'leaf';
-  /** Page id once written (clean, or frozen and written by a checkpoint); 0 before. */
+  /** Page id once written (clean, or written by a checkpoint); 0 while dirty. */
   pageId: number;
-  /** A dirty node captured by a checkpoint in progress: immutable from then on, like a page. */
-  frozen?: boolean;
+  /**
+   * The write epoch a dirty node was created in (-1 for nodes decoded from pages). Writers change
+   * a node in place only while its epoch is the tree set's current one; a snapshot or checkpoint
+   * capture starts a new epoch, which makes every existing node immutable (copy-on-write) at once.
+   */
+  gen: number;
   keys: NodeKey[];
   values: LeafValue[];
   /** Encoded size in bytes, header included; the node splits when this passes PAGE_SIZE. */
@@ -91,7 +100,7 @@ export function leafKeyBytes(leaf: LeafNode, i: number): Buffer {
 export interface BranchNode {
   kind: 'branch';
   pageId: number;
-  frozen?: boolean;
+  gen: number;
   /** keys[i] is the smallest key of children[i + 1]. */
   keys: NodeKey[];
   children: ChildRef[];
@@ -101,12 +110,60 @@ export interface BranchNode {
 export type TreeNode = LeafNode | BranchNode;
 
 export function isOverflowRef(value: LeafValue): value is OverflowRef {
-  return !(value instanceof Uint8Array);
+  return typeof value === 'object' && !(value instanceof Uint8Array);
 }
 
+/** Byte length of a value (strings hold one byte per char). */
 export function valueLength(value: LeafValue): number {
-  return isOverflowRef(value) ? value.length : value.length;
+  return value.length;
 }
+
+/**
+ * The owned form of a value a writer hands in: inline-sized values become latin1 strings, large
+ * ones an exact-size copy (never a view that would pin the caller's buffer, a WAL segment or a
+ * pooled slab).
+ */
+export function ownValue(keyLength: number, value: Uint8Array): string | Buffer {
+  const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  if (fitsInline(keyLength, bytes.length)) return bytes.toString('latin1');
+  const copy = Buffer.allocUnsafeSlow(bytes.length);
+  bytes.copy(copy);
+  return copy;
+}
+
+/** The bytes of an inline value or a pending large one (never an overflow reference). */
+export function valueBytes(value: string | Buffer): Buffer {
+  return typeof value === 'string' ? Buffer.from(value, 'latin1') : value;
+}
+
+// Heap estimates for dirty nodes, measured on Node 20 (x64, no pointer compression): a one-byte
+// string costs ~24 bytes beyond its characters, an array slot 8 (plus growth slack), a node
+// object and its two arrays ~256. Large pending values are Buffers (~200 bytes of objects).
+const DIRTY_NODE_BYTES = 256;
+const DIRTY_ENTRY_BYTES = 64;
+const DIRTY_BUFFER_BYTES = 200;
+
+/** Estimated heap held by one dirty leaf entry. */
+export function dirtyEntryBytes(keyLength: number, value: LeafValue): number {
+  const held = typeof value === 'string' ? value.length : value instanceof Uint8Array ? value.length + DIRTY_BUFFER_BYTES : 32;
+  return DIRTY_ENTRY_BYTES + keyLength + held;
+}
+
+/** Estimated heap held by one dirty branch entry (separator key and child slot). */
+export function dirtyBranchEntryBytes(keyLength: number): number {
+  return DIRTY_ENTRY_BYTES + keyLength;
+}
+
+/** Estimated heap held by a whole dirty node (its entries and its own objects). */
+export function dirtyNodeBytes(node: TreeNode): number {
+  let bytes = DIRTY_NODE_BYTES;
+  if (node.kind === 'leaf') for (let i = 0; i < node.keys.length; i++) bytes += dirtyEntryBytes(node.keys[i]!.length, node.values[i]!);
+  else for (const key of node.keys) bytes += dirtyBranchEntryBytes(key.length);
+  return bytes;
+}
+
+/** Estimated heap of an empty dirty node (what a split adds besides the entries it moves). */
+export const DIRTY_NODE_OVERHEAD = DIRTY_NODE_BYTES;
 
 /** True when a key/value pair this size is stored inline in its leaf. */
 export function fitsInline(keyLength: number, valueLength: number): boolean {
@@ -121,42 +178,55 @@ export function branchEntryBytes(keyLength: number): number {
   return BRANCH_ENTRY_FIXED + keyLength;
 }
 
-export function newLeaf(keys: NodeKey[], values: LeafValue[]): LeafNode {
+/** A dirty leaf of epoch `gen`; values must be owned (see ownValue) or overflow references. */
+export function newLeaf(keys: NodeKey[], values: LeafValue[], gen: number): LeafNode {
   let bytes = PAGE_HEADER_SIZE;
   for (let i = 0; i < keys.length; i++) bytes += leafEntryBytes(keys[i]!.length, valueLength(values[i]!));
-  return leafNode(0, keys, values, bytes, undefined);
+  return leafNode(0, gen, keys, values, bytes, undefined);
 }
 
-export function newBranch(keys: NodeKey[], children: ChildRef[]): BranchNode {
+export function newBranch(keys: NodeKey[], children: ChildRef[], gen: number): BranchNode {
   let bytes = PAGE_HEADER_SIZE + BRANCH_CHILD_SIZE;
   for (const key of keys) bytes += branchEntryBytes(key.length);
-  return branchNode(0, keys, children, bytes);
+  return branchNode(0, gen, keys, children, bytes);
 }
 
 // Every leaf (and every branch) is built by one function with the same properties in the same
 // order, so V8 gives them one hidden class and the hot paths stay monomorphic.
-function leafNode(pageId: number, keys: NodeKey[], values: LeafValue[], bytes: number, source: LeafNode['source']): LeafNode {
-  return { kind: 'leaf', pageId, frozen: false, keys, values, bytes, source };
+function leafNode(pageId: number, gen: number, keys: NodeKey[], values: LeafValue[], bytes: number, source: LeafNode['source']): LeafNode {
+  return { kind: 'leaf', pageId, gen, keys, values, bytes, source };
 }
 
-function branchNode(pageId: number, keys: NodeKey[], children: ChildRef[], bytes: number): BranchNode {
-  return { kind: 'branch', pageId, frozen: false, keys, children, bytes };
+function branchNode(pageId: number, gen: number, keys: NodeKey[], children: ChildRef[], bytes: number): BranchNode {
+  return { kind: 'branch', pageId, gen, keys, children, bytes };
 }
 
-/** All values of a leaf, built from its page when it was decoded. */
+/**
+ * All values of a leaf in owned form: a decoded leaf's inline values are copied out of its page
+ * as latin1 strings, so the result pins no page buffer.
+ */
 export function leafValues(leaf: LeafNode): LeafValue[] {
-  return leaf.source === undefined ? leaf.values : leaf.keys.map((_, i) => leafValueAt(leaf, i));
+  const source = leaf.source;
+  if (source === undefined) return leaf.values;
+  const values = new Array<LeafValue>(leaf.keys.length);
+  for (let i = 0; i < values.length; i++) {
+    const pos = source.valueOffsets[i]!;
+    const length = source.page.readUInt32LE(pos + 1);
+    values[i] = source.page[pos] === VALUE_OVERFLOW ? { page: source.page.readUInt32LE(pos + 5), length } : source.page.toString('latin1', pos + 5, pos + 5 + length);
+  }
+  return values;
 }
 
-/** A dirty copy of a clean node (copy-on-write); the arrays are copied, keys and values shared. */
-export function cloneNode(node: TreeNode): TreeNode {
+/**
+ * A dirty copy of a node for epoch `gen` (copy-on-write): the arrays are copied, keys and owned
+ * values shared (both immutable); a decoded leaf's values are copied out of its page.
+ */
+export function cloneNode(node: TreeNode, gen: number): TreeNode {
   if (node.kind === 'leaf') {
-    // Read values one by one from a decoded page rather than make the cached node build (and
-    // keep) its whole values array.
     const values = node.source === undefined ? node.values.slice() : leafValues(node);
-    return leafNode(0, node.keys.slice(), values, node.bytes, undefined);
+    return leafNode(0, gen, node.keys.slice(), values, node.bytes, undefined);
   }
-  return branchNode(0, node.keys.slice(), node.children.slice(), node.bytes);
+  return branchNode(0, gen, node.keys.slice(), node.children.slice(), node.bytes);
 }
 
 /** Approximate memory held by a decoded node, for the page cache's byte budget. */
@@ -185,7 +255,12 @@ export function encodeNode(node: TreeNode, page: Buffer, childId: (child: ChildR
       page.writeUInt16LE(key.length, pos);
       pos += 2;
       pos += page.write(key, pos, 'latin1');
-      if (isOverflowRef(value)) {
+      if (typeof value === 'string') {
+        page[pos++] = VALUE_INLINE;
+        page.writeUInt32LE(value.length, pos);
+        pos += 4;
+        pos += page.write(value, pos, 'latin1');
+      } else if (isOverflowRef(value)) {
         page[pos++] = VALUE_OVERFLOW;
         page.writeUInt32LE(value.length, pos);
         page.writeUInt32LE(value.page, pos + 4);
@@ -245,7 +320,7 @@ export function decodeNode(page: Buffer, pageId: number): TreeNode {
     }
     // Values are not materialized: leafValueAt reads them from the page, leafValues builds the
     // array for the rare callers that need all of them.
-    return leafNode(pageId, keys, undefined as unknown as LeafValue[], pos, { page, keyOffsets, valueOffsets });
+    return leafNode(pageId, -1, keys, undefined as unknown as LeafValue[], pos, { page, keyOffsets, valueOffsets });
   }
   if (type === PAGE_TYPE.BRANCH) {
     const children = new Array<ChildRef>(count);
@@ -260,7 +335,7 @@ export function decodeNode(page: Buffer, pageId: number): TreeNode {
       children[i] = page.readUInt32LE(pos);
       pos += 4;
     }
-    return branchNode(pageId, keys, children, pos);
+    return branchNode(pageId, -1, keys, children, pos);
   }
   throw new Error(`page ${pageId} is not a tree page (type ${type})`);
 }

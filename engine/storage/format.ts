@@ -11,6 +11,11 @@
 export const DATA_FILE = 'data.tdb';
 /** Compaction writes here, then renames over DATA_FILE. A leftover one is deleted on open. */
 export const COMPACT_TEMP_FILE = 'data.tdb.compact';
+/**
+ * A new page file is written under its name plus this suffix, fsynced, then renamed into place,
+ * so DATA_FILE never exists without a valid header. A leftover one is deleted on open.
+ */
+export const CREATE_TEMP_SUFFIX = '.new';
 
 /** Every page is this many bytes; page n starts at byte n * PAGE_SIZE. */
 export const PAGE_SIZE = 8192;

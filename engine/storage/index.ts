@@ -3,11 +3,12 @@
 export * from './format.js';
 export { initChecksum, checksum32 } from './checksum.js';
 export { failpoint } from './failpoint.js';
-export { PageCache } from './page-cache.js';
-export { PageFile, fsyncDir, type FileHeader } from './page-file.js';
-export { BTree, type Entry, type ScanRange, type NodeStore } from './btree.js';
+export { PageCache, DEFAULT_DIRTY_BYTES, type PageCacheOptions } from './page-cache.js';
+export { DirtyBudget, type DirtyOwner } from './dirty-budget.js';
+export { PageFile, fsyncDir, ensureDirDurable, type FileHeader, type PageFileTail } from './page-file.js';
+export { BTree, TreeReader, type Entry, type ScanRange, type NodeStore, type NodeSource } from './btree.js';
 export type { TreeNode } from './btree-node.js';
-export { TreeSet } from './tree-set.js';
+export { TreeSet, TreeSnapshot } from './tree-set.js';
 export { WalWriter, FSYNC_MODES, type FsyncMode } from './wal-writer.js';
 export { recoverWal, type WalRecovery } from './wal-reader.js';
 export { listSegments, segmentName, type SegmentInfo } from './wal-segment.js';

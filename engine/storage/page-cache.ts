@@ -1,7 +1,23 @@
+import { fail } from '../errors.js';
+import { DirtyBudget } from './dirty-budget.js';
+
+export interface PageCacheOptions {
+  /** Bound on dirty (changed, not yet checkpointed) memory across every store sharing this cache. */
+  dirtyBytes?: number;
+  /** File ids available (ids of open files are never reused); a small value lets tests force the wrap. */
+  maxFileIds?: number;
+}
+
+/** Default dirty budget when none is configured. */
+export const DEFAULT_DIRTY_BYTES = 64 * 1024 * 1024;
+/** Cache keys are fileId * 2^32 + pageId, so ids stay below 2^20 to keep keys exact in a double. */
+const MAX_FILE_IDS = 2 ** 20;
+
 /**
  * A bounded LRU of decoded, clean (on-disk) pages, shared by every open page file in the process
  * so TETRA_CACHE_BYTES bounds memory however many tenants are open. Dirty pages are never here:
- * they belong to their tree until the next checkpoint writes them.
+ * they belong to their tree until the next checkpoint writes them, and count against `dirty`, the
+ * budget every store sharing this cache shares too.
  */
 export class PageCache<T> {
   readonly #maxBytes: number;
@@ -11,18 +27,45 @@ export class PageCache<T> {
   // approximation of LRU).
   readonly #entries = new Map<number, { value: T; bytes: number; used: boolean }>();
   #nextFileId = 1;
+  readonly #maxFileIds: number;
+  /** Ids of files that are open: a new file never gets one of these, however long they live. */
+  readonly #liveFileIds = new Set<number>();
+  readonly dirty: DirtyBudget;
   hits = 0;
   misses = 0;
 
-  constructor(maxBytes: number) {
+  constructor(maxBytes: number, options: PageCacheOptions = {}) {
     this.#maxBytes = Math.max(0, maxBytes);
+    this.#maxFileIds = Math.min(MAX_FILE_IDS, Math.max(2, options.maxFileIds ?? MAX_FILE_IDS));
+    this.dirty = new DirtyBudget(options.dirtyBytes ?? DEFAULT_DIRTY_BYTES);
   }
 
-  /** A fresh id for a newly opened file; cache keys are fileId * 2^32 + pageId. */
+  /**
+   * An id for a newly opened file, unused by every file still open (ids wrap, skipping live ones);
+   * cache keys are fileId * 2^32 + pageId. Release it with releaseFileId when the file closes.
+   * @throws UNAVAILABLE when every id is taken by an open file
+   */
   allocateFileId(): number {
-    const id = this.#nextFileId++;
-    if (id >= 2 ** 20) this.#nextFileId = 1; // ids wrap long after old files were purged
-    return id;
+    for (let tries = 1; tries < this.#maxFileIds; tries++) {
+      const id = this.#nextFileId;
+      this.#nextFileId = id + 1 >= this.#maxFileIds ? 1 : id + 1;
+      if (!this.#liveFileIds.has(id)) {
+        this.#liveFileIds.add(id);
+        return id;
+      }
+    }
+    fail('UNAVAILABLE', `too many page files open at once (${this.#maxFileIds - 1})`);
+  }
+
+  /** Drops every page of a closed file and makes its id available again. */
+  releaseFileId(fileId: number): void {
+    this.purgeFile(fileId);
+    this.#liveFileIds.delete(fileId);
+  }
+
+  /** Ids of the files open now (for tests and diagnostics). */
+  get openFileIds(): number {
+    return this.#liveFileIds.size;
   }
 
   static key(fileId: number, pageId: number): number {

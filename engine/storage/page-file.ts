@@ -1,9 +1,11 @@
-import { closeSync, existsSync, fdatasync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, write, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, renameSync, unlinkSync, write, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { fail } from '../errors.js';
 import { checksum32 } from './checksum.js';
+import { failpoint } from './failpoint.js';
 import {
+  CREATE_TEMP_SUFFIX,
   FORMAT_VERSION,
   HEADER_CATALOG_ROOT_OFFSET,
   HEADER_CHECKPOINT_LSN_OFFSET,
@@ -86,6 +88,32 @@ export function fsyncDir(dir: string): void {
 }
 
 /**
+ * mkdir -p whose result survives a crash: every directory it creates is fsynced into its parent
+ * (a tenant directory that vanishes after a power cut would orphan an acknowledged signup).
+ */
+export function ensureDirDurable(dir: string): void {
+  const first = mkdirSync(dir, { recursive: true });
+  if (first === undefined) return;
+  // Parents first: each new entry is made durable in the directory that holds it.
+  const created: string[] = [];
+  for (let d = resolve(dir); ; d = dirname(d)) {
+    created.push(d);
+    if (d === resolve(first) || dirname(d) === d) break;
+  }
+  for (const d of created.reverse()) fsyncDir(dirname(d));
+  failpoint('mkdir:after-fsync');
+}
+
+/** What open found after the header it chose: bytes no header covers (a torn or damaged end). */
+export interface PageFileTail {
+  /** Offset of the first byte after the chosen header. */
+  from: number;
+  /** Offset of the file's last page: where the newest header was, if one was written. */
+  lastPageOffset: number;
+  bytes: number;
+}
+
+/**
  * An append-only file of checksummed pages. Reads are synchronous (pread, usually served by the
  * OS cache); appends are asynchronous. Callers make a page reachable only after its write has
  * completed (a checkpoint's pages become reachable with the header written after them).
@@ -103,39 +131,62 @@ export class PageFile {
   }
 
   /**
-   * Opens (creating if absent) a page file and returns it with its last valid header. Bytes after
-   * that header (a torn checkpoint) are cut off.
+   * Opens (creating if absent) a page file at its last valid header. Bytes after that header are
+   * left alone and reported as `tail`: the caller decides, once it knows whether the log still
+   * covers them, to cut them (truncateTail) or to refuse to open. A new file appears atomically
+   * (written and fsynced under a temporary name, then renamed), so a crash during creation
+   * leaves either no file or a complete one; an empty file (left by older versions) is treated
+   * as never created.
    * @throws CORRUPTION when no valid header exists
    */
-  static open(path: string): { file: PageFile; header: FileHeader } {
-    const created = !existsSync(path);
-    const fd = openSync(path, created ? 'w+' : 'r+');
-    try {
-      if (created) {
-        const header: FileHeader = { checkpointLsn: 0, catalogRoot: 0, pageCount: 1, livePages: 1, writtenAtMs: Date.now() };
-        const page = encodeHeader(header);
-        writeFully(fd, page, 0);
-        fsyncSync(fd);
-        fsyncDir(dirname(path));
-        return { file: new PageFile(path, fd, 1), header };
+  static open(path: string): { file: PageFile; header: FileHeader; tail: PageFileTail | undefined } {
+    const temp = `${path}${CREATE_TEMP_SUFFIX}`;
+    if (existsSync(temp)) {
+      unlinkSync(temp);
+      fsyncDir(dirname(path));
+    }
+    if (!existsSync(path) || fstatSizeOf(path) === 0) {
+      const header: FileHeader = { checkpointLsn: 0, catalogRoot: 0, pageCount: 1, livePages: 1, writtenAtMs: Date.now() };
+      const tfd = openSync(temp, 'w');
+      try {
+        writeFully(tfd, encodeHeader(header), 0);
+        failpoint('create:before-sync');
+        fsyncSync(tfd);
+      } finally {
+        closeSync(tfd);
       }
+      renameSync(temp, path);
+      failpoint('create:after-rename');
+      fsyncDir(dirname(path));
+      return { file: new PageFile(path, openSync(path, 'r+'), 1), header, tail: undefined };
+    }
+    const fd = openSync(path, 'r+');
+    try {
       const size = fstatSync(fd).size;
       const page = Buffer.allocUnsafe(PAGE_SIZE);
-      for (let id = Math.floor(size / PAGE_SIZE) - 1; id >= 0; id--) {
+      const lastPage = Math.floor(size / PAGE_SIZE) - 1;
+      for (let id = lastPage; id >= 0; id--) {
         readFully(fd, page, id * PAGE_SIZE);
         const header = decodeHeader(page, id);
         if (header === undefined) continue;
-        if (size !== (id + 1) * PAGE_SIZE) {
-          ftruncateSync(fd, (id + 1) * PAGE_SIZE);
-          fsyncSync(fd);
-        }
-        return { file: new PageFile(path, fd, id + 1), header };
+        const from = (id + 1) * PAGE_SIZE;
+        const tail = size === from ? undefined : { from, lastPageOffset: Math.max(from, lastPage * PAGE_SIZE), bytes: size - from };
+        return { file: new PageFile(path, fd, id + 1), header, tail };
       }
-      fail('CORRUPTION', `${path}: no valid header page in ${size} bytes`, { file: path });
+      fail('CORRUPTION', `${path}: no valid header page in ${size} bytes (last page at offset ${Math.max(0, lastPage) * PAGE_SIZE})`, {
+        file: path,
+        offset: Math.max(0, lastPage) * PAGE_SIZE,
+      });
     } catch (err) {
       closeSync(fd);
       throw err;
     }
+  }
+
+  /** Cuts the bytes after the open header (a torn checkpoint the log covers) and syncs. */
+  truncateTail(): void {
+    ftruncateSync(this.#fd, this.pageCount * PAGE_SIZE);
+    fsyncSync(this.#fd);
   }
 
   /**
@@ -187,6 +238,15 @@ export class PageFile {
   close(): void {
     if (this.#fd >= 0) closeSync(this.#fd);
     this.#fd = -1;
+  }
+}
+
+function fstatSizeOf(path: string): number {
+  const fd = openSync(path, 'r');
+  try {
+    return fstatSync(fd).size;
+  } finally {
+    closeSync(fd);
   }
 }
 

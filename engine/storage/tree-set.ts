@@ -2,10 +2,11 @@ import { closeSync, openSync, renameSync, unlinkSync, existsSync, fsyncSync, wri
 import { promisify } from 'node:util';
 import { dirname, join } from 'node:path';
 import { fail } from '../errors.js';
-import { BTree, overflowPages, type NodeStore } from './btree.js';
+import { BTree, overflowPages, TreeReader, type NodeSource, type NodeStore } from './btree.js';
 import {
   cloneNode,
   decodeNode,
+  dirtyNodeBytes,
   encodeNode,
   fitsInline,
   isOverflowRef,
@@ -28,18 +29,13 @@ import {
   PAGE_SIZE,
   PAGE_TYPE,
   PAGE_TYPE_OFFSET,
+  VALUE_OVERFLOW,
 } from './format.js';
+import type { DirtyBudget } from './dirty-budget.js';
 import { PageCache } from './page-cache.js';
-import { encodeHeader, fsyncDir, PageFile, sealPage, type FileHeader } from './page-file.js';
+import { encodeHeader, fsyncDir, PageFile, sealPage, type FileHeader, type PageFileTail } from './page-file.js';
 
 const writeAsync = promisify(write);
-
-/** Marks every unwritten dirty node under `ref` frozen: from now on writes copy it. */
-function freeze(ref: ChildRef): void {
-  if (typeof ref === 'number' || ref.pageId !== 0 || ref.frozen === true) return;
-  ref.frozen = true;
-  if (ref.kind === 'branch') for (const child of ref.children) freeze(child);
-}
 
 /** Appends pages for a serialization pass and hands out their ids. */
 interface PageSink {
@@ -48,13 +44,183 @@ interface PageSink {
 }
 
 /**
+ * One page file as readers see it, with its id in the shared cache. Reference-counted: the tree
+ * set holds one reference while the file is current, every open snapshot one more, so a file
+ * replaced by compaction stays readable (and its cache id reserved) until the last snapshot
+ * that reads it closes.
+ */
+class PageSource implements NodeSource {
+  readonly file: PageFile;
+  readonly fileId: number;
+  readonly #cache: PageCache<TreeNode>;
+  #refs = 1;
+
+  constructor(file: PageFile, cache: PageCache<TreeNode>) {
+    this.file = file;
+    this.#cache = cache;
+    this.fileId = cache.allocateFileId();
+  }
+
+  load(pageId: number): TreeNode {
+    const key = PageCache.key(this.fileId, pageId);
+    const cached = this.#cache.get(key);
+    if (cached !== undefined) return cached;
+    const page = this.file.readPages(pageId, 1);
+    const type = page[PAGE_TYPE_OFFSET];
+    if (type !== PAGE_TYPE.LEAF && type !== PAGE_TYPE.BRANCH) {
+      fail('CORRUPTION', `${this.file.path}: page ${pageId} is not a tree page (type ${type})`, { file: this.file.path, page: pageId });
+    }
+    const node = decodeNode(page, pageId);
+    this.#cache.set(key, node, nodeMemoryBytes(node));
+    return node;
+  }
+
+  /** Caches a page written by this process as if read back (its decoded copy owns only the page). */
+  remember(pageId: number, page: Buffer): void {
+    const clean = decodeNode(page, pageId);
+    this.#cache.set(PageCache.key(this.fileId, pageId), clean, nodeMemoryBytes(clean));
+  }
+
+  readOverflow(ref: OverflowRef): Buffer {
+    const count = overflowPages(ref.length);
+    const bytes = this.file.readPages(ref.page, count);
+    const value = Buffer.allocUnsafe(ref.length);
+    for (let i = 0, done = 0; i < count; i++) {
+      const page = bytes.subarray(i * PAGE_SIZE, (i + 1) * PAGE_SIZE);
+      if (page[PAGE_TYPE_OFFSET] !== PAGE_TYPE.OVERFLOW) {
+        fail('CORRUPTION', `${this.file.path}: page ${ref.page + i} is not an overflow page`, { file: this.file.path, page: ref.page + i });
+      }
+      done += page.copy(value, done, PAGE_HEADER_SIZE, PAGE_HEADER_SIZE + Math.min(PAGE_PAYLOAD, ref.length - done));
+    }
+    return value;
+  }
+
+  acquire(): void {
+    this.#refs++;
+  }
+
+  release(): void {
+    if (--this.#refs > 0) return;
+    this.file.close();
+    this.#cache.releaseFileId(this.fileId);
+  }
+}
+
+/**
+ * A read-only view of some or all trees of a tree set, pinned at one state. Taking one is O(1)
+ * in the data size: it starts a new write epoch (every existing dirty node becomes copy-on-write)
+ * and keeps the roots of that moment. Reads fail with UNAVAILABLE once it is closed or expired.
+ */
+export class TreeSnapshot implements NodeSource {
+  /** Checkpoints completed when it was taken (see TreeSet.#held). */
+  readonly seq: number;
+  readonly openedAt: number;
+  #set: TreeSet | undefined;
+  #source: PageSource | undefined;
+  #roots: Map<string, { root: ChildRef; count: number }> | undefined;
+  readonly #readers = new Map<string, SnapshotReader>();
+  #ended: string | undefined;
+
+  /** @internal built by TreeSet.snapshot */
+  constructor(set: TreeSet, source: PageSource, roots: Map<string, { root: ChildRef; count: number }>, seq: number) {
+    this.#set = set;
+    this.#source = source;
+    this.#roots = roots;
+    this.seq = seq;
+    this.openedAt = Date.now();
+  }
+
+  /** Throws the reason this snapshot can no longer be read, if it cannot. @throws UNAVAILABLE */
+  check(): void {
+    if (this.#ended !== undefined) fail('UNAVAILABLE', this.#ended);
+  }
+
+  load(pageId: number): TreeNode {
+    this.check();
+    return this.#source!.load(pageId);
+  }
+
+  readOverflow(ref: OverflowRef): Buffer {
+    this.check();
+    return this.#source!.readOverflow(ref);
+  }
+
+  /** The tree called `name` as of this snapshot, or undefined when it held no keys. @throws UNAVAILABLE */
+  tree(name: string): TreeReader | undefined {
+    this.check();
+    let reader = this.#readers.get(name);
+    if (reader === undefined) {
+      const entry = this.#roots!.get(name);
+      if (entry === undefined) return undefined;
+      reader = new SnapshotReader(this, entry.root, entry.count);
+      this.#readers.set(name, reader);
+    }
+    return reader;
+  }
+
+  /** Names of the trees that held keys, sorted. @throws UNAVAILABLE */
+  names(): string[] {
+    this.check();
+    return [...this.#roots!].filter(([, e]) => e.count > 0).map(([n]) => n).sort();
+  }
+
+  get closed(): boolean {
+    return this.#ended !== undefined;
+  }
+
+  /** Releases the snapshot (idempotent). */
+  close(): void {
+    this.#end('snapshot is closed');
+  }
+
+  /** @internal ends the snapshot with `reason` (expiry under memory pressure or age). */
+  expire(reason: string): void {
+    this.#end(reason);
+  }
+
+  #end(reason: string): void {
+    if (this.#ended !== undefined) return;
+    this.#ended = reason;
+    // Drop every reference at once: the memory is released even if a caller keeps this object.
+    for (const reader of this.#readers.values()) reader.root = NO_PAGE;
+    this.#readers.clear();
+    this.#roots = undefined;
+    const set = this.#set;
+    const source = this.#source;
+    this.#set = undefined;
+    this.#source = undefined;
+    source?.release();
+    set?.snapshotEnded(this);
+  }
+}
+
+/** A TreeReader that fails cleanly once its snapshot has ended. */
+class SnapshotReader extends TreeReader {
+  readonly #snapshot: TreeSnapshot;
+
+  constructor(snapshot: TreeSnapshot, root: ChildRef, count: number) {
+    super(snapshot, root, count);
+    this.#snapshot = snapshot;
+  }
+
+  protected override check(): void {
+    this.#snapshot.check();
+  }
+}
+
+/**
  * The named B+trees of one page file, with the catalog that maps names to roots. Mutations are
  * in memory (dirty nodes) until checkpoint() appends them, followed by a new header page.
+ *
+ * Memory: every dirty node is counted (estimated bytes) against the cache's dirty budget from
+ * its creation until the checkpoint that writes it has completed; after that the live trees
+ * point at the written pages (page ids) instead of the nodes, so they are released, unless open
+ * snapshots may still read them, in which case they stay counted until those snapshots close.
  */
 export class TreeSet implements NodeStore {
-  #file: PageFile;
-  #fileId: number;
+  #source: PageSource;
   readonly #cache: PageCache<TreeNode>;
+  readonly #budget: DirtyBudget;
   #catalog: BTree;
   readonly #trees = new Map<string, BTree>();
   /** Trees changed since the last checkpoint (including dropped ones). */
@@ -63,19 +229,39 @@ export class TreeSet implements NodeStore {
   #retired = 0;
   /** The last durable header. */
   header: FileHeader;
+  /** Bytes after the header open chose (see PageFile.open); cleared once cut. */
+  tail: PageFileTail | undefined;
 
-  private constructor(file: PageFile, header: FileHeader, cache: PageCache<TreeNode>) {
-    this.#file = file;
+  /** Writers change nodes of this epoch in place; a snapshot or a checkpoint capture starts a new one. */
+  #epoch = 1;
+  /** True once a node of the current epoch was created or changed (a new snapshot must then start a new epoch). */
+  #epochUsed = false;
+  /** While a checkpoint runs: dirty nodes with an older epoch are the ones it writes. 0 otherwise. */
+  #captureEpoch = 0;
+  /** Estimated bytes of dirty nodes not yet captured by a checkpoint. */
+  #pendingBytes = 0;
+  /** Estimated bytes captured by the running checkpoint. */
+  #capturedBytes = 0;
+  /** Checkpoints completed since open. */
+  #checkpointSeq = 0;
+  /** Bytes of completed checkpoints still reachable from snapshots opened before they completed. */
+  readonly #held: Array<{ seq: number; bytes: number }> = [];
+  #heldBytes = 0;
+  readonly #snapshots = new Set<TreeSnapshot>();
+
+  private constructor(file: PageFile, header: FileHeader, tail: PageFileTail | undefined, cache: PageCache<TreeNode>) {
     this.#cache = cache;
-    this.#fileId = cache.allocateFileId();
+    this.#budget = cache.dirty;
+    this.#source = new PageSource(file, cache);
     this.header = header;
+    this.tail = tail;
     this.#catalog = new BTree(this, header.catalogRoot, 0);
     this.#loadCatalog();
   }
 
   /**
    * Opens the page file at `path` (created if absent) at its last valid header. A compaction
-   * temp file left by a crash is removed.
+   * temp file left by a crash is removed. Bytes after the header are kept (see `tail`).
    * @throws CORRUPTION when the file has no valid header or a catalog page is damaged
    */
   static open(path: string, cache: PageCache<TreeNode>): TreeSet {
@@ -84,13 +270,20 @@ export class TreeSet implements NodeStore {
       unlinkSync(temp);
       fsyncDir(dirname(path));
     }
-    const { file, header } = PageFile.open(path);
+    const { file, header, tail } = PageFile.open(path);
     try {
-      return new TreeSet(file, header, cache);
+      return new TreeSet(file, header, tail, cache);
     } catch (err) {
       file.close();
       throw err;
     }
+  }
+
+  /** Cuts the bytes after the header (the log covers them; see PageFile.truncateTail). */
+  truncateTail(): void {
+    if (this.tail === undefined) return;
+    this.#source.file.truncateTail();
+    this.tail = undefined;
   }
 
   #loadCatalog(): void {
@@ -104,40 +297,121 @@ export class TreeSet implements NodeStore {
   // ---- NodeStore --------------------------------------------------------------------------
 
   load(pageId: number): TreeNode {
-    const key = PageCache.key(this.#fileId, pageId);
-    const cached = this.#cache.get(key);
-    if (cached !== undefined) return cached;
-    const page = this.#file.readPages(pageId, 1);
-    const type = page[PAGE_TYPE_OFFSET];
-    if (type !== PAGE_TYPE.LEAF && type !== PAGE_TYPE.BRANCH) {
-      fail('CORRUPTION', `${this.#file.path}: page ${pageId} is not a tree page (type ${type})`, { file: this.#file.path, page: pageId });
-    }
-    const node = decodeNode(page, pageId);
-    this.#cache.set(key, node, nodeMemoryBytes(node));
-    return node;
+    return this.#source.load(pageId);
   }
 
   readOverflow(ref: OverflowRef): Buffer {
-    const count = overflowPages(ref.length);
-    const bytes = this.#file.readPages(ref.page, count);
-    const value = Buffer.allocUnsafe(ref.length);
-    for (let i = 0, done = 0; i < count; i++) {
-      const page = bytes.subarray(i * PAGE_SIZE, (i + 1) * PAGE_SIZE);
-      if (page[PAGE_TYPE_OFFSET] !== PAGE_TYPE.OVERFLOW) {
-        fail('CORRUPTION', `${this.#file.path}: page ${ref.page + i} is not an overflow page`, { file: this.#file.path, page: ref.page + i });
-      }
-      done += page.copy(value, done, PAGE_HEADER_SIZE, PAGE_HEADER_SIZE + Math.min(PAGE_PAYLOAD, ref.length - done));
-    }
-    return value;
+    return this.#source.readOverflow(ref);
+  }
+
+  get epoch(): number {
+    return this.#epoch;
+  }
+
+  captured(node: TreeNode): boolean {
+    return node.pageId === 0 && node.gen < this.#captureEpoch;
   }
 
   retire(pages: number): void {
     this.#retired += pages;
   }
 
+  dirtied(bytes: number): void {
+    this.#epochUsed = true;
+    this.#pendingBytes += bytes;
+    this.#budget.add(bytes);
+  }
+
+  /** Makes every existing dirty node copy-on-write, when any was made since the last time. */
+  #newEpoch(): void {
+    if (!this.#epochUsed) return;
+    this.#epoch++;
+    this.#epochUsed = false;
+  }
+
+  // ---- Memory -------------------------------------------------------------------------------
+
+  /** Estimated bytes of changes no checkpoint has captured yet. */
+  get pendingBytes(): number {
+    return this.#pendingBytes;
+  }
+
+  /** Estimated bytes kept only for open snapshots. */
+  get pinnedBytes(): number {
+    return this.#heldBytes;
+  }
+
+  // ---- Snapshots ----------------------------------------------------------------------------
+
+  /**
+   * A read-only view of the trees as they are now (all of them, or only `names`); close it when
+   * done. O(number of trees), not of their size.
+   */
+  snapshot(names?: readonly string[]): TreeSnapshot {
+    this.#newEpoch();
+    const roots = new Map<string, { root: ChildRef; count: number }>();
+    if (names === undefined) {
+      for (const [name, tree] of this.#trees) if (tree.count > 0) roots.set(name, { root: tree.root, count: tree.count });
+    } else {
+      for (const name of names) {
+        const tree = this.#trees.get(name);
+        if (tree !== undefined && tree.count > 0) roots.set(name, { root: tree.root, count: tree.count });
+      }
+    }
+    this.#source.acquire();
+    const snapshot = new TreeSnapshot(this, this.#source, roots, this.#checkpointSeq);
+    this.#snapshots.add(snapshot);
+    return snapshot;
+  }
+
+  /** @internal called by a snapshot that closed or expired. */
+  snapshotEnded(snapshot: TreeSnapshot): void {
+    if (!this.#snapshots.delete(snapshot)) return;
+    this.#releaseHeld();
+  }
+
+  /** Open snapshots, oldest first. */
+  get openSnapshots(): number {
+    return this.#snapshots.size;
+  }
+
+  /** Expires the oldest snapshot that keeps checkpointed memory alive; false when none does. */
+  expireOldestPinning(reason: string): boolean {
+    const heldSeq = this.#held[this.#held.length - 1]?.seq;
+    if (heldSeq === undefined) return false;
+    let oldest: TreeSnapshot | undefined;
+    for (const s of this.#snapshots) if (s.seq < heldSeq && (oldest === undefined || s.seq < oldest.seq)) oldest = s;
+    oldest?.expire(reason);
+    return oldest !== undefined;
+  }
+
+  /** Expires snapshots opened before `before` (ms since the epoch); returns how many. */
+  expireOlderThan(before: number, reason: string): number {
+    let n = 0;
+    for (const s of [...this.#snapshots]) {
+      if (s.openedAt < before) {
+        s.expire(reason);
+        n++;
+      }
+    }
+    return n;
+  }
+
+  /** Releases checkpointed generations no open snapshot can reach any more. */
+  #releaseHeld(): void {
+    let oldest = Infinity;
+    for (const s of this.#snapshots) if (s.seq < oldest) oldest = s.seq;
+    // Generation g stays while a snapshot taken before it completed (s.seq < g.seq) is open.
+    while (this.#held.length > 0 && this.#held[0]!.seq <= oldest) {
+      const { bytes } = this.#held.shift()!;
+      this.#heldBytes -= bytes;
+      this.#budget.add(-bytes);
+    }
+  }
+
   // ---- Trees --------------------------------------------------------------------------------
 
-  /** The tree called `name`, or undefined when it has never been written. */
+  /** The live tree called `name`, or undefined when it has never been written. Point reads only. */
   tree(name: string): BTree | undefined {
     return this.#trees.get(name);
   }
@@ -161,7 +435,6 @@ export class TreeSet implements NodeStore {
       this.#retired++;
       if (node.kind === 'leaf') for (const v of leafValues(node)) if (isOverflowRef(v)) this.#retired += overflowPages(v.length);
     });
-    tree.version++;
     this.#trees.delete(name);
     this.#touched.add(name);
     return true;
@@ -180,12 +453,18 @@ export class TreeSet implements NodeStore {
 
   /**
    * Writes every dirty node and a new header recording `lsn`. The state is captured when this is
-   * called: dirty nodes are frozen (a write that reaches one copies it, as it would a clean page),
-   * so serialization yields to the event loop between chunks while writes go on. Resolves when
-   * the header is durable (pages fsynced, then header fsynced).
+   * called by starting a new epoch: from then on a write that reaches a captured node copies it,
+   * as it would a clean page, so serialization yields to the event loop between chunks while
+   * writes go on. Resolves when the header is durable (pages fsynced, then header fsynced); the
+   * live trees then refer to the written pages by id, which releases the captured nodes.
    */
   async checkpoint(lsn: number): Promise<void> {
     // Capture, synchronously: what the header at `lsn` will describe.
+    this.#newEpoch();
+    this.#captureEpoch = this.#epoch;
+    const capturedBytes = this.#pendingBytes;
+    this.#capturedBytes = capturedBytes;
+    this.#pendingBytes = 0;
     const captured: Array<{ name: string; tree: BTree; root: ChildRef; count: number }> = [];
     const emptied: string[] = [];
     for (const name of this.#touched) {
@@ -195,7 +474,6 @@ export class TreeSet implements NodeStore {
         emptied.push(name);
         continue;
       }
-      freeze(tree.root);
       captured.push({ name, tree, root: tree.root, count: tree.count });
     }
     this.#touched.clear();
@@ -203,78 +481,100 @@ export class TreeSet implements NodeStore {
     this.#retired = 0;
 
     // Serialize children first, writing a chunk at a time.
-    const first = this.#file.pageCount;
+    const first = this.#source.file.pageCount;
     const sink: PageSink = { next: first, pages: [] };
     let flushed = first;
     const flush = async (): Promise<void> => {
       if (sink.pages.length === 0) return;
       const bytes = Buffer.concat(sink.pages);
       sink.pages = [];
-      const at = this.#file.allocate(bytes.length / PAGE_SIZE);
+      const file = this.#source.file;
+      const at = file.allocate(bytes.length / PAGE_SIZE);
       if (at !== flushed) throw new Error('checkpoint: page allocation raced');
       flushed += bytes.length / PAGE_SIZE;
       if (failpointArmed('checkpoint:mid-pages')) {
         // A torn checkpoint: half a chunk reaches the file, then the process dies.
-        await this.#file.writePages(at, bytes.subarray(0, Math.max(PAGE_SIZE / 2, Math.floor(bytes.length / 2))));
+        await file.writePages(at, bytes.subarray(0, Math.max(PAGE_SIZE / 2, Math.floor(bytes.length / 2))));
         failpoint('checkpoint:mid-pages');
       }
-      await this.#file.writePages(at, bytes);
+      await file.writePages(at, bytes);
     };
+    // Large values written to overflow pages here: live copies of their leaves point at the pages afterwards.
+    const overflowed = new Map<Buffer, OverflowRef>();
     const roots = new Map<string, number>();
-    for (const { name, root } of captured) {
-      roots.set(name, typeof root === 'number' ? root : await this.#writeNode(root, sink, flush));
+    try {
+      for (const { name, root } of captured) {
+        roots.set(name, typeof root === 'number' ? root : await this.#writeNode(root, sink, flush, overflowed));
+      }
+      // The catalog changes only here, under the caller's exclusion, and is written at once.
+      for (const { name, count } of captured) {
+        const nameKey = Buffer.from(name, 'utf8');
+        const entry = catalogEntry(roots.get(name)!, count);
+        const old = this.#catalog.get(nameKey);
+        if (old === undefined || !old.equals(entry)) this.#catalog.put(nameKey, entry);
+      }
+      for (const name of emptied) this.#catalog.delete(Buffer.from(name, 'utf8'));
+      if (typeof this.#catalog.root !== 'number') this.#catalog.root = await this.#writeNode(this.#catalog.root, sink, flush, overflowed);
+      await flush();
+      const file = this.#source.file;
+      const pagesWritten = flushed - first;
+      if (pagesWritten > 0) {
+        failpoint('checkpoint:after-pages');
+        await file.sync();
+        failpoint('checkpoint:after-pages-sync');
+      }
+      const headerId = file.allocate(1);
+      const header: FileHeader = {
+        checkpointLsn: lsn,
+        catalogRoot: this.#catalog.root as number,
+        pageCount: headerId + 1,
+        // The previous header and every retired page become garbage; the new pages are live.
+        livePages: this.header.livePages - retired + pagesWritten,
+        writtenAtMs: Date.now(),
+      };
+      await file.writePages(headerId, encodeHeader(header));
+      failpoint('checkpoint:after-header');
+      await file.sync();
+      failpoint('checkpoint:after-header-sync');
+      this.header = header;
+    } finally {
+      this.#captureEpoch = 0;
     }
-    // The catalog changes only here, under the caller's exclusion: no need to freeze it.
-    for (const { name, count } of captured) {
-      const nameKey = Buffer.from(name, 'utf8');
-      const entry = catalogEntry(roots.get(name)!, count);
-      const old = this.#catalog.get(nameKey);
-      if (old === undefined || !old.equals(entry)) this.#catalog.put(nameKey, entry);
-    }
-    for (const name of emptied) this.#catalog.delete(Buffer.from(name, 'utf8'));
-    if (typeof this.#catalog.root !== 'number') this.#catalog.root = await this.#writeNode(this.#catalog.root, sink, flush);
-    await flush();
-    const pagesWritten = flushed - first;
-    if (pagesWritten > 0) {
-      failpoint('checkpoint:after-pages');
-      await this.#file.sync();
-      failpoint('checkpoint:after-pages-sync');
-    }
-    const headerId = this.#file.allocate(1);
-    const header: FileHeader = {
-      checkpointLsn: lsn,
-      catalogRoot: this.#catalog.root as number,
-      pageCount: headerId + 1,
-      // The previous header and every retired page become garbage; the new pages are live.
-      livePages: this.header.livePages - retired + pagesWritten,
-      writtenAtMs: Date.now(),
-    };
-    await this.#file.writePages(headerId, encodeHeader(header));
-    failpoint('checkpoint:after-header');
-    await this.#file.sync();
-    failpoint('checkpoint:after-header-sync');
-    this.header = header;
-    // Trees nobody wrote meanwhile now point at their pages; the others keep their dirty roots
-    // (which reach the frozen, now written, nodes until the next checkpoint).
+    // The pages are durable and reachable: trees nobody wrote meanwhile now are those pages; the
+    // others get every reference to a written node replaced by its page id, so nothing live
+    // keeps the captured nodes.
     for (const { name, tree, root } of captured) {
-      if (tree.root === root && this.#trees.get(name) === tree) tree.root = roots.get(name)!;
+      if (this.#trees.get(name) !== tree) continue;
+      if (tree.root === root) tree.root = roots.get(name)!;
+      else if (typeof tree.root !== 'number') tree.root = release(tree.root, overflowed);
+    }
+    this.#checkpointSeq++;
+    this.#capturedBytes = 0;
+    if (this.#snapshots.size === 0) {
+      this.#budget.add(-capturedBytes);
+    } else {
+      // Snapshots open now may still read the captured nodes: keep them counted until they close.
+      this.#held.push({ seq: this.#checkpointSeq, bytes: capturedBytes });
+      this.#heldBytes += capturedBytes;
     }
   }
 
   /**
    * Appends `node` and its unwritten descendants to `sink`, children first, and returns its page
-   * id. Frozen nodes are never modified (readers may be inside them): child ids and overflow
-   * references go into the encoded page only.
+   * id. Captured nodes are never modified (snapshots and readers may be inside them): child ids
+   * and overflow references go into the encoded page only.
    */
-  async #writeNode(node: TreeNode, sink: PageSink, flush: () => Promise<void>): Promise<number> {
+  async #writeNode(node: TreeNode, sink: PageSink, flush: () => Promise<void>, overflowed: Map<Buffer, OverflowRef>): Promise<number> {
     if (node.pageId !== 0) return node.pageId; // written by an earlier checkpoint
     let encoded: TreeNode = node;
     if (node.kind === 'leaf') {
       for (let i = 0; i < node.values.length; i++) {
         const value = node.values[i]!;
-        if (!isOverflowRef(value) && !fitsInline(node.keys[i]!.length, value.length)) {
+        if (value instanceof Uint8Array && !fitsInline(node.keys[i]!.length, value.length)) {
           if (encoded === node) encoded = { ...node, values: node.values.slice() };
-          (encoded as LeafNode).values[i] = { page: sink.next, length: value.length };
+          const ref = { page: sink.next, length: value.length };
+          (encoded as LeafNode).values[i] = ref;
+          overflowed.set(value, ref);
           appendOverflow(value, sink);
         }
       }
@@ -282,17 +582,14 @@ export class TreeSet implements NodeStore {
       const children: ChildRef[] = new Array<ChildRef>(node.children.length);
       for (let i = 0; i < node.children.length; i++) {
         const child = node.children[i]!;
-        children[i] = typeof child === 'number' ? child : await this.#writeNode(child, sink, flush);
+        children[i] = typeof child === 'number' ? child : await this.#writeNode(child, sink, flush, overflowed);
       }
       encoded = { ...node, children };
     }
     const { id, page } = appendNode(encoded, sink);
     node.pageId = id;
-    // Cache the page as if read back: the decoded copy references only its page, not the
-    // caller's or the WAL's buffers the dirty node's keys and values came from. Nothing reaches
-    // this id before the header that makes it reachable is written.
-    const clean = decodeNode(page, id);
-    this.#cache.set(PageCache.key(this.#fileId, id), clean, nodeMemoryBytes(clean));
+    // Nothing reaches this id before the header that makes it reachable is written.
+    this.#source.remember(id, page);
     if (sink.pages.length * PAGE_SIZE >= CHECKPOINT_CHUNK_BYTES) await flush();
     return id;
   }
@@ -306,18 +603,20 @@ export class TreeSet implements NodeStore {
   }
 
   get fileBytes(): number {
-    return this.#file.bytes;
+    return this.#source.file.bytes;
   }
 
   /**
    * Rewrites the pages reachable from the last durable header into a new file and swaps it in:
-   * write -> fsync -> rename -> fsync(dir). Writes may continue meanwhile; their dirty nodes are
-   * re-pointed at the new page ids at the swap. The caller must not checkpoint concurrently.
+   * write -> fsync -> rename -> fsync(dir). Writes may continue meanwhile; at the swap the live
+   * trees are re-pointed at the new page ids. Open snapshots keep reading the old file, which
+   * stays open until the last of them closes. The caller must not checkpoint concurrently.
    */
   async compact(): Promise<{ beforeBytes: number; afterBytes: number }> {
-    const path = this.#file.path;
+    const source = this.#source;
+    const path = source.file.path;
     const temp = join(dirname(path), COMPACT_TEMP_FILE);
-    const beforeBytes = this.#file.bytes;
+    const beforeBytes = source.file.bytes;
     const header = this.header;
     const fd = openSync(temp, 'w+');
     const mapping = new Map<number, number>();
@@ -332,41 +631,51 @@ export class TreeSet implements NodeStore {
       }
       written += bytes.length;
     };
+    // Keep the file open even if a concurrent close() releases the tree set meanwhile.
+    source.acquire();
     try {
       // Page 0 of every file is a header: the empty state.
       sink.pages.push(encodeHeader({ checkpointLsn: 0, catalogRoot: NO_PAGE, pageCount: 1, livePages: 1, writtenAtMs: Date.now() }));
 
       const copy = async (pageId: number): Promise<number> => {
-        const node = cloneNode(decodeNode(this.#file.readPages(pageId, 1), pageId));
+        const page = source.file.readPages(pageId, 1);
+        const node = decodeNode(page, pageId);
         if (node.kind === 'branch') {
-          for (let i = 0; i < node.children.length; i++) node.children[i] = await copy(node.children[i] as number);
+          const children = new Array<ChildRef>(node.children.length);
+          for (let i = 0; i < node.children.length; i++) children[i] = await copy(node.children[i] as number);
+          const { id } = appendNode({ ...node, children }, sink);
+          mapping.set(pageId, id);
+        } else if (!leafHasOverflow(node)) {
+          // A leaf refers to no page: its bytes move as they are.
+          sink.pages.push(page);
+          mapping.set(pageId, sink.next++);
         } else {
-          for (let i = 0; i < node.values.length; i++) {
-            const value = node.values[i]!;
+          const values = leafValues(node);
+          for (let i = 0; i < values.length; i++) {
+            const value = values[i]!;
             if (isOverflowRef(value)) {
               const moved = { page: sink.next, length: value.length };
               mapping.set(value.page, moved.page);
-              appendOverflow(this.readOverflow(value), sink);
-              node.values[i] = moved;
+              appendOverflow(source.readOverflow(value), sink);
+              values[i] = moved;
             }
           }
+          const { id } = appendNode({ ...node, values, source: undefined }, sink);
+          mapping.set(pageId, id);
         }
-        const { id } = appendNode(node, sink);
-        mapping.set(pageId, id);
         if (sink.pages.length * PAGE_SIZE >= COMPACT_CHUNK_BYTES) await flush();
-        return id;
+        return mapping.get(pageId)!;
       };
 
       // The durable catalog, re-pointed at the copied roots, becomes a fresh catalog tree.
-      const durableCatalog = new BTree(this, header.catalogRoot, 0);
-      const catalog = new BTree(this, NO_PAGE, 0);
-      for (const [name, entry] of [...durableCatalog.scan()]) {
+      const durableCatalog = new TreeReader(source, header.catalogRoot, 0);
+      const entries: Array<{ name: Buffer; root: number; count: number }> = [];
+      for (const [name, entry] of durableCatalog.scan()) {
         const root = entry.readUInt32LE(0);
-        const moved = root === NO_PAGE ? NO_PAGE : await copy(root);
-        catalog.put(name, catalogEntry(moved, entry.readDoubleLE(4)));
+        entries.push({ name: Buffer.from(name), root: root === NO_PAGE ? NO_PAGE : await copy(root), count: entry.readDoubleLE(4) });
         failpoint('compact:mid-copy');
       }
-      const catalogRoot = typeof catalog.root === 'number' ? catalog.root : this.#writeDetached(catalog.root, sink);
+      const catalogRoot = writeCatalog(entries, sink);
       const newHeader: FileHeader = {
         checkpointLsn: header.checkpointLsn,
         catalogRoot,
@@ -394,72 +703,128 @@ export class TreeSet implements NodeStore {
       }
       if (existsSync(temp)) unlinkSync(temp);
       throw err;
+    } finally {
+      source.release();
     }
-    return { beforeBytes, afterBytes: this.#file.bytes };
+    return { beforeBytes, afterBytes: this.#source.file.bytes };
   }
 
-  /** Serializes a detached dirty tree into `sink` without caching it under this file's id. */
-  #writeDetached(node: TreeNode, sink: PageSink): number {
-    if (node.kind === 'branch') {
-      for (let i = 0; i < node.children.length; i++) {
-        const child = node.children[i]!;
-        if (typeof child !== 'number') node.children[i] = this.#writeDetached(child, sink);
-      }
-    }
-    return appendNode(node, sink).id;
-  }
-
-  /** Points in-memory state at the compacted file. Synchronous: no reader sees a mix. */
+  /**
+   * Points the live trees at the compacted file. Synchronous: no reader sees a mix. Dirty nodes
+   * of the current epoch are re-pointed in place; older ones may be shared with snapshots that
+   * still read the old file, so they are copied instead.
+   */
   #swap(mapping: Map<number, number>, header: FileHeader): void {
+    const moved = (id: number): number => {
+      const to = mapping.get(id);
+      if (to === undefined) throw new Error(`compaction: page ${id} is referenced but was not copied`);
+      return to;
+    };
     const remap = (ref: ChildRef): ChildRef => {
-      // A node written by the last checkpoint (frozen, still referenced by a newer copy) is
-      // that page now: refer to its new id.
-      const id = typeof ref === 'number' ? ref : ref.pageId;
-      if (id !== 0 || ref === NO_PAGE) {
-        if (id === NO_PAGE) return ref;
-        const moved = mapping.get(id);
-        if (moved === undefined) throw new Error(`compaction: page ${id} is referenced but was not copied`);
-        return moved;
+      if (typeof ref === 'number') return ref === NO_PAGE ? ref : moved(ref);
+      // A node the last checkpoint wrote is that page now.
+      if (ref.pageId !== 0) return moved(ref.pageId);
+      let node = ref;
+      if (node.gen !== this.#epoch) {
+        node = cloneNode(node, this.#epoch);
+        this.dirtied(dirtyNodeBytes(node));
       }
-      if (typeof ref === 'number') return ref;
-      if (ref.kind === 'branch') {
-        for (let i = 0; i < ref.children.length; i++) ref.children[i] = remap(ref.children[i]!);
+      if (node.kind === 'branch') {
+        for (let i = 0; i < node.children.length; i++) node.children[i] = remap(node.children[i]!);
       } else {
-        for (let i = 0; i < ref.values.length; i++) {
-          const value = ref.values[i]!;
-          if (isOverflowRef(value)) {
-            const moved = mapping.get(value.page);
-            if (moved === undefined) throw new Error(`compaction: overflow page ${value.page} was not copied`);
-            ref.values[i] = { page: moved, length: value.length };
-          }
+        for (let i = 0; i < node.values.length; i++) {
+          const value = node.values[i]!;
+          if (isOverflowRef(value)) node.values[i] = { page: moved(value.page), length: value.length };
         }
       }
-      return ref;
+      return node;
     };
     const roots = new Map<string, ChildRef>();
     for (const [name, tree] of this.#trees) roots.set(name, remap(tree.root));
-    const { file, header: opened } = PageFile.open(this.#file.path);
+    const { file, header: opened } = PageFile.open(this.#source.file.path);
     if (opened.pageCount !== header.pageCount) {
       file.close();
       throw new Error('compaction: the renamed file does not end at its header');
     }
-    const oldFileId = this.#fileId;
-    this.#file.close();
-    this.#file = file;
-    this.#fileId = this.#cache.allocateFileId();
-    this.#cache.purgeFile(oldFileId);
+    const old = this.#source;
+    this.#source = new PageSource(file, this.#cache);
+    old.release();
     this.header = header;
     this.#catalog = new BTree(this, header.catalogRoot, this.#catalog.count);
-    for (const [name, tree] of this.#trees) {
-      tree.root = roots.get(name)!;
-      tree.version++;
-    }
+    for (const [name, tree] of this.#trees) tree.root = roots.get(name)!;
   }
 
+  /** Ends every snapshot and closes the file (once no snapshot reads it). */
   close(): void {
-    this.#file.close();
-    this.#cache.purgeFile(this.#fileId);
+    for (const s of [...this.#snapshots]) s.expire('the tenant store was closed');
+    this.#budget.add(-(this.#pendingBytes + this.#capturedBytes + this.#heldBytes));
+    this.#pendingBytes = 0;
+    this.#capturedBytes = 0;
+    this.#heldBytes = 0;
+    this.#held.length = 0;
+    this.#source.release();
   }
+}
+
+/**
+ * Replaces, under a dirty node, every reference to a node a checkpoint has written by its page
+ * id, and every large value it wrote to overflow pages by their reference, so the written nodes
+ * and values are no longer held by the live tree. Walks only dirty nodes. Changing a node shared
+ * with a snapshot this way is safe: the page holds exactly what the node did.
+ */
+function release(node: TreeNode, overflowed: Map<Buffer, OverflowRef>): ChildRef {
+  if (node.pageId !== 0) return node.pageId;
+  if (node.kind === 'branch') {
+    for (let i = 0; i < node.children.length; i++) {
+      const child = node.children[i]!;
+      if (typeof child !== 'number') node.children[i] = release(child, overflowed);
+    }
+  } else if (overflowed.size > 0) {
+    for (let i = 0; i < node.values.length; i++) {
+      const value = node.values[i]!;
+      if (value instanceof Uint8Array) {
+        const ref = overflowed.get(value as Buffer);
+        if (ref !== undefined) node.values[i] = ref;
+      }
+    }
+  }
+  return node;
+}
+
+function leafHasOverflow(node: LeafNode): boolean {
+  const source = node.source!;
+  for (let i = 0; i < node.keys.length; i++) if (source.page[source.valueOffsets[i]!] === VALUE_OVERFLOW) return true;
+  return false;
+}
+
+/** Writes a catalog of `entries` as a fresh tree into `sink` and returns its root page id. */
+function writeCatalog(entries: Array<{ name: Buffer; root: number; count: number }>, sink: PageSink): number {
+  if (entries.length === 0) return NO_PAGE;
+  // A throwaway store: nodes of one epoch, no accounting, nothing on disk to read.
+  const detached: NodeStore = {
+    epoch: 1,
+    load: () => {
+      throw new Error('detached catalog has no pages');
+    },
+    readOverflow: () => {
+      throw new Error('detached catalog has no pages');
+    },
+    captured: () => false,
+    retire: () => undefined,
+    dirtied: () => undefined,
+  };
+  const catalog = new BTree(detached, NO_PAGE, 0);
+  for (const { name, root, count } of entries) catalog.put(name, catalogEntry(root, count));
+  const write = (node: TreeNode): number => {
+    if (node.kind === 'branch') {
+      for (let i = 0; i < node.children.length; i++) {
+        const child = node.children[i]!;
+        if (typeof child !== 'number') node.children[i] = write(child);
+      }
+    }
+    return appendNode(node, sink).id;
+  };
+  return write(catalog.root as TreeNode);
 }
 
 function catalogEntry(root: number, count: number): Buffer {

@@ -58,7 +58,11 @@ export class TenantRegistry {
 
   /**
    * Runs `fn` with the tenant's store open, opening it if needed; the store stays open until fn
-   * settles.
+   * settles. What fn returns (or throws) is handed back only once every batch it could have
+   * observed is durable: the batches applied when fn's synchronous part returned (its reads and
+   * its own writes) and those of any snapshot() taken meanwhile. So no caller is ever shown a
+   * write a crash could still take away. Plain reads that fn makes after its first await are not
+   * covered: make them on a snapshot.
    * @throws UNAVAILABLE after close(); CORRUPTION when the tenant's files are damaged
    */
   async use<T>(tenantId: string, fn: (store: TenantStore) => T | Promise<T>): Promise<T> {
@@ -91,7 +95,26 @@ export class TenantRegistry {
     slot.users++;
     try {
       const store = await slot.opening;
-      return await fn(store);
+      let observed = store.lsn;
+      let outcome: { value: T } | { error: unknown };
+      try {
+        const pending = fn(store);
+        observed = store.lsn;
+        outcome = { value: await pending };
+      } catch (error) {
+        outcome = { error };
+      }
+      const fence = store.whenDurable(Math.max(observed, store.newestSnapshotLsn));
+      if (fence !== undefined) {
+        try {
+          await fence;
+        } catch (err) {
+          // The store failed before what fn saw became durable: show none of it.
+          if ('value' in outcome) throw err;
+        }
+      }
+      if ('error' in outcome) throw outcome.error;
+      return outcome.value;
     } finally {
       slot.users--;
       slot.lastUsed = Date.now();

@@ -1,40 +1,41 @@
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Packr } from 'msgpackr';
 import { fail, TetraError } from '../errors.js';
 import {
   DATA_FILE,
+  ensureDirDurable,
   FSYNC_MODES,
   initChecksum,
+  listSegments,
   MAX_KEY_BYTES,
   MAX_TREE_NAME_BYTES,
   MAX_VALUE_BYTES,
   OP,
   PageCache,
-  prefixUpperBound,
   recoverWal,
   TreeSet,
   WalWriter,
+  WAL_FRAME_HEADER_SIZE,
   failpoint,
+  type DirtyOwner,
   type Entry,
   type FsyncMode,
-  type ScanRange,
   type TreeNode,
 } from '../storage/index.js';
+import { withPrefix, type StoreScanRange } from './scan-range.js';
+import { Snapshot } from './tenant-snapshot.js';
 
-/** One operation of an atomic batch. Keys and values are owned by the store once passed in. */
+export type { StoreScanRange } from './scan-range.js';
+
+/** One operation of an atomic batch. Keys and values are copied by the store. */
 export type BatchOp =
   | { op: 'put'; tree: string; key: Uint8Array; value: Uint8Array }
   | { op: 'delete'; tree: string; key: Uint8Array }
   | { op: 'dropTree'; tree: string };
 
-/** A scan range, optionally restricted to keys that start with `prefix`. */
-export interface StoreScanRange extends ScanRange {
-  prefix?: Uint8Array;
-}
-
 export interface TenantStoreOptions {
-  /** Shared page cache (one per process bounds memory across tenants). */
+  /** Shared page cache (one per process bounds memory across tenants), with the dirty budget. */
   cache: PageCache<TreeNode>;
   fsync?: FsyncMode;
   /** WAL segment size before rotating. */
@@ -47,6 +48,8 @@ export interface TenantStoreOptions {
   compactGarbageRatio?: number;
   /** ...and the file is at least this large. */
   compactMinBytes?: number;
+  /** A snapshot (or scan) open longer than this expires: its reads fail with UNAVAILABLE. 0: never. */
+  snapshotMaxAgeMs?: number;
 }
 
 export const TENANT_STORE_DEFAULTS = {
@@ -56,6 +59,7 @@ export const TENANT_STORE_DEFAULTS = {
   checkpointIntervalMs: 60_000,
   compactGarbageRatio: 0.5,
   compactMinBytes: 4 * 1024 * 1024,
+  snapshotMaxAgeMs: 5 * 60_000,
 };
 
 interface WalRecord {
@@ -63,7 +67,16 @@ interface WalRecord {
   ops: Array<{ op: number; tree: string; key?: Buffer; value?: Buffer }>;
 }
 
+interface DurableWaiter {
+  lsn: number;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
 const packr = new Packr({ useRecords: false });
+
+/** Records replayed between two yields to the event loop while a store opens. */
+const REPLAY_YIELD_RECORDS = 1024;
 
 function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -71,41 +84,57 @@ function asBuffer(bytes: Uint8Array): Buffer {
 
 /**
  * One tenant's database: named B+trees in a page file plus a write-ahead log, in one directory.
- * Reads are synchronous. write() applies a batch atomically and at once (later reads see it) and
- * resolves when the batch is durable in the configured fsync mode.
+ *
+ * write() applies a batch atomically and at once (later reads see it, so check-then-write in one
+ * turn is atomic) and resolves when the batch is durable in the configured fsync mode. Reads are
+ * synchronous and see applied batches, durable or not: whatever a read returns must not leave
+ * the engine before whenDurable() says the batches it could have seen are durable
+ * (TenantRegistry.use does this for every caller). Ranged reads run on snapshots.
  */
-export class TenantStore {
+export class TenantStore implements DirtyOwner {
   readonly dir: string;
   readonly #options: Required<Omit<TenantStoreOptions, 'cache'>>;
+  readonly #cache: PageCache<TreeNode>;
   readonly #trees: TreeSet;
   readonly #wal: WalWriter;
   #lsn: number;
   #durableLsn: number;
+  #durableWaiters: DurableWaiter[] = [];
+  #newestSnapshotLsn = 0;
   #closed = false;
   #broken: TetraError | undefined;
+  /** Settles (rejects) when the store breaks, so nothing waits on it forever. */
+  readonly #brokenSignal: Promise<never>;
+  #signalBroken: (err: unknown) => void = () => undefined;
   #maintenance: Promise<void> = Promise.resolve();
   #checkpointQueued = false;
   #timer: NodeJS.Timeout | undefined;
   #lastCheckpointAt = Date.now();
   readonly recovered: { records: number; bytes: number };
 
-  private constructor(dir: string, options: Required<Omit<TenantStoreOptions, 'cache'>>, trees: TreeSet, wal: WalWriter, lsn: number, recovered: { records: number; bytes: number }) {
+  private constructor(dir: string, options: Required<Omit<TenantStoreOptions, 'cache'>>, cache: PageCache<TreeNode>, trees: TreeSet, wal: WalWriter, lsn: number, recovered: { records: number; bytes: number }) {
     this.dir = dir;
     this.#options = options;
+    this.#cache = cache;
     this.#trees = trees;
     this.#wal = wal;
     this.#lsn = lsn;
     this.#durableLsn = lsn;
     this.recovered = recovered;
-    if (options.checkpointIntervalMs > 0) {
-      this.#timer = setInterval(() => this.#checkpointIfDue(), Math.max(50, Math.min(options.checkpointIntervalMs, 5_000)));
+    this.#brokenSignal = new Promise<never>((_, reject) => (this.#signalBroken = reject));
+    this.#brokenSignal.catch(() => undefined);
+    const tick = [options.checkpointIntervalMs, options.snapshotMaxAgeMs].filter((ms) => ms > 0);
+    if (tick.length > 0) {
+      this.#timer = setInterval(() => this.#tick(), Math.max(50, Math.min(...tick, 5_000)));
       this.#timer.unref();
     }
+    cache.dirty.register(this);
   }
 
   /**
    * Opens (creating if needed) the store in `dir`: the page file at its last valid header, then
-   * every WAL record after it replayed.
+   * every WAL record after it replayed (yielding to the event loop as it goes, and checkpointing
+   * whenever the replayed changes fill half the dirty budget).
    * @throws CORRUPTION naming the file and offset when the log or page file is damaged
    * @throws VALIDATION_FAILED for bad options
    */
@@ -114,14 +143,42 @@ export class TenantStore {
     delete (opts as Partial<TenantStoreOptions>).cache;
     if (!FSYNC_MODES.includes(opts.fsync)) fail('VALIDATION_FAILED', `fsync must be one of ${FSYNC_MODES.join(', ')}`);
     await initChecksum();
-    mkdirSync(dir, { recursive: true });
-    const trees = TreeSet.open(join(dir, DATA_FILE), options.cache);
+    ensureDirDurable(dir);
+    const path = join(dir, DATA_FILE);
+    const trees = TreeSet.open(path, options.cache);
     try {
+      const tail = trees.tail;
+      if (tail !== undefined) {
+        // Bytes after the newest valid header: a checkpoint torn by a crash, whose records the
+        // log still holds (its segments are deleted only after its header is durable), or a
+        // damaged newest header whose log is gone. Cut them only in the first case.
+        const first = listSegments(dir)[0];
+        if (first === undefined || first.firstLsn > trees.header.checkpointLsn + 1) {
+          fail(
+            'CORRUPTION',
+            `${path}: the newest checkpoint header (page at offset ${tail.lastPageOffset}) is damaged and the write-ahead log no longer holds the records after the previous checkpoint (lsn ${trees.header.checkpointLsn}); refusing to open rather than lose acknowledged data (see docs/operations.md)`,
+            { file: path, offset: tail.lastPageOffset },
+          );
+        }
+        trees.truncateTail();
+      }
+      const replayCheckpointBytes = options.cache.dirty.limit / 2;
       let decoded: WalRecord | undefined;
-      const recovery = recoverWal(
+      let sinceYield = 0;
+      const recovery = await recoverWal(
         dir,
         trees.header.checkpointLsn,
-        () => applyOps(trees, decoded!.ops),
+        (lsn) => {
+          applyOps(trees, decoded!.ops);
+          decoded = undefined;
+          // Replaying a long log must stay within the dirty budget and not block other tenants.
+          if (trees.pendingBytes >= replayCheckpointBytes) return trees.checkpoint(lsn);
+          if (++sinceYield >= REPLAY_YIELD_RECORDS) {
+            sinceYield = 0;
+            return nextTurn();
+          }
+          return undefined;
+        },
         (payload) => {
           decoded = packr.unpack(payload) as WalRecord;
           if (typeof decoded?.lsn !== 'number' || !Array.isArray(decoded.ops)) throw new Error('not a WAL record');
@@ -129,9 +186,8 @@ export class TenantStore {
         },
       );
       const wal = WalWriter.open(dir, { fsync: opts.fsync, segmentBytes: opts.walSegmentBytes }, recovery.segments, recovery.tail, recovery.lastLsn + 1);
-      const store = new TenantStore(dir, opts, trees, wal, recovery.lastLsn, { records: recovery.replayedRecords, bytes: recovery.replayedBytes });
-      // Fold what was replayed into the page file so the next open is instant and the WAL
-      // buffers the replayed keys point into can be freed.
+      const store = new TenantStore(dir, opts, options.cache, trees, wal, recovery.lastLsn, { records: recovery.replayedRecords, bytes: recovery.replayedBytes });
+      // Fold what was replayed into the page file so the next open is instant.
       if (recovery.replayedRecords > 0) await store.checkpoint();
       return store;
     } catch (err) {
@@ -153,25 +209,38 @@ export class TenantStore {
     return this.#trees.tree(tree)?.has(key) ?? false;
   }
 
-  /** Entries of `tree` within `range`, in key order (or reversed). */
+  /**
+   * Entries of `tree` within `range`, in key order (or reversed), as of the first step: the scan
+   * runs on a snapshot of the tree, so writes made while it is consumed never show up in it.
+   * Consume it promptly (it expires with the snapshot age limit); for long reads use snapshot().
+   */
   *scan(tree: string, range: StoreScanRange = {}): Generator<Entry> {
     this.#assertOpen();
-    const t = this.#trees.tree(tree);
-    if (t === undefined) return;
-    yield* t.scan(withPrefix(range));
+    const snapshot = this.#trees.snapshot([tree]);
+    try {
+      const t = snapshot.tree(tree);
+      if (t !== undefined) yield* t.scan(withPrefix(range));
+    } finally {
+      snapshot.close();
+    }
   }
 
-  /** Keys of `tree` within `range` (values are not read). */
+  /** Keys of `tree` within `range` (values are not read), on a snapshot like scan(). */
   *keys(tree: string, range: StoreScanRange = {}): Generator<Buffer> {
     this.#assertOpen();
-    const t = this.#trees.tree(tree);
-    if (t === undefined) return;
-    yield* t.keys(withPrefix(range));
+    const snapshot = this.#trees.snapshot([tree]);
+    try {
+      const t = snapshot.tree(tree);
+      if (t !== undefined) yield* t.keys(withPrefix(range));
+    } finally {
+      snapshot.close();
+    }
   }
 
   /** Number of keys in `tree` within `range`; O(1) without bounds. */
   count(tree: string, range: StoreScanRange = {}): number {
     this.#assertOpen();
+    // Synchronous from start to end: nothing can change the tree meanwhile.
     return this.#trees.tree(tree)?.countRange(withPrefix(range)) ?? 0;
   }
 
@@ -181,18 +250,68 @@ export class TenantStore {
     return this.#trees.names();
   }
 
+  /**
+   * A consistent view of every tree at the current lsn, for reads that take a while or span
+   * several trees; close it when done. @throws UNAVAILABLE when the store is closed or failed
+   */
+  snapshot(): Snapshot {
+    this.#assertOpen();
+    const snapshot = new Snapshot(this.#trees.snapshot(), this.#lsn);
+    this.#newestSnapshotLsn = this.#lsn;
+    return snapshot;
+  }
+
+  /** Lsn of the last applied batch (durable or not). */
+  get lsn(): number {
+    return this.#lsn;
+  }
+
+  /** Lsn of the newest snapshot() taken (0 before any). */
+  get newestSnapshotLsn(): number {
+    return this.#newestSnapshotLsn;
+  }
+
+  /**
+   * Undefined when every batch up to `lsn` (default: every applied batch) is durable, else a
+   * promise that resolves when it is. A response that shows what a read saw waits for this, so
+   * no client is ever shown a write that a crash could still take away.
+   */
+  whenDurable(lsn: number = this.#lsn): Promise<void> | undefined {
+    if (lsn <= this.#durableLsn) return undefined;
+    if (this.#broken) return Promise.reject(this.#broken);
+    return new Promise<void>((resolve, reject) => this.#durableWaiters.push({ lsn, resolve, reject }));
+  }
+
+  #advanceDurable(lsn: number): void {
+    if (lsn <= this.#durableLsn) return;
+    this.#durableLsn = lsn;
+    if (this.#durableWaiters.length === 0) return;
+    const waiting: DurableWaiter[] = [];
+    for (const w of this.#durableWaiters) {
+      if (w.lsn <= lsn) w.resolve();
+      else waiting.push(w);
+    }
+    this.#durableWaiters = waiting;
+  }
+
   // ---- Writes ---------------------------------------------------------------------------------
 
   /**
    * Applies `ops` as one atomic batch: validated first (a bad op changes nothing), applied to the
-   * trees synchronously, then logged. Resolves with the batch's lsn once durable.
+   * trees synchronously, then logged. Resolves with the batch's lsn once durable and, while the
+   * dirty budget is full, once checkpoints have made room again (backpressure on writers).
    * @throws VALIDATION_FAILED for a bad tree name, key or value size (nothing applied)
-   * @throws UNAVAILABLE when the store is closed or failed
+   * @throws UNAVAILABLE when the store is closed or failed, or when writers outrun the dirty
+   *   budget by twice its size without waiting for their acknowledgements (nothing applied)
    */
   write(ops: readonly BatchOp[]): Promise<{ lsn: number }> {
+    const budget = this.#cache.dirty;
     try {
       this.#assertOpen();
       validateOps(ops);
+      if (budget.exhausted) {
+        fail('UNAVAILABLE', `write refused: ${budget.bytes} bytes of changes are waiting for checkpoints (dirty budget ${budget.limit}); retry shortly`);
+      }
     } catch (err) {
       return Promise.reject(err);
     }
@@ -217,18 +336,49 @@ export class TenantStore {
       return Promise.reject(this.#broken);
     }
     this.#lsn = lsn;
+    // The record waits in the log's queue until its fsync: it counts against the budget meanwhile.
+    const queued = payload.length + WAL_FRAME_HEADER_SIZE;
+    budget.add(queued);
     const durable = this.#wal.append(lsn, payload).then(
       () => {
-        if (lsn > this.#durableLsn) this.#durableLsn = lsn;
-        return { lsn };
+        budget.add(-queued);
+        this.#advanceDurable(lsn);
+        const room = budget.room();
+        return room === undefined ? { lsn } : Promise.race([room, this.#brokenSignal]).then(() => ({ lsn }));
       },
       (err: unknown) => {
+        budget.add(-queued);
         this.#break(err);
         throw this.#broken;
       },
     );
     if (this.#wal.bytesSinceCheckpoint >= this.#options.checkpointWalBytes) this.#scheduleCheckpoint();
     return durable;
+  }
+
+  // ---- Memory (DirtyOwner) ----------------------------------------------------------------------
+
+  /** Estimated bytes of changes no checkpoint has captured yet. */
+  get pendingBytes(): number {
+    return this.#closed ? 0 : this.#trees.pendingBytes;
+  }
+
+  /** Estimated bytes kept only because open snapshots may read them. */
+  get pinnedBytes(): number {
+    return this.#closed ? 0 : this.#trees.pinnedBytes;
+  }
+
+  /** Called by the dirty budget: start a checkpoint. */
+  relieve(): void {
+    if (!this.#broken) this.#scheduleCheckpoint();
+  }
+
+  /** Called by the dirty budget: the oldest snapshot pinning checkpointed memory expires. */
+  shed(): void {
+    if (this.#closed) return;
+    this.#trees.expireOldestPinning(
+      `snapshot expired: it kept ${this.#trees.pinnedBytes} bytes of superseded data alive while the dirty budget (${this.#cache.dirty.limit} bytes) was full; retry the read`,
+    );
   }
 
   // ---- Maintenance ----------------------------------------------------------------------------
@@ -278,8 +428,16 @@ export class TenantStore {
       });
   }
 
+  #tick(): void {
+    this.#checkpointIfDue();
+    const maxAge = this.#options.snapshotMaxAgeMs;
+    if (maxAge > 0 && !this.#closed && this.#trees.openSnapshots > 0) {
+      this.#trees.expireOlderThan(Date.now() - maxAge, `snapshot expired: open for more than ${maxAge} ms (the store's snapshot age limit); retry the read`);
+    }
+  }
+
   #checkpointIfDue(): void {
-    if (this.#closed || this.#broken) return;
+    if (this.#closed || this.#broken || this.#options.checkpointIntervalMs <= 0) return;
     if (Date.now() - this.#lastCheckpointAt < this.#options.checkpointIntervalMs) return;
     if (this.#trees.hasChanges || this.#trees.header.checkpointLsn !== this.#lsn) this.#scheduleCheckpoint();
   }
@@ -290,6 +448,8 @@ export class TenantStore {
     this.#broken = err instanceof TetraError && err.code === 'CORRUPTION'
       ? err
       : new TetraError('UNAVAILABLE', `tenant store failed and must be reopened: ${reason}`, undefined, { cause: err });
+    this.#signalBroken(this.#broken);
+    for (const w of this.#durableWaiters.splice(0)) w.reject(this.#broken);
   }
 
   #assertOpen(): void {
@@ -298,10 +458,25 @@ export class TenantStore {
   }
 
   /** Sizes and positions, for health, quotas and benchmarks. */
-  stats(): { lsn: number; durableLsn: number; checkpointLsn: number; pageFileBytes: number; walBytes: number; storageBytes: number; garbageRatio: number; trees: number } {
+  stats(): {
+    lsn: number;
+    durableLsn: number;
+    checkpointLsn: number;
+    pageFileBytes: number;
+    walBytes: number;
+    storageBytes: number;
+    garbageRatio: number;
+    trees: number;
+    pendingBytes: number;
+    pinnedBytes: number;
+    openSnapshots: number;
+  } {
     const pageFileBytes = this.#trees.fileBytes;
     const walBytes = this.#wal.totalBytes;
     return {
+      pendingBytes: this.#trees.pendingBytes,
+      pinnedBytes: this.#trees.pinnedBytes,
+      openSnapshots: this.#trees.openSnapshots,
       lsn: this.#lsn,
       durableLsn: this.#durableLsn,
       checkpointLsn: this.#trees.header.checkpointLsn,
@@ -332,36 +507,16 @@ export class TenantStore {
     await this.#maintenance;
     this.#closed = true;
     await this.#wal.close();
+    this.#cache.dirty.unregister(this);
     this.#trees.close();
+    // Everything applied was drained to the log above (or the store had failed).
+    for (const w of this.#durableWaiters.splice(0)) (this.#broken ? w.reject(this.#broken) : w.resolve());
     if (checkpointError !== undefined) throw checkpointError;
   }
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-function withPrefix(range: StoreScanRange): ScanRange {
-  if (range.prefix === undefined) return range;
-  const { prefix, ...rest } = range;
-  const upper = prefixUpperBound(prefix);
-  const lower = rest.gt !== undefined || rest.gte !== undefined ? rest : { ...rest, gte: prefix };
-  const bounded: ScanRange = { ...lower };
-  if (upper !== undefined && rest.lt === undefined && rest.lte === undefined) bounded.lt = upper;
-  // Explicit bounds narrower than the prefix still apply; wider ones are clipped to it.
-  if (bounded.gt !== undefined && Buffer.compare(bounded.gt, prefix) < 0) {
-    delete bounded.gt;
-    bounded.gte = prefix;
-  }
-  if (bounded.gte !== undefined && Buffer.compare(bounded.gte, prefix) < 0) bounded.gte = prefix;
-  if (upper !== undefined) {
-    if (bounded.lt !== undefined && Buffer.compare(bounded.lt, upper) > 0) bounded.lt = upper;
-    if (bounded.lte !== undefined && Buffer.compare(bounded.lte, upper) >= 0) {
-      delete bounded.lte;
-      bounded.lt = upper;
-    }
-  }
-  return bounded;
 }
 
 function validateOps(ops: readonly BatchOp[]): void {

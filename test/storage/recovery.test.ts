@@ -1,7 +1,7 @@
 import { cpSync, readdirSync, readFileSync, statSync, truncateSync, writeFileSync, appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { isTetraError } from '../../engine/errors.js';
+import { isTetraError, type TetraError } from '../../engine/errors.js';
 import { DATA_FILE, PAGE_SIZE, PageCache, WAL_FRAME_HEADER_SIZE, WAL_SEGMENT_HEADER_SIZE, type TreeNode } from '../../engine/storage/index.js';
 import { TenantStore } from '../../engine/tenant/index.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -199,7 +199,10 @@ describe('WAL recovery', () => {
     writeFileSync(data, bytes);
     const err = await TenantStore.open(live.path, options).then(() => undefined, (e: unknown) => e);
     expect(isTetraError(err, 'CORRUPTION'), String(err)).toBe(true);
-    expect((err as Error).message).toMatch(/log starts at lsn \d+ but the page file's checkpoint is at lsn \d+/);
+    expect((err as Error).message).toContain(`${data}: the newest checkpoint header (page at offset ${bytes.length - PAGE_SIZE}) is damaged`);
+    expect((err as TetraError).details).toEqual({ file: data, offset: bytes.length - PAGE_SIZE });
+    // Refusing changed nothing: the damaged file is left exactly as it was, for recovery by hand.
+    expect(readFileSync(data).equals(bytes)).toBe(true);
   });
 
   it('reports a damaged tree page as CORRUPTION naming the file and page', async () => {
