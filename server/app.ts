@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fastifySwagger from '@fastify/swagger';
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { TetraError } from '../engine/errors.js';
 import { KvExpiryService, scheduleAllTenants } from '../engine/kv/index.js';
 import { PageCache, type TreeNode } from '../engine/storage/index.js';
@@ -21,19 +21,49 @@ const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 
+// pino's numbers for its levels; silent is above them all.
+const LEVEL_RANK: Record<ServerConfig['logLevel'], number> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+
+/** What buildApp takes besides the configuration. */
+export interface BuildOptions {
+  /** Where log lines go instead of stdout (JSON lines; logFormat is then ignored); for tests. */
+  logStream?: { write(line: string): void };
+}
+
+/** Fastify's logger option: pino at the configured level, pretty or JSON lines, or none. */
+function loggerOptions(config: ServerConfig, options: BuildOptions): FastifyServerOptions['logger'] {
+  if (config.logLevel === 'silent') return false;
+  if (options.logStream !== undefined) return { level: config.logLevel, stream: options.logStream };
+  if (config.logFormat === 'pretty') {
+    return { level: config.logLevel, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', singleLine: true } } };
+  }
+  // 'json', and 'auto' when nobody resolved it (main.ts does, from stdout): pino's JSON lines.
+  return { level: config.logLevel };
+}
+
 /**
  * Builds a complete tetradb service: opens the system store and the tenant registry under
  * config.dataDir and returns a Fastify instance ready to listen. Closing the instance (app.close)
  * finishes in-flight requests, then checkpoints and closes every store. No global state: tests
  * build many.
  */
-export async function buildApp(config: ServerConfig): Promise<FastifyInstance> {
-  const cache = new PageCache<TreeNode>(config.cacheBytes);
+export async function buildApp(config: ServerConfig, options: BuildOptions = {}): Promise<FastifyInstance> {
+  // One cache and one dirty budget for every store: memory is bounded by these two settings.
+  const cache = new PageCache<TreeNode>(config.cacheBytes, { dirtyBytes: config.dirtyBytes });
   const system = await SystemStore.open({ dir: join(config.dataDir, 'system'), cache, fsync: config.fsync });
-  const registry = new TenantRegistry({ dataDir: config.dataDir, cache, fsync: config.fsync, maxOpen: config.maxOpenTenants });
+  const registry = new TenantRegistry({
+    dataDir: config.dataDir,
+    cache,
+    fsync: config.fsync,
+    maxOpen: config.maxOpenTenants,
+    snapshotMaxAgeMs: config.snapshotMaxAgeMs,
+  });
 
   const app = Fastify({
-    logger: config.logLevel === 'silent' ? false : { level: config.logLevel },
+    logger: loggerOptions(config, options),
+    // Fastify's own request logging writes two info lines per request; the onResponse hook
+    // below writes one, at debug.
+    logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: config.bodyLimit,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -64,6 +94,24 @@ export async function buildApp(config: ServerConfig): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     void reply.header('x-request-id', request.id);
   });
+  // One access line per request at debug, a warn line for a slow one: the default level (info)
+  // costs a comparison per request, no formatting. Decided once: the level never changes.
+  const accessLines = LEVEL_RANK[config.logLevel] <= LEVEL_RANK.debug;
+  const slowMs = LEVEL_RANK[config.logLevel] <= LEVEL_RANK.warn ? config.slowRequestMs : 0;
+  if (accessLines || slowMs > 0) {
+    // A callback hook, not an async one: no promise per request.
+    app.addHook('onResponse', (request, reply, done) => {
+      const elapsed = reply.elapsedTime;
+      const slow = slowMs > 0 && elapsed >= slowMs;
+      if (accessLines || slow) {
+        // request.log carries the reqId.
+        const line = { method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: Math.round(elapsed * 100) / 100 };
+        if (slow) request.log.warn({ ...line, slowRequestMs: slowMs }, 'slow request');
+        else request.log.debug(line, 'request completed');
+      }
+      done();
+    });
+  }
   app.setErrorHandler((err, request, reply) => sendError(err, request, reply));
   app.setNotFoundHandler((request, reply) => sendError(new TetraError('NOT_FOUND', `no route ${request.method} ${request.url.split('?')[0]}`), request, reply));
   app.addSchema(errorSchema);

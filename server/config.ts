@@ -15,17 +15,27 @@ export interface ServerConfig {
   signupRateLimit: number;
   quotaBytes: number;
   cacheBytes: number;
+  /** Bound on changed data not yet checkpointed, across all tenants (see docs/configuration.md). */
+  dirtyBytes: number;
+  /** A snapshot (a long read) open longer than this fails; 0 = no age limit. */
+  snapshotMaxAgeMs: number;
   maxOpenTenants: number;
   logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** pretty: readable lines (pino-pretty); json: one JSON object per line; auto: pretty on a terminal (resolved by main.ts). */
+  logFormat: LogFormat;
+  /** Requests slower than this many milliseconds are logged at warn; 0 disables. */
+  slowRequestMs: number;
   /** Reserved for the document and vector models (accepted and reported, not used yet). */
   mongodbUri: string | undefined;
   embeddingModelDir: string;
 }
 
+export type LogFormat = 'auto' | 'pretty' | 'json';
+
 interface Setting {
   env: string;
   flag: string;
-  kind: 'int' | 'string' | 'fsync' | 'log';
+  kind: 'int' | 'string' | 'fsync' | 'log' | 'log-format';
   default: string | undefined;
   min?: number;
   max?: number;
@@ -42,13 +52,18 @@ export const SETTINGS: Record<keyof ServerConfig, Setting> = {
   signupRateLimit: { env: 'TETRA_SIGNUP_RATE_LIMIT', flag: 'signup-rate-limit', kind: 'int', default: '20', min: 0, max: 10_000_000 },
   quotaBytes: { env: 'TETRA_QUOTA_BYTES', flag: 'quota-bytes', kind: 'int', default: String(1024 * 1024 * 1024), min: 0, max: Number.MAX_SAFE_INTEGER },
   cacheBytes: { env: 'TETRA_CACHE_BYTES', flag: 'cache-bytes', kind: 'int', default: String(256 * 1024 * 1024), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
+  dirtyBytes: { env: 'TETRA_DIRTY_BYTES', flag: 'dirty-bytes', kind: 'int', default: String(64 * 1024 * 1024), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
+  snapshotMaxAgeMs: { env: 'TETRA_SNAPSHOT_MAX_MS', flag: 'snapshot-max-ms', kind: 'int', default: String(5 * 60_000), min: 0, max: 24 * 3_600_000 },
   maxOpenTenants: { env: 'TETRA_MAX_OPEN_TENANTS', flag: 'max-open-tenants', kind: 'int', default: '256', min: 1, max: 1_000_000 },
   logLevel: { env: 'TETRA_LOG_LEVEL', flag: 'log-level', kind: 'log', default: 'info' },
+  logFormat: { env: 'TETRA_LOG_FORMAT', flag: 'log-format', kind: 'log-format', default: 'auto' },
+  slowRequestMs: { env: 'TETRA_SLOW_REQUEST_MS', flag: 'slow-request-ms', kind: 'int', default: '1000', min: 0, max: 3_600_000 },
   mongodbUri: { env: 'TETRA_MONGODB_URI', flag: 'mongodb-uri', kind: 'string', default: undefined },
   embeddingModelDir: { env: 'TETRA_EMBEDDING_MODEL_DIR', flag: 'embedding-model-dir', kind: 'string', default: './models/all-MiniLM-L6-v2' },
 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+const LOG_FORMATS: readonly LogFormat[] = ['auto', 'pretty', 'json'];
 
 /**
  * Reads the configuration: a CLI flag wins over its environment variable, which wins over the
@@ -91,11 +106,20 @@ function parseSetting(setting: Setting, raw: string | undefined, source: string)
     case 'log':
       if (!(LOG_LEVELS as readonly string[]).includes(raw)) fail('VALIDATION_FAILED', `${source} must be one of ${LOG_LEVELS.join(', ')}, got ${JSON.stringify(raw)}`);
       return raw;
+    case 'log-format':
+      if (!(LOG_FORMATS as readonly string[]).includes(raw)) fail('VALIDATION_FAILED', `${source} must be one of ${LOG_FORMATS.join(', ')}, got ${JSON.stringify(raw)}`);
+      return raw;
     default: {
       const never: never = setting.kind;
       throw new Error(`unhandled setting kind ${String(never)}`);
     }
   }
+}
+
+/** The log format to use: `auto` becomes pretty when stdout is a terminal, JSON lines otherwise. */
+export function resolveLogFormat(format: LogFormat, stdoutIsTTY: boolean): 'pretty' | 'json' {
+  if (format === 'auto') return stdoutIsTTY ? 'pretty' : 'json';
+  return format;
 }
 
 /** The configuration with every default, for tests and embedding. */

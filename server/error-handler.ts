@@ -1,3 +1,4 @@
+import { Socket } from 'node:net';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { ERROR_CODES, isTetraError, TetraError, type ErrorCode } from '../engine/errors.js';
 
@@ -67,5 +68,59 @@ export function sendError(err: unknown, request: FastifyRequest, reply: FastifyR
   const body: ErrorBody = { error: { code: tetra.code, message: tetra.message } };
   if (tetra.details !== undefined) body.error.details = tetra.details;
   if (tetra.code === 'UNAUTHORIZED') void reply.header('www-authenticate', 'Bearer');
+  closeWithoutLosingResponse(request, reply);
   return reply.code(tetra.status).type('application/json; charset=utf-8').send(body);
+}
+
+// Bounds on what a connection may still send after an early error response before it is
+// dropped: LINGER_MAX_MS in all, LINGER_IDLE_MS without data, LINGER_BODY_LIMITS times the
+// route's body limit.
+const LINGER_MAX_MS = 10_000;
+const LINGER_IDLE_MS = 2_000;
+const LINGER_BODY_LIMITS = 8;
+
+/**
+ * Lets an error response sent while the request body is still arriving (413 on its
+ * content-length, 401 or 429 from the auth hook, 415, ...) reach the client.
+ *
+ * A body of known length within the limit, on a connection that stays open, needs nothing:
+ * Node reads and drops it before the next request. Any other body (chunked, or over the limit)
+ * could only be skipped by reading it in full, so the connection is closed instead. Node ends a
+ * `Connection: close` response with socket.destroySoon(): FIN, then close once the response is
+ * flushed. Closing a socket with request bytes unread, or still on their way, makes the kernel
+ * answer with a RST, and a client still uploading then sees a write fail (EPIPE, ECONNRESET) or
+ * loses the response from its receive buffer before reading it: a reset instead of the 413. So
+ * this closes in stages (RFC 9112, 9.6): half-close after the response, read and drop the rest of
+ * the body until it ends or the client closes, within the LINGER_* bounds, and only then close.
+ */
+function closeWithoutLosingResponse(request: FastifyRequest, reply: FastifyReply): void {
+  const raw = request.raw;
+  const socket = raw.socket;
+  if (raw.complete || !(socket instanceof Socket)) return;
+  const chunked = raw.headers['transfer-encoding'] !== undefined;
+  const length = Number(raw.headers['content-length'] ?? 0);
+  if (!chunked && !(length > 0)) return;
+  const limit = request.routeOptions.bodyLimit;
+  if (chunked || length > limit) void reply.header('connection', 'close');
+  const closing = reply.raw.shouldKeepAlive === false || /\bclose\b/i.test(String(reply.getHeader('connection') ?? ''));
+  if (!closing) return;
+
+  let dropped = 0;
+  // Reading the body here also keeps Node from dumping it; the chunks go nowhere.
+  raw.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > LINGER_BODY_LIMITS * limit) socket.destroy();
+  });
+  const destroySoon = socket.destroySoon;
+  // Node calls this when the response has finished, because it says Connection: close.
+  socket.destroySoon = function lingeringClose(): void {
+    socket.destroySoon = destroySoon;
+    if (raw.complete) return destroySoon.call(socket);
+    socket.end();
+    const deadline = setTimeout(() => socket.destroy(), LINGER_MAX_MS);
+    socket.setTimeout(LINGER_IDLE_MS, () => socket.destroy());
+    socket.once('close', () => clearTimeout(deadline));
+    // The body's last byte is read: nothing more is due, so closing sends no RST.
+    raw.once('end', () => destroySoon.call(socket));
+  };
 }

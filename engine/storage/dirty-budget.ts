@@ -23,16 +23,21 @@ export interface DirtyOwner {
 const CHECKPOINT_AT = 0.5;
 /** Writes are refused (UNAVAILABLE) past this multiple of the limit. */
 const REFUSE_AT = 2;
+/** Past the checkpoint threshold, owners are asked again each time usage grows by this share of the limit. */
+const RECHECK_STEP = 1 / 32;
 
 export class DirtyBudget {
   readonly limit: number;
   #bytes = 0;
   readonly #owners = new Set<DirtyOwner>();
   #waiters: Array<() => void> = [];
-  #checkQueued = false;
+  /** Usage at which add() next asks the owners to make room. */
+  #nextCheckAt: number;
+  #retryQueued = false;
 
   constructor(limit: number) {
     this.limit = Math.max(1, limit);
+    this.#nextCheckAt = this.limit * CHECKPOINT_AT;
   }
 
   /** Estimated bytes in use now. */
@@ -58,32 +63,34 @@ export class DirtyBudget {
     this.#owners.delete(owner);
   }
 
-  /** Records a change of `delta` estimated bytes (negative when memory was released). */
+  /**
+   * Records a change of `delta` estimated bytes (negative when memory was released). Crossing
+   * the checkpoint threshold asks the owners to make room at once, synchronously: a writer
+   * whose acknowledgements resolve without returning to the event loop (fsync off, or inline
+   * fsyncs) must still trigger checkpoints.
+   */
   add(delta: number): void {
     this.#bytes += delta;
     if (delta > 0) {
-      if (this.#bytes >= this.limit * CHECKPOINT_AT && !this.#checkQueued) {
-        this.#checkQueued = true;
-        setImmediate(() => this.#check());
-      }
-    } else if (this.#bytes < this.limit && this.#waiters.length > 0) {
-      for (const wake of this.#waiters.splice(0)) wake();
+      if (this.#bytes >= this.#nextCheckAt) this.#check();
+    } else {
+      if (this.#bytes < this.#nextCheckAt - this.limit * RECHECK_STEP) this.#nextCheckAt = Math.max(this.limit * CHECKPOINT_AT, this.#bytes + this.limit * RECHECK_STEP);
+      if (this.#bytes < this.limit && this.#waiters.length > 0) for (const wake of this.#waiters.splice(0)) wake();
     }
   }
 
   /** Undefined while below the limit, else a promise that resolves once usage is below it. */
   room(): Promise<void> | undefined {
     if (this.#bytes < this.limit) return undefined;
-    if (!this.#checkQueued) {
-      this.#checkQueued = true;
-      setImmediate(() => this.#check());
-    }
-    return new Promise<void>((resolve) => this.#waiters.push(resolve));
+    const room = new Promise<void>((resolve) => this.#waiters.push(resolve));
+    // With a waiter registered, the check keeps looking until something makes room.
+    this.#check();
+    return room;
   }
 
   /** Asks the owners holding the most to make room (a checkpoint, or expiring a snapshot). */
   #check(): void {
-    this.#checkQueued = false;
+    this.#nextCheckAt = Math.max(this.limit * CHECKPOINT_AT, this.#bytes + this.limit * RECHECK_STEP);
     if (this.#bytes < this.limit * CHECKPOINT_AT) return;
     let pending: DirtyOwner | undefined;
     let pinned: DirtyOwner | undefined;
@@ -98,10 +105,13 @@ export class DirtyBudget {
     pending?.relieve();
     // Snapshots give way only when they are what keeps usage at the limit.
     if (this.#bytes >= this.limit && pinned !== undefined && pinned.pinnedBytes >= this.limit * (1 - CHECKPOINT_AT)) pinned.shed();
-    if (this.#bytes >= this.limit && this.#waiters.length > 0 && !this.#checkQueued) {
-      // Still full: look again soon (a checkpoint finishing calls add() with a negative delta).
-      this.#checkQueued = true;
-      setTimeout(() => this.#check(), 10).unref();
+    if (this.#bytes >= this.limit && this.#waiters.length > 0 && !this.#retryQueued) {
+      // Still full with writers waiting: look again soon, in case what pins memory changed.
+      this.#retryQueued = true;
+      setTimeout(() => {
+        this.#retryQueued = false;
+        if (this.#waiters.length > 0) this.#check();
+      }, 10).unref();
     }
   }
 }

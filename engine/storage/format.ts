@@ -87,10 +87,34 @@ export const WAL_FILE_PREFIX = 'wal-';
 export const WAL_FILE_SUFFIX = '.log';
 /** Segment header: [u32 magic][u16 version][u16 reserved][f64 firstLsn]. */
 export const WAL_MAGIC = 0x4c415754; // "TWAL" read as little-endian bytes
-export const WAL_VERSION = 1;
+/** Version every new segment is written with: frames carry syncedThrough. */
+export const WAL_VERSION = 2;
+/** Frames without syncedThrough; such segments are still read and replayed, never appended to. */
+export const WAL_VERSION_1 = 1;
+export const WAL_MAGIC_OFFSET = 0;
+export const WAL_VERSION_OFFSET = 4;
+export const WAL_FIRST_LSN_OFFSET = 8;
 export const WAL_SEGMENT_HEADER_SIZE = 16;
-/** Record frame: [u32 payloadLength][u32 xxhash32 over the length bytes and payload][payload]. */
-export const WAL_FRAME_HEADER_SIZE = 8;
+/**
+ * Record frame (version 2): [u32 payloadLength][u32 xxhash32][u32 syncedThrough][payload]. The
+ * checksum covers the length bytes, the syncedThrough bytes and the payload, in that order.
+ * syncedThrough is the byte offset in the segment up to which the log was durable (an fdatasync
+ * covering it had completed) when the writer formed the group this frame belongs to; recovery
+ * uses it to tell a never-synced group that landed out of order from damaged synced data.
+ */
+export const WAL_FRAME_LENGTH_OFFSET = 0;
+export const WAL_FRAME_CHECKSUM_OFFSET = 4;
+export const WAL_FRAME_SYNCED_OFFSET = 8;
+export const WAL_FRAME_HEADER_SIZE = 12;
+/** Record frame (version 1): [u32 payloadLength][u32 xxhash32 over the length bytes and payload][payload]. */
+export const WAL_V1_FRAME_HEADER_SIZE = 8;
+/**
+ * Both versions checksum the length bytes followed by the frame from this byte to its end
+ * (version 2: syncedThrough and payload; version 1: payload).
+ */
+export const WAL_FRAME_HASHED_FROM = 8;
+/** Largest syncedThrough a frame can hold (u32); segments never get near it (see segmentBytes). */
+export const WAL_MAX_SYNCED_OFFSET = 0xffffffff;
 /** Largest record payload; a length above this is treated as a bad frame. */
 export const WAL_MAX_RECORD_BYTES = 256 * 1024 * 1024;
 /** WAL groups up to this size are written with a synchronous write (a page-cache copy). */

@@ -255,9 +255,24 @@ export class TreeSet implements NodeStore {
     this.#source = new PageSource(file, cache);
     this.header = header;
     this.tail = tail;
-    this.#catalog = new BTree(this, header.catalogRoot, 0);
+    this.#catalog = new BTree(this.#catalogStore, header.catalogRoot, 0);
     this.#loadCatalog();
   }
+
+  /**
+   * The catalog's view of this store: the same pages and epochs, but its nodes are not counted
+   * against the budget (it changes only inside a checkpoint, which writes it at once).
+   */
+  readonly #catalogStore: NodeStore = {
+    load: (pageId) => this.load(pageId),
+    readOverflow: (ref) => this.readOverflow(ref),
+    get epoch() {
+      return 0;
+    },
+    captured: () => false,
+    retire: (pages) => this.retire(pages),
+    dirtied: () => undefined,
+  };
 
   /**
    * Opens the page file at `path` (created if absent) at its last valid header. A compaction
@@ -750,7 +765,7 @@ export class TreeSet implements NodeStore {
     this.#source = new PageSource(file, this.#cache);
     old.release();
     this.header = header;
-    this.#catalog = new BTree(this, header.catalogRoot, this.#catalog.count);
+    this.#catalog = new BTree(this.#catalogStore, header.catalogRoot, this.#catalog.count);
     for (const [name, tree] of this.#trees) tree.root = roots.get(name)!;
   }
 

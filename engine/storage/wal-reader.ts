@@ -1,9 +1,9 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, unlinkSync } from 'node:fs';
 import { fail } from '../errors.js';
 import { checksum32Parts } from './checksum.js';
-import { WAL_FRAME_HEADER_SIZE, WAL_MAX_RECORD_BYTES, WAL_SEGMENT_HEADER_SIZE } from './format.js';
+import { WAL_FRAME_CHECKSUM_OFFSET, WAL_FRAME_HASHED_FROM, WAL_FRAME_HEADER_SIZE, WAL_FRAME_LENGTH_OFFSET, WAL_FRAME_SYNCED_OFFSET, WAL_MAX_RECORD_BYTES, WAL_SEGMENT_HEADER_SIZE, WAL_V1_FRAME_HEADER_SIZE, WAL_VERSION_1 } from './format.js';
 import { fsyncDir, readFully } from './page-file.js';
-import { decodeSegmentHeader, listSegments, type SegmentInfo } from './wal-segment.js';
+import { decodeSegmentHeader, frameHeaderSize, listSegments, type SegmentInfo } from './wal-segment.js';
 
 export interface WalTail {
   path: string;
@@ -11,6 +11,8 @@ export interface WalTail {
   size: number;
   /** Lsn of the segment's last record (firstLsn - 1 when it holds none). */
   lastLsn: number;
+  /** The segment's format version; the writer only appends to a WAL_VERSION segment. */
+  version: number;
 }
 
 /** What recovery learned about the log, for the writer to continue from. */
@@ -27,12 +29,20 @@ export interface WalRecovery {
 }
 
 /**
- * Scans the log in `dir`, calling `onRecord` for every record with lsn > checkpointLsn in order.
- * A bad frame with nothing valid after it is a torn write and is cut off; a bad frame followed by
- * a valid one, a gap in lsns, or a log that starts after the checkpoint is corruption.
+ * Scans the log in `dir`, calling `onRecord` for every record with lsn > checkpointLsn in order
+ * (awaiting it when it returns a promise, so the caller can checkpoint or yield mid-replay).
+ * A bad frame in the last segment that no later valid frame declares synced is an unsynced write
+ * (a torn tail, or a group whose pages landed out of order in a power cut): nothing from it on
+ * was acknowledged, so the file is cut there and whatever valid frames follow are dropped. A bad
+ * frame in synced data, a gap in lsns, or a log that starts after the checkpoint is corruption.
  * @throws CORRUPTION naming the file and byte offset
  */
-export function recoverWal(dir: string, checkpointLsn: number, onRecord: (lsn: number, payload: Buffer) => void, lsnOf: (payload: Buffer) => number): WalRecovery {
+export async function recoverWal(
+  dir: string,
+  checkpointLsn: number,
+  onRecord: (lsn: number, payload: Buffer) => void | Promise<void>,
+  lsnOf: (payload: Buffer) => number,
+): Promise<WalRecovery> {
   let segments = listSegments(dir);
   // A segment created by a rotation that crashed before its header was durable holds nothing.
   while (segments.length > 0) {
@@ -43,7 +53,7 @@ export function recoverWal(dir: string, checkpointLsn: number, onRecord: (lsn: n
     if (size >= WAL_SEGMENT_HEADER_SIZE) {
       const header = Buffer.allocUnsafe(WAL_SEGMENT_HEADER_SIZE);
       readFully(fd, header, 0);
-      sound = decodeSegmentHeader(header) === last.firstLsn;
+      sound = decodeSegmentHeader(header)?.firstLsn === last.firstLsn;
     }
     closeSync(fd);
     if (sound || size > WAL_SEGMENT_HEADER_SIZE) break;
@@ -75,29 +85,34 @@ export function recoverWal(dir: string, checkpointLsn: number, onRecord: (lsn: n
       const size = fstatSync(fd).size;
       const bytes = Buffer.allocUnsafe(size);
       readFully(fd, bytes, 0);
-      const headerLsn = decodeSegmentHeader(bytes);
-      if (headerLsn !== segment.firstLsn) {
+      const header = decodeSegmentHeader(bytes);
+      if (header === undefined || header.firstLsn !== segment.firstLsn) {
         fail('CORRUPTION', `${segment.path}: bad segment header at offset 0`, { file: segment.path, offset: 0 });
       }
       if (segment.firstLsn !== expected) {
         fail('CORRUPTION', `${segment.path}: expected the segment to start at lsn ${expected}, found ${segment.firstLsn}`, { file: segment.path, offset: 0 });
       }
+      // Each segment has one layout: a version 1 segment can precede a version 2 one.
+      const frameHeader = frameHeaderSize(header.version);
       let pos = WAL_SEGMENT_HEADER_SIZE;
       while (pos < size) {
-        const length = frameAt(bytes, pos);
+        const length = frameAt(bytes, pos, frameHeader);
         if (length < 0) {
-          if (!isLast || validFrameAfter(bytes, pos + 1)) {
-            fail('CORRUPTION', `${segment.path}: corrupt WAL record at offset ${pos} followed by valid records; refusing to open rather than drop committed data`, {
+          const damage = syncedDamage(bytes, pos, header.version, isLast);
+          if (damage !== undefined) {
+            fail('CORRUPTION', `${segment.path}: corrupt WAL record at offset ${pos} ${damage}; refusing to open rather than drop committed data`, {
               file: segment.path,
               offset: pos,
             });
           }
-          // Torn tail: the write of this record never completed, so it was never acknowledged.
+          // Never synced, so never acknowledged: a torn tail, or a group whose pages landed out
+          // of order. Valid frames after the cut are dropped too: replaying past a missing record
+          // would break lsn continuity and could apply half of what was written together.
           ftruncateSync(fd, pos);
           fsyncSync(fd);
           break;
         }
-        const payload = bytes.subarray(pos + WAL_FRAME_HEADER_SIZE, pos + WAL_FRAME_HEADER_SIZE + length);
+        const payload = bytes.subarray(pos + frameHeader, pos + frameHeader + length);
         let lsn: number;
         try {
           lsn = lsnOf(payload);
@@ -108,14 +123,15 @@ export function recoverWal(dir: string, checkpointLsn: number, onRecord: (lsn: n
           fail('CORRUPTION', `${segment.path}: WAL record at offset ${pos} has lsn ${lsn}, expected ${expected}`, { file: segment.path, offset: pos });
         }
         if (lsn > checkpointLsn) {
-          onRecord(lsn, payload);
-          replayedBytes += WAL_FRAME_HEADER_SIZE + length;
+          const applied = onRecord(lsn, payload);
+          if (applied !== undefined) await applied;
+          replayedBytes += frameHeader + length;
           replayedRecords++;
         }
         expected++;
-        pos += WAL_FRAME_HEADER_SIZE + length;
+        pos += frameHeader + length;
       }
-      if (isLast) tail = { path: segment.path, firstLsn: segment.firstLsn, size: Math.min(pos, size), lastLsn: expected - 1 };
+      if (isLast) tail = { path: segment.path, firstLsn: segment.firstLsn, size: Math.min(pos, size), lastLsn: expected - 1, version: header.version };
     } finally {
       closeSync(fd);
     }
@@ -123,18 +139,50 @@ export function recoverWal(dir: string, checkpointLsn: number, onRecord: (lsn: n
   return { lastLsn: Math.max(expected - 1, checkpointLsn), segments, tail, replayedBytes, replayedRecords };
 }
 
-/** Payload length of a sound frame at `pos`, or -1. */
-function frameAt(bytes: Buffer, pos: number): number {
-  if (bytes.length - pos < WAL_FRAME_HEADER_SIZE) return -1;
-  const length = bytes.readUInt32LE(pos);
-  if (length === 0 || length > WAL_MAX_RECORD_BYTES || pos + WAL_FRAME_HEADER_SIZE + length > bytes.length) return -1;
-  const sum = checksum32Parts(bytes.subarray(pos, pos + 4), bytes.subarray(pos + WAL_FRAME_HEADER_SIZE, pos + WAL_FRAME_HEADER_SIZE + length));
-  return sum === bytes.readUInt32LE(pos + 4) ? length : -1;
+/**
+ * Payload length of a sound frame at `pos` in a segment whose frames have `frameHeader` bytes
+ * before the payload, or -1.
+ */
+function frameAt(bytes: Buffer, pos: number, frameHeader: number): number {
+  if (bytes.length - pos < frameHeader) return -1;
+  const length = bytes.readUInt32LE(pos + WAL_FRAME_LENGTH_OFFSET);
+  const end = pos + frameHeader + length;
+  if (length === 0 || length > WAL_MAX_RECORD_BYTES || end > bytes.length) return -1;
+  // The length field ends where the checksum starts.
+  const sum = checksum32Parts(bytes.subarray(pos, pos + WAL_FRAME_CHECKSUM_OFFSET), bytes.subarray(pos + WAL_FRAME_HASHED_FROM, end));
+  return sum === bytes.readUInt32LE(pos + WAL_FRAME_CHECKSUM_OFFSET) ? length : -1;
 }
 
+/**
+ * Why the bad frame at `hole` must have been synced (so its loss is damage to acknowledged data),
+ * or undefined when it may be a write that never completed its fdatasync.
+ */
+function syncedDamage(bytes: Buffer, hole: number, version: number, isLast: boolean): string | undefined {
+  // The writer fsyncs a segment before it starts the next one.
+  if (!isLast) return 'in a closed segment (all of it was synced before the next one began)';
+  if (version === WAL_VERSION_1) {
+    // Version 1 frames do not say what was synced: any valid frame after the hole is suspect.
+    return validFrameAfter(bytes, hole + 1) ? 'followed by valid records' : undefined;
+  }
+  // Resynchronise byte by byte past each bad region, hop frame to frame through good ones. A
+  // frame written after an fdatasync covering the hole had completed proves the hole was durable.
+  for (let p = hole + 1; p + WAL_FRAME_HEADER_SIZE < bytes.length; ) {
+    const length = frameAt(bytes, p, WAL_FRAME_HEADER_SIZE);
+    if (length < 0) {
+      p++;
+      continue;
+    }
+    const synced = bytes.readUInt32LE(p + WAL_FRAME_SYNCED_OFFSET);
+    if (synced > hole) return `although the valid record at byte ${p} was written after the log was synced through byte ${synced}`;
+    p += WAL_FRAME_HEADER_SIZE + length;
+  }
+  return undefined;
+}
+
+/** True when a sound version 1 frame starts at any byte offset from `from` on. */
 function validFrameAfter(bytes: Buffer, from: number): boolean {
-  for (let p = from; p + WAL_FRAME_HEADER_SIZE < bytes.length; p++) {
-    if (frameAt(bytes, p) >= 0) return true;
+  for (let p = from; p + WAL_V1_FRAME_HEADER_SIZE < bytes.length; p++) {
+    if (frameAt(bytes, p, WAL_V1_FRAME_HEADER_SIZE) >= 0) return true;
   }
   return false;
 }

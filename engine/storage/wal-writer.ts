@@ -1,12 +1,12 @@
 import { closeSync, fdatasync, fdatasyncSync, fsync, fsyncSync, openSync, statSync, unlinkSync, write } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { WAL_INLINE_FSYNC_MAX_MICROS, WAL_SEGMENT_HEADER_SIZE, WAL_SYNC_WRITE_MAX_BYTES } from './format.js';
+import { WAL_INLINE_FSYNC_MAX_MICROS, WAL_SEGMENT_HEADER_SIZE, WAL_SYNC_WRITE_MAX_BYTES, WAL_VERSION } from './format.js';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { fail } from '../errors.js';
 import { failpoint } from './failpoint.js';
 import { fsyncDir, writeFully } from './page-file.js';
-import { encodeSegmentHeader, frameRecord, segmentName, type SegmentInfo } from './wal-segment.js';
+import { allocFrame, encodeSegmentHeader, sealFrame, segmentName, type SegmentInfo } from './wal-segment.js';
 import type { WalTail } from './wal-reader.js';
 
 const writeAsync = promisify(write);
@@ -28,7 +28,8 @@ export const FSYNC_MODES: readonly FsyncMode[] = ['batch', 'always', 'off'];
 
 interface Waiter {
   lsn: number;
-  frame: Buffer | undefined; // undefined marks a rotation to a new segment starting at lsn
+  /** From allocFrame, sealed when its group forms; undefined marks a rotation to a new segment at lsn. */
+  frame: Buffer | undefined;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
@@ -48,6 +49,11 @@ export class WalWriter {
   #fd: number;
   #segment: SegmentInfo;
   #size: number;
+  /**
+   * Offset in the current segment up to which an fdatasync has completed: what the frames of the
+   * next group declare as syncedThrough. Only the header in mode 'off', which never syncs.
+   */
+  #synced: number;
   #queue: Waiter[] = [];
   #flushing = false;
   #failed: unknown;
@@ -63,37 +69,54 @@ export class WalWriter {
   /** Recent fsync duration (EWMA, µs); starts pessimistic so a slow disk never syncs inline. */
   #fsyncMicros = WAL_INLINE_FSYNC_MAX_MICROS;
 
-  private constructor(dir: string, options: WalWriterOptions, fd: number, segment: SegmentInfo, size: number, older: SegmentInfo[]) {
+  private constructor(dir: string, options: WalWriterOptions, fd: number, segment: SegmentInfo, size: number, synced: number, older: SegmentInfo[]) {
     this.#dir = dir;
     this.#options = options;
     this.#fd = fd;
     this.#segment = segment;
     this.#size = size;
+    this.#synced = synced;
     this.#older = older;
     this.#olderBytes = older.reduce((sum, s) => sum + statSync(s.path).size, 0);
   }
 
   /**
-   * Opens for appending after recovery: continues `tail` when its last record is nextLsn - 1,
-   * else starts a segment at nextLsn. (A checkpoint can become durable before the log records
-   * it covers were written; the log then resumes after the checkpoint in a new segment, never
-   * with a gap inside one.)
+   * Opens for appending after recovery: continues `tail` when its last record is nextLsn - 1 and
+   * it has the current format, else starts a segment at nextLsn. (A checkpoint can become durable
+   * before the log records it covers were written; the log then resumes after the checkpoint in a
+   * new segment, never with a gap inside one. A segment holds frames of one version only.)
+   * @throws UNAVAILABLE when the tail cannot be synced or a new segment cannot be created
    */
   static open(dir: string, options: WalWriterOptions, segments: SegmentInfo[], tail: WalTail | undefined, nextLsn: number): WalWriter {
-    if (tail !== undefined && tail.lastLsn === nextLsn - 1) {
+    if (tail !== undefined && tail.lastLsn === nextLsn - 1 && tail.version === WAL_VERSION) {
       const fd = openSync(tail.path, 'r+');
+      // What recovery read may have been only in the OS cache (the last process died before its
+      // fdatasync); sync it so the frames appended next may declare it durable. A tail of just a
+      // header (the usual state after a clean close) was synced when it was created.
+      const synced = options.fsync === 'off' ? WAL_SEGMENT_HEADER_SIZE : tail.size;
+      if (synced > WAL_SEGMENT_HEADER_SIZE) syncOrFail(fd, tail.path);
       const older = segments.filter((s) => s.path !== tail.path);
-      return new WalWriter(dir, options, fd, { path: tail.path, firstLsn: tail.firstLsn }, tail.size, older);
+      return new WalWriter(dir, options, fd, { path: tail.path, firstLsn: tail.firstLsn }, tail.size, synced, older);
+    }
+    if (tail !== undefined && tail.size > WAL_SEGMENT_HEADER_SIZE) {
+      // The tail becomes a closed segment, and a closed segment is wholly synced (recovery calls
+      // any bad frame in one corruption), as after a rotation.
+      const fd = openSync(tail.path, 'r+');
+      syncOrFail(fd, tail.path);
+      closeSync(fd);
     }
     const { fd, segment, size } = createSegment(dir, nextLsn);
-    return new WalWriter(dir, options, fd, segment, size, segments);
+    // An empty tail of an older version that starts at nextLsn has the new segment's name: it
+    // was just replaced, so it is not an older segment (deleting that would delete the log).
+    const older = segments.filter((s) => s.path !== segment.path);
+    return new WalWriter(dir, options, fd, segment, size, size, older);
   }
 
   /** Appends one record; resolves when it is durable in the configured mode. */
   append(lsn: number, payload: Uint8Array): Promise<void> {
     if (this.#failed !== undefined) return Promise.reject(this.#failed);
     if (this.#closed) return Promise.reject(new Error('WAL is closed'));
-    const frame = frameRecord(payload);
+    const frame = allocFrame(payload);
     return new Promise<void>((resolve, reject) => {
       this.#queue.push({ lsn, frame, resolve, reject });
       if (!this.#flushing) void this.#flushLoop();
@@ -166,6 +189,11 @@ export class WalWriter {
             if (inflight.length === 0 && n >= WAL_SPLIT_GROUP_MIN) n = Math.ceil(n / 2);
           }
           group = this.#queue.splice(0, n);
+          // Stamped here rather than in append(): the later a frame is sealed, the more of the
+          // log it can vouch for as synced, which is what lets recovery tell damaged synced data
+          // from a group that never finished its fdatasync.
+          const synced = this.#synced;
+          for (const waiter of group) sealFrame(waiter.frame!, synced);
           const bytes = group.length === 1 ? group[0]!.frame! : Buffer.concat(group.map((w) => w.frame!));
           if (bytes.length <= WAL_SYNC_WRITE_MAX_BYTES) {
             // A small write only copies into the OS page cache: doing it inline saves a
@@ -221,9 +249,15 @@ export class WalWriter {
   async #sync(groupSize: number, alone: boolean): Promise<void> {
     const inline = alone && groupSize === 1 && this.#lastGroupSize <= 1 && this.#queue.length === 0 && this.#fsyncMicros < WAL_INLINE_FSYNC_MAX_MICROS;
     this.#lastGroupSize = groupSize;
+    // Durable once the fdatasync returns: what was written before it was issued. A group written
+    // while it runs on the thread pool may or may not be covered, so it is not counted.
+    const through = this.#size;
     const started = performance.now();
     if (inline) fdatasyncSync(this.#fd);
     else await fdatasyncAsync(this.#fd);
+    // Two groups may be in flight and their syncs finish in either order; a rotation only runs
+    // when none is, so this is always the same segment.
+    this.#synced = Math.max(this.#synced, through);
     // Exponentially weighted: a slow disk stops inline syncs within a few commits.
     const micros = (performance.now() - started) * 1000;
     this.#fsyncMicros = this.#fsyncMicros * 0.8 + micros * 0.2;
@@ -240,6 +274,7 @@ export class WalWriter {
     this.#fd = fd;
     this.#segment = segment;
     this.#size = size;
+    this.#synced = size; // createSegment fsynced the header
   }
 
   /** Resolves when every queued append has been written (and synced per mode). */
@@ -257,6 +292,16 @@ export class WalWriter {
       closeSync(this.#fd);
       this.#fd = -1;
     }
+  }
+}
+
+/** fdatasync of a segment being opened; closes `fd` when that fails. */
+function syncOrFail(fd: number, path: string): void {
+  try {
+    fdatasyncSync(fd);
+  } catch (err) {
+    closeSync(fd);
+    fail('UNAVAILABLE', `cannot sync WAL segment ${path}: ${(err as Error).message}`, undefined, err);
   }
 }
 

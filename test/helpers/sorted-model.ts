@@ -22,6 +22,13 @@ export class SortedModel {
     this.#map.clear();
   }
 
+  /** An independent copy (for checking a snapshot against the state it was taken at). */
+  clone(): SortedModel {
+    const copy = new SortedModel();
+    for (const [k, v] of this.#map) copy.#map.set(k, v);
+    return copy;
+  }
+
   /** Entries in byte order within the bounds (same semantics as BTree.scan). */
   range(r: { gt?: Buffer; gte?: Buffer; lt?: Buffer; lte?: Buffer; reverse?: boolean; limit?: number } = {}): Array<[Buffer, Buffer]> {
     const all = [...this.#map].map(([k, v]) => [Buffer.from(k, 'hex'), v] as [Buffer, Buffer]);

@@ -13,12 +13,17 @@ describe('configuration', () => {
       rateLimit: 1000,
       quotaBytes: 1073741824,
       cacheBytes: 268435456,
+      dirtyBytes: 67108864,
+      snapshotMaxAgeMs: 300000,
+      logLevel: 'info',
+      logFormat: 'auto',
+      slowRequestMs: 1000,
     });
   });
 
   it('takes environment variables, and CLI flags over them', () => {
-    const config = loadConfig({ PORT: '9000', TETRA_FSYNC: 'always', TETRA_RATE_LIMIT: '0' }, ['--port', '9100', '--data-dir', '/tmp/x']);
-    expect(config).toMatchObject({ port: 9100, fsync: 'always', rateLimit: 0, dataDir: '/tmp/x' });
+    const config = loadConfig({ PORT: '9000', TETRA_FSYNC: 'always', TETRA_RATE_LIMIT: '0', TETRA_LOG_FORMAT: 'json', TETRA_SLOW_REQUEST_MS: '0' }, ['--port', '9100', '--data-dir', '/tmp/x', '--log-format', 'pretty']);
+    expect(config).toMatchObject({ port: 9100, fsync: 'always', rateLimit: 0, dataDir: '/tmp/x', logFormat: 'pretty', slowRequestMs: 0 });
   });
 
   it.each([
@@ -27,6 +32,11 @@ describe('configuration', () => {
     [{ TETRA_FSYNC: 'sometimes' }, [], /TETRA_FSYNC must be one of batch, always, off/],
     [{}, ['--fsync', 'never'], /--fsync must be one of/],
     [{ TETRA_BODY_LIMIT: '-1' }, [], /TETRA_BODY_LIMIT/],
+    [{ TETRA_LOG_FORMAT: 'fancy' }, [], /TETRA_LOG_FORMAT must be one of auto, pretty, json/],
+    [{}, ['--slow-request-ms', 'soon'], /--slow-request-ms must be an integer between 0 and 3600000/],
+    [{ TETRA_SLOW_REQUEST_MS: '1.5' }, [], /TETRA_SLOW_REQUEST_MS must be an integer/],
+    [{ TETRA_DIRTY_BYTES: '1000' }, [], /TETRA_DIRTY_BYTES must be an integer between 1048576/],
+    [{}, ['--snapshot-max-ms', 'later'], /--snapshot-max-ms must be an integer between 0/],
   ] as const)('rejects %j %j with a message naming the setting', (env, argv, message) => {
     expect(() => loadConfig(env, [...argv])).toThrow(message);
   });
