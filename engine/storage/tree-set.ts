@@ -37,6 +37,9 @@ import { encodeHeader, fsyncDir, PageFile, sealPage, type FileHeader, type PageF
 
 const writeAsync = promisify(write);
 
+/** A checkpoint or compaction holds one chunk being encoded and one being written. */
+const IO_CHUNKS_IN_MEMORY = 2;
+
 /** Appends pages for a serialization pass and hands out their ids. */
 interface PageSink {
   next: number;
@@ -517,6 +520,8 @@ export class TreeSet implements NodeStore {
     // Large values written to overflow pages here: live copies of their leaves point at the pages afterwards.
     const overflowed = new Map<Buffer, OverflowRef>();
     const roots = new Map<string, number>();
+    // A chunk being encoded and the one being written are in memory meanwhile.
+    this.#budget.add(IO_CHUNKS_IN_MEMORY * CHECKPOINT_CHUNK_BYTES);
     try {
       for (const { name, root } of captured) {
         roots.set(name, typeof root === 'number' ? root : await this.#writeNode(root, sink, flush, overflowed));
@@ -554,6 +559,7 @@ export class TreeSet implements NodeStore {
       this.header = header;
     } finally {
       this.#captureEpoch = 0;
+      this.#budget.add(-IO_CHUNKS_IN_MEMORY * CHECKPOINT_CHUNK_BYTES);
     }
     // The pages are durable and reachable: trees nobody wrote meanwhile now are those pages; the
     // others get every reference to a written node replaced by its page id, so nothing live
@@ -648,6 +654,7 @@ export class TreeSet implements NodeStore {
     };
     // Keep the file open even if a concurrent close() releases the tree set meanwhile.
     source.acquire();
+    this.#budget.add(IO_CHUNKS_IN_MEMORY * COMPACT_CHUNK_BYTES);
     try {
       // Page 0 of every file is a header: the empty state.
       sink.pages.push(encodeHeader({ checkpointLsn: 0, catalogRoot: NO_PAGE, pageCount: 1, livePages: 1, writtenAtMs: Date.now() }));
@@ -720,6 +727,7 @@ export class TreeSet implements NodeStore {
       throw err;
     } finally {
       source.release();
+      this.#budget.add(-IO_CHUNKS_IN_MEMORY * COMPACT_CHUNK_BYTES);
     }
     return { beforeBytes, afterBytes: this.#source.file.bytes };
   }

@@ -38,6 +38,11 @@ async function main(): Promise<void> {
   sample('loaded', { dirty: cache.dirty.bytes, cache: cache.bytes, ...store.stats() });
   await store.close();
   sample('closed', { dirty: cache.dirty.bytes, cache: cache.bytes });
+  // Everything loaded is there after a reopen.
+  const reopened = await TenantStore.open(dir, { cache, checkpointIntervalMs: 0 });
+  const last = encodeKey([scramble(keys - 1)]);
+  process.stdout.write(`${JSON.stringify({ label: 'reopened', count: reopened.count('bulk'), lastValue: reopened.get('bulk', last)?.length ?? null })}\n`);
+  await reopened.close();
 }
 
 main().catch((err: unknown) => {

@@ -1,0 +1,74 @@
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { tempDir } from '../helpers/temp-dir.js';
+
+const CHILD = fileURLToPath(new URL('./bulk-load-child.ts', import.meta.url));
+const MiB = 1024 * 1024;
+
+interface Sample {
+  label: string;
+  heapUsed: number;
+  arrayBuffers: number;
+  keys?: number;
+  dirty?: number;
+  count?: number;
+  lastValue?: number | null;
+}
+
+const dirs: Array<{ remove: () => void }> = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) d.remove();
+});
+
+/** Runs the bulk load in its own process (so the heap is the engine's alone) and returns its samples. */
+async function bulkLoad(keys: number, order: 'ascending' | 'random', cacheBytes: number, dirtyBytes: number): Promise<Sample[]> {
+  const dir = tempDir('memory');
+  dirs.push(dir);
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD, `${dir.path}/store`, String(keys), '100', '1000', String(cacheBytes), String(dirtyBytes), order], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  expect(err, 'child stderr').toBe('');
+  expect(code).toBe(0);
+  return out.trim().split('\n').map((line) => JSON.parse(line) as Sample);
+}
+
+/**
+ * The live heap and buffers after a forced GC, above what the process held before the store had
+ * any data, must stay within the page cache plus the dirty budget however many keys are loaded.
+ */
+function expectWithinBound(samples: Sample[], cacheBytes: number, dirtyBytes: number, keys: number): void {
+  const live = (s: Sample): number => s.heapUsed + s.arrayBuffers;
+  const baseline = live(samples.find((s) => s.label === 'baseline')!);
+  const during = samples.filter((s) => s.label === 'load' || s.label === 'loaded');
+  expect(during.length).toBeGreaterThanOrEqual(8);
+  for (const s of during) {
+    const used = live(s) - baseline;
+    expect(used, `after ${s.keys ?? keys} keys: ${(used / MiB).toFixed(1)} MiB live above the baseline, bound ${(cacheBytes + dirtyBytes) / MiB} MiB`).toBeLessThanOrEqual(cacheBytes + dirtyBytes);
+    expect(s.dirty!).toBeLessThanOrEqual(dirtyBytes * 1.25);
+  }
+  const reopened = samples.find((s) => s.label === 'reopened')!;
+  expect(reopened.count).toBe(keys);
+  expect(reopened.lastValue).toBe(100);
+}
+
+describe('memory is bounded by configuration, not by data', () => {
+  it('2,000,000 ascending keys through a 32 MiB cache and a 64 MiB dirty budget', async () => {
+    // Ascending keys keep the tree's right edge (and its root) dirty through every checkpoint:
+    // the written nodes must still be released while writes continue.
+    const samples = await bulkLoad(2_000_000, 'ascending', 32 * MiB, 64 * MiB);
+    expectWithinBound(samples, 32 * MiB, 64 * MiB, 2_000_000);
+  }, 240_000);
+
+  it('100,000 random keys through a 4 MiB cache and an 8 MiB dirty budget', async () => {
+    // Random keys dirty leaves all over a tree larger than the budget: dirty leaves must own
+    // compact copies of their entries, not pin the pages they were copied from.
+    const samples = await bulkLoad(100_000, 'random', 4 * MiB, 8 * MiB);
+    expectWithinBound(samples, 4 * MiB, 8 * MiB, 100_000);
+  }, 240_000);
+});
