@@ -140,7 +140,11 @@ export class SystemStore {
     // From the uniqueness check to write() there is no await: write() applies synchronously, so a
     // concurrent signup with the same email sees this one's index entry and gets CONFLICT.
     const emailKey = idKey(email);
-    if (this.#store.has(TREES.emails, emailKey)) fail('CONFLICT', 'email is already registered', { field: 'email' });
+    if (this.#store.has(TREES.emails, emailKey)) {
+      // The signup that took the email may not be durable yet: say so only once it is.
+      await this.whenDurable();
+      fail('CONFLICT', 'email is already registered', { field: 'email' });
+    }
     const now = new Date().toISOString();
     const userId = this.#freshId(USER_ID_PREFIX, TREES.users);
     const tenantId = this.#freshId(TENANT_ID_PREFIX, TREES.tenants);
@@ -202,7 +206,20 @@ export class SystemStore {
     return { apiKey, key: keyInfo(entry) };
   }
 
-  /** The tenant's active API keys, newest first, without secrets or hashes. @throws UNAVAILABLE after close() */
+  /**
+   * Undefined when every change made so far is durable, else a promise that resolves when it is.
+   * What a caller read (listKeys, getTenant) is shown to a client only after this: a key created
+   * or revoked by a request still in flight must not appear, or vanish, in a response that a
+   * crash could then contradict.
+   */
+  whenDurable(): Promise<void> | undefined {
+    return this.#store.whenDurable();
+  }
+
+  /**
+   * The tenant's active API keys, newest first, without secrets or hashes; show them once
+   * whenDurable() has resolved. @throws UNAVAILABLE after close()
+   */
   listKeys(tenantId: string): ApiKeyInfo[] {
     this.#assertOpen();
     const ids = this.#tenantKeys.get(tenantId);
@@ -223,6 +240,7 @@ export class SystemStore {
     const entry = typeof keyId === 'string' ? this.#keys.get(keyId) : undefined;
     // Another tenant's key is reported exactly like a missing one, so key ids cannot be probed.
     if (entry === undefined || entry.record.tenantId !== tenantId || entry.record.revokedAt !== null) {
+      await this.whenDurable(); // a revocation still in flight must not be reported as done
       fail('NOT_FOUND', 'API key not found');
     }
     foldLastUsed(entry);

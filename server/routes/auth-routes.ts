@@ -81,7 +81,11 @@ export function keyRoutes(app: FastifyInstance): void {
         response: { 200: { type: 'object', properties: { keys: { type: 'array', items: keySchema } } }, ...authedErrors },
       },
     },
-    async (request) => ({ keys: app.tetra.system.listKeys(principalOf(request).tenantId) }),
+    async (request) => {
+      const keys = app.tetra.system.listKeys(principalOf(request).tenantId);
+      await app.tetra.system.whenDurable();
+      return { keys };
+    },
   );
 
   app.delete(

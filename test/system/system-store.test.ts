@@ -258,6 +258,32 @@ describe('API keys', () => {
     expect(system.listKeys('t_nosuchtenant')).toEqual([]);
   });
 
+  it('whenDurable covers keys created and revoked by requests still in flight', async () => {
+    const { system } = await fresh();
+    const first = await system.signup({ orgName: 'Org', email: 'durable@example.com' });
+    const principal = system.authenticate(first.apiKey)!;
+    expect(system.whenDurable()).toBeUndefined();
+    let created = false;
+    const pending = system.createKey(principal, 'in flight').then((k) => {
+      created = true;
+      return k;
+    });
+    // The listing already shows the key; whenDurable is what a response waits for.
+    expect(system.listKeys(first.tenant.id)).toHaveLength(2);
+    const fence = system.whenDurable();
+    expect(fence).toBeInstanceOf(Promise);
+    await fence;
+    const key = await pending;
+    expect(created).toBe(true);
+    let revoked = false;
+    const revoking = system.revokeKey(first.tenant.id, key.key.id).then(() => (revoked = true));
+    // A second revocation of the same key reports NOT_FOUND only once the first is durable.
+    await expect(system.revokeKey(first.tenant.id, key.key.id)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(system.whenDurable()).toBeUndefined();
+    await revoking;
+    expect(revoked).toBe(true);
+  });
+
   it.each([[''], ['   '], ['x'.repeat(101)], [42], [{}], [['ci']], [false]])('createKey rejects name %j with VALIDATION_FAILED', async (name) => {
     const { system } = await fresh();
     const { apiKey, tenant } = await system.signup({ orgName: 'Org', email: 'a@example.com' });
