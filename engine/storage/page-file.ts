@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fdatasync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, readSync, renameSync, unlinkSync, write, writeSync } from 'node:fs';
+import { closeSync, existsSync, fdatasync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, read, readSync, renameSync, unlinkSync, write, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { dirname, resolve } from 'node:path';
 import { fail } from '../errors.js';
@@ -23,6 +23,7 @@ import {
 } from './format.js';
 
 const writeAsync = promisify(write);
+const readAsync = promisify(read);
 const fdatasyncAsync = promisify(fdatasync);
 
 /** The state a header page records: everything needed to open the file at a checkpoint. */
@@ -199,6 +200,30 @@ export class PageFile {
     }
     const bytes = Buffer.allocUnsafe(count * PAGE_SIZE);
     readFully(this.#fd, bytes, pageId * PAGE_SIZE);
+    this.#verify(bytes, pageId, count);
+    return bytes;
+  }
+
+  /**
+   * readPages without blocking the event loop (for background work that reads many pages, like
+   * compaction, whose reads may go to the disk).
+   * @throws CORRUPTION naming the file and page on a checksum mismatch
+   */
+  async readPagesAsync(pageId: number, count: number): Promise<Buffer> {
+    if (pageId <= 0 || pageId + count > this.pageCount) {
+      fail('CORRUPTION', `${this.path}: page ${pageId} (+${count}) is outside the file (${this.pageCount} pages)`, { file: this.path, page: pageId });
+    }
+    const bytes = Buffer.allocUnsafe(count * PAGE_SIZE);
+    for (let done = 0; done < bytes.length; ) {
+      const { bytesRead } = await readAsync(this.#fd, bytes, done, bytes.length - done, pageId * PAGE_SIZE + done);
+      if (bytesRead === 0) fail('CORRUPTION', `${this.path}: unexpected end of file at offset ${pageId * PAGE_SIZE + done}`, { file: this.path, page: pageId });
+      done += bytesRead;
+    }
+    this.#verify(bytes, pageId, count);
+    return bytes;
+  }
+
+  #verify(bytes: Buffer, pageId: number, count: number): void {
     for (let i = 0; i < count; i++) {
       const page = bytes.subarray(i * PAGE_SIZE, (i + 1) * PAGE_SIZE);
       if (!pageIsSound(page)) {
@@ -208,7 +233,6 @@ export class PageFile {
         });
       }
     }
-    return bytes;
   }
 
   /** Reserves the next `count` page ids. */

@@ -1,4 +1,4 @@
-import { closeSync, openSync, renameSync, unlinkSync, existsSync, fsyncSync, write } from 'node:fs';
+import { closeSync, fdatasync, openSync, renameSync, unlinkSync, existsSync, write } from 'node:fs';
 import { promisify } from 'node:util';
 import { dirname, join } from 'node:path';
 import { fail } from '../errors.js';
@@ -36,6 +36,7 @@ import { PageCache } from './page-cache.js';
 import { encodeHeader, fsyncDir, PageFile, sealPage, type FileHeader, type PageFileTail } from './page-file.js';
 
 const writeAsync = promisify(write);
+const fdatasyncAsync = promisify(fdatasync);
 
 /** A checkpoint or compaction holds one chunk being encoded and one being written. */
 const IO_CHUNKS_IN_MEMORY = 2;
@@ -85,17 +86,7 @@ class PageSource implements NodeSource {
   }
 
   readOverflow(ref: OverflowRef): Buffer {
-    const count = overflowPages(ref.length);
-    const bytes = this.file.readPages(ref.page, count);
-    const value = Buffer.allocUnsafe(ref.length);
-    for (let i = 0, done = 0; i < count; i++) {
-      const page = bytes.subarray(i * PAGE_SIZE, (i + 1) * PAGE_SIZE);
-      if (page[PAGE_TYPE_OFFSET] !== PAGE_TYPE.OVERFLOW) {
-        fail('CORRUPTION', `${this.file.path}: page ${ref.page + i} is not an overflow page`, { file: this.file.path, page: ref.page + i });
-      }
-      done += page.copy(value, done, PAGE_HEADER_SIZE, PAGE_HEADER_SIZE + Math.min(PAGE_PAYLOAD, ref.length - done));
-    }
-    return value;
+    return overflowValue(this.file, ref, this.file.readPages(ref.page, overflowPages(ref.length)));
   }
 
   acquire(): void {
@@ -660,7 +651,8 @@ export class TreeSet implements NodeStore {
       sink.pages.push(encodeHeader({ checkpointLsn: 0, catalogRoot: NO_PAGE, pageCount: 1, livePages: 1, writtenAtMs: Date.now() }));
 
       const copy = async (pageId: number): Promise<number> => {
-        const page = source.file.readPages(pageId, 1);
+        // Compaction reads every live page, mostly not in the OS cache: off the event loop.
+        const page = await source.file.readPagesAsync(pageId, 1);
         const node = decodeNode(page, pageId);
         if (node.kind === 'branch') {
           const children = new Array<ChildRef>(node.children.length);
@@ -678,7 +670,7 @@ export class TreeSet implements NodeStore {
             if (isOverflowRef(value)) {
               const moved = { page: sink.next, length: value.length };
               mapping.set(value.page, moved.page);
-              appendOverflow(source.readOverflow(value), sink);
+              appendOverflow(await readOverflowAsync(source.file, value), sink);
               values[i] = moved;
             }
           }
@@ -709,7 +701,8 @@ export class TreeSet implements NodeStore {
       sink.next++;
       await flush();
       failpoint('compact:after-copy');
-      fsyncSync(fd);
+      // The whole new file goes to disk here: on the thread pool, never on the event loop.
+      await fdatasyncAsync(fd);
       failpoint('compact:after-fsync');
       closeSync(fd);
       renameSync(temp, path);
@@ -812,6 +805,25 @@ function release(node: TreeNode, overflowed: Map<Buffer, OverflowRef>): ChildRef
     }
   }
   return node;
+}
+
+/** An overflow value read without blocking the event loop (see PageSource.readOverflow). */
+async function readOverflowAsync(file: PageFile, ref: OverflowRef): Promise<Buffer> {
+  return overflowValue(file, ref, await file.readPagesAsync(ref.page, overflowPages(ref.length)));
+}
+
+/** The value of `ref` from its overflow pages' bytes (checksums already verified). */
+function overflowValue(file: PageFile, ref: OverflowRef, bytes: Buffer): Buffer {
+  const count = bytes.length / PAGE_SIZE;
+  const value = Buffer.allocUnsafe(ref.length);
+  for (let i = 0, done = 0; i < count; i++) {
+    const page = bytes.subarray(i * PAGE_SIZE, (i + 1) * PAGE_SIZE);
+    if (page[PAGE_TYPE_OFFSET] !== PAGE_TYPE.OVERFLOW) {
+      fail('CORRUPTION', `${file.path}: page ${ref.page + i} is not an overflow page`, { file: file.path, page: ref.page + i });
+    }
+    done += page.copy(value, done, PAGE_HEADER_SIZE, PAGE_HEADER_SIZE + Math.min(PAGE_PAYLOAD, ref.length - done));
+  }
+  return value;
 }
 
 function leafHasOverflow(node: LeafNode): boolean {
