@@ -22,6 +22,7 @@ import {
   type Entry,
   type FsyncMode,
   type TreeNode,
+  type TreeReader,
 } from '../storage/index.js';
 import { withPrefix, type StoreScanRange } from './scan-range.js';
 import { Snapshot } from './tenant-snapshot.js';
@@ -214,24 +215,22 @@ export class TenantStore implements DirtyOwner {
    * runs on a snapshot of the tree, so writes made while it is consumed never show up in it.
    * Consume it promptly (it expires with the snapshot age limit); for long reads use snapshot().
    */
-  *scan(tree: string, range: StoreScanRange = {}): Generator<Entry> {
-    this.#assertOpen();
-    const snapshot = this.#trees.snapshot([tree]);
-    try {
-      const t = snapshot.tree(tree);
-      if (t !== undefined) yield* t.scan(withPrefix(range));
-    } finally {
-      snapshot.close();
-    }
+  scan(tree: string, range: StoreScanRange = {}): Generator<Entry> {
+    return this.#onSnapshot(tree, (t) => t.scan(withPrefix(range)));
   }
 
   /** Keys of `tree` within `range` (values are not read), on a snapshot like scan(). */
-  *keys(tree: string, range: StoreScanRange = {}): Generator<Buffer> {
+  keys(tree: string, range: StoreScanRange = {}): Generator<Buffer> {
+    return this.#onSnapshot(tree, (t) => t.keys(withPrefix(range)));
+  }
+
+  /** Runs `read` over one tree on a snapshot of it, released when the generator ends. */
+  *#onSnapshot<T>(tree: string, read: (t: TreeReader) => Iterable<T>): Generator<T> {
     this.#assertOpen();
     const snapshot = this.#trees.snapshot([tree]);
     try {
       const t = snapshot.tree(tree);
-      if (t !== undefined) yield* t.keys(withPrefix(range));
+      if (t !== undefined) yield* read(t);
     } finally {
       snapshot.close();
     }
