@@ -1,42 +1,54 @@
 // Child process for the crash suites. It writes batches, prints "ack <writer> <seq>" for each
 // acknowledged one, and is SIGKILLed by its parent (or by an armed failpoint) at any moment.
 // Usage: node --import tsx crash-child.ts <mode> <dir> <fsync> [writers]
+//        node --import tsx crash-child.ts tenants <dataDir> <fsync> <writer ids, comma-separated> <batches>
 import { PageCache, type TreeNode } from '../../engine/storage/index.js';
-import { TenantStore, type BatchOp } from '../../engine/tenant/index.js';
+import { TenantRegistry, TenantStore } from '../../engine/tenant/index.js';
+import { batchFor } from './batches.js';
 
-const [mode, dir, fsync, writersArg] = process.argv.slice(2) as [string, string, 'batch' | 'always' | 'off', string | undefined];
+const [mode, dir, fsync, writersArg, batchesArg] = process.argv.slice(2) as [string, string, 'batch' | 'always' | 'off', string | undefined, string | undefined];
 
-export function batchFor(writer: number, seq: number): BatchOp[] {
-  const id = `w${writer}-${String(seq).padStart(7, '0')}`;
-  const value = Buffer.from(`${id}:`.repeat(1 + (seq % 7)));
-  const ops: BatchOp[] = [
-    { op: 'put', tree: 'a', key: Buffer.from(id), value },
-    { op: 'put', tree: 'b', key: Buffer.from(id), value },
-    { op: 'put', tree: 'counter', key: Buffer.from(`w${writer}`), value: Buffer.from(String(seq)) },
-    { op: 'put', tree: 'tmp', key: Buffer.from(id), value: Buffer.from('x') },
-  ];
-  if (seq > 1) ops.push({ op: 'delete', tree: 'tmp', key: Buffer.from(`w${writer}-${String(seq - 1).padStart(7, '0')}`) });
-  // Every 50th batch carries a value large enough for overflow pages.
-  if (seq % 50 === 0) ops.push({ op: 'put', tree: 'big', key: Buffer.from(id), value: Buffer.alloc(20_000, seq % 251) });
-  return ops;
-}
+// Small thresholds so checkpoints, segment rotations and compactions all happen mid-run.
+const SMALL_THRESHOLDS = {
+  walSegmentBytes: 64 * 1024,
+  checkpointWalBytes: 128 * 1024,
+  checkpointIntervalMs: 200,
+  compactGarbageRatio: 0.3,
+  compactMinBytes: 64 * 1024,
+};
 
 function say(line: string): void {
   process.stdout.write(`${line}\n`);
 }
 
+/**
+ * Mode 'tenants': one registry over the data directory `dir`; for each writer id w in turn,
+ * tenant `t<w>` (created on first use) gets `batches` more batches of writer w, so each tenant's
+ * directory verifies like a single-writer store. Used to crash while a tenant is being created
+ * next to tenants that hold acknowledged data.
+ */
+async function tenants(cache: PageCache<TreeNode>): Promise<void> {
+  const registry = new TenantRegistry({ dataDir: dir, cache, fsync, idleCloseMs: 0, ...SMALL_THRESHOLDS });
+  say('ready');
+  const batches = Number(batchesArg ?? 50);
+  for (const w of (writersArg ?? '0').split(',').map(Number)) {
+    await registry.use(`t${w}`, async (store) => {
+      let seq = Number(store.get('counter', Buffer.from(`w${w}`))?.toString() ?? 0);
+      for (let i = 0; i < batches; i++) {
+        seq++;
+        await store.write(batchFor(w, seq));
+        say(`ack ${w} ${seq}`);
+      }
+    });
+  }
+  await registry.close();
+  say('closed');
+}
+
 async function main(): Promise<void> {
   const cache = new PageCache<TreeNode>(4 * 1024 * 1024);
-  // Small thresholds so checkpoints, segment rotations and compactions all happen mid-run.
-  const store = await TenantStore.open(dir, {
-    cache,
-    fsync,
-    walSegmentBytes: 64 * 1024,
-    checkpointWalBytes: 128 * 1024,
-    checkpointIntervalMs: 200,
-    compactGarbageRatio: 0.3,
-    compactMinBytes: 64 * 1024,
-  });
+  if (mode === 'tenants') return tenants(cache);
+  const store = await TenantStore.open(dir, { cache, fsync, ...SMALL_THRESHOLDS });
   say('ready');
   if (mode === 'writer') {
     const writers = Number(writersArg ?? 8);
