@@ -68,6 +68,9 @@ export class TenantRegistry {
   async use<T>(tenantId: string, fn: (store: TenantStore) => T | Promise<T>): Promise<T> {
     if (this.#closed) fail('UNAVAILABLE', 'the database is shutting down');
     let slot = this.#slots.get(tenantId);
+    // A store that failed (a write, an fsync or a checkpoint threw) refuses all work: close it,
+    // and this use opens it again, recovering from its files, instead of locking the tenant out.
+    if (slot?.store?.failed === true && slot.closing === undefined) void this.#closeSlot(slot);
     if (slot?.closing) {
       await slot.closing;
       slot = this.#slots.get(tenantId);

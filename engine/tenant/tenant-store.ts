@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Packr } from 'msgpackr';
@@ -17,6 +18,7 @@ import {
   TreeSet,
   WalWriter,
   WAL_FRAME_HEADER_SIZE,
+  WAL_SEGMENT_HEADER_SIZE,
   failpoint,
   type DirtyOwner,
   type Entry,
@@ -148,12 +150,19 @@ export class TenantStore implements DirtyOwner {
     const path = join(dir, DATA_FILE);
     const trees = TreeSet.open(path, options.cache);
     try {
+      let decoded: WalRecord | undefined;
+      const lsnOf = (payload: Buffer): number => {
+        decoded = packr.unpack(payload) as WalRecord;
+        if (typeof decoded?.lsn !== 'number' || !Array.isArray(decoded.ops)) throw new Error('not a WAL record');
+        return decoded.lsn;
+      };
+      const segments = listSegments(dir);
       const tail = trees.tail;
       if (tail !== undefined) {
         // Bytes after the newest valid header: a checkpoint torn by a crash, whose records the
         // log still holds (its segments are deleted only after its header is durable), or a
         // damaged newest header whose log is gone. Cut them only in the first case.
-        const first = listSegments(dir)[0];
+        const first = segments[0];
         if (first === undefined || first.firstLsn > trees.header.checkpointLsn + 1) {
           fail(
             'CORRUPTION',
@@ -161,10 +170,15 @@ export class TenantStore implements DirtyOwner {
             { file: path, offset: tail.lastPageOffset },
           );
         }
-        trees.truncateTail();
       }
+      if (tail !== undefined || segments.some((s) => statSync(s.path).size > WAL_SEGMENT_HEADER_SIZE)) {
+        // Read the whole log once before changing anything: neither cutting the page file's tail
+        // nor a checkpoint in the middle of the replay may happen for a log that then turns out
+        // to be damaged (the refusal must leave the files as they were).
+        await recoverWal(dir, trees.header.checkpointLsn, () => undefined, lsnOf);
+      }
+      trees.truncateTail();
       const replayCheckpointBytes = options.cache.dirty.limit / 2;
-      let decoded: WalRecord | undefined;
       let sinceYield = 0;
       const recovery = await recoverWal(
         dir,
@@ -180,11 +194,7 @@ export class TenantStore implements DirtyOwner {
           }
           return undefined;
         },
-        (payload) => {
-          decoded = packr.unpack(payload) as WalRecord;
-          if (typeof decoded?.lsn !== 'number' || !Array.isArray(decoded.ops)) throw new Error('not a WAL record');
-          return decoded.lsn;
-        },
+        lsnOf,
       );
       const wal = WalWriter.open(dir, { fsync: opts.fsync, segmentBytes: opts.walSegmentBytes }, recovery.segments, recovery.tail, recovery.lastLsn + 1);
       const store = new TenantStore(dir, opts, options.cache, trees, wal, recovery.lastLsn, { records: recovery.replayedRecords, bytes: recovery.replayedBytes });
@@ -494,6 +504,11 @@ export class TenantStore implements DirtyOwner {
 
   get closed(): boolean {
     return this.#closed;
+  }
+
+  /** True once a write, fsync or checkpoint failed: the store refuses work until reopened. */
+  get failed(): boolean {
+    return this.#broken !== undefined;
   }
 
   /** Stops taking writes, waits for in-flight ones, checkpoints and closes the files. */

@@ -218,6 +218,22 @@ describe('a damaged newest header whose log is still there', () => {
     await reopened.close();
   });
 
+  it('refuses, and changes nothing, when a record of that log is damaged too (the log is checked before the tail is cut)', async () => {
+    const dir = copyOf(templates.kept);
+    const page = lastPageOffset(dir);
+    flip(dir, page + 20);
+    const segment = readdirSync(dir).find((f) => f.startsWith('wal-') && parseInt(f.slice(4, 20), 16) <= 5 && readFileSync(join(dir, f)).length > 64)!;
+    const walPath = join(dir, segment);
+    const wal = readFileSync(walPath);
+    // A byte inside the first record's payload: a later valid record vouches it was synced.
+    wal[16 + 12 + 3] = wal[16 + 12 + 3]! ^ 0xff;
+    writeFileSync(walPath, wal);
+    const before = filesOf(dir);
+    const err = await openError(dir);
+    expect(err.message).toContain(segment);
+    expect(filesOf(dir)).toEqual(before);
+  });
+
   it('without damage opens at the newest header and replays nothing', async () => {
     // The control for the cases above: the fallback, not the crash state, makes them replay.
     const dir = copyOf(templates.kept);

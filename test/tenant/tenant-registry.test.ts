@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { isTetraError } from '../../engine/errors.js';
+import { WalWriter } from '../../engine/storage/index.js';
 import { TenantRegistry } from '../../engine/tenant/index.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -92,5 +93,25 @@ describe('TenantRegistry', () => {
     await registry.use('a', (s) => s.write([{ op: 'put', tree: 'kv', key: k('a'), value: k('b') }]));
     await registry.close();
     await expect(registry.use('a', () => 1)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+  });
+});
+
+describe('TenantRegistry after a store failure', () => {
+  it('reopens a store that failed instead of refusing the tenant until a restart', async () => {
+    const dir = tempDir('failed');
+    dirs.push(dir);
+    const registry = new TenantRegistry({ dataDir: dir.path, idleCloseMs: 0, checkpointIntervalMs: 0 });
+    await registry.use('t', (s) => s.write([{ op: 'put', tree: 'kv', key: k('kept'), value: k('acknowledged') }]));
+    // The next log write fails (a full disk, an I/O error): the store is failed from then on.
+    const append = vi.spyOn(WalWriter.prototype, 'append').mockImplementationOnce(() => Promise.reject(new Error('EIO: simulated write failure')));
+    const failed = await registry.use('t', (s) => s.write([{ op: 'put', tree: 'kv', key: k('lost'), value: k('never acknowledged') }])).catch((e: unknown) => e);
+    append.mockRestore();
+    expect(isTetraError(failed, 'UNAVAILABLE'), String(failed)).toBe(true);
+    // The next use gets the store reopened from its files: the acknowledged write is there, the
+    // failed one is not, and writes work again.
+    expect(await registry.use('t', (s) => [s.failed, s.get('kv', k('kept'))?.toString(), s.get('kv', k('lost'))])).toEqual([false, 'acknowledged', undefined]);
+    await registry.use('t', (s) => s.write([{ op: 'put', tree: 'kv', key: k('after'), value: k('ok') }]));
+    expect(await registry.use('t', (s) => s.get('kv', k('after'))?.toString())).toBe('ok');
+    await registry.close();
   });
 });
