@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fdatasync, fstatSync, fsyncSync, ftruncateSync, mkdirSync, openSync, read, readSync, renameSync, unlinkSync, write, writeSync } from 'node:fs';
+import { close, closeSync, existsSync, fdatasync, fstatSync, fsync, fsyncSync, ftruncateSync, mkdirSync, open, openSync, read, readSync, renameSync, unlinkSync, write, writeSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { dirname, resolve } from 'node:path';
 import { fail } from '../errors.js';
@@ -24,6 +24,9 @@ import {
 
 const writeAsync = promisify(write);
 const readAsync = promisify(read);
+const openAsync = promisify(open);
+const fsyncAsync = promisify(fsync);
+const closeAsync = promisify(close);
 const fdatasyncAsync = promisify(fdatasync);
 
 /** The state a header page records: everything needed to open the file at a checkpoint. */
@@ -85,6 +88,19 @@ export function fsyncDir(dir: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * fsyncDir on the thread pool: for maintenance that runs while requests are served (a directory
+ * fsync waits for the file system's journal, which a concurrent checkpoint keeps busy).
+ */
+export async function fsyncDirAsync(dir: string): Promise<void> {
+  const fd = await openAsync(dir, 'r');
+  try {
+    await fsyncAsync(fd);
+  } finally {
+    await closeAsync(fd);
   }
 }
 
@@ -259,8 +275,10 @@ export class PageFile {
     return this.pageCount * PAGE_SIZE;
   }
 
+  /** Closes the file; reads fail from now on. The close itself runs on the thread pool. */
   close(): void {
-    if (this.#fd >= 0) closeSync(this.#fd);
+    // Closing a file that was just written can wait for the disk: never on the event loop.
+    if (this.#fd >= 0) close(this.#fd, () => undefined);
     this.#fd = -1;
   }
 }

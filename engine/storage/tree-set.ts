@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, openSync, renameSync, unlinkSync, existsSync, write } from 'node:fs';
+import { close, closeSync, fdatasync, openSync, rename, unlinkSync, existsSync, write } from 'node:fs';
 import { promisify } from 'node:util';
 import { dirname, join } from 'node:path';
 import { fail } from '../errors.js';
@@ -33,10 +33,12 @@ import {
 } from './format.js';
 import type { DirtyBudget } from './dirty-budget.js';
 import { PageCache } from './page-cache.js';
-import { encodeHeader, fsyncDir, PageFile, sealPage, type FileHeader, type PageFileTail } from './page-file.js';
+import { encodeHeader, fsyncDir, fsyncDirAsync, PageFile, sealPage, type FileHeader, type PageFileTail } from './page-file.js';
 
 const writeAsync = promisify(write);
 const fdatasyncAsync = promisify(fdatasync);
+const closeAsync = promisify(close);
+const renameAsync = promisify(rename);
 
 /** A checkpoint or compaction holds one chunk being encoded and one being written. */
 const IO_CHUNKS_IN_MEMORY = 2;
@@ -625,6 +627,8 @@ export class TreeSet implements NodeStore {
     const beforeBytes = source.file.bytes;
     const header = this.header;
     const fd = openSync(temp, 'w+');
+    // Closed once only: after a close, the number may already belong to another file.
+    let fdOpen = true;
     const mapping = new Map<number, number>();
     const sink: PageSink = { next: 1, pages: [] };
     let written = 0;
@@ -698,18 +702,15 @@ export class TreeSet implements NodeStore {
       // The whole new file goes to disk here: on the thread pool, never on the event loop.
       await fdatasyncAsync(fd);
       failpoint('compact:after-fsync');
-      closeSync(fd);
-      renameSync(temp, path);
+      fdOpen = false;
+      await closeAsync(fd);
+      await renameAsync(temp, path);
       failpoint('compact:after-rename');
-      fsyncDir(dirname(path));
+      await fsyncDirAsync(dirname(path));
       failpoint('compact:after-dir-fsync');
       this.#swap(mapping, newHeader);
     } catch (err) {
-      try {
-        closeSync(fd);
-      } catch {
-        // already closed
-      }
+      if (fdOpen) closeSync(fd);
       if (existsSync(temp)) unlinkSync(temp);
       throw err;
     } finally {

@@ -1,15 +1,18 @@
-import { closeSync, fdatasync, fdatasyncSync, fsync, fsyncSync, openSync, statSync, unlinkSync, write } from 'node:fs';
+import { close, closeSync, fdatasync, fdatasyncSync, fsync, fsyncSync, open, openSync, statSync, unlink, write } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import { WAL_INLINE_FSYNC_MAX_MICROS, WAL_SEGMENT_HEADER_SIZE, WAL_SYNC_WRITE_MAX_BYTES, WAL_VERSION } from './format.js';
 import { promisify } from 'node:util';
 import { join } from 'node:path';
 import { fail } from '../errors.js';
 import { failpoint } from './failpoint.js';
-import { fsyncDir, writeFully } from './page-file.js';
+import { fsyncDir, fsyncDirAsync, writeFully } from './page-file.js';
 import { allocFrame, encodeSegmentHeader, sealFrame, segmentName, type SegmentInfo } from './wal-segment.js';
 import type { WalTail } from './wal-reader.js';
 
 const writeAsync = promisify(write);
+const openAsync = promisify(open);
+const closeAsync = promisify(close);
+const unlinkAsync = promisify(unlink);
 /** Groups written and awaiting their fsync at once (see #flushLoop). */
 const WAL_MAX_GROUPS_IN_FLIGHT = 2;
 /** A queue at least this long is split into two groups when nothing is in flight. */
@@ -136,17 +139,18 @@ export class WalWriter {
   }
 
   /** Deletes closed segments all of whose records have lsn <= `lsn`. */
-  deleteSegmentsThrough(lsn: number): number {
+  async deleteSegmentsThrough(lsn: number): Promise<number> {
     let deleted = 0;
+    // Off the event loop: unlinking a large file and fsyncing the directory wait for the disk.
     while (this.#older.length > 0) {
       const next = this.#older[1] ?? this.#segment;
       if (next.firstLsn - 1 > lsn) break;
-      this.#olderBytes -= statSync(this.#older[0]!.path).size;
-      unlinkSync(this.#older[0]!.path);
-      this.#older.shift();
+      const oldest = this.#older.shift()!;
+      this.#olderBytes -= statSync(oldest.path).size;
+      await unlinkAsync(oldest.path);
       deleted++;
     }
-    if (deleted > 0) fsyncDir(this.#dir);
+    if (deleted > 0) await fsyncDirAsync(this.#dir);
     return deleted;
   }
 
@@ -267,8 +271,8 @@ export class WalWriter {
     if (firstLsn === this.#segment.firstLsn && this.#size <= WAL_SEGMENT_HEADER_SIZE) return;
     // The old segment's records were all fsynced by their own groups ('off' never fsyncs).
     if (this.#options.fsync === 'off') await fsyncAsync(this.#fd);
-    const { fd, segment, size } = createSegment(this.#dir, firstLsn);
-    closeSync(this.#fd);
+    const { fd, segment, size } = await createSegmentAsync(this.#dir, firstLsn);
+    await closeAsync(this.#fd);
     this.#older.push(this.#segment);
     this.#olderBytes += this.#size;
     this.#fd = fd;
@@ -303,6 +307,22 @@ function syncOrFail(fd: number, path: string): void {
     closeSync(fd);
     fail('UNAVAILABLE', `cannot sync WAL segment ${path}: ${(err as Error).message}`, undefined, err);
   }
+}
+
+/** createSegment on the thread pool, for rotations while requests are served. */
+async function createSegmentAsync(dir: string, firstLsn: number): Promise<{ fd: number; segment: SegmentInfo; size: number }> {
+  const path = join(dir, segmentName(firstLsn));
+  const fd = await openAsync(path, 'w+');
+  const header = encodeSegmentHeader(firstLsn);
+  try {
+    for (let done = 0; done < header.length; ) done += (await writeAsync(fd, header, done, header.length - done, done)).bytesWritten;
+    await fsyncAsync(fd);
+    await fsyncDirAsync(dir);
+  } catch (err) {
+    closeSync(fd);
+    fail('UNAVAILABLE', `cannot create WAL segment ${path}: ${(err as Error).message}`, undefined, err);
+  }
+  return { fd, segment: { path, firstLsn }, size: header.length };
 }
 
 function createSegment(dir: string, firstLsn: number): { fd: number; segment: SegmentInfo; size: number } {

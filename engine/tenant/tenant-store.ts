@@ -402,7 +402,7 @@ export class TenantStore implements DirtyOwner {
       const rotated = this.#wal.rotate(lsn + 1);
       const written = this.#trees.checkpoint(lsn);
       await Promise.all([rotated, written]);
-      this.#wal.deleteSegmentsThrough(lsn);
+      await this.#wal.deleteSegmentsThrough(lsn);
       failpoint('checkpoint:after-wal-delete');
       if (this.#trees.garbageRatio >= this.#options.compactGarbageRatio && this.#trees.fileBytes >= this.#options.compactMinBytes) {
         await this.#trees.compact();

@@ -356,7 +356,7 @@ describe('WAL format version 1 segments', () => {
     const { recovery } = await replayedLsns(dir);
     expect(recovery.tail).toMatchObject({ lastLsn: 0, version: WAL_VERSION_1 });
     const writer = WalWriter.open(dir, { fsync: 'batch', segmentBytes: 1 << 20 }, recovery.segments, recovery.tail, 1);
-    expect(writer.deleteSegmentsThrough(10)).toBe(0);
+    expect(await writer.deleteSegmentsThrough(10)).toBe(0);
     await writer.append(1, packr.pack({ lsn: 1, ops: [] }));
     await writer.close();
     expect(existsSync(join(dir, segmentName(1)))).toBe(true);
