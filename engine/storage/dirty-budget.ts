@@ -108,10 +108,11 @@ export class DirtyBudget {
     if (this.#bytes >= this.limit && this.#waiters.length > 0 && !this.#retryQueued) {
       // Still full with writers waiting: look again soon, in case what pins memory changed.
       this.#retryQueued = true;
+      // Not unref'd: writers are waiting on it, which is work the process still has to do.
       setTimeout(() => {
         this.#retryQueued = false;
         if (this.#waiters.length > 0) this.#check();
-      }, 10).unref();
+      }, 10);
     }
   }
 }

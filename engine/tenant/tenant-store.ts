@@ -434,6 +434,9 @@ export class TenantStore implements DirtyOwner {
       .catch(() => undefined) // recorded by #exclusive; the next write reports it
       .finally(() => {
         this.#checkpointQueued = false;
+        // Writers may be waiting for room that changes made during this checkpoint still
+        // take: the next checkpoint starts at once.
+        if (this.#cache.dirty.full && this.#trees.pendingBytes > 0 && !this.#closed && !this.#broken) this.#scheduleCheckpoint();
       });
   }
 
