@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { ClassicLevel } from 'classic-level';
-import { TenantStore } from '../../engine/tenant/index.js';
+import { TenantStore, type TenantStoreOptions } from '../../engine/tenant/index.js';
 import { PageCache, type TreeNode } from '../../engine/storage/index.js';
 
 export type EngineName = 'tetradb' | 'sqlite-full' | 'sqlite-normal' | 'leveldb';
@@ -11,6 +11,10 @@ export type EngineName = 'tetradb' | 'sqlite-full' | 'sqlite-normal' | 'leveldb'
 export interface OpenOptions {
   /** Memory budget for the engine's own cache of pages/blocks (same number for every engine). */
   cacheBytes: number;
+  /** tetradb only: the dirty budget (PageCache `dirtyBytes`); absent means the engine's default. */
+  dirtyBytes?: number;
+  /** tetradb only: store options beyond the cache (checkpoint and compaction thresholds). */
+  tetra?: Omit<TenantStoreOptions, 'cache'>;
 }
 
 export interface BenchEngine {
@@ -64,8 +68,8 @@ export async function openEngine(name: EngineName, dir: string, options: OpenOpt
 }
 
 async function openTetra(dir: string, options: OpenOptions): Promise<BenchEngine> {
-  const cache = new PageCache<TreeNode>(options.cacheBytes);
-  const store = await TenantStore.open(dir, { cache, fsync: 'batch' });
+  const cache = new PageCache<TreeNode>(options.cacheBytes, options.dirtyBytes === undefined ? {} : { dirtyBytes: options.dirtyBytes });
+  const store = await TenantStore.open(dir, { fsync: 'batch', ...options.tetra, cache });
   let peakCacheBytes = 0;
   const notePeak = (): void => {
     if (cache.bytes > peakCacheBytes) peakCacheBytes = cache.bytes;
@@ -120,6 +124,9 @@ async function openTetra(dir: string, options: OpenOptions): Promise<BenchEngine
         cacheMisses: cache.misses,
         pageFileBytes: s.pageFileBytes,
         walBytes: s.walBytes,
+        dirtyBytes: cache.dirty.bytes,
+        dirtyLimit: cache.dirty.limit,
+        checkpointLsn: s.checkpointLsn,
       };
     },
     async close() {

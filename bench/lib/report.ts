@@ -1,0 +1,97 @@
+// Shared by the memory and stalls benchmarks: running a worker script in a process of its own,
+// Markdown tables, number formats and a one-paragraph description of the machine and settings.
+import { execFileSync, fork } from 'node:child_process';
+import { cpus, loadavg, release, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_DIRTY_BYTES } from '../../engine/storage/index.js';
+
+export const MiB = 2 ** 20;
+
+/**
+ * Runs `script` (TypeScript, through tsx) in a fresh process with `task` as its argument and
+ * returns the one message it sends. No --expose-gc: nothing forces a collection, so memory is
+ * what an operator would see.
+ */
+export function runWorker<R>(script: string, task: unknown, label: string): Promise<R> {
+  process.stderr.write(`  running ${label}...\n`);
+  return new Promise((resolve, reject) => {
+    const child = fork(script, [JSON.stringify(task)], {
+      // tsx resolves from the working directory: bench/, whose node_modules has it.
+      cwd: fileURLToPath(new URL('..', import.meta.url)),
+      execArgv: ['--import', 'tsx'],
+      serialization: 'advanced',
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    let result: R | undefined;
+    const interrupt = (): void => void child.kill('SIGKILL');
+    process.once('SIGINT', interrupt);
+    child.on('message', (message) => (result = message as R));
+    child.on('error', reject);
+    child.on('exit', (code, signal) => {
+      process.off('SIGINT', interrupt);
+      if (result !== undefined && code === 0) resolve(result);
+      else reject(new Error(`${label} failed (exit ${code ?? signal})`));
+    });
+  });
+}
+
+/** A Markdown table; the first `textColumns` columns align left, the rest right. */
+export function table(header: string[], rows: string[][], textColumns = 1): string {
+  const lines = [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i < textColumns ? '---' : '---:')).join('|')}|`];
+  for (const r of rows) lines.push(`| ${r.join(' | ')} |`);
+  return lines.join('\n');
+}
+
+export function fmtInt(n: number | undefined): string {
+  return n !== undefined && Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-';
+}
+
+export function fmtNum(n: number | undefined, digits = 1): string {
+  return n !== undefined && Number.isFinite(n) ? n.toFixed(digits) : '-';
+}
+
+export function fmtRatio(n: number | undefined): string {
+  return n !== undefined && Number.isFinite(n) ? `${n.toFixed(2)}x` : '-';
+}
+
+/** 1000000 -> "1M", 100000 -> "100k". */
+export function fmtCount(n: number): string {
+  if (n >= 1e6 && n % 1e5 === 0) return `${n / 1e6}M`;
+  if (n >= 1e3 && n % 1e2 === 0) return `${n / 1e3}k`;
+  return fmtInt(n);
+}
+
+/**
+ * The dirty budget the benchmarks give tetradb: TETRA_DIRTY_BYTES from the environment when set
+ * (the server's setting of the same name), else undefined (the engine's default), with a label.
+ */
+export function dirtyBudgetFromEnv(): { bytes: number | undefined; label: string } {
+  const raw = process.env.TETRA_DIRTY_BYTES;
+  if (raw === undefined || raw.trim() === '') return { bytes: undefined, label: `dirty budget ${DEFAULT_DIRTY_BYTES / MiB} MiB (engine default; TETRA_DIRTY_BYTES unset)` };
+  const bytes = Number(raw);
+  if (!Number.isSafeInteger(bytes) || bytes <= 0) throw new Error(`TETRA_DIRTY_BYTES must be a positive integer, got ${JSON.stringify(raw)}`);
+  return { bytes, label: `dirty budget ${fmtNum(bytes / MiB)} MiB (TETRA_DIRTY_BYTES=${raw})` };
+}
+
+/** CPU, memory, kernel, Node, the load average now (other work shares the cores and disk) and the engine's commit. */
+export function machineLine(): string {
+  return [
+    `- ${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB RAM, Linux ${release()}, Node ${process.version}; load average (1 min) ${loadavg()[0]!.toFixed(2)}`,
+    `- tetradb engine: ${engineVersion()}`,
+  ].join('\n');
+}
+
+/** The commit the engine was built from, and any engine files changed since (uncommitted work). */
+function engineVersion(): string {
+  try {
+    const repo = fileURLToPath(new URL('../..', import.meta.url));
+    const head = execFileSync('git', ['-C', repo, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['-C', repo, 'status', '--porcelain', '--', 'engine'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.trim() !== '')
+      .map((l) => l.slice(3));
+    return `commit ${head}${dirty.length > 0 ? ` plus uncommitted changes to ${dirty.join(', ')}` : ''}`;
+  } catch {
+    return 'unknown (not a git checkout)';
+  }
+}

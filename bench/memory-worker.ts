@@ -1,0 +1,123 @@
+// One engine loading one data set, in a process of its own (spawned by memory.bench.ts), so the
+// RSS it reports is that engine's alone. Loads `size` keys in durable batches of 1000 in
+// ascending or scrambled order while sampling memory every 250 ms (no forced GC) and the event
+// loop's delay; then closes the engine and measures its files. Sends one MemoryRow over IPC.
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { keyOf, scrambled, valueOf } from './lib/dataset.js';
+import { openEngine, type EngineName } from './lib/engines.js';
+import { startSampler, type SamplerResult } from './lib/sampler.js';
+
+export type LoadOrder = 'ascending' | 'random';
+
+export interface MemoryTask {
+  engine: EngineName;
+  /** How the row is labelled in the table (engine and settings). */
+  label: string;
+  dir: string;
+  size: number;
+  order: LoadOrder;
+  cacheBytes: number;
+  /** tetradb's dirty budget; absent: the engine's default. */
+  dirtyBytes?: number;
+  /** Stop loading after this long (the row then says how many keys it loaded). */
+  maxSeconds: number;
+}
+
+export interface MemoryRow extends SamplerResult {
+  task: MemoryTask;
+  /** Keys loaded (less than task.size when maxSeconds cut the load short). */
+  loaded: number;
+  loadSeconds: number;
+  /** Closing: tetradb's final checkpoint, SQLite's WAL checkpoint, LevelDB's log flush. */
+  closeSeconds: number;
+  filesEndOfLoadMiB: number;
+  filesAfterCloseMiB: number;
+  /** tetradb: the dirty budget's limit in MiB (its peak in use is extraPeaks.dirtyMiB). */
+  dirtyLimitMiB?: number;
+  cacheMaxMiB?: number;
+}
+
+const BATCH_ROWS = 1000;
+const SAMPLE_MS = 250;
+const MiB = 2 ** 20;
+
+function dirBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    total += entry.isDirectory() ? dirBytes(path) : statSync(path).size;
+  }
+  return total;
+}
+
+async function run(task: MemoryTask): Promise<MemoryRow> {
+  const engine = await openEngine(task.engine, task.dir, { cacheBytes: task.cacheBytes, dirtyBytes: task.dirtyBytes });
+  const idOf = task.order === 'ascending' ? (i: number) => i : scrambled(task.size);
+  const tetra = task.engine === 'tetradb';
+  // tetradb's dirty budget in use and its page cache, sampled with the memory (stats() is cheap).
+  const extra = tetra
+    ? () => {
+        const s = engine.stats();
+        return { dirtyMiB: s.dirtyBytes! / MiB, cacheMiB: s.cacheBytes! / MiB };
+      }
+    : undefined;
+  const limits = tetra ? engine.stats() : {};
+  const sampler = startSampler(SAMPLE_MS, extra);
+  const started = performance.now();
+  const deadline = started + task.maxSeconds * 1000;
+  let loaded = 0;
+  try {
+    while (loaded < task.size && performance.now() < deadline) {
+      const end = Math.min(task.size, loaded + BATCH_ROWS);
+      const rows: Array<[Buffer, Buffer]> = [];
+      for (let i = loaded; i < end; i++) {
+        const id = idOf(i);
+        rows.push([keyOf(id), valueOf(id)]);
+      }
+      await engine.load(rows);
+      // better-sqlite3 commits synchronously: yield a turn between batches, as a server handling
+      // one request per batch would, so its timers (and the sampler) get to run at all.
+      if (engine.syncCommit) await nextTurn();
+      loaded = end;
+    }
+  } catch (err) {
+    sampler.stop();
+    throw err;
+  }
+  const loadSeconds = (performance.now() - started) / 1000;
+  const sampled = sampler.stop();
+  const filesEndOfLoadMiB = dirBytes(task.dir) / MiB;
+  const t0 = performance.now();
+  await engine.close();
+  const closeSeconds = (performance.now() - t0) / 1000;
+  const filesAfterCloseMiB = dirBytes(task.dir) / MiB;
+  return {
+    ...sampled,
+    task,
+    loaded,
+    loadSeconds,
+    closeSeconds,
+    filesEndOfLoadMiB,
+    filesAfterCloseMiB,
+    ...(tetra ? { dirtyLimitMiB: limits.dirtyLimit! / MiB, cacheMaxMiB: limits.cacheMaxBytes! / MiB } : {}),
+  };
+}
+
+async function main(): Promise<void> {
+  const task = JSON.parse(process.argv[2] ?? '') as MemoryTask;
+  mkdirSync(task.dir, { recursive: true });
+  try {
+    const row = await run(task);
+    process.send!(row, () => process.exit(0));
+  } finally {
+    rmSync(task.dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
