@@ -81,6 +81,12 @@ class PageSource implements NodeSource {
     return node;
   }
 
+  /** Caches a page written by this process as if read back (its decoded copy owns only the page). */
+  remember(pageId: number, page: Buffer): void {
+    const clean = decodeNode(page, pageId);
+    this.#cache.set(PageCache.key(this.fileId, pageId), clean, nodeMemoryBytes(clean));
+  }
+
   readOverflow(ref: OverflowRef): Buffer {
     return overflowValue(this.file, ref, this.file.readPages(ref.page, overflowPages(ref.length)));
   }
@@ -594,10 +600,10 @@ export class TreeSet implements NodeStore {
       }
       encoded = { ...node, children };
     }
-    // Not cached: decoding every written page would cost CPU and evict pages readers use; a
-    // later read finds it in the OS page cache.
-    const { id } = appendNode(encoded, sink);
+    const { id, page } = appendNode(encoded, sink);
     node.pageId = id;
+    // Nothing reaches this id before the header that makes it reachable is written.
+    this.#source.remember(id, page);
     if (sink.pages.length * PAGE_SIZE >= CHECKPOINT_CHUNK_BYTES) await flush();
     return id;
   }
