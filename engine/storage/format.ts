@@ -138,8 +138,11 @@ export const MAX_TREE_NAME_BYTES = 512;
 /** Catalog value: [u32 rootPage][f64 keyCount]; the key is the tree name in UTF-8. */
 export const CATALOG_ENTRY_BYTES = 12;
 
-/** A checkpoint writes its pages in chunks of this many bytes, yielding between them. */
-export const CHECKPOINT_CHUNK_BYTES = 1024 * 1024;
+/**
+ * A checkpoint writes its pages in chunks of this many bytes, yielding between them: a chunk is
+ * encoded, checksummed and cached in one synchronous stretch, so this bounds that stretch.
+ */
+export const CHECKPOINT_CHUNK_BYTES = 256 * 1024;
 
 /** Compaction copies pages in chunks of this many bytes between awaits. */
 export const COMPACT_CHUNK_BYTES = 1024 * 1024;

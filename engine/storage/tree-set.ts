@@ -741,6 +741,8 @@ export class TreeSet implements NodeStore {
       if (typeof ref === 'number') return ref === NO_PAGE ? ref : moved(ref);
       // A node the last checkpoint wrote is that page now.
       if (ref.pageId !== 0) return moved(ref.pageId);
+      // A leaf refers to no page unless it holds overflow references: most stay as they are.
+      if (ref.kind === 'leaf' && !ref.values.some(isOverflowRef)) return ref;
       let node = ref;
       if (node.gen !== this.#epoch) {
         node = cloneNode(node, this.#epoch);
