@@ -15,12 +15,11 @@ import {
   PAGE_CHECKSUM_OFFSET,
   PAGE_SIZE,
   PAGE_TYPE_OFFSET,
-  PageCache,
   WalWriter,
-  type TreeNode,
 } from '../../engine/storage/index.js';
 import { TenantStore } from '../../engine/tenant/index.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { key, storeOptions, value } from '../helpers/store-fixture.js';
 
 // A bit flip in the newest checkpoint header of data.tdb. Open then falls back to the previous
 // header; whether that is safe depends on the log: it must still hold every record after the
@@ -40,10 +39,7 @@ function newDir(label: string): string {
   return d.path;
 }
 
-const cache = new PageCache<TreeNode>(8 * 1024 * 1024);
-const options = { cache, fsync: 'batch' as const, checkpointIntervalMs: 0 };
-const key = (i: number) => Buffer.from(`key-${String(i).padStart(4, '0')}`);
-const value = (i: number) => Buffer.from(`value-${i}-`.repeat(1 + (i % 5)));
+const options = storeOptions();
 const put = (i: number) => ({ op: 'put' as const, tree: 'a', key: key(i), value: value(i) });
 
 /** Bytes of the header page to damage: every field, the checksum, and the zero padding. */

@@ -2,31 +2,20 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, readdirSync, readFileSync, renameSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isTetraError, type TetraError } from '../../engine/errors.js';
-import { DATA_FILE, HEADER_CHECKPOINT_LSN_OFFSET, listSegments, PAGE_SIZE, PageCache, WAL_FRAME_HEADER_SIZE, type TreeNode } from '../../engine/storage/index.js';
+import { DATA_FILE, HEADER_CHECKPOINT_LSN_OFFSET, listSegments, PAGE_SIZE, WAL_FRAME_HEADER_SIZE } from '../../engine/storage/index.js';
 import { TenantStore } from '../../engine/tenant/index.js';
-import { tempDir } from '../helpers/temp-dir.js';
+import { dirsRemovedAfterEach } from '../helpers/temp-dir.js';
+import { key, storeOptions, value } from '../helpers/store-fixture.js';
 
 // The last-resort steps of docs/operations.md ("Recovering from a damaged store"), followed
 // literally: the store refuses, the operator cuts the files back as documented, and the store
 // then opens at the older state it promises, and keeps working.
 
-const dirs: Array<{ remove: () => void }> = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) d.remove();
-});
+const newDir = dirsRemovedAfterEach();
 
-function newDir(label: string): string {
-  const d = tempDir(label);
-  dirs.push(d);
-  return d.path;
-}
-
-const cache = new PageCache<TreeNode>(8 * 1024 * 1024);
-const options = { cache, fsync: 'batch' as const, checkpointIntervalMs: 0 };
-const key = (i: number) => Buffer.from(`key-${String(i).padStart(4, '0')}`);
-const value = (i: number) => Buffer.from(`value-${i}-`.repeat(1 + (i % 5)));
+const options = storeOptions();
 const puts = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => ({ op: 'put' as const, tree: 'a', key: key(from + i), value: value(from + i) }));
 
 /** The header-finding command as docs/operations.md prints it. */

@@ -1,30 +1,20 @@
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isTetraError } from '../../engine/errors.js';
-import { CREATE_TEMP_SUFFIX, DATA_FILE, PAGE_SIZE, PageCache, type TreeNode } from '../../engine/storage/index.js';
+import { CREATE_TEMP_SUFFIX, DATA_FILE, PAGE_SIZE } from '../../engine/storage/index.js';
 import { TenantStore } from '../../engine/tenant/index.js';
-import { tempDir } from '../helpers/temp-dir.js';
+import { dirsRemovedAfterEach } from '../helpers/temp-dir.js';
+import { key, storeOptions } from '../helpers/store-fixture.js';
 
 // What earlier crashes during creation left behind, and what open makes of it. The crash steps
 // themselves (SIGKILL at each creation failpoint) are in test/crash/creation.crash.test.ts.
 
-const dirs: Array<{ remove: () => void }> = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) d.remove();
-});
+const newDir = dirsRemovedAfterEach();
 
-function newDir(label: string): string {
-  const d = tempDir(label);
-  dirs.push(d);
-  return d.path;
-}
-
-const cache = new PageCache<TreeNode>(8 * 1024 * 1024);
-const options = { cache, fsync: 'batch' as const, checkpointIntervalMs: 0 };
+const options = storeOptions();
 const TEMP = `${DATA_FILE}${CREATE_TEMP_SUFFIX}`;
-const key = (i: number) => Buffer.from(`key-${String(i).padStart(4, '0')}`);
 const value = (i: number) => Buffer.from(`value-${i}`);
 const puts = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => ({ op: 'put' as const, tree: 'a', key: key(from + i), value: value(from + i) }));
 

@@ -1,9 +1,8 @@
 import { cpSync, existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Packr } from 'msgpackr';
-import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import {
-  PageCache,
   WAL_FRAME_HEADER_SIZE,
   WAL_FRAME_SYNCED_OFFSET,
   WAL_MAGIC,
@@ -20,31 +19,19 @@ import {
   listSegments,
   recoverWal,
   segmentName,
-  type TreeNode,
 } from '../../engine/storage/index.js';
 // The real frame encoder (not part of the storage module's face): tests build frames exactly as
 // the writer does, with the syncedThrough a given crash state would have left in them.
 import { frameRecord } from '../../engine/storage/wal-segment.js';
 import { TenantStore } from '../../engine/tenant/index.js';
 import { randomBytes, seededRandom } from '../helpers/random.js';
-import { tempDir } from '../helpers/temp-dir.js';
+import { dirsRemovedAfterEach } from '../helpers/temp-dir.js';
+import { key, storeOptions, value } from '../helpers/store-fixture.js';
 
-const dirs: Array<{ remove: () => void }> = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) d.remove();
-});
+const newDir = dirsRemovedAfterEach();
 beforeAll(() => initChecksum());
 
-function newDir(label: string): string {
-  const d = tempDir(label);
-  dirs.push(d);
-  return d.path;
-}
-
-const cache = new PageCache<TreeNode>(8 * 1024 * 1024);
-const options = { cache, fsync: 'batch' as const, checkpointIntervalMs: 0 };
-const key = (i: number) => Buffer.from(`key-${String(i).padStart(4, '0')}`);
-const value = (i: number) => Buffer.from(`value-${i}-`.repeat(1 + (i % 5)));
+const options = storeOptions();
 const packr = new Packr({ useRecords: false });
 const lsnOf = (payload: Buffer) => (packr.unpack(payload) as { lsn: number }).lsn;
 
