@@ -2,13 +2,14 @@
 // RSS it reports is that engine's alone. Loads `size` keys in durable batches of 1000 in
 // ascending or scrambled order while sampling memory every 250 ms (no forced GC) and the event
 // loop's delay; then closes the engine and measures its files. Sends one MemoryRow over IPC.
-import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { keyOf, scrambled, valueOf } from './lib/dataset.js';
 import { openEngine, type EngineName } from './lib/engines.js';
 import { startSampler, type SamplerResult } from './lib/sampler.js';
+import { workerMain } from './lib/worker-main.js';
 
 export type LoadOrder = 'ascending' | 'random';
 
@@ -106,18 +107,4 @@ async function run(task: MemoryTask): Promise<MemoryRow> {
   };
 }
 
-async function main(): Promise<void> {
-  const task = JSON.parse(process.argv[2] ?? '') as MemoryTask;
-  mkdirSync(task.dir, { recursive: true });
-  try {
-    const row = await run(task);
-    process.send!(row, () => process.exit(0));
-  } finally {
-    rmSync(task.dir, { recursive: true, force: true });
-  }
-}
-
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+workerMain<MemoryTask, Awaited<ReturnType<typeof run>>>(run);

@@ -3,7 +3,6 @@
 // deletes), point readers and one reader scanning everything on a snapshot in chunks, while the
 // event loop's delay, memory and (tetradb) checkpoints and compactions are recorded. Sends one
 // StallsRow over IPC.
-import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep, setImmediate as nextTurn } from 'node:timers/promises';
@@ -13,6 +12,7 @@ import { PageCache, type TreeNode } from '../engine/storage/index.js';
 import { TenantStore, type BatchOp } from '../engine/tenant/index.js';
 import { keyOf, seededRandom, valueOf } from './lib/dataset.js';
 import { startSampler, type LoopDelay, type SamplerResult } from './lib/sampler.js';
+import { workerMain } from './lib/worker-main.js';
 
 export interface StallsTask {
   engine: 'tetradb' | 'sqlite';
@@ -321,18 +321,4 @@ async function run(task: StallsTask): Promise<StallsRow> {
   }
 }
 
-async function main(): Promise<void> {
-  const task = JSON.parse(process.argv[2] ?? '') as StallsTask;
-  mkdirSync(task.dir, { recursive: true });
-  try {
-    const row = await run(task);
-    process.send!(row, () => process.exit(0));
-  } finally {
-    rmSync(task.dir, { recursive: true, force: true });
-  }
-}
-
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+workerMain<StallsTask, Awaited<ReturnType<typeof run>>>(run);
