@@ -61,10 +61,11 @@ class PageSource implements NodeSource {
   readonly #cache: PageCache<TreeNode>;
   #refs = 1;
 
-  constructor(file: PageFile, cache: PageCache<TreeNode>) {
+  /** `fileId` from cache.allocateFileId(), when the caller reserved one in advance. */
+  constructor(file: PageFile, cache: PageCache<TreeNode>, fileId: number = cache.allocateFileId()) {
     this.file = file;
     this.#cache = cache;
-    this.fileId = cache.allocateFileId();
+    this.fileId = fileId;
   }
 
   load(pageId: number): TreeNode {
@@ -649,6 +650,9 @@ export class TreeSet implements NodeStore {
     };
     // Keep the file open even if a concurrent close() releases the tree set meanwhile.
     source.acquire();
+    // The new file's cache id is reserved before anything is written: once the rename has
+    // happened, the swap must not be able to fail.
+    let newFileId: number | undefined = this.#cache.allocateFileId();
     this.#budget.add(IO_CHUNKS_IN_MEMORY * COMPACT_CHUNK_BYTES);
     try {
       // Page 0 of every file is a header: the empty state.
@@ -714,12 +718,14 @@ export class TreeSet implements NodeStore {
       failpoint('compact:after-rename');
       await fsyncDirAsync(dirname(path));
       failpoint('compact:after-dir-fsync');
-      this.#swap(mapping, newHeader);
+      this.#swap(mapping, newHeader, newFileId);
+      newFileId = undefined;
     } catch (err) {
       if (fdOpen) closeSync(fd);
       if (existsSync(temp)) unlinkSync(temp);
       throw err;
     } finally {
+      if (newFileId !== undefined) this.#cache.releaseFileId(newFileId);
       source.release();
       this.#budget.add(-IO_CHUNKS_IN_MEMORY * COMPACT_CHUNK_BYTES);
     }
@@ -731,7 +737,7 @@ export class TreeSet implements NodeStore {
    * of the current epoch are re-pointed in place; older ones may be shared with snapshots that
    * still read the old file, so they are copied instead.
    */
-  #swap(mapping: Map<number, number>, header: FileHeader): void {
+  #swap(mapping: Map<number, number>, header: FileHeader, fileId: number): void {
     const moved = (id: number): number => {
       const to = mapping.get(id);
       if (to === undefined) throw new Error(`compaction: page ${id} is referenced but was not copied`);
@@ -766,7 +772,7 @@ export class TreeSet implements NodeStore {
       throw new Error('compaction: the renamed file does not end at its header');
     }
     const old = this.#source;
-    this.#source = new PageSource(file, this.#cache);
+    this.#source = new PageSource(file, this.#cache, fileId);
     old.release();
     this.header = header;
     this.#catalog = new BTree(this.#catalogStore, header.catalogRoot, this.#catalog.count);
