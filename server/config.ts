@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import { fail } from '../engine/errors.js';
-import { FSYNC_MODES, type FsyncMode } from '../engine/storage/index.js';
+import { DEFAULT_DIRTY_BYTES, FSYNC_MODES, type FsyncMode } from '../engine/storage/index.js';
+import { TENANT_STORE_DEFAULTS } from '../engine/tenant/index.js';
 
 /** Everything the service can be told; see docs/configuration.md. */
 export interface ServerConfig {
@@ -52,8 +53,8 @@ export const SETTINGS: Record<keyof ServerConfig, Setting> = {
   signupRateLimit: { env: 'TETRA_SIGNUP_RATE_LIMIT', flag: 'signup-rate-limit', kind: 'int', default: '20', min: 0, max: 10_000_000 },
   quotaBytes: { env: 'TETRA_QUOTA_BYTES', flag: 'quota-bytes', kind: 'int', default: String(1024 * 1024 * 1024), min: 0, max: Number.MAX_SAFE_INTEGER },
   cacheBytes: { env: 'TETRA_CACHE_BYTES', flag: 'cache-bytes', kind: 'int', default: String(256 * 1024 * 1024), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
-  dirtyBytes: { env: 'TETRA_DIRTY_BYTES', flag: 'dirty-bytes', kind: 'int', default: String(64 * 1024 * 1024), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
-  snapshotMaxAgeMs: { env: 'TETRA_SNAPSHOT_MAX_MS', flag: 'snapshot-max-ms', kind: 'int', default: String(5 * 60_000), min: 0, max: 24 * 3_600_000 },
+  dirtyBytes: { env: 'TETRA_DIRTY_BYTES', flag: 'dirty-bytes', kind: 'int', default: String(DEFAULT_DIRTY_BYTES), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
+  snapshotMaxAgeMs: { env: 'TETRA_SNAPSHOT_MAX_MS', flag: 'snapshot-max-ms', kind: 'int', default: String(TENANT_STORE_DEFAULTS.snapshotMaxAgeMs), min: 0, max: 24 * 3_600_000 },
   maxOpenTenants: { env: 'TETRA_MAX_OPEN_TENANTS', flag: 'max-open-tenants', kind: 'int', default: '256', min: 1, max: 1_000_000 },
   logLevel: { env: 'TETRA_LOG_LEVEL', flag: 'log-level', kind: 'log', default: 'info' },
   logFormat: { env: 'TETRA_LOG_FORMAT', flag: 'log-format', kind: 'log-format', default: 'auto' },

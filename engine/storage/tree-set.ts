@@ -382,7 +382,7 @@ export class TreeSet implements NodeStore {
     this.#releaseHeld();
   }
 
-  /** Open snapshots, oldest first. */
+  /** How many snapshots are open. */
   get openSnapshots(): number {
     return this.#snapshots.size;
   }
