@@ -13,12 +13,10 @@
 //
 // TETRA_DIRTY_BYTES in the environment sets tetradb's dirty budget (as it does the server's);
 // unset, the engine's default (64 MiB) applies.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EngineName } from './lib/engines.js';
-import { dirtyBudgetFromEnv, fmtCount, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, table } from './lib/report.js';
+import { dirtyBudgetFromEnv, fmtCount, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
 import type { LoadOrder, MemoryRow, MemoryTask } from './memory-worker.js';
 
 /** The bounded configuration under test: a 32 MiB page cache (and 32 MiB for each peer's cache). */
@@ -116,12 +114,7 @@ function render(size: number, rows: MemoryRow[], config: Config): string {
 async function main(): Promise<void> {
   const config = parseArgs(process.argv.slice(2));
   const dirty = dirtyBudgetFromEnv();
-  const root = mkdtempSync(join(tmpdir(), 'tetradb-membench-'));
-  const cleanup = (): void => rmSync(root, { recursive: true, force: true });
-  process.once('SIGINT', () => {
-    cleanup();
-    process.exit(130);
-  });
+  const { root, cleanup } = scratchDir('tetradb-membench-');
   const started = Date.now();
   const header = machineLine();
   process.stderr.write(`tetradb memory benchmark (${config.quick ? 'quick' : 'full'}): sizes ${config.sizes.map(fmtCount).join(', ')}, random order capped at ${fmtCount(config.randomCap)}; tetradb ${dirty.label}\n`);

@@ -12,11 +12,9 @@
 //
 // tetradb runs with its default cache (256 MiB) and dirty budget, or TETRA_DIRTY_BYTES from the
 // environment when set; SQLite gets the same cache.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dirtyBudgetFromEnv, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, table } from './lib/report.js';
+import { dirtyBudgetFromEnv, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
 import type { StallsRow, StallsTask } from './stalls-worker.js';
 
 const TARGET_P99_MS = 20;
@@ -117,12 +115,7 @@ function render(rows: StallsRow[], config: Config, dirtyLabel: string): { text: 
 async function main(): Promise<void> {
   const config = parseArgs(process.argv.slice(2));
   const dirty = dirtyBudgetFromEnv();
-  const root = mkdtempSync(join(tmpdir(), 'tetradb-stallbench-'));
-  const cleanup = (): void => rmSync(root, { recursive: true, force: true });
-  process.once('SIGINT', () => {
-    cleanup();
-    process.exit(130);
-  });
+  const { root, cleanup } = scratchDir('tetradb-stallbench-');
   const started = Date.now();
   const header = machineLine();
   process.stderr.write(`tetradb stalls benchmark (${config.quick ? 'quick' : 'full'}): ${fmtInt(config.keys)} keys, ${config.seconds} s window; tetradb ${dirty.label}\n`);

@@ -1,7 +1,9 @@
 // Shared by the memory and stalls benchmarks: running a worker script in a process of its own,
 // Markdown tables, number formats and a one-paragraph description of the machine and settings.
 import { execFileSync, fork } from 'node:child_process';
-import { cpus, loadavg, release, totalmem } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_DIRTY_BYTES } from '../../engine/storage/index.js';
 
@@ -12,6 +14,20 @@ export const MiB = 2 ** 20;
  * returns the one message it sends. No --expose-gc: nothing forces a collection, so memory is
  * what an operator would see.
  */
+/**
+ * A scratch directory for one benchmark run and its cleanup, which also runs on Ctrl-C (the
+ * workers' data lives below it).
+ */
+export function scratchDir(prefix: string): { root: string; cleanup: () => void } {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  const cleanup = (): void => rmSync(root, { recursive: true, force: true });
+  process.once('SIGINT', () => {
+    cleanup();
+    process.exit(130);
+  });
+  return { root, cleanup };
+}
+
 export function runWorker<R>(script: string, task: unknown, label: string): Promise<R> {
   process.stderr.write(`  running ${label}...\n`);
   return new Promise((resolve, reject) => {

@@ -1,4 +1,7 @@
+import { expect } from 'vitest';
+import { isTetraError, type TetraError } from '../../engine/errors.js';
 import { PageCache, type TreeNode } from '../../engine/storage/index.js';
+import { TenantStore, type TenantStoreOptions } from '../../engine/tenant/index.js';
 
 /** Options of the small stores the recovery suites build: an 8 MiB cache, group commit, no timer. */
 export function storeOptions(cache = new PageCache<TreeNode>(8 * 1024 * 1024)): { cache: PageCache<TreeNode>; fsync: 'batch'; checkpointIntervalMs: number } {
@@ -10,3 +13,16 @@ export const key = (i: number): Buffer => Buffer.from(`key-${String(i).padStart(
 
 /** Value i: 1 to 5 repetitions, so records differ in size. */
 export const value = (i: number): Buffer => Buffer.from(`value-${i}-`.repeat(1 + (i % 5)));
+
+/** Opens the store in `dir` expecting a CORRUPTION refusal, and returns that error. */
+export async function openRefused(dir: string, options: TenantStoreOptions): Promise<TetraError> {
+  const err = await TenantStore.open(dir, options).then(
+    async (store) => {
+      await store.close();
+      return undefined;
+    },
+    (e: unknown) => e,
+  );
+  expect(isTetraError(err, 'CORRUPTION'), `expected CORRUPTION, got ${String(err)}`).toBe(true);
+  return err as TetraError;
+}

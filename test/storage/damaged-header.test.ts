@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { isTetraError, type TetraError } from '../../engine/errors.js';
+import type { TetraError } from '../../engine/errors.js';
 import {
   DATA_FILE,
   HEADER_CATALOG_ROOT_OFFSET,
@@ -19,7 +19,7 @@ import {
 } from '../../engine/storage/index.js';
 import { TenantStore } from '../../engine/tenant/index.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { key, storeOptions, value } from '../helpers/store-fixture.js';
+import { key, openRefused, storeOptions, value } from '../helpers/store-fixture.js';
 
 // A bit flip in the newest checkpoint header of data.tdb. Open then falls back to the previous
 // header; whether that is safe depends on the log: it must still hold every record after the
@@ -76,17 +76,7 @@ function lastPageOffset(dir: string): number {
   return statSync(join(dir, DATA_FILE)).size - PAGE_SIZE;
 }
 
-async function openError(dir: string): Promise<TetraError> {
-  const err = await TenantStore.open(dir, options).then(
-    async (store) => {
-      await store.close();
-      return undefined;
-    },
-    (e: unknown) => e,
-  );
-  expect(isTetraError(err, 'CORRUPTION'), `expected CORRUPTION, got ${String(err)}`).toBe(true);
-  return err as TetraError;
-}
+const openError = (dir: string): Promise<TetraError> => openRefused(dir, options);
 
 /** Keys from..to in tree a, as one batch (one WAL record). */
 const puts = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => put(from + i));

@@ -7,7 +7,7 @@ import { isTetraError, type TetraError } from '../../engine/errors.js';
 import { DATA_FILE, HEADER_CHECKPOINT_LSN_OFFSET, listSegments, PAGE_SIZE, WAL_FRAME_HEADER_SIZE } from '../../engine/storage/index.js';
 import { TenantStore } from '../../engine/tenant/index.js';
 import { dirsRemovedAfterEach } from '../helpers/temp-dir.js';
-import { key, storeOptions, value } from '../helpers/store-fixture.js';
+import { key, openRefused, storeOptions, value } from '../helpers/store-fixture.js';
 
 // The last-resort steps of docs/operations.md ("Recovering from a damaged store"), followed
 // literally: the store refuses, the operator cuts the files back as documented, and the store
@@ -39,17 +39,7 @@ function moveAside(dir: string, names: string[]): void {
   for (const name of names) renameSync(join(dir, name), join(aside, name));
 }
 
-async function refusal(dir: string): Promise<TetraError> {
-  const err = await TenantStore.open(dir, options).then(
-    async (store) => {
-      await store.close();
-      return undefined;
-    },
-    (e: unknown) => e,
-  );
-  expect(isTetraError(err, 'CORRUPTION'), `expected CORRUPTION, got ${String(err)}`).toBe(true);
-  return err as TetraError;
-}
+const refusal = (dir: string): Promise<TetraError> => openRefused(dir, options);
 
 /** Opens at the state holding exactly keys 1..n, writes one more, reopens. */
 async function opensWith(dir: string, n: number, lsn: number): Promise<void> {
