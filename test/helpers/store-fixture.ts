@@ -26,3 +26,22 @@ export async function openRefused(dir: string, options: TenantStoreOptions): Pro
   expect(isTetraError(err, 'CORRUPTION'), `expected CORRUPTION, got ${String(err)}`).toBe(true);
   return err as TetraError;
 }
+
+/** Keys from..to in tree 'a', as one batch (one WAL record). */
+export const puts = (from: number, to: number): Array<{ op: 'put'; tree: string; key: Buffer; value: Buffer }> =>
+  Array.from({ length: to - from + 1 }, (_, i) => ({ op: 'put' as const, tree: 'a', key: key(from + i), value: value(from + i) }));
+
+/**
+ * A store in `dir` whose checkpoints all completed (lsn 1: keys 1..10, lsn 2: 11..20, lsn 3:
+ * 21..30), the log deleted up to the last one: what every clean close leaves.
+ */
+export async function storeWithThreeCheckpoints(dir: string, options: TenantStoreOptions): Promise<string> {
+  const store = await TenantStore.open(dir, options);
+  await store.write(puts(1, 10));
+  await store.checkpoint();
+  await store.write(puts(11, 20));
+  await store.checkpoint();
+  await store.write(puts(21, 30));
+  await store.close();
+  return dir;
+}

@@ -19,7 +19,7 @@ import {
 } from '../../engine/storage/index.js';
 import { TenantStore } from '../../engine/tenant/index.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { key, openRefused, storeOptions, value } from '../helpers/store-fixture.js';
+import { key, openRefused, puts, storeOptions, storeWithThreeCheckpoints, value } from '../helpers/store-fixture.js';
 
 // A bit flip in the newest checkpoint header of data.tdb. Open then falls back to the previous
 // header; whether that is safe depends on the log: it must still hold every record after the
@@ -78,24 +78,8 @@ function lastPageOffset(dir: string): number {
 
 const openError = (dir: string): Promise<TetraError> => openRefused(dir, options);
 
-/** Keys from..to in tree a, as one batch (one WAL record). */
-const puts = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => put(from + i));
-
-/**
- * A store whose checkpoints all completed: keys 1..30 in three records, each followed by a
- * checkpoint, the log deleted up to the last one (what every clean close leaves).
- */
-async function completedStore(): Promise<string> {
-  const dir = newDir('completed');
-  const store = await TenantStore.open(dir, options);
-  await store.write(puts(1, 10));
-  await store.checkpoint();
-  await store.write(puts(11, 20));
-  await store.checkpoint();
-  await store.write(puts(21, 30));
-  await store.close();
-  return dir;
-}
+/** A store whose checkpoints all completed, keys 1..30 (what every clean close leaves). */
+const completedStore = (): Promise<string> => storeWithThreeCheckpoints(newDir('completed'), options);
 
 /**
  * What a crash leaves between "the newest checkpoint's header is durable" and "the log it made

@@ -7,7 +7,7 @@ import { isTetraError, type TetraError } from '../../engine/errors.js';
 import { DATA_FILE, HEADER_CHECKPOINT_LSN_OFFSET, listSegments, PAGE_SIZE, WAL_FRAME_HEADER_SIZE } from '../../engine/storage/index.js';
 import { TenantStore } from '../../engine/tenant/index.js';
 import { dirsRemovedAfterEach } from '../helpers/temp-dir.js';
-import { key, openRefused, storeOptions, value } from '../helpers/store-fixture.js';
+import { key, openRefused, puts, storeOptions, storeWithThreeCheckpoints, value } from '../helpers/store-fixture.js';
 
 // The last-resort steps of docs/operations.md ("Recovering from a damaged store"), followed
 // literally: the store refuses, the operator cuts the files back as documented, and the store
@@ -16,7 +16,6 @@ import { key, openRefused, storeOptions, value } from '../helpers/store-fixture.
 const newDir = dirsRemovedAfterEach();
 
 const options = storeOptions();
-const puts = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => ({ op: 'put' as const, tree: 'a', key: key(from + i), value: value(from + i) }));
 
 /** The header-finding command as docs/operations.md prints it. */
 const FIND_HEADER = (() => {
@@ -64,17 +63,7 @@ function flipByte(path: string, at: number): void {
 const walFiles = (dir: string) => readdirSync(dir).filter((f) => f.startsWith('wal-'));
 
 /** Three checkpoints (lsn 1: keys 1..10, lsn 2: 11..20, lsn 3: 21..30), the log deleted up to the last. */
-async function checkpointedStore(): Promise<string> {
-  const dir = newDir('manual');
-  const store = await TenantStore.open(dir, options);
-  await store.write(puts(1, 10));
-  await store.checkpoint();
-  await store.write(puts(11, 20));
-  await store.checkpoint();
-  await store.write(puts(21, 30));
-  await store.close();
-  return dir;
-}
+const checkpointedStore = (): Promise<string> => storeWithThreeCheckpoints(newDir('manual'), options);
 
 describe('going back to an older checkpoint by hand (docs/operations.md)', () => {
   it('after a damaged newest header: cut data.tdb at the previous header, move the log aside', async () => {

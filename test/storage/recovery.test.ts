@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { isTetraError, type TetraError } from '../../engine/errors.js';
 import { DATA_FILE, PAGE_SIZE, PageCache, WAL_FRAME_HEADER_SIZE, WAL_SEGMENT_HEADER_SIZE, type TreeNode } from '../../engine/storage/index.js';
 import { TenantStore } from '../../engine/tenant/index.js';
+import { openRefused } from '../helpers/store-fixture.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const dirs: Array<{ remove: () => void }> = [];
@@ -51,15 +52,7 @@ function restore(dir: string, files: Map<string, Buffer>): void {
 }
 
 async function openExpectingCorruption(dir: string, file: string, offset: number): Promise<void> {
-  const err = await TenantStore.open(dir, options).then(
-    async (s) => {
-      await s.close();
-      return undefined;
-    },
-    (e: unknown) => e,
-  );
-  expect(isTetraError(err, 'CORRUPTION'), `expected CORRUPTION, got ${String(err)}`).toBe(true);
-  const message = (err as Error).message;
+  const { message } = await openRefused(dir, options);
   expect(message).toContain(file);
   expect(message).toContain(`offset ${offset}`);
 }
