@@ -298,21 +298,23 @@ function requirePageId(child: ChildRef | undefined): number {
 
 /**
  * Decodes a leaf or branch page whose checksum was verified. Inline values are views into
- * `page`, so a cached node costs one page buffer plus its arrays and key strings.
+ * `page`, so a cached node costs one page buffer plus its arrays and key strings. `knownKeys`:
+ * the keys of the node just encoded into `page` (immutable once captured), shared instead of
+ * decoded again, which spares a checkpoint a new string per key of every page it writes.
  */
-export function decodeNode(page: Buffer, pageId: number): TreeNode {
+export function decodeNode(page: Buffer, pageId: number, knownKeys?: readonly NodeKey[]): TreeNode {
   const type = page[PAGE_TYPE_OFFSET];
   const count = page.readUInt16LE(PAGE_COUNT_OFFSET);
   let pos = PAGE_HEADER_SIZE;
   if (type === PAGE_TYPE.LEAF) {
-    const keys = new Array<NodeKey>(count);
+    const keys = knownKeys === undefined ? new Array<NodeKey>(count) : (knownKeys as NodeKey[]);
     const keyOffsets = new Uint16Array(count);
     const valueOffsets = new Uint16Array(count);
     for (let i = 0; i < count; i++) {
       const keyLength = page.readUInt16LE(pos);
       pos += 2;
       keyOffsets[i] = pos;
-      keys[i] = page.toString('latin1', pos, pos + keyLength);
+      if (knownKeys === undefined) keys[i] = page.toString('latin1', pos, pos + keyLength);
       pos += keyLength;
       valueOffsets[i] = pos;
       const kind = page[pos];
@@ -324,13 +326,13 @@ export function decodeNode(page: Buffer, pageId: number): TreeNode {
   }
   if (type === PAGE_TYPE.BRANCH) {
     const children = new Array<ChildRef>(count);
-    const keys = new Array<NodeKey>(Math.max(0, count - 1));
+    const keys = knownKeys === undefined ? new Array<NodeKey>(Math.max(0, count - 1)) : (knownKeys as NodeKey[]);
     children[0] = page.readUInt32LE(pos);
     pos += 4;
     for (let i = 1; i < count; i++) {
       const keyLength = page.readUInt16LE(pos);
       pos += 2;
-      keys[i - 1] = page.toString('latin1', pos, pos + keyLength);
+      if (knownKeys === undefined) keys[i - 1] = page.toString('latin1', pos, pos + keyLength);
       pos += keyLength;
       children[i] = page.readUInt32LE(pos);
       pos += 4;

@@ -16,6 +16,7 @@ import {
   type LeafNode,
   type OverflowRef,
   type TreeNode,
+  type NodeKey,
 } from './btree-node.js';
 import { failpoint, failpointArmed } from './failpoint.js';
 import {
@@ -82,9 +83,12 @@ class PageSource implements NodeSource {
     return node;
   }
 
-  /** Caches a page written by this process as if read back (its decoded copy owns only the page). */
-  remember(pageId: number, page: Buffer): void {
-    const clean = decodeNode(page, pageId);
+  /**
+   * Caches a page written by this process as if read back: the clean copy owns the page and
+   * shares the written node's keys (immutable since its capture).
+   */
+  remember(pageId: number, page: Buffer, keys: readonly NodeKey[]): void {
+    const clean = decodeNode(page, pageId, keys);
     this.#cache.set(PageCache.key(this.fileId, pageId), clean, nodeMemoryBytes(clean));
   }
 
@@ -604,7 +608,7 @@ export class TreeSet implements NodeStore {
     const { id, page } = appendNode(encoded, sink);
     node.pageId = id;
     // Nothing reaches this id before the header that makes it reachable is written.
-    this.#source.remember(id, page);
+    this.#source.remember(id, page, node.keys);
     if (sink.pages.length * PAGE_SIZE >= CHECKPOINT_CHUNK_BYTES) await flush();
     return id;
   }

@@ -13,6 +13,7 @@ import {
   MAX_TREE_NAME_BYTES,
   MAX_VALUE_BYTES,
   OP,
+  ackPacer,
   PageCache,
   recoverWal,
   TreeSet,
@@ -308,7 +309,9 @@ export class TenantStore implements DirtyOwner {
   /**
    * Applies `ops` as one atomic batch: validated first (a bad op changes nothing), applied to the
    * trees synchronously, then logged. Resolves with the batch's lsn once durable and, while the
-   * dirty budget is full, once checkpoints have made room again (backpressure on writers).
+   * dirty budget is full, once checkpoints have made room again (backpressure on writers); the
+   * process-wide ackPacer then hands acknowledgements out a few per event-loop turn, so the
+   * writers a group commit releases together do not all run their next batch in one turn.
    * @throws VALIDATION_FAILED for a bad tree name, key or value size (nothing applied)
    * @throws UNAVAILABLE when the store is closed or failed, or when writers outrun the dirty
    *   budget by twice its size without waiting for their acknowledgements (nothing applied)
@@ -353,7 +356,7 @@ export class TenantStore implements DirtyOwner {
         budget.add(-queued);
         this.#advanceDurable(lsn);
         const room = budget.room();
-        return room === undefined ? { lsn } : Promise.race([room, this.#brokenSignal]).then(() => ({ lsn }));
+        return room === undefined ? ackPacer.pass().then(() => ({ lsn })) : Promise.race([room, this.#brokenSignal]).then(() => ackPacer.pass()).then(() => ({ lsn }));
       },
       (err: unknown) => {
         budget.add(-queued);
