@@ -37,12 +37,22 @@ export interface OverflowRef {
 }
 
 /**
- * A leaf value. `string`: an inline value owned by a dirty leaf, its bytes as latin1 (one char
- * per byte): a compact copy that costs ~24 bytes beyond its length and pins no page or slab.
- * `Buffer`: in a decoded (clean) leaf a view into its page; in a dirty leaf a large value still
- * waiting for its overflow pages (an exact-size copy). `OverflowRef`: a value on overflow pages.
+ * A value as readers see it. `string`: an inline value a writer handed to a dirty leaf, its bytes
+ * as latin1 (one char per byte): a compact copy that costs ~24 bytes beyond its length and pins
+ * no page or slab. `Buffer`: in a decoded (clean) leaf a view into its page; in a dirty leaf a
+ * large value still waiting for its overflow pages (an exact-size copy). `OverflowRef`: a value
+ * on overflow pages.
  */
-export type LeafValue = string | Buffer | OverflowRef;
+export type StoredValue = string | Buffer | OverflowRef;
+
+/**
+ * A slot of a leaf's `values`: a StoredValue, or (dirty leaves only) a number: the offset of an
+ * inline value's [u8 kind][u32 length] header inside the leaf's `packed` copy. A dirty copy of a
+ * clean leaf inherits its values that way: one off-heap copy of the page's bytes instead of a
+ * string per entry, so a copy-on-write after a checkpoint makes no garbage-collected objects the
+ * young generation would have to move, and the copy pins no cached page.
+ */
+export type LeafValue = StoredValue | number;
 
 /**
  * A child reference: a page id (the child is clean, on disk, immutable) or the child node itself
@@ -65,6 +75,11 @@ export interface LeafNode {
   /** Encoded size in bytes, header included; the node splits when this passes PAGE_SIZE. */
   bytes: number;
   /**
+   * Dirty leaves: the owned copy of the page this leaf (or the leaf it split from) was copied
+   * from, which numeric `values` point into; immutable, so clones and split halves share it.
+   */
+  packed: Buffer | undefined;
+  /**
    * Set on nodes decoded from a page (whose `values` is then not built: use leafValueAt or
    * leafValues): where each key's bytes start in `page`, so scans hand out
    * zero-copy views instead of re-encoding the key strings.
@@ -77,13 +92,15 @@ export interface LeafNode {
  * of them (a copy-on-write, a merge): a Buffer view per entry costs ~90 bytes, more than the key,
  * so reads take the one value they need straight from the page.
  */
-export function leafValueAt(leaf: LeafNode, i: number): LeafValue {
+export function leafValueAt(leaf: LeafNode, i: number): StoredValue {
   const source = leaf.source;
-  return source === undefined ? leaf.values[i]! : valueAt(source.page, source.valueOffsets[i]!);
+  if (source !== undefined) return valueAt(source.page, source.valueOffsets[i]!);
+  const value = leaf.values[i]!;
+  return typeof value === 'number' ? valueAt(leaf.packed!, value) : value;
 }
 
 /** The value whose [u8 kind][u32 length] starts at `pos` in `page`. */
-function valueAt(page: Buffer, pos: number): LeafValue {
+function valueAt(page: Buffer, pos: number): StoredValue {
   const length = page.readUInt32LE(pos + 1);
   if (page[pos] === VALUE_OVERFLOW) return { page: page.readUInt32LE(pos + 5), length };
   return page.subarray(pos + 5, pos + 5 + length);
@@ -113,9 +130,9 @@ export function isOverflowRef(value: LeafValue): value is OverflowRef {
   return typeof value === 'object' && !(value instanceof Uint8Array);
 }
 
-/** Byte length of a value (strings hold one byte per char). */
-export function valueLength(value: LeafValue): number {
-  return value.length;
+/** Byte length of a value (strings hold one byte per char); `packed`: its leaf's, for offsets. */
+export function valueLength(value: LeafValue, packed: Buffer | undefined): number {
+  return typeof value === 'number' ? packed!.readUInt32LE(value + 1) : value.length;
 }
 
 /**
@@ -143,9 +160,9 @@ const DIRTY_NODE_BYTES = 256;
 const DIRTY_ENTRY_BYTES = 64;
 const DIRTY_BUFFER_BYTES = 200;
 
-/** Estimated heap held by one dirty leaf entry. */
+/** Estimated heap held by one dirty leaf entry (an inherited one's bytes count with its leaf's `packed`). */
 export function dirtyEntryBytes(keyLength: number, value: LeafValue): number {
-  const held = typeof value === 'string' ? value.length : value instanceof Uint8Array ? value.length + DIRTY_BUFFER_BYTES : 32;
+  const held = typeof value === 'string' ? value.length : typeof value === 'number' ? 0 : value instanceof Uint8Array ? value.length + DIRTY_BUFFER_BYTES : 32;
   return DIRTY_ENTRY_BYTES + keyLength + held;
 }
 
@@ -157,6 +174,7 @@ export function dirtyBranchEntryBytes(keyLength: number): number {
 /** Estimated heap held by a whole dirty node (its entries and its own objects). */
 export function dirtyNodeBytes(node: TreeNode): number {
   let bytes = DIRTY_NODE_BYTES;
+  if (node.kind === 'leaf' && node.packed !== undefined) bytes += node.packed.length + DIRTY_BUFFER_BYTES;
   if (node.kind === 'leaf') for (let i = 0; i < node.keys.length; i++) bytes += dirtyEntryBytes(node.keys[i]!.length, node.values[i]!);
   else for (const key of node.keys) bytes += dirtyBranchEntryBytes(key.length);
   return bytes;
@@ -178,11 +196,14 @@ export function branchEntryBytes(keyLength: number): number {
   return BRANCH_ENTRY_FIXED + keyLength;
 }
 
-/** A dirty leaf of epoch `gen`; values must be owned (see ownValue) or overflow references. */
-export function newLeaf(keys: NodeKey[], values: LeafValue[], gen: number): LeafNode {
+/**
+ * A dirty leaf of epoch `gen`; values must be owned (see ownValue), overflow references, or
+ * offsets into `packed`.
+ */
+export function newLeaf(keys: NodeKey[], values: LeafValue[], gen: number, packed?: Buffer): LeafNode {
   let bytes = PAGE_HEADER_SIZE;
-  for (let i = 0; i < keys.length; i++) bytes += leafEntryBytes(keys[i]!.length, valueLength(values[i]!));
-  return leafNode(0, gen, keys, values, bytes, undefined);
+  for (let i = 0; i < keys.length; i++) bytes += leafEntryBytes(keys[i]!.length, valueLength(values[i]!, packed));
+  return leafNode(0, gen, keys, values, bytes, packed, undefined);
 }
 
 export function newBranch(keys: NodeKey[], children: ChildRef[], gen: number): BranchNode {
@@ -193,8 +214,8 @@ export function newBranch(keys: NodeKey[], children: ChildRef[], gen: number): B
 
 // Every leaf (and every branch) is built by one function with the same properties in the same
 // order, so V8 gives them one hidden class and the hot paths stay monomorphic.
-function leafNode(pageId: number, gen: number, keys: NodeKey[], values: LeafValue[], bytes: number, source: LeafNode['source']): LeafNode {
-  return { kind: 'leaf', pageId, gen, keys, values, bytes, source };
+function leafNode(pageId: number, gen: number, keys: NodeKey[], values: LeafValue[], bytes: number, packed: Buffer | undefined, source: LeafNode['source']): LeafNode {
+  return { kind: 'leaf', pageId, gen, keys, values, bytes, packed, source };
 }
 
 function branchNode(pageId: number, gen: number, keys: NodeKey[], children: ChildRef[], bytes: number): BranchNode {
@@ -202,13 +223,17 @@ function branchNode(pageId: number, gen: number, keys: NodeKey[], children: Chil
 }
 
 /**
- * All values of a leaf in owned form: a decoded leaf's inline values are copied out of its page
- * as latin1 strings, so the result pins no page buffer.
+ * All values of a leaf as strings, pending buffers or overflow references, free of any page or
+ * `packed` copy: a decoded leaf's inline values, and a dirty leaf's inherited ones, are copied
+ * out as latin1 strings (for a merge, which joins entries of two leaves, and for compaction).
  */
-export function leafValues(leaf: LeafNode): LeafValue[] {
+export function leafValues(leaf: LeafNode): StoredValue[] {
   const source = leaf.source;
-  if (source === undefined) return leaf.values;
-  const values = new Array<LeafValue>(leaf.keys.length);
+  if (source === undefined) {
+    const packed = leaf.packed;
+    return leaf.values.map((v) => (typeof v === 'number' ? packed!.toString('latin1', v + 5, v + 5 + packed!.readUInt32LE(v + 1)) : v));
+  }
+  const values = new Array<StoredValue>(leaf.keys.length);
   for (let i = 0; i < values.length; i++) {
     const pos = source.valueOffsets[i]!;
     const length = source.page.readUInt32LE(pos + 1);
@@ -218,13 +243,22 @@ export function leafValues(leaf: LeafNode): LeafValue[] {
 }
 
 /**
- * A dirty copy of a node for epoch `gen` (copy-on-write): the arrays are copied, keys and owned
- * values shared (both immutable); a decoded leaf's values are copied out of its page.
+ * A dirty copy of a node for epoch `gen` (copy-on-write): the arrays are copied, keys, owned
+ * values and `packed` shared (all immutable). A decoded leaf's page is copied once into the new
+ * leaf's own `packed` buffer (off-heap, exact size) and its values become offsets into it.
  */
 export function cloneNode(node: TreeNode, gen: number): TreeNode {
   if (node.kind === 'leaf') {
-    const values = node.source === undefined ? node.values.slice() : leafValues(node);
-    return leafNode(0, gen, node.keys.slice(), values, node.bytes, undefined);
+    const source = node.source;
+    if (source === undefined) return leafNode(0, gen, node.keys.slice(), node.values.slice(), node.bytes, node.packed, undefined);
+    const packed = Buffer.allocUnsafeSlow(node.bytes);
+    source.page.copy(packed, 0, 0, node.bytes);
+    const values = new Array<LeafValue>(node.keys.length);
+    for (let i = 0; i < values.length; i++) {
+      const pos = source.valueOffsets[i]!;
+      values[i] = packed[pos] === VALUE_OVERFLOW ? { page: packed.readUInt32LE(pos + 5), length: packed.readUInt32LE(pos + 1) } : pos;
+    }
+    return leafNode(0, gen, node.keys.slice(), values, node.bytes, packed, undefined);
   }
   return branchNode(0, gen, node.keys.slice(), node.children.slice(), node.bytes);
 }
@@ -255,7 +289,11 @@ export function encodeNode(node: TreeNode, page: Buffer, childId: (child: ChildR
       page.writeUInt16LE(key.length, pos);
       pos += 2;
       pos += page.write(key, pos, 'latin1');
-      if (typeof value === 'string') {
+      if (typeof value === 'number') {
+        // An inherited value: its [kind][length][bytes] copied as they were on the old page.
+        const packed = node.packed!;
+        pos += packed.copy(page, pos, value, value + 5 + packed.readUInt32LE(value + 1));
+      } else if (typeof value === 'string') {
         page[pos++] = VALUE_INLINE;
         page.writeUInt32LE(value.length, pos);
         pos += 4;
@@ -322,7 +360,7 @@ export function decodeNode(page: Buffer, pageId: number, knownKeys?: readonly No
     }
     // Values are not materialized: leafValueAt reads them from the page, leafValues builds the
     // array for the rare callers that need all of them.
-    return leafNode(pageId, -1, keys, undefined as unknown as LeafValue[], pos, { page, keyOffsets, valueOffsets });
+    return leafNode(pageId, -1, keys, undefined as unknown as LeafValue[], pos, undefined, { page, keyOffsets, valueOffsets });
   }
   if (type === PAGE_TYPE.BRANCH) {
     const children = new Array<ChildRef>(count);

@@ -19,6 +19,7 @@ import {
   type ChildRef,
   type LeafNode,
   type LeafValue,
+  type StoredValue,
   type NodeKey,
   type OverflowRef,
   type TreeNode,
@@ -118,7 +119,7 @@ export class TreeReader {
   /** Throws when this view may no longer be read (a snapshot that ended); see SnapshotReader. */
   protected check(): void {}
 
-  protected readValue(value: LeafValue): Buffer {
+  protected readValue(value: StoredValue): Buffer {
     if (typeof value === 'string') return Buffer.from(value, 'latin1');
     return isOverflowRef(value) ? this.source.readOverflow(value) : value;
   }
@@ -337,13 +338,13 @@ export class BTree extends TreeReader {
     return this.count > before;
   }
 
-  #insert(node: TreeNode, key: NodeKey, value: LeafValue): Split | undefined {
+  #insert(node: TreeNode, key: NodeKey, value: StoredValue): Split | undefined {
     if (node.kind === 'leaf') {
       const i = lowerBound(node.keys, key);
       if (i < node.keys.length && node.keys[i] === key) {
         const old = node.values[i]!;
         this.#retireValue(old);
-        node.bytes += leafEntryBytes(key.length, value.length) - leafEntryBytes(key.length, valueLength(old));
+        node.bytes += leafEntryBytes(key.length, value.length) - leafEntryBytes(key.length, valueLength(old, node.packed));
         this.#store.dirtied(dirtyEntryBytes(key.length, value) - dirtyEntryBytes(key.length, old));
         node.values[i] = value;
       } else {
@@ -403,7 +404,7 @@ export class BTree extends TreeReader {
       const i = lowerBound(node.keys, key);
       const value = node.values[i]!;
       this.#retireValue(value);
-      node.bytes -= leafEntryBytes(node.keys[i]!.length, valueLength(value));
+      node.bytes -= leafEntryBytes(node.keys[i]!.length, valueLength(value, node.packed));
       this.#store.dirtied(-dirtyEntryBytes(node.keys[i]!.length, value));
       node.keys.splice(i, 1);
       node.values.splice(i, 1);
@@ -474,8 +475,8 @@ function removeChild(node: BranchNode, i: number): void {
 function splitLeaf(node: LeafNode, appended: boolean, gen: number): Split {
   const n = node.keys.length;
   let at = n - 1;
-  if (!appended) at = balancedSplit(node.keys.map((k, i) => leafEntryBytes(k.length, valueLength(node.values[i]!))), 0);
-  const right = newLeaf(node.keys.splice(at), node.values.splice(at), gen);
+  if (!appended) at = balancedSplit(node.keys.map((k, i) => leafEntryBytes(k.length, valueLength(node.values[i]!, node.packed))), 0);
+  const right = newLeaf(node.keys.splice(at), node.values.splice(at), gen, node.packed);
   node.bytes -= right.bytes - PAGE_HEADER_SIZE;
   return { key: right.keys[0]!, right };
 }
