@@ -109,8 +109,8 @@ class PageSource implements NodeSource {
 
 /**
  * A read-only view of some or all trees of a tree set, pinned at one state. Taking one is O(1)
- * in the data size: it starts a new write epoch (every existing dirty node becomes copy-on-write)
- * and keeps the roots of that moment. Reads fail with UNAVAILABLE once it is closed or expired.
+ * in the data size: it keeps the roots of that moment, and the next write while it is open
+ * starts a new write epoch (every existing dirty node becomes copy-on-write). Reads fail with UNAVAILABLE once it is closed or expired.
  */
 export class TreeSnapshot implements NodeSource {
   /** Checkpoints completed when it was taken (see TreeSet.#held). */
@@ -237,6 +237,13 @@ export class TreeSet implements NodeStore {
   #epoch = 1;
   /** True once a node of the current epoch was created or changed (a new snapshot must then start a new epoch). */
   #epochUsed = false;
+  /**
+   * Open snapshots taken while nodes of the current epoch existed, which those nodes are shared
+   * with: the next write starts a new epoch first (see `epoch`). Starting it lazily, rather than
+   * when the snapshot is taken, means a snapshot closed before the next write (a point query, a
+   * read within one turn) makes no writer copy anything.
+   */
+  readonly #unseparated = new Set<TreeSnapshot>();
   /** While a checkpoint runs: dirty nodes with an older epoch are the ones it writes. 0 otherwise. */
   #captureEpoch = 0;
   /** Estimated bytes of dirty nodes not yet captured by a checkpoint. */
@@ -320,7 +327,9 @@ export class TreeSet implements NodeStore {
     return this.#source.readOverflow(ref);
   }
 
+  /** The epoch writers create and change nodes in; reading it separates open snapshots from writers. */
   get epoch(): number {
+    if (this.#unseparated.size > 0) this.#newEpoch();
     return this.#epoch;
   }
 
@@ -340,6 +349,7 @@ export class TreeSet implements NodeStore {
 
   /** Makes every existing dirty node copy-on-write, when any was made since the last time. */
   #newEpoch(): void {
+    this.#unseparated.clear();
     if (!this.#epochUsed) return;
     this.#epoch++;
     this.#epochUsed = false;
@@ -364,7 +374,6 @@ export class TreeSet implements NodeStore {
    * done. O(number of trees), not of their size.
    */
   snapshot(names?: readonly string[]): TreeSnapshot {
-    this.#newEpoch();
     const roots = new Map<string, { root: ChildRef; count: number }>();
     if (names === undefined) {
       for (const [name, tree] of this.#trees) if (tree.count > 0) roots.set(name, { root: tree.root, count: tree.count });
@@ -377,12 +386,14 @@ export class TreeSet implements NodeStore {
     this.#source.acquire();
     const snapshot = new TreeSnapshot(this, this.#source, roots, this.#checkpointSeq);
     this.#snapshots.add(snapshot);
+    if (this.#epochUsed) this.#unseparated.add(snapshot);
     return snapshot;
   }
 
   /** @internal called by a snapshot that closed or expired. */
   snapshotEnded(snapshot: TreeSnapshot): void {
     if (!this.#snapshots.delete(snapshot)) return;
+    this.#unseparated.delete(snapshot);
     this.#releaseHeld();
   }
 
@@ -742,6 +753,8 @@ export class TreeSet implements NodeStore {
    * still read the old file, so they are copied instead.
    */
   #swap(mapping: Map<number, number>, header: FileHeader, fileId: number): void {
+    // Re-pointing nodes in place: open snapshots must not share them.
+    const epoch = this.epoch;
     const moved = (id: number): number => {
       const to = mapping.get(id);
       if (to === undefined) throw new Error(`compaction: page ${id} is referenced but was not copied`);
@@ -754,8 +767,8 @@ export class TreeSet implements NodeStore {
       // A leaf refers to no page unless it holds overflow references: most stay as they are.
       if (ref.kind === 'leaf' && !ref.values.some(isOverflowRef)) return ref;
       let node = ref;
-      if (node.gen !== this.#epoch) {
-        node = cloneNode(node, this.#epoch);
+      if (node.gen !== epoch) {
+        node = cloneNode(node, epoch);
         this.dirtied(dirtyNodeBytes(node));
       }
       if (node.kind === 'branch') {

@@ -127,6 +127,33 @@ describe('snapshots', () => {
     expect(cache.dirty.bytes).toBe(0);
   });
 
+  it('makes writers copy nodes only while a snapshot that shares them is open', async () => {
+    const cache = new PageCache<TreeNode>(1024 * 1024, { dirtyBytes: 64 * 1024 * 1024 });
+    const store = await openStore(cache);
+    await store.write(puts('t', 0, 5000, 'v0')); // all dirty, of the current epoch
+    let version = 0;
+    const costOfOverwrite = async (): Promise<number> => {
+      const before = store.stats().pendingBytes;
+      // Same length as the value it replaces, so the leaf neither grows nor splits.
+      await store.write(puts('t', 2500, 2501, `x${++version}`));
+      return store.stats().pendingBytes - before;
+    };
+    // Closed before the next write (a point query): the write changes its leaf in place.
+    const quick = store.snapshot();
+    expect(quick.get('t', key(2500))?.toString()).toBe('v0-2500');
+    quick.close();
+    const inPlace = await costOfOverwrite();
+    // Open across the write: the write copies the path to the leaf, the snapshot keeps the old one.
+    const held = store.snapshot();
+    const copied = await costOfOverwrite();
+    expect(held.get('t', key(2500))?.toString()).toBe('x1-2500');
+    expect(store.get('t', key(2500))?.toString()).toBe('x2-2500');
+    held.close();
+    expect(inPlace).toBeLessThan(200);
+    expect(copied).toBeGreaterThan(4000);
+    await store.close();
+  });
+
   it('releases what a closed snapshot pinned', async () => {
     const cache = new PageCache<TreeNode>(1024 * 1024, { dirtyBytes: 64 * 1024 * 1024 });
     const store = await openStore(cache);
