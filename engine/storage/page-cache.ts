@@ -83,6 +83,11 @@ export class PageCache<T> {
     return entry.value;
   }
 
+  /** True when `key` is cached; unlike get, counts as neither a hit nor a use. */
+  has(key: number): boolean {
+    return this.#entries.has(key);
+  }
+
   set(key: number, value: T, bytes: number): void {
     const old = this.#entries.get(key);
     if (old !== undefined) {

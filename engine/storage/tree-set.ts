@@ -673,6 +673,14 @@ export class TreeSet implements NodeStore {
       // Page 0 of every file is a header: the empty state.
       sink.pages.push(encodeHeader({ checkpointLsn: 0, catalogRoot: NO_PAGE, pageCount: 1, livePages: 1, writtenAtMs: Date.now() }));
 
+      // A page cached from the old file is cached from the new one too, so the pages readers use
+      // need not be read and decoded again after the swap (and only those: a compaction of a
+      // large file must not flush the cache). Dropped with the id if the compaction fails.
+      const carryOver = (oldId: number, newId: number, page: Buffer, keys: TreeNode['keys']): void => {
+        if (!this.#cache.has(PageCache.key(source.fileId, oldId))) return;
+        const clean = decodeNode(page, newId, keys);
+        this.#cache.set(PageCache.key(newFileId!, newId), clean, nodeMemoryBytes(clean));
+      };
       const copy = async (pageId: number): Promise<number> => {
         // Compaction reads every live page, mostly not in the OS cache: off the event loop.
         const page = await source.file.readPagesAsync(pageId, 1);
@@ -680,12 +688,14 @@ export class TreeSet implements NodeStore {
         if (node.kind === 'branch') {
           const children = new Array<ChildRef>(node.children.length);
           for (let i = 0; i < node.children.length; i++) children[i] = await copy(node.children[i] as number);
-          const { id } = appendNode({ ...node, children }, sink);
-          mapping.set(pageId, id);
+          const written = appendNode({ ...node, children }, sink);
+          mapping.set(pageId, written.id);
+          carryOver(pageId, written.id, written.page, node.keys);
         } else if (!leafHasOverflow(node)) {
           // A leaf refers to no page: its bytes move as they are.
           sink.pages.push(page);
-          mapping.set(pageId, sink.next++);
+          mapping.set(pageId, sink.next);
+          carryOver(pageId, sink.next++, page, node.keys);
         } else {
           const values = leafValues(node);
           for (let i = 0; i < values.length; i++) {
@@ -697,8 +707,9 @@ export class TreeSet implements NodeStore {
               values[i] = moved;
             }
           }
-          const { id } = appendNode({ ...node, values, source: undefined }, sink);
-          mapping.set(pageId, id);
+          const written = appendNode({ ...node, values, source: undefined }, sink);
+          mapping.set(pageId, written.id);
+          carryOver(pageId, written.id, written.page, node.keys);
         }
         if (sink.pages.length * PAGE_SIZE >= COMPACT_CHUNK_BYTES) await flush();
         return mapping.get(pageId)!;

@@ -91,3 +91,31 @@ describe('PageCache', () => {
     expect(cache.openFileIds).toBe(0);
   });
 });
+
+describe('PageCache across a compaction', () => {
+  it('keeps the pages readers used cached from the new file, and only those', async () => {
+    const dir = tempDir('cache-compaction');
+    dirs.push(dir);
+    const options = { checkpointIntervalMs: 0, fsync: 'off' as const, compactMinBytes: 0 };
+    const key = (i: number): Buffer => Buffer.from(`k${String(i).padStart(6, '0')}`);
+    const writer = await TenantStore.open(dir.path, { cache: new PageCache<TreeNode>(64 * 1024 * 1024), ...options });
+    await writer.write(Array.from({ length: 20_000 }, (_, i) => ({ op: 'put' as const, tree: 't', key: key(i), value: Buffer.alloc(100, i % 251) })));
+    await writer.checkpoint();
+    await writer.write(Array.from({ length: 10_000 }, (_, i) => ({ op: 'delete' as const, tree: 't', key: key(2 * i) }))); // garbage
+    await writer.close();
+    // Reopened with an empty cache: only what is read from here on is cached.
+    const cache = new PageCache<TreeNode>(64 * 1024 * 1024);
+    const store = await TenantStore.open(dir.path, { cache, ...options });
+    // Read the upper half only: those leaves (and the branches above them) are the hot set.
+    for (let i = 10_001; i < 20_000; i += 2) expect(store.get('t', key(i))?.[0]).toBe(i % 251);
+    const cachedBefore = cache.size;
+    await store.compact();
+    const missesBefore = cache.misses;
+    for (let i = 10_001; i < 20_000; i += 2) expect(store.get('t', key(i))?.[0]).toBe(i % 251);
+    expect(cache.misses).toBe(missesBefore); // served from pages carried over to the new file
+    expect(cache.size).toBeLessThanOrEqual(cachedBefore); // nothing cold was added
+    for (let i = 1; i < 10_000; i += 2) expect(store.get('t', key(i))?.[0]).toBe(i % 251);
+    expect(cache.misses).toBeGreaterThan(missesBefore); // the cold half is read from the new file
+    await store.close();
+  });
+});
