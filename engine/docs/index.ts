@@ -1,0 +1,49 @@
+// The document model's pure core: values and their BSON order, Extended JSON dates, dot paths,
+// the MQL filter compiler and its AST, update operators, projections, sorts, ids and document
+// validation. No storage here: the collection layer applies these to stored documents.
+export { DOCS_LIMITS } from './limits.js';
+export {
+  MISSING,
+  TYPE_BRACKET,
+  bsonTypeOf,
+  cloneValue,
+  compareStrings,
+  compareValues,
+  getOwn,
+  isPlainObject,
+  setOwn,
+  typeBracket,
+  valuesEqual,
+  type BsonType,
+  type Doc,
+  type Missing,
+} from './values.js';
+export { fromJson, parseIsoDate, toJson, type FromJsonOptions } from './ejson.js';
+export { collectValues, getPathValue, isArrayIndex, parsePath, type LeafArrays } from './path.js';
+export { compileFilter, parseFilter, topLevelConditions, type CompiledFilter } from './query/compile-filter.js';
+export type {
+  AndNode,
+  BsonTypeAlias,
+  ComparisonOp,
+  ElemMatchOp,
+  ElemMatchSpec,
+  ExistsOp,
+  FieldNode,
+  FieldOp,
+  FieldOpName,
+  FilterNode,
+  InOp,
+  ModOp,
+  NorNode,
+  NotOp,
+  OrNode,
+  RegexOp,
+  SizeOp,
+  TypeOp,
+} from './query/filter-ast.js';
+export { compileUpdate, type ApplyOptions, type CompiledUpdate, type UpdateResult } from './update/compile-update.js';
+export { buildUpsertDocument } from './update/upsert.js';
+export { compileProjection, type CompiledProjection } from './projection.js';
+export { compileSort, sortDocuments, type CompiledSort, type SortKey } from './sort.js';
+export { isValidId, newObjectId } from './object-id.js';
+export { documentFromJson, validateDocument, type ValidateOptions } from './validate.js';

@@ -1,0 +1,256 @@
+/**
+ * The filter compiler: parses an MQL filter into the AST of filter-ast.ts (validating every
+ * operator through the one operator table) and compiles the AST into a predicate over documents.
+ */
+
+import { fail } from '../../errors.js';
+import { fromJson } from '../ejson.js';
+import { DOCS_LIMITS } from '../limits.js';
+import { collectValues, expandValue, parsePath, type LeafArrays } from '../path.js';
+import { isPlainObject, type Doc } from '../values.js';
+import type { AndNode, FieldNode, FieldOp, FieldOpName, FilterNode } from './filter-ast.js';
+import { FIELD_OPERATORS, lookupOperator } from './operator-table.js';
+import { queryError, type CompileContext, type CompiledOp, type FieldOperator, type ParseContext, type Subject } from './operator.js';
+import { regexOperator } from './evaluation/regex.js';
+
+/** A compiled filter: the AST for planners and explain, and the predicate. */
+export interface CompiledFilter {
+  readonly ast: AndNode;
+  test(doc: Doc): boolean;
+}
+
+function checkDepth(depth: number, operator: string): void {
+  if (depth > DOCS_LIMITS.maxFilterDepth) {
+    queryError(operator, `filter exceeds the maximum nesting depth of ${DOCS_LIMITS.maxFilterDepth}`, { limit: DOCS_LIMITS.maxFilterDepth });
+  }
+}
+
+function parseContext(depth: number): ParseContext {
+  return {
+    depth,
+    parseOperators: (expr, operator) => {
+      checkDepth(depth + 1, operator);
+      return parseOperators(expr, depth + 1);
+    },
+    parseFilter: (filter, operator) => {
+      checkDepth(depth + 1, operator);
+      return collapse(parseFilterDocument(filter, depth + 1));
+    },
+  };
+}
+
+// MongoDB decides by the first key: `{a: {$gt: 1}}` is an operator expression, `{a: {b: 1}}`
+// (and `{a: {b: 1, $gt: 1}}`) an embedded document to compare with.
+function isOperatorExpression(value: unknown): value is Doc {
+  if (!isPlainObject(value)) return false;
+  for (const key in value) if (Object.hasOwn(value, key)) return key.startsWith('$');
+  return false;
+}
+
+function unsupportedOperator(name: string, reason: string): never {
+  queryError(name, `unsupported operator: ${name} (${reason})`);
+}
+
+/** The conditions of an operator expression such as `{$gte: 1, $lt: 5}`. */
+function parseOperators(expr: Doc, depth: number): FieldOp[] {
+  const ctx = parseContext(depth);
+  const hasRegex = Object.hasOwn(expr, '$regex');
+  if (Object.hasOwn(expr, '$options') && !hasRegex) queryError('$options', '$options needs a $regex');
+  const ops: FieldOp[] = [];
+  for (const name of Object.keys(expr)) {
+    const operand = expr[name];
+    if (name === '$options') continue;
+    if (name === '$regex') {
+      ops.push(regexOperator.parse({ $regex: operand, $options: expr['$options'] }, ctx));
+      continue;
+    }
+    const entry = name.startsWith('$') ? lookupOperator(name) : undefined;
+    switch (entry?.kind) {
+      case 'field':
+        ops.push(entry.parse(operand, ctx));
+        break;
+      case 'expands':
+        ops.push(...entry.parse(operand, ctx));
+        break;
+      case 'unsupported':
+        unsupportedOperator(name, entry.reason);
+        break;
+      default:
+        queryError(name, `unknown operator: ${name}`);
+    }
+  }
+  return ops;
+}
+
+/** The AND-ed conditions of one filter document. */
+function parseFilterDocument(filter: unknown, depth: number): FilterNode[] {
+  if (!isPlainObject(filter)) fail('QUERY_ERROR', 'filter must be an object such as {"a": 1}');
+  const ctx = parseContext(depth);
+  const conditions: FilterNode[] = [];
+  for (const key of Object.keys(filter)) {
+    const value = filter[key];
+    if (!key.startsWith('$')) {
+      const ops: FieldOp[] = isOperatorExpression(value) ? parseOperators(value, depth) : [{ op: '$eq', value }];
+      conditions.push({ kind: 'field', path: key, ops });
+      continue;
+    }
+    const entry = lookupOperator(key);
+    switch (entry?.kind) {
+      case 'logical':
+        conditions.push(entry.parse(value, ctx));
+        break;
+      case 'ignored':
+        break;
+      case 'unsupported':
+        unsupportedOperator(key, entry.reason);
+        break;
+      default:
+        queryError(key, `unknown top level operator: ${key}`);
+    }
+  }
+  return conditions;
+}
+
+/** AND of conditions, flattened and with the conditions on one path merged into one field node. */
+function andOf(conditions: readonly FilterNode[]): AndNode {
+  const children: FilterNode[] = [];
+  const fieldAt = new Map<string, number>();
+  const add = (node: FilterNode): void => {
+    if (node.kind === 'and') {
+      for (const child of node.children) add(child);
+      return;
+    }
+    if (node.kind === 'field') {
+      const at = fieldAt.get(node.path);
+      if (at !== undefined) {
+        const prev = children[at] as FieldNode;
+        children[at] = { kind: 'field', path: node.path, ops: [...prev.ops, ...node.ops] };
+        return;
+      }
+      fieldAt.set(node.path, children.length);
+    }
+    children.push(node);
+  };
+  for (const c of conditions) add(c);
+  return { kind: 'and', children };
+}
+
+function collapse(conditions: readonly FilterNode[]): FilterNode {
+  const and = andOf(conditions);
+  return and.children.length === 1 ? and.children[0]! : and;
+}
+
+/** Parses a filter into its AST without compiling it. @throws QUERY_ERROR */
+export function parseFilter(filter: unknown): AndNode {
+  const converted = fromJson(filter ?? {}, { code: 'QUERY_ERROR' });
+  return andOf(parseFilterDocument(converted, 1));
+}
+
+class PathSubject implements Subject {
+  readonly #doc: Doc;
+  readonly #parts: readonly string[];
+  #traverse: unknown[] | undefined;
+  #other: Map<LeafArrays, unknown[]> | undefined;
+
+  constructor(doc: Doc, parts: readonly string[]) {
+    this.#doc = doc;
+    this.#parts = parts;
+  }
+
+  values(leaf: LeafArrays): readonly unknown[] {
+    if (leaf === 'traverse') return (this.#traverse ??= collectValues(this.#doc, this.#parts, leaf));
+    this.#other ??= new Map();
+    let v = this.#other.get(leaf);
+    if (v === undefined) this.#other.set(leaf, (v = collectValues(this.#doc, this.#parts, leaf)));
+    return v;
+  }
+}
+
+class ValueSubject implements Subject {
+  readonly #value: unknown;
+
+  constructor(value: unknown) {
+    this.#value = value;
+  }
+
+  values(leaf: LeafArrays): readonly unknown[] {
+    return expandValue(this.#value, leaf);
+  }
+}
+
+const compileContext: CompileContext = {
+  compileOps: (ops) => ops.map(compileOp),
+  compileFilter: (node) => compileNode(node),
+};
+
+function compileOp(op: FieldOp): CompiledOp {
+  // The table is typed per name; this lookup pairs each op with its own operator, which the
+  // type system cannot see through the union, hence the one cast.
+  const operator = FIELD_OPERATORS[op.op] as unknown as FieldOperator<FieldOpName>;
+  return operator.compile(op, compileContext);
+}
+
+function compileNode(node: FilterNode): (doc: Doc) => boolean {
+  switch (node.kind) {
+    case 'and': {
+      const children = node.children.map(compileNode);
+      if (children.length === 1) return children[0]!;
+      return (doc) => children.every((c) => c(doc));
+    }
+    case 'or': {
+      const children = node.children.map(compileNode);
+      return (doc) => children.some((c) => c(doc));
+    }
+    case 'nor': {
+      const children = node.children.map(compileNode);
+      return (doc) => !children.some((c) => c(doc));
+    }
+    case 'field': {
+      const parts = parsePath(node.path);
+      const ops = node.ops.map(compileOp);
+      if (ops.length === 1) {
+        const only = ops[0]!;
+        return (doc) => only.matches(new PathSubject(doc, parts));
+      }
+      return (doc) => {
+        const subject = new PathSubject(doc, parts);
+        return ops.every((c) => c.matches(subject));
+      };
+    }
+    default: {
+      const unhandled: never = node;
+      throw new Error(`unhandled filter node ${JSON.stringify(unhandled)}`);
+    }
+  }
+}
+
+/**
+ * Compiles an MQL filter (`{}`, undefined and null match everything). `{$date: ...}` values are
+ * converted first. @throws QUERY_ERROR naming the operator for anything malformed, unknown or
+ * unsupported
+ */
+export function compileFilter(filter: unknown): CompiledFilter {
+  const ast = parseFilter(filter);
+  const test = compileNode(ast);
+  return { ast, test };
+}
+
+/**
+ * A predicate over one value from an operator expression such as `{$gte: 6}`, with the value
+ * read as if it sat at the end of a path (an array matches through its elements). $pull uses it.
+ * @throws QUERY_ERROR
+ */
+export function compileValueMatcher(expr: Doc): (value: unknown) => boolean {
+  const ops = parseOperators(fromJson(expr, { code: 'QUERY_ERROR' }) as Doc, 1).map(compileOp);
+  return (value) => {
+    const subject = new ValueSubject(value);
+    return ops.every((c) => c.matches(subject));
+  };
+}
+
+/** Conditions per top-level AND-ed path (`{a: {$gt: 1}, b: 2}` -> a: [$gt 1], b: [$eq 2]), for planners. */
+export function topLevelConditions(ast: AndNode): Map<string, readonly FieldOp[]> {
+  const out = new Map<string, readonly FieldOp[]>();
+  for (const child of ast.children) if (child.kind === 'field') out.set(child.path, child.ops);
+  return out;
+}

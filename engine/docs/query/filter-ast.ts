@@ -1,0 +1,120 @@
+/**
+ * The compiled form of an MQL filter: small immutable nodes a query planner can read.
+ *
+ * - The root is always an `and` node. Nested `$and`s are flattened into their parent `and`, and
+ *   conditions on the same path in one `and` are merged into one field node (exact, because each
+ *   condition of a field node is evaluated on its own). So the root's field children are the
+ *   top-level AND-ed paths, each with its list of conditions, each path once.
+ * - `$all` is rewritten as MongoDB does: `{a: {$all: [1, 2]}}` becomes two `$eq` conditions,
+ *   `$all` of `$elemMatch`es becomes those `$elemMatch`es, and an empty `$all` (which matches
+ *   nothing) becomes `$in: []`.
+ * - `$ne`, `$nin` and `$not` are negations of the whole field: `{a: {$ne: 1}}` matches when no
+ *   value at `a` equals 1, including when `a` is missing.
+ * - Operand values are as the client wrote them after Extended JSON conversion (Dates are Date).
+ */
+
+import type { BsonTypeAlias } from './element/type.js';
+
+export type { BsonTypeAlias };
+
+/** A filter node: a boolean combination or the conditions on one dot path. */
+export type FilterNode = AndNode | OrNode | NorNode | FieldNode;
+
+/** All children match (an empty `and` matches every document). */
+export interface AndNode {
+  readonly kind: 'and';
+  readonly children: readonly FilterNode[];
+}
+
+/** At least one child matches. */
+export interface OrNode {
+  readonly kind: 'or';
+  readonly children: readonly FilterNode[];
+}
+
+/** No child matches. */
+export interface NorNode {
+  readonly kind: 'nor';
+  readonly children: readonly FilterNode[];
+}
+
+/** Every condition in `ops` holds for the values at `path` (a dot path such as "a.b.0"). */
+export interface FieldNode {
+  readonly kind: 'field';
+  readonly path: string;
+  readonly ops: readonly FieldOp[];
+}
+
+/** One condition on a path. Every variant has the operator name in `op` and its operand in `value`. */
+export type FieldOp =
+  | ComparisonOp
+  | InOp
+  | ExistsOp
+  | TypeOp
+  | RegexOp
+  | ModOp
+  | SizeOp
+  | ElemMatchOp
+  | NotOp;
+
+export interface ComparisonOp {
+  readonly op: '$eq' | '$ne' | '$gt' | '$gte' | '$lt' | '$lte';
+  readonly value: unknown;
+}
+
+export interface InOp {
+  readonly op: '$in' | '$nin';
+  readonly value: readonly unknown[];
+}
+
+export interface ExistsOp {
+  readonly op: '$exists';
+  readonly value: boolean;
+}
+
+/** Type names after alias resolution: numeric codes become names; 'number' stays 'number'. */
+export interface TypeOp {
+  readonly op: '$type';
+  readonly value: readonly BsonTypeAlias[];
+}
+
+export interface RegexOp {
+  readonly op: '$regex';
+  /** The pattern as written (PCRE syntax; see docs/mql.md for what is accepted). */
+  readonly value: string;
+  /** Flags from $options, a subset of "imsx". */
+  readonly options: string;
+}
+
+/** `[divisor, remainder]`, both integers (doubles truncated toward zero as MongoDB does). */
+export interface ModOp {
+  readonly op: '$mod';
+  readonly value: readonly [number, number];
+}
+
+export interface SizeOp {
+  readonly op: '$size';
+  readonly value: number;
+}
+
+/** `value` form: conditions on each element (`{$elemMatch: {$gte: 80}}`); `document` form: a filter on each element. */
+export type ElemMatchSpec =
+  | { readonly form: 'value'; readonly ops: readonly FieldOp[] }
+  | { readonly form: 'document'; readonly filter: FilterNode };
+
+export interface ElemMatchOp {
+  readonly op: '$elemMatch';
+  readonly value: ElemMatchSpec;
+}
+
+/** Matches when the conditions in `value`, taken together, do not match. */
+export interface NotOp {
+  readonly op: '$not';
+  readonly value: readonly FieldOp[];
+}
+
+/** The operator names that can appear in a FieldOp. */
+export type FieldOpName = FieldOp['op'];
+
+/** The FieldOp variant that carries operator `K` (ComparisonOp for '$gt', InOp for '$nin', ...). */
+export type FieldOpOf<K extends FieldOpName> = FieldOp extends infer T ? (T extends { readonly op: infer O } ? (K extends O ? T : never) : never) : never;

@@ -1,0 +1,92 @@
+/**
+ * The shapes every query operator file implements, and the small helpers they share. An
+ * operator parses its operand into FieldOps (validating it, with MongoDB's messages) and
+ * compiles a FieldOp into two predicates mirroring MongoDB's MatchExpression: `matches` over all
+ * values a path reaches in a document, `single` over one value (used inside $elemMatch).
+ */
+
+import { fail } from '../../errors.js';
+import type { LeafArrays } from '../path.js';
+import type { Doc } from '../values.js';
+import type { FieldOp, FieldOpName, FieldOpOf, FilterNode } from './filter-ast.js';
+
+/** The values at one path of one document, collected lazily once per leaf-array behaviour. */
+export interface Subject {
+  values(leaf: LeafArrays): readonly unknown[];
+}
+
+/** A compiled condition: over a path's values (`matches`) and over one value (`single`). */
+export interface CompiledOp {
+  readonly matches: (subject: Subject) => boolean;
+  readonly single: (value: unknown) => boolean;
+}
+
+/** What an operator's parser may call back into: nested operator expressions and filters. */
+export interface ParseContext {
+  /** Nesting depth of the operand being parsed (bounded by DOCS_LIMITS.maxFilterDepth). */
+  readonly depth: number;
+  /** Parses `{$gt: 1, $lt: 5}`-style operator expressions one level deeper. */
+  parseOperators(expr: Doc, operator: string): FieldOp[];
+  /** Parses a whole filter document one level deeper (the root of $elemMatch's document form). */
+  parseFilter(filter: unknown, operator: string): FilterNode;
+}
+
+/** What an operator's compiler may call back into. */
+export interface CompileContext {
+  compileOps(ops: readonly FieldOp[]): CompiledOp[];
+  compileFilter(node: FilterNode): (doc: Doc) => boolean;
+}
+
+/** A field-level operator that appears in the AST as itself. */
+export interface FieldOperator<K extends FieldOpName> {
+  readonly kind: 'field';
+  parse(operand: unknown, ctx: ParseContext): FieldOpOf<K>;
+  compile(op: FieldOpOf<K>, ctx: CompileContext): CompiledOp;
+}
+
+/** A field-level operator MongoDB rewrites into other conditions ($all). */
+export interface ExpandingOperator {
+  readonly kind: 'expands';
+  parse(operand: unknown, ctx: ParseContext): FieldOp[];
+}
+
+/** A top-level operator combining sub-filters ($and, $or, $nor). */
+export interface LogicalOperator {
+  readonly kind: 'logical';
+  parse(operand: unknown, ctx: ParseContext): FilterNode;
+}
+
+/** A top-level operator with no effect on matching ($comment). */
+export interface IgnoredOperator {
+  readonly kind: 'ignored';
+}
+
+/** An operator MongoDB has and tetradb does not; `where` says where MongoDB accepts it. */
+export interface UnsupportedOperator {
+  readonly kind: 'unsupported';
+  readonly where: 'top' | 'field';
+  readonly reason: string;
+}
+
+/** Any FieldOperator, as the parser sees it (the compiler uses the precisely typed table). */
+export interface AnyFieldOperator {
+  readonly kind: 'field';
+  parse(operand: unknown, ctx: ParseContext): FieldOp;
+}
+
+export type QueryOperator = AnyFieldOperator | ExpandingOperator | LogicalOperator | IgnoredOperator | UnsupportedOperator;
+
+/** Throws QUERY_ERROR naming the operator. @throws QUERY_ERROR */
+export function queryError(operator: string, message: string, details: Record<string, unknown> = {}): never {
+  fail('QUERY_ERROR', message, { operator, ...details });
+}
+
+/** A condition true when some value at the path (with arrays presented per `leaf`) passes `single`. */
+export function anyValue(leaf: LeafArrays, single: (value: unknown) => boolean): CompiledOp {
+  return { matches: (subject) => subject.values(leaf).some(single), single };
+}
+
+/** The negation of a condition, field-wide and per value ($ne, $nin, $not, $exists: false). */
+export function negate(inner: CompiledOp): CompiledOp {
+  return { matches: (subject) => !inner.matches(subject), single: (value) => !inner.single(value) };
+}
