@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { TetraError } from '../engine/errors.js';
+import { docsExpiry } from '../engine/docs/index.js';
 import { KvExpiryService, scheduleAllTenants } from '../engine/kv/index.js';
 import { PageCache, type TreeNode } from '../engine/storage/index.js';
 import { SystemStore } from '../engine/system/index.js';
@@ -14,6 +15,7 @@ import { RateLimiter } from './rate-limiter.js';
 import { keyRoutes, signupRoute } from './routes/auth-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { kvRoutes } from './routes/kv-routes.js';
+import { mqlRoutes } from './routes/mql-routes.js';
 import { bearer, errorSchema } from './schemas.js';
 import type { TetraContext } from './tetra-context.js';
 
@@ -74,14 +76,17 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     return503OnClosing: true,
   });
 
-  const expiry = new KvExpiryService(registry, { onError: (err, tenantId) => app.log.error({ err, tenantId }, 'active expiry failed') });
+  const expiry = new KvExpiryService(registry, { sweepers: [docsExpiry], onError: (err, tenantId) => app.log.error({ err, tenantId }, 'active expiry failed') });
   const tetra: TetraContext = { config, system, registry, expiry, startedAt: Date.now(), version: VERSION };
   app.decorate('tetra', tetra);
   app.decorateRequest('principal', undefined);
 
   // JSON only: drop the default parsers (text/plain included) so anything else is 415, and treat
   // an empty JSON body as no body (curl -X DELETE -H 'content-type: application/json').
-  const json = app.getDefaultJsonParser('error', 'error');
+  // '__proto__' and 'constructor' keys are kept as plain data (JSON.parse makes them own
+  // properties): the document model stores them as fields, and no route merges a body into an
+  // object (which is what could turn them into prototype changes).
+  const json = app.getDefaultJsonParser('ignore', 'ignore');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
@@ -148,6 +153,7 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     keyRoutes(authed);
     healthRoutes(authed);
     kvRoutes(authed);
+    mqlRoutes(authed);
     authed.get(
       '/api/openapi.json',
       { schema: { summary: 'This document', tags: ['meta'], security: bearer, hide: true } },

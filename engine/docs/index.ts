@@ -47,3 +47,30 @@ export { compileProjection, type CompiledProjection } from './projection.js';
 export { compileSort, sortDocuments, type CompiledSort, type SortKey } from './sort.js';
 export { isValidId, newObjectId } from './object-id.js';
 export { documentFromJson, validateDocument, type ValidateOptions } from './validate.js';
+// The collection layer over a tenant's store: CRUD, indexes, the planner and TTL expiry.
+export {
+  DOCS_MODEL_LIMITS,
+  docsCount,
+  docsCreateIndex,
+  docsDelete,
+  docsDropCollection,
+  docsDropIndex,
+  docsExpireDue,
+  docsExpiry,
+  docsFind,
+  docsFindOne,
+  docsInsert,
+  docsInsertCost,
+  docsListCollections,
+  docsListIndexes,
+  docsNextExpiry,
+  docsUpdate,
+  type CreateIndexOptions,
+  type FindOptions,
+  type FindResult,
+  type IndexDescription,
+  type UpdateOutcome,
+  type Written,
+} from './docs-model.js';
+export { MAX_COLLECTION_NAME_BYTES } from './catalog.js';
+export { MAX_ID_BYTES } from './doc-codec.js';

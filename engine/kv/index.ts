@@ -14,4 +14,4 @@ export {
   type KvListOptions,
 } from './kv-model.js';
 export { TimingWheel, type TimingWheelOptions } from './timing-wheel.js';
-export { KvExpiryService, scheduleAllTenants, type KvExpiryServiceOptions } from './kv-expiry-service.js';
+export { KvExpiryService, scheduleAllTenants, type ExpirySweeper, type KvExpiryServiceOptions } from './kv-expiry-service.js';

@@ -1,5 +1,5 @@
 import { fail } from '../errors.js';
-import type { TenantRegistry } from '../tenant/index.js';
+import type { TenantRegistry, TenantStore } from '../tenant/index.js';
 import { kvExpireDue, kvNextExpiry } from './kv-model.js';
 import { TimingWheel } from './timing-wheel.js';
 
@@ -13,7 +13,25 @@ export interface KvExpiryServiceOptions {
   concurrency?: number;
   /** Called when a sweep fails; the tenant is retried later with backoff. Default: a process warning. */
   onError?: (err: unknown, tenantId: string) => void;
+  /**
+   * Other models' expiry (documents' TTL indexes), swept with the key-value expiry of each due
+   * tenant; the server wires them in, so this model imports none.
+   */
+  sweepers?: readonly ExpirySweeper[];
 }
+
+/** Expiry of one more model: delete what is due, say when the next is due. */
+export interface ExpirySweeper {
+  /** Deletes up to `budget` expired items; `nextExpiryMs` is the earliest one left (null: none). */
+  sweep(store: TenantStore, now: number, budget: number): { durable: Promise<void>; nextExpiryMs: number | null };
+  /** The earliest pending expiry (null: none), for the start-up schedule. */
+  next(store: TenantStore): number | null;
+}
+
+const kvSweeper: ExpirySweeper = {
+  sweep: (store, now, budget) => kvExpireDue(store, now, budget),
+  next: (store) => kvNextExpiry(store),
+};
 
 /** One tenant's wake-up in the wheel; superseded by an earlier one, it is skipped when it comes out. */
 interface WakeUp {
@@ -46,6 +64,7 @@ export class KvExpiryService {
   readonly #batchSize: number;
   readonly #concurrency: number;
   readonly #onError: (err: unknown, tenantId: string) => void;
+  readonly #sweepers: readonly ExpirySweeper[];
   readonly #wheel: TimingWheel<WakeUp>;
   /** The earliest wake-up of each tenant in the wheel; any other of its entries is stale. */
   readonly #pending = new Map<string, WakeUp>();
@@ -64,6 +83,7 @@ export class KvExpiryService {
     this.#batchSize = positiveInteger('batchSize', options.batchSize ?? DEFAULTS.batchSize);
     this.#concurrency = positiveInteger('concurrency', options.concurrency ?? DEFAULTS.concurrency);
     this.#onError = options.onError ?? warn;
+    this.#sweepers = [kvSweeper, ...(options.sweepers ?? [])];
     this.#wheel = new TimingWheel<WakeUp>({ tickMs: this.#tickMs });
   }
 
@@ -89,6 +109,16 @@ export class KvExpiryService {
     const wakeUp = { tenantId, atMs };
     this.#pending.set(tenantId, wakeUp);
     this.#wheel.add(atMs, wakeUp);
+  }
+
+  /** The earliest pending expiry of any model in `store` (null: none). */
+  nextExpiry(store: TenantStore): number | null {
+    let next: number | null = null;
+    for (const sweeper of this.#sweepers) {
+      const n = sweeper.next(store);
+      if (n !== null) next = next === null ? n : Math.min(next, n);
+    }
+    return next;
   }
 
   /** Forgets a tenant's pending wake-up (e.g. when the tenant is deleted); a running sweep finishes. */
@@ -134,8 +164,12 @@ export class KvExpiryService {
   async #sweep(tenantId: string): Promise<void> {
     try {
       const nextExpiryMs = await this.#registry.use(tenantId, async (store) => {
-        const { durable, nextExpiryMs: next } = kvExpireDue(store, Date.now(), this.#batchSize);
-        await durable;
+        let next: number | null = null;
+        for (const sweeper of this.#sweepers) {
+          const swept = sweeper.sweep(store, Date.now(), this.#batchSize);
+          await swept.durable;
+          if (swept.nextExpiryMs !== null) next = next === null ? swept.nextExpiryMs : Math.min(next, swept.nextExpiryMs);
+        }
         return next;
       });
       this.#failures.delete(tenantId);
@@ -164,7 +198,7 @@ export async function scheduleAllTenants(service: KvExpiryService, registry: Ten
   for (const tenantId of tenantIds) {
     let next: number | null;
     try {
-      next = await registry.use(tenantId, kvNextExpiry);
+      next = await registry.use(tenantId, (store) => service.nextExpiry(store));
     } catch {
       next = Date.now();
     }

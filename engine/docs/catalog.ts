@@ -1,0 +1,103 @@
+/**
+ * The document model's catalog, in one tree of the tenant's store: collection name -> its id and
+ * index definitions. Every collection keeps its documents in the tree `docs.<id>` and each index
+ * in `docs.<id>.<indexId>`; ids are never reused, so dropping a collection (or index) and
+ * creating it again never meets old entries. Catalog changes go in the same atomic batch as the
+ * data they describe.
+ */
+
+import { Packr } from 'msgpackr';
+import { fail } from '../errors.js';
+import type { BatchOp, Snapshot, TenantStore } from '../tenant/index.js';
+import type { IndexField } from './index-key.js';
+
+export const CATALOG_TREE = 'docs.catalog';
+/** Catalog key of the next collection id (collection names are never empty, so it cannot clash). */
+const NEXT_ID_KEY = Buffer.alloc(0);
+
+/** Longest collection name in UTF-8 bytes (MongoDB: 255 bytes for the whole namespace). */
+export const MAX_COLLECTION_NAME_BYTES = 120;
+/** Most indexes on one collection besides `_id` (MongoDB: 64 including `_id`). */
+export const MAX_INDEXES = 63;
+
+/** A secondary index. */
+export interface IndexInfo {
+  readonly id: number;
+  readonly name: string;
+  readonly fields: readonly IndexField[];
+  readonly unique: boolean;
+  /** Seconds after the date in the (single) field when a document expires; TTL indexes only. */
+  readonly expireAfterSeconds?: number;
+  /** Some document put more than one key in it (an array on the path): it cannot give a sort order. */
+  multikey: boolean;
+  /** Some key had to be shortened (see index-key.ts): it cannot give a sort order either. */
+  lossy: boolean;
+}
+
+export interface CollectionInfo {
+  readonly name: string;
+  readonly id: number;
+  readonly createdAt: number;
+  nextIndexId: number;
+  indexes: IndexInfo[];
+}
+
+const packr = new Packr({ useRecords: false });
+
+/** @throws VALIDATION_FAILED for a name MongoDB-style collections cannot have */
+export function validateCollectionName(name: unknown): string {
+  if (typeof name !== 'string' || name.length === 0) fail('VALIDATION_FAILED', 'collection must be a non-empty string', { field: 'collection' });
+  if (Buffer.byteLength(name) > MAX_COLLECTION_NAME_BYTES) {
+    fail('VALIDATION_FAILED', `collection names are limited to ${MAX_COLLECTION_NAME_BYTES} bytes of UTF-8`, { field: 'collection', limit: MAX_COLLECTION_NAME_BYTES });
+  }
+  if (name.includes('$')) fail('VALIDATION_FAILED', "collection names must not contain '$'", { field: 'collection' });
+  if (name.includes('\0')) fail('VALIDATION_FAILED', 'collection names must not contain the NUL character', { field: 'collection' });
+  if (name.startsWith('system.')) fail('VALIDATION_FAILED', "collection names must not start with 'system.'", { field: 'collection' });
+  if (!(name as unknown as { isWellFormed(): boolean }).isWellFormed()) fail('VALIDATION_FAILED', 'collection names must be valid UTF-16', { field: 'collection' });
+  return name;
+}
+
+export function docsTree(info: CollectionInfo): string {
+  return `docs.${info.id}`;
+}
+
+export function indexTree(info: CollectionInfo, index: IndexInfo): string {
+  return `docs.${info.id}.${index.id}`;
+}
+
+type Reader = Pick<TenantStore | Snapshot, 'get' | 'scan'>;
+
+/** The collection called `name`, or undefined. */
+export function readCollection(store: Reader, name: string): CollectionInfo | undefined {
+  const raw = store.get(CATALOG_TREE, Buffer.from(name));
+  return raw === undefined ? undefined : (packr.unpack(raw) as CollectionInfo);
+}
+
+/** Every collection, by name. */
+export function listCollectionInfos(store: Reader): CollectionInfo[] {
+  const out: CollectionInfo[] = [];
+  for (const [key, value] of store.scan(CATALOG_TREE)) if (key.length > 0) out.push(packr.unpack(value) as CollectionInfo);
+  return out;
+}
+
+/** The op that stores `info` (in the batch of the change it describes). */
+export function putCollection(info: CollectionInfo): BatchOp {
+  return { op: 'put', tree: CATALOG_TREE, key: Buffer.from(info.name), value: packr.pack(info) };
+}
+
+export function deleteCollection(info: CollectionInfo): BatchOp {
+  return { op: 'delete', tree: CATALOG_TREE, key: Buffer.from(info.name) };
+}
+
+/**
+ * A new collection's info and the op that takes its id; the caller adds putCollection(info), after
+ * any change it makes to the info, to the same batch as the collection's first write.
+ */
+export function newCollection(store: Reader, name: string, now: number): { info: CollectionInfo; op: BatchOp } {
+  const raw = store.get(CATALOG_TREE, NEXT_ID_KEY);
+  const id = raw === undefined ? 1 : raw.readUInt32BE(0);
+  const next = Buffer.allocUnsafe(4);
+  next.writeUInt32BE(id + 1, 0);
+  const info: CollectionInfo = { name, id, createdAt: now, nextIndexId: 1, indexes: [] };
+  return { info, op: { op: 'put', tree: CATALOG_TREE, key: NEXT_ID_KEY, value: next } };
+}

@@ -1,0 +1,873 @@
+/**
+ * The document model over one tenant's store: collections, CRUD with MongoDB semantics, secondary
+ * indexes and the query planner. Stateless functions, like the key-value model.
+ *
+ * Reads run on a snapshot and yield to the event loop between chunks of candidates, so a long
+ * find neither blocks other requests nor sees a half-applied write. Writes are atomic within one
+ * event-loop turn: a write reads the live documents it changes, checks unique indexes and applies
+ * one batch in the same turn, so no other write can come between its check and its batch. A
+ * multi-document update or delete finds candidates on a snapshot, then handles them a chunk at a
+ * time, each chunk re-reading the live documents (and re-testing the filter) in the turn that
+ * writes them: every document is changed atomically and never from a stale copy, and the whole
+ * operation is not one transaction (as in MongoDB). insertMany is one batch: all or nothing.
+ */
+
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { fail, isTetraError } from '../errors.js';
+import type { BatchOp, Snapshot, TenantStore } from '../tenant/index.js';
+import {
+  deleteCollection,
+  docsTree,
+  indexTree,
+  listCollectionInfos,
+  MAX_INDEXES,
+  newCollection,
+  putCollection,
+  readCollection,
+  validateCollectionName,
+  type CollectionInfo,
+  type IndexInfo,
+} from './catalog.js';
+import { decodeDocument, encodeDocument, idKey } from './doc-codec.js';
+import { documentKeys, entryKey, indexComponent, type IndexField } from './index-key.js';
+import { DOCS_LIMITS } from './limits.js';
+import { isValidId, newObjectId } from './object-id.js';
+import { compileProjection } from './projection.js';
+import { compileFilter, type CompiledFilter } from './query/compile-filter.js';
+import { describePlan, planQuery, type Plan } from './query-planner.js';
+import { compileSort, type CompiledSort } from './sort.js';
+import { compileUpdate } from './update/compile-update.js';
+import { buildUpsertDocument } from './update/upsert.js';
+import { documentFromJson, validateDocument } from './validate.js';
+import { compareValues, getOwn, isPlainObject, MISSING, setOwn, type Doc } from './values.js';
+
+/** Limits of the document endpoints (see docs/mql.md). */
+export const DOCS_MODEL_LIMITS = {
+  /** Encoded size of one stored document (MongoDB: 16 MiB of BSON). */
+  maxDocumentBytes: 1024 * 1024,
+  defaultFindLimit: 100,
+  maxFindLimit: 10_000,
+  maxInsertMany: 10_000,
+  /** Stored bytes of the documents one find may return. */
+  maxResultBytes: 32 * 1024 * 1024,
+  /** Stored bytes an in-memory sort may hold (MongoDB: 100 MB without allowDiskUse). */
+  maxSortBytes: 64 * 1024 * 1024,
+} as const;
+
+// Candidates handled per event-loop turn.
+const CHUNK = 256;
+const ID = '_id';
+
+/** A write applied in memory; `durable` resolves once it is on disk. */
+export interface Written<T> {
+  readonly result: T;
+  readonly durable: Promise<void>;
+}
+
+const DONE: Promise<void> = Promise.resolve();
+
+function durableOf(write: Promise<unknown> | undefined): Promise<void> {
+  return write === undefined ? DONE : write.then(() => undefined);
+}
+
+// ---- Options ------------------------------------------------------------------------------------
+
+function integerOption(value: unknown, name: string, min: number, max: number, fallback: number): number {
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    fail('VALIDATION_FAILED', `${name} must be an integer between ${min} and ${max}`, { field: name });
+  }
+  return value;
+}
+
+/** The options of find; everything comes straight from the request and is validated here. */
+export interface FindOptions {
+  filter?: unknown;
+  projection?: unknown;
+  sort?: unknown;
+  skip?: unknown;
+  limit?: unknown;
+  explain?: unknown;
+}
+
+interface Query {
+  readonly filter: CompiledFilter;
+  readonly sort: CompiledSort;
+  readonly skip: number;
+  readonly limit: number;
+}
+
+function compileQuery(options: FindOptions, defaultLimit: number, maxLimit: number): Query {
+  return {
+    filter: compileFilter(options.filter ?? {}),
+    sort: compileSort(options.sort ?? {}),
+    skip: integerOption(options.skip, 'skip', 0, Number.MAX_SAFE_INTEGER, 0),
+    limit: integerOption(options.limit, 'limit', 1, maxLimit, defaultLimit),
+  };
+}
+
+// ---- Reading ------------------------------------------------------------------------------------
+
+/** Counters of one read, for explain. */
+interface Examined {
+  keys: number;
+  docs: number;
+}
+
+interface Candidate {
+  readonly doc: Doc;
+  readonly bytes: number;
+}
+
+/** The documents a plan names, in chunks, on `snapshot`. */
+async function* candidates(snapshot: Snapshot, info: CollectionInfo, plan: Plan, examined: Examined): AsyncGenerator<Candidate[]> {
+  const tree = docsTree(info);
+  switch (plan.kind) {
+    case 'empty':
+      return;
+    case 'primary': {
+      if (plan.points) {
+        let chunk: Candidate[] = [];
+        for (const range of plan.ranges) {
+          examined.keys++;
+          const raw = snapshot.get(tree, range.gte!);
+          if (raw === undefined) continue;
+          examined.docs++;
+          chunk.push({ doc: decodeDocument(raw), bytes: raw.length });
+          if (chunk.length >= CHUNK) {
+            yield chunk;
+            chunk = [];
+            await nextTurn();
+          }
+        }
+        if (chunk.length > 0) yield chunk;
+        return;
+      }
+      for (const range of plan.ranges) {
+        for await (const entries of snapshot.scanChunks(tree, { ...range, reverse: plan.reverse }, CHUNK)) {
+          examined.keys += entries.length;
+          examined.docs += entries.length;
+          yield entries.map(([, raw]) => ({ doc: decodeDocument(raw), bytes: raw.length }));
+        }
+      }
+      return;
+    }
+    case 'index': {
+      const seen = plan.dedupe ? new Set<string>() : undefined;
+      const ranges = plan.reverse ? [...plan.ranges].reverse() : plan.ranges;
+      for (const range of ranges) {
+        for await (const entries of snapshot.scanChunks(indexTree(info, plan.index), { ...range, reverse: plan.reverse }, CHUNK)) {
+          examined.keys += entries.length;
+          const chunk: Candidate[] = [];
+          for (const [, pk] of entries) {
+            if (seen !== undefined) {
+              const id = pk.toString('latin1');
+              if (seen.has(id)) continue;
+              seen.add(id);
+            }
+            const raw = snapshot.get(tree, pk);
+            if (raw === undefined) fail('CORRUPTION', `index ${plan.index.name} of collection ${info.name} names a missing document`);
+            examined.docs++;
+            chunk.push({ doc: decodeDocument(raw), bytes: raw.length });
+          }
+          if (chunk.length > 0) yield chunk;
+        }
+      }
+      return;
+    }
+    default: {
+      const never: never = plan;
+      return never;
+    }
+  }
+}
+
+/** Keeps the first `keep` documents in sort order of everything offered, in bounded memory. */
+class TopK {
+  #docs: Candidate[] = [];
+  #bytes = 0;
+  readonly #keep: number;
+  readonly #sort: CompiledSort;
+
+  constructor(keep: number, sort: CompiledSort) {
+    this.#keep = keep;
+    this.#sort = sort;
+  }
+
+  offer(c: Candidate): void {
+    this.#docs.push(c);
+    this.#bytes += c.bytes;
+    if (this.#docs.length >= Math.max(2 * this.#keep, 1024)) this.#trim();
+    if (this.#bytes > DOCS_MODEL_LIMITS.maxSortBytes) {
+      fail('QUERY_ERROR', `sort exceeded the memory limit of ${DOCS_MODEL_LIMITS.maxSortBytes} bytes: add an index on the sort fields, filter more narrowly, or lower skip + limit`, {
+        limit: DOCS_MODEL_LIMITS.maxSortBytes,
+      });
+    }
+  }
+
+  #trim(): void {
+    // A stable sort keeps ties in the order they came (the plan's order), as sortDocuments does.
+    this.#docs.sort((a, b) => this.#sort.compare(a.doc, b.doc));
+    const dropped = this.#docs.splice(this.#keep);
+    for (const d of dropped) this.#bytes -= d.bytes;
+  }
+
+  result(): Candidate[] {
+    this.#trim();
+    return this.#docs;
+  }
+}
+
+/** Runs `fn` on a fresh snapshot of `store`, closing it afterwards. */
+async function onSnapshot<T>(store: TenantStore, fn: (snapshot: Snapshot) => Promise<T>): Promise<T> {
+  const snapshot = store.snapshot();
+  try {
+    return await fn(snapshot);
+  } finally {
+    snapshot.close();
+  }
+}
+
+/** What find returns: documents (with Date values; the route renders Extended JSON) and, when asked, the plan. */
+export interface FindResult {
+  documents: Doc[];
+  explain?: Record<string, unknown>;
+}
+
+/**
+ * Documents of `collection` matching the filter, sorted, skipped, limited and projected.
+ * @throws VALIDATION_FAILED for a bad collection name, skip or limit
+ * @throws QUERY_ERROR for a bad filter, sort or projection, or a result or sort past its memory bound
+ */
+export async function docsFind(store: TenantStore, collection: unknown, options: FindOptions, defaults: { limit?: number } = {}): Promise<FindResult> {
+  const name = validateCollectionName(collection);
+  const query = compileQuery(options, defaults.limit ?? DOCS_MODEL_LIMITS.defaultFindLimit, DOCS_MODEL_LIMITS.maxFindLimit);
+  const projection = compileProjection(options.projection);
+  const explain = options.explain === true;
+  if (options.explain !== undefined && typeof options.explain !== 'boolean') fail('VALIDATION_FAILED', 'explain must be a boolean', { field: 'explain' });
+  return onSnapshot(store, async (snapshot) => {
+    const info = readCollection(snapshot, name);
+    const plan = planQuery(info, query.filter.ast, query.sort.keys);
+    const examined: Examined = { keys: 0, docs: 0 };
+    const out: Doc[] = [];
+    let bytes = 0;
+    const take = (c: Candidate): void => {
+      bytes += c.bytes;
+      if (bytes > DOCS_MODEL_LIMITS.maxResultBytes) {
+        fail('QUERY_ERROR', `the result exceeds ${DOCS_MODEL_LIMITS.maxResultBytes} bytes: lower limit, filter more narrowly or project fewer fields`, { limit: DOCS_MODEL_LIMITS.maxResultBytes });
+      }
+      out.push(projection.apply(c.doc));
+    };
+    if (info !== undefined) {
+      if (plan.kind !== 'empty' && !plan.sorted) {
+        const top = new TopK(query.skip + query.limit, query.sort);
+        for await (const chunk of candidates(snapshot, info, plan, examined)) for (const c of chunk) if (query.filter.test(c.doc)) top.offer(c);
+        for (const c of top.result().slice(query.skip)) take(c);
+      } else {
+        let skipped = 0;
+        outer: for await (const chunk of candidates(snapshot, info, plan, examined)) {
+          for (const c of chunk) {
+            if (!query.filter.test(c.doc)) continue;
+            if (skipped < query.skip) {
+              skipped++;
+              continue;
+            }
+            take(c);
+            if (out.length >= query.limit) break outer;
+          }
+        }
+      }
+    }
+    const result: FindResult = { documents: out };
+    if (explain) {
+      result.explain = { collection: name, plan: describePlan(plan), inMemorySort: plan.kind !== 'empty' && !plan.sorted, keysExamined: examined.keys, docsExamined: examined.docs, nReturned: out.length };
+    }
+    return result;
+  });
+}
+
+/** The first matching document, or null. Same errors as docsFind. */
+export async function docsFindOne(store: TenantStore, collection: unknown, options: Omit<FindOptions, 'limit'>): Promise<Doc | null> {
+  const { documents } = await docsFind(store, collection, { ...options, limit: 1 });
+  return documents[0] ?? null;
+}
+
+/**
+ * The number of matching documents (after skip, at most limit when given).
+ * @throws VALIDATION_FAILED / QUERY_ERROR as docsFind
+ */
+export async function docsCount(store: TenantStore, collection: unknown, options: { filter?: unknown; skip?: unknown; limit?: unknown }): Promise<number> {
+  const name = validateCollectionName(collection);
+  const filter = compileFilter(options.filter ?? {});
+  const skip = integerOption(options.skip, 'skip', 0, Number.MAX_SAFE_INTEGER, 0);
+  const limit = integerOption(options.limit, 'limit', 1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+  return onSnapshot(store, async (snapshot) => {
+    const info = readCollection(snapshot, name);
+    if (info === undefined) return 0;
+    const plan = planQuery(info, filter.ast, []);
+    // Every document, no filter: the tree knows its size.
+    if (filter.ast.children.length === 0) return Math.min(Math.max(snapshot.count(docsTree(info)) - skip, 0), limit);
+    let n = 0;
+    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 })) {
+      for (const c of chunk) if (filter.test(c.doc)) n++;
+      if (n - skip >= limit) break;
+    }
+    return Math.min(Math.max(n - skip, 0), limit);
+  });
+}
+
+// ---- Index maintenance ------------------------------------------------------------------------
+
+function idOf(doc: Doc): string | number | boolean {
+  return doc[ID] as string | number | boolean;
+}
+
+/** What writing one document version changes in the indexes. */
+interface IndexChange {
+  readonly puts: Array<{ index: IndexInfo; key: Buffer; value: Buffer }>;
+  readonly deletes: Array<{ index: IndexInfo; key: Buffer }>;
+}
+
+function entriesOf(index: IndexInfo, doc: Doc): Map<string, Buffer> {
+  const keys = documentKeys(doc, index.fields);
+  if (keys.multikey && !index.multikey) index.multikey = true;
+  if (keys.lossy && !index.lossy) index.lossy = true;
+  const idPart = index.unique ? undefined : indexComponent(idOf(doc)).part;
+  const out = new Map<string, Buffer>();
+  for (const parts of keys.entries) {
+    const key = entryKey(parts, idPart);
+    out.set(key.toString('latin1'), key);
+  }
+  return out;
+}
+
+/**
+ * The index changes from `before` to `after` (either may be absent), with unique checks against
+ * the live store and `pending` (keys this batch already claimed). Flags multikey/lossy on `info`.
+ * @throws DUPLICATE_KEY naming the index and the key
+ */
+function indexChanges(store: TenantStore, info: CollectionInfo, pk: Buffer, before: Doc | undefined, after: Doc | undefined, pending: Map<string, Buffer>): IndexChange {
+  const change: IndexChange = { puts: [], deletes: [] };
+  for (const index of info.indexes) {
+    const old = before === undefined ? new Map<string, Buffer>() : entriesOf(index, before);
+    const now = after === undefined ? new Map<string, Buffer>() : entriesOf(index, after);
+    for (const [id, key] of old) if (!now.has(id)) change.deletes.push({ index, key });
+    for (const [id, key] of now) {
+      if (old.has(id)) continue;
+      if (index.unique) {
+        const claim = `${index.id}:${id}`;
+        const holder = pending.get(claim) ?? store.get(indexTree(info, index), key);
+        if (holder !== undefined && !holder.equals(pk)) duplicateIndexKey(info, index, after!);
+        pending.set(claim, pk);
+      }
+      change.puts.push({ index, key, value: pk });
+    }
+  }
+  return change;
+}
+
+function duplicateIndexKey(info: CollectionInfo, index: IndexInfo, doc: Doc): never {
+  const keyValue = Object.fromEntries(index.fields.map((f) => [f.path, valueAtForMessage(doc, f.path)]));
+  fail('DUPLICATE_KEY', `E11000 duplicate key error collection: ${info.name} index: ${index.name} dup key: ${JSON.stringify(keyValue)}`, {
+    collection: info.name,
+    index: index.name,
+    keyValue,
+  });
+}
+
+function valueAtForMessage(doc: Doc, path: string): unknown {
+  let cur: unknown = doc;
+  for (const part of path.split('.')) {
+    if (!isPlainObject(cur)) return null;
+    cur = getOwn(cur, part);
+    if (cur === MISSING) return null;
+  }
+  return cur;
+}
+
+function pushIndexOps(ops: BatchOp[], info: CollectionInfo, change: IndexChange): void {
+  for (const d of change.deletes) ops.push({ op: 'delete', tree: indexTree(info, d.index), key: d.key });
+  for (const p of change.puts) ops.push({ op: 'put', tree: indexTree(info, p.index), key: p.key, value: p.value });
+}
+
+function flagsOf(info: CollectionInfo): string {
+  return info.indexes.map((i) => `${i.multikey ? 1 : 0}${i.lossy ? 1 : 0}`).join();
+}
+
+// ---- Inserts ------------------------------------------------------------------------------------
+
+/** A validated document ready to store: `_id` first, as MongoDB stores it. */
+function prepareDocument(json: unknown, field: string): Doc {
+  if (!isPlainObject(json)) fail('VALIDATION_FAILED', `${field} must be an object`, { field });
+  const doc = documentFromJson(json, { maxDepth: DOCS_LIMITS.maxDocumentDepth });
+  const id = getOwn(doc, ID);
+  if (id !== MISSING && !isValidId(id)) fail('VALIDATION_FAILED', '_id must be a string, a number or a boolean', { field: `${field}._id` });
+  const out: Doc = {};
+  setOwn(out, ID, id === MISSING ? newObjectId() : id);
+  for (const key of Object.keys(doc)) if (key !== ID) setOwn(out, key, doc[key]);
+  return out;
+}
+
+function encodeChecked(doc: Doc): Buffer {
+  const bytes = encodeDocument(doc);
+  if (bytes.length > DOCS_MODEL_LIMITS.maxDocumentBytes) {
+    fail('VALIDATION_FAILED', `document of ${bytes.length} bytes exceeds the limit of ${DOCS_MODEL_LIMITS.maxDocumentBytes}`, { limit: DOCS_MODEL_LIMITS.maxDocumentBytes, _id: idOf(doc) });
+  }
+  return bytes;
+}
+
+/**
+ * The collection a write goes to; when it does not exist yet, `created` is true and `ops` holds
+ * the op taking its id (the caller stores the info in the same batch).
+ */
+function collectionForWrite(store: TenantStore, name: string, ops: BatchOp[]): { info: CollectionInfo; created: boolean } {
+  const existing = readCollection(store, name);
+  if (existing !== undefined) return { info: existing, created: false };
+  const fresh = newCollection(store, name, Date.now());
+  ops.push(fresh.op);
+  return { info: fresh.info, created: true };
+}
+
+/** Bytes an insert of these documents will add, for the quota check. */
+export function docsInsertCost(docs: readonly unknown[]): number {
+  let n = 0;
+  for (const d of docs) n += Buffer.byteLength(JSON.stringify(d) ?? '') + 64;
+  return n;
+}
+
+/**
+ * Inserts `documents` into `collection` (created on first insert) as one atomic batch: all or
+ * nothing. Ids are kept when given, else generated.
+ * @throws VALIDATION_FAILED for a bad name, document, id or size (nothing written)
+ * @throws DUPLICATE_KEY for an `_id` or unique key already present or repeated (nothing written)
+ */
+export function docsInsert(store: TenantStore, collection: unknown, documents: readonly unknown[], field = 'documents'): Written<{ insertedIds: Array<string | number | boolean> }> {
+  const name = validateCollectionName(collection);
+  if (documents.length === 0) fail('VALIDATION_FAILED', `${field} must not be empty`, { field });
+  if (documents.length > DOCS_MODEL_LIMITS.maxInsertMany) fail('VALIDATION_FAILED', `at most ${DOCS_MODEL_LIMITS.maxInsertMany} documents per insert`, { field, limit: DOCS_MODEL_LIMITS.maxInsertMany });
+  const docs = documents.map((d, i) => prepareDocument(d, documents.length === 1 && field === 'document' ? field : `${field}.${i}`));
+  const encoded = docs.map(encodeChecked);
+  // From here to store.write: one turn, so the checks below still hold when the batch applies.
+  const ops: BatchOp[] = [];
+  const { info, created } = collectionForWrite(store, name, ops);
+  const flags = flagsOf(info);
+  const tree = docsTree(info);
+  const ids = new Set<string>();
+  const pending = new Map<string, Buffer>();
+  const docOps: BatchOp[] = [];
+  for (let i = 0; i < docs.length; i++) {
+    const doc = docs[i]!;
+    const pk = idKey(idOf(doc));
+    const claim = pk.toString('latin1');
+    if (ids.has(claim) || store.has(tree, pk)) {
+      fail('DUPLICATE_KEY', `E11000 duplicate key error collection: ${name} index: _id_ dup key: { _id: ${JSON.stringify(idOf(doc))} }`, { collection: name, index: '_id_', keyValue: { _id: idOf(doc) } });
+    }
+    ids.add(claim);
+    docOps.push({ op: 'put', tree, key: pk, value: encoded[i]! });
+    pushIndexOps(docOps, info, indexChanges(store, info, pk, undefined, doc, pending));
+  }
+  if (created || flagsOf(info) !== flags) ops.push(putCollection(info));
+  ops.push(...docOps);
+  return { result: { insertedIds: docs.map(idOf) }, durable: durableOf(store.write(ops)) };
+}
+
+// ---- Updates and deletes -------------------------------------------------------------------------
+
+/** Candidate primary keys of a filter, on a snapshot, a chunk at a time. */
+async function* candidateKeys(store: TenantStore, name: string, filter: CompiledFilter, sort: CompiledSort): AsyncGenerator<Buffer[]> {
+  const snapshot = store.snapshot();
+  try {
+    const info = readCollection(snapshot, name);
+    if (info === undefined) return;
+    const plan = planQuery(info, filter.ast, sort.keys);
+    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 })) {
+      const keys: Buffer[] = [];
+      for (const c of chunk) if (filter.test(c.doc)) keys.push(idKey(idOf(c.doc)));
+      if (keys.length > 0) yield keys;
+    }
+  } finally {
+    snapshot.close();
+  }
+}
+
+/** The result of an update. */
+export interface UpdateOutcome {
+  matchedCount: number;
+  modifiedCount: number;
+  upsertedId?: string | number | boolean;
+}
+
+/**
+ * Applies `update` to the first (`multi`: every) matching document; with `upsert` and no match,
+ * inserts the document MongoDB would. Each document changes atomically; see the file comment.
+ * @throws VALIDATION_FAILED for a bad collection name or a result document that cannot be stored
+ * @throws QUERY_ERROR for a bad filter or update, or an update the document does not admit
+ * @throws DUPLICATE_KEY when the change would repeat a unique key (that document is not changed)
+ */
+export async function docsUpdate(store: TenantStore, collection: unknown, filterSpec: unknown, updateSpec: unknown, options: { multi: boolean; upsert?: unknown }): Promise<Written<UpdateOutcome>> {
+  const name = validateCollectionName(collection);
+  if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
+  const filter = compileFilter(filterSpec);
+  const update = compileUpdate(updateSpec);
+  if (options.upsert !== undefined && typeof options.upsert !== 'boolean') fail('VALIDATION_FAILED', 'upsert must be a boolean', { field: 'upsert' });
+  const outcome: UpdateOutcome = { matchedCount: 0, modifiedCount: 0 };
+  const writes: Array<Promise<unknown>> = [];
+  const now = new Date();
+  const noSort = compileSort({});
+  for await (const keys of candidateKeys(store, name, filter, noSort)) {
+    // One turn: re-read, re-test, change, write.
+    const info = readCollection(store, name);
+    if (info === undefined) break; // dropped meanwhile
+    const flags = flagsOf(info);
+    const tree = docsTree(info);
+    const ops: BatchOp[] = [];
+    const pending = new Map<string, Buffer>();
+    let done = false;
+    for (const pk of keys) {
+      const raw = store.get(tree, pk);
+      if (raw === undefined) continue;
+      const before = decodeDocument(raw);
+      if (!filter.test(before)) continue;
+      outcome.matchedCount++;
+      const { doc: after, modified } = update.apply(before, { now });
+      if (modified) {
+        if (compareValues(after[ID], before[ID]) !== 0 || getOwn(after, ID) === MISSING) {
+          fail('QUERY_ERROR', "Performing an update on the path '_id' would modify the immutable field '_id'", { path: ID });
+        }
+        validateDocument(after, { maxDepth: DOCS_LIMITS.maxDocumentDepth });
+        ops.push({ op: 'put', tree, key: pk, value: encodeChecked(after) });
+        pushIndexOps(ops, info, indexChanges(store, info, pk, before, after, pending));
+        outcome.modifiedCount++;
+      }
+      if (!options.multi) {
+        done = true;
+        break;
+      }
+    }
+    if (flagsOf(info) !== flags) ops.unshift(putCollection(info));
+    if (ops.length > 0) writes.push(store.write(ops));
+    if (done) break;
+  }
+  if (outcome.matchedCount === 0 && options.upsert === true) {
+    const seeded = buildUpsertDocument(filter, update, { now });
+    const doc = prepareDocument(seeded, 'upsert');
+    const inserted = docsInsert(store, name, [doc], 'document');
+    outcome.upsertedId = inserted.result.insertedIds[0]!;
+    writes.push(inserted.durable);
+  }
+  return { result: outcome, durable: Promise.all(writes).then(() => undefined) };
+}
+
+/**
+ * Deletes the first (`multi`: every) matching document.
+ * @throws VALIDATION_FAILED / QUERY_ERROR for a bad collection name or filter
+ */
+export async function docsDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { multi: boolean }): Promise<Written<{ deletedCount: number }>> {
+  const name = validateCollectionName(collection);
+  if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
+  const filter = compileFilter(filterSpec);
+  let deletedCount = 0;
+  const writes: Array<Promise<unknown>> = [];
+  for await (const keys of candidateKeys(store, name, filter, compileSort({}))) {
+    const info = readCollection(store, name);
+    if (info === undefined) break;
+    const tree = docsTree(info);
+    const ops: BatchOp[] = [];
+    let done = false;
+    for (const pk of keys) {
+      const raw = store.get(tree, pk);
+      if (raw === undefined) continue;
+      const doc = decodeDocument(raw);
+      if (!filter.test(doc)) continue;
+      ops.push({ op: 'delete', tree, key: pk });
+      pushIndexOps(ops, info, indexChanges(store, info, pk, doc, undefined, new Map()));
+      deletedCount++;
+      if (!options.multi) {
+        done = true;
+        break;
+      }
+    }
+    if (ops.length > 0) writes.push(store.write(ops));
+    if (done) break;
+  }
+  return { result: { deletedCount }, durable: Promise.all(writes).then(() => undefined) };
+}
+
+// ---- Collections and indexes ------------------------------------------------------------------------
+
+/** Collections with their document counts, by name. */
+export function docsListCollections(store: TenantStore): Array<{ name: string; count: number; indexes: number; createdAt: string }> {
+  return listCollectionInfos(store).map((info) => ({ name: info.name, count: store.count(docsTree(info)), indexes: info.indexes.length + 1, createdAt: new Date(info.createdAt).toISOString() }));
+}
+
+/**
+ * Drops a collection with its documents and indexes, atomically. `dropped` is false when there
+ * was none. @throws VALIDATION_FAILED for a bad name
+ */
+export function docsDropCollection(store: TenantStore, collection: unknown): Written<{ dropped: boolean }> {
+  const name = validateCollectionName(collection);
+  const info = readCollection(store, name);
+  if (info === undefined) return { result: { dropped: false }, durable: DONE };
+  const ops: BatchOp[] = [deleteCollection(info), { op: 'dropTree', tree: docsTree(info) }];
+  for (const index of info.indexes) ops.push({ op: 'dropTree', tree: indexTree(info, index) });
+  return { result: { dropped: true }, durable: durableOf(store.write(ops)) };
+}
+
+/** An index as listIndexes shows it (MongoDB's shape). */
+export interface IndexDescription {
+  name: string;
+  key: Record<string, 1 | -1>;
+  unique?: boolean;
+  expireAfterSeconds?: number;
+  multikey?: boolean;
+}
+
+function describeIndex(index: IndexInfo): IndexDescription {
+  const out: IndexDescription = { name: index.name, key: Object.fromEntries(index.fields.map((f) => [f.path, f.direction])) };
+  if (index.unique) out.unique = true;
+  if (index.expireAfterSeconds !== undefined) out.expireAfterSeconds = index.expireAfterSeconds;
+  if (index.multikey) out.multikey = true;
+  return out;
+}
+
+/** The indexes of a collection, `_id_` first. @throws NOT_FOUND when there is no such collection */
+export function docsListIndexes(store: TenantStore, collection: unknown): IndexDescription[] {
+  const name = validateCollectionName(collection);
+  const info = readCollection(store, name);
+  if (info === undefined) fail('NOT_FOUND', `collection ${name} does not exist`, { collection: name });
+  return [{ name: '_id_', key: { _id: 1 }, unique: true }, ...info.indexes.map(describeIndex)];
+}
+
+function parseKeys(keys: unknown): IndexField[] {
+  if (!isPlainObject(keys) || Object.keys(keys).length === 0) fail('VALIDATION_FAILED', 'keys must be a non-empty object such as {"field": 1}', { field: 'keys' });
+  const fields: IndexField[] = [];
+  for (const [path, direction] of Object.entries(keys)) {
+    if (direction !== 1 && direction !== -1) fail('VALIDATION_FAILED', `index key ${path} must be 1 or -1 (text, hashed and geo indexes are not supported)`, { field: `keys.${path}` });
+    if (path === '' || path.startsWith('$') || path.split('.').some((p) => p === '')) fail('VALIDATION_FAILED', `invalid index key path '${path}'`, { field: 'keys' });
+    fields.push({ path, direction });
+  }
+  if (fields.length > 32) fail('VALIDATION_FAILED', 'an index has at most 32 fields', { field: 'keys' });
+  return fields;
+}
+
+/** Options of createIndex. */
+export interface CreateIndexOptions {
+  name?: unknown;
+  unique?: unknown;
+  expireAfterSeconds?: unknown;
+}
+
+const MAX_TTL_SECONDS = 2_147_483_647;
+
+/**
+ * Creates an index (and the collection, when needed) and builds it from the documents already
+ * there. An identical index already present is a no-op (`created: false`).
+ * @throws VALIDATION_FAILED for a bad spec; CONFLICT when the name is taken by a different index or the collection has too many
+ * @throws DUPLICATE_KEY when a unique index meets a repeated key in the data (the index is not created)
+ */
+export async function docsCreateIndex(store: TenantStore, collection: unknown, keys: unknown, options: CreateIndexOptions = {}): Promise<Written<{ name: string; created: boolean }>> {
+  const name = validateCollectionName(collection);
+  const fields = parseKeys(keys);
+  if (options.unique !== undefined && typeof options.unique !== 'boolean') fail('VALIDATION_FAILED', 'unique must be a boolean', { field: 'unique' });
+  const unique = options.unique === true;
+  let ttl: number | undefined;
+  if (options.expireAfterSeconds !== undefined) {
+    const v = options.expireAfterSeconds;
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_TTL_SECONDS) fail('VALIDATION_FAILED', `expireAfterSeconds must be an integer between 0 and ${MAX_TTL_SECONDS}`, { field: 'expireAfterSeconds' });
+    if (fields.length !== 1) fail('VALIDATION_FAILED', 'a TTL index (expireAfterSeconds) has exactly one field', { field: 'expireAfterSeconds' });
+    if (fields[0]!.path === ID) fail('VALIDATION_FAILED', 'the _id field cannot have a TTL index', { field: 'expireAfterSeconds' });
+    ttl = v;
+  }
+  if (fields.length === 1 && fields[0]!.path === ID) {
+    if (unique || ttl !== undefined) fail('VALIDATION_FAILED', 'the _id index is built in and always unique', { field: 'keys' });
+    return { result: { name: '_id_', created: false }, durable: DONE };
+  }
+  const indexName = options.name === undefined ? fields.map((f) => `${f.path}_${f.direction}`).join('_') : options.name;
+  if (typeof indexName !== 'string' || indexName.length === 0 || indexName.length > 128 || indexName === '_id_') fail('VALIDATION_FAILED', 'name must be a string of 1-128 characters other than _id_', { field: 'name' });
+
+  // Register the index (writes maintain it from now on), then fill it from a snapshot taken in the same turn.
+  const ops: BatchOp[] = [];
+  const { info } = collectionForWrite(store, name, ops);
+  const same = (i: IndexInfo): boolean => i.fields.length === fields.length && i.fields.every((f, k) => f.path === fields[k]!.path && f.direction === fields[k]!.direction);
+  const existing = info.indexes.find((i) => i.name === indexName || same(i));
+  if (existing !== undefined) {
+    if (existing.name === indexName && same(existing) && existing.unique === unique && existing.expireAfterSeconds === ttl) {
+      if ((existing as { building?: boolean }).building !== true) return { result: { name: indexName, created: false }, durable: DONE };
+    } else {
+      fail('CONFLICT', existing.name === indexName ? `an index named ${indexName} with a different specification exists` : `an index with the same keys exists under the name ${existing.name}`, { index: existing.name });
+    }
+  }
+  if (existing === undefined && info.indexes.length >= MAX_INDEXES) fail('CONFLICT', `a collection has at most ${MAX_INDEXES + 1} indexes`, { limit: MAX_INDEXES + 1 });
+  const index: IndexInfo & { building?: boolean } = existing ?? { id: info.nextIndexId, name: indexName, fields, unique, multikey: false, lossy: false, building: true };
+  if (existing === undefined) {
+    if (ttl !== undefined) (index as { expireAfterSeconds?: number }).expireAfterSeconds = ttl;
+    info.nextIndexId++;
+    info.indexes.push(index);
+    ops.push(putCollection(info));
+    await store.write(ops);
+  }
+  const writes: Array<Promise<unknown>> = [];
+  try {
+    const snapshot = store.snapshot();
+    try {
+      for await (const entries of snapshot.scanChunks(docsTree(info), {}, CHUNK)) {
+        // One turn: index the live version of each document (a write since the snapshot already maintained it).
+        const live = readCollection(store, name);
+        const current = live?.indexes.find((i) => i.id === index.id);
+        if (live === undefined || current === undefined) fail('CONFLICT', `collection ${name} or its index ${indexName} was dropped while the index was being built`);
+        const flags = flagsOf(live);
+        const batch: BatchOp[] = [];
+        const tree = docsTree(live);
+        // Keys this chunk claims: the batch applies after the loop, so the store cannot tell yet.
+        const pending = new Map<string, Buffer>();
+        for (const [pk] of entries) {
+          const raw = store.get(tree, pk);
+          if (raw === undefined) continue;
+          const doc = decodeDocument(raw);
+          const change = indexChanges(store, { ...live, indexes: [current] }, pk, undefined, doc, pending);
+          pushIndexOps(batch, live, change);
+        }
+        if (flagsOf(live) !== flags) batch.unshift(putCollection(live));
+        if (batch.length > 0) writes.push(store.write(batch));
+      }
+    } finally {
+      snapshot.close();
+    }
+  } catch (err) {
+    // The build failed (a duplicate in a unique index, most likely): the index goes, nothing else.
+    const live = readCollection(store, name);
+    if (live !== undefined && live.indexes.some((i) => i.id === index.id)) {
+      live.indexes = live.indexes.filter((i) => i.id !== index.id);
+      await store.write([putCollection(live), { op: 'dropTree', tree: indexTree(live, index) }]).catch(() => undefined);
+    }
+    if (isTetraError(err, 'DUPLICATE_KEY')) {
+      fail('DUPLICATE_KEY', `index build failed: ${err.message}`, err.details);
+    }
+    throw err;
+  }
+  await Promise.all(writes);
+  const live = readCollection(store, name);
+  const built = live?.indexes.find((i) => i.id === index.id) as (IndexInfo & { building?: boolean }) | undefined;
+  if (live === undefined || built === undefined) fail('CONFLICT', `collection ${name} or its index ${indexName} was dropped while the index was being built`);
+  delete built.building;
+  return { result: { name: indexName, created: true }, durable: durableOf(store.write([putCollection(live)])) };
+}
+
+/**
+ * Drops an index by name (or key pattern). @throws NOT_FOUND when there is no such index; VALIDATION_FAILED for `_id_`
+ */
+export function docsDropIndex(store: TenantStore, collection: unknown, index: unknown): Written<{ dropped: string }> {
+  const name = validateCollectionName(collection);
+  const info = readCollection(store, name);
+  if (info === undefined) fail('NOT_FOUND', `collection ${name} does not exist`, { collection: name });
+  let target: IndexInfo | undefined;
+  if (typeof index === 'string') {
+    if (index === '_id_') fail('VALIDATION_FAILED', 'the _id index cannot be dropped', { field: 'index' });
+    target = info.indexes.find((i) => i.name === index);
+  } else if (isPlainObject(index)) {
+    const fields = parseKeys(index);
+    target = info.indexes.find((i) => i.fields.length === fields.length && i.fields.every((f, k) => f.path === fields[k]!.path && f.direction === fields[k]!.direction));
+  } else {
+    fail('VALIDATION_FAILED', 'index must be an index name or a key pattern', { field: 'index' });
+  }
+  if (target === undefined) fail('NOT_FOUND', `index not found: ${JSON.stringify(index)}`, { index });
+  info.indexes = info.indexes.filter((i) => i !== target);
+  return { result: { dropped: target.name }, durable: durableOf(store.write([putCollection(info), { op: 'dropTree', tree: indexTree(info, target) }])) };
+}
+
+// ---- TTL ----------------------------------------------------------------------------------------------
+
+/** The TTL indexes of every collection. */
+function ttlIndexes(store: TenantStore, collection?: string): Array<{ info: CollectionInfo; index: IndexInfo; ttlMs: number }> {
+  const out: Array<{ info: CollectionInfo; index: IndexInfo; ttlMs: number }> = [];
+  const infos = collection === undefined ? listCollectionInfos(store) : [readCollection(store, collection)].filter((i) => i !== undefined);
+  for (const info of infos) {
+    for (const index of info.indexes) {
+      if (index.expireAfterSeconds !== undefined && (index as { building?: boolean }).building !== true) out.push({ info, index, ttlMs: index.expireAfterSeconds * 1000 });
+    }
+  }
+  return out;
+}
+
+// Where date keys start in an ascending index (dates are the highest bracket documents can hold).
+const DATE_KEYS_START = entryKey([indexComponent(new Date(-8.64e15)).part], undefined);
+
+/** Index entries of a TTL index that hold dates, earliest first (a descending index is read backwards). */
+function dateEntries(store: TenantStore, info: CollectionInfo, index: IndexInfo): Generator<[Buffer, Buffer]> {
+  return index.fields[0]!.direction === 1 ? store.scan(indexTree(info, index), { gte: DATE_KEYS_START }) : store.scan(indexTree(info, index), { reverse: true });
+}
+
+function earliestDate(doc: Doc, path: string): number | undefined {
+  let cur: unknown = doc;
+  for (const part of path.split('.')) {
+    if (!isPlainObject(cur)) return undefined;
+    cur = getOwn(cur, part);
+  }
+  const values = Array.isArray(cur) ? cur : [cur];
+  let min: number | undefined;
+  for (const v of values) if (v instanceof Date && (min === undefined || v.getTime() < min)) min = v.getTime();
+  return min;
+}
+
+/**
+ * Deletes up to `budget` documents whose TTL index date (the earliest, for an array) is at least
+ * expireAfterSeconds old at `now`, in one batch per index, as MongoDB's TTL monitor does but
+ * driven by the same expiry wheel as key-value expiry. `nextExpiryMs`: when the next one is due.
+ */
+export function docsExpireDue(store: TenantStore, now: number, budget: number): { deleted: number; durable: Promise<void>; nextExpiryMs: number | null } {
+  let deleted = 0;
+  let next: number | null = null;
+  const writes: Array<Promise<unknown>> = [];
+  const later = (at: number): void => {
+    next = next === null ? at : Math.min(next, at);
+  };
+  for (const { info, index, ttlMs } of ttlIndexes(store)) {
+    const ops: BatchOp[] = [];
+    const gone = new Set<string>();
+    const tree = docsTree(info);
+    for (const [, pk] of dateEntries(store, info, index)) {
+      if (deleted >= budget) {
+        later(now); // more may be due: come back on the next tick
+        break;
+      }
+      const id = pk.toString('latin1');
+      if (gone.has(id)) continue;
+      const raw = store.get(tree, pk);
+      if (raw === undefined) continue;
+      const doc = decodeDocument(raw);
+      const earliest = earliestDate(doc, index.fields[0]!.path);
+      if (earliest === undefined) continue;
+      if (earliest + ttlMs > now) {
+        later(earliest + ttlMs);
+        break; // entries come earliest first: nothing further is due
+      }
+      gone.add(id);
+      ops.push({ op: 'delete', tree, key: pk });
+      pushIndexOps(ops, info, indexChanges(store, info, pk, doc, undefined, new Map()));
+      deleted++;
+    }
+    if (ops.length > 0) writes.push(store.write(ops));
+  }
+  return { deleted, durable: Promise.all(writes).then(() => undefined), nextExpiryMs: next };
+}
+
+/** When the earliest TTL deletion is due (null: none), in every collection or in one. */
+export function docsNextExpiry(store: TenantStore, collection?: string): number | null {
+  let next: number | null = null;
+  for (const { info, index, ttlMs } of ttlIndexes(store, collection)) {
+    for (const [, pk] of dateEntries(store, info, index)) {
+      const raw = store.get(docsTree(info), pk);
+      const earliest = raw === undefined ? undefined : earliestDate(decodeDocument(raw), index.fields[0]!.path);
+      if (earliest === undefined) continue;
+      next = next === null ? earliest + ttlMs : Math.min(next, earliest + ttlMs);
+      break;
+    }
+  }
+  return next;
+}
+
+/** The document model's part of active expiry (see KvExpiryService's sweepers). */
+export const docsExpiry = {
+  sweep: docsExpireDue,
+  next: (store: TenantStore): number | null => docsNextExpiry(store),
+} as const;

@@ -1,0 +1,194 @@
+/**
+ * Index keys: document values encoded so that plain byte order is MongoDB's BSON order
+ * (compareValues), as tuples of the storage key codec.
+ *
+ * One value is the tuple `[bracket, payload]`: the bracket is its TYPE_BRACKET (so types order as
+ * the manual says), the payload orders values within it: numbers and dates as numbers (NaN
+ * first, as the codec puts it), strings by code point (the codec's UTF-8 byte order), booleans
+ * false < true, objects as `[bracket, name, value]` triples field by field, arrays element by
+ * element (a prefix first, as BSON). Null and missing are `[null]`; the key of an empty array in a
+ * multikey index is `[EMPTY_ARRAY]`, below null, where MongoDB's `undefined` key sorts.
+ *
+ * Keys are bounded (a tree key is at most MAX_KEY_BYTES): a string past STRING_PREFIX_CHARS keeps
+ * its prefix and a `true` marker, and an object or array whose encoding passes CONTAINER_BYTES
+ * (or nests deeper than CONTAINER_DEPTH) becomes `[bracket, true]`. Such keys are "lossy": order
+ * is kept only up to ties, so a lossy index still finds a superset of the matches (the query
+ * filters every candidate again) but no longer gives a sort order.
+ *
+ * A descending component is stored as a byte array holding its ascending encoding with every
+ * byte complemented: the element encodings are prefix-free, so complementing reverses their
+ * order exactly.
+ */
+
+import { fail } from '../errors.js';
+import { encodeKey, MAX_KEY_BYTES, type KeyPart } from '../storage/index.js';
+import { collectValues, parsePath } from './path.js';
+import { isPlainObject, MISSING, TYPE_BRACKET, typeBracket, type Doc } from './values.js';
+
+/** The key of an empty array in a multikey index: below null. */
+export const EMPTY_ARRAY_BRACKET = -1;
+
+const STRING_PREFIX_CHARS = 200;
+const CONTAINER_BYTES = 600;
+const CONTAINER_DEPTH = 8;
+
+/** The encoding of one value, and whether it had to be shortened. */
+export interface Component {
+  readonly part: KeyPart;
+  readonly lossy: boolean;
+}
+
+function exact(v: unknown, depth: number): KeyPart | undefined {
+  const bracket = typeBracket(v);
+  switch (bracket) {
+    case TYPE_BRACKET.null:
+      return [bracket];
+    case TYPE_BRACKET.number:
+      return [bracket, v as number];
+    case TYPE_BRACKET.string:
+      return (v as string).length > STRING_PREFIX_CHARS ? undefined : [bracket, v as string];
+    case TYPE_BRACKET.bool:
+      return [bracket, v as boolean];
+    case TYPE_BRACKET.date:
+      return [bracket, (v as Date).getTime()];
+    case TYPE_BRACKET.object: {
+      if (depth >= CONTAINER_DEPTH) return undefined;
+      const fields: KeyPart[] = [];
+      for (const [name, value] of Object.entries(v as Doc)) {
+        const inner = exact(value, depth + 1);
+        if (inner === undefined) return undefined;
+        fields.push(typeBracket(value), name, inner);
+      }
+      return [bracket, fields];
+    }
+    case TYPE_BRACKET.array: {
+      if (depth >= CONTAINER_DEPTH) return undefined;
+      const items: KeyPart[] = [];
+      for (const value of v as unknown[]) {
+        const inner = exact(value, depth + 1);
+        if (inner === undefined) return undefined;
+        items.push(inner);
+      }
+      return [bracket, items];
+    }
+    default:
+      return fail('INTERNAL', `cannot index a value of bracket ${bracket}`);
+  }
+}
+
+/** The order-preserving encoding of one value (MISSING indexes as null). */
+export function indexComponent(v: unknown): Component {
+  if (v === MISSING || v === undefined) return { part: [TYPE_BRACKET.null], lossy: false };
+  const part = exact(v, 0);
+  if (part !== undefined && (typeof v !== 'object' || v === null || v instanceof Date || encodeKey([part]).length <= CONTAINER_BYTES)) {
+    return { part, lossy: false };
+  }
+  const bracket = typeBracket(v);
+  if (bracket === TYPE_BRACKET.string) return { part: [bracket, (v as string).slice(0, STRING_PREFIX_CHARS), true], lossy: true };
+  return { part: [bracket, true], lossy: true };
+}
+
+/** The component of the empty-array key of a multikey index. */
+export const EMPTY_ARRAY_COMPONENT: Component = { part: [EMPTY_ARRAY_BRACKET], lossy: false };
+
+/** One field of an index key pattern. */
+export interface IndexField {
+  readonly path: string;
+  readonly direction: 1 | -1;
+}
+
+/** Complements every byte (in place) of a fresh buffer. */
+function complement(bytes: Buffer): Buffer {
+  for (let i = 0; i < bytes.length; i++) bytes[i] = ~bytes[i]! & 0xff;
+  return bytes;
+}
+
+/** The key part a component takes in an index with `direction` on that field. */
+export function directed(component: KeyPart, direction: 1 | -1): KeyPart {
+  return direction === 1 ? component : complement(encodeKey([component]));
+}
+
+/** The index entries one document produces: key parts per entry (before the `_id` suffix). */
+export interface DocumentKeys {
+  readonly entries: KeyPart[][];
+  /** Some field held an array: the index is multikey from now on. */
+  readonly multikey: boolean;
+  readonly lossy: boolean;
+}
+
+// True when an array lies on the way to the end of the path (the index is then multikey even if
+// only one value is reached).
+function pathCrossesArray(v: unknown, parts: readonly string[], i: number): boolean {
+  if (i >= parts.length) return false;
+  if (Array.isArray(v)) return true;
+  if (!isPlainObject(v)) return false;
+  const next = Object.hasOwn(v, parts[i]!) ? v[parts[i]!] : undefined;
+  if (i === parts.length - 1) return false;
+  return pathCrossesArray(next, parts, i + 1);
+}
+
+/** Most entries one document may add to one index (MongoDB has no fixed bound; arrays this long in a compound index are a mistake). */
+const MAX_ENTRIES_PER_DOCUMENT = 10_000;
+
+/**
+ * The keys of `doc` in an index over `fields`: one per combination of the values at each path
+ * (an array contributes each element, an empty array the EMPTY_ARRAY key, a missing field null).
+ * @throws VALIDATION_FAILED when two fields of one compound key are arrays (MongoDB's "cannot index parallel arrays"), or a key is too large
+ */
+export function documentKeys(doc: Doc, fields: readonly IndexField[]): DocumentKeys {
+  let multikey = false;
+  let lossy = false;
+  let arrays = 0;
+  const perField: Component[][] = [];
+  for (const field of fields) {
+    const values = collectValues(doc, parsePath(field.path), 'traverse-omit-array');
+    const raw = collectValues(doc, parsePath(field.path), 'no-traversal');
+    const isArray = raw.some((v) => Array.isArray(v)) || pathCrossesArray(doc, parsePath(field.path), 0);
+    if (isArray || values.length > 1) {
+      multikey = true;
+      arrays++;
+    }
+    const components: Component[] = [];
+    const seen = new Set<string>();
+    const add = (c: Component): void => {
+      const id = encodeKey([c.part]).toString('latin1');
+      if (seen.has(id)) return;
+      seen.add(id);
+      components.push(c);
+      lossy ||= c.lossy;
+    };
+    for (const v of raw) if (Array.isArray(v) && v.length === 0) add(EMPTY_ARRAY_COMPONENT);
+    for (const v of values) add(indexComponent(v));
+    if (components.length === 0) add(indexComponent(MISSING));
+    perField.push(components);
+  }
+  if (arrays > 1 && fields.length > 1) {
+    fail('VALIDATION_FAILED', `cannot index parallel arrays: more than one field of index {${fields.map((f) => f.path).join(', ')}} holds an array in this document`, {
+      fields: fields.map((f) => f.path),
+    });
+  }
+  let entries: KeyPart[][] = [[]];
+  for (let i = 0; i < fields.length; i++) {
+    const next: KeyPart[][] = [];
+    for (const prefix of entries) for (const c of perField[i]!) next.push([...prefix, directed(c.part, fields[i]!.direction)]);
+    entries = next;
+    if (entries.length > MAX_ENTRIES_PER_DOCUMENT) fail('VALIDATION_FAILED', `a document may add at most ${MAX_ENTRIES_PER_DOCUMENT} keys to one index`);
+  }
+  return { entries, multikey, lossy };
+}
+
+/** The tree key of one index entry; a non-unique index appends the document's id component. @throws VALIDATION_FAILED when too large */
+export function entryKey(parts: readonly KeyPart[], idPart: KeyPart | undefined): Buffer {
+  const key = encodeKey(idPart === undefined ? parts : [...parts, idPart]);
+  if (key.length > MAX_KEY_BYTES) fail('VALIDATION_FAILED', `index key too large (${key.length} bytes, at most ${MAX_KEY_BYTES})`);
+  return key;
+}
+
+/** True for values whose component can bound a range scan exactly within their bracket. */
+export function isScalarForBounds(v: unknown): boolean {
+  const b = typeBracket(v);
+  return b === TYPE_BRACKET.null || b === TYPE_BRACKET.number || b === TYPE_BRACKET.string || b === TYPE_BRACKET.bool || b === TYPE_BRACKET.date;
+}
+
+/** Re-exported for the planner: which objects are plain documents. */
+export { isPlainObject };

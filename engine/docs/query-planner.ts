@@ -1,0 +1,258 @@
+/**
+ * Picks how a filter (and sort) reads a collection: by `_id`, through one secondary index, or by
+ * scanning the collection. A plan only narrows the candidates (bounds are always a superset of
+ * the matches); every candidate is then tested against the whole filter, so a plan can cost
+ * time but never change an answer. Plans are small immutable objects with a `kind`.
+ *
+ * Bounds come from the top-level AND-ed conditions: `$eq` and `$in` give points, `$gt`/`$gte`/
+ * `$lt`/`$lte` a range within the operand's type bracket (comparisons only match their own
+ * type). A compound index takes points on a prefix of its fields, then at most one range.
+ */
+
+import { keyPrefixRange, encodeKey, type KeyPart, type ScanRange } from '../storage/index.js';
+import type { CollectionInfo, IndexInfo } from './catalog.js';
+import { directed, EMPTY_ARRAY_COMPONENT, indexComponent, isScalarForBounds, type IndexField } from './index-key.js';
+import type { AndNode, FieldOp } from './query/filter-ast.js';
+import { topLevelConditions } from './query/compile-filter.js';
+import type { SortKey } from './sort.js';
+import { TYPE_BRACKET, typeBracket } from './values.js';
+
+/** One end of an interval over a component, in the index's stored order. */
+interface Bound {
+  readonly part: KeyPart;
+  readonly inclusive: boolean;
+}
+
+/** What the conditions on one field allow: points, or one interval, or nothing usable. */
+type FieldBounds = { readonly kind: 'points'; readonly parts: readonly KeyPart[] } | { readonly kind: 'range'; readonly lo: Bound; readonly hi: Bound } | undefined;
+
+export type Plan =
+  /** Nothing can match (an empty `$in`). */
+  | { readonly kind: 'empty' }
+  /** Documents by `_id`: point reads or ranges of the collection's own tree (also a full scan). */
+  | { readonly kind: 'primary'; readonly ranges: readonly ScanRange[]; readonly points: boolean; readonly reverse: boolean; readonly sorted: boolean }
+  /** Entries of one secondary index, then the documents they name. */
+  | { readonly kind: 'index'; readonly index: IndexInfo; readonly ranges: readonly ScanRange[]; readonly reverse: boolean; readonly sorted: boolean; readonly dedupe: boolean };
+
+// Above this many point combinations a compound prefix stops extending (the rest stays unbounded).
+const MAX_POINT_COMBINATIONS = 1000;
+
+const ID_FIELD: readonly IndexField[] = [{ path: '_id', direction: 1 }];
+
+function pointsOf(value: unknown): KeyPart[] {
+  if (Array.isArray(value)) {
+    // Equality with an array matches the array itself as an element, or the whole field, whose
+    // index keys are its elements: the first one (or the empty-array key) is among them.
+    const first = value.length === 0 ? EMPTY_ARRAY_COMPONENT.part : indexComponent(value[0]).part;
+    return [indexComponent(value).part, first];
+  }
+  return [indexComponent(value).part];
+}
+
+function bracketStart(bracket: number): Bound {
+  return { part: [bracket], inclusive: true };
+}
+
+function bracketEnd(bracket: number): Bound {
+  return { part: [bracket + 1], inclusive: false };
+}
+
+/** The ascending bounds the conditions on one path give; undefined when none is usable. */
+function fieldBounds(ops: readonly FieldOp[]): FieldBounds {
+  let points: KeyPart[] | undefined;
+  let lo: Bound | undefined;
+  let hi: Bound | undefined;
+  let bracket: number | undefined;
+  for (const op of ops) {
+    switch (op.op) {
+      case '$eq': {
+        const p = pointsOf(op.value);
+        points = points === undefined ? p : points; // one equality bounds; others are filtered
+        break;
+      }
+      case '$in':
+        if (points === undefined) points = op.value.flatMap(pointsOf);
+        break;
+      case '$gt':
+      case '$gte':
+      case '$lt':
+      case '$lte': {
+        const v = op.value;
+        if (!isScalarForBounds(v) || typeBracket(v) === TYPE_BRACKET.null) break;
+        const b = typeBracket(v);
+        if (bracket !== undefined && bracket !== b) return undefined; // both cannot hold: the filter decides
+        bracket = b;
+        const bound = { part: indexComponent(v).part, inclusive: op.op === '$gte' || op.op === '$lte' };
+        if (op.op === '$gt' || op.op === '$gte') lo = bound; // the last one wins: still a superset
+        else hi = bound;
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  if (points !== undefined) return { kind: 'points', parts: points };
+  if (bracket !== undefined) return { kind: 'range', lo: lo ?? bracketStart(bracket), hi: hi ?? bracketEnd(bracket) };
+  return undefined;
+}
+
+function flip(bounds: FieldBounds & { kind: 'range' }, direction: 1 | -1): { lo: Bound; hi: Bound } {
+  if (direction === 1) return bounds;
+  // Complemented bytes reverse the order: the ascending upper end becomes the lower one.
+  return {
+    lo: { part: directed(bounds.hi.part, -1), inclusive: bounds.hi.inclusive },
+    hi: { part: directed(bounds.lo.part, -1), inclusive: bounds.lo.inclusive },
+  };
+}
+
+/** The byte range of keys extending `prefix` whose next component lies within [lo, hi]. */
+function rangeOf(prefix: readonly KeyPart[], lo: Bound | undefined, hi: Bound | undefined): ScanRange {
+  const range: ScanRange = {};
+  if (lo === undefined) {
+    if (prefix.length > 0) range.gte = encodeKey(prefix);
+  } else {
+    range.gte = lo.inclusive ? encodeKey([...prefix, lo.part]) : keyPrefixRange([...prefix, lo.part]).end!;
+  }
+  if (hi === undefined) {
+    const end = prefix.length > 0 ? keyPrefixRange(prefix).end : undefined;
+    if (end !== undefined) range.lt = end;
+  } else {
+    range.lt = hi.inclusive ? keyPrefixRange([...prefix, hi.part]).end! : encodeKey([...prefix, hi.part]);
+  }
+  return range;
+}
+
+interface Candidate {
+  readonly ranges: ScanRange[];
+  readonly eqFields: number;
+  readonly hasRange: boolean;
+  readonly single: boolean;
+}
+
+/** Key ranges of an index over `fields` for these conditions, or undefined when they bound nothing. */
+function boundsFor(fields: readonly IndexField[], conditions: Map<string, readonly FieldOp[]>): Candidate | undefined {
+  let prefixes: KeyPart[][] = [[]];
+  let eqFields = 0;
+  for (const field of fields) {
+    const ops = conditions.get(field.path);
+    const bounds = ops === undefined ? undefined : fieldBounds(ops);
+    if (bounds === undefined) break;
+    if (bounds.kind === 'points') {
+      if (prefixes.length * bounds.parts.length > MAX_POINT_COMBINATIONS) break;
+      const next: KeyPart[][] = [];
+      const seen = new Set<string>();
+      for (const prefix of prefixes) {
+        for (const p of bounds.parts) {
+          const parts = [...prefix, directed(p, field.direction)];
+          const id = encodeKey(parts).toString('latin1');
+          if (!seen.has(id)) {
+            seen.add(id);
+            next.push(parts);
+          }
+        }
+      }
+      prefixes = next;
+      eqFields++;
+      continue;
+    }
+    const { lo, hi } = flip(bounds, field.direction);
+    const ranges = prefixes.map((prefix) => rangeOf(prefix, lo, hi));
+    return { ranges, eqFields, hasRange: true, single: ranges.length === 1 };
+  }
+  if (eqFields === 0) return undefined;
+  // Ranges in ascending key order, so a single-prefix plan still reads in index order.
+  const ranges = prefixes.map((prefix) => rangeOf(prefix, undefined, undefined)).sort((a, b) => Buffer.compare(a.gte as Buffer, b.gte as Buffer));
+  return { ranges, eqFields, hasRange: false, single: ranges.length === 1 };
+}
+
+/** Whether reading `fields` in order (or reversed) after `eqFields` fixed ones gives `sort`. */
+function sortDirection(fields: readonly IndexField[], eqFields: number, sort: readonly SortKey[]): 'forward' | 'reverse' | undefined {
+  if (sort.length === 0) return 'forward';
+  let direction: 'forward' | 'reverse' | undefined;
+  for (let i = 0; i < sort.length; i++) {
+    const field = fields[eqFields + i];
+    const key = sort[i]!;
+    if (field === undefined || field.path !== key.path) {
+      // A sort key on a field fixed by equality costs nothing.
+      const fixed = fields.slice(0, eqFields).some((f) => f.path === key.path);
+      if (!fixed) return undefined;
+      continue;
+    }
+    const d = field.direction === key.direction ? 'forward' : 'reverse';
+    if (direction !== undefined && direction !== d) return undefined;
+    direction = d;
+  }
+  return direction ?? 'forward';
+}
+
+/**
+ * The plan for `ast` (and `sort`, when one is asked for) over a collection's indexes. Indexes
+ * still being built are not used.
+ */
+export function planQuery(info: CollectionInfo | undefined, ast: AndNode, sort: readonly SortKey[]): Plan {
+  if (info === undefined) return { kind: 'empty' };
+  const conditions = topLevelConditions(ast);
+  const wantsSort = sort.length > 0;
+
+  const primary = boundsFor(ID_FIELD, conditions);
+  if (primary !== undefined && primary.ranges.length === 0) return { kind: 'empty' };
+  if (primary !== undefined && !primary.hasRange) {
+    return { kind: 'primary', ranges: primary.ranges, points: true, reverse: false, sorted: !wantsSort || (primary.single && sortDirection(ID_FIELD, 1, sort) !== undefined) };
+  }
+
+  let best: { plan: Plan; score: number } | undefined;
+  const consider = (plan: Plan, score: number): void => {
+    if (best === undefined || score > best.score) best = { plan, score };
+  };
+  if (primary !== undefined) {
+    const dir = primary.single ? sortDirection(ID_FIELD, 0, sort) : undefined;
+    consider({ kind: 'primary', ranges: primary.ranges, points: false, reverse: dir === 'reverse', sorted: !wantsSort || dir !== undefined }, 5 + (wantsSort && dir !== undefined ? 3 : 0));
+  }
+  for (const index of info.indexes) {
+    if ((index as { building?: boolean }).building === true) continue;
+    const orderable = !index.multikey && !index.lossy;
+    const bounds = boundsFor(index.fields, conditions);
+    if (bounds === undefined) {
+      // No bounds: worth a full index read only to give a requested sort.
+      if (!wantsSort || !orderable) continue;
+      const dir = sortDirection(index.fields, 0, sort);
+      if (dir === undefined) continue;
+      consider({ kind: 'index', index, ranges: [{}], reverse: dir === 'reverse', sorted: true, dedupe: false }, 1);
+      continue;
+    }
+    if (bounds.ranges.length === 0) return { kind: 'empty' };
+    const dir = orderable && bounds.single ? sortDirection(index.fields, bounds.eqFields, sort) : undefined;
+    const sorted = !wantsSort || dir !== undefined;
+    const score = bounds.eqFields * 10 + (bounds.hasRange ? 5 : 0) + (index.unique && bounds.eqFields === index.fields.length ? 5 : 0) + (wantsSort && dir !== undefined ? 3 : 0);
+    consider({ kind: 'index', index, ranges: bounds.ranges, reverse: dir === 'reverse', sorted, dedupe: index.multikey || bounds.ranges.length > 1 }, score);
+  }
+  if (best !== undefined) return (best as { plan: Plan }).plan;
+  const dir = sortDirection(ID_FIELD, 0, sort);
+  return { kind: 'primary', ranges: [{}], points: false, reverse: dir === 'reverse', sorted: !wantsSort || dir !== undefined };
+}
+
+/** A plan as explain shows it. */
+export function describePlan(plan: Plan): Record<string, unknown> {
+  switch (plan.kind) {
+    case 'empty':
+      return { stage: 'EOF' };
+    case 'primary':
+      return plan.points
+        ? { stage: 'IDHACK', keys: plan.ranges.length }
+        : { stage: plan.ranges.length === 1 && plan.ranges[0]!.gte === undefined && plan.ranges[0]!.lt === undefined ? 'COLLSCAN' : 'IDSCAN', direction: plan.reverse ? 'backward' : 'forward', sortedByPlan: plan.sorted };
+    case 'index':
+      return {
+        stage: 'IXSCAN',
+        indexName: plan.index.name,
+        keyPattern: Object.fromEntries(plan.index.fields.map((f) => [f.path, f.direction])),
+        isMultiKey: plan.index.multikey,
+        ranges: plan.ranges.length,
+        direction: plan.reverse ? 'backward' : 'forward',
+        sortedByPlan: plan.sorted,
+      };
+    default: {
+      const never: never = plan;
+      return never;
+    }
+  }
+}

@@ -1,0 +1,241 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { fail } from '../../engine/errors.js';
+import {
+  DOCS_MODEL_LIMITS,
+  docsCount,
+  docsCreateIndex,
+  docsDelete,
+  docsDropCollection,
+  docsDropIndex,
+  docsFind,
+  docsFindOne,
+  docsInsert,
+  docsInsertCost,
+  docsListCollections,
+  docsListIndexes,
+  docsNextExpiry,
+  docsUpdate,
+  toJson,
+  type Written,
+} from '../../engine/docs/index.js';
+import type { TenantStore } from '../../engine/tenant/index.js';
+import { authedErrors, bearer, errorRef } from '../schemas.js';
+import { principalOf, withTenant } from '../tetra-context.js';
+
+// Documents are free-form: no schema on them (Extended JSON dates in, the same out).
+const anyObject = { type: 'object', additionalProperties: true } as const;
+const collection = { type: 'string', description: 'collection name (created on first insert)' } as const;
+const documents = { type: 'array', items: anyObject } as const;
+const idValue = { type: ['string', 'number', 'boolean'] } as const;
+const written = { 409: errorRef, 507: errorRef, ...authedErrors } as const;
+
+function body<T>(request: FastifyRequest): T {
+  const b = request.body;
+  if (b === undefined || b === null || typeof b !== 'object' || Array.isArray(b)) fail('VALIDATION_FAILED', 'the request body must be a JSON object');
+  return b as T;
+}
+
+function checkQuota(store: TenantStore, quotaBytes: number, cost: number): void {
+  const used = store.storageBytes;
+  if (used + cost > quotaBytes) fail('QUOTA_EXCEEDED', `storage quota of ${quotaBytes} bytes exceeded (${used} used, this write needs ${cost})`, { quotaBytes, usedBytes: used });
+}
+
+/** The document routes: POST /api/mql/<operation>, Atlas Data API names and shapes. */
+export function mqlRoutes(app: FastifyInstance): void {
+  const { config, expiry } = app.tetra;
+
+  /** Waits for durability, then wakes the expiry service when the collection has TTL indexes. */
+  async function settle<T>(request: FastifyRequest, store: TenantStore, name: string, write: Written<T>): Promise<T> {
+    await write.durable;
+    const next = docsNextExpiry(store, name);
+    if (next !== null) expiry.schedule(principalOf(request).tenantId, next);
+    return write.result;
+  }
+
+  const route = (path: string, summary: string, properties: Record<string, unknown>, required: string[], response: Record<number, unknown>, handler: (request: FastifyRequest) => Promise<unknown>, status = 200): void => {
+    app.post(
+      `/api/mql/${path}`,
+      {
+        schema: {
+          summary,
+          tags: ['documents'],
+          security: bearer,
+          body: { type: 'object', required, additionalProperties: false, properties },
+          response: { ...response, ...written },
+        },
+      },
+      async (request, reply) => {
+        const result = await handler(request);
+        void (reply as unknown as { code(n: number): unknown }).code(status);
+        return result;
+      },
+    );
+  };
+
+  route(
+    'find',
+    'Find documents: filter, projection, sort, skip, limit (default 100, max 10000); explain: true adds the plan',
+    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' }, explain: { type: 'boolean' } },
+    ['collection'],
+    { 200: { type: 'object', properties: { documents, explain: anyObject } } },
+    async (request) => {
+      const b = body<{ collection: string; explain?: boolean }>(request);
+      const result = await withTenant(request, (store) => docsFind(store, b.collection, b));
+      return { documents: result.documents.map(toJson), ...(result.explain !== undefined ? { explain: result.explain } : {}) };
+    },
+  );
+
+  route(
+    'findOne',
+    'The first matching document, or null',
+    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' } },
+    ['collection'],
+    { 200: { type: 'object', properties: { document: { type: ['object', 'null'], additionalProperties: true } } } },
+    async (request) => {
+      const b = body<{ collection: string; filter?: unknown }>(request);
+      const doc = await withTenant(request, (store) => docsFindOne(store, b.collection, b));
+      return { document: doc === null ? null : toJson(doc) };
+    },
+  );
+
+  route(
+    'countDocuments',
+    'Count matching documents',
+    { collection, filter: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' } },
+    ['collection'],
+    { 200: { type: 'object', properties: { count: { type: 'integer' } } } },
+    async (request) => {
+      const b = body<{ collection: string; filter?: unknown }>(request);
+      return { count: await withTenant(request, (store) => docsCount(store, b.collection, b)) };
+    },
+  );
+
+  route(
+    'insertOne',
+    'Insert one document; _id is generated when absent',
+    { collection, document: anyObject },
+    ['collection', 'document'],
+    { 201: { type: 'object', properties: { insertedId: idValue } } },
+    async (request) => {
+      const b = body<{ collection: string; document: unknown }>(request);
+      return withTenant(request, async (store) => {
+        checkQuota(store, config.quotaBytes, docsInsertCost([b.document]));
+        const { insertedIds } = await settle(request, store, b.collection, docsInsert(store, b.collection, [b.document], 'document'));
+        return { insertedId: insertedIds[0] };
+      });
+    },
+    201,
+  );
+
+  route(
+    'insertMany',
+    `Insert up to ${DOCS_MODEL_LIMITS.maxInsertMany} documents, all or nothing`,
+    { collection, documents: { type: 'array', items: anyObject } },
+    ['collection', 'documents'],
+    { 201: { type: 'object', properties: { insertedIds: { type: 'array', items: idValue } } } },
+    async (request) => {
+      const b = body<{ collection: string; documents: unknown[] }>(request);
+      return withTenant(request, async (store) => {
+        checkQuota(store, config.quotaBytes, docsInsertCost(b.documents));
+        return settle(request, store, b.collection, docsInsert(store, b.collection, b.documents));
+      });
+    },
+    201,
+  );
+
+  const updateRoute = (path: string, multi: boolean): void =>
+    route(
+      path,
+      multi ? 'Update every matching document with update operators' : 'Update the first matching document with update operators',
+      { collection, filter: anyObject, update: anyObject, upsert: { type: 'boolean' } },
+      ['collection', 'filter', 'update'],
+      { 200: { type: 'object', properties: { matchedCount: { type: 'integer' }, modifiedCount: { type: 'integer' }, upsertedId: idValue } } },
+      async (request) => {
+        const b = body<{ collection: string; filter: unknown; update: unknown; upsert?: boolean }>(request);
+        return withTenant(request, async (store) => {
+          checkQuota(store, config.quotaBytes, docsInsertCost([b.update]));
+          return settle(request, store, b.collection, await docsUpdate(store, b.collection, b.filter, b.update, { multi, upsert: b.upsert }));
+        });
+      },
+    );
+  updateRoute('updateOne', false);
+  updateRoute('updateMany', true);
+
+  const deleteRoute = (path: string, multi: boolean): void =>
+    route(
+      path,
+      multi ? 'Delete every matching document' : 'Delete the first matching document',
+      { collection, filter: anyObject },
+      ['collection', 'filter'],
+      { 200: { type: 'object', properties: { deletedCount: { type: 'integer' } } } },
+      async (request) => {
+        const b = body<{ collection: string; filter: unknown }>(request);
+        return withTenant(request, async (store) => settle(request, store, b.collection, await docsDelete(store, b.collection, b.filter, { multi })));
+      },
+    );
+  deleteRoute('deleteOne', false);
+  deleteRoute('deleteMany', true);
+
+  route(
+    'createIndex',
+    'Create an index (ascending/descending fields, unique, expireAfterSeconds for TTL) and build it from the existing documents',
+    {
+      collection,
+      keys: { type: 'object', additionalProperties: { type: 'integer' }, description: 'e.g. {"age": 1, "name": -1}' },
+      name: { type: 'string' },
+      unique: { type: 'boolean' },
+      expireAfterSeconds: { type: 'integer' },
+    },
+    ['collection', 'keys'],
+    { 200: { type: 'object', properties: { name: { type: 'string' }, created: { type: 'boolean' } } }, 404: errorRef },
+    async (request) => {
+      const b = body<{ collection: string; keys: unknown; name?: string; unique?: boolean; expireAfterSeconds?: number }>(request);
+      return withTenant(request, async (store) => settle(request, store, b.collection, await docsCreateIndex(store, b.collection, b.keys, b)));
+    },
+  );
+
+  route(
+    'dropIndex',
+    'Drop an index by name or key pattern',
+    { collection, index: { type: ['string', 'object'] } },
+    ['collection', 'index'],
+    { 200: { type: 'object', properties: { dropped: { type: 'string' } } }, 404: errorRef },
+    async (request) => {
+      const b = body<{ collection: string; index: unknown }>(request);
+      return withTenant(request, async (store) => settle(request, store, b.collection, docsDropIndex(store, b.collection, b.index)));
+    },
+  );
+
+  route(
+    'listIndexes',
+    'The indexes of a collection, _id_ first',
+    { collection },
+    ['collection'],
+    { 200: { type: 'object', properties: { indexes: { type: 'array', items: anyObject } } }, 404: errorRef },
+    async (request) => {
+      const b = body<{ collection: string }>(request);
+      return { indexes: await withTenant(request, (store) => docsListIndexes(store, b.collection)) };
+    },
+  );
+
+  route(
+    'listCollections',
+    'The collections with their document counts',
+    {},
+    [],
+    { 200: { type: 'object', properties: { collections: { type: 'array', items: anyObject } } } },
+    async (request) => ({ collections: await withTenant(request, (store) => docsListCollections(store)) }),
+  );
+
+  route(
+    'dropCollection',
+    'Drop a collection with its documents and indexes',
+    { collection },
+    ['collection'],
+    { 200: { type: 'object', properties: { dropped: { type: 'boolean' } } } },
+    async (request) => {
+      const b = body<{ collection: string }>(request);
+      return withTenant(request, async (store) => settle(request, store, b.collection, docsDropCollection(store, b.collection)));
+    },
+  );
+}

@@ -1,0 +1,218 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { http, signup, startServer, type RunningServer } from '../helpers/server.js';
+
+let server: RunningServer;
+let apiKey: string;
+let otherKey: string;
+beforeAll(async () => {
+  server = await startServer({ bodyLimit: 4 * 1024 * 1024 });
+  ({ apiKey } = await signup(server.url));
+  ({ apiKey: otherKey } = await signup(server.url));
+});
+afterAll(() => server.stop());
+
+const mql = <T = any>(op: string, json: unknown, key = apiKey) => http<T>(server.url, 'POST', `/api/mql/${op}`, { json, apiKey: key });
+
+async function seed(collection: string, documents: unknown[]): Promise<void> {
+  const res = await mql('insertMany', { collection, documents });
+  expect(res.status, res.text).toBe(201);
+}
+
+describe('documents over HTTP: CRUD', () => {
+  it('inserts, finds, updates and deletes with MongoDB shapes', async () => {
+    const one = await mql('insertOne', { collection: 'people', document: { name: 'Ada', age: 36, tags: ['math'] } });
+    expect(one.status, one.text).toBe(201);
+    expect(one.body.insertedId).toMatch(/^[0-9a-f]{24}$/);
+    const many = await mql('insertMany', { collection: 'people', documents: [{ _id: 'grace', name: 'Grace', age: 45 }, { _id: 7, name: 'Linus', age: 28 }] });
+    expect(many.status, many.text).toBe(201);
+    expect(many.body.insertedIds).toEqual(['grace', 7]);
+
+    const found = await mql('find', { collection: 'people', filter: { age: { $gte: 30 } }, sort: { age: -1 }, projection: { name: 1, _id: 0 } });
+    expect(found.status, found.text).toBe(200);
+    expect(found.body.documents).toEqual([{ name: 'Grace' }, { name: 'Ada' }]);
+
+    const updated = await mql('updateOne', { collection: 'people', filter: { _id: 'grace' }, update: { $inc: { age: 1 }, $push: { tags: 'cobol' } } });
+    expect(updated.body).toEqual({ matchedCount: 1, modifiedCount: 1 });
+    const grace = await mql('findOne', { collection: 'people', filter: { _id: 'grace' } });
+    expect(grace.body.document).toEqual({ _id: 'grace', name: 'Grace', age: 46, tags: ['cobol'] });
+
+    const many2 = await mql('updateMany', { collection: 'people', filter: {}, update: { $set: { active: true } } });
+    expect(many2.body).toEqual({ matchedCount: 3, modifiedCount: 3 });
+    expect((await mql('countDocuments', { collection: 'people', filter: { active: true } })).body).toEqual({ count: 3 });
+
+    expect((await mql('deleteOne', { collection: 'people', filter: { name: 'Linus' } })).body).toEqual({ deletedCount: 1 });
+    expect((await mql('deleteMany', { collection: 'people', filter: { age: { $lt: 100 } } })).body).toEqual({ deletedCount: 2 });
+    expect((await mql('countDocuments', { collection: 'people' })).body).toEqual({ count: 0 });
+  });
+
+  it('upserts the document MongoDB would insert', async () => {
+    const res = await mql('updateOne', { collection: 'ups', filter: { sku: 'a-1', qty: { $gt: 5 } }, update: { $set: { price: 10 }, $setOnInsert: { created: true } }, upsert: true });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.matchedCount).toBe(0);
+    expect(res.body.modifiedCount).toBe(0);
+    expect(res.body.upsertedId).toMatch(/^[0-9a-f]{24}$/);
+    const doc = (await mql('findOne', { collection: 'ups', filter: { sku: 'a-1' }, projection: { _id: 0 } })).body.document;
+    expect(doc).toEqual({ sku: 'a-1', price: 10, created: true });
+    const again = await mql('updateOne', { collection: 'ups', filter: { sku: 'a-1' }, update: { $set: { price: 11 } }, upsert: true });
+    expect(again.body).toEqual({ matchedCount: 1, modifiedCount: 1 });
+  });
+
+  it('round-trips dates as Extended JSON and compares them as dates', async () => {
+    await seed('events', [
+      { _id: 1, at: { $date: '2026-01-01T00:00:00Z' } },
+      { _id: 2, at: { $date: '2026-06-01T00:00:00.000Z' } },
+    ]);
+    const res = await mql('find', { collection: 'events', filter: { at: { $gt: { $date: '2026-03-01T00:00:00Z' } } } });
+    expect(res.body.documents).toEqual([{ _id: 2, at: { $date: '2026-06-01T00:00:00.000Z' } }]);
+  });
+
+  it('keeps __proto__ and constructor keys as plain data', async () => {
+    const raw = '{"collection":"proto","document":{"_id":"p","__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}}}}';
+    const res = await http(server.url, 'POST', '/api/mql/insertOne', { raw, contentType: 'application/json', apiKey });
+    expect(res.status, res.text).toBe(201);
+    const found = await http(server.url, 'POST', '/api/mql/find', { raw: '{"collection":"proto","filter":{"__proto__.polluted":true}}', contentType: 'application/json', apiKey });
+    expect(found.status, found.text).toBe(200);
+    expect(found.text).toContain('"__proto__":{"polluted":true}');
+    expect(found.text).toContain('"constructor":{"prototype":{"x":1}}');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});
+
+describe('documents over HTTP: errors change nothing', () => {
+  it.each([
+    ['an unknown operator', 'find', { collection: 'e', filter: { a: { $foo: 1 } } }, 400, 'QUERY_ERROR', '$foo'],
+    ['$where', 'find', { collection: 'e', filter: { $where: 'this.a > 1' } }, 400, 'QUERY_ERROR', '$where'],
+    ['a replacement document', 'updateOne', { collection: 'e', filter: {}, update: { a: 1 } }, 400, 'QUERY_ERROR', 'replacement'],
+    ['conflicting update paths', 'updateOne', { collection: 'e', filter: {}, update: { $set: { a: 1 }, $inc: { 'a.b': 1 } } }, 400, 'QUERY_ERROR', 'conflict'],
+    ['a null _id', 'insertOne', { collection: 'e', document: { _id: null } }, 400, 'VALIDATION_FAILED', '_id'],
+    ['a $-prefixed field', 'insertOne', { collection: 'e', document: { $a: 1 } }, 400, 'VALIDATION_FAILED', '$a'],
+    ['a collection name with $', 'insertOne', { collection: 'a$b', document: {} }, 400, 'VALIDATION_FAILED', '$'],
+    ['an empty collection name', 'find', { collection: '' }, 400, 'VALIDATION_FAILED', 'collection'],
+    ['a limit over 10000', 'find', { collection: 'e', limit: 10001 }, 400, 'VALIDATION_FAILED', 'limit'],
+    ['a bad sort', 'find', { collection: 'e', sort: { a: 2 } }, 400, 'QUERY_ERROR', 'sort'],
+    ['mixed projection', 'find', { collection: 'e', projection: { a: 1, b: 0 } }, 400, 'QUERY_ERROR', 'projection'],
+  ])('refuses %s', async (_what, op, json, status, code, mention) => {
+    const res = await mql(op, json);
+    expect(res.status, res.text).toBe(status);
+    expect(res.body.error.code).toBe(code);
+    expect(res.body.error.message).toContain(mention);
+    expect((await mql('countDocuments', { collection: 'e' })).body.count).toBe(0);
+  });
+
+  it('refuses to change _id and leaves the document as it was', async () => {
+    await seed('ids', [{ _id: 1, a: 1 }]);
+    const res = await mql('updateOne', { collection: 'ids', filter: { _id: 1 }, update: { $set: { _id: 2, a: 2 } } });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error.code).toBe('QUERY_ERROR');
+    expect(res.body.error.message).toContain("immutable field '_id'");
+    expect((await mql('find', { collection: 'ids' })).body.documents).toEqual([{ _id: 1, a: 1 }]);
+  });
+
+  it('insertMany is all or nothing: a duplicate _id names it and writes nothing', async () => {
+    await seed('dups', [{ _id: 'x' }]);
+    const res = await mql('insertMany', { collection: 'dups', documents: [{ _id: 'y' }, { _id: 'x' }] });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('DUPLICATE_KEY');
+    expect(res.body.error.message).toContain('x');
+    const repeated = await mql('insertMany', { collection: 'dups', documents: [{ _id: 'z' }, { _id: 'z' }] });
+    expect(repeated.status).toBe(409);
+    expect((await mql('find', { collection: 'dups' })).body.documents).toEqual([{ _id: 'x' }]);
+  });
+
+  it('refuses documents past the nesting and size limits', async () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 120; i++) deep = { d: deep };
+    const tooDeep = await mql('insertOne', { collection: 'lim', document: deep as object });
+    expect(tooDeep.status).toBe(400);
+    expect(tooDeep.body.error.code).toBe('VALIDATION_FAILED');
+    const big = await mql('insertOne', { collection: 'lim', document: { s: 'x'.repeat(1100 * 1024) } });
+    expect(big.status).toBe(400);
+    expect(big.body.error.message).toContain('exceeds');
+    expect((await mql('countDocuments', { collection: 'lim' })).body.count).toBe(0);
+  });
+
+  it('keeps tenants apart', async () => {
+    await seed('mine', [{ _id: 1, secret: 'a' }]);
+    expect((await mql('find', { collection: 'mine' }, otherKey)).body.documents).toEqual([]);
+    expect((await mql('listCollections', {}, otherKey)).body.collections).toEqual([]);
+  });
+});
+
+describe('documents over HTTP: indexes and the planner', () => {
+  it('answers the same with and without an index, and explain shows the plan', async () => {
+    const docs = Array.from({ length: 300 }, (_, i) => ({ _id: i, n: i % 17, s: `s${i % 5}`, arr: [i % 3, (i + 1) % 3], when: { $date: new Date(Date.UTC(2026, 0, 1 + (i % 30))).toISOString() } }));
+    await seed('ix', docs);
+    const queries = [
+      { filter: { n: 5 } },
+      { filter: { n: { $in: [1, 2, 3] } }, sort: { _id: -1 } },
+      { filter: { n: { $gte: 4, $lt: 9 }, s: 's2' }, sort: { n: 1, _id: 1 } },
+      { filter: { arr: 2 }, sort: { _id: 1 }, limit: 50 },
+      { filter: { arr: [1, 2] } },
+      { filter: { when: { $lte: { $date: '2026-01-05T00:00:00Z' } } }, sort: { when: -1, _id: 1 } },
+      { filter: { s: { $in: ['s1', 's4'] }, n: { $ne: 3 } }, sort: { s: 1, n: -1, _id: 1 }, skip: 10, limit: 20 },
+      { filter: { $or: [{ n: 1 }, { s: 's3' }] } },
+    ];
+    const before = await Promise.all(queries.map(async (q) => (await mql('find', { collection: 'ix', limit: 10000, ...q })).body.documents));
+    for (const [keys, unique] of [[{ n: 1 }, false], [{ s: 1, n: -1 }, false], [{ arr: 1 }, false], [{ when: -1 }, false]] as const) {
+      const created = await mql('createIndex', { collection: 'ix', keys, unique });
+      expect(created.status, created.text).toBe(200);
+      expect(created.body.created).toBe(true);
+    }
+    const after = await Promise.all(queries.map(async (q) => (await mql('find', { collection: 'ix', limit: 10000, ...q })).body.documents));
+    expect(after).toEqual(before);
+    const explained = await mql('find', { collection: 'ix', filter: { n: 5 }, explain: true });
+    expect(explained.body.explain.plan).toMatchObject({ stage: 'IXSCAN', indexName: 'n_1' });
+    expect(explained.body.explain.docsExamined).toBe(explained.body.documents.length);
+    const scan = await mql('find', { collection: 'ix', filter: { missing: 1 }, explain: true });
+    expect(scan.body.explain.plan.stage).toBe('COLLSCAN');
+    const indexes = (await mql('listIndexes', { collection: 'ix' })).body.indexes;
+    expect(indexes.map((i: { name: string }) => i.name)).toEqual(['_id_', 'n_1', 's_1_n_-1', 'arr_1', 'when_-1']);
+    expect(indexes.find((i: { name: string }) => i.name === 'arr_1').multikey).toBe(true);
+  });
+
+  it('enforces unique indexes on insert and update, and refuses to build one over duplicates', async () => {
+    await seed('u', [{ _id: 1, email: 'a@x' }, { _id: 2, email: 'b@x' }]);
+    expect((await mql('createIndex', { collection: 'u', keys: { email: 1 }, unique: true })).status).toBe(200);
+    const dup = await mql('insertOne', { collection: 'u', document: { _id: 3, email: 'a@x' } });
+    expect(dup.status).toBe(409);
+    expect(dup.body.error.code).toBe('DUPLICATE_KEY');
+    expect(dup.body.error.message).toContain('email_1');
+    const upd = await mql('updateOne', { collection: 'u', filter: { _id: 2 }, update: { $set: { email: 'a@x' } } });
+    expect(upd.status).toBe(409);
+    expect((await mql('findOne', { collection: 'u', filter: { _id: 2 } })).body.document.email).toBe('b@x');
+    // The unique key moves with its document.
+    expect((await mql('updateOne', { collection: 'u', filter: { _id: 1 }, update: { $set: { email: 'c@x' } } })).status).toBe(200);
+    expect((await mql('insertOne', { collection: 'u', document: { _id: 4, email: 'a@x' } })).status).toBe(201);
+
+    await seed('u2', [{ _id: 1, k: 1 }, { _id: 2, k: 1 }]);
+    const failed = await mql('createIndex', { collection: 'u2', keys: { k: 1 }, unique: true });
+    expect(failed.status).toBe(409);
+    expect(failed.body.error.code).toBe('DUPLICATE_KEY');
+    expect((await mql('listIndexes', { collection: 'u2' })).body.indexes).toHaveLength(1);
+  });
+
+  it('drops indexes and collections', async () => {
+    await seed('d', [{ _id: 1, a: 1 }]);
+    await mql('createIndex', { collection: 'd', keys: { a: 1 } });
+    expect((await mql('dropIndex', { collection: 'd', index: 'a_1' })).body).toEqual({ dropped: 'a_1' });
+    expect((await mql('dropIndex', { collection: 'd', index: 'a_1' })).status).toBe(404);
+    expect((await mql('dropCollection', { collection: 'd' })).body).toEqual({ dropped: true });
+    expect((await mql('find', { collection: 'd' })).body.documents).toEqual([]);
+    expect((await mql('dropCollection', { collection: 'd' })).body).toEqual({ dropped: false });
+  });
+
+  it('expires documents through a TTL index without reads', async () => {
+    const past = new Date(Date.now() - 60_000).toISOString();
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    await seed('ttl', [{ _id: 'old', at: { $date: past } }, { _id: 'new', at: { $date: future } }, { _id: 'none' }]);
+    expect((await mql('createIndex', { collection: 'ttl', keys: { at: 1 }, expireAfterSeconds: 1 })).status).toBe(200);
+    const deadline = Date.now() + 5000;
+    let ids: unknown[] = [];
+    while (Date.now() < deadline) {
+      ids = (await mql('find', { collection: 'ttl', sort: { _id: 1 } })).body.documents.map((d: { _id: string }) => d._id);
+      if (ids.length === 2) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(ids).toEqual(['new', 'none']);
+  });
+});
