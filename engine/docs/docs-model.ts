@@ -620,6 +620,8 @@ export interface IndexDescription {
   unique?: boolean;
   expireAfterSeconds?: number;
   multikey?: boolean;
+  /** The build has not finished (it was interrupted: createIndex again with the same spec resumes it). */
+  building?: boolean;
 }
 
 function describeIndex(index: IndexInfo): IndexDescription {
@@ -627,6 +629,7 @@ function describeIndex(index: IndexInfo): IndexDescription {
   if (index.unique) out.unique = true;
   if (index.expireAfterSeconds !== undefined) out.expireAfterSeconds = index.expireAfterSeconds;
   if (index.multikey) out.multikey = true;
+  if ((index as { building?: boolean }).building === true) out.building = true;
   return out;
 }
 
