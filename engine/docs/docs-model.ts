@@ -16,6 +16,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fail, isTetraError } from '../errors.js';
 import type { BatchOp, Snapshot, TenantStore } from '../tenant/index.js';
 import {
+  CATALOG_TREE,
   deleteCollection,
   docsTree,
   indexTree,
@@ -218,6 +219,25 @@ class TopK {
   }
 }
 
+// Decoded catalog entries for reads, per store, reused while the stored bytes are the same.
+// Writers read the catalog afresh (they change the info they read).
+const catalogCache = new WeakMap<TenantStore, Map<string, { bytes: Buffer; info: CollectionInfo }>>();
+const CATALOG_CACHE_ENTRIES = 64;
+
+/** The collection as `snapshot` sees it, decoded once per version. Read-only for the caller. */
+function readCollectionCached(store: TenantStore, snapshot: Snapshot, name: string): CollectionInfo | undefined {
+  const raw = snapshot.get(CATALOG_TREE, Buffer.from(name));
+  if (raw === undefined) return undefined;
+  let cache = catalogCache.get(store);
+  if (cache === undefined) catalogCache.set(store, (cache = new Map()));
+  const hit = cache.get(name);
+  if (hit !== undefined && hit.bytes.equals(raw)) return hit.info;
+  const info = readCollection(snapshot, name)!;
+  if (cache.size >= CATALOG_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
+  cache.set(name, { bytes: Buffer.from(raw), info });
+  return info;
+}
+
 /** Runs `fn` on a fresh snapshot of `store`, closing it afterwards. */
 async function onSnapshot<T>(store: TenantStore, fn: (snapshot: Snapshot) => Promise<T>): Promise<T> {
   const snapshot = store.snapshot();
@@ -246,7 +266,7 @@ export async function docsFind(store: TenantStore, collection: unknown, options:
   const explain = options.explain === true;
   if (options.explain !== undefined && typeof options.explain !== 'boolean') fail('VALIDATION_FAILED', 'explain must be a boolean', { field: 'explain' });
   return onSnapshot(store, async (snapshot) => {
-    const info = readCollection(snapshot, name);
+    const info = readCollectionCached(store, snapshot, name);
     const plan = planQuery(info, query.filter.ast, query.sort.keys);
     const examined: Examined = { keys: 0, docs: 0 };
     const out: Doc[] = [];
@@ -256,7 +276,8 @@ export async function docsFind(store: TenantStore, collection: unknown, options:
       if (bytes > DOCS_MODEL_LIMITS.maxResultBytes) {
         fail('QUERY_ERROR', `the result exceeds ${DOCS_MODEL_LIMITS.maxResultBytes} bytes: lower limit, filter more narrowly or project fewer fields`, { limit: DOCS_MODEL_LIMITS.maxResultBytes });
       }
-      out.push(projection.apply(c.doc));
+      // A candidate is decoded for this query alone: with nothing to project it is returned as is.
+      out.push(projection.mode === 'all' ? c.doc : projection.apply(c.doc));
     };
     if (info !== undefined) {
       if (plan.kind !== 'empty' && !plan.sorted) {
@@ -302,7 +323,7 @@ export async function docsCount(store: TenantStore, collection: unknown, options
   const skip = integerOption(options.skip, 'skip', 0, Number.MAX_SAFE_INTEGER, 0);
   const limit = integerOption(options.limit, 'limit', 1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
   return onSnapshot(store, async (snapshot) => {
-    const info = readCollection(snapshot, name);
+    const info = readCollectionCached(store, snapshot, name);
     if (info === undefined) return 0;
     const plan = planQuery(info, filter.ast, []);
     // Every document, no filter: the tree knows its size.
