@@ -40,6 +40,7 @@ import { compileSort, type CompiledSort } from './sort.js';
 import { compileUpdate } from './update/compile-update.js';
 import { buildUpsertDocument } from './update/upsert.js';
 import { documentFromJson, validateDocument } from './validate.js';
+import { collectValues, parsePath } from './path.js';
 import { compareValues, getOwn, isPlainObject, MISSING, setOwn, type Doc } from './values.js';
 
 /** Limits of the document endpoints (see docs/mql.md). */
@@ -362,9 +363,13 @@ function entriesOf(index: IndexInfo, doc: Doc): Map<string, Buffer> {
   return out;
 }
 
+// In `pending`: a unique key an earlier document of the same batch gave up (free to take again).
+const RELEASED = Buffer.alloc(0);
+
 /**
  * The index changes from `before` to `after` (either may be absent), with unique checks against
- * the live store and `pending` (keys this batch already claimed). Flags multikey/lossy on `info`.
+ * the live store and `pending` (keys this batch already claimed or released). Flags
+ * multikey/lossy on `info`.
  * @throws DUPLICATE_KEY naming the index and the key
  */
 function indexChanges(store: TenantStore, info: CollectionInfo, pk: Buffer, before: Doc | undefined, after: Doc | undefined, pending: Map<string, Buffer>): IndexChange {
@@ -372,12 +377,17 @@ function indexChanges(store: TenantStore, info: CollectionInfo, pk: Buffer, befo
   for (const index of info.indexes) {
     const old = before === undefined ? new Map<string, Buffer>() : entriesOf(index, before);
     const now = after === undefined ? new Map<string, Buffer>() : entriesOf(index, after);
-    for (const [id, key] of old) if (!now.has(id)) change.deletes.push({ index, key });
+    for (const [id, key] of old) {
+      if (now.has(id)) continue;
+      change.deletes.push({ index, key });
+      if (index.unique) pending.set(`${index.id}:${id}`, RELEASED);
+    }
     for (const [id, key] of now) {
       if (old.has(id)) continue;
       if (index.unique) {
         const claim = `${index.id}:${id}`;
-        const holder = pending.get(claim) ?? store.get(indexTree(info, index), key);
+        const claimed = pending.get(claim);
+        const holder = claimed === RELEASED ? undefined : (claimed ?? store.get(indexTree(info, index), key));
         if (holder !== undefined && !holder.equals(pk)) duplicateIndexKey(info, index, after!);
         pending.set(claim, pk);
       }
@@ -822,12 +832,7 @@ function dateEntries(store: TenantStore, info: CollectionInfo, index: IndexInfo)
 }
 
 function earliestDate(doc: Doc, path: string): number | undefined {
-  let cur: unknown = doc;
-  for (const part of path.split('.')) {
-    if (!isPlainObject(cur)) return undefined;
-    cur = getOwn(cur, part);
-  }
-  const values = Array.isArray(cur) ? cur : [cur];
+  const values = collectValues(doc, parsePath(path), 'traverse-omit-array');
   let min: number | undefined;
   for (const v of values) if (v instanceof Date && (min === undefined || v.getTime() < min)) min = v.getTime();
   return min;

@@ -84,7 +84,7 @@ export function indexComponent(v: unknown): Component {
     return { part, lossy: false };
   }
   const bracket = typeBracket(v);
-  if (bracket === TYPE_BRACKET.string) return { part: [bracket, (v as string).slice(0, STRING_PREFIX_CHARS), true], lossy: true };
+  if (bracket === TYPE_BRACKET.string) return { part: [bracket, Array.from(v as string).slice(0, STRING_PREFIX_CHARS).join(''), true], lossy: true };
   return { part: [bracket, true], lossy: true };
 }
 
@@ -127,6 +127,22 @@ function pathCrossesArray(v: unknown, parts: readonly string[], i: number): bool
   return pathCrossesArray(next, parts, i + 1);
 }
 
+// Where along `parts` arrays are met (as path prefixes): fields that meet the same arrays share them.
+function arrayLocations(doc: unknown, parts: readonly string[]): Set<string> {
+  const out = new Set<string>();
+  const walk = (v: unknown, i: number): void => {
+    if (Array.isArray(v)) {
+      out.add(parts.slice(0, i).join('.'));
+      if (i < parts.length) for (const el of v) walk(el, i);
+      return;
+    }
+    if (i >= parts.length || !isPlainObject(v)) return;
+    walk(Object.hasOwn(v, parts[i]!) ? v[parts[i]!] : undefined, i + 1);
+  };
+  walk(doc, 0);
+  return out;
+}
+
 /** Most entries one document may add to one index (MongoDB has no fixed bound; arrays this long in a compound index are a mistake). */
 const MAX_ENTRIES_PER_DOCUMENT = 10_000;
 
@@ -162,7 +178,8 @@ export function documentKeys(doc: Doc, fields: readonly IndexField[]): DocumentK
     if (components.length === 0) add(indexComponent(MISSING));
     perField.push(components);
   }
-  if (arrays > 1 && fields.length > 1) {
+  const locations = new Set(fields.map((f) => [...arrayLocations(doc, parsePath(f.path))].sort().join('|')).filter((l) => l !== ''));
+  if (arrays > 1 && fields.length > 1 && locations.size > 1) {
     fail('VALIDATION_FAILED', `cannot index parallel arrays: more than one field of index {${fields.map((f) => f.path).join(', ')}} holds an array in this document`, {
       fields: fields.map((f) => f.path),
     });

@@ -58,7 +58,7 @@ function bracketEnd(bracket: number): Bound {
 }
 
 /** The ascending bounds the conditions on one path give; undefined when none is usable. */
-function fieldBounds(ops: readonly FieldOp[]): FieldBounds {
+function fieldBounds(ops: readonly FieldOp[], multikey: boolean): FieldBounds {
   let points: KeyPart[] | undefined;
   let lo: Bound | undefined;
   let hi: Bound | undefined;
@@ -82,9 +82,15 @@ function fieldBounds(ops: readonly FieldOp[]): FieldBounds {
         const b = typeBracket(v);
         if (bracket !== undefined && bracket !== b) return undefined; // both cannot hold: the filter decides
         bracket = b;
-        const bound = { part: indexComponent(v).part, inclusive: op.op === '$gte' || op.op === '$lte' };
-        if (op.op === '$gt' || op.op === '$gte') lo = bound; // the last one wins: still a superset
-        else hi = bound;
+        const c = indexComponent(v);
+        const bound = { part: c.part, inclusive: op.op === '$gte' || op.op === '$lte' || c.lossy };
+        if (op.op === '$gt' || op.op === '$gte') {
+          lo = bound;
+          if (multikey) hi = undefined;
+        } else {
+          hi = bound;
+          if (multikey) lo = undefined;
+        }
         break;
       }
       default:
@@ -130,12 +136,12 @@ interface Candidate {
 }
 
 /** Key ranges of an index over `fields` for these conditions, or undefined when they bound nothing. */
-function boundsFor(fields: readonly IndexField[], conditions: Map<string, readonly FieldOp[]>): Candidate | undefined {
+function boundsFor(fields: readonly IndexField[], conditions: Map<string, readonly FieldOp[]>, multikey = false): Candidate | undefined {
   let prefixes: KeyPart[][] = [[]];
   let eqFields = 0;
   for (const field of fields) {
     const ops = conditions.get(field.path);
-    const bounds = ops === undefined ? undefined : fieldBounds(ops);
+    const bounds = ops === undefined ? undefined : fieldBounds(ops, multikey);
     if (bounds === undefined) break;
     if (bounds.kind === 'points') {
       if (prefixes.length * bounds.parts.length > MAX_POINT_COMBINATIONS) break;
@@ -169,18 +175,18 @@ function boundsFor(fields: readonly IndexField[], conditions: Map<string, readon
 function sortDirection(fields: readonly IndexField[], eqFields: number, sort: readonly SortKey[]): 'forward' | 'reverse' | undefined {
   if (sort.length === 0) return 'forward';
   let direction: 'forward' | 'reverse' | undefined;
-  for (let i = 0; i < sort.length; i++) {
-    const field = fields[eqFields + i];
-    const key = sort[i]!;
-    if (field === undefined || field.path !== key.path) {
-      // A sort key on a field fixed by equality costs nothing.
-      const fixed = fields.slice(0, eqFields).some((f) => f.path === key.path);
-      if (!fixed) return undefined;
+  let next = eqFields;
+  for (const key of sort) {
+    const field = fields[next];
+    if (field !== undefined && field.path === key.path) {
+      const d = field.direction === key.direction ? 'forward' : 'reverse';
+      if (direction !== undefined && direction !== d) return undefined;
+      direction = d;
+      next++;
       continue;
     }
-    const d = field.direction === key.direction ? 'forward' : 'reverse';
-    if (direction !== undefined && direction !== d) return undefined;
-    direction = d;
+    // A sort key on a field fixed by equality costs nothing.
+    if (!fields.slice(0, eqFields).some((f) => f.path === key.path)) return undefined;
   }
   return direction ?? 'forward';
 }
@@ -211,7 +217,7 @@ export function planQuery(info: CollectionInfo | undefined, ast: AndNode, sort: 
   for (const index of info.indexes) {
     if ((index as { building?: boolean }).building === true) continue;
     const orderable = !index.multikey && !index.lossy;
-    const bounds = boundsFor(index.fields, conditions);
+    const bounds = boundsFor(index.fields, conditions, index.multikey);
     if (bounds === undefined) {
       // No bounds: worth a full index read only to give a requested sort.
       if (!wantsSort || !orderable) continue;
