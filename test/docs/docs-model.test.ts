@@ -501,3 +501,30 @@ describe('TTL indexes (docsExpireDue)', () => {
     expect(await ids('ttl', {})).toEqual([2]);
   });
 });
+
+describe('long reads and large writes', () => {
+  it('a find over many documents yields to the event loop between chunks and sees one state', async () => {
+    await insert('long', Array.from({ length: 3000 }, (_, i) => ({ _id: i, v: 'before' })));
+    let turns = 0;
+    let ticking = true;
+    const tick = (): void => {
+      turns++;
+      if (ticking) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const pending = docsFind(store, 'long', { filter: { v: { $in: ['before', 'after'] } }, limit: 10000 });
+    // Writes landing while the find runs are not seen by it: it reads a snapshot.
+    await nextTurn();
+    await docsUpdate(store, 'long', {}, { $set: { v: 'after' } }, { multi: true }).then((w) => w.durable);
+    const { documents } = await pending;
+    ticking = false;
+    expect(documents).toHaveLength(3000);
+    expect(new Set(documents.map((d) => d.v))).toEqual(new Set(['before']));
+    expect(turns).toBeGreaterThan(3000 / 256 - 2);
+  });
+
+  it('refuses an insertMany of more than 10,000 documents, writing nothing', () => {
+    expect(() => docsInsert(store, 'many', Array.from({ length: 10_001 }, () => ({})))).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED' }));
+    expect(() => docsInsert(store, 'many', [])).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED' }));
+  });
+});
