@@ -1,0 +1,513 @@
+// Documents over HTTP, side by side in one run: tetradb's POST /api/mql/* (the server as `npm start`
+// runs it), a plain Fastify hello-world (the ceiling) and Fastify + PostgreSQL 15 storing the same
+// documents as JSONB (bench/servers/pg-docs-server.ts). Both stores get the same N documents
+// (~300 bytes of JSON: _id, email, n, name, tags, profile {age, city}, bio), loaded through
+// insertMany in batches of 1000 (the peer: one multi-row INSERT per batch), with an index on
+// `email` created first (tetradb createIndex {email: 1}; PostgreSQL ((doc->>'email'))). Then, with
+// autocannon from this process, the same connections and duration for every row: find by _id
+// (random loaded ids), find by email (random loaded emails) and durable insertOne of new
+// documents. Prints req/s, ratios, p50/p99, errors and server memory, then the issue's targets as
+// PASS/FAIL lines. Last, a memory section: N documents loaded into a TenantStore through
+// docsInsert in a worker process (docs-memory-worker.ts), peak RSS and heap against the
+// configured bound (cache + dirty budget).
+//
+//   npm --prefix bench run docs                  100k documents, 3 rounds of 10 s per row, 1M documents
+//                                                for the memory section
+//   npm --prefix bench run docs -- --quick       10k documents, 1 round of 3 s per row, 100k for memory
+//   node --import tsx docs-http.bench.ts [--quick] [--docs=N] [--seconds=S] [--rounds=N] [--connections=N]
+//        [--memory-docs=N (0: no memory section)] [--pg-url=postgres://...] [--pg-pool=N]
+//
+// The machine is shared and its speed drifts within minutes: every server runs throughout, the
+// rows of a round run back to back, and ratios compare results of the same round.
+//
+// PostgreSQL: DATABASE_URL or --pg-url, default postgres://tetrabench:tetrabench@127.0.0.1:5432/tetrabench
+// (docs/benchmarks.md says how to create it). When it cannot be reached the PostgreSQL rows are
+// skipped with a message; the rest runs. TETRA_* variables in this environment reach the server.
+import type { ChildProcess } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isDeepStrictEqual } from 'node:util';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { DEFAULT_DIRTY_BYTES } from '../engine/storage/index.js';
+import type { DocsMemoryRow, DocsMemoryTask } from './docs-memory-worker.js';
+import { docEmail, docId, makeDocument, randomDocNumbers } from './lib/documents.js';
+import { freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
+import { dirtyBudgetFromEnv, fmtCount, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
+
+const COLLECTION = 'people';
+const LOAD_BATCH = 1000;
+/** Random picks cycled through by the find workloads (the same sequence for every target). */
+const PICKS = 65_536;
+/** Documents compared field by field against the generator on each target before the runs. */
+const SPOT_CHECKS = 25;
+const PG_NAME = 'fastify + postgresql';
+const SERVER_CACHE_BYTES = 256 * MiB;
+const SMALL_CACHE_BYTES = 32 * MiB;
+const DEFAULT_PG_URL = 'postgres://tetrabench:tetrabench@127.0.0.1:5432/tetrabench';
+const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
+
+interface Config {
+  quick: boolean;
+  docs: number;
+  seconds: number;
+  warmupSeconds: number;
+  /** Every row runs this many times, targets interleaved; tables show the median round. */
+  rounds: number;
+  connections: number;
+  memoryDocs: number;
+  memoryMaxSeconds: number;
+  pgUrl: string;
+  pgPool: number;
+}
+
+function parseArgs(argv: string[]): Config {
+  const quick = argv.includes('--quick');
+  const value = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const config: Config = {
+    quick,
+    docs: Number(value('docs') ?? (quick ? 10_000 : 100_000)),
+    seconds: Number(value('seconds') ?? (quick ? 3 : 10)),
+    warmupSeconds: quick ? 2 : 3,
+    rounds: Number(value('rounds') ?? (quick ? 1 : 3)),
+    connections: Number(value('connections') ?? 32),
+    memoryDocs: Number(value('memory-docs') ?? (quick ? 100_000 : 1_000_000)),
+    memoryMaxSeconds: quick ? 60 : 300,
+    pgUrl: value('pg-url') ?? process.env.DATABASE_URL ?? DEFAULT_PG_URL,
+    pgPool: Number(value('pg-pool') ?? 16),
+  };
+  if (![config.docs, config.rounds, config.connections, config.pgPool].every((n) => Number.isInteger(n) && n > 0) || !(config.seconds > 0) || !(Number.isInteger(config.memoryDocs) && config.memoryDocs >= 0)) {
+    throw new Error('usage: docs-http.bench.ts [--quick] [--docs=N] [--seconds=S] [--rounds=N] [--connections=N] [--memory-docs=N] [--pg-url=URL] [--pg-pool=N]');
+  }
+  return config;
+}
+
+// ---- Workloads ----------------------------------------------------------------------------------
+
+type Workload = 'find-id' | 'find-email' | 'insert';
+const WORKLOADS: Record<Workload, string> = {
+  'find-id': 'find by _id',
+  'find-email': 'find by email (indexed)',
+  insert: 'insertOne (durable)',
+};
+
+interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  /** Peak server memory while the row ran, MiB (tetradb: VmRSS; the peer: Fastify VmRSS + PostgreSQL PSS). */
+  memMiB: number;
+}
+
+/** A target under test: where it listens and how its memory is read. */
+interface Target {
+  name: string;
+  url: string;
+  apiKey: string;
+  memory: () => number;
+  /** How often memory is sampled during a row (PostgreSQL's, summed over its processes, costs more to read). */
+  sampleMs: number;
+}
+
+/** The body of the `i`-th request of a workload; `tag` keeps inserted ids unique across runs. */
+function bodyMaker(workload: Workload, docs: number, tag: string): () => string {
+  const picks = randomDocNumbers(docs, PICKS);
+  let i = 0;
+  switch (workload) {
+    case 'find-id':
+      return () => JSON.stringify({ collection: COLLECTION, filter: { _id: docId(picks[i++ % PICKS]!) } });
+    case 'find-email':
+      return () => JSON.stringify({ collection: COLLECTION, filter: { email: docEmail(picks[i++ % PICKS]!) } });
+    case 'insert':
+      return () => {
+        const n = i++;
+        return JSON.stringify({ collection: COLLECTION, document: makeDocument(docs + n, `ins-${tag}-${n}`, `ins-${tag}-${n}@example.com`) });
+      };
+    default: {
+      const never: never = workload;
+      throw new Error(`unknown workload ${String(never)}`);
+    }
+  }
+}
+
+async function drive(config: Config, target: Target, workload: Workload | 'hello', seconds: number): Promise<LoadResult> {
+  const headers: Record<string, string> = { 'content-type': 'application/json' };
+  if (target.apiKey !== '') headers.authorization = `Bearer ${target.apiKey}`;
+  const next = workload === 'hello' ? undefined : bodyMaker(workload, config.docs, `${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+  const path = workload === 'hello' ? '/hello' : workload === 'insert' ? '/api/mql/insertOne' : '/api/mql/find';
+  const sampler = peakSampler(target.memory, target.sampleMs);
+  const result = await autocannon({
+    url: target.url,
+    connections: config.connections,
+    duration: seconds,
+    headers,
+    requests: [
+      {
+        method: workload === 'hello' ? 'GET' : 'POST',
+        path,
+        ...(next === undefined ? {} : { setupRequest: (req: any) => ({ ...req, body: next() }) }),
+      },
+    ],
+  });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts, non2xx: result.non2xx, memMiB: sampler.stop() };
+}
+
+async function post(target: Target, path: string, body: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${target.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, json: await res.json() };
+}
+
+/** Loads the N documents through insertMany, one batch of 1000 at a time; returns seconds. */
+async function loadDocuments(target: Target, docs: number): Promise<number> {
+  const t0 = performance.now();
+  for (let start = 0; start < docs; start += LOAD_BATCH) {
+    const batch = [];
+    for (let i = start; i < Math.min(docs, start + LOAD_BATCH); i++) batch.push(makeDocument(i));
+    const r = await post(target, '/api/mql/insertMany', { collection: COLLECTION, documents: batch });
+    if (r.status !== 201 || r.json.insertedIds?.length !== batch.length) throw new Error(`${target.name}: insertMany answered ${r.status}: ${JSON.stringify(r.json).slice(0, 300)}`);
+  }
+  return (performance.now() - t0) / 1000;
+}
+
+/**
+ * Both find shapes on random loaded documents must return exactly that document, as the
+ * generator makes it: the rows then measure real answers, not empty results.
+ */
+async function spotCheck(target: Target, docs: number): Promise<void> {
+  for (const i of randomDocNumbers(docs, SPOT_CHECKS, 42)) {
+    for (const filter of [{ _id: docId(i) }, { email: docEmail(i) }]) {
+      const r = await post(target, '/api/mql/find', { collection: COLLECTION, filter });
+      if (r.status !== 200 || r.json.documents?.length !== 1 || !isDeepStrictEqual(r.json.documents[0], makeDocument(i))) {
+        throw new Error(`${target.name}: find ${JSON.stringify(filter)} answered ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
+      }
+    }
+  }
+}
+
+interface Row {
+  target: string;
+  workload: Workload | 'hello';
+  /** One result per round, in round order. */
+  rounds: LoadResult[];
+}
+
+interface LoadRow {
+  target: string;
+  seconds: number;
+  memMiB: number;
+  disk: string;
+}
+
+function dirBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    total += entry.isDirectory() ? dirBytes(path) : statSync(path).size;
+  }
+  return total;
+}
+
+// ---- PostgreSQL ---------------------------------------------------------------------------------
+
+/** Where the URL points, without its password. */
+function redact(url: string): string {
+  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
+}
+
+/** A client when PostgreSQL answers with synchronous_commit on, else why not. */
+async function connectPg(url: string): Promise<{ client: pg.Client; settings: string } | { reason: string }> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    const show = async (name: string): Promise<string> => (await client.query<Record<string, string>>(`SHOW ${name}`)).rows[0]![name]!;
+    const version = (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
+    const commit = await show('synchronous_commit');
+    if (commit !== 'on') {
+      await client.end();
+      return { reason: `synchronous_commit is ${commit}, not on: its inserts would not be durable when acknowledged` };
+    }
+    const settings = `PostgreSQL ${version}: synchronous_commit=${commit}, fsync=${await show('fsync')}, wal_sync_method=${await show('wal_sync_method')}, shared_buffers=${await show('shared_buffers')}, commit_delay=${await show('commit_delay')}`;
+    return { client, settings };
+  } catch (err) {
+    await client.end().catch(() => undefined);
+    return { reason: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+// ---- Main ---------------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const config = parseArgs(process.argv.slice(2));
+  const started = Date.now();
+  const machine = machineLine(); // the load average before this run adds its own
+  const dirty = dirtyBudgetFromEnv();
+  const { root, cleanup } = scratchDir('tetradb-docsbench-');
+  const children: ChildProcess[] = [];
+  const rows: Row[] = [];
+  const loads: LoadRow[] = [];
+  const notes: string[] = [];
+  const memoryRows: DocsMemoryRow[] = [];
+  let pgSettings: string | undefined;
+  let pgSkipped: string | undefined;
+  let pgClient: pg.Client | undefined;
+  process.stderr.write(`tetradb documents over HTTP (${config.quick ? 'quick' : 'full'}): ${fmtInt(config.docs)} documents, ${config.connections} connections, ${config.seconds} s per row\n`);
+  try {
+    // Every server runs from the start, so the rows of one round run minutes apart at most: the
+    // machine is shared and its speed drifts. A server nobody calls costs next to nothing.
+    const helloPort = await freePort();
+    const hello = await startPeer(here('./servers/hello-server.ts'), [String(helloPort)]);
+    children.push(hello);
+    const helloTarget: Target = { name: 'fastify hello-world', url: `http://127.0.0.1:${helloPort}`, apiKey: '', memory: () => rssMiB(hello.pid), sampleMs: 250 };
+
+    // tetradb, as npm start runs it (the rate limiter off: see the notes).
+    const dataDir = join(root, 'tetra');
+    const tetra = await startTetra(dataDir, ['--rate-limit', '0']);
+    children.push(tetra.child);
+    const tetraTarget: Target = { name: 'tetradb', url: tetra.url, apiKey: tetra.apiKey, memory: () => rssMiB(tetra.child.pid), sampleMs: 250 };
+    const index = await post(tetraTarget, '/api/mql/createIndex', { collection: COLLECTION, keys: { email: 1 } });
+    if (index.status !== 200) throw new Error(`createIndex answered ${index.status}: ${JSON.stringify(index.json)}`);
+    process.stderr.write(`  tetradb: loading ${fmtInt(config.docs)} documents...\n`);
+    const tetraLoad = await loadDocuments(tetraTarget, config.docs);
+    loads.push({ target: tetraTarget.name, seconds: tetraLoad, memMiB: tetraTarget.memory(), disk: `${fmtInt(dirBytes(dataDir) / MiB)} (data dir: page files + WAL)` });
+    await spotCheck(tetraTarget, config.docs);
+    const explain = await post(tetraTarget, '/api/mql/find', { collection: COLLECTION, filter: { email: docEmail(1) }, explain: true });
+    notes.push(`- tetradb plan for find by email: ${JSON.stringify(explain.json.explain?.plan)} (keys examined ${explain.json.explain?.keysExamined}, docs examined ${explain.json.explain?.docsExamined})`);
+
+    // Fastify + PostgreSQL, when there is one.
+    let pgTarget: Target | undefined;
+    const pgConn = await connectPg(config.pgUrl);
+    if ('reason' in pgConn) {
+      pgSkipped = `PostgreSQL not reachable at ${redact(config.pgUrl)} (${pgConn.reason}): skipping the Fastify + PostgreSQL rows. Start it (pg_ctlcluster 15 main start) and create the role and database (docs/benchmarks.md), or point --pg-url / DATABASE_URL at one.`;
+      process.stderr.write(`  ${pgSkipped}\n`);
+    } else {
+      pgClient = pgConn.client;
+      pgSettings = pgConn.settings;
+      const port = await freePort();
+      const apiKey = 'bench-key';
+      const front = await startPeer(here('./servers/pg-docs-server.ts'), [String(port), apiKey, COLLECTION, String(config.pgPool)], { DATABASE_URL: config.pgUrl });
+      children.push(front);
+      pgTarget = { name: PG_NAME, url: `http://127.0.0.1:${port}`, apiKey, memory: () => rssMiB(front.pid) + postgresPssMiB(), sampleMs: 1000 };
+      process.stderr.write(`  ${PG_NAME}: loading ${fmtInt(config.docs)} documents...\n`);
+      const pgLoad = await loadDocuments(pgTarget, config.docs);
+      const t0 = performance.now();
+      await pgClient.query(`ANALYZE ${COLLECTION}`);
+      const analyzeSeconds = (performance.now() - t0) / 1000;
+      const size = Number((await pgClient.query<{ n: string }>(`SELECT pg_total_relation_size('${COLLECTION}') AS n`)).rows[0]!.n);
+      loads.push({ target: pgTarget.name, seconds: pgLoad, memMiB: pgTarget.memory(), disk: `${fmtInt(size / MiB)} (pg_total_relation_size: table, TOAST, indexes; WAL not counted)` });
+      await spotCheck(pgTarget, config.docs);
+      const plan = await pgClient.query<{ 'QUERY PLAN': string }>(`EXPLAIN SELECT doc FROM ${COLLECTION} WHERE doc->>'email' = $1 LIMIT 100`, [docEmail(1)]);
+      notes.push(`- PostgreSQL plan for find by email: ${plan.rows.map((r) => r['QUERY PLAN'].trim()).join(' / ')} (ANALYZE after the load took ${fmtNum(analyzeSeconds, 2)} s, not in the load time)`);
+    }
+
+    // Warm-up, then the rounds: hello-world, then each workload on each store, the stores'
+    // order alternating from round to round.
+    const stores = pgTarget === undefined ? [tetraTarget] : [tetraTarget, pgTarget];
+    await drive(config, helloTarget, 'hello', config.warmupSeconds);
+    for (const t of stores) for (const w of Object.keys(WORKLOADS) as Workload[]) await drive(config, t, w, config.warmupSeconds);
+    const rowOf = (target: string, workload: Row['workload']): Row => {
+      let row = rows.find((x) => x.target === target && x.workload === workload);
+      if (row === undefined) rows.push((row = { target, workload, rounds: [] }));
+      return row;
+    };
+    for (const t of [helloTarget, ...stores]) for (const w of t === helloTarget ? (['hello'] as const) : (Object.keys(WORKLOADS) as Workload[])) rowOf(t.name, w);
+    for (let round = 0; round < config.rounds; round++) {
+      process.stderr.write(`  round ${round + 1} of ${config.rounds}\n`);
+      rowOf(helloTarget.name, 'hello').rounds.push(await drive(config, helloTarget, 'hello', config.seconds));
+      const order = round % 2 === 0 ? stores : [...stores].reverse();
+      for (const w of Object.keys(WORKLOADS) as Workload[]) {
+        for (const t of order) rowOf(t.name, w).rounds.push(await drive(config, t, w, config.seconds));
+      }
+    }
+    for (const c of children) await stop(c);
+    if (pgClient !== undefined) await pgClient.query(`DROP TABLE IF EXISTS ${COLLECTION}`);
+
+    // Memory: the engine alone, loading documents in a worker process.
+    if (config.memoryDocs > 0) {
+      const dirtyBytes = dirty.bytes ?? DEFAULT_DIRTY_BYTES;
+      const dirtyLabel = `dirty ${fmtNum(dirtyBytes / MiB, 0)} MiB`;
+      const variants: Array<Omit<DocsMemoryTask, 'dir' | 'size' | 'maxSeconds'>> = [
+        { label: `tetradb, npm start defaults (cache 256 MiB, ${dirtyLabel})`, cacheBytes: SERVER_CACHE_BYTES, dirtyBytes },
+        { label: `tetradb, cache 32 MiB (TETRA_CACHE_BYTES=${SMALL_CACHE_BYTES}), ${dirtyLabel}`, cacheBytes: SMALL_CACHE_BYTES, dirtyBytes },
+      ];
+      for (const [i, v] of variants.entries()) {
+        const task: DocsMemoryTask = { ...v, dir: join(root, `memory-${i}`), size: config.memoryDocs, maxSeconds: config.memoryMaxSeconds };
+        memoryRows.push(await runWorker<DocsMemoryRow>(here('./docs-memory-worker.ts'), task, `${v.label}: ${fmtCount(config.memoryDocs)} documents`));
+      }
+    }
+  } finally {
+    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    if (pgClient !== undefined) {
+      await pgClient.query(`DROP TABLE IF EXISTS ${COLLECTION}`).catch(() => undefined);
+      await pgClient.end().catch(() => undefined);
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    cleanup();
+  }
+  process.stdout.write(render(config, { machine, rows, loads, notes, memoryRows, pgSettings, pgSkipped, minutes: (Date.now() - started) / 60_000 }));
+}
+
+// ---- Output -------------------------------------------------------------------------------------
+
+const sum = (xs: number[]): number => xs.reduce((a, b) => a + b, 0);
+
+/** The lower median: the middle value of an odd count, the lower of the two middle ones otherwise. */
+function median(xs: number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}
+
+/** The round with the median req/s (its latencies come with it). */
+function medianRound(row: Row): LoadResult {
+  const sorted = [...row.rounds].sort((a, b) => a.rps - b.rps);
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}
+
+/** The median over rounds of row's req/s against the same round's `other`. */
+function ratio(row: Row | undefined, other: Row | undefined): number | undefined {
+  if (row === undefined || other === undefined || row.rounds.length === 0 || row.rounds.length !== other.rounds.length) return undefined;
+  return median(row.rounds.map((x, i) => x.rps / other.rounds[i]!.rps));
+}
+
+interface Results {
+  machine: string;
+  rows: Row[];
+  loads: LoadRow[];
+  notes: string[];
+  memoryRows: DocsMemoryRow[];
+  pgSettings: string | undefined;
+  pgSkipped: string | undefined;
+  minutes: number;
+}
+
+function render(config: Config, r: Results): string {
+  const out: string[] = [];
+  const find = (target: string, workload: Row['workload']): Row | undefined => r.rows.find((x) => x.target === target && x.workload === workload && x.rounds.length > 0);
+  const hello = find('fastify hello-world', 'hello');
+  const avgBytes = randomDocNumbers(config.docs, 1000, 7).reduce((s, i) => s + JSON.stringify(makeDocument(i)).length, 0) / 1000;
+  const tetraEnv = Object.entries(process.env).filter(([k]) => k.startsWith('TETRA_')).map(([k, v]) => `${k}=${v}`);
+
+  out.push(`## Documents over HTTP (${config.quick ? 'quick' : 'full'} run, ${fmtNum(r.minutes)} min)\n`);
+  out.push(r.machine);
+  out.push(`- ${fmtInt(config.docs)} documents of ~${fmtInt(avgBytes)} bytes of JSON ({_id: "doc-000000042", email (unique), n, name, tags [2-4], profile {age, city}, bio}), the same in both stores, loaded through insertMany in batches of ${LOAD_BATCH}, one batch at a time, after the email index was created.`);
+  out.push(`- autocannon in this process: ${config.connections} connections, ${config.seconds} s per row, after a warm-up of ${config.warmupSeconds} s per server and workload (not reported; the warm-up inserts count in the stores' sizes). ${config.rounds > 1 ? `${config.rounds} rounds, every server running throughout: each round runs hello-world, then each workload on both stores (their order alternating by round); a row shows its median round (req/s, p50, p99), the min-max over rounds, errors and peak memory over all rounds, and ratios are the median of the per-round ratios (each against the same round's peer).` : 'One round: hello-world, then each workload on both stores, every server running throughout.'} Finds pick from ${fmtInt(PICKS)} random loaded documents (the same sequence for both stores); each returns one document. Inserts are new documents with unique _id and email. Before the runs, ${SPOT_CHECKS} random documents are read back by _id and by email from each store and compared with the generator.`);
+  out.push(
+    `- tetradb: the server as \`npm start\` runs it (server/main.ts through tsx, server/config.ts defaults: fsync=batch, cache 256 MiB, log level info, log lines on stdout, which the bench discards), **except --rate-limit 0** (the default 1000 requests/s per API key would answer most requests 429) and a free port and fresh data directory. TETRA_* in the environment: ${tetraEnv.length > 0 ? tetraEnv.join(' ') : 'none'}. A response leaves only once the writes it could have seen are durable.`,
+  );
+  if (r.pgSettings !== undefined) {
+    out.push(`- Fastify + PostgreSQL: ${r.pgSettings}; a Fastify 5 server with node-postgres (pool of ${config.pgPool} connections, named prepared statements), the same JSON body schemas and bearer check as tetradb's routes; table \`${COLLECTION} (id text primary key, doc jsonb)\`, index \`((doc->>'email'))\`; finds are \`SELECT doc ... WHERE id = $1 LIMIT 100\` and \`... WHERE doc->>'email' = $1 LIMIT 100\`, insertOne one \`INSERT\` (autocommit), insertMany one multi-row \`INSERT\`.`);
+  }
+  if (r.pgSkipped !== undefined) out.push(`- **${r.pgSkipped}**`);
+  out.push(`- Server memory: peak while the row ran: tetradb VmRSS, sampled every 250 ms; the peer "front + postgres" = Fastify process VmRSS + the PSS of every PostgreSQL process (shared buffers counted once), sampled every second (reading ~20 processes' smaps costs the client some CPU).`);
+  out.push(...r.notes);
+  out.push('');
+
+  out.push('### Load\n');
+  out.push(
+    table(
+      ['target', 'documents', 'seconds', 'docs/s', 'server memory after MiB', 'on disk MiB'],
+      r.loads.map((l) => [l.target, fmtInt(config.docs), fmtNum(l.seconds, 2), fmtInt(config.docs / l.seconds), fmtInt(l.memMiB), l.disk]),
+    ),
+  );
+  out.push('');
+
+  out.push('### Requests\n');
+  const multi = config.rounds > 1;
+  out.push(
+    table(
+      ['target', 'request', 'req/s', ...(multi ? ['rounds min-max'] : []), 'vs hello', 'vs fastify+pg', 'p50 ms', 'p99 ms', 'errors / non-2xx', 'server memory peak MiB'],
+      r.rows
+        .filter((row) => row.rounds.length > 0)
+        .map((row) => {
+          const m = medianRound(row);
+          const rps = row.rounds.map((x) => x.rps);
+          const request = row.workload === 'hello' ? 'GET /hello' : `${WORKLOADS[row.workload]}: POST /api/mql/${row.workload === 'insert' ? 'insertOne' : 'find'}`;
+          const memMiB = Math.max(...row.rounds.map((x) => x.memMiB));
+          return [
+            row.target,
+            request,
+            fmtInt(m.rps),
+            ...(multi ? [`${fmtInt(Math.min(...rps))}-${fmtInt(Math.max(...rps))}`] : []),
+            fmtRatio(ratio(row, hello)),
+            row.workload === 'hello' ? '-' : fmtRatio(ratio(row, find(PG_NAME, row.workload))),
+            fmtNum(m.p50),
+            fmtNum(m.p99),
+            `${sum(row.rounds.map((x) => x.errors))} / ${sum(row.rounds.map((x) => x.non2xx))}`,
+            row.target === PG_NAME ? `${fmtInt(memMiB)} (front + postgres)` : fmtInt(memMiB),
+          ];
+        }),
+      2,
+    ),
+  );
+  out.push('');
+
+  if (r.memoryRows.length > 0) {
+    out.push(`### Memory: ${fmtInt(config.memoryDocs)} documents into one TenantStore\n`);
+    out.push(
+      `The engine alone in a process of its own (bench/docs-memory-worker.ts): TenantStore (fsync=batch, store defaults) with one PageCache, createIndex {email: 1}, then docsInsert of the same generated documents in batches of ${LOAD_BATCH}, each awaited until durable, one at a time (as the insertMany route does). RSS, V8 heap and Buffer memory sampled every 250 ms without forced GC (so peaks include garbage V8 has not collected yet); "after full GC at end" is measured once, after the load with the store still open, after two full collections. "after open" is RSS once the store is open and the index created (Node, tsx and the engine's code); the bound is cache + dirty budget, the memory the configuration allows the engine's data. Any one load stops after ${config.memoryMaxSeconds} s.\n`,
+    );
+    out.push(
+      table(
+        ['settings', 'documents loaded', 'docs/s', 'RSS after open MiB', 'peak RSS MiB', 'peak RSS - after open MiB', 'bound: cache + dirty MiB', 'growth vs bound', 'peak heap / buffers MiB', 'after full GC at end: RSS / heap / buffers MiB', 'cache peak / max MiB', 'dirty peak / budget MiB', 'RSS at end MiB', 'event loop p99 / max ms', 'files MiB end of load / after close'],
+        r.memoryRows.map((m) => {
+          const bound = (m.task.cacheBytes + m.task.dirtyBytes) / MiB;
+          const growth = m.peakRssMiB - m.baseRssMiB;
+          return [
+            m.task.label,
+            `${fmtInt(m.loaded)}${m.loaded < m.task.size ? ` (stopped at ${m.task.maxSeconds} s)` : ''}`,
+            fmtInt(m.loaded / m.loadSeconds),
+            fmtInt(m.baseRssMiB),
+            fmtInt(m.peakRssMiB),
+            fmtInt(growth),
+            fmtInt(bound),
+            fmtRatio(growth / bound),
+            `${fmtInt(m.peakHeapMiB)} / ${fmtInt(m.peakBuffersMiB)}`,
+            `${fmtInt(m.liveRssMiB)} / ${fmtInt(m.liveHeapMiB)} / ${fmtInt(m.liveBuffersMiB)}`,
+            `${fmtNum(m.extraPeaks.cacheMiB)} / ${fmtInt(m.task.cacheBytes / MiB)}`,
+            `${fmtNum(m.extraPeaks.dirtyMiB)} / ${fmtInt(m.task.dirtyBytes / MiB)}`,
+            fmtInt(m.endRssMiB),
+            `${fmtNum(m.loop.p99Ms)} / ${fmtNum(m.loop.maxMs)}`,
+            `${fmtInt(m.filesEndOfLoadMiB)} / ${fmtInt(m.filesAfterCloseMiB)}`,
+          ];
+        }),
+      ),
+    );
+    out.push('');
+  }
+
+  const checks: string[] = [];
+  const check = (ok: boolean | undefined, text: string): void => void checks.push(`${ok === undefined ? 'n/a ' : ok ? 'PASS' : 'FAIL'}  ${text}`);
+  const target = (workload: Workload, peerName: string, peer: Row | undefined, min: number): void => {
+    const x = ratio(find('tetradb', workload), peer);
+    const why = x !== undefined ? fmtRatio(x) : peer === undefined && r.pgSkipped !== undefined ? 'PostgreSQL skipped' : 'no result';
+    check(x === undefined ? undefined : x >= min, `${WORKLOADS[workload]} >= ${min}x ${peerName} (${why})`);
+  };
+  target('find-id', 'hello-world', hello, 0.5);
+  target('find-id', 'Fastify+PostgreSQL', find(PG_NAME, 'find-id'), 1);
+  target('find-email', 'Fastify+PostgreSQL', find(PG_NAME, 'find-email'), 1);
+  target('insert', 'Fastify+PostgreSQL', find(PG_NAME, 'insert'), 1);
+  const errors = r.rows.filter((x) => x.rounds.some((y) => y.errors + y.non2xx > 0));
+  if (errors.length > 0) checks.push(`note  rows with errors or non-2xx answers: ${errors.map((x) => `${x.target} ${x.workload}`).join(', ')}`);
+  out.push('### Targets\n', '```', ...checks, '```', '');
+
+  if (r.memoryRows.length > 0) {
+    const lines = r.memoryRows.map((m) => {
+      const bound = (m.task.cacheBytes + m.task.dirtyBytes) / MiB;
+      const growth = m.peakRssMiB - m.baseRssMiB;
+      return `${growth <= bound ? 'within' : 'OVER  '}  ${m.task.label}: peak RSS ${fmtInt(m.peakRssMiB)} MiB = ${fmtInt(m.baseRssMiB)} after open + ${fmtInt(growth)}, bound ${fmtInt(bound)} MiB; peak heap ${fmtInt(m.peakHeapMiB)} MiB; after full GC at end: RSS ${fmtInt(m.liveRssMiB)} MiB, heap ${fmtInt(m.liveHeapMiB)} MiB, buffers ${fmtInt(m.liveBuffersMiB)} MiB`;
+    });
+    out.push('### Memory against the configured bound (reported, not an issue target)\n', '```', ...lines, '```', '');
+  }
+  return out.join('\n');
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});

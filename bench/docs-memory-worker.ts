@@ -1,0 +1,117 @@
+// One document load in a process of its own (spawned by docs-http.bench.ts), so the RSS it reports
+// is the engine's alone: a TenantStore with the server's settings (one PageCache with the cache
+// size and dirty budget, fsync=batch, the store defaults), an index on `email` created first,
+// then `size` benchmark documents inserted through docsInsert in batches of 1000, one batch at a
+// time, each awaited until durable (as the insertMany route answers). Memory is sampled every
+// 250 ms without forced GC, and once more after two full GCs at the end. Sends one DocsMemoryRow
+// over IPC.
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { docsCreateIndex, docsInsert } from '../engine/docs/index.js';
+import { PageCache, type TreeNode } from '../engine/storage/index.js';
+import { TenantStore } from '../engine/tenant/index.js';
+import { makeDocument } from './lib/documents.js';
+import { startSampler, type SamplerResult } from './lib/sampler.js';
+import { workerMain } from './lib/worker-main.js';
+
+export interface DocsMemoryTask {
+  label: string;
+  dir: string;
+  size: number;
+  cacheBytes: number;
+  dirtyBytes: number;
+  /** Stop loading after this long (the row then says how many documents it loaded). */
+  maxSeconds: number;
+}
+
+export interface DocsMemoryRow extends SamplerResult {
+  task: DocsMemoryTask;
+  loaded: number;
+  loadSeconds: number;
+  /** RSS and heap after the store opened, before the first document. */
+  baseRssMiB: number;
+  baseHeapMiB: number;
+  /**
+   * After the load, with the store still open, after two full GCs: what is live (the samples
+   * include garbage V8 has not collected yet, which no setting of tetradb's bounds).
+   */
+  liveRssMiB: number;
+  liveHeapMiB: number;
+  liveBuffersMiB: number;
+  /** The final checkpoint and close. */
+  closeSeconds: number;
+  filesEndOfLoadMiB: number;
+  filesAfterCloseMiB: number;
+}
+
+const COLLECTION = 'people';
+const BATCH_DOCS = 1000;
+const SAMPLE_MS = 250;
+const MiB = 2 ** 20;
+
+function dirBytes(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    total += entry.isDirectory() ? dirBytes(path) : statSync(path).size;
+  }
+  return total;
+}
+
+/** Memory after two full collections, without starting the process with --expose-gc (which would change what the samples show). */
+function liveMemory(): NodeJS.MemoryUsage {
+  setFlagsFromString('--expose-gc');
+  const gc = runInNewContext('gc') as () => void;
+  gc();
+  gc();
+  return process.memoryUsage();
+}
+
+async function run(task: DocsMemoryTask): Promise<DocsMemoryRow> {
+  const cache = new PageCache<TreeNode>(task.cacheBytes, { dirtyBytes: task.dirtyBytes });
+  const store = await TenantStore.open(task.dir, { cache, fsync: 'batch' });
+  await (await docsCreateIndex(store, COLLECTION, { email: 1 })).durable;
+  const base = process.memoryUsage();
+  const sampler = startSampler(SAMPLE_MS, () => ({ dirtyMiB: cache.dirty.bytes / MiB, cacheMiB: cache.bytes / MiB }));
+  const started = performance.now();
+  const deadline = started + task.maxSeconds * 1000;
+  let loaded = 0;
+  try {
+    while (loaded < task.size && performance.now() < deadline) {
+      const end = Math.min(task.size, loaded + BATCH_DOCS);
+      const docs = [];
+      for (let i = loaded; i < end; i++) docs.push(makeDocument(i));
+      await docsInsert(store, COLLECTION, docs).durable;
+      loaded = end;
+    }
+  } catch (err) {
+    sampler.stop();
+    throw err;
+  }
+  const loadSeconds = (performance.now() - started) / 1000;
+  const sampled = sampler.stop();
+  const filesEndOfLoadMiB = dirBytes(task.dir) / MiB;
+  const live = liveMemory();
+  const t0 = performance.now();
+  await store.close();
+  const closeSeconds = (performance.now() - t0) / 1000;
+  return {
+    ...sampled,
+    task,
+    loaded,
+    loadSeconds,
+    baseRssMiB: base.rss / MiB,
+    baseHeapMiB: base.heapUsed / MiB,
+    liveRssMiB: live.rss / MiB,
+    liveHeapMiB: live.heapUsed / MiB,
+    liveBuffersMiB: live.arrayBuffers / MiB,
+    closeSeconds,
+    filesEndOfLoadMiB,
+    filesAfterCloseMiB: dirBytes(task.dir) / MiB,
+  };
+}
+
+workerMain<DocsMemoryTask, DocsMemoryRow>(run);

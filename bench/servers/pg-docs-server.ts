@@ -1,0 +1,154 @@
+// Peer: Fastify + PostgreSQL (node-postgres) serving the document routes the benchmark uses, in
+// the same request and response shapes as tetradb's POST /api/mql/* and with the same bearer-key
+// check (an in-memory comparison), so the comparison is the store, not the HTTP. Documents are
+// JSONB rows of `<table> (id text primary key, doc jsonb)` with an expression index on
+// (doc->>'email'); the table is created fresh at start-up. Inserts commit with the server's
+// synchronous_commit (on by default: durable when acknowledged, like tetradb's).
+//
+//   node --import tsx servers/pg-docs-server.ts <port> <apiKey> <table> <poolSize>
+//   (connection from PG* environment variables or DATABASE_URL)
+//
+// Filters it understands: {} , {_id: <string>}, {email: <string>}; anything else is a 400. Prints
+// "ready" when listening, or "pg-unavailable: <reason>" and exits 3 when PostgreSQL cannot be used.
+import { randomUUID } from 'node:crypto';
+import Fastify from 'fastify';
+import pg from 'pg';
+
+const [port, apiKey, table, poolSize] = process.argv.slice(2) as [string, string, string, string];
+if (!/^[a-z_][a-z0-9_]*$/.test(table ?? '')) throw new Error(`table name must be a plain identifier, got ${table}`);
+
+const pool = new pg.Pool({
+  ...(process.env.DATABASE_URL ? { connectionString: process.env.DATABASE_URL } : {}),
+  max: Number(poolSize),
+  connectionTimeoutMillis: 5000,
+});
+
+try {
+  const client = await pool.connect();
+  try {
+    const commit = (await client.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!.synchronous_commit;
+    if (commit !== 'on') throw new Error(`synchronous_commit is ${commit}: inserts would not be durable when acknowledged`);
+    await client.query(`DROP TABLE IF EXISTS ${table}`);
+    await client.query(`CREATE TABLE ${table} (id text PRIMARY KEY, doc jsonb NOT NULL)`);
+    await client.query(`CREATE INDEX ${table}_email ON ${table} ((doc->>'email'))`);
+  } finally {
+    client.release();
+  }
+} catch (err) {
+  process.stdout.write(`pg-unavailable: ${err instanceof Error ? err.message : String(err)}\n`);
+  await pool.end().catch(() => undefined);
+  process.exit(3);
+}
+
+// Named statements: node-postgres prepares each once per pooled connection.
+const FIND_BY_ID = { name: 'find-id', text: `SELECT doc FROM ${table} WHERE id = $1 LIMIT $2` };
+const FIND_BY_EMAIL = { name: 'find-email', text: `SELECT doc FROM ${table} WHERE doc->>'email' = $1 LIMIT $2` };
+const FIND_ALL = { name: 'find-all', text: `SELECT doc FROM ${table} ORDER BY id LIMIT $1` };
+const INSERT_ONE = { name: 'insert-one', text: `INSERT INTO ${table} (id, doc) VALUES ($1, $2::jsonb)` };
+
+type Doc = Record<string, unknown>;
+const anyObject = { type: 'object', additionalProperties: true } as const;
+const errorBody = { type: 'object', properties: { error: { type: 'object', properties: { code: { type: 'string' }, message: { type: 'string' } } } } } as const;
+
+function badRequest(message: string): Error & { statusCode: number } {
+  return Object.assign(new Error(message), { statusCode: 400 });
+}
+
+/** The document's _id (generated when absent, as MongoDB and tetradb do) and its JSON text. */
+function prepare(doc: Doc): { id: string; json: string } {
+  if (doc._id === undefined) doc = { _id: randomUUID().replace(/-/g, '').slice(0, 24), ...doc };
+  if (typeof doc._id !== 'string') throw badRequest('this peer stores string _ids only');
+  return { id: doc._id, json: JSON.stringify(doc) };
+}
+
+async function find(filter: Doc | undefined, limit: number): Promise<Doc[]> {
+  const keys = Object.keys(filter ?? {});
+  let result;
+  if (keys.length === 0) result = await pool.query<{ doc: Doc }>({ ...FIND_ALL, values: [limit] });
+  else if (keys.length === 1 && keys[0] === '_id' && typeof filter!._id === 'string') result = await pool.query<{ doc: Doc }>({ ...FIND_BY_ID, values: [filter!._id, limit] });
+  else if (keys.length === 1 && keys[0] === 'email' && typeof filter!.email === 'string') result = await pool.query<{ doc: Doc }>({ ...FIND_BY_EMAIL, values: [filter!.email, limit] });
+  else throw badRequest('this peer supports the filters {}, {_id: string} and {email: string} only');
+  return result.rows.map((r) => r.doc);
+}
+
+function duplicate(err: unknown): boolean {
+  return (err as { code?: string }).code === '23505';
+}
+
+const app = Fastify({ logger: false });
+app.addHook('onRequest', async (request, reply) => {
+  if (request.headers.authorization !== `Bearer ${apiKey}`) return reply.code(401).send({ error: { code: 'UNAUTHORIZED', message: 'invalid API key' } });
+});
+app.setErrorHandler((err: Error & { statusCode?: number }, _request, reply) => {
+  if (duplicate(err)) return reply.code(409).send({ error: { code: 'DUPLICATE_KEY', message: err.message } });
+  const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 500;
+  return reply.code(status).send({ error: { code: status === 500 ? 'INTERNAL' : 'VALIDATION_FAILED', message: err.message } });
+});
+
+const route = (path: string, properties: Record<string, unknown>, required: string[], response: Record<number, unknown>, handler: (body: Doc) => Promise<unknown>, status = 200): void => {
+  app.post(
+    `/api/mql/${path}`,
+    { schema: { body: { type: 'object', required, additionalProperties: false, properties }, response: { ...response, '4xx': errorBody, '5xx': errorBody } } },
+    async (request, reply) => {
+      const body = request.body as Doc;
+      if (body.collection !== table) throw Object.assign(new Error(`no collection ${String(body.collection)}`), { statusCode: 404 });
+      const result = await handler(body);
+      void reply.code(status);
+      return result;
+    },
+  );
+};
+const collection = { type: 'string' } as const;
+const idValue = { type: ['string', 'number', 'boolean'] } as const;
+
+route(
+  'find',
+  { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' } },
+  ['collection'],
+  { 200: { type: 'object', properties: { documents: { type: 'array', items: anyObject } } } },
+  async (b) => ({ documents: await find(b.filter as Doc | undefined, typeof b.limit === 'number' ? b.limit : 100) }),
+);
+route(
+  'findOne',
+  { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' } },
+  ['collection'],
+  { 200: { type: 'object', properties: { document: { type: ['object', 'null'], additionalProperties: true } } } },
+  async (b) => ({ document: (await find(b.filter as Doc | undefined, 1))[0] ?? null }),
+);
+route(
+  'insertOne',
+  { collection, document: anyObject },
+  ['collection', 'document'],
+  { 201: { type: 'object', properties: { insertedId: idValue } } },
+  async (b) => {
+    const { id, json } = prepare(b.document as Doc);
+    await pool.query({ ...INSERT_ONE, values: [id, json] });
+    return { insertedId: id };
+  },
+  201,
+);
+route(
+  'insertMany',
+  { collection, documents: { type: 'array', items: anyObject } },
+  ['collection', 'documents'],
+  { 201: { type: 'object', properties: { insertedIds: { type: 'array', items: idValue } } } },
+  async (b) => {
+    // One multi-row INSERT: one statement, one transaction, all or nothing (like tetradb's batch).
+    const docs = (b.documents as Doc[]).map(prepare);
+    if (docs.length === 0) throw badRequest('documents must not be empty');
+    const values: string[] = [];
+    const rows = docs.map((d, i) => {
+      values.push(d.id, d.json);
+      return `($${2 * i + 1}, $${2 * i + 2}::jsonb)`;
+    });
+    await pool.query(`INSERT INTO ${table} (id, doc) VALUES ${rows.join(', ')}`, values);
+    return { insertedIds: docs.map((d) => d.id) };
+  },
+  201,
+);
+
+process.on('SIGTERM', () => {
+  void app.close().then(() => pool.end()).then(() => process.exit(0));
+});
+await app.listen({ port: Number(port), host: '127.0.0.1' });
+process.stdout.write('ready\n');
