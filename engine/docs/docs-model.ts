@@ -29,7 +29,7 @@ import {
   type CollectionInfo,
   type IndexInfo,
 } from './catalog.js';
-import { decodeDocument, encodeDocument, idKey } from './doc-codec.js';
+import { decodeDocument, encodeDocument, idKey, MAX_ID_BYTES } from './doc-codec.js';
 import { documentKeys, entryKey, indexComponent, type IndexField } from './index-key.js';
 import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
@@ -225,8 +225,8 @@ class TopK {
 const catalogCache = new WeakMap<TenantStore, Map<string, { bytes: Buffer; info: CollectionInfo }>>();
 const CATALOG_CACHE_ENTRIES = 64;
 
-/** The collection as `snapshot` sees it, decoded once per version. Read-only for the caller. */
-function readCollectionCached(store: TenantStore, snapshot: Snapshot, name: string): CollectionInfo | undefined {
+/** The collection as `snapshot` (or the store itself) sees it, decoded once per version. Read-only for the caller. */
+function readCollectionCached(store: TenantStore, snapshot: Pick<Snapshot, 'get' | 'scan'>, name: string): CollectionInfo | undefined {
   const raw = snapshot.get(CATALOG_TREE, Buffer.from(name));
   if (raw === undefined) return undefined;
   let cache = catalogCache.get(store);
@@ -262,6 +262,8 @@ export interface FindResult {
  */
 export async function docsFind(store: TenantStore, collection: unknown, options: FindOptions, defaults: { limit?: number } = {}): Promise<FindResult> {
   const name = validateCollectionName(collection);
+  const byId = idLookup(options);
+  if (byId !== undefined) return findById(store, name, byId, options);
   const query = compileQuery(options, defaults.limit ?? DOCS_MODEL_LIMITS.defaultFindLimit, DOCS_MODEL_LIMITS.maxFindLimit);
   const projection = compileProjection(options.projection);
   const explain = options.explain === true;
@@ -306,6 +308,34 @@ export async function docsFind(store: TenantStore, collection: unknown, options:
     }
     return result;
   });
+}
+
+/**
+ * The `_id` of a find that is a plain lookup by it (`{_id: <string|number|boolean>}`, no sort,
+ * skip or explain), answered by one read without compiling the filter or taking a snapshot
+ * (MongoDB's IDHACK); undefined otherwise.
+ */
+function idLookup(options: FindOptions): string | number | boolean | undefined {
+  const filter = options.filter;
+  if (!isPlainObject(filter) || options.explain === true || (options.skip !== undefined && options.skip !== 0)) return undefined;
+  if (options.sort !== undefined && !(isPlainObject(options.sort) && Object.keys(options.sort).length === 0)) return undefined;
+  const keys = Object.keys(filter);
+  if (keys.length !== 1 || keys[0] !== ID) return undefined;
+  const id = filter[ID];
+  return typeof id === 'string' || typeof id === 'boolean' || (typeof id === 'number' && Number.isFinite(id)) ? id : undefined;
+}
+
+/** A find by `_id` (see idLookup): one synchronous read, consistent by itself. */
+function findById(store: TenantStore, name: string, id: string | number | boolean, options: FindOptions): FindResult {
+  integerOption(options.limit, 'limit', 1, DOCS_MODEL_LIMITS.maxFindLimit, 1);
+  const projection = compileProjection(options.projection);
+  const info = readCollectionCached(store, store, name);
+  if (info === undefined) return { documents: [] };
+  if (typeof id === 'string' && Buffer.byteLength(id) > MAX_ID_BYTES) return { documents: [] }; // no stored id is that long
+  const raw = store.get(docsTree(info), idKey(id));
+  if (raw === undefined) return { documents: [] };
+  const doc = decodeDocument(raw);
+  return { documents: [projection.mode === 'all' ? doc : projection.apply(doc)] };
 }
 
 /** The first matching document, or null. Same errors as docsFind. */

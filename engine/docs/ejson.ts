@@ -102,12 +102,39 @@ function convertIn(value: unknown, path: string, depth: number, code: ErrorCode)
 }
 
 /**
- * A copy of a parsed JSON value with every `{$date: ...}` object turned into a Date. Dates
- * already present pass through, so converting twice is harmless. @throws VALIDATION_FAILED
+ * A parsed JSON value with every `{$date: ...}` object turned into a Date: a copy when there
+ * is one to convert, else the value itself (treat both as read-only). Dates already present
+ * pass through, so converting twice is harmless. @throws VALIDATION_FAILED
  * (or options.code) for a malformed $date or nesting deeper than DOCS_LIMITS.maxJsonDepth
  */
 export function fromJson(value: unknown, options: FromJsonOptions = {}): unknown {
+  // Most values hold no $date: one walk that only looks, and the value itself comes back.
+  if (!needsConversion(value, 1)) return value;
   return convertIn(value, '', 1, options.code ?? 'VALIDATION_FAILED');
+}
+
+// True when convertIn would change something or refuse: a $date wrapper, or nesting past the limit.
+function needsConversion(value: unknown, depth: number): boolean {
+  if (typeof value !== 'object' || value === null || value instanceof Date) return false;
+  if (depth > DOCS_LIMITS.maxJsonDepth) return true;
+  if (Array.isArray(value)) {
+    for (const el of value) if (needsConversion(el, depth + 1)) return true;
+    return false;
+  }
+  if (isDateWrapper(value as Doc)) return true;
+  for (const key of Object.keys(value)) if (needsConversion((value as Doc)[key], depth + 1)) return true;
+  return false;
+}
+
+function holdsDate(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (value instanceof Date) return true;
+  if (Array.isArray(value)) {
+    for (const el of value) if (holdsDate(el)) return true;
+    return false;
+  }
+  for (const key of Object.keys(value)) if (holdsDate((value as Doc)[key])) return true;
+  return false;
 }
 
 function dateToJson(d: Date): unknown {
@@ -120,12 +147,20 @@ function dateToJson(d: Date): unknown {
   return { $date: { $numberLong: String(ms) } };
 }
 
-/** A JSON-ready copy of a document value: every Date becomes `{$date: "<ISO-8601>"}`. */
+/**
+ * A JSON-ready form of a document value: every Date becomes `{$date: "<ISO-8601>"}`. A value
+ * without dates is returned as it is (not copied).
+ */
 export function toJson(value: unknown): unknown {
+  if (!holdsDate(value)) return value;
+  return datesToJson(value);
+}
+
+function datesToJson(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   if (value instanceof Date) return dateToJson(value);
-  if (Array.isArray(value)) return value.map(toJson);
+  if (Array.isArray(value)) return value.map(datesToJson);
   const out: Doc = {};
-  for (const key of Object.keys(value)) setOwn(out, key, toJson((value as Doc)[key]));
+  for (const key of Object.keys(value)) setOwn(out, key, datesToJson((value as Doc)[key]));
   return out;
 }

@@ -63,7 +63,8 @@ export function getOwn(obj: object, key: string): unknown {
  * prototype, so a document field called "__proto__" is always defined, never assigned.
  */
 export function setOwn(obj: object, key: string, value: unknown): void {
-  if (key === '__proto__' || !Object.hasOwn(obj, key)) {
+  // Object.prototype's only setter is __proto__; every other key assigns as an own data property.
+  if (key === '__proto__') {
     Object.defineProperty(obj, key, { value, writable: true, enumerable: true, configurable: true });
   } else {
     (obj as Record<string, unknown>)[key] = value;

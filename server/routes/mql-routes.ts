@@ -197,7 +197,7 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'dropIndex',
     'Drop an index by name or key pattern',
-    { collection, index: { type: ['string', 'object'] } },
+    { collection, index: { description: 'an index name, or a key pattern such as {"email": 1}' } },
     ['collection', 'index'],
     { 200: { type: 'object', properties: { dropped: { type: 'string' } } }, 404: errorRef },
     async (request) => {
