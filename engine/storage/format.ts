@@ -140,9 +140,11 @@ export const CATALOG_ENTRY_BYTES = 12;
 
 /**
  * A checkpoint writes its pages in chunks of this many bytes, yielding between them: a chunk is
- * encoded, checksummed and cached in one synchronous stretch, so this bounds that stretch.
+ * encoded, checksummed and cached in one synchronous stretch, so this bounds that stretch. 64 KiB
+ * (8 pages) rather than 256 KiB: in the stalls bench at 500k keys the event loop's p99 fell from
+ * 40-45 ms to 25-28 ms in alternating runs, with no loss of write throughput.
  */
-export const CHECKPOINT_CHUNK_BYTES = 256 * 1024;
+export const CHECKPOINT_CHUNK_BYTES = 64 * 1024;
 
 /** Compaction copies pages in chunks of this many bytes between awaits. */
 export const COMPACT_CHUNK_BYTES = 1024 * 1024;
