@@ -24,7 +24,6 @@
 // (docs/benchmarks.md says how to create it). When it cannot be reached the PostgreSQL rows are
 // skipped with a message; the rest runs. TETRA_* variables in this environment reach the server.
 import type { ChildProcess } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
@@ -32,8 +31,10 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { DEFAULT_DIRTY_BYTES } from '../engine/storage/index.js';
 import type { DocsMemoryRow, DocsMemoryTask } from './docs-memory-worker.js';
+import { dirBytes } from './lib/dir-bytes.js';
 import { docEmail, docId, makeDocument, randomDocNumbers } from './lib/documents.js';
 import { freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
+import { loadResult, type LoadResult } from './lib/load-result.js';
 import { dirtyBudgetFromEnv, fmtCount, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
 
 const COLLECTION = 'people';
@@ -92,12 +93,7 @@ const WORKLOADS: Record<Workload, string> = {
   insert: 'insertOne (durable)',
 };
 
-interface LoadResult {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
+interface RoundResult extends LoadResult {
   /** Peak server memory while the row ran, MiB (tetradb: VmRSS; the peer: Fastify VmRSS + PostgreSQL PSS). */
   memMiB: number;
 }
@@ -133,7 +129,7 @@ function bodyMaker(workload: Workload, docs: number, tag: string): () => string 
   }
 }
 
-async function drive(config: Config, target: Target, workload: Workload | 'hello', seconds: number): Promise<LoadResult> {
+async function drive(config: Config, target: Target, workload: Workload | 'hello', seconds: number): Promise<RoundResult> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (target.apiKey !== '') headers.authorization = `Bearer ${target.apiKey}`;
   const next = workload === 'hello' ? undefined : bodyMaker(workload, config.docs, `${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
@@ -152,7 +148,7 @@ async function drive(config: Config, target: Target, workload: Workload | 'hello
       },
     ],
   });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts, non2xx: result.non2xx, memMiB: sampler.stop() };
+  return { ...loadResult(result), memMiB: sampler.stop() };
 }
 
 async function post(target: Target, path: string, body: unknown): Promise<{ status: number; json: any }> {
@@ -195,7 +191,7 @@ interface Row {
   target: string;
   workload: Workload | 'hello';
   /** One result per round, in round order. */
-  rounds: LoadResult[];
+  rounds: RoundResult[];
 }
 
 interface LoadRow {
@@ -203,15 +199,6 @@ interface LoadRow {
   seconds: number;
   memMiB: number;
   disk: string;
-}
-
-function dirBytes(dir: string): number {
-  let total = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    total += entry.isDirectory() ? dirBytes(path) : statSync(path).size;
-  }
-  return total;
 }
 
 // ---- PostgreSQL ---------------------------------------------------------------------------------
@@ -364,7 +351,7 @@ function median(xs: number[]): number {
 }
 
 /** The round with the median req/s (its latencies come with it). */
-function medianRound(row: Row): LoadResult {
+function medianRound(row: Row): RoundResult {
   const sorted = [...row.rounds].sort((a, b) => a.rps - b.rps);
   return sorted[Math.floor((sorted.length - 1) / 2)]!;
 }

@@ -5,16 +5,15 @@
 // time, each awaited until durable (as the insertMany route answers). Memory is sampled every
 // 250 ms without forced GC, and once more after two full GCs at the end. Sends one DocsMemoryRow
 // over IPC.
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { docsCreateIndex, docsInsert } from '../engine/docs/index.js';
 import { PageCache, type TreeNode } from '../engine/storage/index.js';
 import { TenantStore } from '../engine/tenant/index.js';
+import { dirBytes } from './lib/dir-bytes.js';
 import { makeDocument } from './lib/documents.js';
-import { startSampler, type SamplerResult } from './lib/sampler.js';
+import { sampledLoad, type SamplerResult } from './lib/sampler.js';
 import { workerMain } from './lib/worker-main.js';
 
 export interface DocsMemoryTask {
@@ -52,15 +51,6 @@ const BATCH_DOCS = 1000;
 const SAMPLE_MS = 250;
 const MiB = 2 ** 20;
 
-function dirBytes(dir: string): number {
-  let total = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    total += entry.isDirectory() ? dirBytes(path) : statSync(path).size;
-  }
-  return total;
-}
-
 /** Memory after two full collections, without starting the process with --expose-gc (which would change what the samples show). */
 function liveMemory(): NodeJS.MemoryUsage {
   setFlagsFromString('--expose-gc');
@@ -75,24 +65,12 @@ async function run(task: DocsMemoryTask): Promise<DocsMemoryRow> {
   const store = await TenantStore.open(task.dir, { cache, fsync: 'batch' });
   await (await docsCreateIndex(store, COLLECTION, { email: 1 })).durable;
   const base = process.memoryUsage();
-  const sampler = startSampler(SAMPLE_MS, () => ({ dirtyMiB: cache.dirty.bytes / MiB, cacheMiB: cache.bytes / MiB }));
-  const started = performance.now();
-  const deadline = started + task.maxSeconds * 1000;
-  let loaded = 0;
-  try {
-    while (loaded < task.size && performance.now() < deadline) {
-      const end = Math.min(task.size, loaded + BATCH_DOCS);
-      const docs = [];
-      for (let i = loaded; i < end; i++) docs.push(makeDocument(i));
-      await docsInsert(store, COLLECTION, docs).durable;
-      loaded = end;
-    }
-  } catch (err) {
-    sampler.stop();
-    throw err;
-  }
-  const loadSeconds = (performance.now() - started) / 1000;
-  const sampled = sampler.stop();
+  const extra = (): Record<string, number> => ({ dirtyMiB: cache.dirty.bytes / MiB, cacheMiB: cache.bytes / MiB });
+  const { sampled, loaded, loadSeconds } = await sampledLoad({ size: task.size, batch: BATCH_DOCS, maxSeconds: task.maxSeconds, intervalMs: SAMPLE_MS, extra }, async (from, to) => {
+    const docs = [];
+    for (let i = from; i < to; i++) docs.push(makeDocument(i));
+    await docsInsert(store, COLLECTION, docs).durable;
+  });
   const filesEndOfLoadMiB = dirBytes(task.dir) / MiB;
   const live = liveMemory();
   const t0 = performance.now();

@@ -13,12 +13,13 @@
 //   npm --prefix bench run kv -- --quick 3 s per measurement, 50,000 keys for the memory load
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { Redis } from 'ioredis';
+import { freePort, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
+import { loadResult, type LoadResult } from './lib/load-result.js';
 import { machineLine } from './lib/report.js';
 
 const quick = process.argv.includes('--quick');
@@ -38,55 +39,12 @@ const MEMORY_SAMPLE_MS = 200;
 const SMALL_CACHE_BYTES = 33_554_432;
 /** Peak server RSS for the same 200,000-key load before the engine bounded its dirty memory. */
 const PEAK_RSS_BEFORE_FIX_MIB = 590;
+/**
+ * Added to `npm start`'s command line: the default rate limit (1000 requests/s per API key) would
+ * answer most requests 429; fsync=batch is the default too, spelled out because the rows name it.
+ */
+const TETRA_FLAGS = ['--rate-limit', '0', '--fsync', 'batch'];
 const here = (p: string) => fileURLToPath(new URL(p, import.meta.url));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function startNode(script: string, args: string[]): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'], cwd: here('.') });
-  await new Promise<void>((resolve, reject) => {
-    child.stdout!.on('data', (c: Buffer) => c.toString().includes('ready') && resolve());
-    child.on('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
-  });
-  return child;
-}
-
-async function waitHttp(url: string): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    try {
-      await fetch(url);
-      return;
-    } catch {
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  }
-  throw new Error(`${url} did not come up`);
-}
-
-function rssMb(pid: number | undefined): number {
-  if (pid === undefined) return NaN;
-  try {
-    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-    return m ? Number(m[1]) / 1024 : NaN;
-  } catch {
-    return NaN;
-  }
-}
-
-interface LoadResult {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-}
 
 /**
  * Which keys a run touches: the preloaded ones (GETs in a scattered order, or PUTs overwriting
@@ -114,7 +72,7 @@ function load(url: string, method: 'GET' | 'PUT', apiKey: string | undefined, ke
         },
       },
     ],
-  }).then((result) => ({ rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts, non2xx: result.non2xx }));
+  }).then(loadResult);
 }
 
 /** GETs of preloaded keys and PUTs overwriting them, from separate connections at the same time. */
@@ -215,30 +173,6 @@ interface MixedRow {
   rss: number;
 }
 
-/** Sends SIGTERM and waits for the process to finish (a tetradb server checkpoints first). */
-async function stop(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** A tetradb server as `npm start` runs it (plus --rate-limit 0), with `env` over this process's. */
-async function startTetra(dataDir: string, env: Record<string, string> = {}): Promise<{ child: ChildProcess; url: string; apiKey: string }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', here('../server/main.ts'), '--port', String(port), '--data-dir', dataDir, '--rate-limit', '0', '--fsync', 'batch'], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    cwd: here('.'),
-    env: { ...process.env, ...env },
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitHttp(`${url}/api/nothing`);
-  const signup = (await (await fetch(`${url}/api/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ orgName: 'bench', email: 'bench@example.com' }) })).json()) as { apiKey: string };
-  return { child, url, apiKey: signup.apiKey };
-}
-
 /** Redis with an append-only file fsynced on every write (durable like tetradb's PUT), and the Fastify front. */
 async function startRedis(dir: string): Promise<{ redis: ChildProcess; front: ChildProcess; url: string; apiKey: string; client: Redis }> {
   const redisPort = await freePort();
@@ -246,7 +180,7 @@ async function startRedis(dir: string): Promise<{ redis: ChildProcess; front: Ch
   await new Promise((r) => setTimeout(r, 500));
   const kvPort = await freePort();
   const apiKey = 'bench-key';
-  const front = await startNode(here('./servers/redis-kv-server.ts'), [String(kvPort), String(redisPort), apiKey]);
+  const front = await startPeer(here('./servers/redis-kv-server.ts'), [String(kvPort), String(redisPort), apiKey]);
   const client = new Redis({ port: redisPort, host: '127.0.0.1' });
   return { redis, front, url: `http://127.0.0.1:${kvPort}`, apiKey, client };
 }
@@ -268,21 +202,21 @@ async function main(): Promise<void> {
   try {
     // Plain Fastify.
     const helloPort = await freePort();
-    const hello = await startNode(here('./servers/hello-server.ts'), [String(helloPort)]);
+    const hello = await startPeer(here('./servers/hello-server.ts'), [String(helloPort)]);
     children.push(hello);
     const h = await load(`http://127.0.0.1:${helloPort}/hello`, 'GET', undefined, 'none');
-    rows.push({ target: 'fastify hello-world', op: 'GET', ...h, rss: rssMb(hello.pid) });
+    rows.push({ target: 'fastify hello-world', op: 'GET', ...h, rss: rssMiB(hello.pid) });
     await stop(hello);
 
     // tetradb, as npm start runs it.
-    const tetra = await startTetra(join(work, 'tetra'));
+    const tetra = await startTetra(join(work, 'tetra'), TETRA_FLAGS);
     children.push(tetra.child);
     await preload(tetra.url, tetra.apiKey);
     const tg = await load(tetra.url, 'GET', tetra.apiKey, 'preloaded');
-    rows.push({ target: 'tetradb', op: 'GET /api/kv/:key', ...tg, rss: rssMb(tetra.child.pid) });
+    rows.push({ target: 'tetradb', op: 'GET /api/kv/:key', ...tg, rss: rssMiB(tetra.child.pid) });
     const tp = await load(tetra.url, 'PUT', tetra.apiKey, 'new');
-    rows.push({ target: 'tetradb (fsync=batch)', op: 'PUT /api/kv/:key', ...tp, rss: rssMb(tetra.child.pid) });
-    mixedRows.push({ target: 'tetradb (fsync=batch)', ...(await mixed(tetra.url, tetra.apiKey)), rss: rssMb(tetra.child.pid) });
+    rows.push({ target: 'tetradb (fsync=batch)', op: 'PUT /api/kv/:key', ...tp, rss: rssMiB(tetra.child.pid) });
+    mixedRows.push({ target: 'tetradb (fsync=batch)', ...(await mixed(tetra.url, tetra.apiKey)), rss: rssMiB(tetra.child.pid) });
     await stop(tetra.child);
 
     // Fastify + Redis (append-only file, fsync always: durable like tetradb's PUT).
@@ -295,10 +229,10 @@ async function main(): Promise<void> {
       clients.push(r.client);
       await preload(r.url, r.apiKey);
       const rg = await load(r.url, 'GET', r.apiKey, 'preloaded');
-      rows.push({ target: 'fastify + redis', op: 'GET /api/kv/:key', ...rg, rss: rssMb(r.front.pid) + rssMb(r.redis.pid) });
+      rows.push({ target: 'fastify + redis', op: 'GET /api/kv/:key', ...rg, rss: rssMiB(r.front.pid) + rssMiB(r.redis.pid) });
       const rp = await load(r.url, 'PUT', r.apiKey, 'new');
-      rows.push({ target: 'fastify + redis (aof always)', op: 'PUT /api/kv/:key', ...rp, rss: rssMb(r.front.pid) + rssMb(r.redis.pid) });
-      mixedRows.push({ target: 'fastify + redis (aof always)', ...(await mixed(r.url, r.apiKey)), rss: rssMb(r.front.pid) + rssMb(r.redis.pid) });
+      rows.push({ target: 'fastify + redis (aof always)', op: 'PUT /api/kv/:key', ...rp, rss: rssMiB(r.front.pid) + rssMiB(r.redis.pid) });
+      mixedRows.push({ target: 'fastify + redis (aof always)', ...(await mixed(r.url, r.apiKey)), rss: rssMiB(r.front.pid) + rssMiB(r.redis.pid) });
       r.client.disconnect();
       await stop(r.front);
       await stop(r.redis);
@@ -309,10 +243,10 @@ async function main(): Promise<void> {
       ['tetradb, npm start defaults (cache 256 MiB)', {}],
       ['tetradb, TETRA_CACHE_BYTES=33554432 (32 MiB cache)', { TETRA_CACHE_BYTES: String(SMALL_CACHE_BYTES) }],
     ] as const) {
-      const t = await startTetra(join(work, `mem-${memoryRows.length}`), env);
+      const t = await startTetra(join(work, `mem-${memoryRows.length}`), TETRA_FLAGS, env);
       children.push(t.child);
       const pid = t.child.pid;
-      memoryRows.push({ target: label, what: 'server process VmRSS', ...(await memoryLoad(t.url, t.apiKey, () => rssMb(pid))) });
+      memoryRows.push({ target: label, what: 'server process VmRSS', ...(await memoryLoad(t.url, t.apiKey, () => rssMiB(pid))) });
       await stop(t.child);
     }
     if (hasRedis) {
@@ -321,7 +255,7 @@ async function main(): Promise<void> {
       children.push(r.redis, r.front);
       clients.push(r.client);
       const frontPid = r.front.pid;
-      memoryRows.push({ target: 'fastify + redis (aof always)', what: 'redis INFO used_memory_rss', ...(await memoryLoad(r.url, r.apiKey, () => redisRssMiB(r.client), () => rssMb(frontPid))) });
+      memoryRows.push({ target: 'fastify + redis (aof always)', what: 'redis INFO used_memory_rss', ...(await memoryLoad(r.url, r.apiKey, () => redisRssMiB(r.client), () => rssMiB(frontPid))) });
       r.client.disconnect();
       await stop(r.front);
       await stop(r.redis);

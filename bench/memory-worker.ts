@@ -2,13 +2,12 @@
 // RSS it reports is that engine's alone. Loads `size` keys in durable batches of 1000 in
 // ascending or scrambled order while sampling memory every 250 ms (no forced GC) and the event
 // loop's delay; then closes the engine and measures its files. Sends one MemoryRow over IPC.
-import { readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { keyOf, scrambled, valueOf } from './lib/dataset.js';
+import { dirBytes } from './lib/dir-bytes.js';
 import { openEngine, type EngineName } from './lib/engines.js';
-import { startSampler, type SamplerResult } from './lib/sampler.js';
+import { sampledLoad, type SamplerResult } from './lib/sampler.js';
 import { workerMain } from './lib/worker-main.js';
 
 export type LoadOrder = 'ascending' | 'random';
@@ -45,15 +44,6 @@ const BATCH_ROWS = 1000;
 const SAMPLE_MS = 250;
 const MiB = 2 ** 20;
 
-function dirBytes(dir: string): number {
-  let total = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    total += entry.isDirectory() ? dirBytes(path) : statSync(path).size;
-  }
-  return total;
-}
-
 async function run(task: MemoryTask): Promise<MemoryRow> {
   const engine = await openEngine(task.engine, task.dir, { cacheBytes: task.cacheBytes, dirtyBytes: task.dirtyBytes });
   const idOf = task.order === 'ascending' ? (i: number) => i : scrambled(task.size);
@@ -66,30 +56,17 @@ async function run(task: MemoryTask): Promise<MemoryRow> {
       }
     : undefined;
   const limits = tetra ? engine.stats() : {};
-  const sampler = startSampler(SAMPLE_MS, extra);
-  const started = performance.now();
-  const deadline = started + task.maxSeconds * 1000;
-  let loaded = 0;
-  try {
-    while (loaded < task.size && performance.now() < deadline) {
-      const end = Math.min(task.size, loaded + BATCH_ROWS);
-      const rows: Array<[Buffer, Buffer]> = [];
-      for (let i = loaded; i < end; i++) {
-        const id = idOf(i);
-        rows.push([keyOf(id), valueOf(id)]);
-      }
-      await engine.load(rows);
-      // better-sqlite3 commits synchronously: yield a turn between batches, as a server handling
-      // one request per batch would, so its timers (and the sampler) get to run at all.
-      if (engine.syncCommit) await nextTurn();
-      loaded = end;
+  const { sampled, loaded, loadSeconds } = await sampledLoad({ size: task.size, batch: BATCH_ROWS, maxSeconds: task.maxSeconds, intervalMs: SAMPLE_MS, extra }, async (from, to) => {
+    const rows: Array<[Buffer, Buffer]> = [];
+    for (let i = from; i < to; i++) {
+      const id = idOf(i);
+      rows.push([keyOf(id), valueOf(id)]);
     }
-  } catch (err) {
-    sampler.stop();
-    throw err;
-  }
-  const loadSeconds = (performance.now() - started) / 1000;
-  const sampled = sampler.stop();
+    await engine.load(rows);
+    // better-sqlite3 commits synchronously: yield a turn between batches, as a server handling
+    // one request per batch would, so its timers (and the sampler) get to run at all.
+    if (engine.syncCommit) await nextTurn();
+  });
   const filesEndOfLoadMiB = dirBytes(task.dir) / MiB;
   const t0 = performance.now();
   await engine.close();

@@ -1,7 +1,8 @@
 // What an operator sees while a workload runs: the process's RSS, V8 heap and Buffer memory
-// sampled on a timer (no forced GC), the event loop's delay and GC pauses from perf_hooks. Used by the
-// memory and stalls benchmarks inside their worker processes.
-import { monitorEventLoopDelay, PerformanceObserver } from 'node:perf_hooks';
+// sampled on a timer (no forced GC), the event loop's delay and GC pauses from perf_hooks; and a
+// batched load run under that sampling. Used by the memory, documents-memory and stalls benchmarks
+// inside their worker processes.
+import { monitorEventLoopDelay, performance, PerformanceObserver } from 'node:perf_hooks';
 
 const MiB = 2 ** 20;
 
@@ -91,4 +92,40 @@ export function startSampler(intervalMs: number, extra?: () => Record<string, nu
       };
     },
   };
+}
+
+export interface SampledLoad {
+  sampled: SamplerResult;
+  /** Items loaded: less than the size asked for when the time limit cut the load short. */
+  loaded: number;
+  loadSeconds: number;
+}
+
+/**
+ * Loads items 0 to `size` - 1 through `loadBatch(from, to)` (to exclusive), `batch` at a time and
+ * each awaited before the next, while startSampler(`intervalMs`, `extra`) runs; stops starting
+ * batches once `maxSeconds` have passed. The sampler stops as soon as the last batch is done, so
+ * whatever the caller does next (measuring files, closing) is not in the figures.
+ */
+export async function sampledLoad(
+  options: { size: number; batch: number; maxSeconds: number; intervalMs: number; extra?: () => Record<string, number> },
+  loadBatch: (from: number, to: number) => Promise<void>,
+): Promise<SampledLoad> {
+  const sampler = startSampler(options.intervalMs, options.extra);
+  const started = performance.now();
+  const deadline = started + options.maxSeconds * 1000;
+  let loaded = 0;
+  try {
+    while (loaded < options.size && performance.now() < deadline) {
+      const end = Math.min(options.size, loaded + options.batch);
+      await loadBatch(loaded, end);
+      loaded = end;
+    }
+  } catch (err) {
+    // Its interval timer would otherwise keep the process alive after the failure.
+    sampler.stop();
+    throw err;
+  }
+  const loadSeconds = (performance.now() - started) / 1000;
+  return { sampled: sampler.stop(), loaded, loadSeconds };
 }

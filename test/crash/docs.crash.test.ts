@@ -3,6 +3,7 @@ import { randomInt, seededRandom } from '../helpers/random.js';
 import { http, signup } from '../helpers/server.js';
 import { spawnServer, type ServerProcess } from '../helpers/server-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { killOnFailure } from './kill-on-failure.js';
 
 // Documents and indexes under SIGKILL, over HTTP against the real server process: writers insert
 // and update documents of a collection with unique, compound and multikey indexes, an index is
@@ -191,7 +192,7 @@ describe('documents and indexes under SIGKILL', () => {
     for (let round = 0; round <= KILLS; round++) {
       const last = round === KILLS;
       const server = await spawnServer(dir.path, ['--rate-limit', '0', '--fsync', round % 2 === 1 ? 'always' : 'batch']);
-      try {
+      await killOnFailure(server, async () => {
         if (round === 0) {
           ({ apiKey } = await signup(server.url, 'docs-crash'));
           for (const spec of BASE_INDEXES) {
@@ -208,11 +209,7 @@ describe('documents and indexes under SIGKILL', () => {
         } else {
           await verify(server, `after kill ${round}`);
         }
-      } catch (err) {
-        server.child.kill('SIGKILL');
-        await server.exited;
-        throw err;
-      }
+      });
       if (last) {
         server.child.kill('SIGTERM');
         expect((await server.exited).code, server.output()).toBe(0);

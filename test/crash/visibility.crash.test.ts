@@ -4,6 +4,7 @@ import { randomInt, seededRandom } from '../helpers/random.js';
 import { signup } from '../helpers/server.js';
 import { spawnServer, type ServerProcess } from '../helpers/server-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { killOnFailure } from './kill-on-failure.js';
 
 // DESIGN.md §2 "Visibility": a response never shows a write that a crash could still take away.
 // The default suite kills the server a few times; TETRA_CRASH_CAMPAIGN=1 runs a long campaign.
@@ -110,14 +111,10 @@ describe('visibility under SIGKILL with concurrent readers and writers', () => {
       const mode = modeOf(round);
       const server = await spawnServer(dir.path, ['--rate-limit', '0', '--fsync', last ? 'batch' : mode]);
       const agent = new Agent({ keepAlive: true, maxSockets: WRITERS + READERS + 1 });
-      try {
+      await killOnFailure(server, async () => {
         if (round === 0) ({ apiKey } = await signup(server.url, 'visibility'));
         else await verify(server, round - 1, agent);
-      } catch (err) {
-        server.child.kill('SIGKILL');
-        await server.exited;
-        throw err;
-      }
+      });
       if (last) {
         server.child.kill('SIGTERM');
         await server.exited;
