@@ -10,11 +10,6 @@ import { DEFAULT_DIRTY_BYTES } from '../../engine/storage/index.js';
 export const MiB = 2 ** 20;
 
 /**
- * Runs `script` (TypeScript, through tsx) in a fresh process with `task` as its argument and
- * returns the one message it sends. No --expose-gc: nothing forces a collection, so memory is
- * what an operator would see.
- */
-/**
  * A scratch directory for one benchmark run and its cleanup, which also runs on Ctrl-C (the
  * workers' data lives below it).
  */
@@ -28,6 +23,11 @@ export function scratchDir(prefix: string): { root: string; cleanup: () => void 
   return { root, cleanup };
 }
 
+/**
+ * Runs `script` (TypeScript, through tsx) in a fresh process with `task` as its argument and
+ * returns the one message it sends. No --expose-gc: nothing forces a collection, so memory is
+ * what an operator would see.
+ */
 export function runWorker<R>(script: string, task: unknown, label: string): Promise<R> {
   process.stderr.write(`  running ${label}...\n`);
   return new Promise((resolve, reject) => {
