@@ -22,6 +22,7 @@ import { failpoint, failpointArmed } from './failpoint.js';
 import {
   CATALOG_ENTRY_BYTES,
   CHECKPOINT_CHUNK_BYTES,
+  CHECKPOINT_CHUNK_MS,
   COMPACT_CHUNK_BYTES,
   COMPACT_TEMP_FILE,
   NO_PAGE,
@@ -48,6 +49,8 @@ const IO_CHUNKS_IN_MEMORY = 2;
 interface PageSink {
   next: number;
   pages: Buffer[];
+  /** When encoding of the current chunk started (performance.now()). */
+  startedAt: number;
 }
 
 /**
@@ -509,7 +512,7 @@ export class TreeSet implements NodeStore {
 
     // Serialize children first, writing a chunk at a time.
     const first = this.#source.file.pageCount;
-    const sink: PageSink = { next: first, pages: [] };
+    const sink: PageSink = { next: first, pages: [], startedAt: performance.now() };
     let flushed = first;
     const flush = async (): Promise<void> => {
       if (sink.pages.length === 0) return;
@@ -525,6 +528,7 @@ export class TreeSet implements NodeStore {
         failpoint('checkpoint:mid-pages');
       }
       await file.writePages(at, bytes);
+      sink.startedAt = performance.now();
     };
     // Large values written to overflow pages here: live copies of their leaves point at the pages afterwards.
     const overflowed = new Map<Buffer, OverflowRef>();
@@ -620,7 +624,7 @@ export class TreeSet implements NodeStore {
     node.pageId = id;
     // Nothing reaches this id before the header that makes it reachable is written.
     this.#source.remember(id, page, node.keys);
-    if (sink.pages.length * PAGE_SIZE >= CHECKPOINT_CHUNK_BYTES) await flush();
+    if (sink.pages.length * PAGE_SIZE >= CHECKPOINT_CHUNK_BYTES || performance.now() - sink.startedAt >= CHECKPOINT_CHUNK_MS) await flush();
     return id;
   }
 
@@ -652,7 +656,7 @@ export class TreeSet implements NodeStore {
     // Closed once only: after a close, the number may already belong to another file.
     let fdOpen = true;
     const mapping = new Map<number, number>();
-    const sink: PageSink = { next: 1, pages: [] };
+    const sink: PageSink = { next: 1, pages: [], startedAt: performance.now() };
     let written = 0;
     const flush = async (): Promise<void> => {
       if (sink.pages.length === 0) return;
