@@ -239,11 +239,22 @@ function readCollectionCached(store: TenantStore, snapshot: Pick<Snapshot, 'get'
   return info;
 }
 
-/** Runs `fn` on a fresh snapshot of `store`, closing it afterwards. */
-async function onSnapshot<T>(store: TenantStore, fn: (snapshot: Snapshot) => Promise<T>): Promise<T> {
-  const snapshot = store.snapshot();
+/** The trees a read of `info` may touch: its documents and its indexes. */
+function treesOf(info: CollectionInfo): string[] {
+  return [docsTree(info), ...info.indexes.map((index) => indexTree(info, index))];
+}
+
+/**
+ * Runs `fn` with the collection's catalog entry and a fresh snapshot of its trees only (the
+ * entry is read in the same turn the snapshot is taken, so both show one state), closing the
+ * snapshot afterwards; `fn` gets no snapshot when the collection does not exist.
+ */
+async function onCollectionSnapshot<T>(store: TenantStore, name: string, fn: (info: CollectionInfo | undefined, snapshot: Snapshot | undefined) => Promise<T>): Promise<T> {
+  const info = readCollectionCached(store, store, name);
+  if (info === undefined) return fn(undefined, undefined);
+  const snapshot = store.snapshot(treesOf(info));
   try {
-    return await fn(snapshot);
+    return await fn(info, snapshot);
   } finally {
     snapshot.close();
   }
@@ -268,8 +279,7 @@ export async function docsFind(store: TenantStore, collection: unknown, options:
   const projection = compileProjection(options.projection);
   const explain = options.explain === true;
   if (options.explain !== undefined && typeof options.explain !== 'boolean') fail('VALIDATION_FAILED', 'explain must be a boolean', { field: 'explain' });
-  return onSnapshot(store, async (snapshot) => {
-    const info = readCollectionCached(store, snapshot, name);
+  return onCollectionSnapshot(store, name, async (info, snapshot) => {
     const plan = planQuery(info, query.filter.ast, query.sort.keys);
     const examined: Examined = { keys: 0, docs: 0 };
     const out: Doc[] = [];
@@ -282,7 +292,7 @@ export async function docsFind(store: TenantStore, collection: unknown, options:
       // A candidate is decoded for this query alone: with nothing to project it is returned as is.
       out.push(projection.mode === 'all' ? c.doc : projection.apply(c.doc));
     };
-    if (info !== undefined) {
+    if (info !== undefined && snapshot !== undefined) {
       if (plan.kind !== 'empty' && !plan.sorted) {
         const top = new TopK(query.skip + query.limit, query.sort);
         for await (const chunk of candidates(snapshot, info, plan, examined)) for (const c of chunk) if (query.filter.test(c.doc)) top.offer(c);
@@ -353,9 +363,8 @@ export async function docsCount(store: TenantStore, collection: unknown, options
   const filter = compileFilter(options.filter ?? {});
   const skip = integerOption(options.skip, 'skip', 0, Number.MAX_SAFE_INTEGER, 0);
   const limit = integerOption(options.limit, 'limit', 1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
-  return onSnapshot(store, async (snapshot) => {
-    const info = readCollectionCached(store, snapshot, name);
-    if (info === undefined) return 0;
+  return onCollectionSnapshot(store, name, async (info, snapshot) => {
+    if (info === undefined || snapshot === undefined) return 0;
     const plan = planQuery(info, filter.ast, []);
     // Every document, no filter: the tree knows its size.
     if (filter.ast.children.length === 0) return Math.min(Math.max(snapshot.count(docsTree(info)) - skip, 0), limit);
@@ -536,10 +545,10 @@ export function docsInsert(store: TenantStore, collection: unknown, documents: r
 
 /** Candidate primary keys of a filter, on a snapshot, a chunk at a time. */
 async function* candidateKeys(store: TenantStore, name: string, filter: CompiledFilter, sort: CompiledSort): AsyncGenerator<Buffer[]> {
-  const snapshot = store.snapshot();
+  const info = readCollection(store, name);
+  if (info === undefined) return;
+  const snapshot = store.snapshot(treesOf(info));
   try {
-    const info = readCollection(snapshot, name);
-    if (info === undefined) return;
     const plan = planQuery(info, filter.ast, sort.keys);
     for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 })) {
       const keys: Buffer[] = [];
@@ -772,7 +781,7 @@ export async function docsCreateIndex(store: TenantStore, collection: unknown, k
   }
   const writes: Array<Promise<unknown>> = [];
   try {
-    const snapshot = store.snapshot();
+    const snapshot = store.snapshot([docsTree(info)]);
     try {
       for await (const entries of snapshot.scanChunks(docsTree(info), {}, CHUNK)) {
         // One turn: index the live version of each document (a write since the snapshot already maintained it).
