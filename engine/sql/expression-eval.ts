@@ -1,0 +1,710 @@
+import { constant, type CompiledExpr, type EvalContext } from './compiled-expr.js';
+import { FUNCTION_TABLE } from './functions/function-table.js';
+import { castValue, canCast, parseText, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
+import { applyArith, compareValues, negate, noOperator, resolveArith, resolveComparison, type ArithOp } from './operators.js';
+import { commonType, coerce } from './type-resolution.js';
+import {
+  numericLiteral,
+  jsonbText,
+  sqlFail,
+  toJsonb,
+  toText,
+  type Jsonb,
+  type JsonValue,
+  type NonNullSqlValue,
+  type SqlTypeName,
+  type SqlValue,
+} from './sql-types.js';
+
+/**
+ * The node-sql-parser (PostgreSQL dialect) expression node, as far as this evaluator reads it.
+ * The library's own typings are loose (`any` in places), so this is the shape we rely on.
+ */
+export interface AstNode {
+  type: string;
+  [key: string]: unknown;
+}
+
+/** What compilation needs besides the AST: the bound parameters ($1 is params[0]). */
+export interface CompileEnv {
+  readonly params: readonly SqlValue[];
+}
+
+/** Context for folding literal casts while compiling (they never read the clock). */
+const COMPILE_TIME_CONTEXT: EvalContext = { statementTime: 0n };
+
+type Handler = (node: AstNode, env: CompileEnv) => CompiledExpr;
+
+/** Node kinds this evaluator understands; any other kind is refused by name. */
+type NodeKind =
+  | 'number'
+  | 'bigint'
+  | 'single_quote_string'
+  | 'bool'
+  | 'null'
+  | 'var'
+  | 'cast'
+  | 'binary_expr'
+  | 'unary_expr'
+  | 'case'
+  | 'function'
+  | 'date'
+  | 'timestamp'
+  | 'column_ref'
+  | 'aggr_func'
+  | 'interval'
+  | 'extract'
+  | 'double_quote_string'
+  | 'expr_list';
+
+const HANDLERS: Record<NodeKind, Handler> = {
+  number: (n) => constant(numericLiteral(String(n.value))),
+  bigint: (n) => constant(numericLiteral(String(n.value))),
+  single_quote_string: (n) => constant({ type: 'unknown', value: String(n.value) }),
+  bool: (n) => constant({ type: 'boolean', value: n.value === true }),
+  null: () => constant({ type: 'unknown', value: null }),
+  var: compileParam,
+  cast: compileCast,
+  binary_expr: compileBinary,
+  unary_expr: compileUnary,
+  case: compileCase,
+  function: compileFunction,
+  // `date '2020-01-01'` and `timestamp '...'` typed literals.
+  date: (n) => constant(parseText(String(n.value), 'date')),
+  timestamp: (n) => constant(parseText(String(n.value), 'timestamp')),
+  column_ref: () => unsupported('column references (no FROM clause yet)'),
+  aggr_func: () => unsupported('aggregate functions'),
+  interval: () => unsupported('interval'),
+  extract: () => unsupported('EXTRACT'),
+  double_quote_string: () => unsupported('quoted identifiers'),
+  expr_list: () => unsupported('row constructors / lists outside IN'),
+};
+
+/** @throws SQL_ERROR 0A000 "unsupported: <what>" */
+export function unsupported(what: string): never {
+  return sqlFail('0A000', `unsupported: ${what}`);
+}
+
+/**
+ * Compiles a node-sql-parser expression node to a typed, re-evaluable expression.
+ * @throws SQL_ERROR with a sqlstate: 0A000 unsupported, 42883 unknown function/operator, ...
+ */
+export function compileExpression(node: AstNode, env: CompileEnv): CompiledExpr {
+  const handler = (HANDLERS as Record<string, Handler | undefined>)[node.type];
+  if (handler === undefined) return unsupported(`expression node '${node.type}'`);
+  return handler(node, env);
+}
+
+/** Compiles and evaluates once. */
+export function evaluateExpression(node: AstNode, env: CompileEnv, ctx: EvalContext): SqlValue {
+  return compileExpression(node, env).evaluate(ctx);
+}
+
+function compileParam(node: AstNode, env: CompileEnv): CompiledExpr {
+  if (node.prefix !== '$' || typeof node.name !== 'number') return unsupported(`variable ${String(node.prefix)}${String(node.name)}`);
+  const v = env.params[node.name - 1];
+  if (v === undefined) return sqlFail('42P02', `there is no parameter $${node.name}`);
+  return constant(v);
+}
+
+// ---- casts -------------------------------------------------------------------------------
+
+interface DataTypeNode {
+  dataType: string;
+  length?: number;
+  scale?: number;
+  suffix?: unknown;
+}
+
+/** Maps node-sql-parser's dataType (int8 arrives as INT with length 8) to a cast target. */
+export function castTargetOf(t: DataTypeNode): CastTarget {
+  const name = t.dataType.toUpperCase();
+  const suffix = Array.isArray(t.suffix) ? t.suffix.map(String).join(' ').toUpperCase() : '';
+  switch (name) {
+    case 'INT':
+    case 'INTEGER':
+      if (t.length === 2) return { type: 'int2' };
+      if (t.length === 8) return { type: 'int8' };
+      if (t.length === undefined || t.length === 4) return { type: 'int4' };
+      return unsupported(`type ${name}${t.length}`);
+    case 'SMALLINT':
+      return { type: 'int2' };
+    case 'BIGINT':
+      return { type: 'int8' };
+    case 'NUMERIC':
+    case 'DECIMAL':
+      if (t.length !== undefined) return { type: 'numeric', precision: t.length, scale: t.scale ?? 0 };
+      return { type: 'numeric' };
+    case 'FLOAT':
+      if (t.length === 8 || t.length === undefined) return { type: 'float8' };
+      return unsupported(`type float${t.length} (only float8)`);
+    case 'DOUBLE PRECISION':
+      return { type: 'float8' };
+    case 'TEXT':
+      return { type: 'text' };
+    case 'VARCHAR':
+    case 'CHARACTER VARYING':
+      return t.length === undefined ? { type: 'text' } : { type: 'text', maxLength: t.length };
+    case 'BOOL':
+    case 'BOOLEAN':
+      return { type: 'boolean' };
+    case 'DATE':
+      return { type: 'date' };
+    case 'TIMESTAMP':
+      if (suffix.includes('WITH TIME ZONE') && !suffix.includes('WITHOUT')) return { type: 'timestamptz' };
+      return { type: 'timestamp' };
+    case 'TIMESTAMPTZ':
+      return { type: 'timestamptz' };
+    case 'JSONB':
+      return { type: 'jsonb' };
+    case 'BYTEA':
+      return { type: 'bytea' };
+    default:
+      return unsupported(`type ${t.dataType.toLowerCase()}`);
+  }
+}
+
+function compileCast(node: AstNode, env: CompileEnv): CompiledExpr {
+  const tail = node.tail as { operator?: unknown; expr?: AstNode } | undefined | null;
+  if (tail) {
+    // node-sql-parser reads a select item `$1::int * 2 + 3` as cast($1) with tail {*, 2 + 3},
+    // losing precedence. Rebuild the binary node only when the tail is a single operand.
+    const right = tail.expr;
+    if (right === undefined || (right.type === 'binary_expr' && right.parentheses !== true)) {
+      return unsupported('an operator chain after a parameter cast in a select item; parenthesise it: ($1::type * 2) + 3');
+    }
+    const { tail: _tail, ...castOnly } = node;
+    void _tail;
+    return compileExpression({ type: 'binary_expr', operator: tail.operator, left: castOnly, right }, env);
+  }
+  // `x::a::b` arrives as one cast node with targets [a, b], applied left to right.
+  const targets = node.target as DataTypeNode[] | undefined;
+  if (!Array.isArray(targets) || targets.length === 0) return unsupported('cast without a target type');
+  const inner0 = node.expr as AstNode;
+  if (isNotCall(inner0) && inner0.parentheses !== true) {
+    // `NOT (x)::t` means NOT ((x)::t) in PostgreSQL, but node-sql-parser yields (NOT x)::t.
+    return unsupported('NOT (x)::type without parentheses; write NOT ((x)::type) or (NOT x)::type');
+  }
+  let e = compileExpression(inner0, env);
+  for (const t of targets) {
+    const target = castTargetOf(t);
+    const inner = e;
+    if (!canCast(inner.type, target.type)) sqlFail('42846', `cannot cast type ${TYPE_DISPLAY[inner.type]} to ${TYPE_DISPLAY[target.type]}`);
+    e = { type: target.type, evaluate: (ctx) => castValue(inner.evaluate(ctx), target) };
+    // A cast of a literal is folded at compile time, so bad input fails even when not reached.
+    if (inner.type === 'unknown') e = constant(e.evaluate(COMPILE_TIME_CONTEXT));
+  }
+  return e;
+}
+
+// ---- operators ---------------------------------------------------------------------------
+
+type BinaryOp =
+  | '+'
+  | '-'
+  | '*'
+  | '/'
+  | '%'
+  | '||'
+  | '='
+  | '<>'
+  | '!='
+  | '<'
+  | '<='
+  | '>'
+  | '>='
+  | 'AND'
+  | 'OR'
+  | 'IS'
+  | 'IS NOT'
+  | 'IN'
+  | 'NOT IN'
+  | 'BETWEEN'
+  | 'NOT BETWEEN'
+  | 'LIKE'
+  | 'NOT LIKE'
+  | 'ILIKE'
+  | 'NOT ILIKE'
+  | '->'
+  | '->>';
+
+type BinaryHandler = (op: string, node: AstNode, env: CompileEnv) => CompiledExpr;
+
+const arith: BinaryHandler = (op, node, env) => {
+  const l = compileExpression(node.left as AstNode, env);
+  const r = compileExpression(node.right as AstNode, env);
+  const res = resolveArith(op as ArithOp, l.type, r.type);
+  const lc = coerce(l, res.left);
+  const rc = coerce(r, res.right);
+  return {
+    type: res.result,
+    evaluate(ctx) {
+      const a = lc.evaluate(ctx);
+      const b = rc.evaluate(ctx);
+      if (a.value === null || b.value === null) return { type: res.result, value: null };
+      return applyArith(op as ArithOp, a as NonNullSqlValue, b as NonNullSqlValue, res.result);
+    },
+  };
+};
+
+const COMPARE: Record<string, (c: number) => boolean> = {
+  '=': (c) => c === 0,
+  '<>': (c) => c !== 0,
+  '!=': (c) => c !== 0,
+  '<': (c) => c < 0,
+  '<=': (c) => c <= 0,
+  '>': (c) => c > 0,
+  '>=': (c) => c >= 0,
+};
+
+/** A comparison of two compiled expressions in their common type; NULL if either is NULL. */
+function comparison(op: string, l: CompiledExpr, r: CompiledExpr): CompiledExpr {
+  const t = resolveComparison(op, l.type, r.type);
+  if ((t === 'jsonb' && op !== '=' && op !== '<>' && op !== '!=') || t === 'unknown') {
+    return unsupported(`operator ${op} on ${TYPE_DISPLAY[t]}`);
+  }
+  const lc = coerce(l, t);
+  const rc = coerce(r, t);
+  const test = COMPARE[op]!;
+  return {
+    type: 'boolean',
+    evaluate(ctx) {
+      const a = lc.evaluate(ctx);
+      const b = rc.evaluate(ctx);
+      if (a.value === null || b.value === null) return { type: 'boolean', value: null };
+      return { type: 'boolean', value: test(compareValues(a as NonNullSqlValue, b as NonNullSqlValue)) };
+    },
+  };
+}
+
+const compare: BinaryHandler = (op, node, env) =>
+  comparison(op, compileExpression(node.left as AstNode, env), compileExpression(node.right as AstNode, env));
+
+/** Operands of AND/OR/NOT/CASE WHEN must be boolean (unknown literals are parsed as boolean). */
+function asBoolean(e: CompiledExpr, what: string): CompiledExpr {
+  if (e.type === 'boolean') return e;
+  if (e.type === 'unknown') return coerce(e, 'boolean');
+  return sqlFail('42804', `argument of ${what} must be type boolean, not type ${TYPE_DISPLAY[e.type]}`);
+}
+
+const logical: BinaryHandler = (op, node, env) => {
+  const l = asBoolean(compileExpression(node.left as AstNode, env), op);
+  const r = asBoolean(compileExpression(node.right as AstNode, env), op);
+  const isAnd = op === 'AND';
+  return {
+    type: 'boolean',
+    evaluate(ctx) {
+      // Three-valued logic; the right side is skipped when the left decides (PostgreSQL may
+      // evaluate in either order, so no query may rely on errors being skipped).
+      const a = l.evaluate(ctx).value as boolean | null;
+      if (a === !isAnd) return { type: 'boolean', value: a };
+      const b = r.evaluate(ctx).value as boolean | null;
+      if (b === !isAnd) return { type: 'boolean', value: b };
+      if (a === null || b === null) return { type: 'boolean', value: null };
+      return { type: 'boolean', value: isAnd };
+    },
+  };
+};
+
+const isTest: BinaryHandler = (op, node, env) => {
+  const negated = op === 'IS NOT';
+  const right = node.right as AstNode;
+  const l = compileExpression(node.left as AstNode, env);
+  if (right.type === 'null') {
+    return { type: 'boolean', evaluate: (ctx) => ({ type: 'boolean', value: (l.evaluate(ctx).value === null) !== negated }) };
+  }
+  if (right.type === 'bool') {
+    const want = right.value === true;
+    const lb = asBoolean(l, `IS ${want ? 'TRUE' : 'FALSE'}`);
+    return { type: 'boolean', evaluate: (ctx) => ({ type: 'boolean', value: (lb.evaluate(ctx).value === want) !== negated }) };
+  }
+  return unsupported(`${op} ${right.type}`);
+};
+
+const inList: BinaryHandler = (op, node, env) => {
+  const right = node.right as AstNode;
+  if (right.type !== 'expr_list' || !Array.isArray(right.value)) return unsupported(`${op} with a subquery`);
+  const l = compileExpression(node.left as AstNode, env);
+  const items = (right.value as AstNode[]).map((n) => compileExpression(n, env));
+  // PostgreSQL uses one common type when there is one, else one = operator per element.
+  let tests: CompiledExpr[];
+  try {
+    const t = commonType([l.type, ...items.map((i) => i.type)], 'IN');
+    tests = items.map((i) => comparison('=', coerce(l, t), coerce(i, t)));
+  } catch {
+    tests = items.map((i) => comparison('=', l, i));
+  }
+  const negated = op === 'NOT IN';
+  return {
+    type: 'boolean',
+    evaluate(ctx) {
+      let sawNull = false;
+      for (const test of tests) {
+        const v = test.evaluate(ctx).value;
+        if (v === true) return { type: 'boolean', value: !negated };
+        if (v === null) sawNull = true;
+      }
+      return { type: 'boolean', value: sawNull ? null : negated };
+    },
+  };
+};
+
+const between: BinaryHandler = (op, node, env) => {
+  const right = node.right as AstNode;
+  const bounds = right.value as AstNode[];
+  if (right.type !== 'expr_list' || bounds.length !== 2) return unsupported(`${op} form`);
+  const x = compileExpression(node.left as AstNode, env);
+  const lo = compileExpression(bounds[0]!, env);
+  const hi = compileExpression(bounds[1]!, env);
+  const ge = comparison('>=', x, lo);
+  const le = comparison('<=', x, hi);
+  const negated = op === 'NOT BETWEEN';
+  return {
+    type: 'boolean',
+    evaluate(ctx) {
+      const a = ge.evaluate(ctx).value as boolean | null;
+      const b = le.evaluate(ctx).value as boolean | null;
+      const both = a === false || b === false ? false : a === null || b === null ? null : true;
+      return { type: 'boolean', value: both === null ? null : both !== negated };
+    },
+  };
+};
+
+/** Translates a LIKE pattern to an anchored RegExp. @throws SQL_ERROR 22025 trailing escape */
+export function likeToRegExp(pattern: string, escape: string | null, insensitive: boolean): RegExp {
+  let re = '';
+  const cs = [...pattern];
+  for (let i = 0; i < cs.length; i++) {
+    const c = cs[i]!;
+    if (escape !== null && c === escape) {
+      const next = cs[++i];
+      if (next === undefined) sqlFail('22025', 'LIKE pattern must not end with escape character');
+      re += next.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    } else if (c === '%') re += '.*';
+    else if (c === '_') re += '.';
+    else re += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  }
+  return new RegExp(`^${re}$`, insensitive ? 'isu' : 'su');
+}
+
+const like: BinaryHandler = (op, node, env) => {
+  const right = node.right as AstNode;
+  const insensitive = op.endsWith('ILIKE');
+  const negated = op.startsWith('NOT');
+  const l = compileExpression(node.left as AstNode, env);
+  const r = compileExpression(right, env);
+  for (const e of [l, r]) if (e.type !== 'text' && e.type !== 'unknown') noOperator(insensitive ? '~~*' : '~~', l.type, r.type);
+  let escape: CompiledExpr | null = null;
+  const esc = right.escape as { value?: AstNode } | undefined;
+  if (esc?.value !== undefined) escape = compileExpression(esc.value, env);
+  return {
+    type: 'boolean',
+    evaluate(ctx) {
+      const s = l.evaluate(ctx).value as string | null;
+      const p = r.evaluate(ctx).value as string | null;
+      let e: string | null = '\\';
+      if (escape !== null) {
+        const ev = escape.evaluate(ctx).value as string | null;
+        if (ev === null) return { type: 'boolean', value: null };
+        if ([...ev].length > 1) sqlFail('22025', 'invalid escape string');
+        e = ev === '' ? null : ev;
+      }
+      if (s === null || p === null) return { type: 'boolean', value: null };
+      return { type: 'boolean', value: likeToRegExp(p, e, insensitive).test(s) !== negated };
+    },
+  };
+};
+
+const concatOp: BinaryHandler = (op, node, env) => {
+  const l = compileExpression(node.left as AstNode, env);
+  const r = compileExpression(node.right as AstNode, env);
+  if ((l.type === 'jsonb' && (r.type === 'jsonb' || r.type === 'unknown')) || (r.type === 'jsonb' && l.type === 'unknown')) {
+    const lc = coerce(l, 'jsonb');
+    const rc = coerce(r, 'jsonb');
+    return {
+      type: 'jsonb',
+      evaluate(ctx) {
+        const a = lc.evaluate(ctx).value as Jsonb | null;
+        const b = rc.evaluate(ctx).value as Jsonb | null;
+        if (a === null || b === null) return { type: 'jsonb', value: null };
+        return { type: 'jsonb', value: { json: jsonbConcat(a.json, b.json) } };
+      },
+    };
+  }
+  const textish = (t: SqlTypeName): boolean => t === 'text' || t === 'unknown';
+  if (!textish(l.type) && !textish(r.type)) return noOperator(op, l.type, r.type);
+  if (l.type === 'jsonb' || r.type === 'jsonb') return unsupported('|| between jsonb and text');
+  return {
+    type: 'text',
+    evaluate(ctx) {
+      const a = l.evaluate(ctx);
+      const b = r.evaluate(ctx);
+      if (a.value === null || b.value === null) return { type: 'text', value: null };
+      return { type: 'text', value: toText(a as NonNullSqlValue) + toText(b as NonNullSqlValue) };
+    },
+  };
+};
+
+/** jsonb || jsonb: objects merge (right wins), anything else concatenates as arrays. */
+function jsonbConcat(a: JsonValue, b: JsonValue): JsonValue {
+  const isObj = (v: JsonValue): v is Record<string, JsonValue> => v !== null && typeof v === 'object' && !Array.isArray(v);
+  if (isObj(a) && isObj(b)) return toJsonb({ ...a, ...b });
+  const arr = (v: JsonValue): JsonValue[] => (Array.isArray(v) ? v : [v]);
+  return [...arr(a), ...arr(b)];
+}
+
+const jsonArrow: BinaryHandler = (op, node, env) => {
+  const l = compileExpression(node.left as AstNode, env);
+  const r = compileExpression(node.right as AstNode, env);
+  if (l.type === 'unknown' && r.type === 'unknown') sqlFail('42725', `operator is not unique: unknown ${op} unknown`);
+  if (l.type !== 'jsonb') return noOperator(op, l.type, r.type);
+  const byIndex = r.type === 'int4' || r.type === 'int2';
+  if (!byIndex && r.type !== 'text' && r.type !== 'unknown') return noOperator(op, l.type, r.type);
+  const asText = op === '->>';
+  const type: SqlTypeName = asText ? 'text' : 'jsonb';
+  return {
+    type,
+    evaluate(ctx) {
+      const doc = l.evaluate(ctx).value as Jsonb | null;
+      const k = r.evaluate(ctx).value as string | number | null;
+      if (doc === null || k === null) return { type, value: null };
+      const j = doc.json;
+      let got: JsonValue | undefined;
+      if (typeof k === 'number') {
+        if (Array.isArray(j)) got = j[k < 0 ? j.length + k : k];
+      } else if (j !== null && typeof j === 'object' && !Array.isArray(j)) {
+        got = Object.hasOwn(j, k) ? j[k] : undefined;
+      }
+      if (got === undefined) return { type, value: null };
+      if (!asText) return { type: 'jsonb', value: { json: got } };
+      if (got === null) return { type: 'text', value: null };
+      return { type: 'text', value: typeof got === 'string' ? got : jsonbText(got) };
+    },
+  };
+};
+
+const BINARY: Record<BinaryOp, BinaryHandler> = {
+  '+': arith,
+  '-': arith,
+  '*': arith,
+  '/': arith,
+  '%': arith,
+  '||': concatOp,
+  '=': compare,
+  '<>': compare,
+  '!=': compare,
+  '<': compare,
+  '<=': compare,
+  '>': compare,
+  '>=': compare,
+  AND: logical,
+  OR: logical,
+  IS: isTest,
+  'IS NOT': isTest,
+  IN: inList,
+  'NOT IN': inList,
+  BETWEEN: between,
+  'NOT BETWEEN': between,
+  LIKE: like,
+  'NOT LIKE': like,
+  ILIKE: like,
+  'NOT ILIKE': like,
+  '->': jsonArrow,
+  '->>': jsonArrow,
+};
+
+/** Operators node-sql-parser groups differently from PostgreSQL when mixed with `||`. */
+const MISGROUPED_WITH_CONCAT = new Set(['+', '-', '*', '/', '%', '->', '->>']);
+
+function isBareBinary(n: unknown, ops: Set<string>): boolean {
+  const b = n as AstNode | null;
+  return b !== null && b.type === 'binary_expr' && b.parentheses !== true && ops.has(String(b.operator));
+}
+
+/**
+ * node-sql-parser binds `||` tighter than * and +, and groups `j || k -> 'a'` as j || (k -> 'a');
+ * PostgreSQL puts `||` below + and at the level of -> (left to right). Such mixes without
+ * parentheses are refused rather than evaluated with the wrong grouping.
+ */
+function checkConcatGrouping(op: string, node: AstNode): void {
+  const concat = new Set(['||']);
+  const misgrouped =
+    (op === '||' && (isBareBinary(node.left, MISGROUPED_WITH_CONCAT) || isBareBinary(node.right, MISGROUPED_WITH_CONCAT))) ||
+    (MISGROUPED_WITH_CONCAT.has(op) && (isBareBinary(node.left, concat) || isBareBinary(node.right, concat)));
+  if (misgrouped) unsupported(`mixing || with arithmetic or JSON operators without parentheses (the parser groups them unlike PostgreSQL)`);
+}
+
+function compileBinary(node: AstNode, env: CompileEnv): CompiledExpr {
+  const op = String(node.operator).toUpperCase();
+  checkConcatGrouping(op, node);
+  const handler = (BINARY as Record<string, BinaryHandler | undefined>)[op];
+  if (handler === undefined) return unsupported(`operator ${String(node.operator)}`);
+  return handler(op, node, env);
+}
+
+function compileUnary(node: AstNode, env: CompileEnv): CompiledExpr {
+  const op = String(node.operator).toUpperCase();
+  const e = compileExpression(node.expr as AstNode, env);
+  if (op === 'NOT') {
+    const b = asBoolean(e, 'NOT');
+    return {
+      type: 'boolean',
+      evaluate(ctx) {
+        const v = b.evaluate(ctx).value as boolean | null;
+        return { type: 'boolean', value: v === null ? null : !v };
+      },
+    };
+  }
+  if (op === '-' || op === '+') {
+    if (e.type === 'unknown') sqlFail('42725', `operator is not unique: ${op} unknown`);
+    if (op === '-') {
+      return {
+        type: e.type,
+        evaluate(ctx) {
+          const v = e.evaluate(ctx);
+          return v.value === null ? v : negate(v as NonNullSqlValue);
+        },
+      };
+    }
+    return e;
+  }
+  return unsupported(`unary operator ${String(node.operator)}`);
+}
+
+// ---- CASE and the conditional functions ----------------------------------------------------
+
+function compileCase(node: AstNode, env: CompileEnv): CompiledExpr {
+  const args = node.args as AstNode[];
+  const subject = node.expr ? compileExpression(node.expr as AstNode, env) : null;
+  const whens: { cond: CompiledExpr; result: CompiledExpr }[] = [];
+  let otherwise: CompiledExpr | null = null;
+  for (const a of args) {
+    if (a.type === 'when') {
+      const c = compileExpression(a.cond as AstNode, env);
+      const cond = subject === null ? asBoolean(c, 'CASE/WHEN') : comparison('=', subject, c);
+      whens.push({ cond, result: compileExpression(a.result as AstNode, env) });
+    } else if (a.type === 'else') {
+      otherwise = compileExpression(a.result as AstNode, env);
+    } else {
+      return unsupported(`CASE arm ${a.type}`);
+    }
+  }
+  const type = commonType([...whens.map((w) => w.result.type), ...(otherwise ? [otherwise.type] : [])], 'CASE');
+  const arms = whens.map((w) => ({ cond: w.cond, result: coerce(w.result, type) }));
+  const fallback = otherwise ? coerce(otherwise, type) : null;
+  return {
+    type,
+    evaluate(ctx) {
+      for (const arm of arms) if (arm.cond.evaluate(ctx).value === true) return arm.result.evaluate(ctx);
+      return fallback ? fallback.evaluate(ctx) : { type, value: null };
+    },
+  };
+}
+
+type Conditional = (name: string, args: CompiledExpr[]) => CompiledExpr;
+
+const CONDITIONALS: Record<'coalesce' | 'nullif' | 'greatest' | 'least', Conditional> = {
+  coalesce(name, args) {
+    const type = commonType(args.map((a) => a.type), name.toUpperCase());
+    const cs = args.map((a) => coerce(a, type));
+    return {
+      type,
+      evaluate(ctx) {
+        for (const c of cs) {
+          const v = c.evaluate(ctx);
+          if (v.value !== null) return v;
+        }
+        return { type, value: null };
+      },
+    };
+  },
+  nullif(name, args) {
+    if (args.length !== 2) return unsupported(`${name} with ${args.length} arguments`);
+    const [a, b] = args as [CompiledExpr, CompiledExpr];
+    const eq = comparison('=', a, b);
+    // The result has the type the = operator compared in (NULLIF(3, 1.5) is numeric).
+    const type = a.type === 'unknown' && b.type === 'unknown' ? 'text' : resolveComparison('=', a.type, b.type);
+    const ac = coerce(a, type);
+    return {
+      type,
+      evaluate(ctx) {
+        const v = ac.evaluate(ctx);
+        return eq.evaluate(ctx).value === true ? { type, value: null } : v;
+      },
+    };
+  },
+  greatest: (name, args) => extremum(name, args, 1),
+  least: (name, args) => extremum(name, args, -1),
+};
+
+function extremum(name: string, args: CompiledExpr[], sign: 1 | -1): CompiledExpr {
+  const type = commonType(args.map((a) => a.type), name.toUpperCase());
+  if (type === 'jsonb') return unsupported(`${name} on jsonb`);
+  const cs = args.map((a) => coerce(a, type));
+  return {
+    type,
+    evaluate(ctx) {
+      let best: SqlValue = { type, value: null };
+      for (const c of cs) {
+        const v = c.evaluate(ctx);
+        if (v.value === null) continue;
+        if (best.value === null || compareValues(v as NonNullSqlValue, best as NonNullSqlValue) * sign > 0) best = v;
+      }
+      return best;
+    },
+  };
+}
+
+function isNotCall(n: AstNode): boolean {
+  const parts = (n.name as { name?: { value: unknown }[] } | undefined)?.name;
+  return n.type === 'function' && parts?.length === 1 && String(parts[0]!.value).toUpperCase() === 'NOT';
+}
+
+/** Keyword arguments node-sql-parser leaves in function argument lists. */
+function keywordOf(n: AstNode): string | null {
+  return n.type === 'origin' ? String(n.value).toLowerCase() : null;
+}
+
+function compileFunction(node: AstNode, env: CompileEnv): CompiledExpr {
+  const nameParts = (node.name as { name?: { value: unknown }[] } | undefined)?.name ?? [];
+  if (nameParts.length !== 1) return unsupported('schema-qualified function names');
+  const name = String(nameParts[0]!.value).toLowerCase();
+  if (node.over) return unsupported('window functions');
+  const argList = node.args as { type: string; value: AstNode[] } | undefined;
+  let argNodes = argList?.value ?? [];
+  let trimMode: string | null = null;
+  if (name === 'trim') {
+    // trim([both|leading|trailing] [chars] FROM s) arrives as a flat list with 'origin' keywords.
+    const kws = argNodes.map(keywordOf);
+    if (kws[0] !== null && kws[0] !== undefined && ['both', 'leading', 'trailing'].includes(kws[0])) {
+      trimMode = kws[0];
+      argNodes = argNodes.slice(1);
+    }
+    const fromAt = argNodes.findIndex((n) => keywordOf(n) === 'from');
+    if (fromAt >= 0) argNodes = [...argNodes.slice(fromAt + 1), ...argNodes.slice(0, fromAt)];
+  } else if (name === 'position') {
+    argNodes = argNodes.filter((n) => keywordOf(n) !== 'in');
+  }
+  const stray = argNodes.find((n) => keywordOf(n) !== null);
+  if (stray) return unsupported(`keyword ${String(stray.value)} in ${name}()`);
+  const args = argNodes.map((n) => compileExpression(n, env));
+  if (name === 'not' && args.length === 1) {
+    // node-sql-parser reads `NOT (expr)` as a call of a function named NOT.
+    const b = asBoolean(args[0]!, 'NOT');
+    return {
+      type: 'boolean',
+      evaluate(ctx) {
+        const v = b.evaluate(ctx).value as boolean | null;
+        return { type: 'boolean', value: v === null ? null : !v };
+      },
+    };
+  }
+  const cond = (CONDITIONALS as Record<string, Conditional | undefined>)[name];
+  if (cond) return cond(name, args);
+  const fnName = trimMode === 'leading' ? 'ltrim' : trimMode === 'trailing' ? 'rtrim' : name;
+  const def = FUNCTION_TABLE.get(fnName);
+  if (def === undefined) return sqlFail('42883', `function ${name}(${args.map((a) => TYPE_DISPLAY[a.type]).join(', ')}) does not exist`);
+  return def.compile(name, args);
+}
+
+export type { EvalContext, CompiledExpr, CastTarget };

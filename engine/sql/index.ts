@@ -1,0 +1,26 @@
+// The SQL model. So far: a PostgreSQL-dialect scalar expression evaluator over node-sql-parser
+// ASTs (value model, casts, operators, functions) and `SELECT <expressions>` without FROM.
+export { Decimal } from './decimal.js';
+export {
+  formatDate,
+  formatTimestamp,
+  jsonbText,
+  toText,
+  type Jsonb,
+  type JsonValue,
+  type NonNullSqlValue,
+  type SqlTypeName,
+  type SqlValue,
+} from './sql-types.js';
+export { castValue, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
+export type { CompiledExpr, EvalContext } from './compiled-expr.js';
+export { compileExpression, evaluateExpression, castTargetOf, type AstNode, type CompileEnv } from './expression-eval.js';
+export { paramsFromJson } from './sql-params.js';
+export {
+  evaluateSelectExpressions,
+  parseSql,
+  toJsValue,
+  type ColumnInfo,
+  type SelectExpressionsResult,
+  type SelectOptions,
+} from './select-expressions.js';

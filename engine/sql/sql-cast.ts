@@ -1,0 +1,260 @@
+import { Decimal } from './decimal.js';
+import {
+  INT_RANGES,
+  NUMERIC_RANK,
+  jsonbText,
+  makeInt,
+  sqlFail,
+  toJsonb,
+  toText,
+  type NonNullSqlValue,
+  type SqlTypeName,
+  type SqlValue,
+} from './sql-types.js';
+
+/** A resolved cast target: the type plus the modifiers PostgreSQL applies on assignment. */
+export interface CastTarget {
+  type: SqlTypeName;
+  /** varchar(n): explicit casts truncate to n characters. */
+  maxLength?: number;
+  /** numeric(p, s): rounds to s, then checks p. */
+  precision?: number;
+  scale?: number;
+}
+
+export const TYPE_DISPLAY: Record<SqlTypeName, string> = {
+  unknown: 'unknown',
+  boolean: 'boolean',
+  int2: 'smallint',
+  int4: 'integer',
+  int8: 'bigint',
+  numeric: 'numeric',
+  float8: 'double precision',
+  text: 'text',
+  date: 'date',
+  timestamp: 'timestamp without time zone',
+  timestamptz: 'timestamp with time zone',
+  jsonb: 'jsonb',
+  bytea: 'bytea',
+};
+
+const MICROS_PER_DAY = 86_400_000_000n;
+
+/**
+ * Casts a value, as PostgreSQL's explicit CAST / `::` does.
+ * @throws SQL_ERROR 22P02 / 22007 / 22008 bad input text, 22003 out of range, 42846 no such cast
+ */
+export function castValue(v: SqlValue, target: CastTarget): SqlValue {
+  if (v.value === null) return { type: target.type, value: null };
+  const out = castNonNull(v, target.type);
+  return applyModifiers(out, target);
+}
+
+function applyModifiers(v: SqlValue, t: CastTarget): SqlValue {
+  if (v.value === null) return v;
+  if (v.type === 'text' && t.maxLength !== undefined) {
+    const chars = [...v.value];
+    if (chars.length > t.maxLength) return { type: 'text', value: chars.slice(0, t.maxLength).join('') };
+  }
+  if (v.type === 'numeric' && t.scale !== undefined) {
+    const r = v.value.round(t.scale);
+    if (t.precision !== undefined) {
+      const intDigits = r.abs().trunc(0).unscaled.toString().replace(/^0$/, '').length;
+      if (intDigits > t.precision - t.scale) sqlFail('22003', 'numeric field overflow');
+    }
+    return { type: 'numeric', value: r };
+  }
+  return v;
+}
+
+/** True when a cast from -> to exists (explicitly). */
+export function canCast(from: SqlTypeName, to: SqlTypeName): boolean {
+  if (from === to || from === 'unknown' || from === 'text' || to === 'text') return true;
+  if (NUMERIC_RANK[from] !== undefined && NUMERIC_RANK[to] !== undefined) return true;
+  if ((from === 'int4' && to === 'boolean') || (from === 'boolean' && to === 'int4')) return true;
+  const time = ['date', 'timestamp', 'timestamptz'];
+  if (time.includes(from) && time.includes(to)) return true;
+  if (from === 'jsonb' && ['boolean', 'int2', 'int4', 'int8', 'numeric', 'float8'].includes(to)) return true;
+  return false;
+}
+
+function noCast(from: SqlTypeName, to: SqlTypeName): never {
+  return sqlFail('42846', `cannot cast type ${TYPE_DISPLAY[from]} to ${TYPE_DISPLAY[to]}`);
+}
+
+function castNonNull(v: NonNullSqlValue, to: SqlTypeName): SqlValue {
+  if (v.type === to) return v;
+  if (v.type === 'unknown' || v.type === 'text') return parseText(v.value, to);
+  if (to === 'text') return { type: 'text', value: toText(v) };
+  if (to === 'unknown') return noCast(v.type, to);
+  switch (v.type) {
+    case 'int2':
+    case 'int4':
+    case 'int8':
+      if (to === 'int2' || to === 'int4' || to === 'int8') return makeInt(to, BigInt(v.value));
+      if (to === 'numeric') return { type: 'numeric', value: Decimal.fromBigInt(BigInt(v.value)) };
+      if (to === 'float8') return { type: 'float8', value: Number(v.value) };
+      if (to === 'boolean' && v.type === 'int4') return { type: 'boolean', value: v.value !== 0 };
+      return noCast(v.type, to);
+    case 'numeric':
+      if (to === 'int2' || to === 'int4' || to === 'int8') return makeInt(to, v.value.round(0).unscaled);
+      if (to === 'float8') return { type: 'float8', value: v.value.toNumber() };
+      return noCast(v.type, to);
+    case 'float8':
+      if (to === 'int2' || to === 'int4' || to === 'int8') {
+        if (!Number.isFinite(v.value)) sqlFail('22003', `${to === 'int2' ? 'smallint' : to === 'int4' ? 'integer' : 'bigint'} out of range`);
+        return makeInt(to, BigInt(roundHalfEven(v.value)));
+      }
+      if (to === 'numeric') return { type: 'numeric', value: Decimal.fromNumber(v.value) };
+      return noCast(v.type, to);
+    case 'boolean':
+      if (to === 'int4') return { type: 'int4', value: v.value ? 1 : 0 };
+      return noCast(v.type, to);
+    case 'date':
+      if (to === 'timestamp' || to === 'timestamptz') return { type: to, value: BigInt(v.value) * MICROS_PER_DAY };
+      return noCast(v.type, to);
+    case 'timestamp':
+    case 'timestamptz':
+      if (to === 'timestamp' || to === 'timestamptz') return { type: to, value: v.value };
+      if (to === 'date') return { type: 'date', value: Number(floorDiv(v.value, MICROS_PER_DAY)) };
+      return noCast(v.type, to);
+    case 'jsonb':
+      return castJsonb(v.value.json, to);
+    case 'bytea':
+      return noCast(v.type, to);
+    default:
+      // unknown/text were parsed above; TypeScript does not narrow a union-typed discriminant here.
+      return noCast(v.type, to);
+  }
+}
+
+function castJsonb(j: unknown, to: SqlTypeName): SqlValue {
+  const kind = j === null ? 'null' : Array.isArray(j) ? 'array' : typeof j === 'object' ? 'object' : typeof j;
+  const display = TYPE_DISPLAY[to];
+  if (to === 'boolean') {
+    if (typeof j === 'boolean') return { type: 'boolean', value: j };
+    return sqlFail('22023', `cannot cast jsonb ${kind} to type ${display}`);
+  }
+  if (typeof j !== 'number') return sqlFail('22023', `cannot cast jsonb ${kind} to type ${display}`);
+  return castNonNull({ type: 'numeric', value: Decimal.fromNumber(j) }, to);
+}
+
+function floorDiv(a: bigint, b: bigint): bigint {
+  const q = a / b;
+  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
+}
+
+/** rint(): float -> integer casts round half to even in PostgreSQL. */
+export function roundHalfEven(x: number): number {
+  const r = Math.round(x);
+  return Math.abs(x % 1) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+const BOOL_WORDS: [string, boolean][] = [
+  ['true', true],
+  ['false', false],
+  ['yes', true],
+  ['no', false],
+  ['on', true],
+  ['off', false],
+  ['1', true],
+  ['0', false],
+];
+
+/** Parses a text value into a type, as PostgreSQL's input functions. */
+export function parseText(raw: string, to: SqlTypeName): SqlValue {
+  const s = raw.trim();
+  switch (to) {
+    case 'unknown':
+    case 'text':
+      return { type: to, value: raw };
+    case 'boolean': {
+      const l = s.toLowerCase();
+      // Unique prefixes are accepted ('t', 'fa', 'y'); 'o' alone is ambiguous.
+      const hit = l.length === 0 ? undefined : BOOL_WORDS.filter(([w]) => w.startsWith(l) && (l.length > 1 || !['o'].includes(l)));
+      if (hit && hit.length > 0 && hit.every(([, b]) => b === hit[0]![1])) return { type: 'boolean', value: hit[0]![1] };
+      return sqlFail('22P02', `invalid input syntax for type boolean: "${raw}"`);
+    }
+    case 'int2':
+    case 'int4':
+    case 'int8': {
+      if (!/^[+-]?\d+$/.test(s)) sqlFail('22P02', `invalid input syntax for type ${TYPE_DISPLAY[to]}: "${raw}"`);
+      const b = BigInt(s);
+      const [lo, hi] = INT_RANGES[to];
+      if (b < lo || b > hi) sqlFail('22003', `value "${raw}" is out of range for type ${TYPE_DISPLAY[to]}`);
+      return makeInt(to, b);
+    }
+    case 'numeric': {
+      const d = Decimal.parse(s);
+      if (d === null) return sqlFail('22P02', `invalid input syntax for type numeric: "${raw}"`);
+      return { type: 'numeric', value: d };
+    }
+    case 'float8': {
+      const l = s.toLowerCase();
+      const special: Record<string, number> = { nan: NaN, infinity: Infinity, '+infinity': Infinity, '-infinity': -Infinity, inf: Infinity, '+inf': Infinity, '-inf': -Infinity };
+      if (l in special) return { type: 'float8', value: special[l]! };
+      if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s)) sqlFail('22P02', `invalid input syntax for type double precision: "${raw}"`);
+      const n = Number(s);
+      if (!Number.isFinite(n)) sqlFail('22003', `"${raw}" is out of range for type double precision`);
+      return { type: 'float8', value: n };
+    }
+    case 'date': {
+      const m = /^(\d{4})-(\d{1,2})-(\d{1,2})$/.exec(s);
+      if (!m) return sqlFail('22007', `invalid input syntax for type date: "${raw}"`);
+      return { type: 'date', value: Number(civilDays(raw, Number(m[1]), Number(m[2]), Number(m[3]))) };
+    }
+    case 'timestamp':
+    case 'timestamptz': {
+      const m = /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i.exec(s);
+      if (!m) return sqlFail('22007', `invalid input syntax for type ${TYPE_DISPLAY[to]}: "${raw}"`);
+      const days = civilDays(raw, Number(m[1]), Number(m[2]), Number(m[3]));
+      const h = Number(m[4] ?? 0);
+      const mi = Number(m[5] ?? 0);
+      const sec = Number(m[6] ?? 0);
+      if (h > 24 || mi > 59 || sec > 60 || (h === 24 && (mi > 0 || sec > 0))) sqlFail('22008', `date/time field value out of range: "${raw}"`);
+      let micros = days * MICROS_PER_DAY + BigInt(h * 3600 + mi * 60 + sec) * 1_000_000n + BigInt((m[7] ?? '').padEnd(6, '0') || '0');
+      const zone = m[8];
+      if (zone !== undefined && to === 'timestamptz' && zone.toUpperCase() !== 'Z') {
+        const sign = zone.startsWith('-') ? -1n : 1n;
+        const digits = zone.slice(1).replace(':', '');
+        const offMin = BigInt(Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || 0));
+        micros -= sign * offMin * 60_000_000n;
+      }
+      return { type: to, value: micros };
+    }
+    case 'jsonb': {
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(raw);
+      } catch {
+        return sqlFail('22P02', 'invalid input syntax for type json');
+      }
+      return { type: 'jsonb', value: { json: toJsonb(parsed) } };
+    }
+    case 'bytea': {
+      if (raw.startsWith('\\x')) {
+        const hex = raw.slice(2);
+        if (!/^([0-9a-fA-F]{2})*$/.test(hex)) sqlFail('22023', 'invalid hexadecimal digit');
+        return { type: 'bytea', value: Buffer.from(hex, 'hex') };
+      }
+      if (raw.includes('\\')) sqlFail('0A000', 'unsupported: bytea escape format input');
+      return { type: 'bytea', value: Buffer.from(raw, 'utf8') };
+    }
+    default: {
+      const never: never = to;
+      return never;
+    }
+  }
+}
+
+/** Days since 1970-01-01 for a proleptic Gregorian date. @throws SQL_ERROR 22008 bad day/month */
+function civilDays(raw: string, y: number, mo: number, d: number): bigint {
+  const dt = new Date(Date.UTC(2000, mo - 1, d));
+  dt.setUTCFullYear(y);
+  if (mo < 1 || mo > 12 || d < 1 || dt.getUTCMonth() !== mo - 1 || dt.getUTCDate() !== d) {
+    sqlFail('22008', `date/time field value out of range: "${raw}"`);
+  }
+  return BigInt(Math.round(dt.getTime() / 86_400_000));
+}
+
+export { jsonbText };

@@ -1,0 +1,197 @@
+import { fail } from '../errors.js';
+import { Decimal } from './decimal.js';
+
+/**
+ * The SQL value model. Every value carries its PostgreSQL type name; SQL NULL is `value: null`
+ * with whatever type the expression has (a bare NULL literal is `unknown`).
+ *
+ * Representation per type:
+ *  - boolean: boolean; int2/int4: number; int8: bigint (always, so overflow checks are exact)
+ *  - numeric: Decimal (exact); float8: number
+ *  - text / unknown (an untyped string literal): string
+ *  - date: days since 1970-01-01 (number); timestamp / timestamptz: microseconds since the
+ *    epoch (bigint), timestamptz in UTC (the session time zone is always UTC here)
+ *  - jsonb: { json: parsed JSON } (boxed: JSON null is not SQL NULL); bytea: Buffer
+ */
+export type SqlTypeName =
+  | 'unknown'
+  | 'boolean'
+  | 'int2'
+  | 'int4'
+  | 'int8'
+  | 'numeric'
+  | 'float8'
+  | 'text'
+  | 'date'
+  | 'timestamp'
+  | 'timestamptz'
+  | 'jsonb'
+  | 'bytea';
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
+
+/** A jsonb datum; boxed so that the JSON `null` document is distinct from SQL NULL. */
+export interface Jsonb {
+  readonly json: JsonValue;
+}
+
+export type SqlValue =
+  | { type: SqlTypeName; value: null }
+  | { type: 'unknown' | 'text'; value: string }
+  | { type: 'boolean'; value: boolean }
+  | { type: 'int2' | 'int4'; value: number }
+  | { type: 'int8'; value: bigint }
+  | { type: 'numeric'; value: Decimal }
+  | { type: 'float8'; value: number }
+  | { type: 'date'; value: number }
+  | { type: 'timestamp' | 'timestamptz'; value: bigint }
+  | { type: 'jsonb'; value: Jsonb }
+  | { type: 'bytea'; value: Buffer };
+
+export type NonNullSqlValue = Exclude<SqlValue, { value: null }>;
+
+export const INT_RANGES = {
+  int2: [-32768n, 32767n],
+  int4: [-2147483648n, 2147483647n],
+  int8: [-9223372036854775808n, 9223372036854775807n],
+} as const;
+
+/** The numeric types in PostgreSQL's implicit promotion order. */
+export const NUMERIC_RANK: Partial<Record<SqlTypeName, number>> = { int2: 0, int4: 1, int8: 2, numeric: 3, float8: 4 };
+
+export function sqlNull(type: SqlTypeName = 'unknown'): SqlValue {
+  return { type, value: null };
+}
+
+export function isNull(v: SqlValue): v is { type: SqlTypeName; value: null } {
+  return v.value === null;
+}
+
+/** Raises a SQL_ERROR with the given SQLSTATE; the one way this module reports SQL errors. */
+export function sqlFail(sqlstate: string, message: string): never {
+  return fail('SQL_ERROR', message, { sqlstate });
+}
+
+/** An integer of the given type, checked against its range. @throws SQL_ERROR 22003 */
+export function makeInt(type: 'int2' | 'int4' | 'int8', v: bigint): SqlValue {
+  const [lo, hi] = INT_RANGES[type];
+  if (v < lo || v > hi) {
+    sqlFail('22003', type === 'int2' ? 'smallint out of range' : type === 'int4' ? 'integer out of range' : 'bigint out of range');
+  }
+  return type === 'int8' ? { type, value: v } : { type, value: Number(v) };
+}
+
+/**
+ * The type of a numeric literal as PostgreSQL infers it: integers that fit int4 are integer,
+ * then bigint, anything else (fraction, exponent, too big) is numeric.
+ */
+export function numericLiteral(text: string): SqlValue {
+  if (/^-?\d+$/.test(text)) {
+    const b = BigInt(text);
+    if (b >= INT_RANGES.int4[0] && b <= INT_RANGES.int4[1]) return { type: 'int4', value: Number(b) };
+    if (b >= INT_RANGES.int8[0] && b <= INT_RANGES.int8[1]) return { type: 'int8', value: b };
+  }
+  const d = Decimal.parse(text);
+  if (d === null) sqlFail('22P02', `invalid input syntax for type numeric: "${text}"`);
+  return { type: 'numeric', value: d };
+}
+
+/** Days since epoch -> 'YYYY-MM-DD'. */
+export function formatDate(days: number): string {
+  return new Date(days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** Microseconds since epoch -> 'YYYY-MM-DD HH:MM:SS[.ffffff]' (PostgreSQL's text form, UTC). */
+export function formatTimestamp(micros: bigint, tz: boolean): string {
+  const ms = micros / 1000n - (micros % 1000n < 0n ? 1n : 0n);
+  const frac = ((micros % 1_000_000n) + 1_000_000n) % 1_000_000n;
+  const iso = new Date(Number(ms)).toISOString();
+  let out = `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
+  if (frac !== 0n) out += `.${frac.toString().padStart(6, '0').replace(/0+$/, '')}`;
+  return tz ? `${out}+00` : out;
+}
+
+/** Text form of a value, as PostgreSQL's output function (used by ::text and ||). */
+export function toText(v: NonNullSqlValue): string {
+  switch (v.type) {
+    case 'unknown':
+    case 'text':
+      return v.value;
+    case 'boolean':
+      return v.value ? 'true' : 'false';
+    case 'int2':
+    case 'int4':
+    case 'int8':
+      return v.value.toString();
+    case 'numeric':
+      return v.value.toString();
+    case 'float8':
+      return formatFloat(v.value);
+    case 'date':
+      return formatDate(v.value);
+    case 'timestamp':
+      return formatTimestamp(v.value, false);
+    case 'timestamptz':
+      return formatTimestamp(v.value, true);
+    case 'jsonb':
+      return jsonbText(v.value.json);
+    case 'bytea':
+      return `\\x${v.value.toString('hex')}`;
+    default: {
+      const never: never = v;
+      return never;
+    }
+  }
+}
+
+/** float8 output: shortest round-trip digits, PostgreSQL spellings of the specials. */
+export function formatFloat(n: number): string {
+  if (Number.isNaN(n)) return 'NaN';
+  if (n === Infinity) return 'Infinity';
+  if (n === -Infinity) return '-Infinity';
+  if (Object.is(n, -0)) return '-0';
+  const abs = Math.abs(n);
+  if (abs !== 0 && (abs >= 1e15 || abs < 1e-4)) {
+    // PostgreSQL switches to exponent form like printf %g with shortest digits: 1e+15, 1e-05.
+    const [m, e = '0'] = n.toExponential().split('e');
+    const exp = Number(e);
+    return `${m}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+  }
+  return String(n);
+}
+
+/** jsonb text form: keys sorted by (length, bytes), ", " and ": " separators, as PostgreSQL prints. */
+export function jsonbText(v: JsonValue): string {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return `[${v.map(jsonbText).join(', ')}]`;
+  if (typeof v === 'object') {
+    const keys = sortJsonbKeys(Object.keys(v));
+    return `{${keys.map((k) => `${JSON.stringify(k)}: ${jsonbText(v[k] as JsonValue)}`).join(', ')}}`;
+  }
+  return JSON.stringify(v);
+}
+
+/** jsonb stores object keys shorter-first, then bytewise. */
+export function sortJsonbKeys(keys: string[]): string[] {
+  return [...keys].sort((a, b) => {
+    const la = Buffer.byteLength(a);
+    const lb = Buffer.byteLength(b);
+    if (la !== lb) return la - lb;
+    return Buffer.compare(Buffer.from(a), Buffer.from(b));
+  });
+}
+
+/** Normalises a parsed JSON value to jsonb's canonical form (sorted keys, last duplicate wins). */
+export function toJsonb(v: unknown): JsonValue {
+  if (v === null || typeof v === 'boolean' || typeof v === 'string') return v;
+  if (typeof v === 'number') return v;
+  if (Array.isArray(v)) return v.map(toJsonb);
+  if (typeof v === 'object') {
+    const out: Record<string, JsonValue> = {};
+    for (const k of sortJsonbKeys(Object.keys(v as object))) out[k] = toJsonb((v as Record<string, unknown>)[k]);
+    return out;
+  }
+  return sqlFail('22P02', 'invalid input syntax for type json');
+}
+
+export { Decimal };

@@ -1,0 +1,49 @@
+import { castValue, TYPE_DISPLAY } from './sql-cast.js';
+import { constant, type CompiledExpr } from './compiled-expr.js';
+import { NUMERIC_RANK, sqlFail, type SqlTypeName } from './sql-types.js';
+
+const TIME_RANK: Partial<Record<SqlTypeName, number>> = { date: 0, timestamp: 1, timestamptz: 2 };
+
+/**
+ * PostgreSQL's select_common_type for CASE, COALESCE, GREATEST, IN lists: unknowns take the
+ * others' type (text when all unknown); numbers promote; times promote.
+ * @throws SQL_ERROR 42804 when the types cannot be matched
+ */
+export function commonType(types: SqlTypeName[], context: string): SqlTypeName {
+  const known = types.filter((t) => t !== 'unknown');
+  if (known.length === 0) return 'text';
+  let result = known[0]!;
+  for (const t of known.slice(1)) {
+    if (t === result) continue;
+    const nr = NUMERIC_RANK[result];
+    const nt = NUMERIC_RANK[t];
+    const tr = TIME_RANK[result];
+    const tt = TIME_RANK[t];
+    if (nr !== undefined && nt !== undefined) result = nt > nr ? t : result;
+    else if (tr !== undefined && tt !== undefined) result = tt > tr ? t : result;
+    else sqlFail('42804', `${context} types ${TYPE_DISPLAY[result]} and ${TYPE_DISPLAY[t]} cannot be matched`);
+  }
+  return result;
+}
+
+/** Implicit coercion: unknown literals take any type; numbers and times promote. */
+export function canCoerce(from: SqlTypeName, to: SqlTypeName): boolean {
+  if (from === to || from === 'unknown') return true;
+  const nf = NUMERIC_RANK[from];
+  const nt = NUMERIC_RANK[to];
+  if (nf !== undefined && nt !== undefined) return nt >= nf;
+  const tf = TIME_RANK[from];
+  const tt = TIME_RANK[to];
+  if (tf !== undefined && tt !== undefined) return tt >= tf;
+  return false;
+}
+
+/** Wraps `e` so it yields `type`. @throws SQL_ERROR 42804 when no implicit coercion exists */
+export function coerce(e: CompiledExpr, type: SqlTypeName): CompiledExpr {
+  if (e.type === type) return e;
+  if (!canCoerce(e.type, type)) sqlFail('42804', `cannot coerce ${TYPE_DISPLAY[e.type]} to ${TYPE_DISPLAY[type]}`);
+  // Unknown-typed expressions are literals or parameters: PostgreSQL converts them while
+  // parsing, so bad input fails even in a branch that is never taken.
+  if (e.type === 'unknown') return constant(castValue(e.evaluate({ statementTime: 0n }), { type }));
+  return { type, evaluate: (ctx) => castValue(e.evaluate(ctx), { type }) };
+}
