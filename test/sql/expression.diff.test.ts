@@ -6,6 +6,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateSelectExpressions, type DiffOutcome } from './diff-support.js';
+import { seededRandom } from '../helpers/random.js';
 
 const PG_TYPE_NAMES: Record<number, string> = {
   16: 'boolean',
@@ -217,21 +218,10 @@ function same(a: Outcome, b: Outcome): boolean {
 
 // ---- seeded random expressions (small, typed) --------------------------------------------
 
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 type GenType = 'int' | 'num' | 'float' | 'text' | 'bool' | 'date';
 
 function generator(seed: number): (t: GenType, depth: number) => string {
-  const rnd = mulberry32(seed);
+  const rnd = seededRandom(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
   const gen = (t: GenType, depth: number): string => {
     const leaf = depth <= 0 || rnd() < 0.3;
