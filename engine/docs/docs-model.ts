@@ -544,12 +544,12 @@ export function docsInsert(store: TenantStore, collection: unknown, documents: r
 // ---- Updates and deletes -------------------------------------------------------------------------
 
 /** Candidate primary keys of a filter, on a snapshot, a chunk at a time. */
-async function* candidateKeys(store: TenantStore, name: string, filter: CompiledFilter, sort: CompiledSort): AsyncGenerator<Buffer[]> {
+async function* candidateKeys(store: TenantStore, name: string, filter: CompiledFilter): AsyncGenerator<Buffer[]> {
   const info = readCollection(store, name);
   if (info === undefined) return;
   const snapshot = store.snapshot(treesOf(info));
   try {
-    const plan = planQuery(info, filter.ast, sort.keys);
+    const plan = planQuery(info, filter.ast, []);
     for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 })) {
       const keys: Buffer[] = [];
       for (const c of chunk) if (filter.test(c.doc)) keys.push(idKey(idOf(c.doc)));
@@ -583,8 +583,7 @@ export async function docsUpdate(store: TenantStore, collection: unknown, filter
   const outcome: UpdateOutcome = { matchedCount: 0, modifiedCount: 0 };
   const writes: Array<Promise<unknown>> = [];
   const now = new Date();
-  const noSort = compileSort({});
-  for await (const keys of candidateKeys(store, name, filter, noSort)) {
+  for await (const keys of candidateKeys(store, name, filter)) {
     // One turn: re-read, re-test, change, write.
     const info = readCollection(store, name);
     if (info === undefined) break; // dropped meanwhile
@@ -638,7 +637,7 @@ export async function docsDelete(store: TenantStore, collection: unknown, filter
   const filter = compileFilter(filterSpec);
   let deletedCount = 0;
   const writes: Array<Promise<unknown>> = [];
-  for await (const keys of candidateKeys(store, name, filter, compileSort({}))) {
+  for await (const keys of candidateKeys(store, name, filter)) {
     const info = readCollection(store, name);
     if (info === undefined) break;
     const tree = docsTree(info);

@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PageCache, type TreeNode } from '../../engine/storage/index.js';
-import { isTetraError } from '../../engine/errors.js';
 import { TenantStore, type BatchOp, type Snapshot } from '../../engine/tenant/index.js';
 import { randomBytes, randomInt, seededRandom } from '../helpers/random.js';
 import { SortedModel } from '../helpers/sorted-model.js';
