@@ -15,6 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import type { EngineName } from './lib/engines.js';
+import { engineVersion } from './lib/report.js';
 import type { Row, Task } from './storage-worker.js';
 
 const MiB = 2 ** 20;
@@ -287,25 +288,13 @@ function machine(dir: string): string {
   } catch {
     // df missing: leave unknown
   }
-  let engineVersion = 'unknown (not a git checkout)';
-  try {
-    const repo = fileURLToPath(new URL('..', import.meta.url));
-    const head = execFileSync('git', ['-C', repo, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['-C', repo, 'status', '--porcelain', '--', 'engine'], { encoding: 'utf8' })
-      .split('\n')
-      .filter((l) => l.trim() !== '')
-      .map((l) => l.slice(3));
-    engineVersion = `commit ${head}${dirty.length > 0 ? ` plus uncommitted changes to ${dirty.join(', ')}` : ''}`;
-  } catch {
-    // no git: leave unknown
-  }
   const db = new Database(':memory:');
   const sqlite = (db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
   db.close();
   return [
     `- CPU: ${cpus()[0]?.model ?? 'unknown'}, ${cpus().length} cores; RAM ${(totalmem() / 2 ** 30).toFixed(0)} GiB; Linux ${release()}`,
     `- Disk: ${fs} (temp dir ${tmpdir()})`,
-    `- tetradb engine: ${engineVersion}`,
+    `- tetradb engine: ${engineVersion()}`,
     `- Node ${process.version}; better-sqlite3 ${version('better-sqlite3')} (SQLite ${sqlite}); classic-level ${version('classic-level')}; benchmark ${version('benchmark')}`,
   ].join('\n');
 }

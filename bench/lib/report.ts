@@ -98,7 +98,7 @@ export function machineLine(): string {
 }
 
 /** The commit the engine was built from, and any engine files changed since (uncommitted work). */
-function engineVersion(): string {
+export function engineVersion(): string {
   try {
     const repo = fileURLToPath(new URL('../..', import.meta.url));
     const head = execFileSync('git', ['-C', repo, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
