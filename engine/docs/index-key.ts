@@ -157,9 +157,10 @@ export function documentKeys(doc: Doc, fields: readonly IndexField[]): DocumentK
   let arrays = 0;
   const perField: Component[][] = [];
   for (const field of fields) {
-    const values = collectValues(doc, parsePath(field.path), 'traverse-omit-array');
-    const raw = collectValues(doc, parsePath(field.path), 'no-traversal');
-    const isArray = raw.some((v) => Array.isArray(v)) || pathCrossesArray(doc, parsePath(field.path), 0);
+    const parts = parsePath(field.path);
+    const values = collectValues(doc, parts, 'traverse-omit-array');
+    const raw = collectValues(doc, parts, 'no-traversal');
+    const isArray = raw.some((v) => Array.isArray(v)) || pathCrossesArray(doc, parts, 0);
     if (isArray || values.length > 1) {
       multikey = true;
       arrays++;
