@@ -16,6 +16,7 @@ import { keyRoutes, signupRoute } from './routes/auth-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
 import { kvRoutes } from './routes/kv-routes.js';
 import { mqlRoutes } from './routes/mql-routes.js';
+import { sqlRoutes } from './routes/sql-routes.js';
 import { bearer, errorSchema } from './schemas.js';
 import type { TetraContext } from './tetra-context.js';
 
@@ -154,6 +155,7 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     healthRoutes(authed);
     kvRoutes(authed);
     mqlRoutes(authed);
+    sqlRoutes(authed);
     authed.get(
       '/api/openapi.json',
       { schema: { summary: 'This document', tags: ['meta'], security: bearer, hide: true } },

@@ -26,6 +26,12 @@ export interface ServerConfig {
   logFormat: LogFormat;
   /** Requests slower than this many milliseconds are logged at warn; 0 disables. */
   slowRequestMs: number;
+  /** A SQL statement running longer than this is cancelled (0: no limit). */
+  sqlTimeLimitMs: number;
+  /** A SQL result with more rows than this fails, asking for a LIMIT. */
+  sqlMaxRows: number;
+  /** Memory a SQL sort, hash join, GROUP BY or DISTINCT may hold. */
+  sqlWorkBytes: number;
   /** Reserved for the document and vector models (accepted and reported, not used yet). */
   mongodbUri: string | undefined;
   embeddingModelDir: string;
@@ -59,6 +65,9 @@ export const SETTINGS: Record<keyof ServerConfig, Setting> = {
   logLevel: { env: 'TETRA_LOG_LEVEL', flag: 'log-level', kind: 'log', default: 'info' },
   logFormat: { env: 'TETRA_LOG_FORMAT', flag: 'log-format', kind: 'log-format', default: 'auto' },
   slowRequestMs: { env: 'TETRA_SLOW_REQUEST_MS', flag: 'slow-request-ms', kind: 'int', default: '1000', min: 0, max: 3_600_000 },
+  sqlTimeLimitMs: { env: 'TETRA_SQL_TIME_LIMIT_MS', flag: 'sql-time-limit-ms', kind: 'int', default: '30000', min: 0, max: 24 * 3_600_000 },
+  sqlMaxRows: { env: 'TETRA_SQL_MAX_ROWS', flag: 'sql-max-rows', kind: 'int', default: '100000', min: 1, max: 100_000_000 },
+  sqlWorkBytes: { env: 'TETRA_SQL_WORK_BYTES', flag: 'sql-work-bytes', kind: 'int', default: String(64 * 1024 * 1024), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
   mongodbUri: { env: 'TETRA_MONGODB_URI', flag: 'mongodb-uri', kind: 'string', default: undefined },
   embeddingModelDir: { env: 'TETRA_EMBEDDING_MODEL_DIR', flag: 'embedding-model-dir', kind: 'string', default: './models/all-MiniLM-L6-v2' },
 };

@@ -4,6 +4,14 @@ import type { SqlTypeName, SqlValue } from './sql-types.js';
 export interface EvalContext {
   /** Statement start time in microseconds since the epoch (now(), current_timestamp). */
   readonly statementTime: bigint;
+  /** Bound parameters ($1 is params[0]) when the expression was compiled with parameter slots. */
+  params?: readonly SqlValue[];
+  /** The current row of the operator evaluating the expression (column references read it). */
+  row?: SqlValue[];
+  /** Rows of enclosing queries, innermost last (correlated subqueries read them). */
+  outer?: SqlValue[][];
+  /** Executor state for subqueries (opaque here). */
+  exec?: unknown;
 }
 
 /** An expression compiled once (types resolved) and evaluated many times. */
@@ -11,6 +19,8 @@ export interface CompiledExpr {
   /** The PostgreSQL type of the result, known before evaluation (as PostgreSQL's parser). */
   readonly type: SqlTypeName;
   evaluate(ctx: EvalContext): SqlValue;
+  /** Set on a bound parameter read at run time: its value is only known when evaluated. */
+  readonly param?: number;
 }
 
 /** A compiled constant (literals, bound parameters). */

@@ -153,6 +153,12 @@ export function decimalSqrt(x: Decimal): Decimal {
   const { weight } = nbaseWeight(x);
   const sweight = Math.trunc(((weight + 1) * 4) / 2) - 1;
   const rscale = Math.min(Math.max(16 - sweight, x.scale, 0), 1000);
+  return decimalSqrtToScale(x, rscale);
+}
+
+/** Square root of a non-negative decimal rounded (half up) to `rscale` digits, as PostgreSQL's sqrt_var. */
+export function decimalSqrtToScale(x: Decimal, rscale: number): Decimal {
+  if (x.sign() < 0) fail('SQL_ERROR', 'cannot take square root of a negative number', { sqlstate: '2201F' });
   // floor(sqrt(x) * 10^(rscale+1)) exactly, then round the last digit half up.
   const shift = 2 * (rscale + 1) - x.scale;
   const radicand = shift >= 0 ? x.unscaled * 10n ** BigInt(shift) : x.unscaled / 10n ** BigInt(-shift);

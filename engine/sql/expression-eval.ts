@@ -28,6 +28,16 @@ export interface AstNode {
 /** What compilation needs besides the AST: the bound parameters ($1 is params[0]). */
 export interface CompileEnv {
   readonly params: readonly SqlValue[];
+  /**
+   * With parameter slots, $n compiles to a read of ctx.params at run time (typed as params[n-1]
+   * is now), so a cached plan runs again with other values of the same types.
+   */
+  readonly paramSlots?: boolean;
+  /**
+   * Consulted first for every node: the executor resolves column references, aggregates,
+   * window functions, subqueries and GROUP BY expressions here. Undefined = not handled.
+   */
+  readonly resolve?: (node: AstNode, env: CompileEnv) => CompiledExpr | undefined;
 }
 
 /** Context for folding literal casts while compiling (they never read the clock). */
@@ -90,6 +100,10 @@ export function unsupported(what: string): never {
  * @throws SQL_ERROR with a sqlstate: 0A000 unsupported, 42883 unknown function/operator, ...
  */
 export function compileExpression(node: AstNode, env: CompileEnv): CompiledExpr {
+  if (env.resolve !== undefined) {
+    const resolved = env.resolve(node, env);
+    if (resolved !== undefined) return resolved;
+  }
   const handler = (HANDLERS as Record<string, Handler | undefined>)[node.type];
   if (handler === undefined) return unsupported(`expression node '${node.type}'`);
   return handler(node, env);
@@ -104,6 +118,10 @@ function compileParam(node: AstNode, env: CompileEnv): CompiledExpr {
   if (node.prefix !== '$' || typeof node.name !== 'number') return unsupported(`variable ${String(node.prefix)}${String(node.name)}`);
   const v = env.params[node.name - 1];
   if (v === undefined) return sqlFail('42P02', `there is no parameter $${node.name}`);
+  if (env.paramSlots === true) {
+    const i = node.name - 1;
+    return { type: v.type, param: i, evaluate: (ctx) => ctx.params![i]! };
+  }
   return constant(v);
 }
 
@@ -192,7 +210,7 @@ function compileCast(node: AstNode, env: CompileEnv): CompiledExpr {
     if (!canCast(inner.type, target.type)) sqlFail('42846', `cannot cast type ${TYPE_DISPLAY[inner.type]} to ${TYPE_DISPLAY[target.type]}`);
     e = { type: target.type, evaluate: (ctx) => castValue(inner.evaluate(ctx), target) };
     // A cast of a literal is folded at compile time, so bad input fails even when not reached.
-    if (inner.type === 'unknown') e = constant(e.evaluate(COMPILE_TIME_CONTEXT));
+    if (inner.type === 'unknown' && inner.param === undefined) e = constant(e.evaluate(COMPILE_TIME_CONTEXT));
   }
   return e;
 }

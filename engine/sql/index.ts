@@ -2,13 +2,19 @@
 // ASTs (value model, casts, operators, functions) and `SELECT <expressions>` without FROM.
 export { Decimal } from './decimal.js';
 export {
+  arrayText,
+  arrayTypeOf,
+  elementTypeOf,
+  isArrayType,
   formatDate,
   formatTimestamp,
   jsonbText,
   toText,
   type Jsonb,
   type JsonValue,
+  type ArrayTypeName,
   type NonNullSqlValue,
+  type ScalarTypeName,
   type SqlTypeName,
   type SqlValue,
 } from './sql-types.js';
@@ -24,3 +30,17 @@ export {
   type SelectExpressionsResult,
   type SelectOptions,
 } from './select-expressions.js';
+export { isAggregateName, resolveAggregate, type Accumulator, type AggregateDef, type AggregateOptions } from './aggregates.js';
+export {
+  frameFromAst,
+  isWindowOnlyName,
+  resolveWindowFunction,
+  validateFrame,
+  type FrameBound,
+  type WindowFrame,
+  type WindowFunctionDef,
+  type WindowPartition,
+  type WindowSpec,
+} from './window-functions.js';
+export { sqlExecute, SQL_DEFAULTS } from './sql-engine.js';
+export type { SqlColumn, SqlOptions, SqlOutcome, SqlResult, SqlStatementInput } from './sql-api.js';

@@ -1,5 +1,5 @@
 import { TYPE_DISPLAY } from './sql-cast.js';
-import { makeInt, NUMERIC_RANK, sqlFail, jsonbText, type NonNullSqlValue, type SqlTypeName, type SqlValue } from './sql-types.js';
+import { isArrayValue, makeInt, NUMERIC_RANK, sqlFail, jsonbText, type NonNullSqlValue, type SqlTypeName, type SqlValue } from './sql-types.js';
 
 export type ArithOp = '+' | '-' | '*' | '/' | '%';
 
@@ -96,7 +96,26 @@ export function resolveComparison(op: string, l: SqlTypeName, r: SqlTypeName): S
   return noOperator(op, l, r);
 }
 
-/** Total order of two non-null values of the same type (NaN sorts last, as PostgreSQL). */
+/**
+ * PostgreSQL's array_cmp for one dimension: element by element, a NULL element equal to another
+ * NULL and greater than any value; on a common prefix the shorter array is smaller.
+ */
+function compareArrays(a: readonly SqlValue[], b: readonly SqlValue[]): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a[i]!;
+    const y = b[i]!;
+    if (x.value === null || y.value === null) {
+      if (x.value === null && y.value === null) continue;
+      return x.value === null ? 1 : -1;
+    }
+    const c = compareValues(x as NonNullSqlValue, y as NonNullSqlValue);
+    if (c !== 0) return c;
+  }
+  return a.length - b.length < 0 ? -1 : a.length > b.length ? 1 : 0;
+}
+
+/** Total order of two non-null values of the same type (NaN sorts last, arrays element-wise, as PostgreSQL). */
 export function compareValues(a: NonNullSqlValue, b: NonNullSqlValue): number {
   if (a.type === 'float8' && b.type === 'float8') {
     if (Number.isNaN(a.value)) return Number.isNaN(b.value) ? 0 : 1;
@@ -113,6 +132,7 @@ export function compareValues(a: NonNullSqlValue, b: NonNullSqlValue): number {
     // Only equality is exact here; ordering of jsonb is refused by the caller.
     return jsonbText(a.value.json) === jsonbText(b.value.json) ? 0 : 1;
   }
+  if (isArrayValue(a) && isArrayValue(b) && a.type === b.type) return compareArrays(a.value, b.value);
   if (a.type === b.type) {
     const x = a.value as number | bigint | boolean;
     const y = b.value as number | bigint | boolean;

@@ -107,7 +107,7 @@ function defaultColumnName(node: AstNode): string {
 /**
  * The JS form of a SQL value in results: int8 is a number when safe, else a bigint; numeric is
  * an exact decimal string; dates and timestamps are PostgreSQL's text forms (UTC); jsonb is
- * parsed JSON; bytea a Buffer.
+ * parsed JSON; bytea a Buffer; an array a JS array of its elements' JS forms.
  */
 export function toJsValue(v: SqlValue): unknown {
   if (v.value === null) return null;
@@ -125,6 +125,7 @@ export function toJsValue(v: SqlValue): unknown {
     case 'jsonb':
       return v.value.json;
     default:
+      if (Array.isArray(v.value)) return v.value.map(toJsValue);
       return v.value;
   }
 }

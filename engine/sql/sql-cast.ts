@@ -1,6 +1,7 @@
 import { Decimal } from './decimal.js';
 import {
   INT_RANGES,
+  isArrayType,
   NUMERIC_RANK,
   jsonbText,
   makeInt,
@@ -8,6 +9,7 @@ import {
   toJsonb,
   toText,
   type NonNullSqlValue,
+  type ScalarTypeName,
   type SqlTypeName,
   type SqlValue,
 } from './sql-types.js';
@@ -22,7 +24,7 @@ export interface CastTarget {
   scale?: number;
 }
 
-export const TYPE_DISPLAY: Record<SqlTypeName, string> = {
+const SCALAR_DISPLAY: Record<ScalarTypeName, string> = {
   unknown: 'unknown',
   boolean: 'boolean',
   int2: 'smallint',
@@ -37,6 +39,14 @@ export const TYPE_DISPLAY: Record<SqlTypeName, string> = {
   jsonb: 'jsonb',
   bytea: 'bytea',
 };
+
+/** PostgreSQL's names of the types, as error messages print them (`integer[]` for arrays). */
+export const TYPE_DISPLAY = Object.fromEntries([
+  ...Object.entries(SCALAR_DISPLAY),
+  ...Object.entries(SCALAR_DISPLAY)
+    .filter(([t]) => t !== 'unknown')
+    .map(([t, display]) => [`${t}[]`, `${display}[]`]),
+]) as Record<SqlTypeName, string>;
 
 const MICROS_PER_DAY = 86_400_000_000n;
 
@@ -241,6 +251,7 @@ export function parseText(raw: string, to: SqlTypeName): SqlValue {
       return { type: 'bytea', value: Buffer.from(raw, 'utf8') };
     }
     default: {
+      if (isArrayType(to)) return sqlFail('0A000', `unsupported: array input (${TYPE_DISPLAY[to]})`);
       const never: never = to;
       return never;
     }

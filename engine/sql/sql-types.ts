@@ -12,8 +12,13 @@ import { Decimal } from './decimal.js';
  *  - date: days since 1970-01-01 (number); timestamp / timestamptz: microseconds since the
  *    epoch (bigint), timestamptz in UTC (the session time zone is always UTC here)
  *  - jsonb: { json: parsed JSON } (boxed: JSON null is not SQL NULL); bytea: Buffer
+ *  - one-dimensional arrays (`'int4[]'`, `'text[]'`, ...): SqlValue[] of the element type, NULL
+ *    elements allowed; lower bound 1, as PostgreSQL's array_agg builds them
  */
-export type SqlTypeName =
+export type SqlTypeName = ScalarTypeName | ArrayTypeName;
+
+/** The types of single values (everything but arrays). */
+export type ScalarTypeName =
   | 'unknown'
   | 'boolean'
   | 'int2'
@@ -27,6 +32,9 @@ export type SqlTypeName =
   | 'timestamptz'
   | 'jsonb'
   | 'bytea';
+
+/** Array types are named by their element type plus `[]`, as PostgreSQL's `integer[]`. */
+export type ArrayTypeName = `${Exclude<ScalarTypeName, 'unknown'>}[]`;
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
 
@@ -46,7 +54,8 @@ export type SqlValue =
   | { type: 'date'; value: number }
   | { type: 'timestamp' | 'timestamptz'; value: bigint }
   | { type: 'jsonb'; value: Jsonb }
-  | { type: 'bytea'; value: Buffer };
+  | { type: 'bytea'; value: Buffer }
+  | { type: ArrayTypeName; value: SqlValue[] };
 
 export type NonNullSqlValue = Exclude<SqlValue, { value: null }>;
 
@@ -59,6 +68,20 @@ export const INT_RANGES = {
 /** The numeric types in PostgreSQL's implicit promotion order. */
 export const NUMERIC_RANK: Partial<Record<SqlTypeName, number>> = { int2: 0, int4: 1, int8: 2, numeric: 3, float8: 4 };
 
+export function isArrayType(t: SqlTypeName): t is ArrayTypeName {
+  return t.endsWith('[]');
+}
+
+/** The array type whose elements are `t` (an unknown literal's array is text[]). */
+export function arrayTypeOf(t: ScalarTypeName): ArrayTypeName {
+  return `${t === 'unknown' ? 'text' : t}[]`;
+}
+
+/** The element type of an array type. */
+export function elementTypeOf(t: ArrayTypeName): ScalarTypeName {
+  return t.slice(0, -2) as ScalarTypeName;
+}
+
 export function sqlNull(type: SqlTypeName = 'unknown'): SqlValue {
   return { type, value: null };
 }
@@ -68,8 +91,8 @@ export function isNull(v: SqlValue): v is { type: SqlTypeName; value: null } {
 }
 
 /** Raises a SQL_ERROR with the given SQLSTATE; the one way this module reports SQL errors. */
-export function sqlFail(sqlstate: string, message: string): never {
-  return fail('SQL_ERROR', message, { sqlstate });
+export function sqlFail(sqlstate: string, message: string, detail?: string): never {
+  return fail('SQL_ERROR', message, detail === undefined ? { sqlstate } : { sqlstate, detail });
 }
 
 /** An integer of the given type, checked against its range. @throws SQL_ERROR 22003 */
@@ -138,11 +161,36 @@ export function toText(v: NonNullSqlValue): string {
     case 'bytea':
       return `\\x${v.value.toString('hex')}`;
     default: {
+      // Array types are template-literal names, so they cannot be listed as cases.
+      if (isArrayValue(v)) return arrayText(v.value);
       const never: never = v;
       return never;
     }
   }
 }
+
+/** Narrows a non-null value to an array. */
+export function isArrayValue(v: NonNullSqlValue): v is { type: ArrayTypeName; value: SqlValue[] } {
+  return isArrayType(v.type);
+}
+
+/**
+ * PostgreSQL's array_out for one dimension: `{1,2,NULL}`. An element is double-quoted when it is
+ * empty, spells NULL, or holds a brace, comma, quote, backslash or white space; inside quotes
+ * `"` and `\` are backslash-escaped. Elements print with their type's output function, so
+ * booleans are t/f here (unlike boolean::text).
+ */
+export function arrayText(elements: readonly SqlValue[]): string {
+  const parts = elements.map((e) => {
+    if (e.value === null) return 'NULL';
+    const nn = e as NonNullSqlValue;
+    const s = nn.type === 'boolean' ? (nn.value ? 't' : 'f') : toText(nn);
+    const quote = s === '' || s.toUpperCase() === 'NULL' || /[{}",\\\s]/.test(s);
+    return quote ? `"${s.replace(/["\\]/g, (c) => `\\${c}`)}"` : s;
+  });
+  return `{${parts.join(',')}}`;
+}
+
 
 /** float8 output: shortest round-trip digits, PostgreSQL spellings of the specials. */
 export function formatFloat(n: number): string {

@@ -44,6 +44,6 @@ export function coerce(e: CompiledExpr, type: SqlTypeName): CompiledExpr {
   if (!canCoerce(e.type, type)) sqlFail('42804', `cannot coerce ${TYPE_DISPLAY[e.type]} to ${TYPE_DISPLAY[type]}`);
   // Unknown-typed expressions are literals or parameters: PostgreSQL converts them while
   // parsing, so bad input fails even in a branch that is never taken.
-  if (e.type === 'unknown') return constant(castValue(e.evaluate({ statementTime: 0n }), { type }));
+  if (e.type === 'unknown' && e.param === undefined) return constant(castValue(e.evaluate({ statementTime: 0n }), { type }));
   return { type, evaluate: (ctx) => castValue(e.evaluate(ctx), { type }) };
 }

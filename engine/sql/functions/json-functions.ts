@@ -1,5 +1,5 @@
 import type { CompiledExpr } from '../compiled-expr.js';
-import { formatDate, formatFloat, sqlFail, toJsonb, toText, type JsonValue, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
+import { formatDate, formatFloat, isArrayValue, sqlFail, toJsonb, toText, type JsonValue, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
 import type { FunctionDef } from './function-def.js';
 
 /** SQL value -> JSON, as to_jsonb does (numbers stay numbers, times become ISO strings). */
@@ -32,6 +32,8 @@ export function sqlToJson(v: SqlValue): JsonValue {
     case 'bytea':
       return toText(nn);
     default: {
+      // Arrays become JSON arrays of their elements, as to_jsonb does.
+      if (isArrayValue(nn)) return nn.value.map(sqlToJson);
       const never: never = nn;
       return never;
     }

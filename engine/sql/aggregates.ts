@@ -1,0 +1,565 @@
+// Aggregate functions (count, sum, avg, min, max, string_agg, array_agg, bool_and/bool_or/every,
+// stddev/variance): resolution of the overload from the argument types, and accumulators that
+// fold rows one at a time. Pure: the executor owns grouping, ordering and memory limits.
+import { checkFloat, compareValues } from './operators.js';
+import { castValue, TYPE_DISPLAY } from './sql-cast.js';
+import {
+  arrayTypeOf,
+  Decimal,
+  isArrayType,
+  jsonbText,
+  makeInt,
+  sqlFail,
+  type NonNullSqlValue,
+  type ScalarTypeName,
+  type SqlTypeName,
+  type SqlValue,
+} from './sql-types.js';
+import { decimalSqrtToScale } from './decimal.js';
+
+/** The running state of one aggregate over one group (or one window frame). */
+export interface Accumulator {
+  /** Folds one row's arguments (already of the def's argTypes, or unknown literals). */
+  add(args: readonly SqlValue[]): void;
+  /** The aggregate over the rows added so far; does not consume the state (may be called again). */
+  result(): SqlValue;
+  /** Approximate bytes held by growing state (DISTINCT sets, string_agg, array_agg); absent when constant. */
+  readonly bytes?: number;
+}
+
+export interface AggregateDef {
+  readonly name: string;
+  readonly resultType: SqlTypeName;
+  /** The types the arguments are read as (unknown literals are converted to these). */
+  readonly argTypes: readonly SqlTypeName[];
+  create(): Accumulator;
+}
+
+export interface AggregateOptions {
+  distinct: boolean;
+  /** count(*): no arguments, every row counts. */
+  star: boolean;
+}
+
+type Resolved = { resultType: SqlTypeName; argTypes: SqlTypeName[]; create: () => Accumulator };
+
+/** Resolves one aggregate's overload; undefined when none matches (42883). */
+type Resolver = (name: string, argTypes: readonly SqlTypeName[]) => Resolved | undefined;
+
+const INTEGER: readonly SqlTypeName[] = ['int2', 'int4', 'int8'];
+const EXACT: readonly SqlTypeName[] = [...INTEGER, 'numeric'];
+/** Types with min/max in PostgreSQL (boolean and jsonb have none). */
+const ORDERED: readonly SqlTypeName[] = [...EXACT, 'float8', 'text', 'date', 'timestamp', 'timestamptz', 'bytea'];
+
+function notUnique(name: string, argTypes: readonly SqlTypeName[]): never {
+  return sqlFail('42725', `function ${name}(${argTypes.map((t) => TYPE_DISPLAY[t]).join(', ')}) is not unique`);
+}
+
+/**
+ * An aggregate of one argument whose overloads span several type categories: an unknown literal
+ * cannot pick one, as in PostgreSQL (sum('1') is "not unique").
+ */
+function oneArg(pick: (t: SqlTypeName) => Resolved | undefined): Resolver {
+  return (name, argTypes) => {
+    if (argTypes.length !== 1) return undefined;
+    if (argTypes[0] === 'unknown') return notUnique(name, argTypes);
+    return pick(argTypes[0]!);
+  };
+}
+
+const RESOLVERS: Record<string, Resolver> = {
+  count: (_name, argTypes) =>
+    argTypes.length === 1 ? { resultType: 'int8', argTypes: [argTypes[0] === 'unknown' ? 'text' : argTypes[0]!], create: () => new CountAcc(false) } : undefined,
+  sum: oneArg((t) => {
+    if (t === 'int2' || t === 'int4') return { resultType: 'int8', argTypes: [t], create: () => new IntSumAcc('int8') };
+    if (t === 'int8') return { resultType: 'numeric', argTypes: [t], create: () => new IntSumAcc('numeric') };
+    if (t === 'numeric') return { resultType: 'numeric', argTypes: [t], create: () => new NumericSumAcc() };
+    if (t === 'float8') return { resultType: 'float8', argTypes: [t], create: () => new FloatSumAcc() };
+    return undefined;
+  }),
+  avg: oneArg((t) => {
+    if (EXACT.includes(t)) return { resultType: 'numeric', argTypes: [t], create: () => new NumericMomentsAcc('avg') };
+    if (t === 'float8') return { resultType: 'float8', argTypes: [t], create: () => new FloatMomentsAcc('avg') };
+    return undefined;
+  }),
+  min: minMax(-1),
+  max: minMax(1),
+  string_agg: (_name, argTypes) => {
+    if (argTypes.length !== 2) return undefined;
+    const [v, d] = argTypes as [SqlTypeName, SqlTypeName];
+    const textish = (t: SqlTypeName): boolean => t === 'text' || t === 'unknown';
+    const byteish = (t: SqlTypeName): boolean => t === 'bytea' || t === 'unknown';
+    // Unknown literals prefer text (the preferred type of the string category).
+    if (textish(v) && textish(d)) return { resultType: 'text', argTypes: ['text', 'text'], create: () => new StringAggAcc('text') };
+    if (byteish(v) && byteish(d)) return { resultType: 'bytea', argTypes: ['bytea', 'bytea'], create: () => new StringAggAcc('bytea') };
+    return undefined;
+  },
+  array_agg: oneArg((t) => {
+    if (isArrayType(t)) return sqlFail('0A000', 'unsupported: array_agg of arrays (multidimensional arrays)');
+    const element = t as ScalarTypeName;
+    return { resultType: arrayTypeOf(element), argTypes: [element], create: () => new ArrayAggAcc(arrayTypeOf(element)) };
+  }),
+  bool_and: boolAgg(true),
+  bool_or: boolAgg(false),
+  every: boolAgg(true),
+  stddev: moments('stddev_samp'),
+  stddev_samp: moments('stddev_samp'),
+  stddev_pop: moments('stddev_pop'),
+  variance: moments('var_samp'),
+  var_samp: moments('var_samp'),
+  var_pop: moments('var_pop'),
+};
+
+function minMax(sign: 1 | -1): Resolver {
+  return (_name, argTypes) => {
+    if (argTypes.length !== 1) return undefined;
+    // An unknown literal resolves as text (min/max have a string-category overload).
+    const t = argTypes[0] === 'unknown' ? 'text' : argTypes[0]!;
+    if (!ORDERED.includes(t) && !isArrayType(t)) return undefined;
+    return { resultType: t, argTypes: [t], create: () => new MinMaxAcc(t, sign) };
+  };
+}
+
+function boolAgg(and: boolean): Resolver {
+  return (_name, argTypes) =>
+    argTypes.length === 1 && (argTypes[0] === 'boolean' || argTypes[0] === 'unknown')
+      ? { resultType: 'boolean', argTypes: ['boolean'], create: () => new BoolAcc(and) }
+      : undefined;
+}
+
+type MomentKind = 'avg' | 'var_samp' | 'var_pop' | 'stddev_samp' | 'stddev_pop';
+
+function moments(kind: MomentKind): Resolver {
+  return oneArg((t) => {
+    if (EXACT.includes(t)) return { resultType: 'numeric', argTypes: [t], create: () => new NumericMomentsAcc(kind) };
+    if (t === 'float8') return { resultType: 'float8', argTypes: [t], create: () => new FloatMomentsAcc(kind) };
+    return undefined;
+  });
+}
+
+/** True when `name` (any case) is an aggregate function known here. */
+export function isAggregateName(name: string): boolean {
+  return Object.hasOwn(RESOLVERS, name.toLowerCase());
+}
+
+/**
+ * Resolves an aggregate call from its argument types, as PostgreSQL's function resolution does.
+ * @throws SQL_ERROR 42883 unknown aggregate or argument types, 42725 ambiguous unknown literal,
+ *   0A000 unsupported forms
+ */
+export function resolveAggregate(name: string, argTypes: readonly SqlTypeName[], options: AggregateOptions): AggregateDef {
+  const lower = name.toLowerCase();
+  if (options.star) {
+    if (lower === 'count' && argTypes.length === 0) return { name: lower, resultType: 'int8', argTypes: [], create: () => new CountAcc(true) };
+    return sqlFail('42809', `${lower}(*) specified, but ${lower} is not an aggregate function`);
+  }
+  const resolver = Object.hasOwn(RESOLVERS, lower) ? RESOLVERS[lower] : undefined;
+  const resolved = resolver?.(lower, argTypes);
+  if (resolved === undefined) return sqlFail('42883', `function ${lower}(${argTypes.map((t) => TYPE_DISPLAY[t]).join(', ')}) does not exist`);
+  const { resultType, create } = resolved;
+  const coerceTo = resolved.argTypes;
+  const coerced = (): Accumulator => new CoercingAcc(create(), coerceTo);
+  return {
+    name: lower,
+    resultType,
+    argTypes: coerceTo,
+    create: options.distinct ? () => new DistinctAcc(coerced, coerceTo) : coerced,
+  };
+}
+
+// ---- accumulators -------------------------------------------------------------------------
+
+/** Converts arguments that arrive with another type (unknown literals) to the resolved types. */
+class CoercingAcc implements Accumulator {
+  readonly #inner: Accumulator;
+  readonly #types: readonly SqlTypeName[];
+
+  constructor(inner: Accumulator, types: readonly SqlTypeName[]) {
+    this.#inner = inner;
+    this.#types = types;
+  }
+
+  get bytes(): number | undefined {
+    return this.#inner.bytes;
+  }
+
+  add(args: readonly SqlValue[]): void {
+    let out = args;
+    for (let i = 0; i < this.#types.length; i++) {
+      const t = this.#types[i]!;
+      const a = args[i];
+      if (a !== undefined && a.type !== t) {
+        if (out === args) out = [...args];
+        (out as SqlValue[])[i] = castValue(a, { type: t });
+      }
+    }
+    this.#inner.add(out);
+  }
+
+  result(): SqlValue {
+    return this.#inner.result();
+  }
+}
+
+class CountAcc implements Accumulator {
+  readonly #star: boolean;
+  #n = 0n;
+
+  constructor(star: boolean) {
+    this.#star = star;
+  }
+
+  add(args: readonly SqlValue[]): void {
+    if (this.#star || args[0]!.value !== null) this.#n++;
+  }
+
+  result(): SqlValue {
+    return { type: 'int8', value: this.#n };
+  }
+}
+
+/** sum over integers: exact in a bigint; int2/int4 give bigint (range-checked), int8 gives numeric. */
+class IntSumAcc implements Accumulator {
+  readonly #type: 'int8' | 'numeric';
+  #sum: bigint | null = null;
+
+  constructor(type: 'int8' | 'numeric') {
+    this.#type = type;
+  }
+
+  add(args: readonly SqlValue[]): void {
+    const v = args[0]!.value;
+    if (v === null) return;
+    this.#sum = (this.#sum ?? 0n) + BigInt(v as number | bigint);
+  }
+
+  result(): SqlValue {
+    if (this.#sum === null) return { type: this.#type, value: null };
+    if (this.#type === 'int8') return makeInt('int8', this.#sum);
+    return { type: 'numeric', value: Decimal.fromBigInt(this.#sum) };
+  }
+}
+
+class NumericSumAcc implements Accumulator {
+  #sum: Decimal | null = null;
+
+  add(args: readonly SqlValue[]): void {
+    const v = args[0]!.value as Decimal | null;
+    if (v === null) return;
+    this.#sum = this.#sum === null ? v : this.#sum.add(v);
+  }
+
+  result(): SqlValue {
+    return { type: 'numeric', value: this.#sum };
+  }
+}
+
+/** sum(float8) adds with float8pl: an infinite result from finite operands is an overflow error. */
+class FloatSumAcc implements Accumulator {
+  #sum: number | null = null;
+
+  add(args: readonly SqlValue[]): void {
+    const v = args[0]!.value as number | null;
+    if (v === null) return;
+    if (this.#sum === null) {
+      this.#sum = v;
+      return;
+    }
+    this.#sum = checkFloat(this.#sum + v, Number.isFinite(this.#sum) && Number.isFinite(v), false);
+  }
+
+  result(): SqlValue {
+    return { type: 'float8', value: this.#sum };
+  }
+}
+
+/**
+ * avg / variance / stddev over integers and numeric: exact sums of x and x² (as PostgreSQL's
+ * NumericAggState), finished with numeric_avg / numeric_stddev_internal's scale rules.
+ */
+class NumericMomentsAcc implements Accumulator {
+  readonly #kind: MomentKind;
+  #n = 0n;
+  #sumX = new Decimal(0n, 0);
+  #sumX2 = new Decimal(0n, 0);
+
+  constructor(kind: MomentKind) {
+    this.#kind = kind;
+  }
+
+  add(args: readonly SqlValue[]): void {
+    const a = args[0]!;
+    if (a.value === null) return;
+    const x = a.type === 'numeric' ? a.value : Decimal.fromBigInt(BigInt(a.value as number | bigint));
+    this.#n++;
+    this.#sumX = this.#sumX.add(x);
+    if (this.#kind !== 'avg') this.#sumX2 = this.#sumX2.add(x.mul(x));
+  }
+
+  result(): SqlValue {
+    const n = this.#n;
+    const sample = this.#kind === 'var_samp' || this.#kind === 'stddev_samp';
+    if (n === 0n || (sample && n === 1n)) return { type: 'numeric', value: null };
+    const vN = Decimal.fromBigInt(n);
+    if (this.#kind === 'avg') return { type: 'numeric', value: this.#sumX.div(vN) };
+    // (N·Σx² − (Σx)²) / (N·(N−1)) for samples, / N² for populations; the products are exact.
+    const numerator = vN.mul(this.#sumX2).sub(this.#sumX.mul(this.#sumX));
+    if (numerator.sign() <= 0) return { type: 'numeric', value: new Decimal(0n, 0) };
+    const denominator = Decimal.fromBigInt(sample ? n * (n - 1n) : n * n);
+    const variance = numerator.div(denominator);
+    const isStddev = this.#kind === 'stddev_samp' || this.#kind === 'stddev_pop';
+    return { type: 'numeric', value: isStddev ? decimalSqrtToScale(variance, variance.scale) : variance };
+  }
+}
+
+/**
+ * avg / variance / stddev over float8 with PostgreSQL's float8_accum (Youngs-Cramer): N, Σx and
+ * Sxx = Σ(x − mean)² updated per row, overflow checked the same way, so the digits agree.
+ */
+class FloatMomentsAcc implements Accumulator {
+  readonly #kind: MomentKind;
+  #n = 0;
+  #sx = 0;
+  #sxx = 0;
+
+  constructor(kind: MomentKind) {
+    this.#kind = kind;
+  }
+
+  add(args: readonly SqlValue[]): void {
+    const x = args[0]!.value as number | null;
+    if (x === null) return;
+    const prevN = this.#n;
+    const prevSx = this.#sx;
+    this.#n = prevN + 1;
+    this.#sx = prevSx + x;
+    if (prevN > 0) {
+      const tmp = x * this.#n - this.#sx;
+      this.#sxx += (tmp * tmp) / (this.#n * prevN);
+      if (!Number.isFinite(this.#sx) || !Number.isFinite(this.#sxx)) {
+        if (Number.isFinite(prevSx) && Number.isFinite(x)) sqlFail('22003', 'value out of range: overflow');
+        this.#sxx = NaN;
+      }
+    } else if (!Number.isFinite(x)) {
+      this.#sxx = NaN;
+    }
+  }
+
+  result(): SqlValue {
+    const n = this.#n;
+    switch (this.#kind) {
+      case 'avg':
+        return { type: 'float8', value: n === 0 ? null : this.#sx / n };
+      case 'var_pop':
+        return { type: 'float8', value: n === 0 ? null : this.#sxx / n };
+      case 'var_samp':
+        return { type: 'float8', value: n <= 1 ? null : this.#sxx / (n - 1) };
+      case 'stddev_pop':
+        return { type: 'float8', value: n === 0 ? null : Math.sqrt(this.#sxx / n) };
+      case 'stddev_samp':
+        return { type: 'float8', value: n <= 1 ? null : Math.sqrt(this.#sxx / (n - 1)) };
+      default: {
+        const never: never = this.#kind;
+        return never;
+      }
+    }
+  }
+}
+
+/**
+ * min/max keep the argument's type. On ties the newer value wins, as PostgreSQL's *_larger /
+ * *_smaller transition functions (visible for numeric 1.0 vs 1.00).
+ */
+class MinMaxAcc implements Accumulator {
+  readonly #type: SqlTypeName;
+  readonly #sign: 1 | -1;
+  #best: NonNullSqlValue | null = null;
+
+  constructor(type: SqlTypeName, sign: 1 | -1) {
+    this.#type = type;
+    this.#sign = sign;
+  }
+
+  add(args: readonly SqlValue[]): void {
+    const v = args[0]!;
+    if (v.value === null) return;
+    const nn = v as NonNullSqlValue;
+    if (this.#best === null || compareValues(this.#best, nn) * this.#sign <= 0) this.#best = nn;
+  }
+
+  result(): SqlValue {
+    return this.#best ?? { type: this.#type, value: null };
+  }
+}
+
+class BoolAcc implements Accumulator {
+  readonly #and: boolean;
+  #acc: boolean | null = null;
+
+  constructor(and: boolean) {
+    this.#and = and;
+  }
+
+  add(args: readonly SqlValue[]): void {
+    const v = args[0]!.value as boolean | null;
+    if (v === null) return;
+    this.#acc = this.#acc === null ? v : this.#and ? this.#acc && v : this.#acc || v;
+  }
+
+  result(): SqlValue {
+    return { type: 'boolean', value: this.#acc };
+  }
+}
+
+/**
+ * string_agg: NULL values are skipped; each kept value is preceded by its own row's delimiter
+ * (a NULL delimiter adds nothing), and the first kept row's delimiter is dropped.
+ */
+class StringAggAcc implements Accumulator {
+  readonly #type: 'text' | 'bytea';
+  readonly #parts: (string | Buffer)[] = [];
+  #any = false;
+  #bytes = 0;
+
+  constructor(type: 'text' | 'bytea') {
+    this.#type = type;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  add(args: readonly SqlValue[]): void {
+    const v = args[0]!.value as string | Buffer | null;
+    if (v === null) return;
+    const d = args[1]!.value as string | Buffer | null;
+    if (this.#any && d !== null) this.#push(d);
+    this.#any = true;
+    this.#push(v);
+  }
+
+  #push(p: string | Buffer): void {
+    this.#parts.push(p);
+    this.#bytes += (typeof p === 'string' ? p.length * 2 : p.length) + 16;
+  }
+
+  result(): SqlValue {
+    if (!this.#any) return { type: this.#type, value: null };
+    if (this.#type === 'text') return { type: 'text', value: (this.#parts as string[]).join('') };
+    return { type: 'bytea', value: Buffer.concat(this.#parts as Buffer[]) };
+  }
+}
+
+/** array_agg keeps NULL inputs as NULL elements; over no rows it is NULL, not an empty array. */
+class ArrayAggAcc implements Accumulator {
+  readonly #type: SqlTypeName;
+  readonly #elements: SqlValue[] = [];
+  #bytes = 0;
+
+  constructor(type: SqlTypeName) {
+    this.#type = type;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  add(args: readonly SqlValue[]): void {
+    const v = args[0]!;
+    this.#elements.push(v);
+    this.#bytes += approxBytes(v);
+  }
+
+  result(): SqlValue {
+    if (this.#elements.length === 0) return { type: this.#type, value: null };
+    return { type: this.#type, value: [...this.#elements] } as SqlValue;
+  }
+}
+
+/**
+ * DISTINCT: keeps the first of each set of equal argument tuples (NULLs equal each other), then
+ * feeds them to a fresh inner accumulator in ascending order (NULLs last), because PostgreSQL
+ * sorts the input of a DISTINCT aggregate: array_agg(DISTINCT x) comes out sorted.
+ */
+class DistinctAcc implements Accumulator {
+  readonly #create: () => Accumulator;
+  readonly #types: readonly SqlTypeName[];
+  readonly #seen = new Map<string, readonly SqlValue[]>();
+  #bytes = 0;
+
+  constructor(create: () => Accumulator, types: readonly SqlTypeName[]) {
+    this.#create = create;
+    this.#types = types;
+  }
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  add(args: readonly SqlValue[]): void {
+    // Convert first so '1' and 1 meet as the same value.
+    const typed = args.map((a, i) => (this.#types[i] !== undefined && a.type !== this.#types[i] ? castValue(a, { type: this.#types[i]! }) : a));
+    const key = typed.map(distinctKey).join('\u0001');
+    if (this.#seen.has(key)) return;
+    this.#seen.set(key, typed);
+    this.#bytes += key.length * 2 + typed.reduce((s, v) => s + approxBytes(v), 48);
+  }
+
+  result(): SqlValue {
+    const tuples = [...this.#seen.values()].sort(compareTuples);
+    const acc = this.#create();
+    for (const t of tuples) acc.add(t);
+    return acc.result();
+  }
+}
+
+function compareTuples(a: readonly SqlValue[], b: readonly SqlValue[]): number {
+  for (let i = 0; i < a.length; i++) {
+    const c = compareNullsLast(a[i]!, b[i]!);
+    if (c !== 0) return c;
+  }
+  return 0;
+}
+
+/** Ascending order with NULLs last, as ORDER BY's default. */
+export function compareNullsLast(a: SqlValue, b: SqlValue): number {
+  if (a.value === null || b.value === null) return a.value === null ? (b.value === null ? 0 : 1) : -1;
+  return compareValues(a as NonNullSqlValue, b as NonNullSqlValue);
+}
+
+/** A string equal for exactly the values SQL equality groups together (1.0 = 1.00, -0 = 0). */
+export function distinctKey(v: SqlValue): string {
+  if (v.value === null) return 'N';
+  const nn = v as NonNullSqlValue;
+  if (Array.isArray(nn.value)) return `[${nn.value.map(distinctKey).join(',')}]`;
+  switch (nn.type) {
+    case 'numeric': {
+      let { unscaled, scale } = nn.value;
+      while (scale > 0 && unscaled % 10n === 0n) {
+        unscaled /= 10n;
+        scale--;
+      }
+      return `n${unscaled}e${scale}`;
+    }
+    case 'float8':
+      return `f${nn.value === 0 ? 0 : nn.value}`;
+    case 'jsonb':
+      return `j${jsonbText(nn.value.json)}`;
+    case 'bytea':
+      return `b${nn.value.toString('hex')}`;
+    default:
+      return `v${String(nn.value)}`;
+  }
+}
+
+/** A rough size of a value in memory, for the executor's memory bound. */
+export function approxBytes(v: SqlValue): number {
+  const x = v.value;
+  if (x === null || typeof x === 'number' || typeof x === 'boolean') return 16;
+  if (typeof x === 'bigint') return 24;
+  if (typeof x === 'string') return 16 + x.length * 2;
+  if (Buffer.isBuffer(x)) return 32 + x.length;
+  if (x instanceof Decimal) return 48 + x.unscaled.toString(16).length / 2;
+  if (Array.isArray(x)) return x.reduce((s, e) => s + approxBytes(e), 32);
+  return 64 + jsonbText(x.json).length * 2;
+}

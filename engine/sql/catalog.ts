@@ -1,0 +1,162 @@
+import type { AstNode } from './expression-eval.js';
+import type { CastTarget } from './sql-cast.js';
+import { metaPackr } from './store/sql-codec.js';
+import type { SqlReader, TxnView } from './store/sql-view.js';
+import { sqlFail, type SqlTypeName } from './sql-types.js';
+
+/**
+ * The SQL catalog of one tenant: its tables with their columns, constraints and indexes. Kept in
+ * the tree `sql.catalog` (one record per table, keyed by name, plus `\0meta` with the id
+ * counter), loaded once per store and cached; a transaction that changes it works on a copy,
+ * which replaces the cached one when it commits.
+ *
+ * Physical layout per table (ids never reused):
+ *   sql.r.<tableId>    primary key (or hidden row id) -> row (values in physical column order)
+ *   sql.i.<indexId>    index columns ++ primary key -> primary key
+ *   sql.seq            "<tableId>.<columnId>" -> last value of a serial column / "<tableId>.rowid"
+ */
+
+export const CATALOG_TREE = 'sql.catalog';
+export const SEQUENCE_TREE = 'sql.seq';
+const META_KEY = Buffer.from('\0meta');
+
+export interface ColumnDef {
+  /** Stable id: the row slot is the column's index in TableDef.columns (dropped ones stay). */
+  id: number;
+  name: string;
+  type: SqlTypeName;
+  /** The declared type as PostgreSQL names it (integer, character varying(20), numeric(10,2)). */
+  declared: string;
+  /** Modifiers applied on assignment (varchar length, numeric precision and scale). */
+  target: CastTarget;
+  notNull: boolean;
+  /** DEFAULT expression (node-sql-parser AST), or a serial's sequence. */
+  default?: AstNode;
+  serial?: boolean;
+  dropped?: boolean;
+  /** Value (stored form) for rows written before the column was added. */
+  missing?: unknown;
+}
+
+export interface IndexDef {
+  id: number;
+  name: string;
+  /** Column ids. */
+  columns: number[];
+  unique: boolean;
+  /** The index backs a PRIMARY KEY or UNIQUE constraint (dropped with it, not by DROP INDEX). */
+  constraint?: 'primary' | 'unique';
+}
+
+export interface CheckDef {
+  name: string;
+  expr: AstNode;
+}
+
+export interface ForeignKeyDef {
+  name: string;
+  columns: number[];
+  refTable: string;
+  refColumns: number[];
+}
+
+export interface TableDef {
+  id: number;
+  name: string;
+  columns: ColumnDef[];
+  /** Column ids of the primary key; empty: rows are keyed by a hidden row id. */
+  primaryKey: number[];
+  indexes: IndexDef[];
+  checks: CheckDef[];
+  foreignKeys: ForeignKeyDef[];
+}
+
+export class Catalog {
+  readonly tables: Map<string, TableDef>;
+  nextId: number;
+  /** Bumped by every change; compiled plans remember the version they were planned against. */
+  version: number;
+
+  constructor(tables: Map<string, TableDef>, nextId: number, version: number) {
+    this.tables = tables;
+    this.nextId = nextId;
+    this.version = version;
+  }
+
+  static load(reader: SqlReader, version: number): Catalog {
+    const tables = new Map<string, TableDef>();
+    let nextId = 1;
+    for (const [key, value] of reader.scan(CATALOG_TREE)) {
+      if (key.equals(META_KEY)) nextId = (metaPackr.unpack(value) as { nextId: number }).nextId;
+      else {
+        const def = metaPackr.unpack(value) as TableDef;
+        tables.set(def.name, def);
+      }
+    }
+    return new Catalog(tables, nextId, version);
+  }
+
+  /** A deep copy for a transaction to change. */
+  clone(): Catalog {
+    return new Catalog(new Map([...this.tables].map(([k, v]) => [k, structuredClone(v)])), this.nextId, this.version);
+  }
+
+  table(name: string): TableDef | undefined {
+    return this.tables.get(name);
+  }
+
+  /** @throws SQL_ERROR 42P01 */
+  mustTable(name: string): TableDef {
+    const t = this.tables.get(name);
+    if (t === undefined) sqlFail('42P01', `relation "${name}" does not exist`);
+    return t;
+  }
+
+  newId(): number {
+    return this.nextId++;
+  }
+
+  /** Writes a table's record (and the id counter) into the transaction. */
+  save(view: TxnView, def: TableDef): void {
+    this.tables.set(def.name, def);
+    view.put(CATALOG_TREE, Buffer.from(def.name, 'utf8'), metaPackr.pack(def));
+    this.#saveMeta(view);
+  }
+
+  remove(view: TxnView, name: string): void {
+    this.tables.delete(name);
+    view.delete(CATALOG_TREE, Buffer.from(name, 'utf8'));
+    this.#saveMeta(view);
+  }
+
+  #saveMeta(view: TxnView): void {
+    view.put(CATALOG_TREE, META_KEY, metaPackr.pack({ nextId: this.nextId }));
+    this.version++;
+  }
+
+  /** The index whose name is `name`, with its table. */
+  findIndex(name: string): { table: TableDef; index: IndexDef } | undefined {
+    for (const table of this.tables.values()) {
+      const index = table.indexes.find((i) => i.name === name);
+      if (index !== undefined) return { table, index };
+    }
+    return undefined;
+  }
+}
+
+export const rowTree = (t: TableDef): string => `sql.r.${t.id}`;
+export const indexTree = (i: IndexDef): string => `sql.i.${i.id}`;
+
+/** Live (not dropped) columns in declaration order. */
+export function liveColumns(t: TableDef): ColumnDef[] {
+  return t.columns.filter((c) => c.dropped !== true);
+}
+
+export function columnById(t: TableDef, id: number): ColumnDef {
+  return t.columns.find((c) => c.id === id)!;
+}
+
+/** Physical slot of a column id. */
+export function slotOf(t: TableDef, id: number): number {
+  return t.columns.findIndex((c) => c.id === id);
+}

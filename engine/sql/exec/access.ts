@@ -1,0 +1,228 @@
+import { castValue } from '../sql-cast.js';
+import type { CompiledExpr } from '../compiled-expr.js';
+import { indexTree, liveColumns, rowTree, type IndexDef, type TableDef } from '../catalog.js';
+import { decodeRow, encodeKeyTuple, valueOf } from '../store/sql-codec.js';
+import type { SqlTypeName, SqlValue } from '../sql-types.js';
+import { PAUSE, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
+
+const INTS: ReadonlySet<SqlTypeName> = new Set(['int2', 'int4', 'int8']);
+
+/** Whether a value of `exprType` can bound a key column of `colType` exactly. */
+export function boundable(colType: SqlTypeName, exprType: SqlTypeName): boolean {
+  return exprType === colType || exprType === 'unknown' || (INTS.has(colType) && INTS.has(exprType));
+}
+
+/** A bound on one key column: an expression, and how to bring its value to the column's type. */
+export interface KeyBound {
+  expr: CompiledExpr;
+  type: SqlTypeName;
+  inclusive: boolean;
+}
+
+/**
+ * How a table is read: the row tree or one index, an equality prefix (several alternatives for
+ * IN lists), an optional range on the next key column, and the direction.
+ */
+export interface AccessPath {
+  index: IndexDef | undefined;
+  /** Column ids of the key read (primary key or index columns). */
+  keyColumns: number[];
+  /** Alternatives of equality values for a prefix of the key columns (empty: no prefix). */
+  eq: CompiledExpr[][];
+  eqTypes: SqlTypeName[];
+  lo?: KeyBound;
+  hi?: KeyBound;
+  reverse: boolean;
+  /** Text for EXPLAIN. */
+  text: string;
+}
+
+/** The physical-to-live column mapping and decode helpers of a table. */
+export class TableReader {
+  readonly table: TableDef;
+  readonly types: SqlTypeName[];
+  readonly missing: SqlValue[];
+  /** Physical slots of the live columns, or undefined when no column was dropped. */
+  readonly live: number[] | undefined;
+
+  constructor(table: TableDef) {
+    this.table = table;
+    this.types = table.columns.map((c) => c.type);
+    this.missing = table.columns.map((c) => valueOf(c.missing ?? null, c.type));
+    const live = table.columns.flatMap((c, i) => (c.dropped === true ? [] : [i]));
+    this.live = live.length === table.columns.length ? undefined : live;
+  }
+
+  physical(bytes: Uint8Array): SqlValue[] {
+    return decodeRow(bytes, this.types, this.missing);
+  }
+
+  toLive(physical: SqlValue[]): Row {
+    return this.live === undefined ? physical : this.live.map((i) => physical[i]!);
+  }
+}
+
+/** Brings a bound value to the key column's type (string literals and parameters are cast). */
+function boundValue(v: SqlValue, colType: SqlTypeName): SqlValue {
+  return v.type === 'unknown' && v.value !== null ? castValue(v, { type: colType }) : v;
+}
+
+/** Smallest byte string greater than every key starting with `prefix`. */
+export function prefixEnd(prefix: Buffer): Buffer | undefined {
+  const out = Buffer.from(prefix);
+  for (let i = out.length - 1; i >= 0; i--) {
+    if (out[i]! < 0xff) {
+      out[i]! += 1;
+      return out.subarray(0, i + 1);
+    }
+  }
+  return undefined;
+}
+
+const NULL_TAG = Buffer.from([0xf0]);
+
+interface Range {
+  gte?: Buffer;
+  gt?: Buffer;
+  lt?: Buffer;
+  lte?: Buffer;
+}
+
+/** The key ranges of an access path for this execution (bound values evaluated now). */
+export function accessRanges(path: AccessPath, x: Exec, keyTypes: SqlTypeName[]): Range[] {
+  const ctx = x.ctx();
+  const ranges: Range[] = [];
+  const alternatives = path.eq.length === 0 ? [[]] : path.eq;
+  const seen = new Set<string>();
+  for (const alt of alternatives) {
+    const values: SqlValue[] = [];
+    let impossible = false;
+    for (let i = 0; i < alt.length; i++) {
+      const v = boundValue(alt[i]!.evaluate(ctx), keyTypes[i]!);
+      if (v.value === null) impossible = true;
+      values.push(v);
+    }
+    if (impossible) continue;
+    const prefix = encodeKeyTuple(values);
+    const id = prefix.toString('latin1');
+    if (seen.has(id)) continue;
+    seen.add(id);
+    const r: Range = {};
+    const col = alt.length;
+    if (path.lo !== undefined) {
+      const v = boundValue(path.lo.expr.evaluate(ctx), keyTypes[col]!);
+      if (v.value === null) continue;
+      const k = Buffer.concat([prefix, encodeKeyTuple([v])]);
+      if (path.lo.inclusive) r.gte = k;
+      else {
+        const end = prefixEnd(k);
+        if (end === undefined) continue;
+        r.gte = end;
+      }
+    } else if (prefix.length > 0) r.gte = prefix;
+    if (path.hi !== undefined) {
+      const v = boundValue(path.hi.expr.evaluate(ctx), keyTypes[col]!);
+      if (v.value === null) continue;
+      const k = Buffer.concat([prefix, encodeKeyTuple([v])]);
+      if (path.hi.inclusive) {
+        const end = prefixEnd(k);
+        if (end !== undefined) r.lt = end;
+      } else r.lt = k;
+    } else if (path.lo !== undefined) {
+      // A lower bound alone: stop before the NULLs, which sort last.
+      r.lt = Buffer.concat([prefix, NULL_TAG]);
+    } else if (prefix.length > 0) {
+      const end = prefixEnd(prefix);
+      if (end !== undefined) r.lt = end;
+    }
+    ranges.push(r);
+  }
+  // Alternatives in key order, so an ordered read stays ordered.
+  ranges.sort((a, b) => Buffer.compare(a.gte ?? Buffer.alloc(0), b.gte ?? Buffer.alloc(0)));
+  if (path.reverse) ranges.reverse();
+  return ranges;
+}
+
+/** One stored row with its primary key bytes. */
+export interface StoredRow {
+  key: Buffer;
+  physical: SqlValue[];
+}
+
+/** Reads a table along an access path: stored rows with their keys. */
+export function* readStored(table: TableReader, path: AccessPath, x: Exec): Generator<StoredRow | typeof PAUSE> {
+  const t = table.table;
+  const keyTypes = path.keyColumns.map((id) => t.columns[id]!.type);
+  const ranges = accessRanges(path, x, keyTypes);
+  const rows = rowTree(t);
+  if (path.index === undefined) {
+    // A single full-key equality is a point read.
+    const pointRead = path.eq.length > 0 && path.eq[0]!.length === path.keyColumns.length && path.lo === undefined && path.hi === undefined;
+    for (const r of ranges) {
+      if (pointRead && r.gte !== undefined) {
+        const bytes = x.reader.get(rows, r.gte);
+        if (bytes !== undefined) yield { key: r.gte, physical: table.physical(bytes) };
+        continue;
+      }
+      for (const [key, value] of x.reader.scan(rows, { ...r, reverse: path.reverse })) {
+        yield { key, physical: table.physical(value) };
+        if (x.tick()) yield PAUSE;
+      }
+    }
+    return;
+  }
+  const tree = indexTree(path.index);
+  for (const r of ranges) {
+    for (const [, pk] of x.reader.scan(tree, { ...r, reverse: path.reverse })) {
+      const bytes = x.reader.get(rows, pk);
+      if (bytes !== undefined) yield { key: pk, physical: table.physical(bytes) };
+      if (x.tick()) yield PAUSE;
+    }
+  }
+}
+
+/** A base table read along an access path, with the pushed-down conditions applied. */
+export class TableScanPlan implements Plan {
+  readonly columns: PlanColumn[];
+  readonly reader: TableReader;
+
+  constructor(
+    table: TableDef,
+    qualifier: string,
+    readonly path: AccessPath,
+    private readonly filter: CompiledExpr | undefined,
+    private readonly filterText: string,
+  ) {
+    this.reader = new TableReader(table);
+    this.columns = liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier }));
+  }
+
+  /** The pushed-down conditions (all of them, re-checked on every row read). */
+  get filterExpr(): CompiledExpr | undefined {
+    return this.filter;
+  }
+
+  *rows(x: Exec): Generator<Step> {
+    const ctx = x.ctx();
+    const f = this.filter;
+    for (const s of readStored(this.reader, this.path, x)) {
+      if (s === PAUSE) {
+        yield s;
+        continue;
+      }
+      const row = this.reader.toLive(s.physical);
+      if (f !== undefined) {
+        ctx.row = row;
+        if (f.evaluate(ctx).value !== true) continue;
+      }
+      yield row;
+    }
+  }
+
+  explain(): ExplainNode {
+    const t = this.reader.table.name;
+    const node = this.path.index !== undefined ? `Index Scan using ${this.path.index.name} on ${t}` : this.path.eq.length > 0 || this.path.lo !== undefined || this.path.hi !== undefined ? `Primary Key Scan on ${t}` : `Seq Scan on ${t}`;
+    const details = [this.path.text, this.filterText ? `Filter: ${this.filterText}` : ''].filter((s) => s !== '').join('; ');
+    return { node: this.path.reverse ? `${node} Backward` : node, ...(details ? { detail: details } : {}) };
+  }
+}

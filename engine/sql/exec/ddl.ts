@@ -1,0 +1,323 @@
+import { Catalog, CATALOG_TREE, indexTree, liveColumns, rowTree, SEQUENCE_TREE, type CheckDef, type ColumnDef, type ForeignKeyDef, type IndexDef, type TableDef } from '../catalog.js';
+import { castTargetOf, compileExpression, unsupported, type AstNode } from '../expression-eval.js';
+import { keyable, storedOf } from '../store/sql-codec.js';
+import type { TxnView } from '../store/sql-view.js';
+import { TYPE_DISPLAY, type CastTarget } from '../sql-cast.js';
+import { sqlFail, type SqlValue } from '../sql-types.js';
+import { TableReader } from './access.js';
+import { assignValue, indexEntry, writeIndexEntries } from './dml.js';
+import { PAUSE, type Exec, type Step } from './runtime.js';
+import { columnName, tableName } from './scope.js';
+
+type Ast = AstNode & Record<string, any>;
+
+/** A declared column type: the stored type, PostgreSQL's name for it, modifiers, serial. */
+export function columnType(def: Ast): { target: CastTarget; declared: string; serial: boolean } {
+  const name = String(def.dataType).toUpperCase();
+  switch (name) {
+    case 'SERIAL':
+    case 'SERIAL4':
+      return { target: { type: 'int4' }, declared: 'integer', serial: true };
+    case 'BIGSERIAL':
+    case 'SERIAL8':
+      return { target: { type: 'int8' }, declared: 'bigint', serial: true };
+    case 'SMALLSERIAL':
+      return { target: { type: 'int2' }, declared: 'smallint', serial: true };
+    case 'REAL':
+    case 'FLOAT4':
+      return { target: { type: 'float8' }, declared: 'double precision', serial: false };
+    case 'CHAR':
+    case 'CHARACTER':
+    case 'BPCHAR': {
+      const n = typeof def.length === 'number' ? def.length : 1;
+      return { target: { type: 'text', maxLength: n }, declared: `character(${n})`, serial: false };
+    }
+    case 'JSON':
+      return { target: { type: 'jsonb' }, declared: 'jsonb', serial: false };
+    case 'INT2':
+      return { target: { type: 'int2' }, declared: 'smallint', serial: false };
+    case 'INT4':
+      return { target: { type: 'int4' }, declared: 'integer', serial: false };
+    case 'INT8':
+      return { target: { type: 'int8' }, declared: 'bigint', serial: false };
+    case 'FLOAT8':
+      return { target: { type: 'float8' }, declared: 'double precision', serial: false };
+    default: {
+      const target = castTargetOf(def as unknown as { dataType: string });
+      let declared = TYPE_DISPLAY[target.type];
+      if (target.maxLength !== undefined) declared = `character varying(${target.maxLength})`;
+      else if (name === 'VARCHAR' || name === 'CHARACTER VARYING') declared = 'character varying';
+      if (target.precision !== undefined) declared = `numeric(${target.precision},${target.scale ?? 0})`;
+      return { target, declared, serial: false };
+    }
+  }
+}
+
+function refColumns(nodes: Ast[]): string[] {
+  return nodes.map((n) => columnName(n));
+}
+
+function idsOf(table: TableDef, names: string[], what: string): number[] {
+  return names.map((n) => {
+    const c = liveColumns(table).find((x) => x.name === n);
+    if (c === undefined) sqlFail('42703', `column "${n}" named in ${what} does not exist`);
+    return c.id;
+  });
+}
+
+function uniqueName(table: TableDef, base: string, taken: Set<string>): string {
+  let name = base;
+  for (let i = 1; taken.has(name); i++) name = `${base}${i}`;
+  taken.add(name);
+  void table;
+  return name;
+}
+
+function checkFkActions(ref: Ast): void {
+  for (const a of (ref.on_action ?? []) as Ast[]) {
+    const v = String(a.value?.value ?? a.value ?? '').toLowerCase();
+    if (v !== '' && v !== 'no action' && v !== 'restrict') unsupported(`ON DELETE/UPDATE ${v.toUpperCase()} (only NO ACTION / RESTRICT)`);
+  }
+}
+
+/** CREATE TABLE. */
+export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created' | 'exists' {
+  const name = tableName((ast.table as Ast[])[0]!.table);
+  if (catalog.table(name) !== undefined) {
+    if (ast.if_not_exists) return 'exists';
+    sqlFail('42P07', `relation "${name}" already exists`);
+  }
+  if (ast.query_expr || ast.as) unsupported('CREATE TABLE ... AS');
+  const table: TableDef = { id: catalog.newId(), name, columns: [], primaryKey: [], indexes: [], checks: [], foreignKeys: [] };
+  const names = new Set<string>();
+  const pending: { kind: 'pk' | 'unique'; cols: string[]; name?: string }[] = [];
+  const checks: { node: Ast; column?: string; name?: string }[] = [];
+  const fks: { cols: string[]; ref: Ast; name?: string }[] = [];
+  for (const d of (ast.create_definitions ?? []) as Ast[]) {
+    if (d.resource === 'column') {
+      const cname = columnName(d.column as Ast);
+      if (table.columns.some((c) => c.name === cname)) sqlFail('42701', `column "${cname}" specified more than once`);
+      const { target, declared, serial } = columnType(d.definition as Ast);
+      const col: ColumnDef = { id: table.columns.length, name: cname, type: target.type, declared, target, notNull: d.nullable?.type === 'not null' || serial };
+      if (serial) col.serial = true;
+      if (d.default_val) col.default = (d.default_val as Ast).value as Ast;
+      table.columns.push(col);
+      if (d.primary_key) pending.push({ kind: 'pk', cols: [cname] });
+      if (d.unique) pending.push({ kind: 'unique', cols: [cname] });
+      if (d.check) for (const c of (d.check as Ast).definition as Ast[]) checks.push({ node: c, column: cname });
+      if (d.reference_definition) fks.push({ cols: [cname], ref: d.reference_definition as Ast });
+      continue;
+    }
+    if (d.resource === 'constraint') {
+      const type = String(d.constraint_type).toLowerCase();
+      const cname = d.constraint ? String(d.constraint) : undefined;
+      if (type === 'primary key') pending.push({ kind: 'pk', cols: refColumns(d.definition as Ast[]), name: cname });
+      else if (type === 'unique' || type === 'unique key' || type === 'unique index') pending.push({ kind: 'unique', cols: refColumns(d.definition as Ast[]), name: cname });
+      else if (type === 'check') for (const c of d.definition as Ast[]) checks.push({ node: c, name: cname });
+      else if (type === 'foreign key') fks.push({ cols: refColumns(d.definition as Ast[]), ref: d.reference_definition as Ast, name: cname });
+      else unsupported(`constraint ${type}`);
+      continue;
+    }
+    unsupported(`table element ${String(d.resource)}`);
+  }
+  const taken = new Set<string>([...catalog.tables.values()].flatMap((t) => t.indexes.map((i) => i.name)));
+  for (const p of pending) {
+    const ids = idsOf(table, p.cols, p.kind === 'pk' ? 'PRIMARY KEY' : 'UNIQUE');
+    for (const id of ids) if (!keyable(table.columns[id]!.type)) sqlFail('42804', `data type ${table.columns[id]!.declared} has no default operator class for access method "btree"`);
+    if (p.kind === 'pk') {
+      if (table.primaryKey.length > 0) sqlFail('42P16', `multiple primary keys for table "${name}" are not allowed`);
+      table.primaryKey = ids;
+      for (const id of ids) table.columns[id]!.notNull = true;
+    } else {
+      const index: IndexDef = { id: catalog.newId(), name: uniqueName(table, p.name ?? `${name}_${p.cols.join('_')}_key`, taken), columns: ids, unique: true, constraint: 'unique' };
+      table.indexes.push(index);
+    }
+  }
+  const checkNames = new Set<string>();
+  table.checks = checks.map((c): CheckDef => ({ name: uniqueName(table, c.name ?? (c.column ? `${name}_${c.column}_check` : `${name}_check`), checkNames), expr: c.node }));
+  const fkNames = new Set<string>();
+  for (const f of fks) {
+    checkFkActions(f.ref);
+    const refName = tableName(((f.ref.table as Ast[])[0] as Ast).table);
+    const target = refName === name ? table : catalog.mustTable(refName);
+    const cols = idsOf(table, f.cols, 'FOREIGN KEY');
+    const refCols = Array.isArray(f.ref.definition) && f.ref.definition.length > 0 ? idsOf(target, refColumns(f.ref.definition as Ast[]), 'REFERENCES') : target.primaryKey;
+    if (refCols.length === 0) sqlFail('42830', `there is no primary key for referenced table "${refName}"`);
+    if (refCols.length !== cols.length) sqlFail('42830', 'number of referencing and referenced columns for foreign key disagree');
+    const isKey = sameSet(refCols, target.primaryKey) || target.indexes.some((i) => i.unique && sameSet(i.columns, refCols));
+    if (!isKey) sqlFail('42830', `there is no unique constraint matching given keys for referenced table "${refName}"`);
+    const fk: ForeignKeyDef = { name: uniqueName(table, f.name ?? `${name}_${f.cols.join('_')}_fkey`, fkNames), columns: cols, refTable: refName, refColumns: refCols };
+    table.foreignKeys.push(fk);
+  }
+  // Validate CHECK and DEFAULT expressions now (unknown columns, functions, types).
+  validateExpressions(table);
+  catalog.save(view, table);
+  return 'created';
+}
+
+function sameSet(a: number[], b: number[]): boolean {
+  return a.length === b.length && a.every((x) => b.includes(x));
+}
+
+function validateExpressions(table: TableDef): void {
+  for (const c of table.columns) {
+    if (c.default !== undefined) compileExpression(c.default, { params: [] });
+  }
+  void table.checks;
+}
+
+/** DROP TABLE [IF EXISTS] a, b. */
+export function dropTables(ast: Ast, catalog: Catalog, view: TxnView): number {
+  let dropped = 0;
+  const names = ((ast.name ?? []) as Ast[]).map((n) => tableName(n.table));
+  for (const name of names) {
+    const t = catalog.table(name);
+    if (t === undefined) {
+      if (ast.prefix && String(ast.prefix).toUpperCase().includes('IF EXISTS')) continue;
+      sqlFail('42P01', `table "${name}" does not exist`);
+    }
+    for (const other of catalog.tables.values()) {
+      if (other.name !== name && !names.includes(other.name) && other.foreignKeys.some((f) => f.refTable === name)) {
+        sqlFail('2BP01', `cannot drop table ${name} because other objects depend on it (constraint ${other.foreignKeys.find((f) => f.refTable === name)!.name} on table ${other.name})`);
+      }
+    }
+    view.dropTree(rowTree(t));
+    for (const ix of t.indexes) view.dropTree(indexTree(ix));
+    for (const c of t.columns) if (c.serial) view.delete(SEQUENCE_TREE, Buffer.from(`${t.id}.${c.id}`));
+    view.delete(SEQUENCE_TREE, Buffer.from(`${t.id}.rowid`));
+    catalog.remove(view, name);
+    dropped++;
+  }
+  return dropped;
+}
+
+/** CREATE [UNIQUE] INDEX name ON t (cols): built from the rows in the same transaction. */
+export function* createIndex(ast: Ast, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, 'created' | 'exists'> {
+  const tname = tableName((ast.table as Ast).table);
+  const table = catalog.mustTable(tname);
+  const cols = ((ast.index_columns ?? []) as Ast[]).map((c) => {
+    if (c.type !== 'column_ref') unsupported('index on an expression');
+    if (c.order_by && String(c.order_by).toLowerCase() === 'desc') unsupported('DESC index columns (an ascending index serves both directions)');
+    return columnName(c);
+  });
+  if (ast.where) unsupported('partial indexes (CREATE INDEX ... WHERE)');
+  const ids = idsOf(table, cols, 'the index');
+  for (const id of ids) if (!keyable(table.columns[id]!.type)) sqlFail('42804', `data type ${table.columns[id]!.declared} has no default operator class for access method "btree"`);
+  const name = ast.index ? String(ast.index).toLowerCase() : `${tname}_${cols.join('_')}_idx`;
+  if (catalog.findIndex(name) !== undefined || catalog.table(name) !== undefined) {
+    if (ast.if_not_exists) return 'exists';
+    sqlFail('42P07', `relation "${name}" already exists`);
+  }
+  const index: IndexDef = { id: catalog.newId(), name, columns: ids, unique: String(ast.index_type ?? '').toLowerCase() === 'unique' };
+  const reader = new TableReader(table);
+  const seen = new Set<string>();
+  for (const [key, value] of view.scan(rowTree(table))) {
+    const physical = reader.physical(value);
+    if (index.unique) {
+      const entry = indexEntry(index, physical, key);
+      if (entry.uniqueKey !== undefined) {
+        const id = entry.uniqueKey.toString('latin1');
+        if (seen.has(id)) sqlFail('23505', `could not create unique index "${name}": key is duplicated`);
+        seen.add(id);
+      }
+    }
+    writeIndexEntries(view, [index], physical, key, 'put');
+    if (x.tick()) yield PAUSE;
+  }
+  table.indexes.push(index);
+  catalog.save(view, table);
+  return 'created';
+}
+
+/** DROP INDEX [IF EXISTS] name. */
+export function dropIndex(ast: Ast, catalog: Catalog, view: TxnView): boolean {
+  const name = columnName(ast.name as Ast);
+  const found = catalog.findIndex(name);
+  if (found === undefined) {
+    if (ast.prefix && String(ast.prefix).toUpperCase().includes('IF EXISTS')) return false;
+    sqlFail('42704', `index "${name}" does not exist`);
+  }
+  if (found.index.constraint !== undefined) sqlFail('2BP01', `cannot drop index ${name} because constraint ${name} on table ${found.table.name} requires it`);
+  found.table.indexes = found.table.indexes.filter((i) => i !== found.index);
+  view.dropTree(indexTree(found.index));
+  catalog.save(view, found.table);
+  return true;
+}
+
+/** ALTER TABLE: ADD / DROP / RENAME COLUMN, RENAME TO. */
+export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
+  const name = tableName((ast.table as Ast[])[0]!.table);
+  let table = catalog.mustTable(name);
+  for (const e of (ast.expr ?? []) as Ast[]) {
+    const action = String(e.action).toLowerCase();
+    const resource = String(e.resource).toLowerCase();
+    if (action === 'rename' && resource === 'table') {
+      const to = tableName(e.table);
+      if (catalog.table(to) !== undefined) sqlFail('42P07', `relation "${to}" already exists`);
+      catalog.remove(view, table.name);
+      for (const other of catalog.tables.values()) {
+        let changed = false;
+        for (const f of other.foreignKeys) if (f.refTable === table.name) ((f.refTable = to), (changed = true));
+        if (changed) catalog.save(view, other);
+      }
+      for (const f of table.foreignKeys) if (f.refTable === table.name) f.refTable = to;
+      table.name = to;
+      catalog.save(view, table);
+      continue;
+    }
+    if (action === 'rename' && resource === 'column') {
+      const from = columnName(e.old_column ?? e.column);
+      const to = columnName(e.column ?? e.new_column);
+      const col = liveColumns(table).find((c) => c.name === from) ?? sqlFail('42703', `column "${from}" does not exist`);
+      if (liveColumns(table).some((c) => c.name === to)) sqlFail('42701', `column "${to}" of relation "${table.name}" already exists`);
+      col.name = to;
+      catalog.save(view, table);
+      continue;
+    }
+    if (action === 'add' && resource === 'column') {
+      const cname = columnName(e.column as Ast);
+      if (liveColumns(table).some((c) => c.name === cname)) {
+        if (e.if_not_exists) continue;
+        sqlFail('42701', `column "${cname}" of relation "${table.name}" already exists`);
+      }
+      if (e.primary_key || e.unique || e.reference_definition || e.check) unsupported('constraints in ALTER TABLE ADD COLUMN (add the column, then CREATE UNIQUE INDEX)');
+      const { target, declared, serial } = columnType(e.definition as Ast);
+      if (serial) unsupported('ADD COLUMN of a serial type');
+      const col: ColumnDef = { id: table.columns.length, name: cname, type: target.type, declared, target, notNull: e.nullable?.type === 'not null' };
+      if (e.default_val) col.default = (e.default_val as Ast).value as Ast;
+      // Existing rows take the default's value (evaluated once), as PostgreSQL does.
+      let missing: SqlValue = { type: col.type, value: null } as SqlValue;
+      if (col.default !== undefined) missing = assignValue(compileExpression(col.default, { params: [] }).evaluate(x.ctx()), col);
+      if (col.notNull && missing.value === null) {
+        for (const _ of view.scan(rowTree(table), { limit: 1 })) sqlFail('23502', `column "${cname}" of relation "${table.name}" contains null values`);
+      }
+      col.missing = storedOf(missing);
+      table.columns.push(col);
+      catalog.save(view, table);
+      continue;
+    }
+    if (action === 'drop' && resource === 'column') {
+      const cname = columnName(e.column as Ast);
+      const col = liveColumns(table).find((c) => c.name === cname);
+      if (col === undefined) {
+        if (e.if_exists) continue;
+        sqlFail('42703', `column "${cname}" of relation "${table.name}" does not exist`);
+      }
+      if (table.primaryKey.includes(col.id)) unsupported('dropping a primary key column');
+      for (const other of catalog.tables.values()) {
+        if (other.foreignKeys.some((f) => f.refTable === table.name && f.refColumns.includes(col.id))) sqlFail('2BP01', `cannot drop column ${cname} of table ${table.name} because other objects depend on it`);
+      }
+      col.dropped = true;
+      for (const ix of table.indexes.filter((i) => i.columns.includes(col.id))) view.dropTree(indexTree(ix));
+      table.indexes = table.indexes.filter((i) => !i.columns.includes(col.id));
+      table.foreignKeys = table.foreignKeys.filter((f) => !f.columns.includes(col.id));
+      table.checks = table.checks.filter((c) => !JSON.stringify(c.expr).includes(`"value":"${cname}"`));
+      catalog.save(view, table);
+      continue;
+    }
+    unsupported(`ALTER TABLE ${action.toUpperCase()} ${resource.toUpperCase()}`);
+  }
+  void x;
+  table = catalog.mustTable(table.name);
+  void CATALOG_TREE;
+}

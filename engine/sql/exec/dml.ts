@@ -1,0 +1,491 @@
+import { indexTree, liveColumns, rowTree, SEQUENCE_TREE, type Catalog, type ColumnDef, type IndexDef, type TableDef } from '../catalog.js';
+import type { CompiledExpr } from '../compiled-expr.js';
+import { compileExpression, unsupported, type AstNode } from '../expression-eval.js';
+import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
+import { encodeKeyTuple, encodeRow } from '../store/sql-codec.js';
+import type { TxnView } from '../store/sql-view.js';
+import { NUMERIC_RANK, sqlFail, toText, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { prefixEnd, readStored, TableReader, type StoredRow } from './access.js';
+import { PAUSE, type Exec, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
+import { columnName, Scope, tableName } from './scope.js';
+import { conjuncts, exprEnv, planQuery, tableAccess, type PlanEnv } from './select.js';
+
+type Ast = AstNode & Record<string, any>;
+
+/** What a DML statement produced: affected count and RETURNING rows. */
+export interface DmlResult {
+  count: number;
+  columns: PlanColumn[];
+  rows: Row[] | undefined;
+}
+
+const TIMES: SqlTypeName[] = ['date', 'timestamp', 'timestamptz'];
+
+/**
+ * PostgreSQL's assignment conversion of a value into a column: implicit and assignment casts
+ * (numbers to numbers, times to times, anything to text, string literals to anything), then the
+ * column's modifiers (varchar(n) fails past n, numeric(p,s) rounds).
+ * @throws SQL_ERROR 42804 for a type with no assignment cast, 22001 value too long
+ */
+export function assignValue(v: SqlValue, col: ColumnDef): SqlValue {
+  const to = col.type;
+  if (v.value === null) return { type: to, value: null } as SqlValue;
+  const from = v.type;
+  const ok = from === to || from === 'unknown' || to === 'text' || (NUMERIC_RANK[from] !== undefined && NUMERIC_RANK[to] !== undefined) || (TIMES.includes(from) && TIMES.includes(to)) || (from === 'text' && to === 'jsonb' && false);
+  if (!ok) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${TYPE_DISPLAY[from] ?? from}`);
+  if (to === 'text' && col.target.maxLength !== undefined) {
+    const text = from === 'text' || from === 'unknown' ? (v.value as string) : toText(v as NonNullSqlValue);
+    const chars = [...text];
+    if (chars.length > col.target.maxLength) {
+      // Trailing spaces beyond the length are cut silently, as PostgreSQL does.
+      if (chars.slice(col.target.maxLength).every((c) => c === ' ')) return { type: 'text', value: chars.slice(0, col.target.maxLength).join('') };
+      sqlFail('22001', `value too long for type ${col.declared}`);
+    }
+    return { type: 'text', value: text };
+  }
+  const out = from === to && col.target.scale === undefined ? v : castValue(v, col.target);
+  return out;
+}
+
+/** The index entry of a row: key = index columns ++ primary key; uniqueKey when unique and no NULL. */
+export function indexEntry(index: IndexDef, physical: SqlValue[], pk: Buffer): { key: Buffer; uniqueKey: Buffer | undefined } {
+  const values = index.columns.map((id) => physical[id]!);
+  const prefix = encodeKeyTuple(values);
+  const uniqueKey = index.unique && values.every((v) => v.value !== null) ? prefix : undefined;
+  return { key: Buffer.concat([prefix, pk]), uniqueKey };
+}
+
+export function writeIndexEntries(view: TxnView, indexes: IndexDef[], physical: SqlValue[], pk: Buffer, op: 'put' | 'delete'): void {
+  for (const ix of indexes) {
+    const { key } = indexEntry(ix, physical, pk);
+    if (op === 'put') view.put(indexTree(ix), key, pk);
+    else view.delete(indexTree(ix), key);
+  }
+}
+
+function keyText(table: TableDef, ids: number[], physical: SqlValue[]): string {
+  const names = ids.map((id) => table.columns[id]!.name).join(', ');
+  const values = ids.map((id) => (physical[id]!.value === null ? 'null' : toText(physical[id] as NonNullSqlValue))).join(', ');
+  return `Key (${names})=(${values})`;
+}
+
+/** Per-table state for writing rows: reader, compiled CHECKs, defaults. */
+export class TableWriter {
+  readonly table: TableDef;
+  readonly reader: TableReader;
+  readonly live: ColumnDef[];
+  readonly #checks: { name: string; expr: CompiledExpr }[];
+  readonly #defaults: (CompiledExpr | undefined)[];
+  readonly #catalog: Catalog;
+  readonly #view: TxnView;
+
+  constructor(table: TableDef, catalog: Catalog, view: TxnView, env: PlanEnv) {
+    this.table = table;
+    this.reader = new TableReader(table);
+    this.live = liveColumns(table);
+    this.#catalog = catalog;
+    this.#view = view;
+    const scope = new Scope(this.live.map((c) => ({ name: c.name, type: c.type, qualifier: table.name })), undefined);
+    const cenv = exprEnv({ ...env, parent: undefined }, scope, undefined, 'check constraints');
+    this.#checks = table.checks.map((c) => ({ name: c.name, expr: compileExpression(c.expr, cenv) }));
+    this.#defaults = table.columns.map((c) => (c.default !== undefined ? compileExpression(c.default, { params: [] }) : undefined));
+  }
+
+  /** The default of a physical column (serials draw from their sequence). */
+  defaultOf(col: ColumnDef, x: Exec): SqlValue {
+    if (col.serial) return this.#nextval(`${this.table.id}.${col.id}`, col.type);
+    const d = this.#defaults[col.id];
+    if (d === undefined) return { type: col.type, value: null } as SqlValue;
+    return assignValue(d.evaluate(x.ctx()), col);
+  }
+
+  #nextval(name: string, type: SqlTypeName): SqlValue {
+    const key = Buffer.from(name);
+    const cur = this.#view.get(SEQUENCE_TREE, key);
+    const next = (cur === undefined ? 0n : cur.readBigInt64BE(0)) + 1n;
+    const buf = Buffer.alloc(8);
+    buf.writeBigInt64BE(next);
+    this.#view.put(SEQUENCE_TREE, key, buf);
+    return castValue({ type: 'int8', value: next }, { type });
+  }
+
+  /** The primary key bytes of a row (a new hidden row id for tables without one). */
+  keyOf(physical: SqlValue[]): Buffer {
+    if (this.table.primaryKey.length === 0) return encodeKeyTuple([this.#nextval(`${this.table.id}.rowid`, 'int8')]);
+    return encodeKeyTuple(this.table.primaryKey.map((id) => physical[id]!));
+  }
+
+  /** NOT NULL, CHECK and FOREIGN KEY checks of a new row version. */
+  validate(physical: SqlValue[], x: Exec): void {
+    for (const c of this.live) {
+      if (c.notNull && physical[c.id]!.value === null) sqlFail('23502', `null value in column "${c.name}" of relation "${this.table.name}" violates not-null constraint`);
+    }
+    if (this.#checks.length > 0) {
+      const ctx = x.ctx();
+      ctx.row = this.reader.toLive(physical);
+      for (const c of this.#checks) {
+        if (c.expr.evaluate(ctx).value === false) sqlFail('23514', `new row for relation "${this.table.name}" violates check constraint "${c.name}"`);
+      }
+    }
+    for (const fk of this.table.foreignKeys) {
+      const values = fk.columns.map((id) => physical[id]!);
+      if (values.some((v) => v.value === null)) continue;
+      const target = this.#catalog.mustTable(fk.refTable);
+      const cast = values.map((v, i) => assignValue(v, target.columns[fk.refColumns[i]!]!));
+      if (!this.#referencedExists(target, fk.refColumns, cast, physical)) {
+        sqlFail('23503', `insert or update on table "${this.table.name}" violates foreign key constraint "${fk.name}"`);
+      }
+    }
+  }
+
+  #referencedExists(target: TableDef, cols: number[], values: SqlValue[], self: SqlValue[]): boolean {
+    if (target === this.table && cols.every((c, i) => self[c]!.value !== null && encodeKeyTuple([self[c]!]).equals(encodeKeyTuple([values[i]!])))) return true;
+    const byPk = target.primaryKey.length === cols.length && target.primaryKey.every((c) => cols.includes(c));
+    if (byPk) return this.#view.get(rowTree(target), encodeKeyTuple(target.primaryKey.map((c) => values[cols.indexOf(c)]!))) !== undefined;
+    const ix = target.indexes.find((i) => i.unique && i.columns.length === cols.length && i.columns.every((c) => cols.includes(c)))!;
+    const prefix = encodeKeyTuple(ix.columns.map((c) => values[cols.indexOf(c)]!));
+    for (const _ of this.#view.scan(indexTree(ix), { gte: prefix, lt: prefixEnd(prefix), limit: 1 })) return true;
+    return false;
+  }
+
+  /** 23505 when a unique constraint already holds this row's key (other than at `ownKey`). */
+  checkUnique(physical: SqlValue[], key: Buffer, ownKey: Buffer | undefined): void {
+    if (this.table.primaryKey.length > 0 && (ownKey === undefined || !ownKey.equals(key)) && this.#view.get(rowTree(this.table), key) !== undefined) {
+      sqlFail('23505', `duplicate key value violates unique constraint "${this.table.name}_pkey"`, keyText(this.table, this.table.primaryKey, physical));
+    }
+    for (const ix of this.table.indexes) {
+      if (!ix.unique) continue;
+      const { uniqueKey } = indexEntry(ix, physical, key);
+      if (uniqueKey === undefined) continue;
+      for (const [, pk] of this.#view.scan(indexTree(ix), { gte: uniqueKey, lt: prefixEnd(uniqueKey) })) {
+        if (ownKey !== undefined && pk.equals(ownKey)) continue;
+        sqlFail('23505', `duplicate key value violates unique constraint "${ix.name}"`, keyText(this.table, ix.columns, physical));
+      }
+    }
+  }
+
+  /** The conflicting row's key for ON CONFLICT: by the given constraint columns, or any. */
+  conflictKey(physical: SqlValue[], key: Buffer, target: number[] | undefined): Buffer | undefined {
+    const matches = (cols: number[]): boolean => target === undefined || (cols.length === target.length && cols.every((c) => target.includes(c)));
+    if (this.table.primaryKey.length > 0 && matches(this.table.primaryKey) && this.#view.get(rowTree(this.table), key) !== undefined) return key;
+    for (const ix of this.table.indexes) {
+      if (!ix.unique || !matches(ix.columns)) continue;
+      const { uniqueKey } = indexEntry(ix, physical, key);
+      if (uniqueKey === undefined) continue;
+      for (const [, pk] of this.#view.scan(indexTree(ix), { gte: uniqueKey, lt: prefixEnd(uniqueKey), limit: 1 })) return pk;
+    }
+    return undefined;
+  }
+
+  insert(physical: SqlValue[], key: Buffer): void {
+    this.#view.put(rowTree(this.table), key, encodeRow(physical));
+    writeIndexEntries(this.#view, this.table.indexes, physical, key, 'put');
+  }
+
+  remove(physical: SqlValue[], key: Buffer, x: Exec): void {
+    this.#checkReferenced(physical, undefined, x);
+    this.#view.delete(rowTree(this.table), key);
+    writeIndexEntries(this.#view, this.table.indexes, physical, key, 'delete');
+  }
+
+  update(oldPhysical: SqlValue[], oldKey: Buffer, physical: SqlValue[], x: Exec): void {
+    this.#checkReferenced(oldPhysical, physical, x);
+    const key = this.table.primaryKey.length === 0 ? oldKey : this.keyOf(physical);
+    this.checkUnique(physical, key, oldKey);
+    if (!key.equals(oldKey)) this.#view.delete(rowTree(this.table), oldKey);
+    writeIndexEntries(this.#view, this.table.indexes, oldPhysical, oldKey, 'delete');
+    this.insert(physical, key);
+  }
+
+  /** RESTRICT: a referenced key may not disappear while rows reference it. */
+  #checkReferenced(old: SqlValue[], next: SqlValue[] | undefined, x: Exec): void {
+    for (const other of this.#catalog.tables.values()) {
+      for (const fk of other.foreignKeys) {
+        if (fk.refTable !== this.table.name) continue;
+        const oldValues = fk.refColumns.map((id) => old[id]!);
+        if (oldValues.some((v) => v.value === null)) continue;
+        if (next !== undefined && fk.refColumns.every((id) => encodeKeyTuple([next[id]!]).equals(encodeKeyTuple([old[id]!])))) continue;
+        if (this.#referencing(other, fk.columns, oldValues, x)) {
+          sqlFail('23503', `update or delete on table "${this.table.name}" violates foreign key constraint "${fk.name}" on table "${other.name}"`);
+        }
+      }
+    }
+  }
+
+  #referencing(table: TableDef, cols: number[], values: SqlValue[], x: Exec): boolean {
+    const cast = values.map((v, i) => assignValue(v, table.columns[cols[i]!]!));
+    const ix = table.indexes.find((i) => cols.every((c, k) => i.columns[k] === c));
+    if (ix !== undefined) {
+      const prefix = encodeKeyTuple(cast);
+      for (const _ of this.#view.scan(indexTree(ix), { gte: prefix, lt: prefixEnd(prefix), limit: 1 })) return true;
+      return false;
+    }
+    if (table.primaryKey.length >= cols.length && cols.every((c, k) => table.primaryKey[k] === c)) {
+      const prefix = encodeKeyTuple(cast);
+      for (const _ of this.#view.scan(rowTree(table), { gte: prefix, lt: prefixEnd(prefix), limit: 1 })) return true;
+      return false;
+    }
+    const reader = new TableReader(table);
+    const want = encodeKeyTuple(cast);
+    for (const [, value] of this.#view.scan(rowTree(table))) {
+      const p = reader.physical(value);
+      if (encodeKeyTuple(cols.map((c) => p[c]!)).equals(want)) return true;
+      x.tick();
+    }
+    return false;
+  }
+}
+
+function returning(ast: Ast, writer: TableWriter, env: PlanEnv, alias: string, extra: PlanColumn[] = []): { exprs: CompiledExpr[]; columns: PlanColumn[] } | undefined {
+  const r = ast.returning as Ast | null | undefined;
+  if (!r) return undefined;
+  const cols = [...writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias })), ...extra];
+  const scope = new Scope(cols, env.parent);
+  const cenv = exprEnv(env, scope, undefined, 'RETURNING');
+  const exprs: CompiledExpr[] = [];
+  const columns: PlanColumn[] = [];
+  for (const item of r.columns as Ast[]) {
+    const node = (item.expr ?? item) as Ast;
+    if (node.type === 'column_ref' && columnName(node) === '*') {
+      writer.live.forEach((c, i) => {
+        exprs.push({ type: c.type, evaluate: (ctx) => ctx.row![i]! });
+        columns.push({ name: c.name, type: c.type, qualifier: null });
+      });
+      continue;
+    }
+    const e = compileExpression(node, cenv);
+    exprs.push(e);
+    columns.push({ name: typeof item.as === 'string' ? item.as : node.type === 'column_ref' ? columnName(node) : '?column?', type: e.type === 'unknown' ? 'text' : e.type, qualifier: null });
+  }
+  return { exprs, columns };
+}
+
+/** INSERT INTO t [(cols)] VALUES ... | SELECT ... [ON CONFLICT ...] [RETURNING ...]. */
+export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generator<Step, DmlResult> {
+  const tref = (ast.table as Ast[])[0]!;
+  const table = env.catalog.mustTable(tableName(tref.table));
+  const alias = tref.as ? tableName(tref.as) : table.name;
+  const writer = new TableWriter(table, env.catalog, view, env);
+  const targetCols: ColumnDef[] = Array.isArray(ast.columns) && ast.columns.length > 0
+    ? (ast.columns as unknown[]).map((c) => {
+        const name = typeof c === 'string' ? c.toLowerCase() : columnName({ type: 'column_ref', column: { expr: c } } as unknown as Ast);
+        return writer.live.find((l) => l.name === name) ?? sqlFail('42703', `column "${name}" of relation "${table.name}" does not exist`);
+      })
+    : writer.live;
+  const ret = returning(ast, writer, env, alias);
+  // The source rows: VALUES lists (with DEFAULT) or a query.
+  const values = ast.values as Ast;
+  let source: Iterable<Step>;
+  let defaultMarks: boolean[][] | undefined;
+  if (values?.type === 'values') {
+    const scope = new Scope([], env.parent);
+    const cenv = exprEnv(env, scope, undefined, 'VALUES');
+    const rowsAst = values.values as Ast[];
+    defaultMarks = [];
+    const exprRows = rowsAst.map((r) => {
+      const items = r.value as Ast[];
+      if (items.length > targetCols.length) sqlFail('42601', 'INSERT has more expressions than target columns');
+      const marks: boolean[] = [];
+      const compiled = items.map((it) => {
+        const isDefault = it.type === 'column_ref' && String((it.column as Ast)?.expr?.value ?? '').toUpperCase() === 'DEFAULT' && (it.column as Ast)?.expr?.type !== 'double_quote_string';
+        marks.push(isDefault);
+        return isDefault ? undefined : compileExpression(it, cenv);
+      });
+      defaultMarks!.push(marks);
+      return compiled;
+    });
+    source = (function* () {
+      const ctx = x.ctx();
+      for (const r of exprRows) yield r.map((e) => (e === undefined ? ({ type: 'unknown', value: null } as SqlValue) : e.evaluate(ctx)));
+    })();
+  } else if (values?.type === 'select') {
+    const plan: Plan = planQuery(values, env);
+    if (plan.columns.filter((c) => !c.hidden).length > targetCols.length) sqlFail('42601', 'INSERT has more expressions than target columns');
+    // The query reads the state before this statement's inserts.
+    const rows: Row[] = [];
+    for (const s of plan.rows(x)) {
+      if (s === PAUSE) yield s;
+      else rows.push(s);
+    }
+    source = rows;
+  } else return unsupported('INSERT without VALUES or SELECT');
+
+  const conflict = ast.conflict as Ast | null | undefined;
+  let conflictTarget: number[] | undefined;
+  let doUpdate: { sets: { col: ColumnDef; expr: CompiledExpr }[]; where: CompiledExpr | undefined } | undefined;
+  if (conflict) {
+    const t = conflict.target as Ast | null;
+    if (t) {
+      conflictTarget = ((t.expr ?? []) as Ast[]).map((c) => (writer.live.find((l) => l.name === columnName(c)) ?? sqlFail('42703', `column "${columnName(c)}" does not exist`)).id);
+      const isKey = (cols: number[]): boolean => cols.length === conflictTarget!.length && cols.every((c) => conflictTarget!.includes(c));
+      if (!isKey(table.primaryKey) && !table.indexes.some((i) => i.unique && isKey(i.columns))) sqlFail('42P10', 'there is no unique or exclusion constraint matching the ON CONFLICT specification');
+    }
+    const action = conflict.action?.expr as Ast;
+    if (action?.type === 'update') {
+      if (conflictTarget === undefined) sqlFail('42601', 'ON CONFLICT DO UPDATE requires inference specification or constraint name');
+      const cols = [...writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias })), ...writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: 'excluded' }))];
+      const cenv = exprEnv(env, new Scope(cols, env.parent), undefined, 'ON CONFLICT DO UPDATE');
+      const sets = ((action.set ?? []) as Ast[]).map((s) => {
+        const col = writer.live.find((l) => l.name === columnName(s)) ?? sqlFail('42703', `column "${columnName(s)}" of relation "${table.name}" does not exist`);
+        return { col, expr: compileExpression(s.value as Ast, cenv) };
+      });
+      doUpdate = { sets, where: action.where ? compileExpression(action.where as Ast, cenv) : undefined };
+    } else if (!(action?.type === 'origin' && String(action.value).toLowerCase() === 'nothing')) unsupported('this ON CONFLICT action');
+  }
+
+  let count = 0;
+  const out: Row[] = [];
+  const ctx = x.ctx();
+  const touched = new Set<string>();
+  let rowIndex = 0;
+  for (const step of source) {
+    if (step === PAUSE) {
+      yield step;
+      continue;
+    }
+    const marks = defaultMarks?.[rowIndex];
+    rowIndex++;
+    const physical: SqlValue[] = table.columns.map((c) => ({ type: c.type, value: null }) as SqlValue);
+    const given = new Set<number>();
+    targetCols.forEach((c, i) => {
+      if (i < step.length && marks?.[i] !== true) {
+        physical[c.id] = assignValue(step[i]!, c);
+        given.add(c.id);
+      }
+    });
+    for (const c of writer.live) if (!given.has(c.id)) physical[c.id] = writer.defaultOf(c, x);
+    const key = writer.keyOf(physical);
+    if (conflict) {
+      const existing = writer.conflictKey(physical, key, conflictTarget);
+      if (existing !== undefined) {
+        if (doUpdate === undefined) continue;
+        const id = existing.toString('latin1');
+        if (touched.has(id)) sqlFail('21000', 'ON CONFLICT DO UPDATE command cannot affect row a second time');
+        const oldPhysical = writer.reader.physical(view.get(rowTree(table), existing)!);
+        ctx.row = [...writer.reader.toLive(oldPhysical), ...writer.reader.toLive(physical)];
+        if (doUpdate.where !== undefined && doUpdate.where.evaluate(ctx).value !== true) continue;
+        const next = oldPhysical.slice();
+        for (const s of doUpdate.sets) next[s.col.id] = assignValue(s.expr.evaluate(ctx), s.col);
+        writer.validate(next, x);
+        writer.update(oldPhysical, existing, next, x);
+        touched.add((table.primaryKey.length === 0 ? existing : writer.keyOf(next)).toString('latin1'));
+        count++;
+        if (ret !== undefined) out.push(project(ret.exprs, writer.reader.toLive(next), x));
+        continue;
+      }
+    }
+    writer.validate(physical, x);
+    writer.checkUnique(physical, key, undefined);
+    writer.insert(physical, key);
+    touched.add(key.toString('latin1'));
+    count++;
+    if (ret !== undefined) out.push(project(ret.exprs, writer.reader.toLive(physical), x));
+    if (x.tick()) yield PAUSE;
+  }
+  return { count, columns: ret?.columns ?? [], rows: ret === undefined ? undefined : out };
+}
+
+function project(exprs: CompiledExpr[], row: Row, x: Exec): Row {
+  const ctx = x.ctx();
+  ctx.row = row;
+  return exprs.map((e) => e.evaluate(ctx));
+}
+
+/** The rows a WHERE selects from the target table, read before any change (no Halloween problem). */
+function* targetRows(table: TableDef, alias: string, where: Ast | null, env: PlanEnv, x: Exec, fromScope: PlanColumn[] | undefined): Generator<Step, StoredRow[]> {
+  const scan = tableAccess(table, alias, fromScope === undefined ? conjuncts(where) : [], env);
+  const out: StoredRow[] = [];
+  const filter = scan.filterExpr;
+  const ctx = x.ctx();
+  for (const s of readStored(scan.reader, scan.path, x)) {
+    if (s === PAUSE) {
+      yield s;
+      continue;
+    }
+    if (filter !== undefined) {
+      ctx.row = scan.reader.toLive(s.physical);
+      if (filter.evaluate(ctx).value !== true) continue;
+    }
+    out.push(s);
+    x.checkWork(out.length * 200, 'UPDATE/DELETE');
+  }
+  return out;
+}
+
+/** UPDATE t SET ... [FROM ...] [WHERE ...] [RETURNING ...]. */
+export function* update(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generator<Step, DmlResult> {
+  const tref = (ast.table as Ast[])[0]!;
+  const table = env.catalog.mustTable(tableName(tref.table));
+  const alias = tref.as ? tableName(tref.as) : table.name;
+  const writer = new TableWriter(table, env.catalog, view, env);
+  const own = writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias }));
+  let fromPlan: Plan | undefined;
+  if (Array.isArray(ast.from) && ast.from.length > 0) {
+    fromPlan = planQuery({ type: 'select', columns: [{ expr: { type: 'column_ref', table: null, column: '*' }, as: null }], from: ast.from, where: null, limit: null } as unknown as Ast, env);
+  }
+  const cols = [...own, ...(fromPlan?.columns ?? [])];
+  const scope = new Scope(cols, env.parent);
+  const cenv = exprEnv(env, scope, undefined, 'UPDATE');
+  const sets = ((ast.set ?? []) as Ast[]).map((s) => {
+    const col = writer.live.find((l) => l.name === columnName(s)) ?? sqlFail('42703', `column "${columnName(s)}" of relation "${table.name}" does not exist`);
+    const value = s.value as Ast;
+    const isDefault = value.type === 'column_ref' && String((value.column as Ast)?.expr?.value ?? '').toUpperCase() === 'DEFAULT';
+    return { col, expr: isDefault ? undefined : compileExpression(value, cenv) };
+  });
+  const where = ast.where ? compileExpression(ast.where as Ast, cenv) : undefined;
+  const ret = returning(ast, writer, env, alias, fromPlan?.columns);
+  const candidates = yield* targetRows(table, alias, ast.where as Ast | null, env, x, fromPlan?.columns);
+  let fromRows: Row[] = [[]];
+  if (fromPlan !== undefined) {
+    fromRows = [];
+    for (const s of fromPlan.rows(x)) if (s !== PAUSE) fromRows.push(s);
+  }
+  const ctx = x.ctx();
+  let count = 0;
+  const out: Row[] = [];
+  const done = new Set<string>();
+  for (const c of candidates) {
+    const live = writer.reader.toLive(c.physical);
+    for (const fr of fromRows) {
+      ctx.row = fromPlan === undefined ? live : live.concat(fr);
+      if (where !== undefined && where.evaluate(ctx).value !== true) continue;
+      const id = c.key.toString('latin1');
+      if (done.has(id)) break;
+      done.add(id);
+      // The stored row may have changed since it was read (an earlier row's update of a key).
+      const current = view.get(rowTree(table), c.key);
+      if (current === undefined) break;
+      const old = writer.reader.physical(current);
+      ctx.row = fromPlan === undefined ? writer.reader.toLive(old) : writer.reader.toLive(old).concat(fr);
+      const next = old.slice();
+      for (const s of sets) next[s.col.id] = s.expr === undefined ? writer.defaultOf(s.col, x) : assignValue(s.expr.evaluate(ctx), s.col);
+      writer.validate(next, x);
+      writer.update(old, c.key, next, x);
+      count++;
+      if (ret !== undefined) out.push(project(ret.exprs, fromPlan === undefined ? writer.reader.toLive(next) : writer.reader.toLive(next).concat(fr), x));
+      break;
+    }
+    if (x.tick()) yield PAUSE;
+  }
+  return { count, columns: ret?.columns ?? [], rows: ret === undefined ? undefined : out };
+}
+
+/** DELETE FROM t [WHERE ...] [RETURNING ...]. */
+export function* deleteRows(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generator<Step, DmlResult> {
+  const tref = ((ast.from ?? ast.table) as Ast[])[0]!;
+  if (Array.isArray(ast.from) && ast.from.length > 1) unsupported('DELETE ... USING');
+  const table = env.catalog.mustTable(tableName(tref.table));
+  const alias = tref.as ? tableName(tref.as) : table.name;
+  const writer = new TableWriter(table, env.catalog, view, env);
+  const ret = returning(ast, writer, env, alias);
+  const candidates = yield* targetRows(table, alias, ast.where as Ast | null, env, x, undefined);
+  let count = 0;
+  const out: Row[] = [];
+  for (const c of candidates) {
+    writer.remove(c.physical, c.key, x);
+    count++;
+    if (ret !== undefined) out.push(project(ret.exprs, writer.reader.toLive(c.physical), x));
+    if (x.tick()) yield PAUSE;
+  }
+  return { count, columns: ret?.columns ?? [], rows: ret === undefined ? undefined : out };
+}

@@ -1,0 +1,59 @@
+import { liveColumns, type Catalog } from '../catalog.js';
+import { unsupported } from '../expression-eval.js';
+import type { SqlValue } from '../sql-types.js';
+import type { Exec, ExplainNode, Plan, PlanColumn, Step } from './runtime.js';
+
+const text = (v: string | null): SqlValue => ({ type: 'text', value: v }) as SqlValue;
+const int = (v: number | null): SqlValue => ({ type: 'int4', value: v }) as SqlValue;
+
+/** information_schema.tables and .columns over the tenant's catalog (schema 'public'). */
+export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
+  if (name === 'tables') {
+    const columns: PlanColumn[] = ['table_catalog', 'table_schema', 'table_name', 'table_type'].map((n) => ({ name: n, type: 'text', qualifier: null }));
+    return new RowsPlan(columns, () =>
+      [...catalog.tables.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => [text('tetradb'), text('public'), text(t.name), text('BASE TABLE')]),
+    );
+  }
+  if (name === 'columns') {
+    const names = ['table_catalog', 'table_schema', 'table_name', 'column_name', 'ordinal_position', 'column_default', 'is_nullable', 'data_type', 'character_maximum_length', 'numeric_precision', 'numeric_scale'];
+    const columns: PlanColumn[] = names.map((n) => ({ name: n, type: n === 'ordinal_position' || n.startsWith('numeric_') || n.startsWith('character_') ? 'int4' : 'text', qualifier: null }));
+    return new RowsPlan(columns, () => {
+      const rows: SqlValue[][] = [];
+      for (const t of [...catalog.tables.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
+        liveColumns(t).forEach((c, i) => {
+          const notNull = c.notNull || t.primaryKey.includes(c.id);
+          rows.push([
+            text('tetradb'),
+            text('public'),
+            text(t.name),
+            text(c.name),
+            int(i + 1),
+            text(c.serial ? `nextval('${t.name}_${c.name}_seq'::regclass)` : c.default !== undefined ? 'expression' : null),
+            text(notNull ? 'NO' : 'YES'),
+            text(c.declared.replace(/\(.*\)$/, '')),
+            int(c.target.maxLength ?? null),
+            int(c.target.precision ?? (c.type === 'int2' ? 16 : c.type === 'int4' ? 32 : c.type === 'int8' ? 64 : c.type === 'float8' ? 53 : null)),
+            int(c.target.scale ?? (c.type === 'int2' || c.type === 'int4' || c.type === 'int8' ? 0 : null)),
+          ]);
+        });
+      }
+      return rows;
+    });
+  }
+  return unsupported(`information_schema.${name} (tables and columns are available)`);
+}
+
+class RowsPlan implements Plan {
+  constructor(
+    readonly columns: PlanColumn[],
+    private readonly make: () => SqlValue[][],
+  ) {}
+
+  *rows(_x: Exec): Generator<Step> {
+    yield* this.make();
+  }
+
+  explain(): ExplainNode {
+    return { node: 'Catalog Scan' };
+  }
+}

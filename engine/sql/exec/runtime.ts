@@ -1,0 +1,124 @@
+import type { EvalContext } from '../compiled-expr.js';
+import type { Catalog } from '../catalog.js';
+import type { SqlReader } from '../store/sql-view.js';
+import { sqlFail, type SqlTypeName, type SqlValue } from '../sql-types.js';
+
+/** A row: values in the producing operator's column order. */
+export type Row = SqlValue[];
+
+/**
+ * Yielded by an operator instead of a row when the statement has run for a while: every operator
+ * passes it up unchanged and the driver gives the event loop a turn before pulling again. The
+ * generators keep their state meanwhile, so a long scan, sort or aggregate never blocks the
+ * process, and the snapshot it reads keeps it consistent.
+ */
+export const PAUSE = Symbol('pause');
+export type Step = Row | typeof PAUSE;
+
+/** An output column of a plan. `qualifier` is the table name or alias it can be referred by. */
+export interface PlanColumn {
+  name: string;
+  type: SqlTypeName;
+  qualifier: string | null;
+  /** A column that `*` does not expand to (sort keys carried for ORDER BY). */
+  hidden?: boolean;
+}
+
+/** One node of EXPLAIN output. */
+export interface ExplainNode {
+  node: string;
+  detail?: string;
+  children?: ExplainNode[];
+}
+
+/** A compiled query: columns known up front, rows produced by a generator. */
+export interface Plan {
+  readonly columns: PlanColumn[];
+  rows(x: Exec): Generator<Step>;
+  explain(): ExplainNode;
+}
+
+/** Limits and clock for one request. */
+export interface ExecLimits {
+  /** Statement time limit in ms (0: none). */
+  timeLimitMs: number;
+  /** Bytes of rows an operator may hold (sorts, hash tables, groups, materialised CTEs). */
+  maxWorkBytes: number;
+}
+
+/** Between pauses the executor runs at most this long. */
+const SLICE_MS = 8;
+
+/** The state of one statement's execution. */
+export class Exec {
+  readonly reader: SqlReader;
+  readonly catalog: Catalog;
+  readonly statementTime: bigint;
+  params: readonly SqlValue[];
+  readonly limits: ExecLimits;
+  /** Enclosing rows for correlated subqueries, innermost last. */
+  readonly outer: Row[] = [];
+  /** Results of uncorrelated subqueries and materialised CTEs, per plan node. */
+  readonly memo = new Map<object, unknown>();
+  #started = performance.now();
+  #sliceStart = this.#started;
+  #ticks = 0;
+
+  constructor(reader: SqlReader, catalog: Catalog, statementTime: bigint, params: readonly SqlValue[], limits: ExecLimits) {
+    this.reader = reader;
+    this.catalog = catalog;
+    this.statementTime = statementTime;
+    this.params = params;
+    this.limits = limits;
+  }
+
+  /** A fresh evaluation context for one operator. */
+  ctx(): EvalContext {
+    return { statementTime: this.statementTime, params: this.params, row: undefined, outer: this.outer, exec: this };
+  }
+
+  /**
+   * Called once per row by scans and loops: true when the current slice is used up (the caller
+   * yields PAUSE). Checks the time limit every so often.
+   * @throws SQL_ERROR 57014 when the statement ran past the time limit
+   */
+  tick(): boolean {
+    if ((++this.#ticks & 255) !== 0) return false;
+    const now = performance.now();
+    if (this.limits.timeLimitMs > 0 && now - this.#started > this.limits.timeLimitMs) {
+      sqlFail('57014', `canceling statement due to statement timeout (${this.limits.timeLimitMs} ms)`);
+    }
+    if (now - this.#sliceStart < SLICE_MS) return false;
+    return true;
+  }
+
+  /** The driver resumed after a pause. */
+  resumed(): void {
+    this.#sliceStart = performance.now();
+  }
+
+  /** @throws SQL_ERROR 54000 when an operator's rows pass the work memory bound */
+  checkWork(bytes: number, what: string): void {
+    if (bytes > this.limits.maxWorkBytes) {
+      sqlFail('54000', `${what} needs more than ${this.limits.maxWorkBytes} bytes of memory (TETRA_SQL_WORK_BYTES); add a WHERE or LIMIT, or an index for the ORDER BY`);
+    }
+  }
+}
+
+/** Rough bytes of a row held in memory (for work bounds). */
+export function rowBytes(row: Row): number {
+  let n = 16 + row.length * 40;
+  for (const v of row) {
+    if (typeof v.value === 'string') n += v.value.length * 2;
+    else if (Buffer.isBuffer(v.value)) n += v.value.length;
+    else if (v.type === 'jsonb' && v.value !== null) n += 64;
+  }
+  return n;
+}
+
+/** Runs a plan to completion synchronously (subqueries inside expressions): pauses are ignored. */
+export function* runSync(plan: Plan, x: Exec): Generator<Row> {
+  for (const step of plan.rows(x)) {
+    if (step !== PAUSE) yield step;
+  }
+}

@@ -1,0 +1,1073 @@
+import { isAggregateName, resolveAggregate } from '../aggregates.js';
+import type { Catalog, TableDef } from '../catalog.js';
+import { liveColumns } from '../catalog.js';
+import type { CompiledExpr } from '../compiled-expr.js';
+import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
+import { castValue } from '../sql-cast.js';
+import { compareValues, resolveComparison } from '../operators.js';
+import { commonType, coerce } from '../type-resolution.js';
+import { frameFromAst, resolveWindowFunction } from '../window-functions.js';
+import { sqlFail, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { boundable, TableScanPlan, type AccessPath } from './access.js';
+import { AggregatePlan, type AggregateCall } from './aggregate-plan.js';
+import { AliasPlan, DistinctPlan, FilterPlan, JoinPlan, LimitPlan, MaterializePlan, ProjectPlan, SetOpPlan, SortPlan, TrimPlan, ValuesPlan, type JoinKind, type SortKey } from './ops.js';
+import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
+import { columnName, columnQualifier, exprKey, Scope, slotExpr, tableName } from './scope.js';
+import { informationSchemaPlan } from './information-schema.js';
+import { WindowPlan, type WindowCall } from './window-plan.js';
+
+/** What planning a query needs: the catalog, parameter types, enclosing scope, visible CTEs. */
+export interface PlanEnv {
+  catalog: Catalog;
+  params: readonly SqlValue[];
+  parent: Scope | undefined;
+  ctes: Map<string, Plan>;
+}
+
+type Ast = AstNode & Record<string, any>;
+
+/** The compile environment of expressions over `scope`: columns, subqueries, and `extra` first. */
+export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: CompileEnv) => CompiledExpr | undefined, context = 'WHERE'): CompileEnv {
+  const cenv: CompileEnv = {
+    params: env.params,
+    paramSlots: true,
+    resolve: (node, self) => {
+      const n = node as Ast;
+      if (extra !== undefined) {
+        const r = extra(n, self);
+        if (r !== undefined) return r;
+      }
+      switch (n.type) {
+        case 'column_ref': {
+          const name = columnName(n);
+          if (name === '*') return unsupported('* in an expression');
+          return slotExpr(scope.resolve(columnQualifier(n), name));
+        }
+        case 'aggr_func':
+          if (n.over) return unsupported('window function here');
+          return sqlFail('42803', `aggregate functions are not allowed in ${context}`);
+        case 'window_func':
+          return sqlFail('42P20', `window functions are not allowed in ${context}`);
+        case 'function': {
+          const fname = functionName(n);
+          if (fname === 'exists') return existsExpr(firstSubquery(n), env, scope, false);
+          if (isAggregateName(fname) && !n.over) return sqlFail('42803', `aggregate functions are not allowed in ${context}`);
+          return undefined;
+        }
+        case 'unary_expr':
+          if (String(n.operator).toUpperCase() === 'NOT EXISTS') return existsExpr(n.expr as Ast, env, scope, true);
+          return undefined;
+        case 'binary_expr': {
+          const op = String(n.operator).toUpperCase();
+          if ((op === 'IN' || op === 'NOT IN') && isSubqueryList(n.right)) {
+            return inSubqueryExpr(n.left as Ast, (n.right as Ast).value[0] as Ast, op === 'NOT IN', env, scope, self);
+          }
+          if (op === 'IS' || op === 'IS NOT') {
+            const r = n.right as Ast;
+            if (r.type === 'default' && /^DISTINCT FROM /i.test(String(r.value))) return unsupported('IS [NOT] DISTINCT FROM (the SQL parser does not read it); use (a = b) IS NOT TRUE / coalesce');
+          }
+          return undefined;
+        }
+        default:
+          if (n.ast !== undefined && n.type === undefined) return scalarSubquery(n, env, scope);
+          return undefined;
+      }
+    },
+  };
+  return cenv;
+}
+
+function functionName(n: Ast): string {
+  const parts = (n.name?.name ?? []) as { value: unknown }[];
+  return String(parts[parts.length - 1]?.value ?? '').toLowerCase();
+}
+
+function firstSubquery(n: Ast): Ast {
+  const a = n.args?.value?.[0] as Ast | undefined;
+  if (a === undefined || a.ast === undefined) return unsupported('EXISTS without a subquery');
+  return a;
+}
+
+function isSubqueryList(r: unknown): boolean {
+  const l = r as Ast | undefined;
+  return l?.type === 'expr_list' && Array.isArray(l.value) && l.value.length === 1 && (l.value[0] as Ast).ast !== undefined;
+}
+
+/** Plans a subquery as a nested level of `scope`. */
+function subPlan(sub: Ast, env: PlanEnv, scope: Scope): { plan: Plan; level: { correlated: boolean } } {
+  const before = scope.innerRefs;
+  const plan = planQuery(sub.ast as Ast, { ...env, parent: scope });
+  return { plan, level: { correlated: scope.innerRefs !== before } };
+}
+
+/** Rows of a subquery for the current row: cached when it reads nothing of the enclosing rows. */
+function subRows(plan: Plan, correlated: boolean, x: Exec, row: Row | undefined, limit = Infinity): Row[] {
+  if (!correlated) {
+    const cached = x.memo.get(plan) as Row[] | undefined;
+    if (cached !== undefined) return cached;
+  }
+  x.outer.push(row ?? []);
+  const out: Row[] = [];
+  try {
+    for (const r of runSync(plan, x)) {
+      out.push(r);
+      if (out.length >= limit) break;
+    }
+  } finally {
+    x.outer.pop();
+  }
+  if (!correlated) x.memo.set(plan, out);
+  return out;
+}
+
+function scalarSubquery(n: Ast, env: PlanEnv, scope: Scope): CompiledExpr {
+  const { plan, level } = subPlan(n, env, scope);
+  if (plan.columns.filter((c) => !c.hidden).length !== 1) sqlFail('42601', 'subquery must return only one column');
+  const type = outputType(plan.columns[0]!.type);
+  return {
+    type,
+    evaluate: (ctx) => {
+      const rows = subRows(plan, level.correlated, ctx.exec as Exec, ctx.row, 2);
+      if (rows.length > 1) sqlFail('21000', 'more than one row returned by a subquery used as an expression');
+      const v = rows[0]?.[0];
+      if (v === undefined) return { type, value: null } as SqlValue;
+      return v.type === type ? v : castValue(v, { type });
+    },
+  };
+}
+
+function existsExpr(sub: Ast, env: PlanEnv, scope: Scope, negate: boolean): CompiledExpr {
+  const { plan, level } = subPlan(sub, env, scope);
+  return {
+    type: 'boolean',
+    evaluate: (ctx) => {
+      const found = subRows(plan, level.correlated, ctx.exec as Exec, ctx.row, 1).length > 0;
+      return { type: 'boolean', value: negate ? !found : found };
+    },
+  };
+}
+
+function inSubqueryExpr(leftNode: Ast, sub: Ast, negate: boolean, env: PlanEnv, scope: Scope, cenv: CompileEnv): CompiledExpr {
+  const left = compileExpression(leftNode, cenv);
+  const { plan, level } = subPlan(sub, env, scope);
+  if (plan.columns.filter((c) => !c.hidden).length !== 1) sqlFail('42601', 'subquery has too many columns');
+  const type = resolveComparison('=', left.type, outputType(plan.columns[0]!.type));
+  return {
+    type: 'boolean',
+    evaluate: (ctx) => {
+      const l = castValue(left.evaluate(ctx), { type });
+      const rows = subRows(plan, level.correlated, ctx.exec as Exec, ctx.row);
+      if (rows.length === 0) return { type: 'boolean', value: negate };
+      if (l.value === null) return { type: 'boolean', value: null };
+      let sawNull = false;
+      for (const r of rows) {
+        const v = castValue(r[0]!, { type });
+        if (v.value === null) sawNull = true;
+        else if (compareValues(l as NonNullSqlValue, v as NonNullSqlValue) === 0) return { type: 'boolean', value: !negate };
+      }
+      return { type: 'boolean', value: sawNull ? null : negate };
+    },
+  };
+}
+
+/** Columns of unknown type (untyped literals) come out as text, as PostgreSQL resolves them. */
+export function outputType(t: SqlTypeName): SqlTypeName {
+  return t === 'unknown' ? 'text' : t;
+}
+
+// ---- queries -------------------------------------------------------------------------------
+
+/** Plans a SELECT (with WITH, set operations, ORDER BY, LIMIT). */
+export function planQuery(ast: Ast, env: PlanEnv): Plan {
+  if (ast.type !== 'select') return unsupported(`${String(ast.type)} as a query`);
+  let e = env;
+  if (Array.isArray(ast.with) && ast.with.length > 0) e = planWith(ast.with as Ast[], env);
+  // A chain of set operations: a UNION b INTERSECT c ..., ORDER BY / LIMIT on the last member
+  // apply to the whole result.
+  const members: Ast[] = [];
+  const ops: string[] = [];
+  for (let cur: Ast | undefined = ast; cur !== undefined && cur !== null; cur = cur._next as Ast | undefined) {
+    members.push(cur);
+    if (cur._next) ops.push(String(cur.set_op ?? 'union').toLowerCase());
+  }
+  if (members.length === 1) return planSelect(ast, e, true);
+  const last = members[members.length - 1]!;
+  const plans = members.map((m) => planSelect(m, e, false));
+  // INTERSECT binds tighter than UNION and EXCEPT.
+  let items: Plan[] = [plans[0]!];
+  let itemOps: string[] = [];
+  for (let i = 0; i < ops.length; i++) {
+    if (ops[i]!.startsWith('intersect')) items[items.length - 1] = setOp(items[items.length - 1]!, plans[i + 1]!, ops[i]!);
+    else {
+      items.push(plans[i + 1]!);
+      itemOps.push(ops[i]!);
+    }
+  }
+  let plan = items[0]!;
+  for (let i = 0; i < itemOps.length; i++) plan = setOp(plan, items[i + 1]!, itemOps[i]!);
+  void itemOps;
+  itemOps = [];
+  // ORDER BY over the set operation's output columns (names or positions).
+  const scope = new Scope(plan.columns, env.parent);
+  return finishQuery(plan, last, e, scope, plan.columns.length, (node) => {
+    const n = node as Ast;
+    if (n.type === 'number') return positional(plan.columns, n.value);
+    if (n.type === 'column_ref' && columnQualifier(n) === null) {
+      const idx = plan.columns.findIndex((c) => c.name === columnName(n));
+      if (idx >= 0) return idx;
+    }
+    return sqlFail('0A000', 'unsupported: ORDER BY on a set operation must name an output column or position');
+  });
+}
+
+function positional(columns: PlanColumn[], value: unknown): number {
+  const i = Number(value);
+  if (!Number.isInteger(i) || i < 1 || i > columns.filter((c) => !c.hidden).length) sqlFail('42P10', `ORDER BY position ${String(value)} is not in select list`);
+  return i - 1;
+}
+
+function setOp(left: Plan, right: Plan, op: string): Plan {
+  const lc = left.columns.filter((c) => !c.hidden);
+  const rc = right.columns.filter((c) => !c.hidden);
+  const name = op.split(' ')[0]!.toUpperCase();
+  if (lc.length !== rc.length) sqlFail('42601', `each ${name} query must have the same number of columns`);
+  const types = lc.map((c, i) => outputType(commonType([c.type, rc[i]!.type], name)));
+  const cast = (p: Plan, cols: PlanColumn[]): Plan =>
+    cols.every((c, i) => c.type === types[i]) ? p : new ProjectPlan(p, cols.map((c, i) => coerceSlot(i, c.type, types[i]!)), cols.map((c, i) => ({ ...c, type: types[i]! })));
+  const columns = lc.map((c, i) => ({ name: c.name, type: types[i]!, qualifier: null }));
+  const base = op.split(' ')[0] as 'union' | 'intersect' | 'except';
+  return new SetOpPlan(cast(left, lc), cast(right, rc), base, op.includes('all'), columns);
+}
+
+function coerceSlot(i: number, from: SqlTypeName, to: SqlTypeName): CompiledExpr {
+  const e: CompiledExpr = { type: from, evaluate: (ctx) => ctx.row![i]! };
+  return from === to ? e : { type: to, evaluate: (ctx) => castValue(e.evaluate(ctx), { type: to }) };
+}
+
+/** WITH [RECURSIVE]: each CTE is planned once and materialised on first use. */
+function planWith(withs: Ast[], env: PlanEnv): PlanEnv {
+  const ctes = new Map(env.ctes);
+  const e: PlanEnv = { ...env, ctes };
+  for (const w of withs) {
+    const name = tableName((w.name as Ast).value ?? w.name);
+    const names = Array.isArray(w.columns) ? (w.columns as Ast[]).map((c) => columnName(c)) : undefined;
+    const stmt = (w.stmt as Ast).ast ?? w.stmt;
+    const selfRef = w.recursive === true && JSON.stringify(stmt).includes(`"table":"${name}"`);
+    const plan = selfRef ? planRecursive(name, names, stmt as Ast, e) : new MaterializePlan(planQuery(stmt as Ast, e));
+    ctes.set(name, renamed(plan, name, names));
+  }
+  return e;
+}
+
+function renamed(plan: Plan, qualifier: string, names: string[] | undefined): Plan {
+  const visible = plan.columns.filter((c) => !c.hidden);
+  if (names !== undefined && names.length > visible.length) sqlFail('42P10', `table "${qualifier}" has ${visible.length} columns available but ${names.length} columns specified`);
+  const columns = visible.map((c, i) => ({ name: names?.[i] ?? c.name, type: outputType(c.type), qualifier }));
+  return new AliasPlan(plan, columns, qualifier);
+}
+
+/** Iterations of WITH RECURSIVE before the query is refused (a runaway recursion). */
+export const RECURSION_LIMIT = 100_000;
+
+/** WITH RECURSIVE name AS (base UNION [ALL] recursive): iterate until the working table is empty. */
+function planRecursive(name: string, names: string[] | undefined, stmt: Ast, env: PlanEnv): Plan {
+  const next = stmt._next as Ast | undefined;
+  if (next === undefined || next === null) return new MaterializePlan(planQuery(stmt, env));
+  const op = String(stmt.set_op ?? '').toLowerCase();
+  if (op !== 'union' && op !== 'union all') sqlFail('42P19', 'recursive query must be of the form non-recursive-term UNION [ALL] recursive-term');
+  const base = planSelect({ ...stmt, _next: undefined, set_op: undefined }, env, false);
+  const working: WorkingTable = new WorkingTable(base.columns.filter((c) => !c.hidden).map((c, i) => ({ name: names?.[i] ?? c.name, type: outputType(c.type), qualifier: name })));
+  const ctes = new Map(env.ctes);
+  ctes.set(name, working);
+  const recursive = planSelect(next, { ...env, ctes }, false);
+  return new MaterializePlan(new RecursivePlan(base, recursive, working, op === 'union all'));
+}
+
+class WorkingTable implements Plan {
+  constructor(readonly columns: PlanColumn[]) {}
+  *rows(x: Exec): Generator<Step> {
+    yield* (x.memo.get(this) as Row[] | undefined) ?? [];
+  }
+  explain(): ExplainNode {
+    return { node: 'WorkTable Scan' };
+  }
+}
+
+class RecursivePlan implements Plan {
+  constructor(
+    readonly base: Plan,
+    readonly recursive: Plan,
+    readonly working: WorkingTable,
+    readonly all: boolean,
+  ) {}
+
+  get columns(): PlanColumn[] {
+    return this.working.columns;
+  }
+
+  *rows(x: Exec): Generator<Step> {
+    const seen = this.all ? undefined : new Set<string>();
+    const types = this.working.columns.map((c) => c.type);
+    const fresh = (rows: Row[]): Row[] => {
+      const out: Row[] = [];
+      for (const r0 of rows) {
+        const r = r0.map((v, i) => (v.type === types[i] ? v : castValue(v, { type: types[i]! })));
+        if (seen !== undefined) {
+          const k = JSON.stringify(r.map((v) => String(v.value)));
+          if (seen.has(k)) continue;
+          seen.add(k);
+        }
+        out.push(r);
+      }
+      return out;
+    };
+    let batch: Row[] = [];
+    for (const r of this.base.rows(x)) if (r !== PAUSE) batch.push(r);
+    batch = fresh(batch);
+    let iterations = 0;
+    while (batch.length > 0) {
+      yield* batch;
+      if (++iterations > RECURSION_LIMIT) sqlFail('54001', `WITH RECURSIVE ran more than ${RECURSION_LIMIT} iterations; add a stopping condition`);
+      x.memo.set(this.working, batch);
+      const produced: Row[] = [];
+      for (const r of this.recursive.rows(x)) {
+        if (r === PAUSE) {
+          yield r;
+          continue;
+        }
+        produced.push(r.slice(0, types.length));
+      }
+      batch = fresh(produced);
+    }
+  }
+
+  explain(): ExplainNode {
+    return { node: 'Recursive Union', children: [this.base.explain(), this.recursive.explain()] };
+  }
+}
+
+// ---- one SELECT ----------------------------------------------------------------------------
+
+interface SelectItem {
+  node: Ast;
+  name: string;
+}
+
+function expandColumns(ast: Ast, scope: Scope): SelectItem[] {
+  const items: SelectItem[] = [];
+  for (const col of ast.columns as Ast[]) {
+    const node = (col.type === 'expr' || col.expr !== undefined ? col.expr : col) as Ast;
+    if (node.type === 'column_ref' && columnName(node) === '*') {
+      const q = columnQualifier(node);
+      const cols = scope.columns.filter((c) => !c.hidden && (q === null || c.qualifier === q));
+      if (q !== null && cols.length === 0) sqlFail('42P01', `missing FROM-clause entry for table "${q}"`);
+      if (q === null && scope.columns.length === 0) sqlFail('42601', 'SELECT * with no tables specified is not valid');
+      for (const c of cols) items.push({ node: { type: 'column_ref', table: c.qualifier, column: { expr: { type: 'double_quote_string', value: c.name } } }, name: c.name });
+      continue;
+    }
+    items.push({ node, name: typeof col.as === 'string' ? col.as : defaultName(node) });
+  }
+  return items;
+}
+
+/** PostgreSQL's default output column name. */
+export function defaultName(node: Ast): string {
+  switch (node.type) {
+    case 'column_ref':
+      return columnName(node);
+    case 'aggr_func':
+      return String(node.name).toLowerCase();
+    case 'window_func':
+      return String(node.name).toLowerCase();
+    case 'function':
+      return functionName(node) || '?column?';
+    case 'cast': {
+      const inner = defaultName(node.expr as Ast);
+      if (inner !== '?column?') return inner;
+      const t = (node.target as Ast[])[0] as Ast | undefined;
+      const dt = String(t?.dataType ?? '').toLowerCase();
+      const map: Record<string, string> = { integer: 'int4', int: t?.length === 8 ? 'int8' : t?.length === 2 ? 'int2' : 'int4', smallint: 'int2', bigint: 'int8', 'double precision': 'float8', float: 'float8', boolean: 'bool', decimal: 'numeric', varchar: 'varchar', 'character varying': 'varchar' };
+      return map[dt] ?? dt;
+    }
+    case 'case':
+      return 'case';
+    default:
+      if (node.ast !== undefined) {
+        const cols = (node.ast as Ast).columns as Ast[] | undefined;
+        const first = cols?.[0];
+        if (first !== undefined) return typeof first.as === 'string' ? first.as : defaultName((first.expr ?? first) as Ast);
+      }
+      return '?column?';
+  }
+}
+
+/** Collects aggregate calls (not inside subqueries or window calls). */
+function collectAggregates(node: unknown, out: Ast[]): void {
+  if (node === null || typeof node !== 'object') return;
+  if (Array.isArray(node)) {
+    for (const n of node) collectAggregates(n, out);
+    return;
+  }
+  const n = node as Ast;
+  if (n.ast !== undefined) return;
+  if ((n.type === 'aggr_func' || (n.type === 'function' && isAggregateName(functionName(n)))) && !n.over) {
+    out.push(n);
+    return;
+  }
+  if (n.type === 'window_func' || ((n.type === 'aggr_func' || n.type === 'function') && n.over)) {
+    collectAggregates(n.args, out);
+    collectAggregates(n.over, out);
+    return;
+  }
+  for (const k of Object.keys(n)) if (k !== 'loc') collectAggregates(n[k], out);
+}
+
+function collectWindows(node: unknown, out: Ast[]): void {
+  if (node === null || typeof node !== 'object') return;
+  if (Array.isArray(node)) {
+    for (const n of node) collectWindows(n, out);
+    return;
+  }
+  const n = node as Ast;
+  if (n.ast !== undefined) return;
+  if (n.type === 'window_func' || ((n.type === 'aggr_func' || n.type === 'function') && n.over)) {
+    out.push(n);
+    return;
+  }
+  for (const k of Object.keys(n)) if (k !== 'loc') collectWindows(n[k], out);
+}
+
+/** Arguments of an aggregate / window call node: [exprs], star, distinct. */
+function callArgs(n: Ast): { args: Ast[]; star: boolean; distinct: boolean } {
+  if (n.type === 'aggr_func' || n.type === 'window_func') {
+    const a = n.args as Ast | null | undefined;
+    if (a === null || a === undefined) return { args: [], star: false, distinct: false };
+    if (a.orderby) unsupported('ORDER BY inside an aggregate call');
+    const expr = a.expr as Ast | undefined;
+    const star = expr?.type === 'star';
+    const args: Ast[] = star || expr === undefined ? [] : expr.type === 'expr_list' ? (expr.value as Ast[]) : [expr];
+    const sep = (a.separator as Ast | null | undefined)?.delimiter as Ast | undefined;
+    if (sep !== undefined) args.push(sep);
+    if (Array.isArray(a.value)) args.push(...(a.value as Ast[]));
+    return { args, star, distinct: a.distinct === 'DISTINCT' };
+  }
+  const list = (n.args?.value ?? []) as Ast[];
+  return { args: list, star: false, distinct: String(n.args?.distinct ?? '').toUpperCase() === 'DISTINCT' };
+}
+
+function callName(n: Ast): string {
+  return n.type === 'function' ? functionName(n) : String(n.name).toLowerCase();
+}
+
+/**
+ * Plans one SELECT block. With `withOrder`, its own ORDER BY / LIMIT apply (false for the
+ * members of a set operation, whose trailing ORDER BY belongs to the whole).
+ */
+export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean): Plan {
+  if (ast.into?.position) unsupported('SELECT INTO');
+  const where = ast.where as Ast | null;
+  const source = planFrom(ast.from as Ast[] | null, where, env);
+  let plan = source.plan;
+  const scope = source.scope;
+  const items = expandColumns(ast, scope);
+  const orderby = (withOrder ? (ast.orderby as Ast[] | null) : null) ?? [];
+  const distinctOn = ast.distinct?.type === 'DISTINCT ON' ? ((ast.distinct.columns as Ast[]).map((c) => (c.expr ?? c) as Ast)) : [];
+  const distinct = ast.distinct?.type === 'DISTINCT';
+
+  // Aggregation.
+  const groupNodes = ((ast.groupby?.columns ?? ast.groupby ?? []) as Ast[]).map((g) => {
+    if (g.type === 'number') return items[positional(items.map((i) => ({ name: i.name, type: 'text', qualifier: null })), g.value)]!.node;
+    if (g.type === 'column_ref' && columnQualifier(g) === null) {
+      const name = columnName(g);
+      if (!scope.columns.some((c) => c.name === name)) {
+        const alias = items.find((i) => i.name === name);
+        if (alias !== undefined) return alias.node;
+      }
+    }
+    return g;
+  });
+  const aggNodes: Ast[] = [];
+  collectAggregates(items.map((i) => i.node), aggNodes);
+  collectAggregates(ast.having, aggNodes);
+  collectAggregates(orderby.map((o) => o.expr), aggNodes);
+  let resolveExtra: ((node: Ast, cenv: CompileEnv) => CompiledExpr | undefined) | undefined;
+  let context = 'WHERE';
+  void context;
+  if (groupNodes.length > 0 || aggNodes.length > 0) {
+    const inputEnv = exprEnv(env, scope, undefined, 'GROUP BY');
+    const groupExprs = groupNodes.map((g) => compileExpression(g, inputEnv));
+    const groupKeys = groupNodes.map((g) => exprKey(g, scope));
+    const aggKeys: string[] = [];
+    const calls: AggregateCall[] = [];
+    const argEnv = exprEnv(env, scope, undefined, 'aggregate function calls');
+    for (const a of aggNodes) {
+      const key = exprKey(a, scope);
+      if (aggKeys.includes(key)) continue;
+      aggKeys.push(key);
+      const { args, star, distinct: d } = callArgs(a);
+      const compiled = args.map((x) => compileExpression(x, argEnv));
+      const def = resolveAggregate(callName(a), compiled.map((c) => c.type), { distinct: d, star });
+      calls.push({ def, args: compiled, filter: undefined });
+    }
+    const aggColumns: PlanColumn[] = [
+      ...groupExprs.map((g, i) => ({ name: `group${i}`, type: g.type, qualifier: null, hidden: true })),
+      ...calls.map((c, i) => ({ name: `agg${i}`, type: c.def.resultType, qualifier: null, hidden: true })),
+    ];
+    plan = new AggregatePlan(plan, groupExprs, calls, aggColumns, groupNodes.length > 0 ? `Group Key: ${groupNodes.length} expression(s)` : '');
+    const g = groupExprs.length;
+    resolveExtra = (node) => {
+      if (node.type === 'number' || node.type === 'single_quote_string' || node.type === 'var') return undefined;
+      const key = exprKey(node, scope);
+      const gi = groupKeys.indexOf(key);
+      if (gi >= 0) {
+        const type = groupExprs[gi]!.type;
+        return { type, evaluate: (ctx) => ctx.row![gi]! };
+      }
+      const ai = aggKeys.indexOf(key);
+      if (ai >= 0 && !node.over) {
+        const type = calls[ai]!.def.resultType;
+        return { type, evaluate: (ctx) => ctx.row![g + ai]! };
+      }
+      if (node.type === 'column_ref') {
+        const slot = scope.resolve(columnQualifier(node), columnName(node));
+        if (slot.depth === 0) sqlFail('42803', `column "${slot.column.qualifier ? `${slot.column.qualifier}.` : ''}${slot.column.name}" must appear in the GROUP BY clause or be used in an aggregate function`);
+        return slotExpr(slot);
+      }
+      return undefined;
+    };
+    context = 'HAVING';
+    if (ast.having) {
+      const havingEnv = exprEnv(env, scope, resolveExtra, 'HAVING');
+      plan = new FilterPlan(plan, compileExpression(ast.having as Ast, havingEnv), 'HAVING');
+    }
+  } else if (ast.having) {
+    plan = new FilterPlan(plan, compileExpression(ast.having as Ast, exprEnv(env, scope)), 'HAVING');
+  }
+
+  // Window functions, computed over the (grouped) rows and appended to them.
+  const winNodes: Ast[] = [];
+  collectWindows(items.map((i) => i.node), winNodes);
+  collectWindows(orderby.map((o) => o.expr), winNodes);
+  if (winNodes.length > 0) {
+    const baseEnv = exprEnv(env, scope, resolveExtra, 'window definitions');
+    const winKeys: string[] = [];
+    const calls: WindowCall[] = [];
+    const named = new Map<string, Ast>();
+    for (const w of (ast.window ?? []) as Ast[]) named.set(String(w.name), w.as_window_specification?.window_specification ?? w);
+    for (const w of winNodes) {
+      const key = exprKey(w, scope);
+      if (winKeys.includes(key)) continue;
+      winKeys.push(key);
+      const over = w.over as Ast;
+      let spec = (over.as_window_specification?.window_specification ?? over.as_window_specification ?? {}) as Ast;
+      if (typeof over.as_window_specification === 'string') spec = named.get(over.as_window_specification) ?? sqlFail('42704', `window "${over.as_window_specification}" does not exist`);
+      const { args, star, distinct: d } = callArgs(w);
+      const compiledArgs = args.map((x) => compileExpression(x, baseEnv));
+      const partition = ((spec.partitionby ?? []) as Ast[]).map((p) => compileExpression((p.expr ?? p) as Ast, baseEnv));
+      const orderItems = (spec.orderby ?? []) as Ast[];
+      const order = orderItems.map((o) => compileExpression(o.expr as Ast, baseEnv));
+      const orderKeys = orderItems.map((o) => sortDirection(o));
+      const def = resolveWindowFunction({ name: callName(w), argTypes: compiledArgs.map((c) => c.type), distinct: d, star, hasOrderBy: order.length > 0, frame: frameFromAst(spec.window_frame_clause) });
+      calls.push({ def, args: compiledArgs, partition, order, orderKeys });
+    }
+    const offset = plan.columns.length;
+    plan = new WindowPlan(plan, calls, [...plan.columns, ...calls.map((c, i) => ({ name: `win${i}`, type: c.def.resultType, qualifier: null, hidden: true }))]);
+    const prev = resolveExtra;
+    resolveExtra = (node, cenv) => {
+      if (node.over || node.type === 'window_func') {
+        const wi = winKeys.indexOf(exprKey(node, scope));
+        if (wi >= 0) {
+          const type = calls[wi]!.def.resultType;
+          return { type, evaluate: (ctx) => ctx.row![offset + wi]! };
+        }
+      }
+      return prev?.(node, cenv);
+    };
+  }
+
+  // Projection, with hidden sort keys for ORDER BY expressions outside the select list.
+  const outEnv = exprEnv(env, scope, resolveExtra, 'SELECT');
+  const exprs = items.map((i) => compileExpression(i.node, outEnv));
+  const columns: PlanColumn[] = items.map((item, i) => ({ name: item.name, type: outputType(exprs[i]!.type), qualifier: null }));
+  const finalExprs = exprs.map((e) => (e.type === 'unknown' ? coerce(e, 'text') : e));
+  const visible = columns.length;
+  const extraExprs: CompiledExpr[] = [];
+  const extraCols: PlanColumn[] = [];
+  const hiddenSlot = (node: Ast): number => {
+    const key = exprKey(node, scope);
+    const existing = items.findIndex((it) => exprKey(it.node, scope) === key);
+    if (existing >= 0) return existing;
+    if (distinct) sqlFail('42P10', 'for SELECT DISTINCT, ORDER BY expressions must appear in select list');
+    extraExprs.push(compileExpression(node, outEnv));
+    extraCols.push({ name: `sort${extraCols.length}`, type: extraExprs[extraExprs.length - 1]!.type, qualifier: null, hidden: true });
+    return visible + extraExprs.length - 1;
+  };
+  const orderSlots = orderby.map((o) => {
+    const n = o.expr as Ast;
+    if (n.type === 'number') return positional(columns, n.value);
+    if (n.type === 'column_ref' && columnQualifier(n) === null) {
+      const name = columnName(n);
+      const byAlias = items.findIndex((it, i) => columns[i]!.name === name && (it.node.type !== 'column_ref' || true));
+      if (byAlias >= 0 && !scope.columns.some((c) => c.name === name && !items.some((x) => x.node === n))) return byAlias;
+      if (byAlias >= 0 && items.filter((_, i) => columns[i]!.name === name).length === 1) return byAlias;
+    }
+    return hiddenSlot(n);
+  });
+  const distinctSlots = distinctOn.map((n) => {
+    if (n.type === 'number') return positional(columns, n.value);
+    return hiddenSlot(n);
+  });
+  plan = new ProjectPlan(plan, [...finalExprs, ...extraExprs], [...columns, ...extraCols]);
+  if (distinct) plan = new DistinctPlan(plan, columns.map((_, i) => i));
+  const keys: SortKey[] = orderby.map((o, i) => ({ index: orderSlots[i]!, ...sortDirection(o) }));
+  if (distinctOn.length > 0) {
+    const sortKeys = keys.length > 0 ? keys : distinctSlots.map((index) => ({ index, desc: false, nullsFirst: false }));
+    plan = new SortPlan(plan, sortKeys, undefined, 'DISTINCT ON');
+    plan = new DistinctPlan(plan, distinctSlots);
+    return finishLimit(new TrimPlan(plan, columns), ast, env);
+  }
+  return finishQuery(plan, withOrder ? ast : { ...ast, orderby: null, limit: null }, env, scope, visible, undefined, keys, columns);
+}
+
+function sortDirection(o: Ast): { desc: boolean; nullsFirst: boolean } {
+  const desc = String(o.type ?? 'ASC').toUpperCase() === 'DESC';
+  const nulls = String(o.nulls ?? '').toUpperCase();
+  return { desc, nullsFirst: nulls === '' ? desc : nulls.includes('FIRST') };
+}
+
+/** ORDER BY + LIMIT/OFFSET + dropping hidden columns. */
+function finishQuery(
+  plan: Plan,
+  ast: Ast,
+  env: PlanEnv,
+  scope: Scope,
+  visible: number,
+  slotOf?: (node: AstNode) => number,
+  keys?: SortKey[],
+  columns?: PlanColumn[],
+): Plan {
+  const orderby = (ast.orderby ?? []) as Ast[];
+  const sortKeys = keys ?? orderby.map((o) => ({ index: slotOf!(o.expr as Ast), ...sortDirection(o) }));
+  const { count, offset } = limitOf(ast, env, scope);
+  if (sortKeys.length > 0) {
+    const needed = count === undefined ? undefined : (x: Exec): number | undefined => {
+      const c = count(x);
+      return c === undefined ? undefined : c + offset(x);
+    };
+    plan = new SortPlan(plan, sortKeys, needed, `Sort Key: ${sortKeys.length} key(s)`);
+  }
+  if (count !== undefined || limitPresent(ast)) plan = new LimitPlan(plan, count ?? (() => undefined), offset);
+  const cols = columns ?? plan.columns.slice(0, visible);
+  return cols.length === plan.columns.length ? plan : new TrimPlan(plan, cols);
+}
+
+function finishLimit(plan: Plan, ast: Ast, env: PlanEnv): Plan {
+  const { count, offset } = limitOf(ast, env, new Scope([], env.parent));
+  if (count !== undefined || limitPresent(ast)) return new LimitPlan(plan, count ?? (() => undefined), offset);
+  return plan;
+}
+
+function limitPresent(ast: Ast): boolean {
+  const l = ast.limit as Ast | null | undefined;
+  return Array.isArray(l?.value) && l.value.length > 0;
+}
+
+/** LIMIT and OFFSET as functions of the execution (they may be parameters). */
+function limitOf(ast: Ast, env: PlanEnv, scope: Scope): { count: ((x: Exec) => number | undefined) | undefined; offset: (x: Exec) => number } {
+  const l = ast.limit as Ast | null | undefined;
+  const values = (Array.isArray(l?.value) ? l.value : []) as Ast[];
+  if (values.length === 0) return { count: undefined, offset: () => 0 };
+  const cenv = exprEnv(env, scope, undefined, 'LIMIT');
+  const asNumber = (node: Ast, what: string): ((x: Exec) => number | undefined) => {
+    const e = compileExpression(node, cenv);
+    return (x) => {
+      const v = castValue(e.evaluate(x.ctx()), { type: 'int8' });
+      if (v.value === null) return undefined;
+      const n = Number(v.value);
+      if (n < 0) sqlFail('2201W', `${what} must not be negative`);
+      return n;
+    };
+  };
+  const sep = String(l?.seperator ?? '').toLowerCase();
+  if (values.length === 2) {
+    // LIMIT a OFFSET b, or the MySQL form LIMIT b, a (not PostgreSQL).
+    if (sep === ',') unsupported('LIMIT offset, count (use LIMIT count OFFSET offset)');
+    const off = asNumber(values[1]!, 'OFFSET');
+    return { count: asNumber(values[0]!, 'LIMIT'), offset: (x) => off(x) ?? 0 };
+  }
+  if (sep === 'offset') {
+    const off = asNumber(values[0]!, 'OFFSET');
+    return { count: undefined, offset: (x) => off(x) ?? 0 };
+  }
+  return { count: asNumber(values[0]!, 'LIMIT'), offset: () => 0 };
+}
+
+// ---- FROM ----------------------------------------------------------------------------------
+
+/** One FROM item before joining. */
+interface FromItem {
+  /** Builds the item's plan with the conditions pushed down to it. */
+  build(conds: Ast[]): Plan;
+  columns: PlanColumn[];
+  join: JoinKind;
+  on: Ast | null;
+  alias: string;
+  using?: string[];
+}
+
+/** Splits an AND tree into conjuncts. */
+export function conjuncts(node: Ast | null | undefined): Ast[] {
+  if (node === null || node === undefined) return [];
+  if (node.type === 'binary_expr' && String(node.operator).toUpperCase() === 'AND' && node.parentheses !== true) {
+    return [...conjuncts(node.left as Ast), ...conjuncts(node.right as Ast)];
+  }
+  if (node.type === 'binary_expr' && String(node.operator).toUpperCase() === 'AND') {
+    return [...conjuncts(node.left as Ast), ...conjuncts(node.right as Ast)];
+  }
+  return [node];
+}
+
+function andAll(nodes: Ast[]): Ast | null {
+  if (nodes.length === 0) return null;
+  return nodes.reduce((a, b) => ({ type: 'binary_expr', operator: 'AND', left: a, right: b }) as Ast);
+}
+
+/** Column refs in a node outside subqueries; undefined when it contains a subquery. */
+function columnRefs(node: unknown, out: Ast[]): boolean {
+  if (node === null || typeof node !== 'object') return true;
+  if (Array.isArray(node)) return node.every((n) => columnRefs(n, out));
+  const n = node as Ast;
+  if (n.ast !== undefined) return false;
+  if (n.type === 'column_ref') {
+    out.push(n);
+    return true;
+  }
+  for (const k of Object.keys(n)) if (k !== 'loc' && !columnRefs(n[k], out)) return false;
+  return true;
+}
+
+/** Which FROM items (by index) a condition reads; undefined when that cannot be told (subqueries, unknown names). */
+function itemsOf(node: Ast, items: FromItem[]): Set<number> | undefined {
+  const refs: Ast[] = [];
+  if (!columnRefs(node, refs)) return undefined;
+  const used = new Set<number>();
+  for (const r of refs) {
+    const q = columnQualifier(r);
+    const name = columnName(r);
+    const hits = items.flatMap((it, i) => (it.columns.some((c) => c.name === name && (q === null || c.qualifier === q)) ? [i] : []));
+    if (hits.length === 1) used.add(hits[0]!);
+    else if (hits.length > 1) return undefined;
+    // No hit: an outer reference (or an error raised later): no item.
+  }
+  return used;
+}
+
+/** The FROM clause with WHERE: join tree, pushed-down conditions, residual filter. */
+function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): { plan: Plan; scope: Scope } {
+  if (from === null || from.length === 0) {
+    const scope = new Scope([], env.parent);
+    let plan: Plan = new ValuesPlan([], [[]]);
+    if (where !== null) plan = new FilterPlan(plan, compileExpression(where, exprEnv(env, scope)), 'WHERE');
+    return { plan, scope };
+  }
+  const items = from.map((f, i) => fromItem(f, i, env));
+  const nullable = new Set<number>();
+  items.forEach((it, i) => {
+    if (it.join === 'left') nullable.add(i);
+    if (it.join === 'right' || it.join === 'full') {
+      for (let j = 0; j < i; j++) nullable.add(j);
+      if (it.join === 'full') nullable.add(i);
+    }
+  });
+  const pending = conjuncts(where);
+  const pushed: Ast[][] = items.map(() => []);
+  const rest: Ast[] = [];
+  for (const c of pending) {
+    const used = itemsOf(c, items);
+    if (used !== undefined && used.size === 1) {
+      const i = [...used][0]!;
+      if (!nullable.has(i)) {
+        pushed[i]!.push(c);
+        continue;
+      }
+    }
+    rest.push(c);
+  }
+  // ON conditions that read only the joined item filter it before the join.
+  const onRest: Ast[][] = items.map(() => []);
+  items.forEach((it, i) => {
+    for (const c of conjuncts(it.on)) {
+      const used = itemsOf(c, items);
+      if (i > 0 && used !== undefined && used.size === 1 && used.has(i) && (it.join === 'inner' || it.join === 'left' || it.join === 'cross')) pushed[i]!.push(c);
+      else onRest[i]!.push(c);
+    }
+  });
+  let plan = items[0]!.build(pushed[0]!);
+  let columns = plan.columns;
+  for (let i = 1; i < items.length; i++) {
+    const it = items[i]!;
+    const right = it.build(pushed[i]!);
+    let kind = it.join;
+    let conds = onRest[i]!;
+    if (it.using !== undefined) {
+      for (const name of it.using) {
+        const l = columns.filter((c) => c.name === name);
+        if (l.length !== 1) sqlFail('42703', `column "${name}" specified in USING clause does not exist in left table`);
+        conds = [...conds, { type: 'binary_expr', operator: '=', left: { type: 'column_ref', table: l[0]!.qualifier, column: { expr: { type: 'double_quote_string', value: name } } }, right: { type: 'column_ref', table: it.alias, column: { expr: { type: 'double_quote_string', value: name } } } } as Ast];
+      }
+    }
+    if (kind === 'inner' || kind === 'cross') {
+      // WHERE conditions that become evaluable once this item joins are join conditions.
+      const now: Ast[] = [];
+      for (let k = rest.length - 1; k >= 0; k--) {
+        const used = itemsOf(rest[k]!, items);
+        if (used !== undefined && used.has(i) && [...used].every((u) => u <= i) && ![...used].some((u) => nullable.has(u))) {
+          now.push(rest[k]!);
+          rest.splice(k, 1);
+        }
+      }
+      conds = [...conds, ...now.reverse()];
+      if (conds.length > 0) kind = 'inner';
+    }
+    const joinedCols = [...columns, ...right.columns];
+    const joinScope = new Scope(joinedCols, env.parent);
+    const leftScope = new Scope(columns, env.parent);
+    const rightScope = new Scope(right.columns, env.parent);
+    const leftKeys: CompiledExpr[] = [];
+    const rightKeys: CompiledExpr[] = [];
+    const residual: Ast[] = [];
+    for (const c of conds) {
+      const pair = equiPair(c, items, i);
+      if (pair !== undefined) {
+        const l = compileExpression(pair[0], exprEnv(env, leftScope, undefined, 'JOIN conditions'));
+        const r = compileExpression(pair[1], exprEnv(env, rightScope, undefined, 'JOIN conditions'));
+        const t = resolveComparison('=', l.type, r.type);
+        if (t !== 'jsonb') {
+          leftKeys.push(castTo(l, t));
+          rightKeys.push(castTo(r, t));
+          continue;
+        }
+      }
+      residual.push(c);
+    }
+    const residualNode = andAll(residual);
+    const residualExpr = residualNode === null ? undefined : compileExpression(residualNode, exprEnv(env, joinScope, undefined, 'JOIN conditions'));
+    if (kind === 'right') {
+      plan = new JoinPlan(plan, right, 'right', leftKeys, rightKeys, residualExpr, `${it.alias}`);
+    } else plan = new JoinPlan(plan, right, kind === 'cross' && conds.length === 0 ? 'cross' : kind, leftKeys, rightKeys, residualExpr, it.alias);
+    columns = joinedCols;
+  }
+  const scope = new Scope(columns, env.parent);
+  const restNode = andAll(rest);
+  if (restNode !== null) plan = new FilterPlan(plan, compileExpression(restNode, exprEnv(env, scope)), 'WHERE');
+  return { plan, scope };
+}
+
+function castTo(e: CompiledExpr, t: SqlTypeName): CompiledExpr {
+  return e.type === t ? e : { type: t, evaluate: (ctx) => castValue(e.evaluate(ctx), { type: t }) };
+}
+
+/** `a = b` where one side reads only items before `i` and the other only item `i`. */
+function equiPair(c: Ast, items: FromItem[], i: number): [Ast, Ast] | undefined {
+  if (c.type !== 'binary_expr' || c.operator !== '=') return undefined;
+  const l = itemsOf(c.left as Ast, items);
+  const r = itemsOf(c.right as Ast, items);
+  if (l === undefined || r === undefined || l.size === 0 || r.size === 0) return undefined;
+  const before = (s: Set<number>): boolean => [...s].every((u) => u < i);
+  const only = (s: Set<number>): boolean => s.size === 1 && s.has(i);
+  if (before(l) && only(r)) return [c.left as Ast, c.right as Ast];
+  if (before(r) && only(l)) return [c.right as Ast, c.left as Ast];
+  return undefined;
+}
+
+function joinKind(j: unknown): JoinKind {
+  const s = String(j ?? '').toUpperCase();
+  if (s === '') return 'inner';
+  if (s.startsWith('LEFT')) return 'left';
+  if (s.startsWith('RIGHT')) return 'right';
+  if (s.startsWith('FULL')) return 'full';
+  if (s.startsWith('CROSS')) return 'cross';
+  if (s === 'JOIN' || s.startsWith('INNER')) return 'inner';
+  return unsupported(`join type ${s}`);
+}
+
+function fromItem(f: Ast, i: number, env: PlanEnv): FromItem {
+  const join = i === 0 ? 'inner' : f.join ? joinKind(f.join) : 'cross';
+  const on = (f.on as Ast | null | undefined) ?? null;
+  const using = Array.isArray(f.using) ? (f.using as unknown[]).map((u) => (typeof u === 'string' ? u.toLowerCase() : columnName(u as Ast))) : undefined;
+  if (f.expr !== undefined && (f.expr as Ast).ast !== undefined) {
+    // A derived table: FROM (SELECT ...) alias.
+    const alias = f.as ? tableName(f.as) : sqlFail('42601', 'subquery in FROM must have an alias');
+    const inner = planQuery((f.expr as Ast).ast as Ast, env);
+    const plan = renamed(inner, alias, undefined);
+    return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
+  }
+  if (f.type === 'values' || f.expr?.type === 'values') unsupported('VALUES in FROM');
+  const name = tableName(f.table);
+  const alias = f.as ? tableName(f.as) : name;
+  const schema = f.db ? String(f.db).toLowerCase() : null;
+  if (schema === 'information_schema') {
+    const plan = renamed(informationSchemaPlan(name, env.catalog), alias, undefined);
+    return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
+  }
+  if (schema !== null && schema !== 'public') sqlFail('3F000', `schema "${schema}" does not exist`);
+  const cte = schema === null ? env.ctes.get(name) : undefined;
+  if (cte !== undefined) {
+    const plan = renamed(cte, alias, undefined);
+    return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
+  }
+  const table = env.catalog.mustTable(name);
+  const columns = liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier: alias }));
+  return { columns, join, on, alias, using, build: (conds) => tableAccess(table, alias, conds, env) };
+}
+
+function filtered(plan: Plan, conds: Ast[], env: PlanEnv): Plan {
+  const node = andAll(conds);
+  if (node === null) return plan;
+  return new FilterPlan(plan, compileExpression(node, exprEnv(env, new Scope(plan.columns, env.parent))), 'pushed-down condition');
+}
+
+// ---- access paths --------------------------------------------------------------------------
+
+interface ColumnCond {
+  column: number;
+  op: '=' | '<' | '<=' | '>' | '>=' | 'in';
+  exprs: CompiledExpr[];
+}
+
+const FLIP: Record<string, ColumnCond['op']> = { '=': '=', '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
+
+/** Chooses how to read `table` given the conditions on it; all of them are re-checked on each row. */
+export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: PlanEnv, orderHint?: { columns: number[]; desc: boolean }): TableScanPlan {
+  const cols = liveColumns(table);
+  const scope = new Scope(cols.map((c) => ({ name: c.name, type: c.type, qualifier: alias })), env.parent);
+  // Bounds read no column of this table (checked per condition): compiled over its scope, they
+  // only read enclosing rows.
+  const outerEnv = exprEnv(env, scope);
+  const found: ColumnCond[] = [];
+  for (const c of conds) {
+    for (const cc of columnConds(c, scope, cols, table, outerEnv)) found.push(cc);
+  }
+  const filterNode = andAll(conds);
+  const filter = filterNode === null ? undefined : compileExpression(filterNode, exprEnv(env, scope));
+  const path = choosePath(table, found, orderHint);
+  return new TableScanPlan(table, alias, path, filter, conds.length > 0 ? `${conds.length} condition(s)` : '');
+}
+
+function columnConds(c: Ast, scope: Scope, cols: ReturnType<typeof liveColumns>, table: TableDef, outerEnv: CompileEnv): ColumnCond[] {
+  if (c.type !== 'binary_expr') return [];
+  const op = String(c.operator).toUpperCase();
+  const colOf = (n: Ast): number | undefined => {
+    if (n.type !== 'column_ref') return undefined;
+    try {
+      const s = scope.resolve(columnQualifier(n), columnName(n));
+      if (s.depth !== 0) return undefined;
+      return cols[s.index]!.id;
+    } catch {
+      return undefined;
+    }
+  };
+  const constant = (n: Ast): CompiledExpr | undefined => {
+    const refs: Ast[] = [];
+    if (!columnRefs(n, refs)) return undefined;
+    for (const r of refs) {
+      try {
+        const s = scope.resolve(columnQualifier(r), columnName(r));
+        if (s.depth === 0) return undefined;
+      } catch {
+        return undefined;
+      }
+    }
+    try {
+      return compileExpression(n, outerEnv);
+    } catch {
+      return undefined;
+    }
+  };
+  const typeOk = (col: number, e: CompiledExpr): boolean => boundable(table.columns[col]!.type, e.type);
+  if (op in FLIP) {
+    const lc = colOf(c.left as Ast);
+    const rc = colOf(c.right as Ast);
+    if (lc !== undefined) {
+      const e = constant(c.right as Ast);
+      if (e !== undefined && typeOk(lc, e)) return [{ column: lc, op: op as ColumnCond['op'], exprs: [e] }];
+    }
+    if (rc !== undefined) {
+      const e = constant(c.left as Ast);
+      if (e !== undefined && typeOk(rc, e)) return [{ column: rc, op: FLIP[op]!, exprs: [e] }];
+    }
+    return [];
+  }
+  if (op === 'IN') {
+    const lc = colOf(c.left as Ast);
+    const list = c.right as Ast;
+    if (lc === undefined || list.type !== 'expr_list' || isSubqueryList(list)) return [];
+    const exprs = (list.value as Ast[]).map((v) => constant(v));
+    if (exprs.some((e) => e === undefined || !typeOk(lc, e))) return [];
+    return [{ column: lc, op: 'in', exprs: exprs as CompiledExpr[] }];
+  }
+  if (op === 'BETWEEN') {
+    const lc = colOf(c.left as Ast);
+    const bounds = (c.right as Ast).value as Ast[] | undefined;
+    if (lc === undefined || bounds?.length !== 2) return [];
+    const lo = constant(bounds[0]!);
+    const hi = constant(bounds[1]!);
+    if (lo === undefined || hi === undefined || !typeOk(lc, lo) || !typeOk(lc, hi)) return [];
+    return [
+      { column: lc, op: '>=', exprs: [lo] },
+      { column: lc, op: '<=', exprs: [hi] },
+    ];
+  }
+  return [];
+}
+
+/** Picks the primary key or the index with the longest equality prefix (then a range). */
+function choosePath(table: TableDef, conds: ColumnCond[], orderHint?: { columns: number[]; desc: boolean }): AccessPath {
+  const candidates: { index: AccessPath['index']; keyColumns: number[]; unique: boolean }[] = [];
+  if (table.primaryKey.length > 0) candidates.push({ index: undefined, keyColumns: table.primaryKey, unique: true });
+  for (const ix of table.indexes) candidates.push({ index: ix, keyColumns: ix.columns, unique: ix.unique });
+  let best: { path: AccessPath; score: number } | undefined;
+  for (const cand of candidates) {
+    const eq: CompiledExpr[][] = [[]];
+    const eqTypes: SqlTypeName[] = [];
+    let k = 0;
+    let alternatives = 1;
+    for (; k < cand.keyColumns.length; k++) {
+      const col = cand.keyColumns[k]!;
+      const e = conds.find((c) => c.column === col && c.op === '=');
+      const inList = e === undefined ? conds.find((c) => c.column === col && c.op === 'in') : undefined;
+      if (e === undefined && (inList === undefined || alternatives * inList.exprs.length > 1000)) break;
+      const values = e !== undefined ? e.exprs : inList!.exprs;
+      alternatives *= values.length;
+      const next: CompiledExpr[][] = [];
+      for (const prefix of eq) for (const v of values) next.push([...prefix, v]);
+      eq.splice(0, eq.length, ...next);
+      eqTypes.push(table.columns[col]!.type);
+    }
+    let lo: AccessPath['lo'];
+    let hi: AccessPath['hi'];
+    if (k < cand.keyColumns.length) {
+      const col = cand.keyColumns[k]!;
+      const type = table.columns[col]!.type;
+      const l = conds.find((c) => c.column === col && (c.op === '>' || c.op === '>='));
+      const h = conds.find((c) => c.column === col && (c.op === '<' || c.op === '<='));
+      if (l !== undefined) lo = { expr: l.exprs[0]!, type, inclusive: l.op === '>=' };
+      if (h !== undefined) hi = { expr: h.exprs[0]!, type, inclusive: h.op === '<=' };
+    }
+    let score = k * 10 + (lo !== undefined ? 3 : 0) + (hi !== undefined ? 3 : 0);
+    if (k === cand.keyColumns.length && cand.unique) score += 100;
+    if (cand.index === undefined) score += 1;
+    let reverse = false;
+    if (orderHint !== undefined && orderHint.columns.every((c, i) => cand.keyColumns[k + i] === c || (i < k && cand.keyColumns[i] === c))) {
+      score += 5;
+      reverse = orderHint.desc;
+    }
+    if (score <= 1 && orderHint === undefined) score = cand.index === undefined ? 1 : 0;
+    const names = cand.keyColumns.map((c) => table.columns[c]!.name);
+    const text = k > 0 || lo || hi ? `Key: (${names.join(', ')})${k > 0 ? `, ${k} equal` : ''}${lo || hi ? ', range' : ''}${eq.length > 1 ? `, ${eq.length} lookups` : ''}` : '';
+    const path: AccessPath = { index: cand.index, keyColumns: cand.keyColumns, eq: k > 0 ? eq : [], eqTypes, lo, hi, reverse, text };
+    if (k === 0 && lo === undefined && hi === undefined && !(orderHint !== undefined && score > 1)) continue;
+    if (best === undefined || score > best.score) best = { path, score };
+  }
+  return best?.path ?? { index: undefined, keyColumns: table.primaryKey, eq: [], eqTypes: [], reverse: false, text: '' };
+}

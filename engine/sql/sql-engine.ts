@@ -1,0 +1,358 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import nodeSqlParser from 'node-sql-parser';
+import { TetraError } from '../errors.js';
+import type { TenantStore } from '../tenant/index.js';
+import { Catalog } from './catalog.js';
+import type { AstNode } from './expression-eval.js';
+import { unsupported } from './expression-eval.js';
+import { paramsFromJson } from './sql-params.js';
+import type { SqlOptions, SqlOutcome, SqlResult, SqlStatementInput } from './sql-api.js';
+import { SnapshotReader, TxnView, type SqlReader } from './store/sql-view.js';
+import { sqlFail, formatDate, formatTimestamp, toText, type NonNullSqlValue, type SqlValue } from './sql-types.js';
+import { alterTable, createIndex, createTable, dropIndex, dropTables } from './exec/ddl.js';
+import { deleteRows, insert, update, type DmlResult } from './exec/dml.js';
+import { Exec, PAUSE, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './exec/runtime.js';
+import { planQuery, type PlanEnv } from './exec/select.js';
+
+const { Parser } = nodeSqlParser;
+const parser = new Parser();
+
+/** Defaults for SqlOptions (the server passes its configuration). */
+export const SQL_DEFAULTS = {
+  rowMode: 'object' as 'object' | 'array',
+  timeLimitMs: 30_000,
+  maxRows: 100_000,
+  maxResultBytes: 32 * 1024 * 1024,
+  maxWorkBytes: 64 * 1024 * 1024,
+};
+
+/** Distinct statement texts whose parse (and plans) each tenant keeps. */
+const PARSE_CACHE_ENTRIES = 256;
+
+type Ast = AstNode & Record<string, any>;
+
+interface Parsed {
+  statements: Ast[];
+  explain: boolean;
+}
+
+interface TenantSql {
+  catalog: Catalog | undefined;
+  parsed: Map<string, Parsed>;
+  /** Read plans by statement text + parameter types, valid for one catalog version. */
+  plans: Map<string, { version: number; plan: Plan }>;
+  /** The tail of the writer queue: one write transaction at a time per tenant. */
+  writer: Promise<void>;
+}
+
+const tenants = new WeakMap<TenantStore, TenantSql>();
+
+function stateOf(store: TenantStore): TenantSql {
+  let s = tenants.get(store);
+  if (s === undefined) {
+    s = { catalog: undefined, parsed: new Map(), plans: new Map(), writer: Promise.resolve() };
+    tenants.set(store, s);
+  }
+  return s;
+}
+
+function catalogOf(store: TenantStore, s: TenantSql, reader: SqlReader): Catalog {
+  s.catalog ??= Catalog.load(reader, 1);
+  void store;
+  return s.catalog;
+}
+
+/** Parses (once per distinct text) into statements. @throws SQL_ERROR 42601 */
+function parse(s: TenantSql, sql: string): Parsed {
+  const cached = s.parsed.get(sql);
+  if (cached !== undefined) {
+    s.parsed.delete(sql);
+    s.parsed.set(sql, cached);
+    return cached;
+  }
+  let text = sql;
+  let explain = false;
+  const m = /^\s*EXPLAIN\s+(ANALYZE\s+)?/i.exec(text);
+  if (m !== null) {
+    if (m[1] !== undefined) unsupported('EXPLAIN ANALYZE');
+    explain = true;
+    text = text.slice(m[0].length);
+  }
+  let ast: unknown;
+  try {
+    ast = parser.astify(text, { database: 'PostgreSQL' });
+  } catch (err) {
+    const e = err as { message: string; location?: { start?: { offset?: number } } };
+    const position = e.location?.start?.offset;
+    throw new TetraError('SQL_ERROR', `syntax error: ${e.message.split('\n')[0]}`, position === undefined ? { sqlstate: '42601' } : { sqlstate: '42601', position: position + 1 + (sql.length - text.length) });
+  }
+  const statements = (Array.isArray(ast) ? ast : [ast]).filter((a) => a !== null && a !== undefined) as Ast[];
+  if (explain && statements.length !== 1) unsupported('EXPLAIN of several statements');
+  const parsed = { statements, explain };
+  s.parsed.set(sql, parsed);
+  if (s.parsed.size > PARSE_CACHE_ENTRIES) s.parsed.delete(s.parsed.keys().next().value as string);
+  return parsed;
+}
+
+function isRead(a: Ast): boolean {
+  return a.type === 'select' || (a.type === 'transaction');
+}
+
+/**
+ * Runs a request: one or more statement inputs, in order, as one atomic transaction.
+ * Read-only requests run on one snapshot without waiting for anyone; requests that write run
+ * one at a time per tenant over a transaction view, committed as one atomic batch.
+ * @throws SQL_ERROR with details.sqlstate (and position for syntax errors); nothing is changed
+ */
+export async function sqlExecute(store: TenantStore, inputs: readonly SqlStatementInput[], options: SqlOptions = {}): Promise<SqlOutcome> {
+  const s = stateOf(store);
+  const opts = { ...SQL_DEFAULTS, ...options };
+  const work: { ast: Ast; explain: boolean; params: SqlValue[]; text: string }[] = [];
+  for (const input of inputs) {
+    if (typeof input.sql !== 'string' || input.sql.trim() === '') sqlFail('42601', 'empty query');
+    const parsed = parse(s, input.sql);
+    const params = paramsFromJson(input.params ?? []);
+    if (parsed.statements.length > 1 && params.length > 0) sqlFail('42601', 'cannot insert multiple commands into a prepared statement (params need a single statement)');
+    for (const ast of parsed.statements) work.push({ ast, explain: parsed.explain, params, text: input.sql });
+  }
+  const statementTime = BigInt((opts.now ?? new Date()).getTime()) * 1000n;
+  const limits = { timeLimitMs: opts.timeLimitMs, maxWorkBytes: opts.maxWorkBytes };
+  const readOnly = work.every((w) => w.explain || isRead(w.ast));
+  if (readOnly) {
+    const snapshot = store.snapshot();
+    try {
+      const reader = new SnapshotReader(snapshot);
+      const catalog = catalogOf(store, s, reader);
+      const results: SqlResult[] = [];
+      for (const w of work) {
+        const x = new Exec(reader, catalog, statementTime, w.params, limits);
+        results.push(await runStatement(w.ast, w.explain, w.text, x, undefined, s, opts));
+      }
+      return { results, durable: undefined };
+    } finally {
+      snapshot.close();
+    }
+  }
+  // One writer at a time per tenant.
+  const previous = s.writer;
+  let release!: () => void;
+  s.writer = new Promise<void>((r) => (release = r));
+  await previous;
+  try {
+    const view = new TxnView(store);
+    const base = catalogOf(store, s, view);
+    const txn: Txn = { view, catalog: base, changedCatalog: false, savepoint: undefined };
+    const results: SqlResult[] = [];
+    for (const w of work) {
+      const x = new Exec(view, txn.catalog, statementTime, w.params, limits);
+      results.push(await runStatement(w.ast, w.explain, w.text, x, txn, s, opts));
+    }
+    const ops = view.batch();
+    let durable: Promise<void> | undefined;
+    if (ops.length > 0) {
+      const written = store.write(ops);
+      // Applied synchronously: later readers see the new catalog together with the new rows.
+      if (txn.changedCatalog) {
+        s.catalog = txn.catalog;
+        s.catalog.version = base.version + 1 + Math.random();
+        s.plans.clear();
+        s.parsed.clear();
+      }
+      durable = written.then(() => undefined);
+    }
+    return { results, durable };
+  } finally {
+    release();
+  }
+}
+
+interface Txn {
+  view: TxnView;
+  catalog: Catalog;
+  changedCatalog: boolean;
+  savepoint: { state: ReturnType<TxnView['save']>; catalog: Catalog; changed: boolean } | undefined;
+}
+
+/** Pulls a generator to completion, giving the event loop a turn at every PAUSE. */
+async function drive<T>(gen: Generator<Step, T>, x: Exec): Promise<T> {
+  for (;;) {
+    const r = gen.next();
+    if (r.done === true) return r.value;
+    if (r.value === PAUSE) {
+      await nextTurn();
+      x.resumed();
+    }
+  }
+}
+
+async function collect(plan: Plan, x: Exec, maxRows: number): Promise<Row[]> {
+  const rows: Row[] = [];
+  const gen = plan.rows(x);
+  for (;;) {
+    const r = gen.next();
+    if (r.done === true) return rows;
+    if (r.value === PAUSE) {
+      await nextTurn();
+      x.resumed();
+      continue;
+    }
+    rows.push(r.value);
+    if (rows.length > maxRows) sqlFail('54000', `the result has more than ${maxRows} rows (TETRA_SQL_MAX_ROWS); add a LIMIT or narrow the WHERE`);
+  }
+}
+
+function mutableCatalog(txn: Txn): Catalog {
+  if (!txn.changedCatalog) {
+    txn.catalog = txn.catalog.clone();
+    txn.changedCatalog = true;
+  }
+  return txn.catalog;
+}
+
+async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, txn: Txn | undefined, s: TenantSql, opts: typeof SQL_DEFAULTS & SqlOptions): Promise<SqlResult> {
+  const env: PlanEnv = { catalog: x.catalog, params: x.params, parent: undefined, ctes: new Map() };
+  if (explain) {
+    if (ast.type !== 'select') unsupported(`EXPLAIN ${String(ast.type).toUpperCase()} (EXPLAIN shows query plans)`);
+    const plan = planQuery(ast, env);
+    const lines: string[] = [];
+    const walk = (n: ExplainNode, depth: number): void => {
+      lines.push(`${depth === 0 ? '' : `${'  '.repeat(depth)}->  `}${n.node}${n.detail ? `  (${n.detail})` : ''}`);
+      for (const c of n.children ?? []) walk(c, depth + 1);
+    };
+    walk(plan.explain(), 0);
+    return finish('EXPLAIN', [{ name: 'QUERY PLAN', type: 'text', qualifier: null }], lines.map((l) => [{ type: 'text', value: l }]), lines.length, opts);
+  }
+  switch (ast.type) {
+    case 'select': {
+      let plan: Plan;
+      const key = `${text}\u0000${x.params.map((p) => p.type).join(',')}`;
+      const cached = txn === undefined ? s.plans.get(key) : undefined;
+      if (cached !== undefined && cached.version === x.catalog.version) plan = cached.plan;
+      else {
+        plan = planQuery(ast, env);
+        if (txn === undefined) {
+          s.plans.set(key, { version: x.catalog.version, plan });
+          if (s.plans.size > PARSE_CACHE_ENTRIES) s.plans.delete(s.plans.keys().next().value as string);
+        }
+      }
+      const rows = await collect(plan, x, opts.maxRows);
+      return finish('SELECT', plan.columns.filter((c) => !c.hidden), rows, rows.length, opts);
+    }
+    case 'transaction': {
+      const action = String(ast.expr?.action?.value ?? '').toUpperCase();
+      if (txn === undefined) return finish(action === 'START' ? 'BEGIN' : action, [], [], 0, opts);
+      if (action === 'BEGIN' || action === 'START') {
+        txn.savepoint = { state: txn.view.save(), catalog: txn.catalog, changed: txn.changedCatalog };
+        return finish('BEGIN', [], [], 0, opts);
+      }
+      if (action === 'COMMIT' || action === 'END') {
+        txn.savepoint = undefined;
+        return finish('COMMIT', [], [], 0, opts);
+      }
+      if (action === 'ROLLBACK' || action === 'ABORT') {
+        if (txn.savepoint !== undefined) {
+          txn.view.restore(txn.savepoint.state);
+          txn.catalog = txn.savepoint.catalog;
+          txn.changedCatalog = txn.savepoint.changed;
+        } else {
+          txn.view.restore(new TxnView(undefined as never).save());
+          txn.catalog = s.catalog!;
+          txn.changedCatalog = false;
+        }
+        txn.savepoint = undefined;
+        return finish('ROLLBACK', [], [], 0, opts);
+      }
+      return unsupported(`transaction statement ${action}`);
+    }
+  }
+  if (txn === undefined) return sqlFail('XX000', 'internal: a write outside a transaction');
+  const view = txn.view;
+  switch (ast.type) {
+    case 'insert':
+    case 'update':
+    case 'delete': {
+      const run = ast.type === 'insert' ? insert : ast.type === 'update' ? update : deleteRows;
+      const r: DmlResult = await drive(run(ast, env, view, x), x);
+      const tag = ast.type === 'insert' ? `INSERT 0 ${r.count}` : `${ast.type.toUpperCase()} ${r.count}`;
+      void tag;
+      return finish(ast.type.toUpperCase(), r.columns, r.rows ?? [], r.rows === undefined ? r.count : r.rows.length, opts);
+    }
+    case 'create': {
+      const catalog = mutableCatalog(txn);
+      x.catalog.tables; // (the statement sees the catalog it started with)
+      const kw = String(ast.keyword).toLowerCase();
+      if (kw === 'table') {
+        createTable(ast, catalog, view);
+        return finish('CREATE TABLE', [], [], 0, opts);
+      }
+      if (kw === 'index') {
+        const xi = new Exec(view, catalog, x.statementTime, x.params, x.limits);
+        await drive(createIndex(ast, catalog, view, xi), xi);
+        return finish('CREATE INDEX', [], [], 0, opts);
+      }
+      return unsupported(`CREATE ${kw.toUpperCase()}`);
+    }
+    case 'drop': {
+      const catalog = mutableCatalog(txn);
+      const kw = String(ast.keyword).toLowerCase();
+      if (kw === 'table') {
+        dropTables(ast, catalog, view);
+        return finish('DROP TABLE', [], [], 0, opts);
+      }
+      if (kw === 'index') {
+        dropIndex(ast, catalog, view);
+        return finish('DROP INDEX', [], [], 0, opts);
+      }
+      return unsupported(`DROP ${kw.toUpperCase()}`);
+    }
+    case 'alter': {
+      const catalog = mutableCatalog(txn);
+      await drive(alterTable(ast, catalog, view, new Exec(view, catalog, x.statementTime, x.params, x.limits)), x);
+      return finish('ALTER TABLE', [], [], 0, opts);
+    }
+    default:
+      return unsupported(`${String(ast.type).toUpperCase()} statements`);
+  }
+}
+
+/** JSON form of a value: int8 outside the safe range, numeric and bytea as strings. */
+export function jsonValue(v: SqlValue): unknown {
+  if (v.value === null) return null;
+  switch (v.type) {
+    case 'int8':
+      return v.value >= BigInt(Number.MIN_SAFE_INTEGER) && v.value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v.value) : v.value.toString();
+    case 'numeric':
+      return v.value.toString();
+    case 'float8':
+      return Number.isFinite(v.value) ? v.value : toText(v as NonNullSqlValue);
+    case 'date':
+      return formatDate(v.value);
+    case 'timestamp':
+      return formatTimestamp(v.value, false);
+    case 'timestamptz':
+      return formatTimestamp(v.value, true);
+    case 'jsonb':
+      return v.value.json;
+    case 'bytea':
+      return toText(v as NonNullSqlValue);
+    default:
+      if (Array.isArray(v.value)) return (v.value as SqlValue[]).map(jsonValue);
+      return v.value;
+  }
+}
+
+function finish(command: string, columns: PlanColumn[], rows: Row[], rowCount: number, opts: typeof SQL_DEFAULTS & SqlOptions): SqlResult {
+  let bytes = 0;
+  const names = columns.map((c) => c.name);
+  const out = rows.map((r) => {
+    const values = r.slice(0, columns.length).map(jsonValue);
+    bytes += 16;
+    for (const v of values) bytes += typeof v === 'string' ? v.length + 2 : v !== null && typeof v === 'object' ? JSON.stringify(v).length : 8;
+    if (bytes > opts.maxResultBytes) sqlFail('54000', `the result is larger than ${opts.maxResultBytes} bytes (TETRA_SQL_MAX_RESULT_BYTES); add a LIMIT or select fewer columns`);
+    if (opts.rowMode === 'array') return values;
+    const o: Record<string, unknown> = {};
+    for (let i = 0; i < names.length; i++) o[names[i]!] = values[i];
+    return o;
+  });
+  return { command, columns: columns.map((c) => ({ name: c.name, type: c.type })), rows: out, rowCount };
+}

@@ -1,0 +1,181 @@
+import type { BatchOp, Snapshot, StoreScanRange, TenantStore } from '../../tenant/index.js';
+
+type Entry = [key: Buffer, value: Buffer];
+
+/** What statements read through: a snapshot (read-only requests) or a transaction's view. */
+export interface SqlReader {
+  get(tree: string, key: Uint8Array): Buffer | undefined;
+  scan(tree: string, range?: StoreScanRange): Generator<Entry>;
+}
+
+/** A read-only request's view: one snapshot of the SQL trees for every statement. */
+export class SnapshotReader implements SqlReader {
+  readonly #snapshot: Snapshot;
+
+  constructor(snapshot: Snapshot) {
+    this.#snapshot = snapshot;
+  }
+
+  get(tree: string, key: Uint8Array): Buffer | undefined {
+    return this.#snapshot.get(tree, key);
+  }
+
+  scan(tree: string, range: StoreScanRange = {}): Generator<Entry> {
+    return this.#snapshot.scan(tree, range);
+  }
+}
+
+/** A pending change of one key: the new value, or null for a delete. */
+interface Pending {
+  key: Buffer;
+  value: Buffer | null;
+}
+
+/** One tree's pending changes: by key (hex), with a sorted view built on demand for scans. */
+class TreeOverlay {
+  readonly byKey = new Map<string, Pending>();
+  #sorted: Pending[] | undefined;
+  dropped = false;
+
+  set(key: Buffer, value: Buffer | null): void {
+    this.byKey.set(key.toString('latin1'), { key, value });
+    this.#sorted = undefined;
+  }
+
+  sorted(): Pending[] {
+    this.#sorted ??= [...this.byKey.values()].sort((a, b) => Buffer.compare(a.key, b.key));
+    return this.#sorted;
+  }
+}
+
+/**
+ * A write transaction's view: the live store (the tenant's SQL writer runs alone, so nothing else
+ * changes the SQL trees meanwhile) overlaid with the transaction's own pending writes, which
+ * become one atomic batch at commit. Savepoints (BEGIN ... ROLLBACK inside a request) copy the
+ * overlay.
+ */
+export class TxnView implements SqlReader {
+  readonly #store: TenantStore;
+  #trees = new Map<string, TreeOverlay>();
+  #ops = 0;
+
+  constructor(store: TenantStore) {
+    this.#store = store;
+  }
+
+  get changes(): number {
+    return this.#ops;
+  }
+
+  get(tree: string, key: Uint8Array): Buffer | undefined {
+    const o = this.#trees.get(tree);
+    if (o !== undefined) {
+      const p = o.byKey.get(Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1'));
+      if (p !== undefined) return p.value ?? undefined;
+      if (o.dropped) return undefined;
+    }
+    return this.#store.get(tree, key);
+  }
+
+  *scan(tree: string, range: StoreScanRange = {}): Generator<Entry> {
+    const o = this.#trees.get(tree);
+    if (o === undefined) {
+      yield* this.#store.scan(tree, range);
+      return;
+    }
+    const reverse = range.reverse === true;
+    const pending = o.sorted().filter((p) => inRange(p.key, range));
+    if (reverse) pending.reverse();
+    const base = o.dropped ? [][Symbol.iterator]() : this.#store.scan(tree, { ...range, limit: undefined });
+    let limit = range.limit ?? Infinity;
+    let b = base.next();
+    let i = 0;
+    while (limit > 0) {
+      const p = pending[i];
+      if (b.done === true && p === undefined) return;
+      let c: number;
+      if (b.done === true) c = 1;
+      else if (p === undefined) c = -1;
+      else c = Buffer.compare(b.value[0], p.key) * (reverse ? -1 : 1);
+      if (c < 0) {
+        yield b.value as Entry;
+        b = base.next();
+        limit--;
+      } else {
+        if (c === 0) b = base.next();
+        i++;
+        if (p!.value !== null) {
+          yield [p!.key, p!.value];
+          limit--;
+        }
+      }
+    }
+    base.return?.(undefined);
+  }
+
+  put(tree: string, key: Buffer, value: Buffer): void {
+    this.#overlay(tree).set(key, value);
+    this.#ops++;
+  }
+
+  delete(tree: string, key: Buffer): void {
+    this.#overlay(tree).set(key, null);
+    this.#ops++;
+  }
+
+  /** Drops a whole tree (DROP TABLE / DROP INDEX). */
+  dropTree(tree: string): void {
+    const o = new TreeOverlay();
+    o.dropped = true;
+    this.#trees.set(tree, o);
+    this.#ops++;
+  }
+
+  #overlay(tree: string): TreeOverlay {
+    let o = this.#trees.get(tree);
+    if (o === undefined) {
+      o = new TreeOverlay();
+      this.#trees.set(tree, o);
+    }
+    return o;
+  }
+
+  /** A copy of the pending state, to return to with restore() (a rolled-back block). */
+  save(): Map<string, TreeOverlay> {
+    const copy = new Map<string, TreeOverlay>();
+    for (const [name, o] of this.#trees) {
+      const c = new TreeOverlay();
+      c.dropped = o.dropped;
+      for (const [k, p] of o.byKey) c.byKey.set(k, p);
+      copy.set(name, c);
+    }
+    return copy;
+  }
+
+  restore(saved: Map<string, TreeOverlay>): void {
+    this.#trees = saved;
+    this.#ops++;
+  }
+
+  /** The batch that commits the transaction: drops first, then every pending put and delete. */
+  batch(): BatchOp[] {
+    const ops: BatchOp[] = [];
+    for (const [tree, o] of this.#trees) {
+      if (o.dropped) ops.push({ op: 'dropTree', tree });
+      for (const p of o.sorted()) {
+        if (p.value !== null) ops.push({ op: 'put', tree, key: p.key, value: p.value });
+        else if (!o.dropped) ops.push({ op: 'delete', tree, key: p.key });
+      }
+    }
+    return ops;
+  }
+}
+
+function inRange(key: Buffer, r: StoreScanRange): boolean {
+  if (r.prefix !== undefined && (key.length < r.prefix.length || Buffer.compare(key.subarray(0, r.prefix.length), r.prefix) !== 0)) return false;
+  if (r.gt !== undefined && Buffer.compare(key, r.gt) <= 0) return false;
+  if (r.gte !== undefined && Buffer.compare(key, r.gte) < 0) return false;
+  if (r.lt !== undefined && Buffer.compare(key, r.lt) >= 0) return false;
+  if (r.lte !== undefined && Buffer.compare(key, r.lte) > 0) return false;
+  return true;
+}

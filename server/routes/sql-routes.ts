@@ -1,0 +1,78 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { fail } from '../../engine/errors.js';
+import { SQL_DEFAULTS, sqlExecute, type SqlOptions, type SqlResult } from '../../engine/sql/index.js';
+import { authedErrors, bearer } from '../schemas.js';
+import { withTenant } from '../tetra-context.js';
+
+const params = { type: 'array', description: '$1..$n values (JSON); never interpolated into the SQL text' } as const;
+// Documented shape of one result (responses are serialised as they are: rows vary by query).
+export const SQL_RESULT_SCHEMA = {
+  type: 'object',
+  properties: {
+    command: { type: 'string' },
+    columns: { type: 'array', items: { type: 'object', properties: { name: { type: 'string' }, type: { type: 'string' } } } },
+    rows: { type: 'array' },
+    rowCount: { type: 'integer' },
+  },
+} as const;
+
+interface QueryBody {
+  sql?: unknown;
+  params?: unknown[];
+  statements?: { sql: string; params?: unknown[] }[];
+  rowMode?: 'object' | 'array';
+}
+
+/** POST /api/sql/query: one statement, several (one transaction), or a batch of statements. */
+export function sqlRoutes(app: FastifyInstance): void {
+  const { config } = app.tetra;
+  const options = (rowMode: SqlOptions['rowMode']): SqlOptions => ({
+    rowMode: rowMode ?? 'object',
+    timeLimitMs: config.sqlTimeLimitMs,
+    maxRows: config.sqlMaxRows,
+    maxResultBytes: SQL_DEFAULTS.maxResultBytes,
+    maxWorkBytes: config.sqlWorkBytes,
+  });
+  app.post(
+    '/api/sql/query',
+    {
+      schema: {
+        summary: 'Run SQL (PostgreSQL dialect): several statements in `sql`, or `statements`, run as one transaction',
+        tags: ['sql'],
+        security: bearer,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            sql: { type: 'string' },
+            params,
+            rowMode: { type: 'string', enum: ['object', 'array'] },
+            statements: {
+              type: 'array',
+              minItems: 1,
+              maxItems: 1000,
+              items: { type: 'object', required: ['sql'], additionalProperties: false, properties: { sql: { type: 'string' }, params } },
+            },
+          },
+        },
+        response: {
+          ...authedErrors,
+        },
+      },
+    },
+    async (request: FastifyRequest) => {
+      const b = request.body as QueryBody;
+      const hasSql = b.sql !== undefined;
+      if (hasSql === (b.statements !== undefined)) fail('VALIDATION_FAILED', 'give either sql (with optional params) or statements');
+      if (b.statements !== undefined && b.params !== undefined) fail('VALIDATION_FAILED', 'params go inside each of statements');
+      const inputs = hasSql ? [{ sql: b.sql as string, params: b.params }] : b.statements!;
+      const outcome = await withTenant(request, async (store) => {
+        const o = await sqlExecute(store, inputs, options(b.rowMode));
+        await o.durable;
+        return o.results;
+      });
+      if (hasSql) return outcome[outcome.length - 1] as SqlResult;
+      return { results: outcome };
+    },
+  );
+}

@@ -1,0 +1,45 @@
+// Shared by the aggregate and window differential tests: PostgreSQL's type names by OID, and
+// tetradb values rendered as PostgreSQL's text output.
+import { toText, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../../engine/sql/index.js';
+
+export const PG_TYPE_NAMES: Record<number, string> = {
+  16: 'boolean',
+  17: 'bytea',
+  20: 'int8',
+  21: 'int2',
+  23: 'int4',
+  25: 'text',
+  701: 'float8',
+  1082: 'date',
+  1114: 'timestamp',
+  1184: 'timestamptz',
+  1700: 'numeric',
+  3802: 'jsonb',
+  1000: 'boolean[]',
+  1001: 'bytea[]',
+  1005: 'int2[]',
+  1007: 'int4[]',
+  1009: 'text[]',
+  1016: 'int8[]',
+  1022: 'float8[]',
+  1182: 'date[]',
+  1115: 'timestamp[]',
+  1231: 'numeric[]',
+};
+
+/** PGlite query options that keep every value as PostgreSQL's text output. */
+export const RAW_TEXT = { rowMode: 'array' as const, parsers: Object.fromEntries(Object.keys(PG_TYPE_NAMES).map((oid) => [Number(oid), (x: string) => x])) };
+
+/** A value as PostgreSQL's output function prints it (booleans t/f), NULL as null. */
+export function pgText(v: SqlValue): string | null {
+  if (v.value === null) return null;
+  const nn = v as NonNullSqlValue;
+  return nn.type === 'boolean' ? (nn.value ? 't' : 'f') : toText(nn);
+}
+
+/** A SQL literal of a value, typed, for VALUES lists. */
+export function sqlLiteral(v: SqlValue, type: SqlTypeName): string {
+  const t = type === 'float8' ? 'float8' : type;
+  if (v.value === null) return `NULL::${t}`;
+  return `'${String(pgText(v)).replace(/'/g, "''")}'::${t}`;
+}
