@@ -226,3 +226,26 @@ export class TableScanPlan implements Plan {
     return { node: this.path.reverse ? `${node} Backward` : node, ...(details ? { detail: details } : {}) };
   }
 }
+
+/**
+ * Rows of `table` whose key (primary key, or `index`) starts with `values` (already of the key
+ * columns' types): the inner side of a lookup join.
+ */
+export function* lookupStored(table: TableReader, index: IndexDef | undefined, values: SqlValue[], x: Exec, fullKey: boolean): Generator<StoredRow> {
+  for (const v of values) if (v.value === null) return;
+  const prefix = encodeKeyTuple(values);
+  const rows = rowTree(table.table);
+  if (index === undefined) {
+    if (fullKey) {
+      const bytes = x.reader.get(rows, prefix);
+      if (bytes !== undefined) yield { key: prefix, physical: table.physical(bytes) };
+      return;
+    }
+    for (const [key, value] of x.reader.scan(rows, { gte: prefix, lt: prefixEnd(prefix) })) yield { key, physical: table.physical(value) };
+    return;
+  }
+  for (const [, pk] of x.reader.scan(indexTree(index), { gte: prefix, lt: prefixEnd(prefix) })) {
+    const bytes = x.reader.get(rows, pk);
+    if (bytes !== undefined) yield { key: pk, physical: table.physical(bytes) };
+  }
+}

@@ -1,7 +1,7 @@
 import type { CompiledExpr } from '../compiled-expr.js';
 import type { Accumulator, AggregateDef } from '../aggregates.js';
 import type { SqlValue } from '../sql-types.js';
-import { hashKey } from './ops.js';
+import { compareForSort, hashKey, type SortKey } from './ops.js';
 import { PAUSE, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 
 /** One aggregate call of a query: its definition, argument expressions and FILTER. */
@@ -9,11 +9,15 @@ export interface AggregateCall {
   def: AggregateDef;
   args: CompiledExpr[];
   filter: CompiledExpr | undefined;
+  /** ORDER BY inside the call (string_agg(x, ',' ORDER BY y)): inputs are sorted before feeding. */
+  order?: { exprs: CompiledExpr[]; keys: Omit<SortKey, 'index'>[] };
 }
 
 interface Group {
   keys: SqlValue[];
   accumulators: Accumulator[];
+  /** Per ordered call: the buffered (sort keys, args) of its inputs. */
+  buffered: ({ keys: SqlValue[]; args: SqlValue[] }[] | undefined)[];
 }
 
 /**
@@ -46,14 +50,19 @@ export class AggregatePlan implements Plan {
       const id = grouped ? hashKey(keys) : '';
       let g = groups.get(id);
       if (g === undefined) {
-        g = { keys, accumulators: this.calls.map((c) => c.def.create()) };
+        g = { keys, accumulators: this.calls.map((c) => c.def.create()), buffered: this.calls.map((c) => (c.order === undefined ? undefined : [])) };
         groups.set(id, g);
         bytes += 96 + id.length * 2 + this.calls.length * 64;
       }
       for (let i = 0; i < this.calls.length; i++) {
         const call = this.calls[i]!;
         if (call.filter !== undefined && call.filter.evaluate(ctx).value !== true) continue;
-        g.accumulators[i]!.add(call.args.map((a) => a.evaluate(ctx)));
+        const args = call.args.map((a) => a.evaluate(ctx));
+        const buffer = g.buffered[i];
+        if (buffer !== undefined) {
+          buffer.push({ keys: call.order!.exprs.map((e) => e.evaluate(ctx)), args });
+          bytes += 64 + args.length * 48;
+        } else g.accumulators[i]!.add(args);
       }
       if ((++counter & 1023) === 0) {
         let acc = 0;
@@ -61,8 +70,20 @@ export class AggregatePlan implements Plan {
         x.checkWork(bytes + acc, 'GROUP BY');
       }
     }
-    if (!grouped && groups.size === 0) groups.set('', { keys: [], accumulators: this.calls.map((c) => c.def.create()) });
+    if (!grouped && groups.size === 0) groups.set('', { keys: [], accumulators: this.calls.map((c) => c.def.create()), buffered: this.calls.map(() => undefined) });
     for (const g of groups.values()) {
+      g.buffered.forEach((buffer, i) => {
+        if (buffer === undefined) return;
+        const order = this.calls[i]!.order!.keys;
+        buffer.sort((a, b) => {
+          for (let k = 0; k < order.length; k++) {
+            const c = compareForSort(a.keys[k]!, b.keys[k]!, order[k]!.desc, order[k]!.nullsFirst);
+            if (c !== 0) return c;
+          }
+          return 0;
+        });
+        for (const b of buffer) g.accumulators[i]!.add(b.args);
+      });
       const out: Row = g.keys.slice();
       for (const a of g.accumulators) out.push(a.result());
       yield out;

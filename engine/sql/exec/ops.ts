@@ -285,6 +285,11 @@ export class JoinPlan implements Plan {
     this.columns = [...left.columns, ...right.columns];
   }
 
+  /** The same join over another left input (a lookup join falling back to hashing). */
+  withLeft(left: Plan): JoinPlan {
+    return new JoinPlan(left, this.right, this.kind, this.leftKeys, this.rightKeys, this.residual, this.text);
+  }
+
   *rows(x: Exec): Generator<Step> {
     const rctx = x.ctx();
     const lctx = x.ctx();

@@ -3,12 +3,14 @@ import type { Catalog, TableDef } from '../catalog.js';
 import { liveColumns } from '../catalog.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
+import { parseSql } from '../select-expressions.js';
 import { castValue } from '../sql-cast.js';
 import { compareValues, resolveComparison } from '../operators.js';
 import { commonType, coerce } from '../type-resolution.js';
 import { frameFromAst, resolveWindowFunction } from '../window-functions.js';
 import { sqlFail, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { boundable, TableScanPlan, type AccessPath } from './access.js';
+import { LookupJoinPlan, type LookupSpec } from './lookup-join.js';
 import { AggregatePlan, type AggregateCall } from './aggregate-plan.js';
 import { AliasPlan, DistinctPlan, FilterPlan, JoinPlan, LimitPlan, MaterializePlan, ProjectPlan, SetOpPlan, SortPlan, TrimPlan, ValuesPlan, type JoinKind, type SortKey } from './ops.js';
 import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
@@ -64,7 +66,15 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
           }
           if (op === 'IS' || op === 'IS NOT') {
             const r = n.right as Ast;
-            if (r.type === 'default' && /^DISTINCT FROM /i.test(String(r.value))) return unsupported('IS [NOT] DISTINCT FROM (the SQL parser does not read it); use (a = b) IS NOT TRUE / coalesce');
+            if (r.type === 'default' && /^DISTINCT FROM /i.test(String(r.value))) {
+              // node-sql-parser keeps the right operand as text: parse it as an expression.
+              const other = parseExpressionText(String(r.value).replace(/^DISTINCT FROM /i, ''));
+              return distinctFrom(compileExpression(n.left as Ast, self), compileExpression(other, self), op === 'IS NOT');
+            }
+          }
+          const q = n.right as Ast;
+          if (q?.type === 'function' && ['any', 'some', 'all'].includes(functionName(q)) && (q.args?.value?.[0] as Ast | undefined)?.ast !== undefined && op in QUANTIFIABLE) {
+            return quantified(n.left as Ast, op, functionName(q) === 'all', q.args.value[0] as Ast, env, scope, self);
           }
           return undefined;
         }
@@ -170,6 +180,60 @@ function inSubqueryExpr(leftNode: Ast, sub: Ast, negate: boolean, env: PlanEnv, 
   };
 }
 
+const QUANTIFIABLE: Record<string, true> = { '=': true, '<>': true, '!=': true, '<': true, '<=': true, '>': true, '>=': true };
+
+/** Parses the text of one expression (the parser hands some operands over as raw text). */
+function parseExpressionText(text: string): Ast {
+  const ast = parseSql(`SELECT ${text}`) as Ast | Ast[];
+  const stmt = (Array.isArray(ast) ? ast[0] : ast) as Ast;
+  const col = (stmt.columns as Ast[])[0]!;
+  return (col.expr ?? col) as Ast;
+}
+
+/** a IS [NOT] DISTINCT FROM b: equality where NULL equals NULL, never NULL itself. */
+function distinctFrom(a: CompiledExpr, b: CompiledExpr, not: boolean): CompiledExpr {
+  const t = resolveComparison('IS DISTINCT FROM', a.type, b.type);
+  return {
+    type: 'boolean',
+    evaluate: (ctx) => {
+      const x = castValue(a.evaluate(ctx), { type: t });
+      const y = castValue(b.evaluate(ctx), { type: t });
+      let distinct: boolean;
+      if (x.value === null || y.value === null) distinct = (x.value === null) !== (y.value === null);
+      else distinct = compareValues(x as NonNullSqlValue, y as NonNullSqlValue) !== 0;
+      return { type: 'boolean', value: not ? !distinct : distinct };
+    },
+  };
+}
+
+/** x op ANY|ALL (subquery), with SQL's NULL rules. */
+function quantified(leftNode: Ast, op: string, all: boolean, sub: Ast, env: PlanEnv, scope: Scope, cenv: CompileEnv): CompiledExpr {
+  const left = compileExpression(leftNode, cenv);
+  const { plan, level } = subPlan(sub, env, scope);
+  if (plan.columns.filter((c) => !c.hidden).length !== 1) sqlFail('42601', 'subquery has too many columns');
+  const type = resolveComparison(op, left.type, outputType(plan.columns[0]!.type));
+  const test = (c: number): boolean => (op === '=' ? c === 0 : op === '<>' || op === '!=' ? c !== 0 : op === '<' ? c < 0 : op === '<=' ? c <= 0 : op === '>' ? c > 0 : c >= 0);
+  return {
+    type: 'boolean',
+    evaluate: (ctx) => {
+      const l = castValue(left.evaluate(ctx), { type });
+      const rows = subRows(plan, level.correlated, ctx.exec as Exec, ctx.row);
+      let sawNull = false;
+      for (const r of rows) {
+        const v = castValue(r[0]!, { type });
+        if (l.value === null || v.value === null) {
+          sawNull = true;
+          continue;
+        }
+        const ok = test(compareValues(l as NonNullSqlValue, v as NonNullSqlValue));
+        if (all && !ok) return { type: 'boolean', value: false };
+        if (!all && ok) return { type: 'boolean', value: true };
+      }
+      return { type: 'boolean', value: sawNull ? null : all };
+    },
+  };
+}
+
 /** Columns of unknown type (untyped literals) come out as text, as PostgreSQL resolves them. */
 export function outputType(t: SqlTypeName): SqlTypeName {
   return t === 'unknown' ? 'text' : t;
@@ -192,7 +256,15 @@ export function planQuery(ast: Ast, env: PlanEnv): Plan {
   }
   if (members.length === 1) return planSelect(ast, e, true);
   const last = members[members.length - 1]!;
-  const plans = members.map((m) => planSelect(m, e, false));
+  // A parenthesised member keeps its own ORDER BY / LIMIT; the trailing ones of the whole come
+  // as _orderby/_limit, or (without parentheses) on the last member.
+  const plans = members.map((m) => planSelect(m, e, m.parentheses_symbol === true));
+  const tail: Ast =
+    (Array.isArray(ast._orderby) && ast._orderby.length > 0) || (Array.isArray(ast._limit?.value) && ast._limit.value.length > 0)
+      ? ({ type: 'select', orderby: ast._orderby ?? null, limit: ast._limit ?? null } as Ast)
+      : last.parentheses_symbol === true
+        ? ({ type: 'select', orderby: null, limit: null } as Ast)
+        : last;
   // INTERSECT binds tighter than UNION and EXCEPT.
   let items: Plan[] = [plans[0]!];
   let itemOps: string[] = [];
@@ -209,7 +281,7 @@ export function planQuery(ast: Ast, env: PlanEnv): Plan {
   itemOps = [];
   // ORDER BY over the set operation's output columns (names or positions).
   const scope = new Scope(plan.columns, env.parent);
-  return finishQuery(plan, last, e, scope, plan.columns.length, (node) => {
+  return finishQuery(plan, tail, e, scope, plan.columns.length, (node) => {
     const n = node as Ast;
     if (n.type === 'number') return positional(plan.columns, n.value);
     if (n.type === 'column_ref' && columnQualifier(n) === null) {
@@ -438,18 +510,17 @@ function collectWindows(node: unknown, out: Ast[]): void {
 }
 
 /** Arguments of an aggregate / window call node: [exprs], star, distinct. */
-function callArgs(n: Ast): { args: Ast[]; star: boolean; distinct: boolean } {
+function callArgs(n: Ast): { args: Ast[]; star: boolean; distinct: boolean; orderby?: Ast[] } {
   if (n.type === 'aggr_func' || n.type === 'window_func') {
     const a = n.args as Ast | null | undefined;
     if (a === null || a === undefined) return { args: [], star: false, distinct: false };
-    if (a.orderby) unsupported('ORDER BY inside an aggregate call');
     const expr = a.expr as Ast | undefined;
     const star = expr?.type === 'star';
     const args: Ast[] = star || expr === undefined ? [] : expr.type === 'expr_list' ? (expr.value as Ast[]) : [expr];
     const sep = (a.separator as Ast | null | undefined)?.delimiter as Ast | undefined;
     if (sep !== undefined) args.push(sep);
     if (Array.isArray(a.value)) args.push(...(a.value as Ast[]));
-    return { args, star, distinct: a.distinct === 'DISTINCT' };
+    return { args, star, distinct: a.distinct === 'DISTINCT', ...(Array.isArray(a.orderby) && a.orderby.length > 0 ? { orderby: a.orderby as Ast[] } : {}) };
   }
   const list = (n.args?.value ?? []) as Ast[];
   return { args: list, star: false, distinct: String(n.args?.distinct ?? '').toUpperCase() === 'DISTINCT' };
@@ -504,10 +575,13 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean): Plan {
       const key = exprKey(a, scope);
       if (aggKeys.includes(key)) continue;
       aggKeys.push(key);
-      const { args, star, distinct: d } = callArgs(a);
+      const { args, star, distinct: d, orderby: inner } = callArgs(a);
       const compiled = args.map((x) => compileExpression(x, argEnv));
       const def = resolveAggregate(callName(a), compiled.map((c) => c.type), { distinct: d, star });
-      calls.push({ def, args: compiled, filter: undefined });
+      const filterNode = (a.filter as Ast | null | undefined)?.where as Ast | undefined;
+      const filter = filterNode === undefined ? undefined : compileExpression(filterNode, exprEnv(env, scope, undefined, 'FILTER'));
+      const order = inner === undefined ? undefined : { exprs: inner.map((o) => compileExpression(o.expr as Ast, argEnv)), keys: inner.map((o) => sortDirection(o)) };
+      calls.push({ def, args: compiled, filter, ...(order !== undefined ? { order } : {}) });
     }
     const aggColumns: PlanColumn[] = [
       ...groupExprs.map((g, i) => ({ name: `group${i}`, type: g.type, qualifier: null, hidden: true })),
@@ -561,7 +635,8 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean): Plan {
       const over = w.over as Ast;
       let spec = (over.as_window_specification?.window_specification ?? over.as_window_specification ?? {}) as Ast;
       if (typeof over.as_window_specification === 'string') spec = named.get(over.as_window_specification) ?? sqlFail('42704', `window "${over.as_window_specification}" does not exist`);
-      const { args, star, distinct: d } = callArgs(w);
+      const { args, star, distinct: d, orderby: inner } = callArgs(w);
+      if (w.filter || inner !== undefined) unsupported('FILTER or ORDER BY inside a window function call');
       const compiledArgs = args.map((x) => compileExpression(x, baseEnv));
       const partition = ((spec.partitionby ?? []) as Ast[]).map((p) => compileExpression((p.expr ?? p) as Ast, baseEnv));
       const orderItems = (spec.orderby ?? []) as Ast[];
@@ -770,7 +845,15 @@ function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): { plan: 
     if (where !== null) plan = new FilterPlan(plan, compileExpression(where, exprEnv(env, scope)), 'WHERE');
     return { plan, scope };
   }
-  const items = from.map((f, i) => fromItem(f, i, env));
+  const natural = new Set<number>();
+  const cleaned = from.map((f, i) => {
+    if (typeof f.as === 'string' && f.as.toUpperCase() === 'NATURAL' && from[i + 1]?.join) {
+      natural.add(i + 1);
+      return { ...f, as: null } as Ast;
+    }
+    return f;
+  });
+  const items = cleaned.map((f, i) => fromItem(f, i, env));
   const nullable = new Set<number>();
   items.forEach((it, i) => {
     if (it.join === 'left') nullable.add(i);
@@ -809,6 +892,11 @@ function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): { plan: 
     const right = it.build(pushed[i]!);
     let kind = it.join;
     let conds = onRest[i]!;
+    if (natural.has(i)) {
+      const names = right.columns.filter((c) => !c.hidden && columns.some((l) => !l.hidden && l.name === c.name)).map((c) => c.name);
+      it.using = names;
+      if (names.length === 0 && kind === 'inner') kind = 'cross';
+    }
     if (it.using !== undefined) {
       for (const name of it.using) {
         const l = columns.filter((c) => c.name === name);
@@ -835,6 +923,8 @@ function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): { plan: 
     const rightScope = new Scope(right.columns, env.parent);
     const leftKeys: CompiledExpr[] = [];
     const rightKeys: CompiledExpr[] = [];
+    /** Per equi-pair: the inner table's column id when the right side is a plain column. */
+    const rightColumns: (number | undefined)[] = [];
     const residual: Ast[] = [];
     for (const c of conds) {
       const pair = equiPair(c, items, i);
@@ -845,6 +935,13 @@ function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): { plan: 
         if (t !== 'jsonb') {
           leftKeys.push(castTo(l, t));
           rightKeys.push(castTo(r, t));
+          let col: number | undefined;
+          if (right instanceof TableScanPlan && pair[1].type === 'column_ref') {
+            const slot = rightScope.resolve(columnQualifier(pair[1]), columnName(pair[1]));
+            const def = liveColumns(right.reader.table)[slot.index]!;
+            if (slot.depth === 0 && boundable(def.type, t) && boundable(t, def.type)) col = def.id;
+          }
+          rightColumns.push(col);
           continue;
         }
       }
@@ -852,15 +949,79 @@ function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): { plan: 
     }
     const residualNode = andAll(residual);
     const residualExpr = residualNode === null ? undefined : compileExpression(residualNode, exprEnv(env, joinScope, undefined, 'JOIN conditions'));
-    if (kind === 'right') {
-      plan = new JoinPlan(plan, right, 'right', leftKeys, rightKeys, residualExpr, `${it.alias}`);
-    } else plan = new JoinPlan(plan, right, kind === 'cross' && conds.length === 0 ? 'cross' : kind, leftKeys, rightKeys, residualExpr, it.alias);
+    const joinKindNow: JoinKind = kind === 'right' ? 'right' : kind === 'cross' && conds.length === 0 ? 'cross' : kind;
+    const hash = new JoinPlan(plan, right, joinKindNow, leftKeys, rightKeys, residualExpr, it.alias);
+    const lookup = (joinKindNow === 'inner' || joinKindNow === 'left') && right instanceof TableScanPlan ? lookupSpec(right, leftKeys, rightColumns) : undefined;
+    plan = lookup === undefined ? hash : new LookupJoinPlan(plan, hash, lookup, joinKindNow, residualExpr, it.alias);
     columns = joinedCols;
+    if (it.using !== undefined && it.using.length > 0) {
+      // USING / NATURAL: one merged column per name first (the left one, the right one for a
+      // RIGHT join, coalesced for FULL), then both sides with those columns hidden from `*`.
+      const leftCount = joinedCols.length - right.columns.length;
+      const merged: CompiledExpr[] = [];
+      const mergedCols: PlanColumn[] = [];
+      for (const name of it.using) {
+        const li = joinedCols.findIndex((c, k) => k < leftCount && !c.hidden && c.name === name);
+        const ri = leftCount + right.columns.findIndex((c) => c.name === name);
+        const type = resolveComparison('=', joinedCols[li]!.type, joinedCols[ri]!.type);
+        const l = castTo({ type: joinedCols[li]!.type, evaluate: (ctx) => ctx.row![li]! }, type);
+        const r = castTo({ type: joinedCols[ri]!.type, evaluate: (ctx) => ctx.row![ri]! }, type);
+        merged.push(
+          joinNowKind(joinKindNow) === 'right'
+            ? r
+            : joinKindNow === 'full'
+              ? { type, evaluate: (ctx) => { const v = l.evaluate(ctx); return v.value === null ? r.evaluate(ctx) : v; } }
+              : l,
+        );
+        mergedCols.push({ name, type, qualifier: null });
+      }
+      const rest = joinedCols.map((c, k): PlanColumn => (it.using!.includes(c.name) && (k < leftCount ? !c.hidden : true) ? { ...c, hidden: true } : c));
+      const passthrough = joinedCols.map((c, k): CompiledExpr => ({ type: c.type, evaluate: (ctx) => ctx.row![k]! }));
+      columns = [...mergedCols, ...rest];
+      plan = new ProjectPlan(plan, [...merged, ...passthrough], columns);
+    }
   }
   const scope = new Scope(columns, env.parent);
   const restNode = andAll(rest);
   if (restNode !== null) plan = new FilterPlan(plan, compileExpression(restNode, exprEnv(env, scope)), 'WHERE');
   return { plan, scope };
+}
+
+function joinNowKind(k: JoinKind): JoinKind {
+  return k;
+}
+
+/** A key of the inner table covered by the join's equi-pairs: the primary key, or an index prefix. */
+function lookupSpec(right: TableScanPlan, leftKeys: CompiledExpr[], rightColumns: (number | undefined)[]): LookupSpec | undefined {
+  const table = right.reader.table;
+  const prefixOf = (keyColumns: number[]): number[] => {
+    const picks: number[] = [];
+    for (const col of keyColumns) {
+      const p = rightColumns.indexOf(col);
+      if (p < 0) break;
+      picks.push(p);
+    }
+    return picks;
+  };
+  let best: { index: LookupSpec['index']; picks: number[]; keyColumns: number[] } | undefined;
+  if (table.primaryKey.length > 0) {
+    const picks = prefixOf(table.primaryKey);
+    if (picks.length > 0) best = { index: undefined, picks, keyColumns: table.primaryKey };
+  }
+  for (const ix of table.indexes) {
+    if (best !== undefined && best.index === undefined && best.picks.length === table.primaryKey.length) break;
+    const picks = prefixOf(ix.columns);
+    if (picks.length > (best?.picks.length ?? 0)) best = { index: ix, picks, keyColumns: ix.columns };
+  }
+  if (best === undefined) return undefined;
+  return {
+    reader: right.reader,
+    index: best.index,
+    keys: best.picks.map((p) => leftKeys[p]!),
+    keyTypes: best.picks.map((_, k) => table.columns[best.keyColumns[k]!]!.type),
+    fullKey: best.index === undefined && best.picks.length === table.primaryKey.length,
+    filter: right.filterExpr,
+  };
 }
 
 function castTo(e: CompiledExpr, t: SqlTypeName): CompiledExpr {
@@ -894,7 +1055,7 @@ function joinKind(j: unknown): JoinKind {
 function fromItem(f: Ast, i: number, env: PlanEnv): FromItem {
   const join = i === 0 ? 'inner' : f.join ? joinKind(f.join) : 'cross';
   const on = (f.on as Ast | null | undefined) ?? null;
-  const using = Array.isArray(f.using) ? (f.using as unknown[]).map((u) => (typeof u === 'string' ? u.toLowerCase() : columnName(u as Ast))) : undefined;
+  const using = Array.isArray(f.using) ? (f.using as unknown[]).map((u) => (typeof u === 'string' ? u.toLowerCase() : (u as Ast).type === 'column_ref' ? columnName(u as Ast) : String((u as Ast).value).toLowerCase())) : undefined;
   if (f.expr !== undefined && (f.expr as Ast).ast !== undefined) {
     // A derived table: FROM (SELECT ...) alias.
     const alias = f.as ? tableName(f.as) : sqlFail('42601', 'subquery in FROM must have an alias');
@@ -902,7 +1063,14 @@ function fromItem(f: Ast, i: number, env: PlanEnv): FromItem {
     const plan = renamed(inner, alias, undefined);
     return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
   }
-  if (f.type === 'values' || f.expr?.type === 'values') unsupported('VALUES in FROM');
+  if (f.expr?.type === 'values') {
+    const m = /^\s*("?)([^"(\s]+)\1\s*(?:\((.*)\))?\s*$/.exec(String(f.as ?? ''));
+    if (m === null) sqlFail('42601', 'VALUES in FROM must have an alias');
+    const alias = m[2]!.toLowerCase();
+    const names = m[3] === undefined ? undefined : m[3].split(',').map((n) => n.trim().replace(/^"(.*)"$/, '$1').toLowerCase());
+    const plan = valuesPlan(f.expr as Ast, env, alias, names);
+    return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
+  }
   const name = tableName(f.table);
   const alias = f.as ? tableName(f.as) : name;
   const schema = f.db ? String(f.db).toLowerCase() : null;
@@ -919,6 +1087,26 @@ function fromItem(f: Ast, i: number, env: PlanEnv): FromItem {
   const table = env.catalog.mustTable(name);
   const columns = liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier: alias }));
   return { columns, join, on, alias, using, build: (conds) => tableAccess(table, alias, conds, env) };
+}
+
+/** VALUES (...), (...) as a table: column types resolved across rows as PostgreSQL does. */
+function valuesPlan(node: Ast, env: PlanEnv, alias: string, names: string[] | undefined): Plan {
+  const rows = (node.values as Ast[]).map((r) => (r.type === 'expr_list' ? (r.value as Ast[]) : [r]));
+  const width = rows[0]?.length ?? 0;
+  if (rows.some((r) => r.length !== width)) sqlFail('42601', 'VALUES lists must all be the same length');
+  const cenv = exprEnv(env, new Scope([], env.parent), undefined, 'VALUES');
+  const compiled = rows.map((r) => r.map((e) => compileExpression(e, cenv)));
+  const types = Array.from({ length: width }, (_, c) => outputType(commonType(compiled.map((r) => r[c]!.type), 'VALUES')));
+  const exprRows = compiled.map((r) => r.map((e, c) => coerceTo(e, types[c]!)));
+  if (names !== undefined && names.length > width) sqlFail('42P10', `table "${alias}" has ${width} columns available but ${names.length} columns specified`);
+  const columns = types.map((type, c) => ({ name: names?.[c] ?? `column${c + 1}`, type, qualifier: alias }));
+  return new ValuesPlan(columns, exprRows);
+}
+
+function coerceTo(e: CompiledExpr, t: SqlTypeName): CompiledExpr {
+  if (e.type === t) return e;
+  if (e.type === 'unknown') return coerce(e, t);
+  return castTo(e, t);
 }
 
 function filtered(plan: Plan, conds: Ast[], env: PlanEnv): Plan {

@@ -6,6 +6,8 @@ type Entry = [key: Buffer, value: Buffer];
 export interface SqlReader {
   get(tree: string, key: Uint8Array): Buffer | undefined;
   scan(tree: string, range?: StoreScanRange): Generator<Entry>;
+  /** Keys in a tree (an estimate inside a transaction: pending changes are not counted). */
+  count(tree: string): number;
 }
 
 /** A read-only request's view: one snapshot of the SQL trees for every statement. */
@@ -22,6 +24,10 @@ export class SnapshotReader implements SqlReader {
 
   scan(tree: string, range: StoreScanRange = {}): Generator<Entry> {
     return this.#snapshot.scan(tree, range);
+  }
+
+  count(tree: string): number {
+    return this.#snapshot.count(tree);
   }
 }
 
@@ -111,6 +117,10 @@ export class TxnView implements SqlReader {
       }
     }
     base.return?.(undefined);
+  }
+
+  count(tree: string): number {
+    return this.#store.count(tree);
   }
 
   put(tree: string, key: Buffer, value: Buffer): void {

@@ -1,0 +1,114 @@
+import type { CompiledExpr } from '../compiled-expr.js';
+import { rowTree, type IndexDef } from '../catalog.js';
+import { castValue } from '../sql-cast.js';
+import type { SqlTypeName, SqlValue } from '../sql-types.js';
+import { lookupStored, TableReader } from './access.js';
+import { JoinPlan, type JoinKind } from './ops.js';
+import { PAUSE, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
+
+/** How the inner table is probed: its key (primary key or index) prefix, from left-row expressions. */
+export interface LookupSpec {
+  reader: TableReader;
+  index: IndexDef | undefined;
+  /** Expressions over the left row giving the key prefix values, with the key columns' types. */
+  keys: CompiledExpr[];
+  keyTypes: SqlTypeName[];
+  /** The keys cover the whole primary key: one point read per left row. */
+  fullKey: boolean;
+  /** Conditions on the inner table alone (pushed down), over its row. */
+  filter: CompiledExpr | undefined;
+}
+
+/** Left rows buffered before choosing: at most this share of the inner table's size... */
+const LOOKUP_SHARE = 1 / 8;
+/** ...and never fewer than this many. */
+const LOOKUP_MIN = 64;
+
+/**
+ * An inner or left join whose inner side is a base table with a key on the join columns. It
+ * reads the left side first: when the left side is small next to the table (at most 1/8 of its
+ * rows), each left row probes the table's key (an index nested loop); otherwise it falls back to
+ * the hash join, replaying the left rows already read. So a selective join reads a few keys and
+ * a large one never does a lookup per row.
+ */
+export class LookupJoinPlan implements Plan {
+  readonly columns: PlanColumn[];
+
+  constructor(
+    readonly left: Plan,
+    private readonly hash: JoinPlan,
+    private readonly spec: LookupSpec,
+    private readonly kind: JoinKind,
+    private readonly residual: CompiledExpr | undefined,
+    private readonly label: string,
+  ) {
+    this.columns = hash.columns;
+  }
+
+  *rows(x: Exec): Generator<Step> {
+    const tableRows = x.reader.count(rowTree(this.spec.reader.table));
+    const threshold = Math.max(LOOKUP_MIN, Math.floor(tableRows * LOOKUP_SHARE));
+    const buffered: Row[] = [];
+    const left = this.left.rows(x);
+    let exhausted = false;
+    for (;;) {
+      const r = left.next();
+      if (r.done === true) {
+        exhausted = true;
+        break;
+      }
+      if (r.value === PAUSE) {
+        yield PAUSE;
+        continue;
+      }
+      buffered.push(r.value);
+      if (buffered.length > threshold) break;
+    }
+    if (!exhausted) {
+      // Too many left rows: hash join over the buffered rows followed by the rest.
+      const replay: Plan = {
+        columns: this.left.columns,
+        rows: function* () {
+          yield* buffered;
+          yield* { [Symbol.iterator]: () => left };
+        },
+        explain: () => this.left.explain(),
+      };
+      yield* this.hash.withLeft(replay).rows(x);
+      return;
+    }
+    const ctx = x.ctx();
+    const ictx = x.ctx();
+    const jctx = x.ctx();
+    const nulls = this.spec.reader.table.columns.filter((c) => c.dropped !== true).map((c) => ({ type: c.type, value: null }) as SqlValue);
+    for (const l of buffered) {
+      ctx.row = l;
+      const values = this.spec.keys.map((k, i) => {
+        const v = k.evaluate(ctx);
+        return v.value === null || v.type === this.spec.keyTypes[i] ? v : castValue(v, { type: this.spec.keyTypes[i]! });
+      });
+      let matched = false;
+      for (const s of lookupStored(this.spec.reader, this.spec.index, values, x, this.spec.fullKey)) {
+        const right = this.spec.reader.toLive(s.physical);
+        if (this.spec.filter !== undefined) {
+          ictx.row = right;
+          if (this.spec.filter.evaluate(ictx).value !== true) continue;
+        }
+        const joined = l.concat(right);
+        if (this.residual !== undefined) {
+          jctx.row = joined;
+          if (this.residual.evaluate(jctx).value !== true) continue;
+        }
+        matched = true;
+        yield joined;
+      }
+      if (!matched && this.kind === 'left') yield l.concat(nulls);
+      if (x.tick()) yield PAUSE;
+    }
+  }
+
+  explain(): ExplainNode {
+    const via = this.spec.index !== undefined ? `index ${this.spec.index.name}` : 'primary key';
+    return { node: `Lookup Join (${this.kind})`, detail: `${this.label} by ${via}, or Hash Join when the outer side is large`, children: [this.left.explain()] };
+  }
+}
