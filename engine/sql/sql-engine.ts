@@ -108,12 +108,13 @@ export async function sqlExecute(store: TenantStore, inputs: readonly SqlStateme
   const s = stateOf(store);
   const opts = { ...SQL_DEFAULTS, ...options };
   const work: { ast: Ast; explain: boolean; params: SqlValue[]; text: string }[] = [];
+  // Plans are cached per statement: its text, and its place among the text's statements.
   for (const input of inputs) {
     if (typeof input.sql !== 'string' || input.sql.trim() === '') sqlFail('42601', 'empty query');
     const parsed = parse(s, input.sql);
     const params = paramsFromJson(input.params ?? []);
     if (parsed.statements.length > 1 && params.length > 0) sqlFail('42601', 'cannot insert multiple commands into a prepared statement (params need a single statement)');
-    for (const ast of parsed.statements) work.push({ ast, explain: parsed.explain, params, text: input.sql });
+    parsed.statements.forEach((ast, i) => work.push({ ast, explain: parsed.explain, params, text: i === 0 ? input.sql : `${input.sql}\u0000#${i}` }));
   }
   const statementTime = BigInt((opts.now ?? new Date()).getTime()) * 1000n;
   const limits = { timeLimitMs: opts.timeLimitMs, maxWorkBytes: opts.maxWorkBytes };

@@ -82,7 +82,9 @@ function checkFkActions(ref: Ast): void {
 
 /** CREATE TABLE. */
 export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created' | 'exists' {
-  const name = tableName((ast.table as Ast[])[0]!.table);
+  const raw = (ast.table as Ast[] | null)?.[0]?.table;
+  if (raw === undefined || raw === null || raw === '') sqlFail('42601', 'syntax error: CREATE TABLE needs a table name');
+  const name = tableName(raw);
   if (catalog.table(name) !== undefined) {
     if (ast.if_not_exists) return 'exists';
     sqlFail('42P07', `relation "${name}" already exists`);

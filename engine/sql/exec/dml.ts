@@ -8,7 +8,7 @@ import { NUMERIC_RANK, sqlFail, toText, type NonNullSqlValue, type SqlTypeName, 
 import { prefixEnd, readStored, TableReader, type StoredRow } from './access.js';
 import { PAUSE, type Exec, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 import { columnName, Scope, tableName } from './scope.js';
-import { conjuncts, exprEnv, planQuery, tableAccess, type PlanEnv } from './select.js';
+import { compilePredicate, conjuncts, exprEnv, planFrom, planQuery, tableAccess, type PlanEnv } from './select.js';
 
 type Ast = AstNode & Record<string, any>;
 
@@ -421,7 +421,8 @@ export function* update(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
   const own = writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias }));
   let fromPlan: Plan | undefined;
   if (Array.isArray(ast.from) && ast.from.length > 0) {
-    fromPlan = planQuery({ type: 'select', columns: [{ expr: { type: 'column_ref', table: null, column: '*' }, as: null }], from: ast.from, where: null, limit: null } as unknown as Ast, env);
+    // The FROM items keep their names and aliases (SET and WHERE refer to them qualified).
+    fromPlan = planFrom(ast.from as Ast[], null, env).plan;
   }
   const cols = [...own, ...(fromPlan?.columns ?? [])];
   const scope = new Scope(cols, env.parent);
@@ -432,7 +433,7 @@ export function* update(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
     const isDefault = value.type === 'column_ref' && String((value.column as Ast)?.expr?.value ?? '').toUpperCase() === 'DEFAULT';
     return { col, expr: isDefault ? undefined : compileExpression(value, cenv) };
   });
-  const where = ast.where ? compileExpression(ast.where as Ast, cenv) : undefined;
+  const where = ast.where ? compilePredicate(ast.where as Ast, cenv, 'WHERE') : undefined;
   const ret = returning(ast, writer, env, alias, fromPlan?.columns);
   const candidates = yield* targetRows(table, alias, ast.where as Ast | null, env, x, fromPlan?.columns);
   let fromRows: Row[] = [[]];

@@ -4,7 +4,7 @@ import { liveColumns } from '../catalog.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
 import { parseSql } from '../select-expressions.js';
-import { castValue } from '../sql-cast.js';
+import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
 import { compareValues, resolveComparison } from '../operators.js';
 import { commonType, coerce } from '../type-resolution.js';
 import { frameFromAst, resolveWindowFunction } from '../window-functions.js';
@@ -66,6 +66,12 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
           }
           if (op === 'IS' || op === 'IS NOT') {
             const r = n.right as Ast;
+            if (r.type === 'column_ref' && columnQualifier(r) === null && columnName(r) === 'unknown') {
+              const l = compileExpression(n.left as Ast, self);
+              if (l.type !== 'boolean' && l.type !== 'unknown') sqlFail('42804', `argument of IS UNKNOWN must be type boolean, not type ${l.type}`);
+              const not = op === 'IS NOT';
+              return { type: 'boolean', evaluate: (ctx) => ({ type: 'boolean', value: (l.evaluate(ctx).value === null) !== not }) };
+            }
             if (r.type === 'default' && /^DISTINCT FROM /i.test(String(r.value))) {
               // node-sql-parser keeps the right operand as text: parse it as an expression.
               const other = parseExpressionText(String(r.value).replace(/^DISTINCT FROM /i, ''));
@@ -232,6 +238,18 @@ function quantified(leftNode: Ast, op: string, all: boolean, sub: Ast, env: Plan
       return { type: 'boolean', value: sawNull ? null : all };
     },
   };
+}
+
+/**
+ * A condition (WHERE, HAVING, ON, FILTER, CHECK): a boolean expression; an untyped literal
+ * counts as boolean ('t').
+ * @throws SQL_ERROR 42804 for any other type
+ */
+export function compilePredicate(node: AstNode, cenv: CompileEnv, context: string): CompiledExpr {
+  const e = compileExpression(node, cenv);
+  if (e.type === 'boolean') return e;
+  if (e.type === 'unknown') return coerce(e, 'boolean');
+  return sqlFail('42804', `argument of ${context} must be type boolean, not type ${TYPE_DISPLAY[e.type] ?? e.type}`);
 }
 
 /** Columns of unknown type (untyped literals) come out as text, as PostgreSQL resolves them. */
@@ -579,7 +597,7 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean): Plan {
       const compiled = args.map((x) => compileExpression(x, argEnv));
       const def = resolveAggregate(callName(a), compiled.map((c) => c.type), { distinct: d, star });
       const filterNode = (a.filter as Ast | null | undefined)?.where as Ast | undefined;
-      const filter = filterNode === undefined ? undefined : compileExpression(filterNode, exprEnv(env, scope, undefined, 'FILTER'));
+      const filter = filterNode === undefined ? undefined : compilePredicate(filterNode, exprEnv(env, scope, undefined, 'FILTER'), 'FILTER');
       const order = inner === undefined ? undefined : { exprs: inner.map((o) => compileExpression(o.expr as Ast, argEnv)), keys: inner.map((o) => sortDirection(o)) };
       calls.push({ def, args: compiled, filter, ...(order !== undefined ? { order } : {}) });
     }
@@ -612,10 +630,10 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean): Plan {
     context = 'HAVING';
     if (ast.having) {
       const havingEnv = exprEnv(env, scope, resolveExtra, 'HAVING');
-      plan = new FilterPlan(plan, compileExpression(ast.having as Ast, havingEnv), 'HAVING');
+      plan = new FilterPlan(plan, compilePredicate(ast.having as Ast, havingEnv, 'HAVING'), 'HAVING');
     }
   } else if (ast.having) {
-    plan = new FilterPlan(plan, compileExpression(ast.having as Ast, exprEnv(env, scope)), 'HAVING');
+    plan = new FilterPlan(plan, compilePredicate(ast.having as Ast, exprEnv(env, scope), 'HAVING'), 'HAVING');
   }
 
   // Window functions, computed over the (grouped) rows and appended to them.
@@ -627,14 +645,14 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean): Plan {
     const winKeys: string[] = [];
     const calls: WindowCall[] = [];
     const named = new Map<string, Ast>();
-    for (const w of (ast.window ?? []) as Ast[]) named.set(String(w.name), w.as_window_specification?.window_specification ?? w);
+    for (const w of (ast.window?.expr ?? []) as Ast[]) named.set(String(w.name).toLowerCase(), w.as_window_specification?.window_specification ?? w);
     for (const w of winNodes) {
       const key = exprKey(w, scope);
       if (winKeys.includes(key)) continue;
       winKeys.push(key);
       const over = w.over as Ast;
       let spec = (over.as_window_specification?.window_specification ?? over.as_window_specification ?? {}) as Ast;
-      if (typeof over.as_window_specification === 'string') spec = named.get(over.as_window_specification) ?? sqlFail('42704', `window "${over.as_window_specification}" does not exist`);
+      if (typeof over.as_window_specification === 'string') spec = named.get(over.as_window_specification.toLowerCase()) ?? sqlFail('42704', `window "${over.as_window_specification}" does not exist`);
       const { args, star, distinct: d, orderby: inner } = callArgs(w);
       if (w.filter || inner !== undefined) unsupported('FILTER or ORDER BY inside a window function call');
       const compiledArgs = args.map((x) => compileExpression(x, baseEnv));
@@ -754,6 +772,7 @@ function limitOf(ast: Ast, env: PlanEnv, scope: Scope): { count: ((x: Exec) => n
   if (values.length === 0) return { count: undefined, offset: () => 0 };
   const cenv = exprEnv(env, scope, undefined, 'LIMIT');
   const asNumber = (node: Ast, what: string): ((x: Exec) => number | undefined) => {
+    if (node.type === 'origin' && String(node.value).toUpperCase() === 'ALL') return () => undefined;
     const e = compileExpression(node, cenv);
     return (x) => {
       const v = castValue(e.evaluate(x.ctx()), { type: 'int8' });
@@ -838,11 +857,11 @@ function itemsOf(node: Ast, items: FromItem[]): Set<number> | undefined {
 }
 
 /** The FROM clause with WHERE: join tree, pushed-down conditions, residual filter. */
-function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): { plan: Plan; scope: Scope } {
+export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): { plan: Plan; scope: Scope } {
   if (from === null || from.length === 0) {
     const scope = new Scope([], env.parent);
     let plan: Plan = new ValuesPlan([], [[]]);
-    if (where !== null) plan = new FilterPlan(plan, compileExpression(where, exprEnv(env, scope)), 'WHERE');
+    if (where !== null) plan = new FilterPlan(plan, compilePredicate(where, exprEnv(env, scope), 'WHERE'), 'WHERE');
     return { plan, scope };
   }
   const natural = new Set<number>();
@@ -948,7 +967,7 @@ function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): { plan: 
       residual.push(c);
     }
     const residualNode = andAll(residual);
-    const residualExpr = residualNode === null ? undefined : compileExpression(residualNode, exprEnv(env, joinScope, undefined, 'JOIN conditions'));
+    const residualExpr = residualNode === null ? undefined : compilePredicate(residualNode, exprEnv(env, joinScope, undefined, 'JOIN conditions'), 'JOIN/ON');
     const joinKindNow: JoinKind = kind === 'right' ? 'right' : kind === 'cross' && conds.length === 0 ? 'cross' : kind;
     const hash = new JoinPlan(plan, right, joinKindNow, leftKeys, rightKeys, residualExpr, it.alias);
     const lookup = (joinKindNow === 'inner' || joinKindNow === 'left') && right instanceof TableScanPlan ? lookupSpec(right, leftKeys, rightColumns) : undefined;
@@ -983,7 +1002,7 @@ function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): { plan: 
   }
   const scope = new Scope(columns, env.parent);
   const restNode = andAll(rest);
-  if (restNode !== null) plan = new FilterPlan(plan, compileExpression(restNode, exprEnv(env, scope)), 'WHERE');
+  if (restNode !== null) plan = new FilterPlan(plan, compilePredicate(restNode, exprEnv(env, scope), 'WHERE'), 'WHERE');
   return { plan, scope };
 }
 
@@ -1056,6 +1075,10 @@ function fromItem(f: Ast, i: number, env: PlanEnv): FromItem {
   const join = i === 0 ? 'inner' : f.join ? joinKind(f.join) : 'cross';
   const on = (f.on as Ast | null | undefined) ?? null;
   const using = Array.isArray(f.using) ? (f.using as unknown[]).map((u) => (typeof u === 'string' ? u.toLowerCase() : (u as Ast).type === 'column_ref' ? columnName(u as Ast) : String((u as Ast).value).toLowerCase())) : undefined;
+  if (String(f.prefix ?? '').toUpperCase() === 'LATERAL') unsupported('LATERAL subqueries');
+  if (f.type === 'function' || (f.expr as Ast | undefined)?.type === 'function' || (f.table === undefined && f.expr === undefined)) {
+    return setReturningItem(f, join, on, using, env);
+  }
   if (f.expr !== undefined && (f.expr as Ast).ast !== undefined) {
     // A derived table: FROM (SELECT ...) alias.
     const alias = f.as ? tableName(f.as) : sqlFail('42601', 'subquery in FROM must have an alias');
@@ -1064,10 +1087,8 @@ function fromItem(f: Ast, i: number, env: PlanEnv): FromItem {
     return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
   }
   if (f.expr?.type === 'values') {
-    const m = /^\s*("?)([^"(\s]+)\1\s*(?:\((.*)\))?\s*$/.exec(String(f.as ?? ''));
-    if (m === null) sqlFail('42601', 'VALUES in FROM must have an alias');
-    const alias = m[2]!.toLowerCase();
-    const names = m[3] === undefined ? undefined : m[3].split(',').map((n) => n.trim().replace(/^"(.*)"$/, '$1').toLowerCase());
+    if (!f.as) sqlFail('42601', 'VALUES in FROM must have an alias');
+    const { alias, names } = aliasWithColumns(f.as, '');
     const plan = valuesPlan(f.expr as Ast, env, alias, names);
     return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
   }
@@ -1087,6 +1108,46 @@ function fromItem(f: Ast, i: number, env: PlanEnv): FromItem {
   const table = env.catalog.mustTable(name);
   const columns = liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier: alias }));
   return { columns, join, on, alias, using, build: (conds) => tableAccess(table, alias, conds, env) };
+}
+
+/** `alias` or `alias(col, ...)` as node-sql-parser hands it over for VALUES and functions in FROM. */
+function aliasWithColumns(text: unknown, fallback: string): { alias: string; names: string[] | undefined } {
+  if (text === null || text === undefined || text === '') return { alias: fallback, names: undefined };
+  const m = /^\s*("?)([^"(\s]+)\1\s*(?:\((.*)\))?\s*$/.exec(String(text));
+  if (m === null) return sqlFail('42601', `cannot read the alias ${String(text)}`);
+  const names = m[3] === undefined ? undefined : m[3].split(',').map((n) => n.trim().replace(/^"(.*)"$/, '$1').toLowerCase());
+  return { alias: m[1] === '"' ? m[2]! : m[2]!.toLowerCase(), names };
+}
+
+/** A set-returning function in FROM: generate_series over integers. */
+function setReturningItem(f: Ast, join: JoinKind, on: Ast | null, using: string[] | undefined, env: PlanEnv): FromItem {
+  const fn = (f.expr ?? f) as Ast;
+  const name = functionName(fn);
+  if (name !== 'generate_series') unsupported(`function ${name}() in FROM (only generate_series)`);
+  const { alias, names } = aliasWithColumns(f.as, name);
+  const cenv = exprEnv(env, new Scope([], env.parent), undefined, 'FROM');
+  const args = ((fn.args?.value ?? []) as Ast[]).map((a) => compileExpression(a, cenv));
+  if (args.length < 2 || args.length > 3) sqlFail('42883', `function generate_series with ${args.length} arguments does not exist`);
+  const INT_TYPES: SqlTypeName[] = ['int2', 'int4', 'int8', 'unknown'];
+  if (!args.every((a) => INT_TYPES.includes(a.type))) unsupported('generate_series over non-integer types');
+  const type: SqlTypeName = args.some((a) => a.type === 'int8') ? 'int8' : 'int4';
+  const columns: PlanColumn[] = [{ name: names?.[0] ?? alias, type, qualifier: alias }];
+  const plan: Plan = {
+    columns,
+    *rows(x: Exec): Generator<Step> {
+      const ctx = x.ctx();
+      const vals = args.map((a) => castValue(a.evaluate(ctx), { type: 'int8' }));
+      if (vals.some((v) => v.value === null)) return;
+      const [start, stop, step = { value: 1n }] = vals as { value: bigint }[];
+      if (step!.value === 0n) sqlFail('22023', 'step size cannot equal zero');
+      for (let v = start!.value; step!.value > 0n ? v <= stop!.value : v >= stop!.value; v += step!.value) {
+        yield [castValue({ type: 'int8', value: v }, { type })];
+        if (x.tick()) yield PAUSE;
+      }
+    },
+    explain: () => ({ node: 'Function Scan on generate_series' }),
+  };
+  return { columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
 }
 
 /** VALUES (...), (...) as a table: column types resolved across rows as PostgreSQL does. */
@@ -1112,7 +1173,7 @@ function coerceTo(e: CompiledExpr, t: SqlTypeName): CompiledExpr {
 function filtered(plan: Plan, conds: Ast[], env: PlanEnv): Plan {
   const node = andAll(conds);
   if (node === null) return plan;
-  return new FilterPlan(plan, compileExpression(node, exprEnv(env, new Scope(plan.columns, env.parent))), 'pushed-down condition');
+  return new FilterPlan(plan, compilePredicate(node, exprEnv(env, new Scope(plan.columns, env.parent)), 'WHERE'), 'pushed-down condition');
 }
 
 // ---- access paths --------------------------------------------------------------------------
@@ -1137,7 +1198,7 @@ export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: P
     for (const cc of columnConds(c, scope, cols, table, outerEnv)) found.push(cc);
   }
   const filterNode = andAll(conds);
-  const filter = filterNode === null ? undefined : compileExpression(filterNode, exprEnv(env, scope));
+  const filter = filterNode === null ? undefined : compilePredicate(filterNode, exprEnv(env, scope), 'WHERE');
   const path = choosePath(table, found, orderHint);
   return new TableScanPlan(table, alias, path, filter, conds.length > 0 ? `${conds.length} condition(s)` : '');
 }
