@@ -4,17 +4,66 @@ import { encodeKeyPart, keyable } from '../store/sql-codec.js';
 import { jsonbText, sqlFail, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
 import { PAUSE, rowBytes, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 
-/** Equality key of a tuple for hashing (GROUP BY, DISTINCT, hash joins, set operations). */
+/**
+ * Equality key of a tuple for hashing (GROUP BY, DISTINCT, hash joins, set operations): equal
+ * under SQL equality (NULLs grouped together) exactly when the keys are equal strings. Integers
+ * of every width share a form, numerics drop trailing zeros, -0 is 0, NaN equals NaN.
+ */
 export function hashKey(values: readonly SqlValue[]): string {
-  const out: number[] = [];
+  if (values.length === 1) return partKey(values[0]!);
+  let out = '';
   for (const v of values) {
-    if (v.value !== null && !keyable(v.type)) {
-      out.push(0x30);
-      for (const ch of Buffer.from(v.type === 'jsonb' ? jsonbText((v.value as { json: never }).json) : String(v.value), 'utf8')) out.push(ch, ch === 0 ? 0xff : 0);
-      out.push(0, 0);
-    } else encodeKeyPart(out, v);
+    const k = partKey(v);
+    // Length-prefixed, so no separator can be forged by a value's contents.
+    out += `${k.length}:${k}`;
   }
-  return Buffer.from(out).toString('latin1');
+  return out;
+}
+
+function partKey(v: SqlValue): string {
+  if (v.value === null) return 'N';
+  switch (v.type) {
+    case 'int2':
+    case 'int4':
+    case 'int8':
+      return `i${v.value}`;
+    case 'text':
+    case 'unknown':
+      return `s${v.value}`;
+    case 'boolean':
+      return v.value ? 'T' : 'F';
+    case 'float8':
+      return `f${Number.isNaN(v.value) ? 'NaN' : v.value === 0 ? 0 : v.value}`;
+    case 'numeric': {
+      const d = v.value;
+      let u = d.unscaled;
+      let scale = d.scale;
+      while (scale > 0 && u % 10n === 0n) {
+        u /= 10n;
+        scale--;
+      }
+      return `n${u}e${scale}`;
+    }
+    case 'date':
+      return `d${v.value}`;
+    case 'timestamp':
+    case 'timestamptz':
+      return `t${v.value}`;
+    case 'jsonb':
+      return `j${jsonbText(v.value.json)}`;
+    case 'bytea':
+      return `b${v.value.toString('latin1')}`;
+    default:
+      return `${v.type}:${Buffer.from(hashKeyFallback(v)).toString('latin1')}`;
+  }
+}
+
+function hashKeyFallback(v: SqlValue): number[] {
+  const out: number[] = [];
+  if (Array.isArray(v.value)) for (const e of v.value as SqlValue[]) for (const ch of Buffer.from(`${partKey(e).length}:${partKey(e)}`, 'latin1')) out.push(ch);
+  else if (keyable(v.type)) encodeKeyPart(out, v);
+  else for (const ch of Buffer.from(String(v.value), 'utf8')) out.push(ch);
+  return out;
 }
 
 /** SQL truth of a predicate result: only TRUE passes. */

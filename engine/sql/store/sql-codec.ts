@@ -43,7 +43,7 @@ export function encodeKeyPart(out: number[], v: SqlValue): void {
     case 'int2':
     case 'int4':
     case 'date':
-      pushInt64(out, BigInt(v.value));
+      pushInt64(out, v.value);
       return;
     case 'int8':
     case 'timestamp':
@@ -81,9 +81,21 @@ export function encodeKeyTuple(values: readonly SqlValue[]): Buffer {
 const f64 = new Float64Array(1);
 const f64Bytes = new Uint8Array(f64.buffer);
 
-function pushInt64(out: number[], v: bigint): void {
-  const u = BigInt.asUintN(64, v) ^ 0x8000000000000000n;
-  for (let shift = 56n; shift >= 0n; shift -= 8n) out.push(Number((u >> shift) & 0xffn));
+function pushInt64(out: number[], v: bigint | number): void {
+  let hi: number;
+  let lo: number;
+  if (typeof v === 'number' || (v >= -9_007_199_254_740_991n && v <= 9_007_199_254_740_991n)) {
+    // Two 32-bit halves by Number arithmetic (exact below 2^53): no bigint work on hot paths.
+    const n = Number(v);
+    hi = Math.floor(n / 4294967296);
+    lo = n - hi * 4294967296;
+    hi = (hi >>> 0) ^ 0x80000000;
+  } else {
+    const u = BigInt.asUintN(64, v) ^ 0x8000000000000000n;
+    hi = Number(u >> 32n);
+    lo = Number(u & 0xffffffffn);
+  }
+  out.push((hi >>> 24) & 0xff, (hi >>> 16) & 0xff, (hi >>> 8) & 0xff, hi & 0xff, (lo >>> 24) & 0xff, (lo >>> 16) & 0xff, (lo >>> 8) & 0xff, lo & 0xff);
 }
 
 function pushFloat(out: number[], n: number): void {
