@@ -58,6 +58,8 @@ export interface ForeignKeyDef {
   columns: number[];
   refTable: string;
   refColumns: number[];
+  /** What deleting a referenced row does (absent: NO ACTION, checked at once). */
+  onDelete?: 'cascade' | 'set null';
 }
 
 export interface TableDef {

@@ -73,11 +73,17 @@ function uniqueName(table: TableDef, base: string, taken: Set<string>): string {
   return name;
 }
 
-function checkFkActions(ref: Ast): void {
+/** ON DELETE NO ACTION / RESTRICT / CASCADE / SET NULL; ON UPDATE NO ACTION / RESTRICT. */
+function fkActions(ref: Ast): Pick<ForeignKeyDef, 'onDelete'> {
+  let onDelete: ForeignKeyDef['onDelete'];
   for (const a of (ref.on_action ?? []) as Ast[]) {
     const v = String(a.value?.value ?? a.value ?? '').toLowerCase();
-    if (v !== '' && v !== 'no action' && v !== 'restrict') unsupported(`ON DELETE/UPDATE ${v.toUpperCase()} (only NO ACTION / RESTRICT)`);
+    const on = String(a.type ?? '').toLowerCase();
+    if (v === '' || v === 'no action' || v === 'restrict') continue;
+    if (on === 'on delete' && (v === 'cascade' || v === 'set null')) onDelete = v;
+    else unsupported(`${on.toUpperCase()} ${v.toUpperCase()} (ON DELETE supports CASCADE and SET NULL; ON UPDATE only NO ACTION / RESTRICT)`);
   }
+  return onDelete === undefined ? {} : { onDelete };
 }
 
 /** CREATE TABLE. */
@@ -139,7 +145,7 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
   table.checks = checks.map((c): CheckDef => ({ name: uniqueName(table, c.name ?? (c.column ? `${name}_${c.column}_check` : `${name}_check`), checkNames), expr: c.node }));
   const fkNames = new Set<string>();
   for (const f of fks) {
-    checkFkActions(f.ref);
+    const actions = fkActions(f.ref);
     const refName = tableName(((f.ref.table as Ast[])[0] as Ast).table);
     const target = refName === name ? table : catalog.mustTable(refName);
     const cols = idsOf(table, f.cols, 'FOREIGN KEY');
@@ -148,7 +154,10 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
     if (refCols.length !== cols.length) sqlFail('42830', 'number of referencing and referenced columns for foreign key disagree');
     const isKey = sameSet(refCols, target.primaryKey) || target.indexes.some((i) => i.unique && sameSet(i.columns, refCols));
     if (!isKey) sqlFail('42830', `there is no unique constraint matching given keys for referenced table "${refName}"`);
-    const fk: ForeignKeyDef = { name: uniqueName(table, f.name ?? `${name}_${f.cols.join('_')}_fkey`, fkNames), columns: cols, refTable: refName, refColumns: refCols };
+    const fk: ForeignKeyDef = { name: uniqueName(table, f.name ?? `${name}_${f.cols.join('_')}_fkey`, fkNames), columns: cols, refTable: refName, refColumns: refCols, ...actions };
+    if (fk.onDelete === 'set null' && cols.some((c) => table.columns[c]!.notNull)) {
+      // PostgreSQL accepts this and fails at delete time (23502); so do we.
+    }
     table.foreignKeys.push(fk);
   }
   // Validate CHECK and DEFAULT expressions now (unknown columns, functions, types).

@@ -78,8 +78,10 @@ export class TableWriter {
   readonly #defaults: (CompiledExpr | undefined)[];
   readonly #catalog: Catalog;
   readonly #view: TxnView;
+  readonly #env: PlanEnv;
 
   constructor(table: TableDef, catalog: Catalog, view: TxnView, env: PlanEnv) {
+    this.#env = env;
     this.table = table;
     this.reader = new TableReader(table);
     this.live = liveColumns(table);
@@ -182,14 +184,14 @@ export class TableWriter {
     writeIndexEntries(this.#view, this.table.indexes, physical, key, 'put');
   }
 
-  remove(physical: SqlValue[], key: Buffer, x: Exec): void {
-    this.#checkReferenced(physical, undefined, x);
+  remove(physical: SqlValue[], key: Buffer, x: Exec, env?: PlanEnv): void {
+    this.#checkReferenced(physical, undefined, x, env ?? this.#env);
     this.#view.delete(rowTree(this.table), key);
     writeIndexEntries(this.#view, this.table.indexes, physical, key, 'delete');
   }
 
-  update(oldPhysical: SqlValue[], oldKey: Buffer, physical: SqlValue[], x: Exec): void {
-    this.#checkReferenced(oldPhysical, physical, x);
+  update(oldPhysical: SqlValue[], oldKey: Buffer, physical: SqlValue[], x: Exec, env?: PlanEnv): void {
+    this.#checkReferenced(oldPhysical, physical, x, env ?? this.#env);
     const key = this.table.primaryKey.length === 0 ? oldKey : this.keyOf(physical);
     this.checkUnique(physical, key, oldKey);
     if (!key.equals(oldKey)) this.#view.delete(rowTree(this.table), oldKey);
@@ -197,42 +199,73 @@ export class TableWriter {
     this.insert(physical, key);
   }
 
-  /** RESTRICT: a referenced key may not disappear while rows reference it. */
-  #checkReferenced(old: SqlValue[], next: SqlValue[] | undefined, x: Exec): void {
+  /**
+   * A referenced key disappears (delete, or an update of the key): NO ACTION / RESTRICT fail
+   * while rows reference it; on delete, CASCADE deletes those rows and SET NULL clears their
+   * reference (each through its own table's writer, so its constraints and cascades apply).
+   */
+  #checkReferenced(old: SqlValue[], next: SqlValue[] | undefined, x: Exec, env?: PlanEnv): void {
     for (const other of this.#catalog.tables.values()) {
       for (const fk of other.foreignKeys) {
         if (fk.refTable !== this.table.name) continue;
         const oldValues = fk.refColumns.map((id) => old[id]!);
         if (oldValues.some((v) => v.value === null)) continue;
         if (next !== undefined && fk.refColumns.every((id) => encodeKeyTuple([next[id]!]).equals(encodeKeyTuple([old[id]!])))) continue;
-        if (this.#referencing(other, fk.columns, oldValues, x)) {
-          sqlFail('23503', `update or delete on table "${this.table.name}" violates foreign key constraint "${fk.name}" on table "${other.name}"`);
+        const action = next === undefined ? fk.onDelete : undefined;
+        if (action === undefined || env === undefined) {
+          if (this.#referencing(other, fk.columns, oldValues, x, 1).length > 0) {
+            sqlFail('23503', `update or delete on table "${this.table.name}" violates foreign key constraint "${fk.name}" on table "${other.name}"`);
+          }
+          continue;
+        }
+        const rows = this.#referencing(other, fk.columns, oldValues, x, Infinity);
+        if (rows.length === 0) continue;
+        const writer = other === this.table ? this : new TableWriter(other, this.#catalog, this.#view, env);
+        for (const r of rows) {
+          const current = this.#view.get(rowTree(other), r.key);
+          if (current === undefined) continue;
+          const physical = writer.reader.physical(current);
+          if (action === 'cascade') writer.remove(physical, r.key, x, env);
+          else {
+            const cleared = physical.slice();
+            for (const c of fk.columns) cleared[c] = { type: other.columns[c]!.type, value: null } as SqlValue;
+            writer.validate(cleared, x);
+            writer.update(physical, r.key, cleared, x, env);
+          }
         }
       }
     }
   }
 
-  #referencing(table: TableDef, cols: number[], values: SqlValue[], x: Exec): boolean {
+  /** Rows of `table` whose `cols` equal `values` (at most `limit`). */
+  #referencing(table: TableDef, cols: number[], values: SqlValue[], x: Exec, limit: number): StoredRow[] {
     const cast = values.map((v, i) => assignValue(v, table.columns[cols[i]!]!));
+    const out: StoredRow[] = [];
+    const reader = new TableReader(table);
     const ix = table.indexes.find((i) => cols.every((c, k) => i.columns[k] === c));
+    const prefix = encodeKeyTuple(cast);
     if (ix !== undefined) {
-      const prefix = encodeKeyTuple(cast);
-      for (const _ of this.#view.scan(indexTree(ix), { gte: prefix, lt: prefixEnd(prefix), limit: 1 })) return true;
-      return false;
+      for (const [, pk] of this.#view.scan(indexTree(ix), { gte: prefix, lt: prefixEnd(prefix) })) {
+        const bytes = this.#view.get(rowTree(table), pk);
+        if (bytes !== undefined) out.push({ key: pk, physical: reader.physical(bytes) });
+        if (out.length >= limit) break;
+      }
+      return out;
     }
     if (table.primaryKey.length >= cols.length && cols.every((c, k) => table.primaryKey[k] === c)) {
-      const prefix = encodeKeyTuple(cast);
-      for (const _ of this.#view.scan(rowTree(table), { gte: prefix, lt: prefixEnd(prefix), limit: 1 })) return true;
-      return false;
+      for (const [key, value] of this.#view.scan(rowTree(table), { gte: prefix, lt: prefixEnd(prefix) })) {
+        out.push({ key, physical: reader.physical(value) });
+        if (out.length >= limit) break;
+      }
+      return out;
     }
-    const reader = new TableReader(table);
-    const want = encodeKeyTuple(cast);
-    for (const [, value] of this.#view.scan(rowTree(table))) {
+    for (const [key, value] of this.#view.scan(rowTree(table))) {
       const p = reader.physical(value);
-      if (encodeKeyTuple(cols.map((c) => p[c]!)).equals(want)) return true;
+      if (encodeKeyTuple(cols.map((c) => p[c]!)).equals(prefix)) out.push({ key, physical: p });
+      if (out.length >= limit) break;
       x.tick();
     }
-    return false;
+    return out;
   }
 }
 
