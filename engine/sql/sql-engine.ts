@@ -6,6 +6,7 @@ import { Catalog } from './catalog.js';
 import type { AstNode } from './expression-eval.js';
 import { unsupported } from './expression-eval.js';
 import { paramsFromJson } from './sql-params.js';
+import { prepareStatements } from './sql-rewrite.js';
 import type { SqlOptions, SqlOutcome, SqlResult, SqlStatementInput } from './sql-api.js';
 import { SnapshotReader, TxnView, type SqlReader } from './store/sql-view.js';
 import { sqlFail, formatDate, formatTimestamp, toText, type NonNullSqlValue, type SqlValue } from './sql-types.js';
@@ -78,15 +79,26 @@ function parse(s: TenantSql, sql: string): Parsed {
     explain = true;
     text = text.slice(m[0].length);
   }
-  let ast: unknown;
-  try {
-    ast = parser.astify(text, { database: 'PostgreSQL' });
-  } catch (err) {
-    const e = err as { message: string; location?: { start?: { offset?: number } } };
-    const position = e.location?.start?.offset;
-    throw new TetraError('SQL_ERROR', `syntax error: ${e.message.split('\n')[0]}`, position === undefined ? { sqlstate: '42601' } : { sqlstate: '42601', position: position + 1 + (sql.length - text.length) });
+  const statements: Ast[] = [];
+  const base = sql.length - text.length;
+  for (const prepared of prepareStatements(text)) {
+    if ('ast' in prepared) {
+      statements.push(prepared.ast as Ast);
+      continue;
+    }
+    let ast: unknown;
+    try {
+      ast = parser.astify(prepared.text, { database: 'PostgreSQL' });
+    } catch (err) {
+      const e = err as { message: string; location?: { start?: { offset?: number } } };
+      const at = e.location?.start?.offset;
+      // Positions are 1-based in the request's text (unknown for a statement rewritten first).
+      const position = at === undefined || prepared.offset < 0 ? undefined : at + 1 + prepared.offset + base;
+      throw new TetraError('SQL_ERROR', `syntax error: ${e.message.split('\n')[0]}`, position === undefined ? { sqlstate: '42601' } : { sqlstate: '42601', position });
+    }
+    for (const a of Array.isArray(ast) ? ast : [ast]) if (a !== null && a !== undefined) statements.push(a as Ast);
   }
-  const statements = (Array.isArray(ast) ? ast : [ast]).filter((a) => a !== null && a !== undefined) as Ast[];
+  if (statements.length === 0) sqlFail('42601', 'empty query');
   if (explain && statements.length !== 1) unsupported('EXPLAIN of several statements');
   const parsed = { statements, explain };
   s.parsed.set(sql, parsed);
@@ -142,7 +154,7 @@ export async function sqlExecute(store: TenantStore, inputs: readonly SqlStateme
   try {
     const view = new TxnView(store);
     const base = catalogOf(store, s, view);
-    const txn: Txn = { view, catalog: base, changedCatalog: false, savepoint: undefined };
+    const txn: Txn = { view, catalog: base, changedCatalog: false, savepoint: undefined, owned: false, savepoints: [] };
     const results: SqlResult[] = [];
     for (const w of work) {
       const x = new Exec(view, txn.catalog, statementTime, w.params, limits);
@@ -167,11 +179,21 @@ export async function sqlExecute(store: TenantStore, inputs: readonly SqlStateme
   }
 }
 
+interface SavedState {
+  state: ReturnType<TxnView['save']>;
+  catalog: Catalog;
+  changed: boolean;
+}
+
 interface Txn {
   view: TxnView;
   catalog: Catalog;
   changedCatalog: boolean;
-  savepoint: { state: ReturnType<TxnView['save']>; catalog: Catalog; changed: boolean } | undefined;
+  savepoint: SavedState | undefined;
+  /** The catalog object is this transaction's own copy (DDL may change it in place). */
+  owned: boolean;
+  /** SAVEPOINT name ... ROLLBACK TO name / RELEASE name, innermost last. */
+  savepoints: (SavedState & { name: string })[];
 }
 
 /** Pulls a generator to completion, giving the event loop a turn at every PAUSE. */
@@ -203,10 +225,12 @@ async function collect(plan: Plan, x: Exec, maxRows: number): Promise<Row[]> {
 }
 
 function mutableCatalog(txn: Txn): Catalog {
-  if (!txn.changedCatalog) {
+  // Copy on first change after the start or a savepoint: saved states keep their catalog.
+  if (!txn.owned) {
     txn.catalog = txn.catalog.clone();
-    txn.changedCatalog = true;
+    txn.owned = true;
   }
+  txn.changedCatalog = true;
   return txn.catalog;
 }
 
@@ -242,8 +266,42 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
     case 'transaction': {
       const action = String(ast.expr?.action?.value ?? '').toUpperCase();
       if (txn === undefined) return finish(action === 'START' ? 'BEGIN' : action, [], [], 0, opts);
+      const save = (): SavedState => ({ state: txn.view.save(), catalog: txn.catalog, changed: txn.changedCatalog });
+      const restore = (to: SavedState): void => {
+        txn.view.restore(to.state);
+        txn.catalog = to.catalog;
+        txn.changedCatalog = to.changed;
+        txn.owned = false;
+      };
+      const named = (): number => {
+        const name = String(ast.expr?.savepoint);
+        const at = txn.savepoints.map((p) => p.name).lastIndexOf(name);
+        if (at < 0) sqlFail('3B001', `savepoint "${name}" does not exist`);
+        return at;
+      };
+      if (action === 'SAVEPOINT') {
+        // A catalog changed later must not change the saved one: DDL clones before changing.
+        txn.savepoints.push({ name: String(ast.expr?.savepoint), ...save() });
+        txn.owned = false;
+        return finish('SAVEPOINT', [], [], 0, opts);
+      }
+      if (action === 'RELEASE') {
+        txn.savepoints.length = named();
+        return finish('RELEASE', [], [], 0, opts);
+      }
+      if (action === 'ROLLBACK TO') {
+        const at = named();
+        const p = txn.savepoints[at]!;
+        restore(p);
+        // The savepoint stays (a later ROLLBACK TO it works again); later ones go.
+        txn.savepoints.length = at + 1;
+        txn.savepoints[at] = { name: p.name, ...save() };
+        txn.owned = false;
+        return finish('ROLLBACK', [], [], 0, opts);
+      }
       if (action === 'BEGIN' || action === 'START') {
-        txn.savepoint = { state: txn.view.save(), catalog: txn.catalog, changed: txn.changedCatalog };
+        txn.savepoint = save();
+        txn.owned = false;
         return finish('BEGIN', [], [], 0, opts);
       }
       if (action === 'COMMIT' || action === 'END') {
@@ -251,16 +309,15 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
         return finish('COMMIT', [], [], 0, opts);
       }
       if (action === 'ROLLBACK' || action === 'ABORT') {
-        if (txn.savepoint !== undefined) {
-          txn.view.restore(txn.savepoint.state);
-          txn.catalog = txn.savepoint.catalog;
-          txn.changedCatalog = txn.savepoint.changed;
-        } else {
+        if (txn.savepoint !== undefined) restore(txn.savepoint);
+        else {
           txn.view.restore(new TxnView(undefined as never).save());
           txn.catalog = s.catalog!;
           txn.changedCatalog = false;
+          txn.owned = false;
         }
         txn.savepoint = undefined;
+        txn.savepoints.length = 0;
         return finish('ROLLBACK', [], [], 0, opts);
       }
       return unsupported(`transaction statement ${action}`);

@@ -8,6 +8,7 @@ import { TableReader } from './access.js';
 import { assignValue, indexEntry, writeIndexEntries } from './dml.js';
 import { PAUSE, type Exec, type Step } from './runtime.js';
 import { columnName, tableName } from './scope.js';
+import { PRIMARY_KEY_MARKER } from '../sql-rewrite.js';
 
 type Ast = AstNode & Record<string, any>;
 
@@ -149,7 +150,8 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
     const refName = tableName(((f.ref.table as Ast[])[0] as Ast).table);
     const target = refName === name ? table : catalog.mustTable(refName);
     const cols = idsOf(table, f.cols, 'FOREIGN KEY');
-    const refCols = Array.isArray(f.ref.definition) && f.ref.definition.length > 0 ? idsOf(target, refColumns(f.ref.definition as Ast[]), 'REFERENCES') : target.primaryKey;
+    const named = Array.isArray(f.ref.definition) ? refColumns(f.ref.definition as Ast[]).filter((c) => c !== PRIMARY_KEY_MARKER) : [];
+    const refCols = named.length > 0 ? idsOf(target, named, 'REFERENCES') : target.primaryKey;
     if (refCols.length === 0) sqlFail('42830', `there is no primary key for referenced table "${refName}"`);
     if (refCols.length !== cols.length) sqlFail('42830', 'number of referencing and referenced columns for foreign key disagree');
     const isKey = sameSet(refCols, target.primaryKey) || target.indexes.some((i) => i.unique && sameSet(i.columns, refCols));
@@ -277,8 +279,8 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
       continue;
     }
     if (action === 'rename' && resource === 'column') {
-      const from = columnName(e.old_column ?? e.column);
-      const to = columnName(e.column ?? e.new_column);
+      const from = typeof e.old_column === 'string' ? e.old_column : columnName(e.old_column ?? e.column);
+      const to = typeof e.new_column === 'string' ? e.new_column : columnName(e.column ?? e.new_column);
       const col = liveColumns(table).find((c) => c.name === from) ?? sqlFail('42703', `column "${from}" does not exist`);
       if (liveColumns(table).some((c) => c.name === to)) sqlFail('42701', `column "${to}" of relation "${table.name}" already exists`);
       col.name = to;

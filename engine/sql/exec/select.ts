@@ -4,6 +4,7 @@ import { liveColumns } from '../catalog.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
 import { parseSql } from '../select-expressions.js';
+import { SET_ALL_MARKER } from '../sql-rewrite.js';
 import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
 import { compareValues, resolveComparison } from '../operators.js';
 import { commonType, coerce } from '../type-resolution.js';
@@ -269,6 +270,13 @@ export function planQuery(ast: Ast, env: PlanEnv): Plan {
   const members: Ast[] = [];
   const ops: string[] = [];
   for (let cur: Ast | undefined = ast; cur !== undefined && cur !== null; cur = cur._next as Ast | undefined) {
+    // INTERSECT ALL / EXCEPT ALL arrive as the plain operator with a marker first column in
+    // the right-hand member (see sql-rewrite.ts).
+    const first = (cur.columns as Ast[] | undefined)?.[0];
+    if (members.length > 0 && first?.as === SET_ALL_MARKER) {
+      ops[ops.length - 1] = `${ops[ops.length - 1]!} all`;
+      cur = { ...cur, columns: (cur.columns as Ast[]).slice(1) };
+    }
     members.push(cur);
     if (cur._next) ops.push(String(cur.set_op ?? 'union').toLowerCase());
   }
