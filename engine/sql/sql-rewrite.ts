@@ -17,6 +17,12 @@ import { sqlFail } from './sql-types.js';
 
 /** The marker column name of an ALL set operation's right-hand SELECT. */
 export const SET_ALL_MARKER = '__tetra_set_all__';
+/** Prefix of an aggregate called with DISTINCT (`sum(DISTINCT x)` -> `__tetra_distinct__sum(x)`). */
+export const DISTINCT_PREFIX = '__tetra_distinct__';
+/** The stand-in argument of `cume_dist()` / `percent_rank()`, which the parser cannot read bare. */
+export const NO_ARGUMENT = '__tetra_noarg__';
+const AGGREGATES_WITH_DISTINCT = new Set(['count', 'sum', 'avg', 'min', 'max', 'string_agg', 'array_agg', 'bool_and', 'bool_or', 'every', 'stddev', 'stddev_samp', 'stddev_pop', 'variance', 'var_samp', 'var_pop', 'jsonb_agg', 'json_agg', 'jsonb_object_agg', 'json_object_agg']);
+
 /** The column list meaning "the referenced table's primary key". */
 export const PRIMARY_KEY_MARKER = '__tetra_primary_key__';
 
@@ -178,7 +184,7 @@ function prepareOne(tokens: Token[], offset: number): Prepared {
       return { text: `INSERT INTO ${tokens[2]!.text} VALUES (DEFAULT) ${rest}`.replace(/\s+$/, ''), offset: -1 };
     }
   }
-  const rewritten = rewriteTokens(tokens);
+  const rewritten = rewriteDistinct(rewriteDelete(rewriteValues(rewriteTokens(tokens))));
   return { text: render(rewritten).replace(/\s+$/, ''), offset: rewritten === tokens ? offset : -1 };
 }
 
@@ -223,6 +229,22 @@ function rewriteTokens(tokens: Token[]): Token[] {
         continue;
       }
     }
+    // agg(DISTINCT x) for aggregates the parser only reads without DISTINCT (and count(DISTINCT (e)),
+    // which it reads as a call of a function named distinct).
+    if (w !== undefined && AGGREGATES_WITH_DISTINCT.has(w) && out[i + 1]?.text === '(' && out[i + 2]?.word === 'distinct') {
+      const o = copy();
+      o[i] = { ...t, text: `${DISTINCT_PREFIX}${w}` };
+      o[i + 2] = { text: '', space: '' };
+      continue;
+    }
+    // Window functions without arguments other than rank/row_number/dense_rank.
+    if ((w === 'cume_dist' || w === 'percent_rank') && out[i + 1]?.text === '(' && out[i + 2]?.text === ')') {
+      // The parser reads OVER only after its own list of window functions: go through ntile.
+      const o = copy();
+      o[i] = { ...t, text: 'ntile' };
+      o[i + 1] = { ...o[i + 1]!, text: `(${NO_ARGUMENT}${w}` };
+      continue;
+    }
     if (isDelete && depth === 0 && w === 'where') sawWhere = true;
     if (isDelete && depth === 0 && w === 'returning' && !sawWhere) {
       const o = copy();
@@ -236,4 +258,167 @@ function rewriteTokens(tokens: Token[]): Token[] {
     }
   }
   return out === tokens ? tokens : out.filter((t) => t.text !== '' || t.space !== '');
+}
+
+/** Keywords and operators that end an operand of a comparison (scanning outwards from it). */
+const OPERAND_STOP = new Set([
+  'and', 'or', 'not', 'then', 'when', 'else', 'end', 'from', 'where', 'group', 'order', 'having', 'limit', 'offset', 'union', 'intersect', 'except',
+  'as', 'asc', 'desc', 'nulls', 'on', 'join', 'select', 'case', 'is', 'like', 'ilike', 'between', 'in', 'returning', 'set', 'using', 'window', 'over', 'filter', 'fetch',
+]);
+const STOP_SYMBOLS = new Set([',', ';', '=', '<', '>', '<=', '>=', '<>', '!=']);
+
+function isStop(t: Token): boolean {
+  return (t.word !== undefined && OPERAND_STOP.has(t.word)) || STOP_SYMBOLS.has(t.text);
+}
+
+/** Index of the first token of the operand that ends just before `at` (same nesting level). */
+function operandStart(tokens: Token[], at: number): number {
+  let depth = 0;
+  let i = at - 1;
+  for (; i >= 0; i--) {
+    const t = tokens[i]!;
+    if (t.text === ')') depth++;
+    else if (t.text === '(') {
+      if (depth === 0) break;
+      depth--;
+    } else if (depth === 0 && isStop(t)) break;
+  }
+  return i + 1;
+}
+
+/** Index just past the operand that starts at `from`; `extraStops` end it too (AND for BETWEEN's first bound). */
+function operandEnd(tokens: Token[], from: number): number {
+  let depth = 0;
+  let i = from;
+  for (; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t.text === '(') depth++;
+    else if (t.text === ')') {
+      if (depth === 0) break;
+      depth--;
+    } else if (depth === 0 && i > from && isStop(t) && !(t.word === 'case' || t.word === 'end')) break;
+    if (depth === 0 && t.word === 'case') {
+      // CASE ... END is one operand.
+      let nest = 0;
+      for (; i < tokens.length; i++) {
+        if (tokens[i]!.word === 'case') nest++;
+        else if (tokens[i]!.word === 'end' && --nest === 0) break;
+      }
+    }
+  }
+  return i;
+}
+
+const FN_DISTINCT = '__tetra_distinct__';
+const FN_NOT_DISTINCT = '__tetra_not_distinct__';
+const FN_BETWEEN_SYMMETRIC = '__tetra_between_symmetric__';
+const FN_NOT_BETWEEN_SYMMETRIC = '__tetra_not_between_symmetric__';
+/** Functions the rewrites call; the planner implements them. */
+export const REWRITE_FUNCTIONS = { distinct: FN_DISTINCT, notDistinct: FN_NOT_DISTINCT, betweenSymmetric: FN_BETWEEN_SYMMETRIC, notBetweenSymmetric: FN_NOT_BETWEEN_SYMMETRIC } as const;
+
+/**
+ * `a IS [NOT] DISTINCT FROM b` -> `__tetra_[not_]distinct__((a), (b))` and
+ * `a [NOT] BETWEEN SYMMETRIC b AND c` -> `__tetra_[not_]between_symmetric__((a), (b), (c))`: the
+ * parser reads these operators only in a few shapes. Operands extend to the nearest keyword or
+ * comparison of lower precedence at the same nesting level.
+ */
+function rewriteDistinct(tokens: Token[]): Token[] {
+  for (let i = 0; i < tokens.length; i++) {
+    const w = tokens[i]!.word;
+    let fn: string | undefined;
+    let opEnd = -1;
+    let leftEnd = i;
+    if (w === 'is') {
+      const not = tokens[i + 1]?.word === 'not';
+      const k = not ? i + 2 : i + 1;
+      if (tokens[k]?.word === 'distinct' && tokens[k + 1]?.word === 'from') {
+        fn = not ? FN_NOT_DISTINCT : FN_DISTINCT;
+        opEnd = k + 2;
+      }
+    } else if (w === 'between' && tokens[i + 1]?.word === 'symmetric') {
+      const not = tokens[i - 1]?.word === 'not';
+      fn = not ? FN_NOT_BETWEEN_SYMMETRIC : FN_BETWEEN_SYMMETRIC;
+      opEnd = i + 2;
+      if (not) leftEnd = i - 1;
+    }
+    if (fn === undefined) continue;
+    const start = operandStart(tokens, leftEnd);
+    if (start >= leftEnd) return tokens;
+    let end = operandEnd(tokens, opEnd);
+    const parts: Token[][] = [tokens.slice(start, leftEnd), tokens.slice(opEnd, end)];
+    if (fn === FN_BETWEEN_SYMMETRIC || fn === FN_NOT_BETWEEN_SYMMETRIC) {
+      // The first bound ends at AND.
+      const andAt = parts[1]!.findIndex((t) => t.word === 'and');
+      if (andAt < 0) {
+        if (tokens[end]?.word !== 'and') return tokens;
+        const hiEnd = operandEnd(tokens, end + 1);
+        parts.push(tokens.slice(end + 1, hiEnd));
+        end = hiEnd;
+      } else {
+        parts.push(parts[1]!.slice(andAt + 1));
+        parts[1] = parts[1]!.slice(0, andAt);
+      }
+    }
+    if (parts.some((p) => p.length === 0)) return tokens;
+    const text = `${fn}(${parts.map((p) => `(${render(p).trimEnd()})`).join(', ')})`;
+    const last = tokens[end - 1]!;
+    const replaced: Token[] = [...tokens.slice(0, start), { text, space: last.space || ' ' }, ...tokens.slice(end)];
+    return rewriteDistinct(replaced);
+  }
+  return tokens;
+}
+
+/**
+ * `VALUES (...), (...) [ORDER BY ...]` as a statement or a WITH body, which the parser reads only
+ * in INSERT and FROM: -> `SELECT * FROM (VALUES ...) AS __tetra_values [ORDER BY ...]`.
+ */
+function rewriteValues(tokens: Token[]): Token[] {
+  for (let i = 0; i < tokens.length; i++) {
+    if (tokens[i]!.word !== 'values') continue;
+    const atStart = i === 0;
+    const inWith = i >= 2 && tokens[i - 1]!.text === '(' && tokens[i - 2]!.word === 'as';
+    if (!atStart && !inWith) continue;
+    // The rows: ( ... ) [, ( ... )]*
+    let j = i + 1;
+    for (;;) {
+      if (tokens[j]?.text !== '(') return tokens;
+      let depth = 0;
+      for (; j < tokens.length; j++) {
+        if (tokens[j]!.text === '(') depth++;
+        else if (tokens[j]!.text === ')' && --depth === 0) break;
+      }
+      j++;
+      if (tokens[j]?.text === ',') j++;
+      else break;
+    }
+    const rows = render(tokens.slice(i, j)).trimEnd();
+    const replaced: Token[] = [...tokens.slice(0, i), { text: `SELECT * FROM (${rows}) AS __tetra_values`, space: ' ' }, ...tokens.slice(j)];
+    return rewriteValues(replaced);
+  }
+  return tokens;
+}
+
+/** `DELETE FROM t [alias] USING items WHERE cond` -> `DELETE FROM t [alias] WHERE EXISTS (SELECT 1 FROM items WHERE cond)`. */
+function rewriteDelete(tokens: Token[]): Token[] {
+  if (tokens[0]?.word !== 'delete') return tokens;
+  let depth = 0;
+  let using = -1;
+  let where = -1;
+  let returning = tokens.length;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t.text === '(') depth++;
+    else if (t.text === ')') depth--;
+    if (depth !== 0) continue;
+    if (t.word === 'using' && using < 0) using = i;
+    else if (t.word === 'where' && where < 0 && using >= 0) where = i;
+    else if (t.word === 'returning' && using >= 0) {
+      returning = i;
+      break;
+    }
+  }
+  if (using < 0) return tokens;
+  const items = render(tokens.slice(using + 1, where < 0 ? returning : where)).trimEnd();
+  const cond = where < 0 ? 'TRUE' : render(tokens.slice(where + 1, returning)).trimEnd();
+  return [...tokens.slice(0, using), { text: `WHERE EXISTS (SELECT 1 FROM ${items} WHERE ${cond})`, space: ' ' }, ...tokens.slice(returning)];
 }

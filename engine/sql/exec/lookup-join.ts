@@ -3,7 +3,7 @@ import { rowTree, type IndexDef } from '../catalog.js';
 import { castValue } from '../sql-cast.js';
 import type { SqlTypeName, SqlValue } from '../sql-types.js';
 import { lookupStored, TableReader } from './access.js';
-import { JoinPlan, type JoinKind } from './ops.js';
+import { hashKey, JoinPlan, type JoinKind } from './ops.js';
 import { PAUSE, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 
 /** How the inner table is probed: its key (primary key or index) prefix, from left-row expressions. */
@@ -17,6 +17,9 @@ export interface LookupSpec {
   fullKey: boolean;
   /** Conditions on the inner table alone (pushed down), over its row. */
   filter: CompiledExpr | undefined;
+  /** Every equi-join pair (left row / inner row expressions): all are checked on each match, not only the key's. */
+  leftKeys: CompiledExpr[];
+  rightKeys: CompiledExpr[];
 }
 
 /** Left rows buffered before choosing: at most this share of the inner table's size... */
@@ -93,6 +96,16 @@ export class LookupJoinPlan implements Plan {
         if (this.spec.filter !== undefined) {
           ictx.row = right;
           if (this.spec.filter.evaluate(ictx).value !== true) continue;
+        }
+        if (this.spec.leftKeys.length > this.spec.keys.length) {
+          ictx.row = right;
+          let equal = true;
+          for (let k = 0; k < this.spec.leftKeys.length && equal; k++) {
+            const a = this.spec.leftKeys[k]!.evaluate(ctx);
+            const b = this.spec.rightKeys[k]!.evaluate(ictx);
+            equal = a.value !== null && b.value !== null && hashKey([a]) === hashKey([b]);
+          }
+          if (!equal) continue;
         }
         const joined = l.concat(right);
         if (this.residual !== undefined) {

@@ -4,7 +4,7 @@ import { liveColumns } from '../catalog.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
 import { parseSql } from '../select-expressions.js';
-import { SET_ALL_MARKER } from '../sql-rewrite.js';
+import { DISTINCT_PREFIX, NO_ARGUMENT, REWRITE_FUNCTIONS, SET_ALL_MARKER } from '../sql-rewrite.js';
 import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
 import { compareValues, resolveComparison } from '../operators.js';
 import { commonType, coerce } from '../type-resolution.js';
@@ -54,6 +54,17 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
         case 'function': {
           const fname = functionName(n);
           if (fname === 'exists') return existsExpr(firstSubquery(n), env, scope, false);
+          if (fname === REWRITE_FUNCTIONS.distinct || fname === REWRITE_FUNCTIONS.notDistinct) {
+            const [a, b] = (n.args?.value ?? []) as Ast[];
+            return distinctFrom(compileExpression(a!, self), compileExpression(b!, self), fname === REWRITE_FUNCTIONS.notDistinct);
+          }
+          if (fname === REWRITE_FUNCTIONS.betweenSymmetric || fname === REWRITE_FUNCTIONS.notBetweenSymmetric) {
+            const [a, lo, hi] = (n.args?.value ?? []) as Ast[];
+            const lower = { type: 'function', name: { name: [{ type: 'default', value: 'least' }] }, args: { type: 'expr_list', value: [lo, hi] } };
+            const upper = { type: 'function', name: { name: [{ type: 'default', value: 'greatest' }] }, args: { type: 'expr_list', value: [lo, hi] } };
+            const between = { type: 'binary_expr', operator: fname === REWRITE_FUNCTIONS.betweenSymmetric ? 'BETWEEN' : 'NOT BETWEEN', left: a, right: { type: 'expr_list', value: [lower, upper] } };
+            return compileExpression(between as Ast, self);
+          }
           if (isAggregateName(fname) && !n.over) return sqlFail('42803', `aggregate functions are not allowed in ${context}`);
           return undefined;
         }
@@ -96,7 +107,14 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
 
 function functionName(n: Ast): string {
   const parts = (n.name?.name ?? []) as { value: unknown }[];
-  return String(parts[parts.length - 1]?.value ?? '').toLowerCase();
+  const name = String(parts[parts.length - 1]?.value ?? '').toLowerCase();
+  return name.startsWith(DISTINCT_PREFIX) ? name.slice(DISTINCT_PREFIX.length) : name;
+}
+
+/** The call was written agg(DISTINCT ...) (see sql-rewrite.ts). */
+function distinctCall(n: Ast): boolean {
+  const parts = (n.name?.name ?? []) as { value: unknown }[];
+  return String(parts[parts.length - 1]?.value ?? '').toLowerCase().startsWith(DISTINCT_PREFIX);
 }
 
 function firstSubquery(n: Ast): Ast {
@@ -468,36 +486,50 @@ function expandColumns(ast: Ast, scope: Scope): SelectItem[] {
   return items;
 }
 
-/** PostgreSQL's default output column name. */
+/** PostgreSQL's default output column name (FigureColname). */
 export function defaultName(node: Ast): string {
+  return figureName(node).name;
+}
+
+/** The name and its strength: 2 for a column or function name, 1 for a fallback (type name, case). */
+function figureName(node: Ast): { name: string; strength: number } {
   switch (node.type) {
     case 'column_ref':
-      return columnName(node);
+      return { name: columnName(node), strength: 2 };
     case 'aggr_func':
-      return String(node.name).toLowerCase();
     case 'window_func':
-      return String(node.name).toLowerCase();
-    case 'function':
-      return functionName(node) || '?column?';
-    case 'cast': {
-      const inner = defaultName(node.expr as Ast);
-      if (inner !== '?column?') return inner;
-      const t = (node.target as Ast[])[0] as Ast | undefined;
-      const dt = String(t?.dataType ?? '').toLowerCase();
-      const map: Record<string, string> = { integer: 'int4', int: t?.length === 8 ? 'int8' : t?.length === 2 ? 'int2' : 'int4', smallint: 'int2', bigint: 'int8', 'double precision': 'float8', float: 'float8', boolean: 'bool', decimal: 'numeric', varchar: 'varchar', 'character varying': 'varchar' };
-      return map[dt] ?? dt;
+      return { name: String(node.name).toLowerCase(), strength: 2 };
+    case 'function': {
+      const name = callName(node);
+      if (name === '' || name === 'not' || name.startsWith('__tetra_')) return { name: '?column?', strength: 0 };
+      return { name: FUNCTION_COLUMN_NAMES[name] ?? name, strength: 2 };
     }
-    case 'case':
-      return 'case';
+    case 'cast': {
+      const inner = figureName(node.expr as Ast);
+      if (inner.strength > 1) return inner;
+      const t = (node.target as Ast[])[(node.target as Ast[]).length - 1] as Ast | undefined;
+      const dt = String(t?.dataType ?? '').toLowerCase();
+      const map: Record<string, string> = { integer: 'int4', int: t?.length === 8 ? 'int8' : t?.length === 2 ? 'int2' : 'int4', int4: 'int4', int8: 'int8', int2: 'int2', smallint: 'int2', bigint: 'int8', 'double precision': 'float8', float: 'float8', float8: 'float8', real: 'float4', boolean: 'bool', bool: 'bool', decimal: 'numeric', varchar: 'varchar', 'character varying': 'varchar', char: 'bpchar', character: 'bpchar' };
+      return { name: map[dt] ?? dt, strength: 1 };
+    }
+    case 'case': {
+      const otherwise = ((node.args ?? []) as Ast[]).find((a) => a.type === 'else');
+      const inner = otherwise === undefined ? undefined : figureName(otherwise.result as Ast);
+      if (inner !== undefined && inner.strength > 1) return inner;
+      return { name: 'case', strength: 1 };
+    }
     default:
       if (node.ast !== undefined) {
         const cols = (node.ast as Ast).columns as Ast[] | undefined;
         const first = cols?.[0];
-        if (first !== undefined) return typeof first.as === 'string' ? first.as : defaultName((first.expr ?? first) as Ast);
+        if (first !== undefined) return typeof first.as === 'string' ? { name: first.as, strength: 2 } : figureName((first.expr ?? first) as Ast);
       }
-      return '?column?';
+      return { name: '?column?', strength: 0 };
   }
 }
+
+/** Functions PostgreSQL's grammar renames (trim is btrim, ...). */
+const FUNCTION_COLUMN_NAMES: Record<string, string> = { trim: 'btrim', ltrim: 'ltrim', rtrim: 'rtrim', substring: 'substring', position: 'position', coalesce: 'coalesce', nullif: 'nullif', greatest: 'greatest', least: 'least', current_timestamp: 'current_timestamp', current_date: 'current_date', localtimestamp: 'localtimestamp' };
 
 /** Collects aggregate calls (not inside subqueries or window calls). */
 function collectAggregates(node: unknown, out: Ast[]): void {
@@ -548,11 +580,15 @@ function callArgs(n: Ast): { args: Ast[]; star: boolean; distinct: boolean; orde
     if (Array.isArray(a.value)) args.push(...(a.value as Ast[]));
     return { args, star, distinct: a.distinct === 'DISTINCT', ...(Array.isArray(a.orderby) && a.orderby.length > 0 ? { orderby: a.orderby as Ast[] } : {}) };
   }
-  const list = (n.args?.value ?? []) as Ast[];
-  return { args: list, star: false, distinct: String(n.args?.distinct ?? '').toUpperCase() === 'DISTINCT' };
+  let list = (n.args?.value ?? []) as Ast[];
+  if (list.length === 1 && list[0]!.type === 'column_ref' && columnName(list[0]!).startsWith(NO_ARGUMENT)) list = [];
+  const star = list.length === 1 && (list[0]!.type === 'star' || (list[0]!.type === 'column_ref' && columnName(list[0]!) === '*'));
+  return { args: star ? [] : list, star, distinct: distinctCall(n) || String(n.args?.distinct ?? '').toUpperCase() === 'DISTINCT' };
 }
 
 function callName(n: Ast): string {
+  const first = (n.args?.value as Ast[] | undefined)?.[0];
+  if (first?.type === 'column_ref' && columnName(first).startsWith(NO_ARGUMENT)) return columnName(first).slice(NO_ARGUMENT.length);
   return n.type === 'function' ? functionName(n) : String(n.name).toLowerCase();
 }
 
@@ -905,9 +941,18 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): {
   }
   // ON conditions that read only the joined item filter it before the join.
   const onRest: Ast[][] = items.map(() => []);
+  // JOIN binds tighter than the comma: an ON condition sees only the items of its own
+  // comma-separated group.
+  const groupStart: number[] = [];
+  cleaned.forEach((f, i) => groupStart.push(i === 0 || !f.join ? i : groupStart[i - 1]!));
   items.forEach((it, i) => {
     for (const c of conjuncts(it.on)) {
       const used = itemsOf(c, items);
+      if (used !== undefined) {
+        for (const u of used) {
+          if (u < groupStart[i]! || u > i) sqlFail('42P01', `invalid reference to FROM-clause entry for table "${items[u]!.alias}"`);
+        }
+      }
       if (i > 0 && used !== undefined && used.size === 1 && used.has(i) && (it.join === 'inner' || it.join === 'left' || it.join === 'cross')) pushed[i]!.push(c);
       else onRest[i]!.push(c);
     }
@@ -978,7 +1023,7 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): {
     const residualExpr = residualNode === null ? undefined : compilePredicate(residualNode, exprEnv(env, joinScope, undefined, 'JOIN conditions'), 'JOIN/ON');
     const joinKindNow: JoinKind = kind === 'right' ? 'right' : kind === 'cross' && conds.length === 0 ? 'cross' : kind;
     const hash = new JoinPlan(plan, right, joinKindNow, leftKeys, rightKeys, residualExpr, it.alias);
-    const lookup = (joinKindNow === 'inner' || joinKindNow === 'left') && right instanceof TableScanPlan ? lookupSpec(right, leftKeys, rightColumns) : undefined;
+    const lookup = (joinKindNow === 'inner' || joinKindNow === 'left') && right instanceof TableScanPlan ? lookupSpec(right, leftKeys, rightKeys, rightColumns) : undefined;
     plan = lookup === undefined ? hash : new LookupJoinPlan(plan, hash, lookup, joinKindNow, residualExpr, it.alias);
     columns = joinedCols;
     if (it.using !== undefined && it.using.length > 0) {
@@ -1019,7 +1064,7 @@ function joinNowKind(k: JoinKind): JoinKind {
 }
 
 /** A key of the inner table covered by the join's equi-pairs: the primary key, or an index prefix. */
-function lookupSpec(right: TableScanPlan, leftKeys: CompiledExpr[], rightColumns: (number | undefined)[]): LookupSpec | undefined {
+function lookupSpec(right: TableScanPlan, leftKeys: CompiledExpr[], rightKeys: CompiledExpr[], rightColumns: (number | undefined)[]): LookupSpec | undefined {
   const table = right.reader.table;
   const prefixOf = (keyColumns: number[]): number[] => {
     const picks: number[] = [];
@@ -1048,6 +1093,8 @@ function lookupSpec(right: TableScanPlan, leftKeys: CompiledExpr[], rightColumns
     keyTypes: best.picks.map((_, k) => table.columns[best.keyColumns[k]!]!.type),
     fullKey: best.index === undefined && best.picks.length === table.primaryKey.length,
     filter: right.filterExpr,
+    leftKeys,
+    rightKeys,
   };
 }
 
