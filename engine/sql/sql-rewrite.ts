@@ -21,7 +21,8 @@ export const SET_ALL_MARKER = '__tetra_set_all__';
 export const DISTINCT_PREFIX = '__tetra_distinct__';
 /** The stand-in argument of `cume_dist()` / `percent_rank()`, which the parser cannot read bare. */
 export const NO_ARGUMENT = '__tetra_noarg__';
-const AGGREGATES_WITH_DISTINCT = new Set(['count', 'sum', 'avg', 'min', 'max', 'string_agg', 'array_agg', 'bool_and', 'bool_or', 'every', 'stddev', 'stddev_samp', 'stddev_pop', 'variance', 'var_samp', 'var_pop', 'jsonb_agg', 'json_agg', 'jsonb_object_agg', 'json_object_agg']);
+// count, string_agg and array_agg take DISTINCT natively (count's DISTINCT (e) form excepted).
+const AGGREGATES_WITH_DISTINCT = new Set(['sum', 'avg', 'min', 'max', 'bool_and', 'bool_or', 'every', 'stddev', 'stddev_samp', 'stddev_pop', 'variance', 'var_samp', 'var_pop', 'jsonb_agg', 'json_agg', 'jsonb_object_agg', 'json_object_agg']);
 
 /** The column list meaning "the referenced table's primary key". */
 export const PRIMARY_KEY_MARKER = '__tetra_primary_key__';
@@ -231,7 +232,8 @@ function rewriteTokens(tokens: Token[]): Token[] {
     }
     // agg(DISTINCT x) for aggregates the parser only reads without DISTINCT (and count(DISTINCT (e)),
     // which it reads as a call of a function named distinct).
-    if (w !== undefined && AGGREGATES_WITH_DISTINCT.has(w) && out[i + 1]?.text === '(' && out[i + 2]?.word === 'distinct') {
+    const distinctParen = out[i + 2]?.word === 'distinct' && out[i + 3]?.text === '(';
+    if (w !== undefined && (AGGREGATES_WITH_DISTINCT.has(w) || ((w === 'count' || w === 'string_agg' || w === 'array_agg') && distinctParen)) && out[i + 1]?.text === '(' && out[i + 2]?.word === 'distinct') {
       const o = copy();
       o[i] = { ...t, text: `${DISTINCT_PREFIX}${w}` };
       o[i + 2] = { text: '', space: '' };
@@ -309,8 +311,8 @@ function operandEnd(tokens: Token[], from: number): number {
   return i;
 }
 
-const FN_DISTINCT = '__tetra_distinct__';
-const FN_NOT_DISTINCT = '__tetra_not_distinct__';
+const FN_DISTINCT = '__tetra_is_distinct_from__';
+const FN_NOT_DISTINCT = '__tetra_is_not_distinct_from__';
 const FN_BETWEEN_SYMMETRIC = '__tetra_between_symmetric__';
 const FN_NOT_BETWEEN_SYMMETRIC = '__tetra_not_between_symmetric__';
 /** Functions the rewrites call; the planner implements them. */
