@@ -8,7 +8,7 @@ import { unsupported } from './expression-eval.js';
 import { paramsFromJson } from './sql-params.js';
 import { prepareStatements } from './sql-rewrite.js';
 import type { SqlOptions, SqlOutcome, SqlResult, SqlStatementInput } from './sql-api.js';
-import { SnapshotReader, TxnView, type SqlReader } from './store/sql-view.js';
+import { LiveReader, SnapshotReader, TxnView, type SqlReader } from './store/sql-view.js';
 import { sqlFail, formatDate, formatTimestamp, toText, type NonNullSqlValue, type SqlValue } from './sql-types.js';
 import { alterTable, createIndex, createTable, dropIndex, dropTables } from './exec/ddl.js';
 import { deleteRows, insert, update, type DmlResult } from './exec/dml.js';
@@ -131,6 +131,17 @@ export async function sqlExecute(store: TenantStore, inputs: readonly SqlStateme
   const statementTime = BigInt((opts.now ?? new Date()).getTime()) * 1000n;
   const limits = { timeLimitMs: opts.timeLimitMs, maxWorkBytes: opts.maxWorkBytes };
   const readOnly = work.every((w) => w.explain || isRead(w.ast));
+  if (readOnly && work.length === 1) {
+    const reader = new LiveReader(store);
+    try {
+      const catalog = catalogOf(store, s, reader);
+      const w = work[0]!;
+      const x = new Exec(reader, catalog, statementTime, w.params, limits, () => reader.pin());
+      return { results: [await runStatement(w.ast, w.explain, w.text, x, undefined, s, opts)], durable: undefined };
+    } finally {
+      reader.close();
+    }
+  }
   if (readOnly) {
     const snapshot = store.snapshot();
     try {
@@ -202,6 +213,7 @@ async function drive<T>(gen: Generator<Step, T>, x: Exec): Promise<T> {
     const r = gen.next();
     if (r.done === true) return r.value;
     if (r.value === PAUSE) {
+      x.beforePause();
       await nextTurn();
       x.resumed();
     }
@@ -215,6 +227,7 @@ async function collect(plan: Plan, x: Exec, maxRows: number): Promise<Row[]> {
     const r = gen.next();
     if (r.done === true) return rows;
     if (r.value === PAUSE) {
+      x.beforePause();
       await nextTurn();
       x.resumed();
       continue;
@@ -250,7 +263,7 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
   switch (ast.type) {
     case 'select': {
       let plan: Plan;
-      const key = `${text}\u0000${x.params.map((p) => p.type).join(',')}`;
+      const key = x.params.length === 0 ? text : `${text}\u0000${x.params.map((p) => p.type).join(',')}`;
       const cached = txn === undefined ? s.plans.get(key) : undefined;
       if (cached !== undefined && cached.version === x.catalog.version) plan = cached.plan;
       else {

@@ -64,7 +64,11 @@ export class Exec {
   #sliceStart = this.#started;
   #ticks = 0;
 
-  constructor(reader: SqlReader, catalog: Catalog, statementTime: bigint, params: readonly SqlValue[], limits: ExecLimits) {
+  /** Called synchronously before the driver gives up the event loop (a live reader pins a snapshot). */
+  readonly beforePause: () => void;
+
+  constructor(reader: SqlReader, catalog: Catalog, statementTime: bigint, params: readonly SqlValue[], limits: ExecLimits, beforePause: () => void = () => {}) {
+    this.beforePause = beforePause;
     this.reader = reader;
     this.catalog = catalog;
     this.statementTime = statementTime;

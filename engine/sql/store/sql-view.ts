@@ -31,6 +31,42 @@ export class SnapshotReader implements SqlReader {
   }
 }
 
+/**
+ * A one-statement read's view: it reads the live store for as long as the statement runs without
+ * giving up the event loop (no write can interleave with synchronous code, and each live scan
+ * pins its own snapshot as it starts), and pins a snapshot of the store at the first pause, before
+ * anything else runs. So a point query costs no snapshot, and a long one is still consistent.
+ */
+export class LiveReader implements SqlReader {
+  readonly #store: TenantStore;
+  #snapshot: Snapshot | undefined;
+
+  constructor(store: TenantStore) {
+    this.#store = store;
+  }
+
+  /** Call synchronously before yielding to the event loop. */
+  pin(): void {
+    this.#snapshot ??= this.#store.snapshot();
+  }
+
+  get(tree: string, key: Uint8Array): Buffer | undefined {
+    return this.#snapshot === undefined ? this.#store.get(tree, key) : this.#snapshot.get(tree, key);
+  }
+
+  scan(tree: string, range: StoreScanRange = {}): Generator<Entry> {
+    return this.#snapshot === undefined ? this.#store.scan(tree, range) : this.#snapshot.scan(tree, range);
+  }
+
+  count(tree: string): number {
+    return this.#snapshot === undefined ? this.#store.count(tree) : this.#snapshot.count(tree);
+  }
+
+  close(): void {
+    this.#snapshot?.close();
+  }
+}
+
 /** A pending change of one key: the new value, or null for a delete. */
 interface Pending {
   key: Buffer;
