@@ -53,8 +53,8 @@ export class TableReader {
     this.live = live.length === table.columns.length ? undefined : live;
   }
 
-  physical(bytes: Uint8Array): SqlValue[] {
-    return decodeRow(bytes, this.types, this.missing);
+  physical(bytes: Uint8Array, needed?: readonly boolean[]): SqlValue[] {
+    return decodeRow(bytes, this.types, this.missing, needed);
   }
 
   toLive(physical: SqlValue[]): Row {
@@ -150,7 +150,7 @@ export interface StoredRow {
 }
 
 /** Reads a table along an access path: stored rows with their keys. */
-export function* readStored(table: TableReader, path: AccessPath, x: Exec): Generator<StoredRow | typeof PAUSE> {
+export function* readStored(table: TableReader, path: AccessPath, x: Exec, needed?: readonly boolean[]): Generator<StoredRow | typeof PAUSE> {
   const t = table.table;
   const keyTypes = path.keyColumns.map((id) => t.columns[id]!.type);
   const ranges = accessRanges(path, x, keyTypes);
@@ -161,11 +161,11 @@ export function* readStored(table: TableReader, path: AccessPath, x: Exec): Gene
     for (const r of ranges) {
       if (pointRead && r.gte !== undefined) {
         const bytes = x.reader.get(rows, r.gte);
-        if (bytes !== undefined) yield { key: r.gte, physical: table.physical(bytes) };
+        if (bytes !== undefined) yield { key: r.gte, physical: table.physical(bytes, needed) };
         continue;
       }
       for (const [key, value] of x.reader.scan(rows, { ...r, reverse: path.reverse })) {
-        yield { key, physical: table.physical(value) };
+        yield { key, physical: table.physical(value, needed) };
         if (x.tick()) yield PAUSE;
       }
     }
@@ -175,7 +175,7 @@ export function* readStored(table: TableReader, path: AccessPath, x: Exec): Gene
   for (const r of ranges) {
     for (const [, pk] of x.reader.scan(tree, { ...r, reverse: path.reverse })) {
       const bytes = x.reader.get(rows, pk);
-      if (bytes !== undefined) yield { key: pk, physical: table.physical(bytes) };
+      if (bytes !== undefined) yield { key: pk, physical: table.physical(bytes, needed) };
       if (x.tick()) yield PAUSE;
     }
   }
@@ -192,9 +192,10 @@ export class TableScanPlan implements Plan {
     readonly path: AccessPath,
     private readonly filter: CompiledExpr | undefined,
     private readonly filterText: string,
+    columns?: PlanColumn[],
   ) {
     this.reader = new TableReader(table);
-    this.columns = liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier }));
+    this.columns = columns ?? liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier }));
   }
 
   /** The pushed-down conditions (all of them, re-checked on every row read). */
@@ -202,10 +203,26 @@ export class TableScanPlan implements Plan {
     return this.filter;
   }
 
+  /**
+   * Physical columns some expression reads (known once the whole statement is planned: every
+   * reference resolves through these column objects); the others are not decoded.
+   */
+  #needed(): boolean[] | undefined {
+    const live = this.reader.live ?? this.columns.map((_, i) => i);
+    const needed = this.reader.types.map(() => false);
+    let all = true;
+    this.columns.forEach((c, i) => {
+      if (c.used === true) needed[live[i]!] = true;
+      else all = false;
+    });
+    return all ? undefined : needed;
+  }
+
   *rows(x: Exec): Generator<Step> {
     const ctx = x.ctx();
     const f = this.filter;
-    for (const s of readStored(this.reader, this.path, x)) {
+    const needed = this.#needed();
+    for (const s of readStored(this.reader, this.path, x, needed)) {
       if (s === PAUSE) {
         yield s;
         continue;

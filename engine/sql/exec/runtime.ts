@@ -22,6 +22,8 @@ export interface PlanColumn {
   qualifier: string | null;
   /** A column that `*` does not expand to (sort keys carried for ORDER BY). */
   hidden?: boolean;
+  /** Set when an expression resolved a reference to it: base table scans decode only these. */
+  used?: boolean;
 }
 
 /** One node of EXPLAIN output. */

@@ -49,6 +49,7 @@ export class Scope {
       }
       if (qualifier !== null && scope.columns.some((c) => c.qualifier === qualifier)) qualifierSeen = true;
       if (found >= 0) {
+        scope.columns[found]!.used = true;
         for (const p of passed) p.correlated = true;
         if (depth > 0) for (let up: Scope | undefined = scope; up !== undefined; up = up.parent) up.innerRefs++;
         return { depth, index: found, column: scope.columns[found]! };

@@ -1035,6 +1035,8 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): {
       for (const name of it.using) {
         const li = joinedCols.findIndex((c, k) => k < leftCount && !c.hidden && c.name === name);
         const ri = leftCount + right.columns.findIndex((c) => c.name === name);
+        joinedCols[li]!.used = true;
+        joinedCols[ri]!.used = true;
         const type = resolveComparison('=', joinedCols[li]!.type, joinedCols[ri]!.type);
         const l = castTo({ type: joinedCols[li]!.type, evaluate: (ctx) => ctx.row![li]! }, type);
         const r = castTo({ type: joinedCols[ri]!.type, evaluate: (ctx) => ctx.row![ri]! }, type);
@@ -1047,7 +1049,12 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): {
         );
         mergedCols.push({ name, type, qualifier: null });
       }
-      const rest = joinedCols.map((c, k): PlanColumn => (it.using!.includes(c.name) && (k < leftCount ? !c.hidden : true) ? { ...c, hidden: true } : c));
+      const rest = joinedCols.map((c, k): PlanColumn => {
+        if (!(it.using!.includes(c.name) && (k < leftCount ? !c.hidden : true))) return c;
+        // Hidden from `*`; the same object stays reachable by qualifier (l.k) through `used`.
+        c.hidden = true;
+        return c;
+      });
       const passthrough = joinedCols.map((c, k): CompiledExpr => ({ type: c.type, evaluate: (ctx) => ctx.row![k]! }));
       columns = [...mergedCols, ...rest];
       plan = new ProjectPlan(plan, [...merged, ...passthrough], columns);
@@ -1244,7 +1251,9 @@ const FLIP: Record<string, ColumnCond['op']> = { '=': '=', '<': '>', '<=': '>=',
 /** Chooses how to read `table` given the conditions on it; all of them are re-checked on each row. */
 export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: PlanEnv, orderHint?: { columns: number[]; desc: boolean }): TableScanPlan {
   const cols = liveColumns(table);
-  const scope = new Scope(cols.map((c) => ({ name: c.name, type: c.type, qualifier: alias })), env.parent);
+  // The scan's own column objects: references resolved here mark what the scan must decode.
+  const columns: PlanColumn[] = cols.map((c) => ({ name: c.name, type: c.type, qualifier: alias }));
+  const scope = new Scope(columns, env.parent);
   // Bounds read no column of this table (checked per condition): compiled over its scope, they
   // only read enclosing rows.
   const outerEnv = exprEnv(env, scope);
@@ -1255,7 +1264,7 @@ export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: P
   const filterNode = andAll(conds);
   const filter = filterNode === null ? undefined : compilePredicate(filterNode, exprEnv(env, scope), 'WHERE');
   const path = choosePath(table, found, orderHint);
-  return new TableScanPlan(table, alias, path, filter, conds.length > 0 ? `${conds.length} condition(s)` : '');
+  return new TableScanPlan(table, alias, path, filter, conds.length > 0 ? `${conds.length} condition(s)` : '', columns);
 }
 
 function columnConds(c: Ast, scope: Scope, cols: ReturnType<typeof liveColumns>, table: TableDef, outerEnv: CompileEnv): ColumnCond[] {

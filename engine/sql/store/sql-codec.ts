@@ -159,22 +159,176 @@ export function storedOf(v: SqlValue): unknown {
   }
 }
 
+/*
+ * Row format (version 1): [0x01][u16 column count] then per column a tag byte and its payload:
+ *   0 NULL | 1 int32 (LE) | 2 int64 | 3 float64 | 4 text (u32 length + UTF-8) | 5 false | 6 true
+ *   7 numeric (u32 length + decimal text) | 8 bytea (u32 length + bytes) | 9 jsonb (u32 length +
+ *   JSON text) | 10 date (int32 days) | 11 timestamp(tz) (int64 micros) | 12 anything else
+ *   (u32 length + msgpack of the stored form).
+ * Fixed-width little-endian fields and length prefixes let a reader skip the columns a query
+ * does not use without decoding them.
+ */
+const ROW_FORMAT = 0x01;
+
 /** A row (values in physical column order) to bytes. */
 export function encodeRow(values: readonly SqlValue[]): Buffer {
-  const out = new Array<unknown>(values.length);
-  for (let i = 0; i < values.length; i++) out[i] = storedOf(values[i]!);
-  return packr.pack(out);
-}
-
-/** Decodes a row into values of the physical columns' types; missing trailing columns get `missing`. */
-export function decodeRow(bytes: Uint8Array, types: readonly SqlTypeName[], missing: readonly SqlValue[]): SqlValue[] {
-  const raw = packr.unpack(bytes) as unknown[];
-  const out = new Array<SqlValue>(types.length);
-  for (let i = 0; i < types.length; i++) {
-    out[i] = i < raw.length ? valueOf(raw[i], types[i]!) : missing[i]!;
+  let size = 3;
+  const texts: (Buffer | undefined)[] = new Array(values.length);
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (v.value === null) {
+      size += 1;
+      continue;
+    }
+    switch (v.type) {
+      case 'int2':
+      case 'int4':
+      case 'date':
+        size += 5;
+        break;
+      case 'int8':
+      case 'timestamp':
+      case 'timestamptz':
+      case 'float8':
+        size += 9;
+        break;
+      case 'boolean':
+        size += 1;
+        break;
+      case 'text':
+      case 'unknown':
+        texts[i] = Buffer.from(v.value, 'utf8');
+        size += 5 + texts[i]!.length;
+        break;
+      case 'numeric':
+        texts[i] = Buffer.from(v.value.toString(), 'latin1');
+        size += 5 + texts[i]!.length;
+        break;
+      case 'jsonb':
+        texts[i] = Buffer.from(JSON.stringify(v.value.json), 'utf8');
+        size += 5 + texts[i]!.length;
+        break;
+      case 'bytea':
+        texts[i] = v.value;
+        size += 5 + v.value.length;
+        break;
+      default:
+        texts[i] = packr.pack(storedOf(v));
+        size += 5 + texts[i]!.length;
+    }
+  }
+  const out = Buffer.allocUnsafe(size);
+  out[0] = ROW_FORMAT;
+  out.writeUInt16LE(values.length, 1);
+  let o = 3;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i]!;
+    if (v.value === null) {
+      out[o++] = 0;
+      continue;
+    }
+    switch (v.type) {
+      case 'int2':
+      case 'int4':
+        out[o++] = 1;
+        o = out.writeInt32LE(v.value, o);
+        break;
+      case 'date':
+        out[o++] = 10;
+        o = out.writeInt32LE(v.value, o);
+        break;
+      case 'int8':
+        out[o++] = 2;
+        o = out.writeBigInt64LE(v.value, o);
+        break;
+      case 'timestamp':
+      case 'timestamptz':
+        out[o++] = 11;
+        o = out.writeBigInt64LE(v.value, o);
+        break;
+      case 'float8':
+        out[o++] = 3;
+        o = out.writeDoubleLE(v.value, o);
+        break;
+      case 'boolean':
+        out[o++] = v.value ? 6 : 5;
+        break;
+      default: {
+        const tag = v.type === 'text' || v.type === 'unknown' ? 4 : v.type === 'numeric' ? 7 : v.type === 'jsonb' ? 9 : v.type === 'bytea' ? 8 : 12;
+        const bytes = texts[i]!;
+        out[o++] = tag;
+        o = out.writeUInt32LE(bytes.length, o);
+        bytes.copy(out, o);
+        o += bytes.length;
+      }
+    }
   }
   return out;
 }
+
+/**
+ * Decodes a row into values of the physical columns' types; missing trailing columns (added
+ * later) get `missing`. With `needed`, columns it marks false are skipped and come back NULL.
+ */
+export function decodeRow(bytes: Uint8Array, types: readonly SqlTypeName[], missing: readonly SqlValue[], needed?: readonly boolean[]): SqlValue[] {
+  const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (buf[0] !== ROW_FORMAT) return sqlFail('XX001', `a stored row has an unknown format (${buf[0]})`);
+  const n = buf.readUInt16LE(1);
+  const out = new Array<SqlValue>(types.length);
+  let o = 3;
+  for (let i = 0; i < types.length; i++) {
+    const type = types[i]!;
+    if (i >= n) {
+      out[i] = missing[i]!;
+      continue;
+    }
+    const tag = buf[o++]!;
+    const skip = needed !== undefined && needed[i] === false;
+    switch (tag) {
+      case 0:
+        out[i] = { type, value: null } as SqlValue;
+        break;
+      case 1:
+        out[i] = skip ? NULLS[0]! : type === 'int8' ? { type, value: BigInt(buf.readInt32LE(o)) } : ({ type, value: buf.readInt32LE(o) } as SqlValue);
+        o += 4;
+        break;
+      case 10:
+        out[i] = skip ? NULLS[0]! : { type: 'date', value: buf.readInt32LE(o) };
+        o += 4;
+        break;
+      case 2:
+      case 11:
+        out[i] = skip ? NULLS[0]! : ({ type, value: buf.readBigInt64LE(o) } as SqlValue);
+        o += 8;
+        break;
+      case 3:
+        out[i] = skip ? NULLS[0]! : { type: 'float8', value: buf.readDoubleLE(o) };
+        o += 8;
+        break;
+      case 5:
+      case 6:
+        out[i] = { type: 'boolean', value: tag === 6 };
+        break;
+      default: {
+        const len = buf.readUInt32LE(o);
+        o += 4;
+        if (!skip) {
+          if (tag === 4) out[i] = { type: type === 'unknown' ? 'text' : type, value: buf.toString('utf8', o, o + len) } as SqlValue;
+          else if (tag === 7) out[i] = { type: 'numeric', value: Decimal.parse(buf.toString('latin1', o, o + len))! };
+          else if (tag === 9) out[i] = { type: 'jsonb', value: { json: JSON.parse(buf.toString('utf8', o, o + len)) } };
+          else if (tag === 8) out[i] = { type: 'bytea', value: Buffer.from(buf.subarray(o, o + len)) };
+          else if (tag === 12) out[i] = valueOf(packr.unpack(buf.subarray(o, o + len)), type);
+          else sqlFail('XX001', `a stored row has an unknown value tag ${tag}`);
+        } else out[i] = NULLS[0]!;
+        o += len;
+      }
+    }
+  }
+  return out;
+}
+
+/** Placeholder of a skipped column (never read: the query does not refer to it). */
+const NULLS: readonly SqlValue[] = [{ type: 'unknown', value: null }];
 
 export function valueOf(raw: unknown, type: SqlTypeName): SqlValue {
   if (raw === null || raw === undefined) return { type, value: null } as SqlValue;
