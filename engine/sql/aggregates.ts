@@ -1,7 +1,7 @@
 // Aggregate functions (count, sum, avg, min, max, string_agg, array_agg, bool_and/bool_or/every,
 // stddev/variance): resolution of the overload from the argument types, and accumulators that
 // fold rows one at a time. Pure: the executor owns grouping, ordering and memory limits.
-import { checkFloat, compareValues } from './operators.js';
+import { checkFloat, compareValues, intervalSpan } from './operators.js';
 import { castValue, TYPE_DISPLAY } from './sql-cast.js';
 import {
   arrayTypeOf,
@@ -547,6 +547,9 @@ export function distinctKey(v: SqlValue): string {
       return `j${jsonbText(nn.value.json)}`;
     case 'bytea':
       return `b${nn.value.toString('hex')}`;
+    case 'interval':
+      // '1 day' = '24 hours' in PostgreSQL: intervals group by their 30-day-month span.
+      return `i${intervalSpan(nn.value)}`;
     default:
       return `v${String(nn.value)}`;
   }
@@ -561,5 +564,6 @@ export function approxBytes(v: SqlValue): number {
   if (Buffer.isBuffer(x)) return 32 + x.length;
   if (x instanceof Decimal) return 48 + x.unscaled.toString(16).length / 2;
   if (Array.isArray(x)) return x.reduce((s, e) => s + approxBytes(e), 32);
+  if (!('json' in x)) return 48;
   return 64 + jsonbText(x.json).length * 2;
 }

@@ -1,6 +1,9 @@
 import { constant, type CompiledExpr, type EvalContext } from './compiled-expr.js';
 import { FUNCTION_TABLE } from './functions/function-table.js';
-import { castValue, canCast, parseText, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
+import { jsonbAsText, jsonbContains, jsonbHasKey, jsonbPath } from './functions/json-functions.js';
+import { sqlRegExp } from './functions/string-functions.js';
+import { EXTRACT_SOURCES, extractField } from './functions/time-functions.js';
+import { castValue, canCast, parseInterval, parseText, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
 import { applyArith, compareValues, negate, noOperator, resolveArith, resolveComparison, type ArithOp } from './operators.js';
 import { commonType, coerce } from './type-resolution.js';
 import {
@@ -84,8 +87,8 @@ const HANDLERS: Record<NodeKind, Handler> = {
   timestamp: (n) => constant(parseText(String(n.value), 'timestamp')),
   column_ref: () => unsupported('column references (no FROM clause yet)'),
   aggr_func: () => unsupported('aggregate functions'),
-  interval: () => unsupported('interval'),
-  extract: () => unsupported('EXTRACT'),
+  interval: compileIntervalLiteral,
+  extract: compileExtract,
   double_quote_string: () => unsupported('quoted identifiers'),
   expr_list: () => unsupported('row constructors / lists outside IN'),
 };
@@ -177,6 +180,9 @@ export function castTargetOf(t: DataTypeNode): CastTarget {
       return { type: 'jsonb' };
     case 'BYTEA':
       return { type: 'bytea' };
+    case 'INTERVAL':
+      if (t.length !== undefined || suffix !== '') return unsupported('interval fields or precision');
+      return { type: 'interval' };
     default:
       return unsupported(`type ${t.dataType.toLowerCase()}`);
   }
@@ -215,6 +221,43 @@ function compileCast(node: AstNode, env: CompileEnv): CompiledExpr {
   return e;
 }
 
+// ---- interval literals and EXTRACT ----------------------------------------------------------
+
+/** `interval '1 day'`, or `interval '2' hour` (a bare number in the named unit). */
+function compileIntervalLiteral(node: AstNode): CompiledExpr {
+  const expr = node.expr as AstNode | undefined;
+  if (expr?.type !== 'single_quote_string') return unsupported('INTERVAL with a non-literal operand');
+  const raw = String(expr.value);
+  const unit = String(node.unit ?? '').toLowerCase();
+  if (unit !== '' && !/^\s*[+-]?(\d+\.?\d*|\.\d+)\s*$/.test(raw)) return unsupported(`INTERVAL '...' ${unit} with more than a number`);
+  return constant({ type: 'interval', value: parseInterval(raw, unit === '' ? undefined : unit) });
+}
+
+/** EXTRACT(field FROM source): numeric, as PostgreSQL 14+. */
+function compileExtract(node: AstNode, env: CompileEnv): CompiledExpr {
+  const args = node.args as { field: unknown; cast_type: unknown; source: AstNode };
+  const field = String(args.field);
+  let source: CompiledExpr;
+  if (typeof args.cast_type === 'string' && args.cast_type !== '') {
+    // `EXTRACT(year FROM TIMESTAMP '...')`: the source is a typed literal.
+    const target = castTargetOf({ dataType: args.cast_type });
+    if (args.source.type !== 'single_quote_string') return unsupported(`EXTRACT from ${args.cast_type} ${args.source.type}`);
+    source = constant(parseText(String(args.source.value), target.type));
+  } else {
+    source = compileExpression(args.source, env);
+  }
+  if (source.type === 'unknown') sqlFail('42725', 'function extract(unknown, unknown) is not unique');
+  if (!EXTRACT_SOURCES.includes(source.type)) sqlFail('42883', `function extract(unknown, ${TYPE_DISPLAY[source.type]}) does not exist`);
+  const src = source;
+  return {
+    type: 'numeric',
+    evaluate(ctx) {
+      const v = src.evaluate(ctx);
+      return v.value === null ? { type: 'numeric', value: null } : extractField(field, v as NonNullSqlValue);
+    },
+  };
+}
+
 // ---- operators ---------------------------------------------------------------------------
 
 type BinaryOp =
@@ -244,7 +287,16 @@ type BinaryOp =
   | 'ILIKE'
   | 'NOT ILIKE'
   | '->'
-  | '->>';
+  | '->>'
+  | '#>'
+  | '#>>'
+  | '@>'
+  | '<@'
+  | '?'
+  | '~'
+  | '~*'
+  | '!~'
+  | '!~*';
 
 type BinaryHandler = (op: string, node: AstNode, env: CompileEnv) => CompiledExpr;
 
@@ -501,6 +553,89 @@ const jsonArrow: BinaryHandler = (op, node, env) => {
   };
 };
 
+/** Parses a one-dimensional text[] literal such as `{a,b,"c d"}` (jsonb paths). @throws SQL_ERROR 22P02 */
+function parseTextArray(raw: string): string[] {
+  const s = raw.trim();
+  if (!s.startsWith('{') || !s.endsWith('}')) return sqlFail('22P02', `malformed array literal: "${raw}"`);
+  const body = s.slice(1, -1);
+  const out: string[] = [];
+  const re = /\s*(?:"((?:[^"\\]|\\.)*)"|([^,{}"]*?))\s*(,|$)/y;
+  let pos = 0;
+  if (body.trim() === '') return out;
+  while (pos < body.length) {
+    re.lastIndex = pos;
+    const m = re.exec(body);
+    if (m === null) return sqlFail('22P02', `malformed array literal: "${raw}"`);
+    out.push(m[1] !== undefined ? m[1].replace(/\\(.)/g, '$1') : m[2]!);
+    pos = re.lastIndex;
+    if (m[3] === '') break;
+  }
+  return out;
+}
+
+/** jsonb #> text[] and #>> text[]: the value at a path (keys, or array indexes). */
+const jsonPathOp: BinaryHandler = (op, node, env) => {
+  const l = compileExpression(node.left as AstNode, env);
+  const r = compileExpression(node.right as AstNode, env);
+  if (l.type !== 'jsonb' && l.type !== 'unknown') return noOperator(op, l.type, r.type);
+  if (r.type !== 'text[]' && r.type !== 'unknown') return noOperator(op, l.type, r.type);
+  const lc = coerce(l, 'jsonb');
+  const asText = op === '#>>';
+  const type: SqlTypeName = asText ? 'text' : 'jsonb';
+  return {
+    type,
+    evaluate(ctx) {
+      const doc = lc.evaluate(ctx);
+      const p = r.evaluate(ctx);
+      if (doc.value === null || p.value === null) return { type, value: null };
+      const path = typeof p.value === 'string' ? parseTextArray(p.value) : (p.value as SqlValue[]).map((e) => e.value as string | null);
+      // A NULL path element matches nothing.
+      const got = path.includes(null) ? undefined : jsonbPath((doc.value as Jsonb).json, path as string[]);
+      if (asText) return jsonbAsText(got);
+      return got === undefined ? { type: 'jsonb', value: null } : { type: 'jsonb', value: { json: got } };
+    },
+  };
+};
+
+/** jsonb @> jsonb, jsonb <@ jsonb (containment) and jsonb ? text (key exists). */
+const jsonTest: BinaryHandler = (op, node, env) => {
+  const l = compileExpression(node.left as AstNode, env);
+  const r = compileExpression(node.right as AstNode, env);
+  const rightType: SqlTypeName = op === '?' ? 'text' : 'jsonb';
+  if ((l.type !== 'jsonb' && !(l.type === 'unknown' && r.type === 'jsonb')) || (r.type !== rightType && r.type !== 'unknown')) return noOperator(op, l.type, r.type);
+  const lc = coerce(l, 'jsonb');
+  const rc = coerce(r, rightType);
+  return {
+    type: 'boolean',
+    evaluate(ctx) {
+      const a = lc.evaluate(ctx).value as Jsonb | null;
+      const b = rc.evaluate(ctx).value as Jsonb | string | null;
+      if (a === null || b === null) return { type: 'boolean', value: null };
+      if (op === '?') return { type: 'boolean', value: jsonbHasKey(a.json, b as string) };
+      const [outer, inner] = op === '@>' ? [a.json, (b as Jsonb).json] : [(b as Jsonb).json, a.json];
+      return { type: 'boolean', value: jsonbContains(outer, inner) };
+    },
+  };
+};
+
+/** POSIX regular expression match: ~, ~* (case-insensitive) and their negations. */
+const regexMatch: BinaryHandler = (op, node, env) => {
+  const l = compileExpression(node.left as AstNode, env);
+  const r = compileExpression(node.right as AstNode, env);
+  for (const e of [l, r]) if (e.type !== 'text' && e.type !== 'unknown') noOperator(op, l.type, r.type);
+  const negated = op.startsWith('!');
+  const flags = op.endsWith('*') ? 'i' : '';
+  return {
+    type: 'boolean',
+    evaluate(ctx) {
+      const s = l.evaluate(ctx).value as string | null;
+      const p = r.evaluate(ctx).value as string | null;
+      if (s === null || p === null) return { type: 'boolean', value: null };
+      return { type: 'boolean', value: sqlRegExp(p, flags, false).test(s) !== negated };
+    },
+  };
+};
+
 const BINARY: Record<BinaryOp, BinaryHandler> = {
   '+': arith,
   '-': arith,
@@ -529,6 +664,15 @@ const BINARY: Record<BinaryOp, BinaryHandler> = {
   'NOT ILIKE': like,
   '->': jsonArrow,
   '->>': jsonArrow,
+  '#>': jsonPathOp,
+  '#>>': jsonPathOp,
+  '@>': jsonTest,
+  '<@': jsonTest,
+  '?': jsonTest,
+  '~': regexMatch,
+  '~*': regexMatch,
+  '!~': regexMatch,
+  '!~*': regexMatch,
 };
 
 /** Operators node-sql-parser groups differently from PostgreSQL when mixed with `||`. */

@@ -1,5 +1,6 @@
-import { TYPE_DISPLAY } from './sql-cast.js';
-import { isArrayValue, makeInt, NUMERIC_RANK, sqlFail, jsonbText, type NonNullSqlValue, type SqlTypeName, type SqlValue } from './sql-types.js';
+import { roundHalfEven, TYPE_DISPLAY } from './sql-cast.js';
+import { isArrayValue, makeInt, NUMERIC_RANK, sqlFail, jsonbText, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue } from './sql-types.js';
+import { addInterval, DAYS_PER_MONTH, MICROS_PER_DAY, negateInterval } from './functions/calendar.js';
 
 export type ArithOp = '+' | '-' | '*' | '/' | '%';
 
@@ -14,7 +15,9 @@ export function noOperator(op: string, l: SqlTypeName, r: SqlTypeName): never {
 export function resolveArith(op: ArithOp, l: SqlTypeName, r: SqlTypeName): { left: SqlTypeName; right: SqlTypeName; result: SqlTypeName } {
   if (l === 'unknown' && r === 'unknown') sqlFail('42725', `operator is not unique: unknown ${op} unknown`);
   if (l === 'unknown') l = r === 'date' && op === '-' ? 'date' : r;
-  if (r === 'unknown') r = l === 'date' ? (op === '-' ? 'date' : 'int4') : l;
+  if (r === 'unknown') r = unknownRightOperand(op, l);
+  const interval = resolveIntervalArith(op, l, r);
+  if (interval !== null) return interval;
   // PostgreSQL has date - date (int), date +/- integer (date), integer + date (date).
   if (l === 'date' && r === 'date' && op === '-') return { left: l, right: r, result: 'int4' };
   if (l === 'date' && (r === 'int4' || r === 'int2') && (op === '+' || op === '-')) return { left: l, right: 'int4', result: 'date' };
@@ -27,8 +30,101 @@ export function resolveArith(op: ArithOp, l: SqlTypeName, r: SqlTypeName): { lef
   return { left: t, right: t, result: t };
 }
 
+/** The type an unknown right operand takes (PostgreSQL picks the only candidate operator). */
+function unknownRightOperand(op: ArithOp, l: SqlTypeName): SqlTypeName {
+  if (l === 'date') return op === '-' ? 'date' : 'int4';
+  if ((l === 'timestamp' || l === 'timestamptz') && op === '+') return 'interval';
+  if (l === 'interval' && (op === '*' || op === '/')) return 'float8';
+  return l;
+}
+
+const TIMESTAMPS: readonly SqlTypeName[] = ['date', 'timestamp', 'timestamptz'];
+
+/** Date/time and interval arithmetic, as PostgreSQL's operator catalogue has it; null when not. */
+function resolveIntervalArith(op: ArithOp, l: SqlTypeName, r: SqlTypeName): { left: SqlTypeName; right: SqlTypeName; result: SqlTypeName } | null {
+  const lt = TIMESTAMPS.indexOf(l);
+  const rt = TIMESTAMPS.indexOf(r);
+  // date - date is integer (handled by the caller); any other time - time is an interval.
+  if (lt >= 0 && rt >= 0 && op === '-' && !(l === 'date' && r === 'date')) {
+    const t = TIMESTAMPS[Math.max(lt, rt, 1)]!;
+    return { left: t, right: t, result: 'interval' };
+  }
+  // A date plus an interval is a timestamp (without time zone).
+  const asTs = (t: SqlTypeName): SqlTypeName => (t === 'date' ? 'timestamp' : t);
+  if (lt >= 0 && r === 'interval' && (op === '+' || op === '-')) return { left: asTs(l), right: r, result: asTs(l) };
+  if (l === 'interval' && rt >= 0 && op === '+') return { left: l, right: asTs(r), result: asTs(r) };
+  if (l === 'interval' && r === 'interval' && (op === '+' || op === '-')) return { left: l, right: r, result: 'interval' };
+  if (l === 'interval' && NUMERIC_RANK[r] !== undefined && (op === '*' || op === '/')) return { left: l, right: 'float8', result: 'interval' };
+  if (NUMERIC_RANK[l] !== undefined && r === 'interval' && op === '*') return { left: 'float8', right: r, result: 'interval' };
+  if (l === 'interval' || r === 'interval') return noOperator(op, l, r);
+  return null;
+}
+
+/** An interval's span with 30-day months, as PostgreSQL compares intervals. */
+export function intervalSpan(iv: Interval): bigint {
+  return (BigInt(iv.months) * BigInt(DAYS_PER_MONTH) + BigInt(iv.days)) * MICROS_PER_DAY + iv.micros;
+}
+
+function checkInterval(months: number, days: number, micros: bigint): SqlValue {
+  if (!Number.isFinite(months) || !Number.isFinite(days) || Math.abs(months) > 2147483647 || Math.abs(days) > 2147483647) {
+    sqlFail('22008', 'interval out of range');
+  }
+  return { type: 'interval', value: { months: months + 0, days: days + 0, micros } };
+}
+
+/**
+ * interval * factor and interval / factor as PostgreSQL's interval_mul / interval_div: each
+ * field is scaled and truncated, and the fractions cascade down (a fraction of a month becomes
+ * 30-day days, of a day 24-hour time), rounded to microseconds (TSROUND) on the way.
+ */
+function intervalScale(iv: Interval, factor: number, divide: boolean): SqlValue {
+  if (Number.isNaN(factor)) sqlFail('22008', 'interval out of range');
+  const scale = (x: number): number => (divide ? x / factor : x * factor);
+  const tsround = (x: number): number => roundHalfEven(x * 1e6) / 1e6;
+  const months = Math.trunc(scale(iv.months));
+  let days = Math.trunc(scale(iv.days));
+  const monthRemainderDays = tsround((scale(iv.months) - months) * DAYS_PER_MONTH);
+  let secRemainder = tsround((scale(iv.days) - days + monthRemainderDays - Math.trunc(monthRemainderDays)) * 86400);
+  if (Math.abs(secRemainder) >= 86400) {
+    days += Math.trunc(secRemainder / 86400);
+    secRemainder -= Math.trunc(secRemainder / 86400) * 86400;
+  }
+  days += Math.trunc(monthRemainderDays);
+  const micros = roundHalfEven(scale(Number(iv.micros)) + secRemainder * 1e6);
+  if (!Number.isFinite(micros)) sqlFail('22008', 'interval out of range');
+  return checkInterval(months, days, BigInt(micros));
+}
+
+function intervalArith(op: ArithOp, a: NonNullSqlValue, b: NonNullSqlValue, result: SqlTypeName): SqlValue | null {
+  const isTs = (v: NonNullSqlValue): v is { type: 'timestamp' | 'timestamptz'; value: bigint } => v.type === 'timestamp' || v.type === 'timestamptz';
+  if (isTs(a) && isTs(b) && op === '-') {
+    // timestamp_mi: the difference justified into days and time (never months).
+    const diff = a.value - b.value;
+    return checkInterval(0, Number(diff / MICROS_PER_DAY), diff % MICROS_PER_DAY);
+  }
+  if (isTs(a) && b.type === 'interval') {
+    return { type: a.type, value: addInterval(a.value, op === '-' ? negateInterval(b.value) : b.value) };
+  }
+  if (a.type === 'interval' && isTs(b)) return { type: b.type, value: addInterval(b.value, a.value) };
+  if (a.type === 'interval' && b.type === 'interval') {
+    const s = op === '-' ? negateInterval(b.value) : b.value;
+    return checkInterval(a.value.months + s.months, a.value.days + s.days, a.value.micros + s.micros);
+  }
+  if (a.type === 'interval' && b.type === 'float8') {
+    if (op === '/' && b.value === 0) sqlFail('22012', 'division by zero');
+    return intervalScale(a.value, b.value, op === '/');
+  }
+  if (a.type === 'float8' && b.type === 'interval') return intervalScale(b.value, a.value, false);
+  if (result === 'interval') return noOperator(op, a.type, b.type);
+  return null;
+}
+
 /** Applies an arithmetic operator to two non-null values already coerced to the resolved types. */
 export function applyArith(op: ArithOp, a: NonNullSqlValue, b: NonNullSqlValue, result: SqlTypeName): SqlValue {
+  if (result === 'interval' || result === 'timestamp' || result === 'timestamptz') {
+    const r = intervalArith(op, a, b, result);
+    if (r !== null) return r;
+  }
   if (result === 'date') {
     if (a.type === 'date' && b.type === 'date') return { type: 'int4', value: a.value - b.value };
     if (a.type === 'date' && b.type === 'int4') return { type: 'date', value: op === '+' ? a.value + b.value : a.value - b.value };
@@ -77,6 +173,8 @@ export function negate(v: NonNullSqlValue): SqlValue {
       return { type: 'numeric', value: v.value.neg() };
     case 'float8':
       return { type: 'float8', value: -v.value };
+    case 'interval':
+      return { type: 'interval', value: negateInterval(v.value) };
     default:
       return sqlFail('42883', `operator does not exist: - ${TYPE_DISPLAY[v.type]}`);
   }
@@ -128,6 +226,11 @@ export function compareValues(a: NonNullSqlValue, b: NonNullSqlValue): number {
     return Buffer.compare(Buffer.from(a.value, 'utf8'), Buffer.from(b.value, 'utf8'));
   }
   if (a.type === 'bytea' && b.type === 'bytea') return Buffer.compare(a.value, b.value);
+  if (a.type === 'interval' && b.type === 'interval') {
+    const x = intervalSpan(a.value);
+    const y = intervalSpan(b.value);
+    return x < y ? -1 : x > y ? 1 : 0;
+  }
   if (a.type === 'jsonb' && b.type === 'jsonb') {
     // Only equality is exact here; ordering of jsonb is refused by the caller.
     return jsonbText(a.value.json) === jsonbText(b.value.json) ? 0 : 1;

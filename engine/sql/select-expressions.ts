@@ -2,7 +2,7 @@ import nodeSqlParser from 'node-sql-parser';
 import { compileExpression, type AstNode, type CompileEnv } from './expression-eval.js';
 import type { EvalContext } from './compiled-expr.js';
 import { paramsFromJson } from './sql-params.js';
-import { formatDate, formatTimestamp, sqlFail, type SqlTypeName, type SqlValue } from './sql-types.js';
+import { formatDate, formatTimestamp, sqlFail, toText, type SqlTypeName, type SqlValue } from './sql-types.js';
 
 const { Parser } = nodeSqlParser;
 const parser = new Parser();
@@ -124,6 +124,9 @@ export function toJsValue(v: SqlValue): unknown {
       return formatTimestamp(v.value, true);
     case 'jsonb':
       return v.value.json;
+    case 'interval':
+      // PostgreSQL's text form ('1 day 02:00:00'), as for dates and timestamps.
+      return toText(v);
     default:
       if (Array.isArray(v.value)) return v.value.map(toJsValue);
       return v.value;

@@ -1,4 +1,5 @@
 import { Decimal } from './decimal.js';
+import { DAYS_PER_MONTH } from './functions/calendar.js';
 import {
   INT_RANGES,
   isArrayType,
@@ -8,6 +9,7 @@ import {
   sqlFail,
   toJsonb,
   toText,
+  type Interval,
   type NonNullSqlValue,
   type ScalarTypeName,
   type SqlTypeName,
@@ -38,6 +40,7 @@ const SCALAR_DISPLAY: Record<ScalarTypeName, string> = {
   timestamptz: 'timestamp with time zone',
   jsonb: 'jsonb',
   bytea: 'bytea',
+  interval: 'interval',
 };
 
 /** PostgreSQL's names of the types, as error messages print them (`integer[]` for arrays). */
@@ -131,6 +134,7 @@ function castNonNull(v: NonNullSqlValue, to: SqlTypeName): SqlValue {
     case 'jsonb':
       return castJsonb(v.value.json, to);
     case 'bytea':
+    case 'interval':
       return noCast(v.type, to);
     default:
       // unknown/text were parsed above; TypeScript does not narrow a union-typed discriminant here.
@@ -250,6 +254,8 @@ export function parseText(raw: string, to: SqlTypeName): SqlValue {
       if (raw.includes('\\')) sqlFail('0A000', 'unsupported: bytea escape format input');
       return { type: 'bytea', value: Buffer.from(raw, 'utf8') };
     }
+    case 'interval':
+      return { type: 'interval', value: parseInterval(raw) };
     default: {
       if (isArrayType(to)) return sqlFail('0A000', `unsupported: array input (${TYPE_DISPLAY[to]})`);
       const never: never = to;
@@ -269,3 +275,86 @@ function civilDays(raw: string, y: number, mo: number, d: number): bigint {
 }
 
 export { jsonbText };
+
+/** Interval units: months, days and microseconds per unit, as PostgreSQL's DecodeInterval. */
+const INTERVAL_UNITS: Record<string, { months: number; days: number; micros: number }> = {};
+for (const [names, unit] of [
+  [['microsecond', 'microseconds', 'us', 'usec', 'usecs', 'useconds'], { months: 0, days: 0, micros: 1 }],
+  [['millisecond', 'milliseconds', 'ms', 'msec', 'msecs', 'mseconds'], { months: 0, days: 0, micros: 1_000 }],
+  [['second', 'seconds', 's', 'sec', 'secs'], { months: 0, days: 0, micros: 1_000_000 }],
+  [['minute', 'minutes', 'm', 'min', 'mins'], { months: 0, days: 0, micros: 60_000_000 }],
+  [['hour', 'hours', 'h', 'hr', 'hrs'], { months: 0, days: 0, micros: 3_600_000_000 }],
+  [['day', 'days', 'd'], { months: 0, days: 1, micros: 0 }],
+  [['week', 'weeks', 'w'], { months: 0, days: 7, micros: 0 }],
+  [['month', 'months', 'mon', 'mons'], { months: 1, days: 0, micros: 0 }],
+  [['year', 'years', 'y', 'yr', 'yrs'], { months: 12, days: 0, micros: 0 }],
+  [['decade', 'decades', 'dec', 'decs'], { months: 120, days: 0, micros: 0 }],
+  [['century', 'centuries', 'c', 'cent'], { months: 1200, days: 0, micros: 0 }],
+  [['millennium', 'millennia', 'mil', 'mils'], { months: 12000, days: 0, micros: 0 }],
+] as const) {
+  for (const n of names) INTERVAL_UNITS[n] = unit;
+}
+
+/**
+ * Parses PostgreSQL's interval input: `1 day 2 hours`, `1 year 2 mons`, `-1 days +02:00:00`,
+ * `01:30`, `1.5 hours`, `@ 3 days ago`; a bare number is seconds unless `unit` says otherwise
+ * (`interval '1' day`). Fractions cascade down: 1.5 months is 1 mon 15 days, as PostgreSQL.
+ * @throws SQL_ERROR 22007 invalid input syntax
+ */
+export function parseInterval(raw: string, unit?: string): Interval {
+  const bad = (): never => sqlFail('22007', `invalid input syntax for type interval: "${raw}"`);
+  let s = raw.trim().toLowerCase();
+  if (s.startsWith('@')) s = s.slice(1).trim();
+  let ago = false;
+  if (/\bago$/.test(s)) {
+    ago = true;
+    s = s.slice(0, -3).trim();
+  }
+  if (s === '') bad();
+  let months = 0;
+  let days = 0;
+  let micros = 0n;
+  const token = /\s*(?:([+-]?)(\d+):(\d+)(?::(\d+(?:\.\d*)?))?|([+-]?(?:\d+\.?\d*|\.\d+))\s*([a-z]+)?)\s*/y;
+  let pos = 0;
+  while (pos < s.length) {
+    token.lastIndex = pos;
+    const m = token.exec(s);
+    if (m === null || token.lastIndex === pos) return bad();
+    pos = token.lastIndex;
+    if (m[2] !== undefined) {
+      // hh:mm[:ss[.frac]]
+      const sign = m[1] === '-' ? -1n : 1n;
+      if (Number(m[3]) > 59 || Number(m[4] ?? '0') >= 60) sqlFail('22015', `interval field value out of range: "${raw}"`);
+      const secMicros = BigInt(Math.round(Number(m[4] ?? '0') * 1e6));
+      micros += sign * (BigInt(m[2]) * 3_600_000_000n + BigInt(m[3]!) * 60_000_000n + secMicros);
+      continue;
+    }
+    const name = m[6] ?? unit ?? 'second';
+    const u = INTERVAL_UNITS[name];
+    if (u === undefined) return bad();
+    const n = Number(m[5]);
+    const whole = Math.trunc(n);
+    const frac = n - whole;
+    if (u.months >= 12) {
+      // Fractions of years and longer round to whole months.
+      months += whole * u.months + Math.round(frac * u.months);
+    } else if (u.months === 1) {
+      months += whole;
+      const fd = frac * DAYS_PER_MONTH;
+      days += Math.trunc(fd);
+      micros += BigInt(Math.round((fd - Math.trunc(fd)) * 86_400e6));
+    } else if (u.days > 0) {
+      const d = n * u.days;
+      days += Math.trunc(d);
+      micros += BigInt(Math.round((d - Math.trunc(d)) * 86_400e6));
+    } else {
+      micros += BigInt(whole) * BigInt(u.micros) + BigInt(Math.round(frac * u.micros));
+    }
+  }
+  if (!Number.isFinite(months) || Math.abs(months) > 2147483647 || Math.abs(days) > 2147483647) {
+    sqlFail('22008', `interval field value out of range: "${raw}"`);
+  }
+  // -0 would print as "-0"; normalise.
+  const iv = { months: months + 0, days: days + 0, micros };
+  return ago ? { months: -iv.months + 0, days: -iv.days + 0, micros: -iv.micros } : iv;
+}

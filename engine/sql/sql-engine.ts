@@ -405,6 +405,7 @@ export function jsonValue(v: SqlValue): unknown {
     case 'jsonb':
       return v.value.json;
     case 'bytea':
+    case 'interval':
       return toText(v as NonNullSqlValue);
     default:
       if (Array.isArray(v.value)) return (v.value as SqlValue[]).map(jsonValue);

@@ -12,6 +12,8 @@ import { Decimal } from './decimal.js';
  *  - date: days since 1970-01-01 (number); timestamp / timestamptz: microseconds since the
  *    epoch (bigint), timestamptz in UTC (the session time zone is always UTC here)
  *  - jsonb: { json: parsed JSON } (boxed: JSON null is not SQL NULL); bytea: Buffer
+ *  - interval: { months, days, micros } kept apart as PostgreSQL does (a month is not 30 days
+ *    until intervals are compared; a day is not 24 hours across the calendar)
  *  - one-dimensional arrays (`'int4[]'`, `'text[]'`, ...): SqlValue[] of the element type, NULL
  *    elements allowed; lower bound 1, as PostgreSQL's array_agg builds them
  */
@@ -31,12 +33,20 @@ export type ScalarTypeName =
   | 'timestamp'
   | 'timestamptz'
   | 'jsonb'
-  | 'bytea';
+  | 'bytea'
+  | 'interval';
 
 /** Array types are named by their element type plus `[]`, as PostgreSQL's `integer[]`. */
 export type ArrayTypeName = `${Exclude<ScalarTypeName, 'unknown'>}[]`;
 
 export type JsonValue = null | boolean | number | string | JsonValue[] | { [k: string]: JsonValue };
+
+/** An interval datum: PostgreSQL's three independent fields. */
+export interface Interval {
+  readonly months: number;
+  readonly days: number;
+  readonly micros: bigint;
+}
 
 /** A jsonb datum; boxed so that the JSON `null` document is distinct from SQL NULL. */
 export interface Jsonb {
@@ -55,6 +65,7 @@ export type SqlValue =
   | { type: 'timestamp' | 'timestamptz'; value: bigint }
   | { type: 'jsonb'; value: Jsonb }
   | { type: 'bytea'; value: Buffer }
+  | { type: 'interval'; value: Interval }
   | { type: ArrayTypeName; value: SqlValue[] };
 
 export type NonNullSqlValue = Exclude<SqlValue, { value: null }>;
@@ -121,16 +132,50 @@ export function numericLiteral(text: string): SqlValue {
 
 /** Days since epoch -> 'YYYY-MM-DD'. */
 export function formatDate(days: number): string {
-  return new Date(days * 86_400_000).toISOString().slice(0, 10);
+  return civilDate(days) ?? new Date(days * 86_400_000).toISOString().slice(0, 10);
+}
+
+const pad2 = (n: number): string => (n < 10 ? `0${n}` : String(n));
+
+/** 'YYYY-MM-DD' of a day number for years 1..9999 (Hinnant's civil-from-days), else undefined. */
+function civilDate(days: number): string | undefined {
+  const z = days + 719_468;
+  const era = Math.floor(z / 146_097);
+  const doe = z - era * 146_097;
+  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
+  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
+  const mp = Math.floor((5 * doy + 2) / 153);
+  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
+  const m = mp < 10 ? mp + 3 : mp - 9;
+  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
+  if (y < 1 || y > 9999) return undefined;
+  return `${String(y).padStart(4, '0')}-${pad2(m)}-${pad2(d)}`;
 }
 
 /** Microseconds since epoch -> 'YYYY-MM-DD HH:MM:SS[.ffffff]' (PostgreSQL's text form, UTC). */
 export function formatTimestamp(micros: bigint, tz: boolean): string {
-  const ms = micros / 1000n - (micros % 1000n < 0n ? 1n : 0n);
-  const frac = ((micros % 1_000_000n) + 1_000_000n) % 1_000_000n;
-  const iso = new Date(Number(ms)).toISOString();
-  let out = `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
-  if (frac !== 0n) out += `.${frac.toString().padStart(6, '0').replace(/0+$/, '')}`;
+  let ms: number;
+  let frac: number;
+  if (micros >= -9_007_199_254_740_991n && micros <= 9_007_199_254_740_991n) {
+    // Number arithmetic (exact below 2^53) is much cheaper than bigint division.
+    const m = Number(micros);
+    ms = Math.floor(m / 1000);
+    frac = m - Math.floor(m / 1_000_000) * 1_000_000;
+  } else {
+    ms = Number(micros / 1000n - (micros % 1000n < 0n ? 1n : 0n));
+    frac = Number(((micros % 1_000_000n) + 1_000_000n) % 1_000_000n);
+  }
+  const day = Math.floor(ms / 86_400_000);
+  const date = civilDate(day);
+  let out: string;
+  if (date !== undefined) {
+    const secs = Math.floor((ms - day * 86_400_000) / 1000);
+    out = `${date} ${pad2(Math.floor(secs / 3600))}:${pad2(Math.floor(secs / 60) % 60)}:${pad2(secs % 60)}`;
+  } else {
+    const iso = new Date(ms).toISOString();
+    out = `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
+  }
+  if (frac !== 0) out += `.${String(frac).padStart(6, '0').replace(/0+$/, '')}`;
   return tz ? `${out}+00` : out;
 }
 
@@ -160,6 +205,8 @@ export function toText(v: NonNullSqlValue): string {
       return jsonbText(v.value.json);
     case 'bytea':
       return `\\x${v.value.toString('hex')}`;
+    case 'interval':
+      return formatInterval(v.value);
     default: {
       // Array types are template-literal names, so they cannot be listed as cases.
       if (isArrayValue(v)) return arrayText(v.value);
@@ -167,6 +214,37 @@ export function toText(v: NonNullSqlValue): string {
       return never;
     }
   }
+}
+
+/**
+ * PostgreSQL's interval output (IntervalStyle postgres): `1 year 2 mons 3 days 04:05:06.5`;
+ * a field after a negative one carries an explicit `+`; the time part is shown when non-zero
+ * or when everything is zero.
+ */
+export function formatInterval(iv: Interval): string {
+  const parts: string[] = [];
+  let before = false;
+  const add = (value: number, unit: string): void => {
+    if (value === 0) return;
+    parts.push(`${before && value > 0 ? '+' : ''}${value} ${unit}${value !== 1 ? 's' : ''}`);
+    before = value < 0;
+  };
+  add(Math.trunc(iv.months / 12), 'year');
+  add(iv.months % 12, 'mon');
+  add(iv.days, 'day');
+  if (parts.length === 0 || iv.micros !== 0n) {
+    const neg = iv.micros < 0n;
+    const abs = neg ? -iv.micros : iv.micros;
+    const hours = abs / 3_600_000_000n;
+    const minutes = (abs / 60_000_000n) % 60n;
+    const seconds = (abs / 1_000_000n) % 60n;
+    const frac = abs % 1_000_000n;
+    const two = (n: bigint): string => n.toString().padStart(2, '0');
+    let time = `${neg ? '-' : before ? '+' : ''}${two(hours)}:${two(minutes)}:${two(seconds)}`;
+    if (frac !== 0n) time += `.${frac.toString().padStart(6, '0').replace(/0+$/, '')}`;
+    parts.push(time);
+  }
+  return parts.join(' ');
 }
 
 /** Narrows a non-null value to an array. */

@@ -33,6 +33,8 @@ export interface AccessPath {
   lo?: KeyBound;
   hi?: KeyBound;
   reverse: boolean;
+  /** The read comes out in the order the query asked for (its ORDER BY needs no sort). */
+  ordered?: boolean;
   /** Text for EXPLAIN. */
   text: string;
 }

@@ -53,6 +53,11 @@ function partKey(v: SqlValue): string {
       return `j${jsonbText(v.value.json)}`;
     case 'bytea':
       return `b${v.value.toString('latin1')}`;
+    case 'interval': {
+      // Equal as PostgreSQL compares intervals: a month is 30 days, a day 24 hours.
+      const iv = v.value;
+      return `v${(BigInt(iv.months) * 30n + BigInt(iv.days)) * 86_400_000_000n + BigInt(iv.micros)}`;
+    }
     default:
       return `${v.type}:${Buffer.from(hashKeyFallback(v)).toString('latin1')}`;
   }

@@ -599,7 +599,7 @@ function callName(n: Ast): string {
 export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean): Plan {
   if (ast.into?.position) unsupported('SELECT INTO');
   const where = ast.where as Ast | null;
-  const source = planFrom(ast.from as Ast[] | null, where, env);
+  const source = planFrom(ast.from as Ast[] | null, where, env, withOrder ? orderHintOf(ast) : undefined);
   let plan = source.plan;
   const scope = source.scope;
   const items = expandColumns(ast, scope);
@@ -763,7 +763,39 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean): Plan {
     plan = new DistinctPlan(plan, distinctSlots);
     return finishLimit(new TrimPlan(plan, columns), ast, env);
   }
-  return finishQuery(plan, withOrder ? ast : { ...ast, orderby: null, limit: null }, env, scope, visible, undefined, keys, columns);
+  // The table is read in ORDER BY order: no sort, and LIMIT stops the read early.
+  const sortKeys = source.ordered === true && !distinct ? [] : keys;
+  return finishQuery(plan, withOrder ? ast : { ...ast, orderby: null, limit: null }, env, scope, visible, undefined, sortKeys, columns);
+}
+
+/**
+ * The ORDER BY a lone table's index could serve: plain columns (not output aliases of other
+ * expressions), one direction, default NULL placement, no grouping, windows or DISTINCT.
+ */
+function orderHintOf(ast: Ast): OrderHint | undefined {
+  const orderby = (ast.orderby ?? []) as Ast[];
+  const from = (ast.from ?? []) as Ast[];
+  if (orderby.length === 0 || from.length !== 1 || from[0]!.table === undefined || from[0]!.expr !== undefined) return undefined;
+  if ((ast.groupby?.columns ?? ast.groupby ?? []).length > 0 || ast.having || ast.distinct?.type) return undefined;
+  const text = JSON.stringify(ast.columns);
+  if (/"aggr_func"|"window_func"|"over":\{/.test(text) || /"name":\[\{"type":"default","value":"(count|sum|avg|min|max|string_agg|array_agg|bool_and|bool_or|every)"/i.test(text)) return undefined;
+  const outputs = new Map<string, Ast>();
+  for (const c of ast.columns as Ast[]) if (typeof c.as === 'string') outputs.set(c.as, (c.expr ?? c) as Ast);
+  const names: string[] = [];
+  let desc: boolean | undefined;
+  for (const o of orderby) {
+    const e = o.expr as Ast;
+    if (e.type !== 'column_ref' || columnName(e) === '*') return undefined;
+    const d = sortDirection(o);
+    if (d.nullsFirst !== d.desc) return undefined;
+    if (desc !== undefined && desc !== d.desc) return undefined;
+    desc = d.desc;
+    const name = columnName(e);
+    const aliased = columnQualifier(e) === null ? outputs.get(name) : undefined;
+    if (aliased !== undefined && !(aliased.type === 'column_ref' && columnName(aliased) === name)) return undefined;
+    names.push(name);
+  }
+  return { names, desc: desc === true };
 }
 
 function sortDirection(o: Ast): { desc: boolean; nullsFirst: boolean } {
@@ -844,8 +876,8 @@ function limitOf(ast: Ast, env: PlanEnv, scope: Scope): { count: ((x: Exec) => n
 
 /** One FROM item before joining. */
 interface FromItem {
-  /** Builds the item's plan with the conditions pushed down to it. */
-  build(conds: Ast[]): Plan;
+  /** Builds the item's plan with the conditions pushed down to it (and the ORDER BY it may serve). */
+  build(conds: Ast[], hint?: OrderHint): Plan;
   columns: PlanColumn[];
   join: JoinKind;
   on: Ast | null;
@@ -901,7 +933,7 @@ function itemsOf(node: Ast, items: FromItem[]): Set<number> | undefined {
 }
 
 /** The FROM clause with WHERE: join tree, pushed-down conditions, residual filter. */
-export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): { plan: Plan; scope: Scope } {
+export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hint?: OrderHint): { plan: Plan; scope: Scope; ordered?: boolean } {
   if (from === null || from.length === 0) {
     const scope = new Scope([], env.parent);
     let plan: Plan = new ValuesPlan([], [[]]);
@@ -957,7 +989,8 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): {
       else onRest[i]!.push(c);
     }
   });
-  let plan = items[0]!.build(pushed[0]!);
+  let plan = items[0]!.build(pushed[0]!, items.length === 1 ? hint : undefined);
+  const ordered = items.length === 1 && plan instanceof TableScanPlan && plan.path.ordered === true;
   let columns = plan.columns;
   for (let i = 1; i < items.length; i++) {
     const it = items[i]!;
@@ -1063,7 +1096,7 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv): {
   const scope = new Scope(columns, env.parent);
   const restNode = andAll(rest);
   if (restNode !== null) plan = new FilterPlan(plan, compilePredicate(restNode, exprEnv(env, scope), 'WHERE'), 'WHERE');
-  return { plan, scope };
+  return { plan, scope, ordered };
 }
 
 function joinNowKind(k: JoinKind): JoinKind {
@@ -1169,7 +1202,7 @@ function fromItem(f: Ast, i: number, env: PlanEnv): FromItem {
   }
   const table = env.catalog.mustTable(name);
   const columns = liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier: alias }));
-  return { columns, join, on, alias, using, build: (conds) => tableAccess(table, alias, conds, env) };
+  return { columns, join, on, alias, using, build: (conds, hint) => tableAccess(table, alias, conds, env, hint) };
 }
 
 /** `alias` or `alias(col, ...)` as node-sql-parser hands it over for VALUES and functions in FROM. */
@@ -1249,7 +1282,17 @@ interface ColumnCond {
 const FLIP: Record<string, ColumnCond['op']> = { '=': '=', '<': '>', '<=': '>=', '>': '<', '>=': '<=' };
 
 /** Chooses how to read `table` given the conditions on it; all of them are re-checked on each row. */
-export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: PlanEnv, orderHint?: { columns: number[]; desc: boolean }): TableScanPlan {
+/** ORDER BY over plain columns of a lone table, all in one direction with default NULL placement. */
+export interface OrderHint {
+  /** Names of the ordering columns (resolved against the table when its access is chosen). */
+  names: string[];
+  desc: boolean;
+}
+
+export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: PlanEnv, hint?: OrderHint): TableScanPlan {
+  const live = liveColumns(table);
+  const hintIds = hint?.names.map((n) => live.find((c) => c.name === n)?.id);
+  const orderHint = hint !== undefined && hintIds!.every((id) => id !== undefined) ? { columns: hintIds as number[], desc: hint.desc } : undefined;
   const cols = liveColumns(table);
   // The scan's own column objects: references resolved here mark what the scan must decode.
   const columns: PlanColumn[] = cols.map((c) => ({ name: c.name, type: c.type, qualifier: alias }));
@@ -1336,6 +1379,7 @@ function columnConds(c: Ast, scope: Scope, cols: ReturnType<typeof liveColumns>,
 
 /** Picks the primary key or the index with the longest equality prefix (then a range). */
 function choosePath(table: TableDef, conds: ColumnCond[], orderHint?: { columns: number[]; desc: boolean }): AccessPath {
+  if (orderHint !== undefined && orderHint.columns.length === 0) orderHint = undefined;
   const candidates: { index: AccessPath['index']; keyColumns: number[]; unique: boolean }[] = [];
   if (table.primaryKey.length > 0) candidates.push({ index: undefined, keyColumns: table.primaryKey, unique: true });
   for (const ix of table.indexes) candidates.push({ index: ix, keyColumns: ix.columns, unique: ix.unique });
@@ -1371,15 +1415,22 @@ function choosePath(table: TableDef, conds: ColumnCond[], orderHint?: { columns:
     if (k === cand.keyColumns.length && cand.unique) score += 100;
     if (cand.index === undefined) score += 1;
     let reverse = false;
-    if (orderHint !== undefined && orderHint.columns.every((c, i) => cand.keyColumns[k + i] === c || (i < k && cand.keyColumns[i] === c))) {
-      score += 5;
-      reverse = orderHint.desc;
+    let ordered = false;
+    if (orderHint !== undefined && eq.length <= 1) {
+      // Columns fixed by an equality are in order trivially; the rest must follow the prefix.
+      const fixed = new Set(cand.keyColumns.slice(0, k));
+      const rest = orderHint.columns.filter((c) => !fixed.has(c));
+      if (rest.every((c, i) => cand.keyColumns[k + i] === c)) {
+        score += 5;
+        reverse = orderHint.desc;
+        ordered = true;
+      }
     }
     if (score <= 1 && orderHint === undefined) score = cand.index === undefined ? 1 : 0;
     const names = cand.keyColumns.map((c) => table.columns[c]!.name);
     const text = k > 0 || lo || hi ? `Key: (${names.join(', ')})${k > 0 ? `, ${k} equal` : ''}${lo || hi ? ', range' : ''}${eq.length > 1 ? `, ${eq.length} lookups` : ''}` : '';
-    const path: AccessPath = { index: cand.index, keyColumns: cand.keyColumns, eq: k > 0 ? eq : [], eqTypes, lo, hi, reverse, text };
-    if (k === 0 && lo === undefined && hi === undefined && !(orderHint !== undefined && score > 1)) continue;
+    const path: AccessPath = { index: cand.index, keyColumns: cand.keyColumns, eq: k > 0 ? eq : [], eqTypes, lo, hi, reverse, ordered, text: ordered ? `${text}${text ? ', ' : ''}in ORDER BY order` : text };
+    if (k === 0 && lo === undefined && hi === undefined && !ordered) continue;
     if (best === undefined || score > best.score) best = { path, score };
   }
   return best?.path ?? { index: undefined, keyColumns: table.primaryKey, eq: [], eqTypes: [], reverse: false, text: '' };

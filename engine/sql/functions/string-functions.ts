@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import type { CompiledExpr } from '../compiled-expr.js';
 import type { FunctionDef } from './function-def.js';
 import { noFunction, strict } from './function-def.js';
 import { sqlFail, toText, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
@@ -39,13 +41,157 @@ const trimFamily = (leading: boolean, trailing: boolean): FunctionDef =>
     { args: ['text', 'text'], returns: 'text', impl: ([s, set]) => text(trimChars(str(s!), str(set!), leading, trailing)) },
   );
 
+/** A value as its type's output function prints it (booleans t/f, unlike boolean::text). */
+const outputText = (v: NonNullSqlValue): string => (v.type === 'boolean' ? (v.value ? 't' : 'f') : toText(v));
+
 /** concat(): NULLs are skipped; any type is printed with its output form (booleans as t/f). */
 const concat: FunctionDef = {
   compile(name, args) {
     if (args.length === 0) return noFunction(name, args);
     return {
       type: 'text',
-      evaluate: (ctx) => text(args.map((a) => a.evaluate(ctx)).map((v) => (v.value === null ? '' : v.type === 'boolean' ? (v.value ? 't' : 'f') : toText(v as NonNullSqlValue))).join('')),
+      evaluate: (ctx) => text(args.map((a) => a.evaluate(ctx)).map((v) => (v.value === null ? '' : outputText(v as NonNullSqlValue))).join('')),
+    };
+  },
+};
+
+/** concat_ws(sep, ...): NULL separator gives NULL; NULL arguments are skipped. */
+const concatWs: FunctionDef = {
+  compile(name, args) {
+    if (args.length < 2) return noFunction(name, args);
+    const [sep, ...rest] = args as [CompiledExpr, ...CompiledExpr[]];
+    return {
+      type: 'text',
+      evaluate(ctx) {
+        const s = sep.evaluate(ctx);
+        const parts = rest.map((a) => a.evaluate(ctx)).filter((v) => v.value !== null).map((v) => outputText(v as NonNullSqlValue));
+        return s.value === null ? { type: 'text', value: null } : text(parts.join(toText(s as NonNullSqlValue)));
+      },
+    };
+  },
+};
+
+function pad(s: string, len: number, fill: string, left: boolean): string {
+  const cs = chars(s);
+  if (len <= 0) return '';
+  if (cs.length >= len) return cs.slice(0, len).join('');
+  const fs = chars(fill);
+  if (fs.length === 0) return s;
+  const padding: string[] = [];
+  for (let i = 0; padding.length < len - cs.length; i++) padding.push(fs[i % fs.length]!);
+  return left ? padding.join('') + s : s + padding.join('');
+}
+
+function splitPart(s: string, delim: string, n: number): string {
+  if (n === 0) sqlFail('22023', 'field position must not be zero');
+  const fields = delim === '' ? (s === '' ? [] : [s]) : s === '' ? [] : s.split(delim);
+  const i = n > 0 ? n - 1 : fields.length + n;
+  return fields[i] ?? '';
+}
+
+/** initcap: the first letter or digit of each alphanumeric run upper-cased, the rest lower. */
+function initcap(s: string): string {
+  let out = '';
+  let inWord = false;
+  for (const c of s) {
+    out += inWord ? c.toLowerCase() : c.toUpperCase();
+    inWord = /[\p{L}\p{N}]/u.test(c);
+  }
+  return out;
+}
+
+function translate(s: string, from: string, to: string): string {
+  const f = chars(from);
+  const t = chars(to);
+  const map = new Map<string, string | null>();
+  f.forEach((c, i) => {
+    if (!map.has(c)) map.set(c, t[i] ?? null);
+  });
+  return chars(s)
+    .map((c) => (map.has(c) ? (map.get(c) ?? '') : c))
+    .join('');
+}
+
+function chr(n: number): string {
+  if (n === 0) sqlFail('54000', 'null character not permitted');
+  if (n < 0) sqlFail('22023', 'character number must be positive');
+  if (n > 0x10ffff || (n >= 0xd800 && n <= 0xdfff)) sqlFail('54000', `requested character too large for encoding: ${n}`);
+  return String.fromCodePoint(n);
+}
+
+/**
+ * Compiles a PostgreSQL (ARE) regular expression as a JavaScript one; the common syntax is the
+ * same. Flags: g (all matches), i (case-insensitive), c (case-sensitive, the default).
+ * @throws SQL_ERROR 2201B invalid pattern, 22023 invalid flag
+ */
+export function sqlRegExp(pattern: string, flags: string, allowGlobal: boolean): RegExp {
+  // No `u` flag: PostgreSQL accepts identity escapes (`\-`) that unicode mode rejects.
+  let js = '';
+  for (const f of flags) {
+    if (f === 'g' && allowGlobal) js += 'g';
+    else if (f === 'i') js = js.replace('i', '') + 'i';
+    else if (f === 'c') js = js.replace('i', '');
+    else sqlFail('22023', `invalid regular expression option: "${f}"`);
+  }
+  try {
+    return new RegExp(pattern, js);
+  } catch (err) {
+    return sqlFail('2201B', `invalid regular expression: ${(err as Error).message}`);
+  }
+}
+
+/** regexp_replace's replacement: \1-\9 are groups, \& the match; `$` is literal. */
+function jsReplacement(r: string): string {
+  return r.replace(/\\([0-9&\\])|\$/g, (m, c: string | undefined) => (m === '$' ? '$$' : c === '&' ? '$&' : c === '\\' ? '\\' : `$${c}`));
+}
+
+const regexpReplace = strict(
+  { args: ['text', 'text', 'text'], returns: 'text', impl: ([s, p, r]) => text(str(s!).replace(sqlRegExp(str(p!), '', false), jsReplacement(str(r!)))) },
+  {
+    args: ['text', 'text', 'text', 'text'],
+    returns: 'text',
+    impl: ([s, p, r, f]) => text(str(s!).replace(sqlRegExp(str(p!), str(f!), true), jsReplacement(str(r!)))),
+  },
+);
+
+function regexpMatch(s: string, re: RegExp): SqlValue {
+  const m = re.exec(s);
+  if (m === null) return { type: 'text[]', value: null };
+  const groups = m.length > 1 ? m.slice(1) : [m[0]];
+  return { type: 'text[]', value: groups.map((g) => (g === undefined ? { type: 'text', value: null } : text(g))) };
+}
+
+/** format(): %s (NULL as empty), %L (quoted literal, NULL unquoted), %I (identifier), %%, with n$ positions. */
+const format: FunctionDef = {
+  compile(name, args) {
+    if (args.length === 0) return noFunction(name, args);
+    const [fmt, ...rest] = args as [CompiledExpr, ...CompiledExpr[]];
+    return {
+      type: 'text',
+      evaluate(ctx) {
+        const f = fmt.evaluate(ctx);
+        if (f.value === null) return { type: 'text', value: null };
+        const vals = rest.map((a) => a.evaluate(ctx));
+        let next = 0;
+        const out = toText(f as NonNullSqlValue).replace(/%(?:(\d+)\$)?([sILl%])?/g, (_m, pos: string | undefined, kind: string | undefined) => {
+          if (kind === '%' && pos === undefined) return '%';
+          if (kind === undefined || kind === '%') return sqlFail('22023', 'unrecognized format() type specifier');
+          const idx = pos === undefined ? next++ : Number(pos) - 1;
+          if (pos !== undefined) next = idx + 1;
+          const v = vals[idx];
+          if (v === undefined) return sqlFail('22023', 'too few arguments for format()');
+          if (kind === 's') return v.value === null ? '' : outputText(v as NonNullSqlValue);
+          if (kind === 'I') {
+            if (v.value === null) return sqlFail('22004', 'null values cannot be formatted as an SQL identifier');
+            const id = outputText(v as NonNullSqlValue);
+            return /^[a-z_][a-z0-9_$]*$/.test(id) ? id : `"${id.replace(/"/g, '""')}"`;
+          }
+          if (v.value === null) return 'NULL';
+          const lit = outputText(v as NonNullSqlValue);
+          return lit.includes('\\') ? `E'${lit.replace(/\\/g, '\\\\').replace(/'/g, "''")}'` : `'${lit.replace(/'/g, "''")}'`;
+        });
+        return text(out);
+      },
     };
   },
 };
@@ -84,4 +230,57 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
     },
   }),
   concat,
+  concat_ws: concatWs,
+  left: strict({
+    args: ['text', 'int4'],
+    returns: 'text',
+    impl: ([s, n]) => {
+      const cs = chars(str(s!));
+      const k = int(n!);
+      return text(cs.slice(0, k >= 0 ? k : Math.max(cs.length + k, 0)).join(''));
+    },
+  }),
+  right: strict({
+    args: ['text', 'int4'],
+    returns: 'text',
+    impl: ([s, n]) => {
+      const cs = chars(str(s!));
+      const k = int(n!);
+      return text(cs.slice(k >= 0 ? Math.max(cs.length - k, 0) : Math.min(-k, cs.length)).join(''));
+    },
+  }),
+  lpad: strict(
+    { args: ['text', 'int4'], returns: 'text', impl: ([s, n]) => text(pad(str(s!), int(n!), ' ', true)) },
+    { args: ['text', 'int4', 'text'], returns: 'text', impl: ([s, n, f]) => text(pad(str(s!), int(n!), str(f!), true)) },
+  ),
+  rpad: strict(
+    { args: ['text', 'int4'], returns: 'text', impl: ([s, n]) => text(pad(str(s!), int(n!), ' ', false)) },
+    { args: ['text', 'int4', 'text'], returns: 'text', impl: ([s, n, f]) => text(pad(str(s!), int(n!), str(f!), false)) },
+  ),
+  repeat: strict({ args: ['text', 'int4'], returns: 'text', impl: ([s, n]) => text(int(n!) <= 0 ? '' : str(s!).repeat(int(n!))) }),
+  starts_with: strict({ args: ['text', 'text'], returns: 'boolean', impl: ([s, p]) => ({ type: 'boolean', value: str(s!).startsWith(str(p!)) }) }),
+  split_part: strict({ args: ['text', 'text', 'int4'], returns: 'text', impl: ([s, d, n]) => text(splitPart(str(s!), str(d!), int(n!))) }),
+  octet_length: strict(
+    { args: ['text'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: Buffer.byteLength(str(s!), 'utf8') }) },
+    { args: ['bytea'], returns: 'int4', impl: ([b]) => ({ type: 'int4', value: (b!.value as Buffer).length }) },
+  ),
+  initcap: strict({ args: ['text'], returns: 'text', impl: ([s]) => text(initcap(str(s!))) }),
+  reverse: strict({ args: ['text'], returns: 'text', impl: ([s]) => text(chars(str(s!)).reverse().join('')) }),
+  md5: strict(
+    { args: ['text'], returns: 'text', impl: ([s]) => text(createHash('md5').update(str(s!), 'utf8').digest('hex')) },
+    { args: ['bytea'], returns: 'text', impl: ([b]) => text(createHash('md5').update(b!.value as Buffer).digest('hex')) },
+  ),
+  translate: strict({ args: ['text', 'text', 'text'], returns: 'text', impl: ([s, f, t]) => text(translate(str(s!), str(f!), str(t!))) }),
+  ascii: strict({ args: ['text'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: str(s!).codePointAt(0) ?? 0 }) }),
+  chr: strict({ args: ['int4'], returns: 'text', impl: ([n]) => text(chr(int(n!))) }),
+  regexp_replace: regexpReplace,
+  regexp_match: strict(
+    { args: ['text', 'text'], returns: 'text[]', impl: ([s, p]) => regexpMatch(str(s!), sqlRegExp(str(p!), '', false)) },
+    {
+      args: ['text', 'text', 'text'],
+      returns: 'text[]',
+      impl: ([s, p, f]) => (str(f!).includes('g') ? sqlFail('22023', 'regexp_match() does not support the "global" option') : regexpMatch(str(s!), sqlRegExp(str(p!), str(f!), false))),
+    },
+  ),
+  format,
 };

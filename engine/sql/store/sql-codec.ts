@@ -29,7 +29,7 @@ const TAG_VALUE = 0x20;
 const TAG_NULL = 0xf0;
 
 export function keyable(type: SqlTypeName): boolean {
-  return type !== 'jsonb' && type !== 'unknown' && !type.endsWith('[]');
+  return type !== 'jsonb' && type !== 'unknown' && type !== 'interval' && !type.endsWith('[]');
 }
 
 /** Appends the key encoding of `v` (already of the column's type) to `out`. */
