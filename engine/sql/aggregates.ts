@@ -10,12 +10,16 @@ import {
   jsonbText,
   makeInt,
   sqlFail,
+  toJsonb,
+  toText,
+  type JsonValue,
   type NonNullSqlValue,
   type ScalarTypeName,
   type SqlTypeName,
   type SqlValue,
 } from './sql-types.js';
 import { decimalSqrtToScale } from './decimal.js';
+import { sqlToJson } from './functions/json-functions.js';
 
 /** The running state of one aggregate over one group (or one window frame). */
 export interface Accumulator {
@@ -99,6 +103,10 @@ const RESOLVERS: Record<string, Resolver> = {
     const element = t as ScalarTypeName;
     return { resultType: arrayTypeOf(element), argTypes: [element], create: () => new ArrayAggAcc(arrayTypeOf(element)) };
   }),
+  jsonb_agg: jsonAgg(),
+  json_agg: jsonAgg(),
+  jsonb_object_agg: jsonObjectAgg(),
+  json_object_agg: jsonObjectAgg(),
   bool_and: boolAgg(true),
   bool_or: boolAgg(false),
   every: boolAgg(true),
@@ -118,6 +126,66 @@ function minMax(sign: 1 | -1): Resolver {
     if (!ORDERED.includes(t) && !isArrayType(t)) return undefined;
     return { resultType: t, argTypes: [t], create: () => new MinMaxAcc(t, sign) };
   };
+}
+
+/** jsonb_agg / json_agg (both build jsonb here): every input, NULLs as JSON null; NULL over no rows. */
+function jsonAgg(): Resolver {
+  return (_name, argTypes) => {
+    if (argTypes.length !== 1) return undefined;
+    const t = argTypes[0] === 'unknown' ? 'text' : argTypes[0]!;
+    return { resultType: 'jsonb', argTypes: [t], create: () => new JsonAggAcc() };
+  };
+}
+
+/** jsonb_object_agg(key, value): keys as text (a NULL key fails, 22004), later duplicates win. */
+function jsonObjectAgg(): Resolver {
+  return (_name, argTypes) => {
+    if (argTypes.length !== 2) return undefined;
+    const [k, v] = argTypes.map((t) => (t === 'unknown' ? 'text' : t)) as [SqlTypeName, SqlTypeName];
+    return { resultType: 'jsonb', argTypes: [k, v], create: () => new JsonObjectAggAcc() };
+  };
+}
+
+class JsonAggAcc implements Accumulator {
+  readonly #items: JsonValue[] = [];
+  #bytes = 0;
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  add(args: readonly SqlValue[]): void {
+    const v = args[0]!;
+    this.#items.push(v.value === null ? null : sqlToJson(v));
+    this.#bytes += approxBytes(v);
+  }
+
+  result(): SqlValue {
+    if (this.#items.length === 0) return { type: 'jsonb', value: null };
+    return { type: 'jsonb', value: { json: [...this.#items] } };
+  }
+}
+
+class JsonObjectAggAcc implements Accumulator {
+  readonly #entries = new Map<string, JsonValue>();
+  #bytes = 0;
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  add(args: readonly SqlValue[]): void {
+    const [k, v] = args as [SqlValue, SqlValue];
+    if (k.value === null) sqlFail('22004', 'field name must not be null');
+    const key = toText(k as NonNullSqlValue);
+    this.#entries.set(key, v.value === null ? null : sqlToJson(v));
+    this.#bytes += key.length * 2 + approxBytes(v);
+  }
+
+  result(): SqlValue {
+    if (this.#entries.size === 0) return { type: 'jsonb', value: null };
+    return { type: 'jsonb', value: { json: toJsonb(Object.fromEntries(this.#entries)) } };
+  }
 }
 
 function boolAgg(and: boolean): Resolver {

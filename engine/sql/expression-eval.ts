@@ -73,7 +73,8 @@ type NodeKind =
 const HANDLERS: Record<NodeKind, Handler> = {
   number: (n) => constant(numericLiteral(String(n.value))),
   bigint: (n) => constant(numericLiteral(String(n.value))),
-  single_quote_string: (n) => constant({ type: 'unknown', value: String(n.value) }),
+  // The parser keeps a doubled quote ('it''s') as written: SQL reads it as one quote.
+  single_quote_string: (n) => constant({ type: 'unknown', value: String(n.value).replace(/''/g, "'") }),
   bool: (n) => constant({ type: 'boolean', value: n.value === true }),
   null: () => constant({ type: 'unknown', value: null }),
   var: compileParam,

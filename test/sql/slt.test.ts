@@ -1,5 +1,5 @@
 // sqllogictest files for the SQL model (test/sql/slt/*.slt), one vitest test per file and target.
-// PostgreSQL (PGlite) is the oracle and always runs; tetradb runs when TETRA_SLT_TETRADB=1.
+// PostgreSQL (PGlite) is the oracle and tetradb runs the same files over HTTP (TETRA_SLT_TETRADB=0 skips it).
 // Authoring: TETRA_SLT_RECORD=1 [TETRA_SLT_FILE=joins.slt] npx vitest run test/sql/slt.test.ts
 // rewrites the expected rows from PostgreSQL; review every recorded result before committing.
 import { readdirSync } from 'node:fs';
@@ -169,7 +169,7 @@ describe('sqllogictest files against PostgreSQL (PGlite)', () => {
   }
 });
 
-describe.runIf(process.env.TETRA_SLT_TETRADB === '1')('sqllogictest files against tetradb (HTTP)', () => {
+describe.runIf(process.env.TETRA_SLT_TETRADB !== '0')('sqllogictest files against tetradb (HTTP)', () => {
   let server: RunningServer;
   beforeAll(async () => {
     server = await startServer();
