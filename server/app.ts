@@ -7,10 +7,11 @@ import { TetraError } from '../engine/errors.js';
 import { docsExpiry } from '../engine/docs/index.js';
 import { KvExpiryService, scheduleAllTenants } from '../engine/kv/index.js';
 import { PageCache, type TreeNode } from '../engine/storage/index.js';
-import { SystemStore } from '../engine/system/index.js';
+import { SystemStore, type Principal } from '../engine/system/index.js';
 import { TenantRegistry } from '../engine/tenant/index.js';
 import type { ServerConfig } from './config.js';
 import { sendError } from './error-handler.js';
+import { lazyChildLogger } from './lazy-request-logger.js';
 import { RateLimiter } from './rate-limiter.js';
 import { keyRoutes, signupRoute } from './routes/auth-routes.js';
 import { healthRoutes } from './routes/health-routes.js';
@@ -19,6 +20,7 @@ import { mqlRoutes } from './routes/mql-routes.js';
 import { sqlRoutes } from './routes/sql-routes.js';
 import { bearer, errorSchema } from './schemas.js';
 import type { TetraContext } from './tetra-context.js';
+import { VerifiedKeyCache } from './verified-key-cache.js';
 
 const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
@@ -67,6 +69,8 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     // Fastify's own request logging writes two info lines per request; the onResponse hook
     // below writes one, at debug.
     logController: new LogController({ disableRequestLogging: true }),
+    // request.log is made on first use: most requests never log.
+    childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
@@ -78,7 +82,8 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
   });
 
   const expiry = new KvExpiryService(registry, { sweepers: [docsExpiry], onError: (err, tenantId) => app.log.error({ err, tenantId }, 'active expiry failed') });
-  const tetra: TetraContext = { config, system, registry, expiry, startedAt: Date.now(), version: VERSION };
+  const keys = new VerifiedKeyCache(system);
+  const tetra: TetraContext = { config, system, keys, registry, expiry, startedAt: Date.now(), version: VERSION };
   app.decorate('tetra', tetra);
   app.decorateRequest('principal', undefined);
 
@@ -97,8 +102,11 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     });
   });
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks on the path of every request are callback hooks: an async one costs a promise and a
+  // microtask turn per request.
+  app.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
+    done();
   });
   // One access line per request at debug, a warn line for a slow one: the default level (info)
   // costs a comparison per request, no formatting. Decided once: the level never changes.
@@ -135,21 +143,27 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
   // Everything else requires a key. The hook runs before the body is read.
   const limiter = config.rateLimit > 0 ? new RateLimiter({ capacity: config.rateLimit, perSecond: config.rateLimit }) : undefined;
   await app.register(async (authed) => {
-    authed.addHook('onRequest', async (request, reply) => {
-      const match = BEARER.exec(request.headers.authorization ?? '');
-      if (match === null) throw new TetraError('UNAUTHORIZED', 'missing or malformed Authorization header; expected "Bearer <apiKey>"');
-      const principal = system.authenticate(match[1]!);
-      if (principal === undefined) throw new TetraError('UNAUTHORIZED', 'invalid or revoked API key');
+    authed.addHook('onRequest', (request, reply, done) => {
+      let principal: Principal | undefined;
+      try {
+        const match = BEARER.exec(request.headers.authorization ?? '');
+        if (match === null) return done(new TetraError('UNAUTHORIZED', 'missing or malformed Authorization header; expected "Bearer <apiKey>"'));
+        principal = keys.authenticate(match[1]!);
+      } catch (err) {
+        return done(err as Error);
+      }
+      if (principal === undefined) return done(new TetraError('UNAUTHORIZED', 'invalid or revoked API key'));
       request.principal = principal;
-      if (limiter === undefined) return;
+      if (limiter === undefined) return done();
       const taken = limiter.take(principal.keyId);
       void reply.header('ratelimit-limit', String(limiter.capacity));
       void reply.header('ratelimit-remaining', String(taken.remaining));
       void reply.header('ratelimit-reset', String(taken.resetSeconds));
       if (!taken.allowed) {
         void reply.header('retry-after', String(taken.retryAfterSeconds));
-        throw new TetraError('RATE_LIMITED', `rate limit of ${limiter.capacity} requests per second exceeded; retry in ${taken.retryAfterSeconds} s`);
+        return done(new TetraError('RATE_LIMITED', `rate limit of ${limiter.capacity} requests per second exceeded; retry in ${taken.retryAfterSeconds} s`));
       }
+      done();
     });
     keyRoutes(authed);
     healthRoutes(authed);

@@ -4,11 +4,14 @@ import type { KvExpiryService } from '../engine/kv/index.js';
 import type { Principal, SystemStore } from '../engine/system/index.js';
 import type { TenantRegistry, TenantStore } from '../engine/tenant/index.js';
 import type { ServerConfig } from './config.js';
+import type { VerifiedKeyCache } from './verified-key-cache.js';
 
 /** What every route may reach: no globals, one context per app instance. */
 export interface TetraContext {
   config: ServerConfig;
   system: SystemStore;
+  /** How requests authenticate (SystemStore.authenticate behind a short cache) and keys are revoked. */
+  keys: VerifiedKeyCache;
   registry: TenantRegistry;
   expiry: KvExpiryService;
   startedAt: number;

@@ -101,7 +101,7 @@ export function keyRoutes(app: FastifyInstance): void {
     },
     async (request) => {
       const { keyId } = request.params as { keyId: string };
-      await app.tetra.system.revokeKey(principalOf(request).tenantId, keyId);
+      await app.tetra.keys.revokeKey(principalOf(request).tenantId, keyId);
       return { keyId, revoked: true };
     },
   );
