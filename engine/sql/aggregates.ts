@@ -37,6 +37,8 @@ export interface AggregateDef {
   /** The types the arguments are read as (unknown literals are converted to these). */
   readonly argTypes: readonly SqlTypeName[];
   create(): Accumulator;
+  /** add() keeps no reference to the array it is given: the caller may reuse it. */
+  readonly reusableArgs?: boolean;
 }
 
 export interface AggregateOptions {
@@ -218,7 +220,7 @@ export function isAggregateName(name: string): boolean {
 export function resolveAggregate(name: string, argTypes: readonly SqlTypeName[], options: AggregateOptions): AggregateDef {
   const lower = name.toLowerCase();
   if (options.star) {
-    if (lower === 'count' && argTypes.length === 0) return { name: lower, resultType: 'int8', argTypes: [], create: () => new CountAcc(true) };
+    if (lower === 'count' && argTypes.length === 0) return { name: lower, resultType: 'int8', argTypes: [], create: () => new CountAcc(true), reusableArgs: true };
     return sqlFail('42809', `${lower}(*) specified, but ${lower} is not an aggregate function`);
   }
   const resolver = Object.hasOwn(RESOLVERS, lower) ? RESOLVERS[lower] : undefined;
@@ -232,6 +234,8 @@ export function resolveAggregate(name: string, argTypes: readonly SqlTypeName[],
     resultType,
     argTypes: coerceTo,
     create: options.distinct ? () => new DistinctAcc(coerced, coerceTo) : coerced,
+    // Only DISTINCT keeps argument arrays (to feed them later); every other accumulator reads them.
+    reusableArgs: !options.distinct,
   };
 }
 

@@ -154,6 +154,11 @@ export class TreeReader {
     for (const [leaf, i] of this.#walk(range)) yield [leafKeyBytes(leaf, i), this.readValue(leafValueAt(leaf, i))];
   }
 
+  /** Values only, in key order (or reverse): no key bytes are materialised. */
+  *values(range: ScanRange = {}): Generator<Buffer> {
+    for (const [leaf, i] of this.#walk(range)) yield this.readValue(leafValueAt(leaf, i));
+  }
+
   /** Keys only: no overflow reads. */
   *keys(range: ScanRange = {}): Generator<Buffer> {
     for (const [leaf, i] of this.#walk(range)) yield leafKeyBytes(leaf, i);

@@ -42,6 +42,12 @@ export class Snapshot {
     if (t !== undefined) yield* t.scan(withPrefix(range));
   }
 
+  /** Values of `tree` within `range`, in key order. @throws UNAVAILABLE when closed or expired */
+  *values(tree: string, range: StoreScanRange = {}): Generator<Buffer> {
+    const t = this.#trees.tree(tree);
+    if (t !== undefined) yield* t.values(withPrefix(range));
+  }
+
   /** Keys of `tree` within `range`. @throws UNAVAILABLE when closed or expired */
   *keys(tree: string, range: StoreScanRange = {}): Generator<Buffer> {
     const t = this.#trees.tree(tree);

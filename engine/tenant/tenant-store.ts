@@ -230,6 +230,11 @@ export class TenantStore implements DirtyOwner {
     return this.#onSnapshot(tree, (t) => t.scan(withPrefix(range)));
   }
 
+  /** Values of `tree` within `range` in key order (keys are not materialised), on a snapshot like scan(). */
+  values(tree: string, range: StoreScanRange = {}): Generator<Buffer> {
+    return this.#onSnapshot(tree, (t) => t.values(withPrefix(range)));
+  }
+
   /** Keys of `tree` within `range` (values are not read), on a snapshot like scan(). */
   keys(tree: string, range: StoreScanRange = {}): Generator<Buffer> {
     return this.#onSnapshot(tree, (t) => t.keys(withPrefix(range)));

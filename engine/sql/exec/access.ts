@@ -152,7 +152,10 @@ export interface StoredRow {
 }
 
 /** Reads a table along an access path: stored rows with their keys. */
-export function* readStored(table: TableReader, path: AccessPath, x: Exec, needed?: readonly boolean[]): Generator<StoredRow | typeof PAUSE> {
+/** The key of a stored row read without keys (by a scan that never writes). */
+const NO_KEY = Buffer.alloc(0);
+
+export function* readStored(table: TableReader, path: AccessPath, x: Exec, needed?: readonly boolean[], withKeys = true): Generator<StoredRow | typeof PAUSE> {
   const t = table.table;
   const keyTypes = path.keyColumns.map((id) => t.columns[id]!.type);
   const ranges = accessRanges(path, x, keyTypes);
@@ -164,6 +167,13 @@ export function* readStored(table: TableReader, path: AccessPath, x: Exec, neede
       if (pointRead && r.gte !== undefined) {
         const bytes = x.reader.get(rows, r.gte);
         if (bytes !== undefined) yield { key: r.gte, physical: table.physical(bytes, needed) };
+        continue;
+      }
+      if (!withKeys) {
+        for (const value of x.reader.values(rows, { ...r, reverse: path.reverse })) {
+          yield { key: NO_KEY, physical: table.physical(value, needed) };
+          if (x.tick()) yield PAUSE;
+        }
         continue;
       }
       for (const [key, value] of x.reader.scan(rows, { ...r, reverse: path.reverse })) {
@@ -224,7 +234,7 @@ export class TableScanPlan implements Plan {
     const ctx = x.ctx();
     const f = this.filter;
     const needed = this.#needed();
-    for (const s of readStored(this.reader, this.path, x, needed)) {
+    for (const s of readStored(this.reader, this.path, x, needed, false)) {
       if (s === PAUSE) {
         yield s;
         continue;

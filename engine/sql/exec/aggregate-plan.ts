@@ -40,24 +40,39 @@ export class AggregatePlan implements Plan {
     const grouped = this.groupExprs.length > 0;
     let bytes = 0;
     let counter = 0;
+    const groupExprs = this.groupExprs;
+    const calls = this.calls;
+    // Scratch arrays reused row after row: group keys are copied only for a new group; argument
+    // arrays are reused for calls whose accumulator keeps no reference to them (no DISTINCT, no
+    // ORDER BY inside the call).
+    const scratchKeys: SqlValue[] = new Array(groupExprs.length);
+    const scratchArgs: (SqlValue[] | undefined)[] = calls.map((c) => (c.def.reusableArgs === true && c.order === undefined ? new Array<SqlValue>(c.args.length) : undefined));
+    let last: Group | undefined;
     for (const row of this.input.rows(x)) {
       if (row === PAUSE) {
         yield row;
         continue;
       }
       ctx.row = row;
-      const keys = this.groupExprs.map((e) => e.evaluate(ctx));
-      const id = grouped ? hashKey(keys) : '';
-      let g = groups.get(id);
+      for (let k = 0; k < groupExprs.length; k++) scratchKeys[k] = groupExprs[k]!.evaluate(ctx);
+      let g: Group | undefined;
+      if (!grouped) g = last;
       if (g === undefined) {
-        g = { keys, accumulators: this.calls.map((c) => c.def.create()), buffered: this.calls.map((c) => (c.order === undefined ? undefined : [])) };
-        groups.set(id, g);
-        bytes += 96 + id.length * 2 + this.calls.length * 64;
+        const id = grouped ? hashKey(scratchKeys) : '';
+        g = groups.get(id);
+        if (g === undefined) {
+          g = { keys: scratchKeys.slice(), accumulators: calls.map((c) => c.def.create()), buffered: calls.map((c) => (c.order === undefined ? undefined : [])) };
+          groups.set(id, g);
+          bytes += 96 + id.length * 2 + calls.length * 64;
+        }
+        if (!grouped) last = g;
       }
-      for (let i = 0; i < this.calls.length; i++) {
-        const call = this.calls[i]!;
+      for (let i = 0; i < calls.length; i++) {
+        const call = calls[i]!;
         if (call.filter !== undefined && call.filter.evaluate(ctx).value !== true) continue;
-        const args = call.args.map((a) => a.evaluate(ctx));
+        let args = scratchArgs[i];
+        if (args !== undefined) for (let a = 0; a < call.args.length; a++) args[a] = call.args[a]!.evaluate(ctx);
+        else args = call.args.map((a) => a.evaluate(ctx));
         const buffer = g.buffered[i];
         if (buffer !== undefined) {
           buffer.push({ keys: call.order!.exprs.map((e) => e.evaluate(ctx)), args });

@@ -6,6 +6,8 @@ type Entry = [key: Buffer, value: Buffer];
 export interface SqlReader {
   get(tree: string, key: Uint8Array): Buffer | undefined;
   scan(tree: string, range?: StoreScanRange): Generator<Entry>;
+  /** Values only, in key order (full-table scans that need no keys). */
+  values(tree: string, range?: StoreScanRange): Generator<Buffer>;
   /** Keys in a tree (an estimate inside a transaction: pending changes are not counted). */
   count(tree: string): number;
 }
@@ -24,6 +26,10 @@ export class SnapshotReader implements SqlReader {
 
   scan(tree: string, range: StoreScanRange = {}): Generator<Entry> {
     return this.#snapshot.scan(tree, range);
+  }
+
+  values(tree: string, range: StoreScanRange = {}): Generator<Buffer> {
+    return this.#snapshot.values(tree, range);
   }
 
   count(tree: string): number {
@@ -56,6 +62,10 @@ export class LiveReader implements SqlReader {
 
   scan(tree: string, range: StoreScanRange = {}): Generator<Entry> {
     return this.#snapshot === undefined ? this.#store.scan(tree, range) : this.#snapshot.scan(tree, range);
+  }
+
+  values(tree: string, range: StoreScanRange = {}): Generator<Buffer> {
+    return this.#snapshot === undefined ? this.#store.values(tree, range) : this.#snapshot.values(tree, range);
   }
 
   count(tree: string): number {
@@ -157,6 +167,14 @@ export class TxnView implements SqlReader {
 
   count(tree: string): number {
     return this.#store.count(tree);
+  }
+
+  *values(tree: string, range: StoreScanRange = {}): Generator<Buffer> {
+    if (!this.#trees.has(tree)) {
+      yield* this.#store.values(tree, range);
+      return;
+    }
+    for (const [, value] of this.scan(tree, range)) yield value;
   }
 
   put(tree: string, key: Buffer, value: Buffer): void {
