@@ -32,6 +32,8 @@ export interface ServerConfig {
   sqlMaxRows: number;
   /** Memory a SQL sort, hash join, GROUP BY or DISTINCT may hold. */
   sqlWorkBytes: number;
+  /** A SQL result larger than this (JSON bytes, estimated) fails, asking for a LIMIT. */
+  sqlMaxResultBytes: number;
   /** Reserved for the document and vector models (accepted and reported, not used yet). */
   mongodbUri: string | undefined;
   embeddingModelDir: string;
@@ -67,6 +69,7 @@ export const SETTINGS: Record<keyof ServerConfig, Setting> = {
   slowRequestMs: { env: 'TETRA_SLOW_REQUEST_MS', flag: 'slow-request-ms', kind: 'int', default: '1000', min: 0, max: 3_600_000 },
   sqlTimeLimitMs: { env: 'TETRA_SQL_TIME_LIMIT_MS', flag: 'sql-time-limit-ms', kind: 'int', default: '30000', min: 0, max: 24 * 3_600_000 },
   sqlMaxRows: { env: 'TETRA_SQL_MAX_ROWS', flag: 'sql-max-rows', kind: 'int', default: '100000', min: 1, max: 100_000_000 },
+  sqlMaxResultBytes: { env: 'TETRA_SQL_MAX_RESULT_BYTES', flag: 'sql-max-result-bytes', kind: 'int', default: String(32 * 1024 * 1024), min: 1024, max: Number.MAX_SAFE_INTEGER },
   sqlWorkBytes: { env: 'TETRA_SQL_WORK_BYTES', flag: 'sql-work-bytes', kind: 'int', default: String(64 * 1024 * 1024), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
   mongodbUri: { env: 'TETRA_MONGODB_URI', flag: 'mongodb-uri', kind: 'string', default: undefined },
   embeddingModelDir: { env: 'TETRA_EMBEDDING_MODEL_DIR', flag: 'embedding-model-dir', kind: 'string', default: './models/all-MiniLM-L6-v2' },

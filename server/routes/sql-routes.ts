@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { fail } from '../../engine/errors.js';
-import { SQL_DEFAULTS, sqlExecute, type SqlOptions, type SqlResult } from '../../engine/sql/index.js';
+import { sqlExecute, type SqlOptions, type SqlResult } from '../../engine/sql/index.js';
 import { authedErrors, bearer } from '../schemas.js';
 import { withTenant } from '../tetra-context.js';
 
@@ -30,7 +30,7 @@ export function sqlRoutes(app: FastifyInstance): void {
     rowMode: rowMode ?? 'object',
     timeLimitMs: config.sqlTimeLimitMs,
     maxRows: config.sqlMaxRows,
-    maxResultBytes: SQL_DEFAULTS.maxResultBytes,
+    maxResultBytes: config.sqlMaxResultBytes,
     maxWorkBytes: config.sqlWorkBytes,
   });
   app.post(

@@ -115,7 +115,7 @@ describe('SQL over HTTP', () => {
     await ok('CREATE TABLE many (i int PRIMARY KEY)');
     await ok('INSERT INTO many SELECT k FROM (WITH RECURSIVE s(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM s WHERE k < 3000) SELECT k FROM s) q');
     expect((await ok('SELECT count(*) AS n FROM many')).rows).toEqual([{ n: 3000 }]);
-    const stopped = await startServer({ sqlMaxRows: 100 });
+    const stopped = await startServer({ sqlMaxRows: 100, sqlMaxResultBytes: 4096 });
     try {
       const { apiKey: key } = await signup(stopped.url);
       await http(stopped.url, 'POST', '/api/sql/query', { json: { sql: 'CREATE TABLE t (i int); INSERT INTO t SELECT 1 FROM (WITH RECURSIVE s(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM s WHERE k < 150) SELECT k FROM s) q' }, apiKey: key });
@@ -125,6 +125,11 @@ describe('SQL over HTTP', () => {
       expect(res.body.error.message).toMatch(/LIMIT/);
       const limited = await http(stopped.url, 'POST', '/api/sql/query', { json: { sql: 'SELECT * FROM t LIMIT 10' }, apiKey: key });
       expect(limited.body.rowCount).toBe(10);
+      // The byte bound: 90 rows fit the row bound but not 4 KiB.
+      const wide = await http(stopped.url, 'POST', '/api/sql/query', { json: { sql: "SELECT i, repeat('x', 100) AS pad FROM t LIMIT 90" }, apiKey: key });
+      expect(wide.status, wide.text).toBe(400);
+      expect(wide.body.error.details.sqlstate).toBe('54000');
+      expect(wide.body.error.message).toMatch(/LIMIT/);
     } finally {
       await stopped.stop();
     }
