@@ -9,7 +9,8 @@ import { paramsFromJson } from './sql-params.js';
 import { prepareStatements } from './sql-rewrite.js';
 import type { SqlOptions, SqlOutcome, SqlResult, SqlStatementInput } from './sql-api.js';
 import { LiveReader, SnapshotReader, TxnView, type SqlReader } from './store/sql-view.js';
-import { sqlFail, formatDate, formatTimestamp, toText, type NonNullSqlValue, type SqlValue } from './sql-types.js';
+import { sqlFail, toText, type NonNullSqlValue, type SqlValue } from './sql-types.js';
+import { toJsValue } from './select-expressions.js';
 import { alterTable, createIndex, createTable, dropIndex, dropTables } from './exec/ddl.js';
 import { deleteRows, insert, update, type DmlResult } from './exec/dml.js';
 import { Exec, PAUSE, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './exec/runtime.js';
@@ -386,31 +387,13 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
   }
 }
 
-/** JSON form of a value: int8 outside the safe range, numeric and bytea as strings. */
+/** JSON form of a value: toJsValue's, with int8 outside the safe range, bytea and non-finite floats as text. */
 export function jsonValue(v: SqlValue): unknown {
   if (v.value === null) return null;
-  switch (v.type) {
-    case 'int8':
-      return v.value >= BigInt(Number.MIN_SAFE_INTEGER) && v.value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v.value) : v.value.toString();
-    case 'numeric':
-      return v.value.toString();
-    case 'float8':
-      return Number.isFinite(v.value) ? v.value : toText(v as NonNullSqlValue);
-    case 'date':
-      return formatDate(v.value);
-    case 'timestamp':
-      return formatTimestamp(v.value, false);
-    case 'timestamptz':
-      return formatTimestamp(v.value, true);
-    case 'jsonb':
-      return v.value.json;
-    case 'bytea':
-    case 'interval':
-      return toText(v as NonNullSqlValue);
-    default:
-      if (Array.isArray(v.value)) return (v.value as SqlValue[]).map(jsonValue);
-      return v.value;
-  }
+  if (Array.isArray(v.value)) return (v.value as SqlValue[]).map(jsonValue);
+  if (v.type === 'bytea' || (v.type === 'float8' && !Number.isFinite(v.value))) return toText(v as NonNullSqlValue);
+  const js = toJsValue(v);
+  return typeof js === 'bigint' ? js.toString() : js;
 }
 
 function finish(command: string, columns: PlanColumn[], rows: Row[], rowCount: number, opts: typeof SQL_DEFAULTS & SqlOptions): SqlResult {

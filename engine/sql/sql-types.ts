@@ -1,5 +1,6 @@
 import { fail } from '../errors.js';
 import { Decimal } from './decimal.js';
+import { civilFromDays } from './functions/calendar.js';
 
 /**
  * The SQL value model. Every value carries its PostgreSQL type name; SQL NULL is `value: null`
@@ -137,19 +138,11 @@ export function formatDate(days: number): string {
 
 const pad2 = (n: number): string => (n < 10 ? `0${n}` : String(n));
 
-/** 'YYYY-MM-DD' of a day number for years 1..9999 (Hinnant's civil-from-days), else undefined. */
+/** 'YYYY-MM-DD' of a day number for years 1..9999, else undefined (the caller falls back). */
 function civilDate(days: number): string | undefined {
-  const z = days + 719_468;
-  const era = Math.floor(z / 146_097);
-  const doe = z - era * 146_097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const d = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const m = mp < 10 ? mp + 3 : mp - 9;
-  const y = yoe + era * 400 + (m <= 2 ? 1 : 0);
-  if (y < 1 || y > 9999) return undefined;
-  return `${String(y).padStart(4, '0')}-${pad2(m)}-${pad2(d)}`;
+  const { year, month, day } = civilFromDays(days);
+  if (year < 1 || year > 9999) return undefined;
+  return `${String(year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}`;
 }
 
 /** Microseconds since epoch -> 'YYYY-MM-DD HH:MM:SS[.ffffff]' (PostgreSQL's text form, UTC). */
