@@ -43,9 +43,9 @@ export class Snapshot {
   }
 
   /** Values of `tree` within `range`, in key order. @throws UNAVAILABLE when closed or expired */
-  *values(tree: string, range: StoreScanRange = {}): Generator<Buffer> {
+  values(tree: string, range: StoreScanRange = {}): IterableIterator<Buffer> {
     const t = this.#trees.tree(tree);
-    if (t !== undefined) yield* t.values(withPrefix(range));
+    return t === undefined ? [][Symbol.iterator]() : t.values(withPrefix(range));
   }
 
   /** Keys of `tree` within `range`. @throws UNAVAILABLE when closed or expired */

@@ -230,9 +230,51 @@ export class TenantStore implements DirtyOwner {
     return this.#onSnapshot(tree, (t) => t.scan(withPrefix(range)));
   }
 
-  /** Values of `tree` within `range` in key order (keys are not materialised), on a snapshot like scan(). */
-  values(tree: string, range: StoreScanRange = {}): Generator<Buffer> {
-    return this.#onSnapshot(tree, (t) => t.values(withPrefix(range)));
+  /**
+   * Values of `tree` within `range` in key order (keys are not materialised), on a snapshot like
+   * scan(). A plain iterator rather than a generator (one call per value instead of a delegated
+   * resume, which full-table SQL scans feel): it takes its snapshot at the first next() and
+   * releases it at the end or on return().
+   */
+  values(tree: string, range: StoreScanRange = {}): IterableIterator<Buffer> {
+    let snapshot: ReturnType<TreeSet['snapshot']> | undefined;
+    let inner: Iterator<Buffer> | undefined;
+    let done = false;
+    const finish = (): void => {
+      done = true;
+      snapshot?.close();
+      snapshot = undefined;
+    };
+    const it: IterableIterator<Buffer> = {
+      next: (): IteratorResult<Buffer> => {
+        if (done) return { done: true, value: undefined };
+        try {
+          if (inner === undefined) {
+            this.#assertOpen();
+            snapshot = this.#trees.snapshot([tree]);
+            const t = snapshot.tree(tree);
+            if (t === undefined) {
+              finish();
+              return { done: true, value: undefined };
+            }
+            inner = t.values(withPrefix(range));
+          }
+          const r = inner.next();
+          if (r.done === true) finish();
+          return r;
+        } catch (err) {
+          finish();
+          throw err;
+        }
+      },
+      return: (): IteratorResult<Buffer> => {
+        inner?.return?.();
+        finish();
+        return { done: true, value: undefined };
+      },
+      [Symbol.iterator]: () => it,
+    };
+    return it;
   }
 
   /** Keys of `tree` within `range` (values are not read), on a snapshot like scan(). */

@@ -4,6 +4,10 @@ import type { SqlValue } from '../sql-types.js';
 import { compareForSort, hashKey, type SortKey } from './ops.js';
 import { PAUSE, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 
+/** Types whose JS values compare as SQL equality (strings by code unit, integers, booleans, dates). */
+const DIRECT_KEY_TYPES: ReadonlySet<string> = new Set(['text', 'int2', 'int4', 'boolean', 'date']);
+const NULL_GROUP = Symbol('null group');
+
 /** One aggregate call of a query: its definition, argument expressions and FILTER. */
 export interface AggregateCall {
   def: AggregateDef;
@@ -36,8 +40,9 @@ export class AggregatePlan implements Plan {
 
   *rows(x: Exec): Generator<Step> {
     const ctx = x.ctx();
-    const groups = new Map<string, Group>();
+    const groups = new Map<unknown, Group>();
     const grouped = this.groupExprs.length > 0;
+    const directKey = this.groupExprs.length === 1 && DIRECT_KEY_TYPES.has(this.groupExprs[0]!.type);
     let bytes = 0;
     let counter = 0;
     const groupExprs = this.groupExprs;
@@ -58,12 +63,13 @@ export class AggregatePlan implements Plan {
       let g: Group | undefined;
       if (!grouped) g = last;
       if (g === undefined) {
-        const id = grouped ? hashKey(scratchKeys) : '';
+        // One key of a type whose JS value is its own equality key: the value itself.
+        const id: unknown = !grouped ? '' : directKey ? (scratchKeys[0]!.value ?? NULL_GROUP) : hashKey(scratchKeys);
         g = groups.get(id);
         if (g === undefined) {
           g = { keys: scratchKeys.slice(), accumulators: calls.map((c) => c.def.create()), buffered: calls.map((c) => (c.order === undefined ? undefined : [])) };
           groups.set(id, g);
-          bytes += 96 + id.length * 2 + calls.length * 64;
+          bytes += 96 + (typeof id === 'string' ? id.length * 2 : 8) + calls.length * 64;
         }
         if (!grouped) last = g;
       }

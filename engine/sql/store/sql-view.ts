@@ -7,7 +7,7 @@ export interface SqlReader {
   get(tree: string, key: Uint8Array): Buffer | undefined;
   scan(tree: string, range?: StoreScanRange): Generator<Entry>;
   /** Values only, in key order (full-table scans that need no keys). */
-  values(tree: string, range?: StoreScanRange): Generator<Buffer>;
+  values(tree: string, range?: StoreScanRange): IterableIterator<Buffer>;
   /** Keys in a tree (an estimate inside a transaction: pending changes are not counted). */
   count(tree: string): number;
 }
@@ -28,7 +28,7 @@ export class SnapshotReader implements SqlReader {
     return this.#snapshot.scan(tree, range);
   }
 
-  values(tree: string, range: StoreScanRange = {}): Generator<Buffer> {
+  values(tree: string, range: StoreScanRange = {}): IterableIterator<Buffer> {
     return this.#snapshot.values(tree, range);
   }
 
@@ -64,7 +64,7 @@ export class LiveReader implements SqlReader {
     return this.#snapshot === undefined ? this.#store.scan(tree, range) : this.#snapshot.scan(tree, range);
   }
 
-  values(tree: string, range: StoreScanRange = {}): Generator<Buffer> {
+  values(tree: string, range: StoreScanRange = {}): IterableIterator<Buffer> {
     return this.#snapshot === undefined ? this.#store.values(tree, range) : this.#snapshot.values(tree, range);
   }
 
@@ -169,12 +169,11 @@ export class TxnView implements SqlReader {
     return this.#store.count(tree);
   }
 
-  *values(tree: string, range: StoreScanRange = {}): Generator<Buffer> {
-    if (!this.#trees.has(tree)) {
-      yield* this.#store.values(tree, range);
-      return;
-    }
-    for (const [, value] of this.scan(tree, range)) yield value;
+  values(tree: string, range: StoreScanRange = {}): IterableIterator<Buffer> {
+    if (!this.#trees.has(tree)) return this.#store.values(tree, range);
+    return (function* (view: TxnView) {
+      for (const [, value] of view.scan(tree, range)) yield value;
+    })(this);
   }
 
   put(tree: string, key: Buffer, value: Buffer): void {
