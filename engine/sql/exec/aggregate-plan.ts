@@ -1,11 +1,9 @@
 import type { CompiledExpr } from '../compiled-expr.js';
 import type { Accumulator, AggregateDef } from '../aggregates.js';
 import type { SqlValue } from '../sql-types.js';
-import { compareForSort, hashKey, type SortKey } from './ops.js';
+import { compareForSort, DIRECT_KEY_TYPES, hashKey, type SortKey } from './ops.js';
 import { PAUSE, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 
-/** Types whose JS values compare as SQL equality (strings by code unit, integers, booleans, dates). */
-const DIRECT_KEY_TYPES: ReadonlySet<string> = new Set(['text', 'int2', 'int4', 'boolean', 'date']);
 const NULL_GROUP = Symbol('null group');
 
 /** One aggregate call of a query: its definition, argument expressions and FILTER. */

@@ -71,6 +71,9 @@ function hashKeyFallback(v: SqlValue): number[] {
   return out;
 }
 
+/** Types whose JS values compare as SQL equality (strings by code unit, integers, booleans, dates). */
+export const DIRECT_KEY_TYPES: ReadonlySet<string> = new Set(['text', 'int2', 'int4', 'boolean', 'date']);
+
 /** SQL truth of a predicate result: only TRUE passes. */
 export function isTrue(v: SqlValue): boolean {
   return v.value === true;
@@ -350,7 +353,7 @@ export class JoinPlan implements Plan {
     const jctx = x.ctx();
     const hashed = this.leftKeys.length > 0;
     // Build: the right side, hashed by key or kept as a list.
-    const table = new Map<string, Row[]>();
+    const table = new Map<unknown, Row[]>();
     const all: Row[] = [];
     let bytes = 0;
     for (const row of this.right.rows(x)) {
@@ -403,11 +406,18 @@ export class JoinPlan implements Plan {
     }
   }
 
-  #key(exprs: CompiledExpr[], ctx: EvalContext): string | undefined {
+  #key(exprs: CompiledExpr[], ctx: EvalContext): unknown {
+    if (exprs.length === 1) {
+      const v = exprs[0]!.evaluate(ctx);
+      if (v.value === null) return undefined;
+      // A type whose JS value is its own equality key is hashed as itself.
+      return DIRECT_KEY_TYPES.has(v.type) ? v.value : hashKey([v]);
+    }
     const values = exprs.map((e) => e.evaluate(ctx));
     if (values.some((v) => v.value === null)) return undefined;
     return hashKey(values);
   }
+
 
   explain(): ExplainNode {
     const node = this.leftKeys.length > 0 ? 'Hash Join' : 'Nested Loop';
