@@ -34,6 +34,8 @@ export interface ServerConfig {
   sqlWorkBytes: number;
   /** A SQL result larger than this (JSON bytes, estimated) fails, asking for a LIMIT. */
   sqlMaxResultBytes: number;
+  /** Changes one SQL transaction may hold in memory until it commits. */
+  sqlTxnBytes: number;
   /** Reserved for the document and vector models (accepted and reported, not used yet). */
   mongodbUri: string | undefined;
   embeddingModelDir: string;
@@ -70,6 +72,7 @@ export const SETTINGS: Record<keyof ServerConfig, Setting> = {
   sqlTimeLimitMs: { env: 'TETRA_SQL_TIME_LIMIT_MS', flag: 'sql-time-limit-ms', kind: 'int', default: '30000', min: 0, max: 24 * 3_600_000 },
   sqlMaxRows: { env: 'TETRA_SQL_MAX_ROWS', flag: 'sql-max-rows', kind: 'int', default: '100000', min: 1, max: 100_000_000 },
   sqlMaxResultBytes: { env: 'TETRA_SQL_MAX_RESULT_BYTES', flag: 'sql-max-result-bytes', kind: 'int', default: String(32 * 1024 * 1024), min: 1024, max: Number.MAX_SAFE_INTEGER },
+  sqlTxnBytes: { env: 'TETRA_SQL_TXN_BYTES', flag: 'sql-txn-bytes', kind: 'int', default: String(256 * 1024 * 1024), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
   sqlWorkBytes: { env: 'TETRA_SQL_WORK_BYTES', flag: 'sql-work-bytes', kind: 'int', default: String(64 * 1024 * 1024), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
   mongodbUri: { env: 'TETRA_MONGODB_URI', flag: 'mongodb-uri', kind: 'string', default: undefined },
   embeddingModelDir: { env: 'TETRA_EMBEDDING_MODEL_DIR', flag: 'embedding-model-dir', kind: 'string', default: './models/all-MiniLM-L6-v2' },

@@ -19,6 +19,8 @@ export interface SqlOptions {
   maxResultBytes?: number;
   /** Rows a sort, hash join, aggregate or DISTINCT may hold in memory before failing (54000). */
   maxWorkBytes?: number;
+  /** Bytes of changes one transaction may hold (they stay in memory until it commits) before failing (54000). */
+  maxTxnBytes?: number;
   /** The statement clock for now()/current_timestamp (default: the real clock at the start). */
   now?: Date;
 }

@@ -26,6 +26,7 @@ export const SQL_DEFAULTS = {
   maxRows: 100_000,
   maxResultBytes: 32 * 1024 * 1024,
   maxWorkBytes: 64 * 1024 * 1024,
+  maxTxnBytes: 256 * 1024 * 1024,
 };
 
 /** Distinct statement texts whose parse (and plans) each tenant keeps. */
@@ -164,7 +165,7 @@ export async function sqlExecute(store: TenantStore, inputs: readonly SqlStateme
   s.writer = new Promise<void>((r) => (release = r));
   await previous;
   try {
-    const view = new TxnView(store);
+    const view = new TxnView(store, opts.maxTxnBytes);
     const base = catalogOf(store, s, view);
     const txn: Txn = { view, catalog: base, changedCatalog: false, savepoint: undefined, owned: false, savepoints: [] };
     const results: SqlResult[] = [];

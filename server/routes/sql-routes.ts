@@ -32,6 +32,7 @@ export function sqlRoutes(app: FastifyInstance): void {
     maxRows: config.sqlMaxRows,
     maxResultBytes: config.sqlMaxResultBytes,
     maxWorkBytes: config.sqlWorkBytes,
+    maxTxnBytes: config.sqlTxnBytes,
   });
   app.post(
     '/api/sql/query',

@@ -60,6 +60,9 @@ describe('SQL execution', () => {
     expect(await sqlstateOf(q(store, 'SELECT count(*) FROM t a, t b WHERE a.id + b.id = 3', [], { timeLimitMs: 50 }))).toBe('57014');
     expect(await sqlstateOf(q(store, 'SELECT * FROM t ORDER BY s DESC', [], { maxWorkBytes: 1024 * 1024 }))).toBe('54000');
     expect(await sqlstateOf(q(store, 'SELECT s, count(*) FROM t GROUP BY s', [], { maxWorkBytes: 1024 * 1024 }))).toBe('54000');
+    // A transaction's pending changes are bounded too, and a refused one changes nothing.
+    expect(await sqlstateOf(q(store, `INSERT INTO t SELECT k + 100000, 'y' FROM (${series(20_000)}) s`, [], { maxTxnBytes: 1024 * 1024 }))).toBe('54000');
+    expect(await q(store, 'SELECT count(*) FROM t')).toEqual([[20_000]]);
     // Under the same bound, a top-k sort and an index-backed read still answer.
     expect(await q(store, 'SELECT id FROM t ORDER BY s DESC LIMIT 2', [], { maxWorkBytes: 1024 * 1024 })).toEqual([[9999], [9998]]);
     expect(await q(store, 'SELECT count(*) FROM t WHERE id BETWEEN 10 AND 19', [], { maxWorkBytes: 1024 * 1024 })).toEqual([[10]]);

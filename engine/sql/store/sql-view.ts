@@ -1,4 +1,5 @@
 import type { BatchOp, Snapshot, StoreScanRange, TenantStore } from '../../tenant/index.js';
+import { sqlFail } from '../sql-types.js';
 
 type Entry = [key: Buffer, value: Buffer];
 
@@ -111,8 +112,25 @@ export class TxnView implements SqlReader {
   #trees = new Map<string, TreeOverlay>();
   #ops = 0;
 
-  constructor(store: TenantStore) {
+  readonly #maxBytes: number;
+  #bytes = 0;
+
+  /** `maxBytes`: pending changes a transaction may hold before it fails (54000); they all live in memory until commit. */
+  constructor(store: TenantStore, maxBytes = Infinity) {
     this.#store = store;
+    this.#maxBytes = maxBytes;
+  }
+
+  /** Bytes of pending changes (keys and values). */
+  get pendingBytes(): number {
+    return this.#bytes;
+  }
+
+  #count(bytes: number): void {
+    this.#bytes += bytes;
+    if (this.#bytes > this.#maxBytes) {
+      sqlFail('54000', `the transaction changes more than ${this.#maxBytes} bytes (TETRA_SQL_TXN_BYTES); split it into smaller transactions`);
+    }
   }
 
   get changes(): number {
@@ -177,11 +195,13 @@ export class TxnView implements SqlReader {
   }
 
   put(tree: string, key: Buffer, value: Buffer): void {
+    this.#count(key.length + value.length + 64);
     this.#overlay(tree).set(key, value);
     this.#ops++;
   }
 
   delete(tree: string, key: Buffer): void {
+    this.#count(key.length + 64);
     this.#overlay(tree).set(key, null);
     this.#ops++;
   }
