@@ -245,7 +245,8 @@ export class TxnView implements SqlReader {
     const ops: BatchOp[] = [];
     for (const [tree, o] of this.#trees) {
       if (o.dropped) ops.push({ op: 'dropTree', tree });
-      for (const p of o.sorted()) {
+      // Each key appears once per tree, so the order within the batch does not matter: no sort.
+      for (const p of o.byKey.values()) {
         if (p.value !== null) ops.push({ op: 'put', tree, key: p.key, value: p.value });
         else if (!o.dropped) ops.push({ op: 'delete', tree, key: p.key });
       }
