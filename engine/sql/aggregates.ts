@@ -228,7 +228,9 @@ export function resolveAggregate(name: string, argTypes: readonly SqlTypeName[],
   if (resolved === undefined) return sqlFail('42883', `function ${lower}(${argTypes.map((t) => TYPE_DISPLAY[t]).join(', ')}) does not exist`);
   const { resultType, create } = resolved;
   const coerceTo = resolved.argTypes;
-  const coerced = (): Accumulator => new CoercingAcc(create(), coerceTo);
+  // Arguments already of the resolved types (the usual case) need no converting wrapper.
+  const exact = coerceTo.length === argTypes.length && coerceTo.every((t, i) => t === argTypes[i]);
+  const coerced = exact ? create : (): Accumulator => new CoercingAcc(create(), coerceTo);
   return {
     name: lower,
     resultType,
