@@ -206,6 +206,12 @@ function rewriteTokens(tokens: Token[]): Token[] {
     if (t.text === '(') depth++;
     else if (t.text === ')') depth--;
     const w = t.word;
+    // E'...' strings with backslash escapes -> a plain '...' string of the same value.
+    if ((t.text.startsWith("E'") || t.text.startsWith("e'")) && t.text.endsWith("'") && t.text.length >= 3) {
+      const o = copy();
+      o[i] = { ...t, text: `'${unescapeE(t.text.slice(2, -1)).replace(/'/g, "''")}'` };
+      continue;
+    }
     if ((w === 'intersect' || w === 'except') && out[i + 1]?.word === 'all') {
       const o = copy();
       o[i + 1] = { text: '', space: '' };
@@ -377,7 +383,7 @@ function rewriteDistinct(tokens: Token[]): Token[] {
     if (parts.some((p) => p.length === 0)) return tokens;
     const text = `${fn}(${parts.map((p) => `(${render(p).trimEnd()})`).join(', ')})`;
     const last = tokens[end - 1]!;
-    const replaced: Token[] = [...tokens.slice(0, start), { text, space: last.space || ' ' }, ...tokens.slice(end)];
+    const replaced: Token[] = [...tokens.slice(0, start), { text, space: last.space }, ...tokens.slice(end)];
     return rewriteDistinct(replaced);
   }
   return tokens;
@@ -436,4 +442,39 @@ function rewriteDelete(tokens: Token[]): Token[] {
   const items = render(tokens.slice(using + 1, where < 0 ? returning : where)).trimEnd();
   const cond = where < 0 ? 'TRUE' : render(tokens.slice(where + 1, returning)).trimEnd();
   return [...tokens.slice(0, using), { text: `WHERE EXISTS (SELECT 1 FROM ${items} WHERE ${cond})`, space: ' ' }, ...tokens.slice(returning)];
+}
+
+/** The value of an E'...' string body: PostgreSQL's backslash escapes and doubled quotes. */
+function unescapeE(body: string): string {
+  let out = '';
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c === "'" && body[i + 1] === "'") {
+      out += "'";
+      i++;
+      continue;
+    }
+    if (c !== '\\' || i + 1 >= body.length) {
+      out += c;
+      continue;
+    }
+    const n = body[++i]!;
+    const simple: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
+    if (n in simple) out += simple[n];
+    else if (n === 'x' && /^[0-9a-fA-F]{1,2}/.test(body.slice(i + 1))) {
+      const hex = /^[0-9a-fA-F]{1,2}/.exec(body.slice(i + 1))![0];
+      out += String.fromCharCode(parseInt(hex, 16));
+      i += hex.length;
+    } else if (/[0-7]/.test(n)) {
+      const oct = /^[0-7]{1,3}/.exec(body.slice(i))![0];
+      out += String.fromCharCode(parseInt(oct, 8) & 0xff);
+      i += oct.length - 1;
+    } else if ((n === 'u' && /^[0-9a-fA-F]{4}/.test(body.slice(i + 1))) || (n === 'U' && /^[0-9a-fA-F]{8}/.test(body.slice(i + 1)))) {
+      const len = n === 'u' ? 4 : 8;
+      out += String.fromCodePoint(parseInt(body.slice(i + 1, i + 1 + len), 16));
+      i += len;
+    } else out += n;
+  }
+  if (out.includes('\0')) sqlFail('22021', 'invalid byte sequence for encoding "UTF8": 0x00');
+  return out;
 }
