@@ -59,9 +59,8 @@ function stateOf(store: TenantStore): TenantSql {
   return s;
 }
 
-function catalogOf(store: TenantStore, s: TenantSql, reader: SqlReader): Catalog {
+function catalogOf(s: TenantSql, reader: SqlReader): Catalog {
   s.catalog ??= Catalog.load(reader, 1);
-  void store;
   return s.catalog;
 }
 
@@ -136,7 +135,7 @@ export async function sqlExecute(store: TenantStore, inputs: readonly SqlStateme
   if (readOnly && work.length === 1) {
     const reader = new LiveReader(store);
     try {
-      const catalog = catalogOf(store, s, reader);
+      const catalog = catalogOf(s, reader);
       const w = work[0]!;
       const x = new Exec(reader, catalog, statementTime, w.params, limits, () => reader.pin());
       return { results: [await runStatement(w.ast, w.explain, w.text, x, undefined, s, opts)], durable: undefined };
@@ -148,7 +147,7 @@ export async function sqlExecute(store: TenantStore, inputs: readonly SqlStateme
     const snapshot = store.snapshot();
     try {
       const reader = new SnapshotReader(snapshot);
-      const catalog = catalogOf(store, s, reader);
+      const catalog = catalogOf(s, reader);
       const results: SqlResult[] = [];
       for (const w of work) {
         const x = new Exec(reader, catalog, statementTime, w.params, limits);
@@ -166,7 +165,7 @@ export async function sqlExecute(store: TenantStore, inputs: readonly SqlStateme
   await previous;
   try {
     const view = new TxnView(store, opts.maxTxnBytes);
-    const base = catalogOf(store, s, view);
+    const base = catalogOf(s, view);
     const txn: Txn = { view, catalog: base, changedCatalog: false, savepoint: undefined, owned: false, savepoints: [] };
     const results: SqlResult[] = [];
     for (const w of work) {
@@ -346,13 +345,10 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
     case 'delete': {
       const run = ast.type === 'insert' ? insert : ast.type === 'update' ? update : deleteRows;
       const r: DmlResult = await drive(run(ast, env, view, x), x);
-      const tag = ast.type === 'insert' ? `INSERT 0 ${r.count}` : `${ast.type.toUpperCase()} ${r.count}`;
-      void tag;
       return finish(ast.type.toUpperCase(), r.columns, r.rows ?? [], r.rows === undefined ? r.count : r.rows.length, opts);
     }
     case 'create': {
       const catalog = mutableCatalog(txn);
-      x.catalog.tables; // (the statement sees the catalog it started with)
       const kw = String(ast.keyword).toLowerCase();
       if (kw === 'table') {
         createTable(ast, catalog, view);

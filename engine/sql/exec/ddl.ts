@@ -1,4 +1,4 @@
-import { Catalog, CATALOG_TREE, indexTree, liveColumns, rowTree, SEQUENCE_TREE, type CheckDef, type ColumnDef, type ForeignKeyDef, type IndexDef, type TableDef } from '../catalog.js';
+import { Catalog, indexTree, liveColumns, rowTree, SEQUENCE_TREE, type CheckDef, type ColumnDef, type ForeignKeyDef, type IndexDef, type TableDef } from '../catalog.js';
 import { castTargetOf, compileExpression, unsupported, type AstNode } from '../expression-eval.js';
 import { keyable, storedOf } from '../store/sql-codec.js';
 import type { TxnView } from '../store/sql-view.js';
@@ -66,11 +66,10 @@ function idsOf(table: TableDef, names: string[], what: string): number[] {
   });
 }
 
-function uniqueName(table: TableDef, base: string, taken: Set<string>): string {
+function uniqueName(base: string, taken: Set<string>): string {
   let name = base;
   for (let i = 1; taken.has(name); i++) name = `${base}${i}`;
   taken.add(name);
-  void table;
   return name;
 }
 
@@ -98,7 +97,6 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
   }
   if (ast.query_expr || ast.as) unsupported('CREATE TABLE ... AS');
   const table: TableDef = { id: catalog.newId(), name, columns: [], primaryKey: [], indexes: [], checks: [], foreignKeys: [] };
-  const names = new Set<string>();
   const pending: { kind: 'pk' | 'unique'; cols: string[]; name?: string }[] = [];
   const checks: { node: Ast; column?: string; name?: string }[] = [];
   const fks: { cols: string[]; ref: Ast; name?: string }[] = [];
@@ -138,12 +136,12 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
       table.primaryKey = ids;
       for (const id of ids) table.columns[id]!.notNull = true;
     } else {
-      const index: IndexDef = { id: catalog.newId(), name: uniqueName(table, p.name ?? `${name}_${p.cols.join('_')}_key`, taken), columns: ids, unique: true, constraint: 'unique' };
+      const index: IndexDef = { id: catalog.newId(), name: uniqueName(p.name ?? `${name}_${p.cols.join('_')}_key`, taken), columns: ids, unique: true, constraint: 'unique' };
       table.indexes.push(index);
     }
   }
   const checkNames = new Set<string>();
-  table.checks = checks.map((c): CheckDef => ({ name: uniqueName(table, c.name ?? (c.column ? `${name}_${c.column}_check` : `${name}_check`), checkNames), expr: c.node }));
+  table.checks = checks.map((c): CheckDef => ({ name: uniqueName(c.name ?? (c.column ? `${name}_${c.column}_check` : `${name}_check`), checkNames), expr: c.node }));
   const fkNames = new Set<string>();
   for (const f of fks) {
     const actions = fkActions(f.ref);
@@ -156,10 +154,8 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
     if (refCols.length !== cols.length) sqlFail('42830', 'number of referencing and referenced columns for foreign key disagree');
     const isKey = sameSet(refCols, target.primaryKey) || target.indexes.some((i) => i.unique && sameSet(i.columns, refCols));
     if (!isKey) sqlFail('42830', `there is no unique constraint matching given keys for referenced table "${refName}"`);
-    const fk: ForeignKeyDef = { name: uniqueName(table, f.name ?? `${name}_${f.cols.join('_')}_fkey`, fkNames), columns: cols, refTable: refName, refColumns: refCols, ...actions };
-    if (fk.onDelete === 'set null' && cols.some((c) => table.columns[c]!.notNull)) {
-      // PostgreSQL accepts this and fails at delete time (23502); so do we.
-    }
+    const fk: ForeignKeyDef = { name: uniqueName(f.name ?? `${name}_${f.cols.join('_')}_fkey`, fkNames), columns: cols, refTable: refName, refColumns: refCols, ...actions };
+    // ON DELETE SET NULL over a NOT NULL column is accepted and fails at delete time (23502), as in PostgreSQL.
     table.foreignKeys.push(fk);
   }
   // Validate CHECK and DEFAULT expressions now (unknown columns, functions, types).
@@ -176,7 +172,6 @@ function validateExpressions(table: TableDef): void {
   for (const c of table.columns) {
     if (c.default !== undefined) compileExpression(c.default, { params: [] });
   }
-  void table.checks;
 }
 
 /** DROP TABLE [IF EXISTS] a, b. */
@@ -330,7 +325,4 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
     }
     unsupported(`ALTER TABLE ${action.toUpperCase()} ${resource.toUpperCase()}`);
   }
-  void x;
-  table = catalog.mustTable(table.name);
-  void CATALOG_TREE;
 }

@@ -31,7 +31,7 @@ export function assignValue(v: SqlValue, col: ColumnDef): SqlValue {
   const to = col.type;
   if (v.value === null) return { type: to, value: null } as SqlValue;
   const from = v.type;
-  const ok = from === to || from === 'unknown' || to === 'text' || (NUMERIC_RANK[from] !== undefined && NUMERIC_RANK[to] !== undefined) || (TIMES.includes(from) && TIMES.includes(to)) || (from === 'text' && to === 'jsonb' && false);
+  const ok = from === to || from === 'unknown' || to === 'text' || (NUMERIC_RANK[from] !== undefined && NUMERIC_RANK[to] !== undefined) || (TIMES.includes(from) && TIMES.includes(to));
   if (!ok) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${TYPE_DISPLAY[from] ?? from}`);
   if (to === 'text' && col.target.maxLength !== undefined) {
     const text = from === 'text' || from === 'unknown' ? (v.value as string) : toText(v as NonNullSqlValue);

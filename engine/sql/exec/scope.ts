@@ -1,6 +1,6 @@
 import type { CompiledExpr } from '../compiled-expr.js';
 import type { AstNode } from '../expression-eval.js';
-import { sqlFail, type SqlValue } from '../sql-types.js';
+import { sqlFail } from '../sql-types.js';
 import type { PlanColumn } from './runtime.js';
 
 /** A resolved column reference: how many query levels out, and the slot in that level's row. */
@@ -105,8 +105,4 @@ export function exprKey(node: unknown, scope?: Scope): string {
     }
     return v;
   });
-}
-
-export function nullOf(type: PlanColumn['type']): SqlValue {
-  return { type, value: null } as SqlValue;
 }

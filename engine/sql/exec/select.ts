@@ -311,7 +311,7 @@ export function planQuery(ast: Ast, env: PlanEnv): Plan {
         : last;
   // INTERSECT binds tighter than UNION and EXCEPT.
   let items: Plan[] = [plans[0]!];
-  let itemOps: string[] = [];
+  const itemOps: string[] = [];
   for (let i = 0; i < ops.length; i++) {
     if (ops[i]!.startsWith('intersect')) items[items.length - 1] = setOp(items[items.length - 1]!, plans[i + 1]!, ops[i]!);
     else {
@@ -321,8 +321,6 @@ export function planQuery(ast: Ast, env: PlanEnv): Plan {
   }
   let plan = items[0]!;
   for (let i = 0; i < itemOps.length; i++) plan = setOp(plan, items[i + 1]!, itemOps[i]!);
-  void itemOps;
-  itemOps = [];
   // ORDER BY over the set operation's output columns (names or positions).
   const scope = new Scope(plan.columns, env.parent);
   return finishQuery(plan, tail, e, scope, plan.columns.length, (node) => {
@@ -624,8 +622,6 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean): Plan {
   collectAggregates(ast.having, aggNodes);
   collectAggregates(orderby.map((o) => o.expr), aggNodes);
   let resolveExtra: ((node: Ast, cenv: CompileEnv) => CompiledExpr | undefined) | undefined;
-  let context = 'WHERE';
-  void context;
   if (groupNodes.length > 0 || aggNodes.length > 0) {
     const inputEnv = exprEnv(env, scope, undefined, 'GROUP BY');
     const groupExprs = groupNodes.map((g) => compileExpression(g, inputEnv));
@@ -671,7 +667,6 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean): Plan {
       }
       return undefined;
     };
-    context = 'HAVING';
     if (ast.having) {
       const havingEnv = exprEnv(env, scope, resolveExtra, 'HAVING');
       plan = new FilterPlan(plan, compilePredicate(ast.having as Ast, havingEnv, 'HAVING'), 'HAVING');
@@ -1074,7 +1069,7 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
         const l = castTo({ type: joinedCols[li]!.type, evaluate: (ctx) => ctx.row![li]! }, type);
         const r = castTo({ type: joinedCols[ri]!.type, evaluate: (ctx) => ctx.row![ri]! }, type);
         merged.push(
-          joinNowKind(joinKindNow) === 'right'
+          joinKindNow === 'right'
             ? r
             : joinKindNow === 'full'
               ? { type, evaluate: (ctx) => { const v = l.evaluate(ctx); return v.value === null ? r.evaluate(ctx) : v; } }
@@ -1097,10 +1092,6 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
   const restNode = andAll(rest);
   if (restNode !== null) plan = new FilterPlan(plan, compilePredicate(restNode, exprEnv(env, scope), 'WHERE'), 'WHERE');
   return { plan, scope, ordered };
-}
-
-function joinNowKind(k: JoinKind): JoinKind {
-  return k;
 }
 
 /** A key of the inner table covered by the join's equi-pairs: the primary key, or an index prefix. */
