@@ -2,7 +2,7 @@ import nodeSqlParser from 'node-sql-parser';
 import { compileExpression, type AstNode, type CompileEnv } from './expression-eval.js';
 import type { EvalContext } from './compiled-expr.js';
 import { paramsFromJson } from './sql-params.js';
-import { formatDate, formatTimestamp, sqlFail, toText, type SqlTypeName, type SqlValue } from './sql-types.js';
+import { sqlFail, toText, type SqlTypeName, type SqlValue } from './sql-types.js';
 
 const { Parser } = nodeSqlParser;
 const parser = new Parser();
@@ -115,18 +115,14 @@ export function toJsValue(v: SqlValue): unknown {
     case 'int8':
       return v.value >= BigInt(Number.MIN_SAFE_INTEGER) && v.value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v.value) : v.value;
     case 'numeric':
-      return v.value.toString();
     case 'date':
-      return formatDate(v.value);
     case 'timestamp':
-      return formatTimestamp(v.value, false);
     case 'timestamptz':
-      return formatTimestamp(v.value, true);
+    case 'interval':
+      // PostgreSQL's text forms: exact digits, '2024-01-02', '... 10:00:00', '1 day 02:00:00'.
+      return toText(v);
     case 'jsonb':
       return v.value.json;
-    case 'interval':
-      // PostgreSQL's text form ('1 day 02:00:00'), as for dates and timestamps.
-      return toText(v);
     default:
       if (Array.isArray(v.value)) return v.value.map(toJsValue);
       return v.value;

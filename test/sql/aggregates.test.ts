@@ -3,11 +3,11 @@
 // the result type. Disagreements we cannot fix are listed in KNOWN_DIFFERENCES with the reason;
 // a listed case that starts agreeing fails, so the list stays honest.
 import { PGlite } from '@electric-sql/pglite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isTetraError } from '../../engine/errors.js';
 import { Decimal, isAggregateName, resolveAggregate, toJsValue, type SqlTypeName, type SqlValue } from '../../engine/sql/index.js';
 import { seededRandom } from '../helpers/random.js';
-import { PG_TYPE_NAMES, pgText, RAW_TEXT, sqlLiteral } from './sql-pg-support.js';
+import { PG_TYPE_NAMES, pgText, RAW_TEXT, sqlLiteral, usePglite } from './sql-pg-support.js';
 
 /**
  * Keyed by the aggregate call and dataset name as the differential test prints them. Empty for
@@ -219,14 +219,7 @@ const show = (o: Outcome): string => ('sqlstate' in o ? `ERROR ${o.sqlstate}` : 
 
 const DIFF_SEED = Number(process.env.SQL_DIFF_SEED ?? 20261123);
 
-beforeAll(async () => {
-  db = new PGlite();
-  await db.query('SELECT 1');
-}, 60_000);
-
-afterAll(async () => {
-  await db?.close();
-});
+usePglite((opened) => (db = opened));
 
 describe('aggregates agree with PostgreSQL (PGlite)', () => {
   it(`generated datasets (seed ${DIFF_SEED})`, async () => {

@@ -4,7 +4,8 @@
 // KNOWN_DIFFERENCES with a reason; a listed case that starts agreeing fails too, so the list
 // stays honest.
 import { PGlite } from '@electric-sql/pglite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { usePglite } from './sql-pg-support.js';
+import { describe, expect, it } from 'vitest';
 import { evaluateSelectExpressions, type DiffOutcome } from './diff-support.js';
 import { seededRandom } from '../helpers/random.js';
 
@@ -323,14 +324,7 @@ function randomCorpus(): string[] {
   return Array.from({ length: RANDOM_COUNT }, (_, i) => gen(types[i % types.length]!, 3));
 }
 
-beforeAll(async () => {
-  db = new PGlite();
-  await db.query('SELECT 1');
-}, 60_000);
-
-afterAll(async () => {
-  await db?.close();
-});
+usePglite((opened) => (db = opened));
 
 describe('SQL expressions agree with PostgreSQL (PGlite)', () => {
   for (const [family, exprs] of Object.entries(CORPUS)) {

@@ -1,6 +1,21 @@
 // Shared by the aggregate and window differential tests: PostgreSQL's type names by OID, and
 // tetradb values rendered as PostgreSQL's text output.
+import { PGlite } from '@electric-sql/pglite';
+import { afterAll, beforeAll } from 'vitest';
 import { toText, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../../engine/sql/index.js';
+
+/** An in-process PostgreSQL for the test file: opened (and warmed) before its tests, closed after. */
+export function usePglite(opened: (db: PGlite) => void): void {
+  let db: PGlite | undefined;
+  beforeAll(async () => {
+    db = new PGlite();
+    await db.query('SELECT 1');
+    opened(db);
+  }, 60_000);
+  afterAll(async () => {
+    await db?.close();
+  });
+}
 
 export const PG_TYPE_NAMES: Record<number, string> = {
   16: 'boolean',

@@ -2,11 +2,11 @@
 // differential part against PostgreSQL (PGlite) over generated partitions. Disagreements we
 // cannot fix are listed in KNOWN_DIFFERENCES with the reason.
 import { PGlite } from '@electric-sql/pglite';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { isTetraError } from '../../engine/errors.js';
 import { frameFromAst, parseSql, resolveWindowFunction, type SqlTypeName, type SqlValue, type WindowFrame, type WindowPartition } from '../../engine/sql/index.js';
 import { seededRandom } from '../helpers/random.js';
-import { PG_TYPE_NAMES, pgText, RAW_TEXT, sqlLiteral } from './sql-pg-support.js';
+import { PG_TYPE_NAMES, pgText, RAW_TEXT, sqlLiteral, usePglite } from './sql-pg-support.js';
 
 const KNOWN_DIFFERENCES: Record<string, string> = {};
 
@@ -180,14 +180,7 @@ async function theirs(call: (typeof CALLS)[number], rows: Row[], orderBy: 'none'
 
 const DIFF_SEED = Number(process.env.SQL_DIFF_SEED ?? 20261124);
 
-beforeAll(async () => {
-  db = new PGlite();
-  await db.query('SELECT 1');
-}, 60_000);
-
-afterAll(async () => {
-  await db?.close();
-});
+usePglite((opened) => (db = opened));
 
 describe('window functions agree with PostgreSQL (PGlite)', () => {
   it(`generated partitions (seed ${DIFF_SEED})`, async () => {
