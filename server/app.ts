@@ -9,6 +9,7 @@ import { KvExpiryService, scheduleAllTenants } from '../engine/kv/index.js';
 import { PageCache, type TreeNode } from '../engine/storage/index.js';
 import { SystemStore, type Principal } from '../engine/system/index.js';
 import { TenantRegistry } from '../engine/tenant/index.js';
+import { loadEmbedder, VectorService } from '../engine/vector/index.js';
 import type { ServerConfig } from './config.js';
 import { sendError } from './error-handler.js';
 import { lazyChildLogger } from './lazy-request-logger.js';
@@ -18,6 +19,7 @@ import { healthRoutes } from './routes/health-routes.js';
 import { kvRoutes } from './routes/kv-routes.js';
 import { mqlRoutes } from './routes/mql-routes.js';
 import { sqlRoutes } from './routes/sql-routes.js';
+import { vectorRoutes } from './routes/vector-routes.js';
 import { bearer, errorSchema } from './schemas.js';
 import type { TetraContext } from './tetra-context.js';
 import { VerifiedKeyCache } from './verified-key-cache.js';
@@ -64,6 +66,13 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     snapshotMaxAgeMs: config.snapshotMaxAgeMs,
   });
 
+  // The embedder: all-MiniLM-L6-v2 when its files are in the model directory, else the fallback.
+  const embedding = await loadEmbedder({
+    modelDir: config.embeddingModelDir,
+    batchSize: config.embeddingBatchSize,
+    ...(config.embeddingThreads > 0 ? { intraOpThreads: config.embeddingThreads } : {}),
+  });
+
   const app = Fastify({
     logger: loggerOptions(config, options),
     // Fastify's own request logging writes two info lines per request; the onResponse hook
@@ -83,7 +92,18 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
 
   const expiry = new KvExpiryService(registry, { sweepers: [docsExpiry], onError: (err, tenantId) => app.log.error({ err, tenantId }, 'active expiry failed') });
   const keys = new VerifiedKeyCache(system);
-  const tetra: TetraContext = { config, system, keys, registry, expiry, startedAt: Date.now(), version: VERSION };
+  const vectors = new VectorService({ embedder: embedding.embedder, memoryBytes: config.vectorMemoryBytes, onError: (err, what) => app.log.error({ err }, `${what} failed`) });
+  const tetra: TetraContext = {
+    config,
+    system,
+    keys,
+    registry,
+    expiry,
+    vectors,
+    embedding: { id: embedding.embedder.id, kind: embedding.embedder.kind, dims: embedding.embedder.dims, reason: embedding.reason },
+    startedAt: Date.now(),
+    version: VERSION,
+  };
   app.decorate('tetra', tetra);
   app.decorateRequest('principal', undefined);
 
@@ -170,6 +190,7 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     kvRoutes(authed);
     mqlRoutes(authed);
     sqlRoutes(authed);
+    vectorRoutes(authed, vectors);
     authed.get(
       '/api/openapi.json',
       { schema: { summary: 'This document', tags: ['meta'], security: bearer, hide: true } },
@@ -178,6 +199,7 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
   });
 
   app.addHook('onReady', async () => {
+    app.log.info({ embedder: embedding.embedder.id, dims: embedding.embedder.dims }, `embedder: ${embedding.reason}`);
     expiry.start();
     // Pick up expirations persisted before this start, without delaying readiness.
     void scheduleAllTenants(expiry, registry, system.listTenantIds()).catch((err: unknown) => app.log.error({ err }, 'expiry start-up sweep failed'));
@@ -186,6 +208,7 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     await expiry.stop();
     await registry.close();
     await system.close();
+    await embedding.embedder.close();
   });
   return app;
 }

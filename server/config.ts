@@ -39,6 +39,12 @@ export interface ServerConfig {
   /** Reserved for the document and vector models (accepted and reported, not used yet). */
   mongodbUri: string | undefined;
   embeddingModelDir: string;
+  /** Most texts per ONNX session run (concurrent requests are batched together). */
+  embeddingBatchSize: number;
+  /** ONNX Runtime intra-op threads (0: ORT's choice, the physical cores). */
+  embeddingThreads: number;
+  /** Memory the vector indexes (HNSW graphs) of all tenants may hold. */
+  vectorMemoryBytes: number;
 }
 
 export type LogFormat = 'auto' | 'pretty' | 'json';
@@ -76,6 +82,9 @@ export const SETTINGS: Record<keyof ServerConfig, Setting> = {
   sqlWorkBytes: { env: 'TETRA_SQL_WORK_BYTES', flag: 'sql-work-bytes', kind: 'int', default: String(64 * 1024 * 1024), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
   mongodbUri: { env: 'TETRA_MONGODB_URI', flag: 'mongodb-uri', kind: 'string', default: undefined },
   embeddingModelDir: { env: 'TETRA_EMBEDDING_MODEL_DIR', flag: 'embedding-model-dir', kind: 'string', default: './models/all-MiniLM-L6-v2' },
+  embeddingBatchSize: { env: 'TETRA_EMBEDDING_BATCH', flag: 'embedding-batch', kind: 'int', default: '32', min: 1, max: 1024 },
+  embeddingThreads: { env: 'TETRA_EMBEDDING_THREADS', flag: 'embedding-threads', kind: 'int', default: '0', min: 0, max: 256 },
+  vectorMemoryBytes: { env: 'TETRA_VECTOR_MEMORY_BYTES', flag: 'vector-memory-bytes', kind: 'int', default: String(1024 * 1024 * 1024), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

@@ -3,6 +3,7 @@ import { fail } from '../engine/errors.js';
 import type { KvExpiryService } from '../engine/kv/index.js';
 import type { Principal, SystemStore } from '../engine/system/index.js';
 import type { TenantRegistry, TenantStore } from '../engine/tenant/index.js';
+import type { VectorService } from '../engine/vector/index.js';
 import type { ServerConfig } from './config.js';
 import type { VerifiedKeyCache } from './verified-key-cache.js';
 
@@ -14,6 +15,9 @@ export interface TetraContext {
   keys: VerifiedKeyCache;
   registry: TenantRegistry;
   expiry: KvExpiryService;
+  vectors: VectorService;
+  /** The active embedder and why it was chosen (health reports it). */
+  embedding: { id: string; kind: 'onnx' | 'fallback'; dims: number; reason: string };
   startedAt: number;
   version: string;
 }

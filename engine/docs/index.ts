@@ -46,7 +46,7 @@ export { buildUpsertDocument } from './update/upsert.js';
 export { compileProjection, type CompiledProjection } from './projection.js';
 export { compileSort, sortDocuments, type CompiledSort, type SortKey } from './sort.js';
 export { isValidId, newObjectId } from './object-id.js';
-export { documentFromJson, validateDocument, type ValidateOptions } from './validate.js';
+export { documentFromJson, validateDocument, validateFields, type ValidateOptions } from './validate.js';
 // The collection layer over a tenant's store: CRUD, indexes, the planner and TTL expiry.
 export {
   DOCS_MODEL_LIMITS,

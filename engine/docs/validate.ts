@@ -91,6 +91,15 @@ export function validateDocument(doc: unknown, options: ValidateOptions = {}): a
 }
 
 /**
+ * Checks a free-form object stored beside other data (vector metadata): what validateDocument
+ * checks except the `_id` rule. @throws VALIDATION_FAILED naming the path
+ */
+export function validateFields(doc: unknown, maxDepth: number): asserts doc is Doc {
+  if (!isPlainObject(doc)) invalid('', 'must be a JSON object');
+  checkFields(doc, '', 1, maxDepth);
+}
+
+/**
  * Checks a value an update will store at `path` (field names and types as validateDocument;
  * depth counted from the path's own depth). @throws VALIDATION_FAILED
  */

@@ -24,3 +24,11 @@ export function checksum32Parts(a: Uint8Array, b: Uint8Array): number {
   if (!hasher) throw new Error('checksum32Parts called before initChecksum()');
   return hasher.create32(CHECKSUM_SEED).update(a).update(b).digest() >>> 0;
 }
+
+/** xxhash32 over the concatenation of `chunks`, without copying them together. */
+export function checksum32Chunks(chunks: readonly Uint8Array[]): number {
+  if (!hasher) throw new Error('checksum32Chunks called before initChecksum()');
+  const h = hasher.create32(CHECKSUM_SEED);
+  for (const c of chunks) h.update(c);
+  return h.digest() >>> 0;
+}

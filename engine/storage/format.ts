@@ -180,3 +180,21 @@ export const KEY_TAG = {
  * stack overflow.
  */
 export const KEY_MAX_DEPTH = 32;
+
+// ---- Derived files (derived/<name>.bin): snapshots of structures rebuilt from the trees -------
+
+/** Directory of a tenant's derived files (the vector index's graph). */
+export const DERIVED_DIR = 'derived';
+export const DERIVED_FILE_SUFFIX = '.bin';
+/** Written under this suffix, fsynced, then renamed over the old file. */
+export const DERIVED_TEMP_SUFFIX = '.tmp';
+/**
+ * Derived file: [u32 magic][u16 version][u16 reserved][f64 payloadLength][u32 xxhash32 of the
+ * payload][u32 reserved][payload]. A file that is short, has another magic or version, or whose
+ * checksum does not match is ignored: its owner rebuilds from the trees.
+ */
+export const DERIVED_MAGIC = 0x56524454; // "TDRV" read as little-endian bytes
+export const DERIVED_VERSION = 1;
+export const DERIVED_HEADER_SIZE = 24;
+export const DERIVED_LENGTH_OFFSET = 8;
+export const DERIVED_CHECKSUM_OFFSET = 16;

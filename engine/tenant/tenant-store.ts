@@ -8,6 +8,9 @@ import {
   ensureDirDurable,
   FSYNC_MODES,
   initChecksum,
+  readDerivedFile,
+  removeDerivedFile,
+  writeDerivedFile,
   listSegments,
   MAX_KEY_BYTES,
   MAX_TREE_NAME_BYTES,
@@ -114,6 +117,9 @@ export class TenantStore implements DirtyOwner {
   #checkpointQueued = false;
   #timer: NodeJS.Timeout | undefined;
   #lastCheckpointAt = Date.now();
+  #closing: Promise<void> | undefined;
+  readonly #checkpointListeners = new Set<() => void>();
+  readonly #closeListeners = new Set<() => Promise<void>>();
   readonly recovered: { records: number; bytes: number };
 
   private constructor(dir: string, options: Required<Omit<TenantStoreOptions, 'cache'>>, cache: PageCache<TreeNode>, trees: TreeSet, wal: WalWriter, lsn: number, recovered: { records: number; bytes: number }) {
@@ -445,7 +451,7 @@ export class TenantStore implements DirtyOwner {
 
   /** Writes all changes to the page file and deletes the WAL they came from. */
   checkpoint(): Promise<void> {
-    return this.#exclusive(async () => {
+    const done = this.#exclusive(async () => {
       if (this.#broken) throw this.#broken;
       this.#lastCheckpointAt = Date.now();
       if (!this.#trees.hasChanges && this.#trees.header.checkpointLsn === this.#lsn) return;
@@ -459,6 +465,45 @@ export class TenantStore implements DirtyOwner {
         await this.#trees.compact();
       }
     });
+    if (this.#checkpointListeners.size === 0) return done;
+    return done.then(() => {
+      if (this.#closing !== undefined) return;
+      for (const listener of this.#checkpointListeners) listener();
+    });
+  }
+
+  // ---- Derived structures ---------------------------------------------------------------------
+
+  /**
+   * Calls `listener` after every checkpoint (not while the store closes): derived structures
+   * (the vector index) snapshot themselves then. Returns a function that removes it.
+   */
+  onCheckpoint(listener: () => void): () => void {
+    this.#checkpointListeners.add(listener);
+    return () => this.#checkpointListeners.delete(listener);
+  }
+
+  /** Awaits `listener` when close() begins, while the store still takes writes. */
+  onClose(listener: () => Promise<void>): () => void {
+    this.#closeListeners.add(listener);
+    return () => this.#closeListeners.delete(listener);
+  }
+
+  /** Durably replaces this tenant's derived file `name` (see writeDerivedFile). */
+  writeDerived(name: string, chunks: readonly Uint8Array[]): Promise<void> {
+    this.#assertOpen();
+    return writeDerivedFile(this.dir, name, chunks);
+  }
+
+  /** This tenant's derived file `name`, or why there is no usable one. */
+  readDerived(name: string): Promise<{ payload: Buffer } | { missing: string }> {
+    this.#assertOpen();
+    return readDerivedFile(this.dir, name);
+  }
+
+  removeDerived(name: string): Promise<void> {
+    this.#assertOpen();
+    return removeDerivedFile(this.dir, name);
   }
 
   /** Rewrites the page file without garbage now, whatever the ratio (after a checkpoint). */
@@ -566,9 +611,18 @@ export class TenantStore implements DirtyOwner {
   }
 
   /** Stops taking writes, waits for in-flight ones, checkpoints and closes the files. */
-  async close(): Promise<void> {
-    if (this.#closed) return;
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
     if (this.#timer) clearInterval(this.#timer);
+    for (const listener of [...this.#closeListeners]) {
+      if (this.#broken) break;
+      await listener().catch(() => undefined); // a derived snapshot is an optimisation only
+    }
     await this.#wal.drain();
     let checkpointError: unknown;
     if (!this.#broken) await this.checkpoint().catch((err: unknown) => (checkpointError = err));

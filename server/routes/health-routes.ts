@@ -20,8 +20,13 @@ export function healthRoutes(app: FastifyInstance): void {
               uptimeSeconds: { type: 'number' },
               embedding: {
                 type: 'object',
-                description: 'The embedding model of the vector store; null until the vector model is configured.',
-                properties: { model: { type: ['string', 'null'] }, dimensions: { type: ['integer', 'null'] } },
+                description: 'The embedder of the vector store: all-MiniLM-L6-v2 through ONNX when its files are present, else the built-in lexical fallback.',
+                properties: {
+                  model: { type: 'string', description: 'the embedder id stored with each record' },
+                  kind: { type: 'string', enum: ['onnx', 'fallback'] },
+                  dimensions: { type: 'integer' },
+                  reason: { type: 'string', description: 'why this embedder is active' },
+                },
               },
               tenant: { type: 'object', properties: { id: { type: 'string' }, storageBytes: { type: 'integer' } } },
             },
@@ -37,7 +42,7 @@ export function healthRoutes(app: FastifyInstance): void {
         status: 'ok',
         version: tetra.version,
         uptimeSeconds: Math.round((Date.now() - tetra.startedAt) / 100) / 10,
-        embedding: { model: null, dimensions: null },
+        embedding: { model: tetra.embedding.id, kind: tetra.embedding.kind, dimensions: tetra.embedding.dims, reason: tetra.embedding.reason },
         tenant,
       };
     },

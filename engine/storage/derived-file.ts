@@ -1,0 +1,74 @@
+import { open, readFile, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { checksum32, checksum32Chunks } from './checksum.js';
+import {
+  DERIVED_CHECKSUM_OFFSET,
+  DERIVED_DIR,
+  DERIVED_FILE_SUFFIX,
+  DERIVED_HEADER_SIZE,
+  DERIVED_LENGTH_OFFSET,
+  DERIVED_MAGIC,
+  DERIVED_TEMP_SUFFIX,
+  DERIVED_VERSION,
+} from './format.js';
+import { ensureDirDurable, fsyncDirAsync } from './page-file.js';
+
+const NAME = /^[A-Za-z0-9_.-]{1,200}$/;
+
+function pathOf(dir: string, name: string): string {
+  if (!NAME.test(name) || name.startsWith('.')) throw new Error(`derived file name ${JSON.stringify(name)} must be 1-200 characters of A-Z, a-z, 0-9, _, . or -`);
+  return join(dir, DERIVED_DIR, name + DERIVED_FILE_SUFFIX);
+}
+
+/**
+ * Replaces the derived file `name` in `dir` with `chunks` (concatenated), atomically: a temp file
+ * is written and fsynced, renamed over the old one, and the directory fsynced. Resolves once the
+ * new file is durable; a crash before that leaves the old file (or none).
+ */
+export async function writeDerivedFile(dir: string, name: string, chunks: readonly Uint8Array[]): Promise<void> {
+  const path = pathOf(dir, name);
+  ensureDirDurable(join(dir, DERIVED_DIR));
+  let length = 0;
+  for (const c of chunks) length += c.byteLength;
+  const header = Buffer.alloc(DERIVED_HEADER_SIZE);
+  header.writeUInt32LE(DERIVED_MAGIC, 0);
+  header.writeUInt16LE(DERIVED_VERSION, 4);
+  header.writeDoubleLE(length, DERIVED_LENGTH_OFFSET);
+  header.writeUInt32LE(checksum32Chunks(chunks), DERIVED_CHECKSUM_OFFSET);
+  const temp = path + DERIVED_TEMP_SUFFIX;
+  const fd = await open(temp, 'w');
+  try {
+    // writev takes at most IOV_MAX (1024) buffers per call.
+    const buffers = [header, ...chunks];
+    for (let i = 0; i < buffers.length; i += 512) await fd.writev(buffers.slice(i, i + 512));
+    await fd.sync();
+  } finally {
+    await fd.close();
+  }
+  await rename(temp, path);
+  await fsyncDirAsync(join(dir, DERIVED_DIR));
+}
+
+/** The payload of derived file `name`, or why there is none usable (missing, short, damaged). */
+export async function readDerivedFile(dir: string, name: string): Promise<{ payload: Buffer } | { missing: string }> {
+  const path = pathOf(dir, name);
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(path);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { missing: `${path} does not exist` };
+    throw err;
+  }
+  if (bytes.length < DERIVED_HEADER_SIZE) return { missing: `${path} is shorter than its header` };
+  if (bytes.readUInt32LE(0) !== DERIVED_MAGIC || bytes.readUInt16LE(4) !== DERIVED_VERSION) return { missing: `${path} has an unknown magic or version` };
+  const length = bytes.readDoubleLE(DERIVED_LENGTH_OFFSET);
+  if (length !== bytes.length - DERIVED_HEADER_SIZE) return { missing: `${path} holds ${bytes.length - DERIVED_HEADER_SIZE} payload bytes, its header says ${length}` };
+  const payload = bytes.subarray(DERIVED_HEADER_SIZE);
+  if (checksum32(payload) !== bytes.readUInt32LE(DERIVED_CHECKSUM_OFFSET)) return { missing: `${path} fails its checksum` };
+  return { payload };
+}
+
+/** Deletes derived file `name` (no error when it does not exist). */
+export async function removeDerivedFile(dir: string, name: string): Promise<void> {
+  await rm(pathOf(dir, name), { force: true });
+}

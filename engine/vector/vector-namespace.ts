@@ -1,0 +1,469 @@
+/**
+ * One namespace's in-memory index: the HNSW graph over its records, the id <-> node maps, and
+ * the changes not yet in the graph.
+ *
+ * The trees are the truth (DESIGN.md section 2: a derived structure never holds the only copy).
+ * Every write puts its record and a change-log entry in one batch, then queues the id here; a
+ * background applier brings the graph up to date a few milliseconds per event-loop turn. Until
+ * then the id is *pending*: queries skip its graph node and score its stored vector directly,
+ * so every query answers for the store as it is, never for a lagging graph.
+ *
+ * Records embedded by another embedder than the current one are *stale*: they are left out of
+ * the graph and out of results (their vectors live in another space) until re-embedded.
+ */
+
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { Packr } from 'msgpackr';
+import type { CompiledFilter } from '../docs/index.js';
+import type { Snapshot, TenantStore } from '../tenant/index.js';
+import { HnswIndex, type HnswHit } from './hnsw-index.js';
+import { namespaceOp } from './vector-catalog.js';
+import {
+  decodeRecordHeader,
+  decodeRecordVector,
+  graphFileName,
+  idKey,
+  logTree,
+  recordDot,
+  recordsTree,
+  seqKey,
+  seqOfKey,
+  type NamespaceInfo,
+} from './vector-codec.js';
+
+const packr = new Packr({ useRecords: false, moreTypes: false });
+/** Graph file payload: [u32 meta length][msgpack GraphMeta][the HNSW index's own serialization]. */
+interface GraphMeta {
+  v: 1;
+  /** The change-log sequence the graph reflects: every entry up to it is applied. */
+  seq: number;
+  embedder: string;
+  dims: number;
+  /** No stale record was in the graph's namespace when it was written. */
+  clean: boolean;
+  /** Record id of each node; null for a free or deleted node. */
+  ids: Array<string | null>;
+}
+
+/** Time the applier spends per event-loop turn before yielding. */
+const APPLY_SLICE_MS = 8;
+/** Records an exact scan reads per event-loop turn. */
+const SCAN_CHUNK = 2048;
+/** A filter estimated to match fewer records than this is answered by an exact scan. */
+const SELECTIVE_MATCHES = 2000;
+/** Nodes sampled to estimate a filter's selectivity. */
+const SAMPLE = 256;
+
+export interface ScoredId {
+  id: string;
+  score: number;
+}
+
+export interface NamespaceQuery {
+  vector: Float32Array;
+  topK: number;
+  filter: CompiledFilter | undefined;
+  exact: boolean;
+  ef: number | undefined;
+}
+
+/** How a query was answered (for explain and tests). */
+export type QueryPath = 'hnsw' | 'hnsw+filter' | 'exact' | 'exact:selective-filter' | 'exact:small';
+
+interface QueueEntry {
+  seq: number;
+  id: string;
+}
+
+export class NamespaceIndex {
+  readonly name: string;
+  info: NamespaceInfo;
+  readonly #store: TenantStore;
+  readonly #embedder: string;
+  readonly #dims: number;
+  #graph: HnswIndex;
+  #nodeIds: Array<string | undefined> = [];
+  readonly #byId = new Map<string, number>();
+  /** id -> the newest change-log sequence written for it and not yet applied to the graph. */
+  readonly #pending = new Map<string, number>();
+  #queue: QueueEntry[] = [];
+  #queueHead = 0;
+  readonly #stale = new Set<string>();
+  #nextSeq: number;
+  /** The sequence the newest durable graph file covers. */
+  #snapshotSeq: number;
+  #applier: Promise<void> | undefined;
+  #persisting: Promise<void> | undefined;
+  #closed = false;
+  /** How the graph was loaded, for the logs and health. */
+  readonly loadedFrom: string;
+
+  private constructor(store: TenantStore, name: string, info: NamespaceInfo, embedder: string, dims: number, graph: HnswIndex, nextSeq: number, snapshotSeq: number, loadedFrom: string) {
+    this.#store = store;
+    this.name = name;
+    this.info = info;
+    this.#embedder = embedder;
+    this.#dims = dims;
+    this.#graph = graph;
+    this.#nextSeq = nextSeq;
+    this.#snapshotSeq = snapshotSeq;
+    this.loadedFrom = loadedFrom;
+  }
+
+  /**
+   * Loads the namespace: its graph file when one is usable (then only the change-log entries after
+   * it are queued), else an empty graph with every record queued (rebuilt from the stored vectors,
+   * never re-embedded). Either way it answers queries at once; the graph catches up behind.
+   */
+  static async load(store: TenantStore, name: string, info: NamespaceInfo, embedder: string, dims: number): Promise<NamespaceIndex> {
+    const log = logTree(info.number);
+    let lastSeq = info.prunedThrough;
+    for (const key of store.keys(log, { reverse: true })) {
+      lastSeq = Math.max(lastSeq, seqOfKey(key));
+      break;
+    }
+    const params = { dims, M: info.M, efConstruction: info.efConstruction, efSearch: info.efSearch };
+    const file = await store.readDerived(graphFileName(info.number));
+    let loaded: { graph: HnswIndex; meta: GraphMeta } | undefined;
+    let why: string;
+    if ('payload' in file) {
+      try {
+        loaded = parseGraphFile(file.payload);
+        const { meta, graph } = loaded;
+        if (meta.dims !== dims) why = `its vectors have ${meta.dims} dimensions, the embedder ${dims}`;
+        else if (meta.seq < info.prunedThrough || meta.seq > lastSeq) why = `it covers change ${meta.seq}, the store's log is at ${info.prunedThrough}..${lastSeq}`;
+        else if (graph.M !== info.M || graph.efConstruction !== info.efConstruction) why = 'its HNSW parameters differ from the namespace\'s';
+        else why = '';
+        if (why !== '') loaded = undefined;
+      } catch (err) {
+        loaded = undefined;
+        why = `it is unreadable: ${(err as Error).message}`;
+      }
+    } else {
+      why = file.missing;
+    }
+
+    // The store may have moved since the awaits above: everything below runs in one turn.
+    if (loaded !== undefined) {
+      const { graph, meta } = loaded;
+      graph.efSearch = info.efSearch;
+      const ns = new NamespaceIndex(store, name, info, embedder, dims, graph, lastSeq + 1, meta.seq, `graph file at change ${meta.seq}`);
+      ns.#nodeIds = meta.ids.map((id) => id ?? undefined);
+      for (let node = 0; node < ns.#nodeIds.length; node++) {
+        const id = ns.#nodeIds[node];
+        if (id !== undefined) ns.#byId.set(id, node);
+      }
+      for (const [key, value] of store.scan(log, { gt: seqKey(meta.seq) })) ns.#enqueue(seqOfKey(key), value.toString('utf8'));
+      // A graph written under another embedder (or while records were stale): find the stale ones.
+      if (meta.embedder !== embedder || !meta.clean) ns.#findStale();
+      ns.#kick();
+      return ns;
+    }
+    const ns = new NamespaceIndex(store, name, info, embedder, dims, new HnswIndex(params), lastSeq + 1, 0, `rebuilt from the records (no usable graph file: ${why})`);
+    // Every record is pending, in key order, under the newest sequence: all of the log is covered
+    // once they are applied.
+    for (const key of store.keys(recordsTree(info.number))) ns.#enqueue(lastSeq, key.toString('utf8'));
+    ns.#kick();
+    return ns;
+  }
+
+  // ---- State -----------------------------------------------------------------------------------
+
+  get liveCount(): number {
+    return this.#store.count(recordsTree(this.info.number));
+  }
+
+  get pendingCount(): number {
+    return this.#pending.size;
+  }
+
+  get staleIds(): ReadonlySet<string> {
+    return this.#stale;
+  }
+
+  /** Memory held: the graph, plus an estimate for the id maps (about 120 bytes an id). */
+  memoryBytes(): number {
+    return this.#graph.memoryBytes() + this.#byId.size * 120 + this.#pending.size * 80;
+  }
+
+  /** What one more vector costs in memory (vector, level-0 links, id maps). */
+  get bytesPerVector(): number {
+    return this.#dims * 4 + (2 * this.info.M + 1) * 4 + 8 + 120;
+  }
+
+  get graph(): HnswIndex {
+    return this.#graph;
+  }
+
+  /** The next change-log sequence; the caller writes its entry in the same batch. */
+  takeSeq(): number {
+    return this.#nextSeq++;
+  }
+
+  /** Records that a batch (already applied to the store) changed `id` under `seq`. */
+  changed(seq: number, id: string): void {
+    this.#enqueue(seq, id);
+    this.#kick();
+  }
+
+  /** Resolves once every change queued so far is in the graph. */
+  async settled(): Promise<void> {
+    while (this.#applier !== undefined) await this.#applier;
+  }
+
+  close(): void {
+    this.#closed = true;
+  }
+
+  #enqueue(seq: number, id: string): void {
+    this.#pending.set(id, seq);
+    this.#queue.push({ seq, id });
+  }
+
+  #kick(): void {
+    if (this.#closed || this.#store.closed) return;
+    if (this.#applier !== undefined || this.#queueHead >= this.#queue.length) return;
+    this.#applier = this.#apply().finally(() => {
+      this.#applier = undefined;
+      // Changes queued after the last check of the loop below.
+      this.#kick();
+    });
+  }
+
+  async #apply(): Promise<void> {
+    // Never inside the writer's turn: the write's caller goes on first.
+    await nextTurn();
+    const recs = recordsTree(this.info.number);
+    while (!this.#closed && !this.#store.closed && this.#queueHead < this.#queue.length) {
+      const until = performance.now() + APPLY_SLICE_MS;
+      do {
+        const entry = this.#queue[this.#queueHead++]!;
+        // A newer change of the same id is queued: that one applies.
+        if (this.#pending.get(entry.id) !== entry.seq) continue;
+        this.#applyOne(entry.id, this.#store.get(recs, idKey(entry.id)));
+        this.#pending.delete(entry.id);
+      } while (this.#queueHead < this.#queue.length && performance.now() < until);
+      if (this.#queueHead > 4096 && this.#queueHead * 2 > this.#queue.length) {
+        this.#queue = this.#queue.slice(this.#queueHead);
+        this.#queueHead = 0;
+      }
+      if (this.#queueHead < this.#queue.length) await nextTurn();
+    }
+    if (this.#queueHead >= this.#queue.length) {
+      this.#queue = [];
+      this.#queueHead = 0;
+    }
+  }
+
+  #applyOne(id: string, record: Buffer | undefined): void {
+    const old = this.#byId.get(id);
+    if (old !== undefined) {
+      this.#graph.delete(old);
+      this.#nodeIds[old] = undefined;
+      this.#byId.delete(id);
+    }
+    this.#stale.delete(id);
+    if (record === undefined) return;
+    if (decodeRecordHeader(record).embedder !== this.#embedder) {
+      this.#stale.add(id);
+      return;
+    }
+    const node = this.#graph.insert(decodeRecordVector(record));
+    this.#nodeIds[node] = id;
+    this.#byId.set(id, node);
+  }
+
+  #findStale(): void {
+    for (const [key, value] of this.#store.scan(recordsTree(this.info.number))) {
+      if (decodeRecordHeader(value).embedder === this.#embedder) continue;
+      const id = key.toString('utf8');
+      this.#stale.add(id);
+      // Out of the graph: its vector is in another space.
+      const node = this.#byId.get(id);
+      if (node !== undefined) {
+        this.#graph.delete(node);
+        this.#nodeIds[node] = undefined;
+        this.#byId.delete(id);
+      }
+    }
+  }
+
+  // ---- Queries ---------------------------------------------------------------------------------
+
+  /**
+   * The topK records closest to the query vector (filtered by metadata), best first, with the
+   * path taken. The graph path runs in one synchronous turn against the live store; exact scans
+   * run on a snapshot and yield between chunks.
+   */
+  async query(q: NamespaceQuery): Promise<{ hits: ScoredId[]; path: QueryPath; reader: Pick<Snapshot, 'get'> | TenantStore; release: () => void }> {
+    const live = this.#byId.size;
+    if (q.exact || live + this.#pending.size <= Math.max(256, q.topK)) {
+      return this.#exactScan(q, q.exact ? 'exact' : 'exact:small');
+    }
+    if (q.filter !== undefined) {
+      const estimate = this.#estimateMatches(q.filter);
+      if (estimate < SELECTIVE_MATCHES) return this.#exactScan(q, 'exact:selective-filter');
+      const hits = this.#graphQuery(q);
+      // Fewer than topK through the graph although more records may match: scan instead.
+      if (hits.length < q.topK && estimate >= hits.length + 1) return this.#exactScan(q, 'exact:selective-filter');
+      return { hits, path: 'hnsw+filter', reader: this.#store, release: noop };
+    }
+    return { hits: this.#graphQuery(q), path: 'hnsw', reader: this.#store, release: noop };
+  }
+
+  #graphQuery(q: NamespaceQuery): ScoredId[] {
+    const recs = recordsTree(this.info.number);
+    const store = this.#store;
+    const nodeIds = this.#nodeIds;
+    const pending = this.#pending;
+    const filter = q.filter;
+    let memo: Map<number, boolean> | undefined;
+    const accept = (node: number): boolean => {
+      const id = nodeIds[node];
+      if (id === undefined || pending.has(id)) return false;
+      if (filter === undefined) return true;
+      memo ??= new Map();
+      let ok = memo.get(node);
+      if (ok === undefined) {
+        const record = store.get(recs, idKey(id));
+        ok = record !== undefined && filter.test(decodeRecordHeader(record).metadata ?? {});
+        memo.set(node, ok);
+      }
+      return ok;
+    };
+    const needAccept = filter !== undefined || pending.size > 0;
+    const found: HnswHit[] = this.#graph.search(q.vector, q.topK, needAccept ? { ef: q.ef, accept } : { ef: q.ef });
+    const hits: ScoredId[] = found.map((h) => ({ id: nodeIds[h.node]!, score: h.score }));
+    if (pending.size === 0) return hits;
+    // Pending changes: score what the store holds for them now.
+    for (const id of pending.keys()) {
+      const record = store.get(recs, idKey(id));
+      if (record === undefined) continue;
+      const header = decodeRecordHeader(record);
+      if (header.embedder !== this.#embedder) continue;
+      if (filter !== undefined && !filter.test(header.metadata ?? {})) continue;
+      hits.push({ id, score: recordDot(record, q.vector) });
+    }
+    hits.sort(byScore);
+    if (hits.length > q.topK) hits.length = q.topK;
+    return hits;
+  }
+
+  /** Matching records, estimated from a sample of graph nodes (pending ones counted as matching). */
+  #estimateMatches(filter: CompiledFilter): number {
+    const live = this.#byId.size;
+    if (live === 0) return this.#pending.size;
+    const recs = recordsTree(this.info.number);
+    const n = this.#nodeIds.length;
+    let sampled = 0;
+    let matched = 0;
+    // Deterministic stride over the node space: no randomness in query answers' paths.
+    const step = Math.max(1, Math.floor(n / SAMPLE));
+    for (let node = 0; node < n && sampled < SAMPLE; node += step) {
+      const id = this.#nodeIds[node];
+      if (id === undefined) continue;
+      const record = this.#store.get(recs, idKey(id));
+      if (record === undefined) continue;
+      sampled++;
+      if (filter.test(decodeRecordHeader(record).metadata ?? {})) matched++;
+    }
+    if (sampled === 0) return this.#pending.size;
+    // Rounded up: one match in the sample stands for at least live/sampled records.
+    return Math.ceil((matched / sampled) * live) + this.#pending.size;
+  }
+
+  async #exactScan(q: NamespaceQuery, path: QueryPath): Promise<{ hits: ScoredId[]; path: QueryPath; reader: Snapshot; release: () => void }> {
+    const tree = recordsTree(this.info.number);
+    const snapshot = this.#store.snapshot([tree]);
+    try {
+      const top: ScoredId[] = [];
+      let worst = -Infinity;
+      let n = 0;
+      for (const [key, record] of snapshot.scan(tree)) {
+        const header = decodeRecordHeader(record);
+        if (header.embedder === this.#embedder && (q.filter === undefined || q.filter.test(header.metadata ?? {}))) {
+          const score = recordDot(record, q.vector);
+          if (top.length < q.topK || score > worst) {
+            insertSorted(top, { id: key.toString('utf8'), score }, q.topK);
+            worst = top.length === q.topK ? top[top.length - 1]!.score : -Infinity;
+          }
+        }
+        if (++n % SCAN_CHUNK === 0) await nextTurn();
+      }
+      return { hits: top, path, reader: snapshot, release: () => snapshot.close() };
+    } catch (err) {
+      snapshot.close();
+      throw err;
+    }
+  }
+
+  // ---- Graph file --------------------------------------------------------------------------------
+
+  /** Changes since the newest graph file. */
+  get changesSinceSnapshot(): number {
+    return this.#nextSeq - 1 - this.#snapshotSeq;
+  }
+
+  /**
+   * Writes the graph to its file once it reflects every change so far and those changes are
+   * durable, then deletes the log entries it covers. Nothing is written while changes are
+   * still queued (the next checkpoint or close tries again).
+   */
+  persist(): Promise<void> {
+    this.#persisting ??= this.#persist().finally(() => (this.#persisting = undefined));
+    return this.#persisting;
+  }
+
+  async #persist(): Promise<void> {
+    const store = this.#store;
+    if (this.#closed || store.closed || this.#queueHead < this.#queue.length || this.#pending.size > 0) return;
+    const seq = this.#nextSeq - 1;
+    if (seq <= this.#snapshotSeq) return;
+    const meta: GraphMeta = {
+      v: 1,
+      seq,
+      embedder: this.#embedder,
+      dims: this.#dims,
+      clean: this.#stale.size === 0,
+      ids: this.#nodeIds.map((id) => id ?? null),
+    };
+    const metaBytes = packr.pack(meta);
+    const head = Buffer.allocUnsafe(4);
+    head.writeUInt32LE(metaBytes.length);
+    const chunks = [head, metaBytes, ...this.#graph.serialize()];
+    // The file may only cover changes a crash cannot take away.
+    await store.whenDurable(store.lsn);
+    if (store.closed) return;
+    await store.writeDerived(graphFileName(this.info.number), chunks);
+    this.#snapshotSeq = seq;
+    // The log entries the file covers are no longer needed.
+    const log = logTree(this.info.number);
+    const ops: Array<{ op: 'delete'; tree: string; key: Uint8Array }> = [];
+    for (const key of store.keys(log, { lte: seqKey(seq) })) ops.push({ op: 'delete', tree: log, key });
+    this.info = { ...this.info, prunedThrough: Math.max(this.info.prunedThrough, seq) };
+    await store.write([...ops, namespaceOp(this.name, this.info)]);
+  }
+}
+
+function parseGraphFile(payload: Buffer): { graph: HnswIndex; meta: GraphMeta } {
+  if (payload.length < 4) throw new Error('graph file too short');
+  const metaLength = payload.readUInt32LE(0);
+  if (4 + metaLength > payload.length) throw new Error('graph file meta overruns the file');
+  const meta = packr.unpack(payload.subarray(4, 4 + metaLength)) as GraphMeta;
+  if (meta?.v !== 1 || !Array.isArray(meta.ids) || typeof meta.seq !== 'number') throw new Error('graph file meta is malformed');
+  const graph = HnswIndex.deserialize([payload.subarray(4 + metaLength)]);
+  return { graph, meta };
+}
+
+function byScore(a: ScoredId, b: ScoredId): number {
+  return b.score - a.score || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+}
+
+function insertSorted(top: ScoredId[], hit: ScoredId, k: number): void {
+  let i = top.length;
+  while (i > 0 && byScore(top[i - 1]!, hit) > 0) i--;
+  top.splice(i, 0, hit);
+  if (top.length > k) top.length = k;
+}
+
+function noop(): void {}
