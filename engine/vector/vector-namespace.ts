@@ -186,9 +186,13 @@ export class NamespaceIndex {
     return this.#graph.memoryBytes() + this.#byId.size * 120 + this.#pending.size * 80;
   }
 
-  /** What one more vector costs in memory (vector, level-0 links, id maps). */
-  get bytesPerVector(): number {
-    return this.#dims * 4 + (2 * this.info.M + 1) * 4 + 8 + 120;
+  /**
+   * Memory `count` more vectors may take: each its vector, level-0 links and id map entries, plus
+   * one arena chunk (the graph allocates 1024 nodes at a time).
+   */
+  growthBytes(count: number): number {
+    const perNode = this.#dims * 4 + (2 * this.info.M + 1) * 4;
+    return count * (perNode + 8 + 120) + 1024 * perNode;
   }
 
   get graph(): HnswIndex {

@@ -362,7 +362,7 @@ export class VectorService {
     const vectors = await this.embedder.embed(checked.map((c) => c.text));
     const ns = (await this.#namespace(store, name, {}))!;
     this.#touch(ns);
-    this.#makeRoom(ns, checked.length * ns.bytesPerVector);
+    this.#makeRoom(ns, ns.growthBytes(checked.length));
     // One turn from here to the write: the sequence numbers follow the batch order.
     const recs = recordsTree(ns.info.number);
     const log = logTree(ns.info.number);
