@@ -93,6 +93,8 @@ export class NamespaceIndex {
   /** The sequence the newest durable graph file covers. */
   #snapshotSeq: number;
   #applier: Promise<void> | undefined;
+  /** Called after every slice of the applier (writers waiting for the queue to shrink). */
+  #sliceWaiters: Array<() => void> = [];
   #persisting: Promise<void> | undefined;
   #closed = false;
   /** How the graph was loaded, for the logs and health. */
@@ -210,6 +212,16 @@ export class NamespaceIndex {
     this.#kick();
   }
 
+  /**
+   * Resolves once at most `limit` changes wait for the graph: writers wait here, so a burst of
+   * upserts runs at the pace the graph takes them in rather than queueing without bound.
+   */
+  async pendingAtMost(limit: number): Promise<void> {
+    while (this.#pending.size > limit && this.#applier !== undefined && !this.#closed) {
+      await new Promise<void>((resolve) => this.#sliceWaiters.push(resolve));
+    }
+  }
+
   /** Resolves once every change queued so far is in the graph. */
   async settled(): Promise<void> {
     while (this.#applier !== undefined) await this.#applier;
@@ -251,8 +263,10 @@ export class NamespaceIndex {
         this.#queue = this.#queue.slice(this.#queueHead);
         this.#queueHead = 0;
       }
+      for (const wake of this.#sliceWaiters.splice(0)) wake();
       if (this.#queueHead < this.#queue.length) await nextTurn();
     }
+    for (const wake of this.#sliceWaiters.splice(0)) wake();
     if (this.#queueHead >= this.#queue.length) {
       this.#queue = [];
       this.#queueHead = 0;

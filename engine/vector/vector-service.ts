@@ -81,6 +81,8 @@ interface TenantVectors {
 }
 
 const DELETE_CHUNK = 512;
+/** Writers wait while more changes than this wait for a namespace's graph (queries score those directly). */
+const MAX_PENDING = 4096;
 const REEMBED_BATCH = 32;
 
 function text(value: unknown, field: string): string {
@@ -382,6 +384,7 @@ export class VectorService {
     const written = store.write(ops);
     for (const s of seqs) ns.changed(s.seq, s.id);
     await written;
+    await ns.pendingAtMost(MAX_PENDING);
     return { upserted: checked.length };
   }
 

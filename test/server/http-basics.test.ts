@@ -67,8 +67,9 @@ describe('the HTTP envelope', () => {
     expect(res.status).toBe(200);
     expect(res.body.openapi).toMatch(/^3\./);
     const paths = Object.keys(res.body.paths).sort();
+    const vector = ['/api/vector', '/api/vector/{*}', ...['upsert', 'upsertMany', 'query', 'delete', 'namespaces', 'configure'].map((op) => `/api/vector/${op}`)];
     const mql = ['find', 'findOne', 'countDocuments', 'insertOne', 'insertMany', 'updateOne', 'updateMany', 'deleteOne', 'deleteMany', 'createIndex', 'dropIndex', 'listIndexes', 'listCollections', 'dropCollection'];
-    expect(paths).toEqual(['/api/auth/keys', '/api/auth/keys/{keyId}', '/api/auth/signup', '/api/health', '/api/kv', '/api/kv/{*}', ...mql.map((op) => `/api/mql/${op}`), '/api/sql/query'].sort());
+    expect(paths).toEqual(['/api/auth/keys', '/api/auth/keys/{keyId}', '/api/auth/signup', '/api/health', '/api/kv', '/api/kv/{*}', ...mql.map((op) => `/api/mql/${op}`), '/api/sql/query', ...vector].sort());
     expect(res.body.paths['/api/mql/find'].post.requestBody.content['application/json'].schema.required).toEqual(['collection']);
     expect(Object.keys(res.body.paths['/api/kv/{*}'])).toEqual(expect.arrayContaining(['put', 'get', 'delete']));
     expect(res.body.paths['/api/kv/{*}'].put.requestBody.content['application/json'].schema.required).toEqual(['value']);
@@ -78,7 +79,8 @@ describe('the HTTP envelope', () => {
   it('reports health for the calling tenant', async () => {
     const res = await http(server.url, 'GET', '/api/health', { apiKey });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ status: 'ok', version: expect.any(String), embedding: { model: null, dimensions: null } });
+    expect(res.body).toMatchObject({ status: 'ok', version: expect.any(String), embedding: { kind: expect.stringMatching(/^(onnx|fallback)$/), dimensions: expect.any(Number) } });
+    expect(res.body.embedding.model).toMatch(/^(onnx|fallback):/);
     expect(res.body.uptimeSeconds).toBeGreaterThanOrEqual(0);
     expect(res.body.tenant.id).toMatch(/^[A-Za-z0-9_-]+$/);
     expect(res.body.tenant.storageBytes).toBeGreaterThan(0);
