@@ -399,3 +399,78 @@ describe('HnswIndex: memory', () => {
     expect(perVector).toBeLessThanOrEqual(1.5 * hnswlibPerVector);
   });
 });
+
+describe('HnswIndex: the dot-product kernel', () => {
+  it.each([
+    { dims: 37, count: 1_500 },
+    { dims: 384, count: 400 },
+  ])('WebAssembly SIMD and the JavaScript twin build the same graph and return the same hits ($dims dims)', ({ dims, count }) => {
+    const data = clusteredVectors(count + 20, dims, 101 + dims);
+    const simd = build(data.slice(0, count), { seed: 3, cleanupRatio: 0 });
+    const twin = build(data.slice(0, count), { seed: 3, cleanupRatio: 0, simd: false });
+    expect([simd.simd, twin.simd]).toEqual([true, false]);
+    for (let n = 0; n < count; n += 7) {
+      simd.delete(n);
+      twin.delete(n);
+    }
+    simd.cleanup();
+    twin.cleanup();
+    expect(twin.serialize()).toEqual(simd.serialize());
+    const odd: Accept = (n) => n % 2 === 1;
+    for (const q of data.slice(count)) {
+      expect(twin.search(q, 10)).toEqual(simd.search(q, 10));
+      expect(twin.search(q, 10, { accept: odd })).toEqual(simd.search(q, 10, { accept: odd }));
+      const all = simd.exact(q, count);
+      expect(twin.exact(q, count)).toEqual(all);
+      // The filtered brute force (ids gathered) agrees with the unfiltered one (runs scored in place).
+      expect(simd.exact(q, count, odd)).toEqual(all.filter((h) => odd(h.node)));
+      // Float32 scores, held to a double-precision dot of the stored vectors.
+      for (const h of all.slice(0, 20)) {
+        const v = simd.vector(h.node);
+        let dot = 0;
+        for (let d = 0; d < dims; d++) dot += v[d]! * q[d]!;
+        expect(Math.abs(h.score - dot)).toBeLessThanOrEqual(1e-5);
+      }
+    }
+  });
+
+  it('vector() returns a copy that outlives the memory growing under it; memoryBytes counts that memory', () => {
+    const dims = 384;
+    const data = uniformVectors(2_100, dims, 111);
+    const index = new HnswIndex({ dims, efConstruction: 1 });
+    index.insert(data[0]!);
+    const first = index.vector(0);
+    const before = index.memoryBytes();
+    for (const v of data.slice(1)) index.insert(v);
+    // 2100 vectors need a third arena chunk: 2 more chunks of 1024 x 1536 bytes (whole pages).
+    expect(index.memoryBytes() - before).toBeGreaterThanOrEqual(2 * 1024 * 4 * dims);
+    expect(Array.from(first)).toEqual(Array.from(data[0]!));
+    expect(Array.from(index.vector(0))).toEqual(Array.from(data[0]!));
+    expect(Array.from(index.vector(2_099))).toEqual(Array.from(data[2_099]!));
+    expect(index.search(data[1_500]!, 1)[0]).toEqual({ node: 1_500, score: expect.closeTo(1, 5) });
+  });
+
+  it('an insert past the memory cap (maxMemoryBytes, 4 MiB here) throws QUOTA_EXCEEDED and leaves the index intact', () => {
+    const dims = 384;
+    const next = uniformSource(dims, 121);
+    // 1536 bytes per vector: two chunks of 1024 (3 MiB) fit in 4 MiB with the scratch, a third does not.
+    const index = new HnswIndex({ dims, efConstruction: 1, maxMemoryBytes: 4 * 1024 * 1024 });
+    for (let i = 0; i < 2_048; i++) index.insert(next());
+    let thrown: unknown;
+    try {
+      index.insert(next());
+    } catch (err) {
+      thrown = err;
+    }
+    expect(isTetraError(thrown, 'QUOTA_EXCEEDED'), String(thrown)).toBe(true);
+    expect((thrown as Error).message).toMatch(/at most 2048 vectors \(4194304 bytes of WebAssembly memory\)/);
+    expect(index.liveCount).toBe(2_048);
+    expect(index.nodeLimit).toBe(2_048);
+    expect(index.exact(index.vector(77), 1)[0]!.node).toBe(77);
+    expect(index.search(index.vector(77), 1)).toHaveLength(1);
+    // A freed slot is still usable.
+    index.delete(5);
+    index.cleanup();
+    expect(index.insert(next())).toBe(5);
+  });
+});
