@@ -59,6 +59,8 @@ export class ChunkWriter {
   readonly chunks: Uint8Array[] = [];
   #chunk = 0;
   #pos = 0;
+  /** CRC-32 of the chunks filled so far (computed as each fills, so finish() has little left). */
+  #crc = 0;
   readonly #scratch = new DataView(new ArrayBuffer(8));
 
   constructor(totalBytes: number, chunkBytes: number) {
@@ -75,6 +77,7 @@ export class ChunkWriter {
       off += n;
       this.#pos += n;
       if (this.#pos === chunk.length) {
+        this.#crc = crc32(chunk, this.#crc);
         this.#chunk++;
         this.#pos = 0;
       }
@@ -92,8 +95,7 @@ export class ChunkWriter {
 
   /** Appends the CRC-32 of everything written so far; the stream must then be complete. */
   finish(): Uint8Array[] {
-    let crc = 0;
-    for (let i = 0; i < this.#chunk; i++) crc = crc32(this.chunks[i]!, crc);
+    let crc = this.#crc;
     const last = this.chunks[this.#chunk];
     if (last !== undefined && this.#pos > 0) crc = crc32(last.subarray(0, this.#pos), crc);
     this.u32(crc);

@@ -93,6 +93,8 @@ const MAX_LEVEL = 60;
 // memory grows by CHUNK nodes at a time (in place: 64-bit V8 reserves a WebAssembly.Memory's
 // address space up front; growing 1 GiB by a page measured ~8 ms, no copy).
 const CHUNK_SHIFT = 10;
+/** Bytes of vectors serializeSteps() copies per step. */
+const SERIALIZE_STEP_BYTES = 1 << 20;
 const CHUNK = 1 << CHUNK_SHIFT;
 const CHUNK_MASK = CHUNK - 1;
 
@@ -487,6 +489,19 @@ export class HnswIndex {
 
   /** The whole index as chunks of at most chunkBytes (default 1 MiB); see hnsw-codec.ts. */
   serialize(chunkBytes = DEFAULT_CHUNK_BYTES): Uint8Array[] {
+    const steps = this.serializeSteps(chunkBytes);
+    for (;;) {
+      const step = steps.next();
+      if (step.done === true) return step.value;
+    }
+  }
+
+  /**
+   * serialize() in steps of at most about a megabyte of copying each, for callers that yield to
+   * the event loop between steps (a large index takes hundreds of milliseconds to copy). The
+   * index must not change until the generator is done: the caller pauses its writers.
+   */
+  *serializeSteps(chunkBytes = DEFAULT_CHUNK_BYTES): Generator<void, Uint8Array[]> {
     assertLittleEndian();
     checkInt('chunkBytes', chunkBytes, MIN_CHUNK_BYTES, 0x7fffffff);
     const n = this.#nodeCount;
@@ -520,16 +535,24 @@ export class HnswIndex {
     w.write(this.#flags.subarray(0, n));
     w.zeros(pad);
     // The format stores dims floats per vector, without the in-memory padding.
-    for (const rows of this.#vectorRows(n)) w.write(rows);
+    for (const rows of this.#vectorRows(n)) {
+      // Contiguous vectors come as one view: copy them a step at a time.
+      for (let at = 0; at < rows.byteLength; at += SERIALIZE_STEP_BYTES) {
+        w.write(rows.subarray(at, Math.min(rows.byteLength, at + SERIALIZE_STEP_BYTES)));
+        yield;
+      }
+    }
     for (let c = 0; c < this.#links0.length; c++) {
       const inChunk = Math.min(CHUNK, n - (c << CHUNK_SHIFT));
       if (inChunk <= 0) break;
       w.write(bytesOf(this.#links0[c]!, inChunk * this.#stride0));
+      if ((c & 7) === 7) yield;
     }
     w.write(bytesOf(Int32Array.from(this.#free)));
     for (let i = 0; i < n; i++) {
       const u = this.#upper[i];
       if (u !== undefined) w.write(bytesOf(u));
+      if ((i & 16383) === 16383) yield;
     }
     return w.finish();
   }

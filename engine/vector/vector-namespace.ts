@@ -96,6 +96,8 @@ export class NamespaceIndex {
   /** Called after every slice of the applier (writers waiting for the queue to shrink). */
   #sliceWaiters: Array<() => void> = [];
   #persisting: Promise<void> | undefined;
+  /** Set while a graph file is being serialized: the applier waits (the graph must not change). */
+  #paused: Promise<void> | undefined;
   #closed = false;
   /** How the graph was loaded, for the logs and health. */
   readonly loadedFrom: string;
@@ -251,6 +253,7 @@ export class NamespaceIndex {
     await nextTurn();
     const recs = recordsTree(this.info.number);
     while (!this.#closed && !this.#store.closed && this.#queueHead < this.#queue.length) {
+      while (this.#paused !== undefined) await this.#paused;
       const until = performance.now() + APPLY_SLICE_MS;
       do {
         const entry = this.#queue[this.#queueHead++]!;
@@ -448,7 +451,30 @@ export class NamespaceIndex {
     const metaBytes = packr.pack(meta);
     const head = Buffer.allocUnsafe(4);
     head.writeUInt32LE(metaBytes.length);
-    const chunks = [head, metaBytes, ...this.#graph.serialize()];
+    // Copying a large graph takes hundreds of milliseconds: in steps, yielding between them, with
+    // the applier paused so the graph stays as `meta` describes it. Queries go on meanwhile.
+    let release!: () => void;
+    this.#paused = new Promise<void>((resolve) => (release = resolve));
+    let graphChunks: Uint8Array[];
+    try {
+      const steps = this.#graph.serializeSteps();
+      let until = performance.now() + APPLY_SLICE_MS;
+      for (;;) {
+        const step = steps.next();
+        if (step.done === true) {
+          graphChunks = step.value;
+          break;
+        }
+        if (performance.now() >= until) {
+          await nextTurn();
+          until = performance.now() + APPLY_SLICE_MS;
+        }
+      }
+    } finally {
+      this.#paused = undefined;
+      release();
+    }
+    const chunks = [head, metaBytes, ...graphChunks];
     // The file may only cover changes a crash cannot take away.
     await store.whenDurable(store.lsn);
     if (store.closed) return;
