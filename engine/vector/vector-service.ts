@@ -100,14 +100,34 @@ export function validateVectorId(value: unknown, field = 'id'): string {
   return value;
 }
 
+/** A "__proto__" key anywhere in a value (the record codec cannot keep it as plain data). */
+function protoKeyPath(value: unknown, path: string): string | undefined {
+  if (value === null || typeof value !== 'object') return undefined;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = protoKeyPath(value[i], `${path}.${i}`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  for (const key of Object.keys(value)) {
+    if (key === '__proto__') return `${path}.${key}`;
+    const found = protoKeyPath((value as Record<string, unknown>)[key], `${path}.${key}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 function metadataOf(value: unknown, field: string): Record<string, unknown> | undefined {
   if (value === undefined || value === null) return undefined;
   const doc = fromJson(value, { code: 'VALIDATION_FAILED' });
   try {
     validateFields(doc, VECTOR_LIMITS.maxMetadataDepth);
   } catch (err) {
-    fail('VALIDATION_FAILED', `${field} ${(err as Error).message.replace(/^must/, 'must')}`, { field });
+    fail('VALIDATION_FAILED', `${field} ${(err as Error).message}`, { field });
   }
+  const proto = protoKeyPath(doc, field);
+  if (proto !== undefined) fail('VALIDATION_FAILED', `${field}: a field may not be named __proto__ (at ${proto})`, { field });
   return doc as Record<string, unknown>;
 }
 

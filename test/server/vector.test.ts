@@ -199,6 +199,7 @@ describe('vector endpoints', () => {
       ['/api/vector/upsert', { id: 'a', text: 'x', metadata: { $bad: 1 } }],
       ['/api/vector/upsert', { id: 'a', text: 'x', metadata: { big: 'y'.repeat(41 * 1024) } }],
       ['/api/vector/upsert', { id: 'a', text: 'x', namespace: 'x'.repeat(65) }],
+      ['/api/vector/upsert', { id: 'a', text: 'x', metadata: JSON.parse('{"nested": {"__proto__": {"polluted": true}}}') }],
       ['/api/vector/upsert', { id: 'a', text: 'x', extra: 1 }],
       ['/api/vector/upsert', { id: 5, text: 'x' }],
       ['/api/vector/upsertMany', { vectors: [] }],
