@@ -25,16 +25,16 @@ export function scratchDir(prefix: string): { root: string; cleanup: () => void 
 
 /**
  * Runs `script` (TypeScript, through tsx) in a fresh process with `task` as its argument and
- * returns the one message it sends. No --expose-gc: nothing forces a collection, so memory is
- * what an operator would see.
+ * returns the one message it sends. No --expose-gc unless `nodeFlags` adds it: nothing forces a
+ * collection, so memory is what an operator would see.
  */
-export function runWorker<R>(script: string, task: unknown, label: string): Promise<R> {
+export function runWorker<R>(script: string, task: unknown, label: string, nodeFlags: string[] = []): Promise<R> {
   process.stderr.write(`  running ${label}...\n`);
   return new Promise((resolve, reject) => {
     const child = fork(script, [JSON.stringify(task)], {
       // tsx resolves from the working directory: bench/, whose node_modules has it.
       cwd: fileURLToPath(new URL('..', import.meta.url)),
-      execArgv: ['--import', 'tsx'],
+      execArgv: [...nodeFlags, '--import', 'tsx'],
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });

@@ -89,7 +89,7 @@ export class OnnxSessionWorker {
     this.#worker = worker;
     this.info = info;
     worker.on('message', (reply: WorkerReply) => this.#onReply(reply));
-    worker.on('error', (err) => this.#stop(new Error(`the ONNX worker failed: ${err.message}`)));
+    worker.on('error', (err: Error) => this.#stop(new Error(`the ONNX worker failed: ${err.message}`)));
     worker.on('exit', (code) => this.#stop(new Error(`the ONNX worker exited (code ${code})`)));
     worker.unref(); // idle, it must not keep the process alive; runs ref it
   }
