@@ -20,7 +20,7 @@ import {
   validateNamespace,
   type HnswSettings,
 } from './vector-catalog.js';
-import { decodeRecord, decodeRecordHeader, encodeRecord, idKey, metadataBytes, logTree, recordsTree, seqKey, type NamespaceInfo } from './vector-codec.js';
+import { decodeRecord, encodeRecord, idKey, metadataBytes, recordMetadata, logTree, recordsTree, seqKey, type NamespaceInfo } from './vector-codec.js';
 import { VECTOR_LIMITS } from './vector-limits.js';
 import { NamespaceIndex, type QueryPath } from './vector-namespace.js';
 
@@ -466,7 +466,7 @@ export class VectorService {
     try {
       let n = 0;
       for (const [key, value] of snapshot.scan(recs, prefix === undefined ? {} : { prefix })) {
-        if (filter === undefined || filter.test(decodeRecordHeader(value).metadata ?? {})) candidates.push(key.toString('utf8'));
+        if (filter === undefined || filter.test(recordMetadata(value) ?? {})) candidates.push(key.toString('utf8'));
         if (++n % 2048 === 0) await nextTurn();
       }
     } finally {
@@ -481,7 +481,7 @@ export class VectorService {
         const key = idKey(id);
         const live = store.get(recs, key);
         if (live === undefined) continue;
-        if (filter !== undefined && !filter.test(decodeRecordHeader(live).metadata ?? {})) continue;
+        if (filter !== undefined && !filter.test(recordMetadata(live) ?? {})) continue;
         const seq = ns.takeSeq();
         ops.push({ op: 'delete', tree: recs, key }, { op: 'put', tree: logTree(ns.info.number), key: seqKey(seq), value: key });
         changed.push({ seq, id });
