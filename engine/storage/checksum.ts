@@ -32,3 +32,15 @@ export function checksum32Chunks(chunks: readonly Uint8Array[]): number {
   for (const c of chunks) h.update(c);
   return h.digest() >>> 0;
 }
+
+/** A streaming xxhash32 (same seed): update() with each piece, digest() once at the end. */
+export function checksum32Stream(): { update(bytes: Uint8Array): void; digest(): number } {
+  if (!hasher) throw new Error('checksum32Stream called before initChecksum()');
+  const h = hasher.create32(CHECKSUM_SEED);
+  return {
+    update(bytes) {
+      h.update(bytes);
+    },
+    digest: () => h.digest() >>> 0,
+  };
+}

@@ -1,6 +1,6 @@
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { checksum32, checksum32Chunks } from './checksum.js';
+import { checksum32, checksum32Chunks, checksum32Stream } from './checksum.js';
 import {
   DERIVED_CHECKSUM_OFFSET,
   DERIVED_DIR,
@@ -47,6 +47,67 @@ export async function writeDerivedFile(dir: string, name: string, chunks: readon
   }
   await rename(temp, path);
   await fsyncDirAsync(join(dir, DERIVED_DIR));
+}
+
+/** A derived file written a chunk at a time (see openDerivedWriter). */
+export interface DerivedWriter {
+  /** Appends payload bytes (the caller may reuse or drop `chunk` once this resolves). */
+  write(chunk: Uint8Array): Promise<void>;
+  /** Completes the header, fsyncs, renames over the old file and fsyncs the directory. */
+  commit(): Promise<void>;
+  /** Drops the temp file; the old file (if any) stays. */
+  abort(): Promise<void>;
+}
+
+/**
+ * Starts replacing derived file `name` with a payload streamed in chunks (for payloads too large
+ * to hold twice in memory): the temp file gets a placeholder header, the chunks, then at commit
+ * the real header; until commit's rename the old file stays in place.
+ */
+export async function openDerivedWriter(dir: string, name: string): Promise<DerivedWriter> {
+  const path = pathOf(dir, name);
+  ensureDirDurable(join(dir, DERIVED_DIR));
+  const temp = path + DERIVED_TEMP_SUFFIX;
+  const fd = await open(temp, 'w');
+  const hash = checksum32Stream();
+  let length = 0;
+  let closed = false;
+  await fd.write(Buffer.alloc(DERIVED_HEADER_SIZE), 0, DERIVED_HEADER_SIZE, 0);
+  const close = async (): Promise<void> => {
+    if (closed) return;
+    closed = true;
+    await fd.close();
+  };
+  return {
+    async write(chunk) {
+      let at = 0;
+      while (at < chunk.byteLength) {
+        const { bytesWritten } = await fd.write(chunk, at, chunk.byteLength - at, DERIVED_HEADER_SIZE + length + at);
+        at += bytesWritten;
+      }
+      hash.update(chunk);
+      length += chunk.byteLength;
+    },
+    async commit() {
+      const header = Buffer.alloc(DERIVED_HEADER_SIZE);
+      header.writeUInt32LE(DERIVED_MAGIC, 0);
+      header.writeUInt16LE(DERIVED_VERSION, 4);
+      header.writeDoubleLE(length, DERIVED_LENGTH_OFFSET);
+      header.writeUInt32LE(hash.digest(), DERIVED_CHECKSUM_OFFSET);
+      try {
+        await fd.write(header, 0, DERIVED_HEADER_SIZE, 0);
+        await fd.sync();
+      } finally {
+        await close();
+      }
+      await rename(temp, path);
+      await fsyncDirAsync(join(dir, DERIVED_DIR));
+    },
+    async abort() {
+      await close();
+      await rm(temp, { force: true });
+    },
+  };
 }
 
 /** The payload of derived file `name`, or why there is none usable (missing, short, damaged). */

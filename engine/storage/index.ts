@@ -6,7 +6,7 @@ export { failpoint } from './failpoint.js';
 export { PageCache, DEFAULT_DIRTY_BYTES, type PageCacheOptions } from './page-cache.js';
 export { DirtyBudget, type DirtyOwner } from './dirty-budget.js';
 export { AckPacer, ackPacer } from './ack-pacer.js';
-export { writeDerivedFile, readDerivedFile, removeDerivedFile } from './derived-file.js';
+export { writeDerivedFile, readDerivedFile, removeDerivedFile, openDerivedWriter, type DerivedWriter } from './derived-file.js';
 export { PageFile, fsyncDir, ensureDirDurable, type FileHeader, type PageFileTail } from './page-file.js';
 export { BTree, TreeReader, type Entry, type ScanRange, type NodeStore, type NodeSource } from './btree.js';
 export type { TreeNode } from './btree-node.js';

@@ -8,7 +8,9 @@ import {
   ensureDirDurable,
   FSYNC_MODES,
   initChecksum,
+  openDerivedWriter,
   readDerivedFile,
+  type DerivedWriter,
   removeDerivedFile,
   writeDerivedFile,
   listSegments,
@@ -493,6 +495,12 @@ export class TenantStore implements DirtyOwner {
   writeDerived(name: string, chunks: readonly Uint8Array[]): Promise<void> {
     this.#assertOpen();
     return writeDerivedFile(this.dir, name, chunks);
+  }
+
+  /** Starts replacing this tenant's derived file `name` with a payload written chunk by chunk. */
+  openDerived(name: string): Promise<DerivedWriter> {
+    this.#assertOpen();
+    return openDerivedWriter(this.dir, name);
   }
 
   /** This tenant's derived file `name`, or why there is no usable one. */

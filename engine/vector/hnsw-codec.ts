@@ -54,34 +54,53 @@ export function bytesOf(arr: Float32Array | Int32Array | Uint8Array, length = ar
   return new Uint8Array(arr.buffer, arr.byteOffset, length * arr.BYTES_PER_ELEMENT);
 }
 
-/** Writes a byte stream of known total length into chunks of at most chunkBytes. */
+/**
+ * Writes a byte stream of known total length into chunks of at most chunkBytes, allocated as
+ * they are needed. take() hands over the chunks filled so far (and forgets them), so a caller
+ * streaming them to a file never holds more than a chunk or two.
+ */
 export class ChunkWriter {
-  readonly chunks: Uint8Array[] = [];
-  #chunk = 0;
+  #filled: Uint8Array[] = [];
+  #current: Uint8Array | undefined;
   #pos = 0;
+  #left: number;
+  readonly #chunkBytes: number;
   /** CRC-32 of the chunks filled so far (computed as each fills, so finish() has little left). */
   #crc = 0;
   readonly #scratch = new DataView(new ArrayBuffer(8));
 
   constructor(totalBytes: number, chunkBytes: number) {
-    for (let left = totalBytes; left > 0; left -= chunkBytes) this.chunks.push(new Uint8Array(Math.min(left, chunkBytes)));
+    this.#left = totalBytes;
+    this.#chunkBytes = chunkBytes;
   }
 
   write(bytes: Uint8Array): void {
     let off = 0;
     while (off < bytes.length) {
-      const chunk = this.chunks[this.#chunk];
-      if (chunk === undefined) fail('INTERNAL', 'hnsw index: serializer wrote past its computed length');
+      if (this.#current === undefined) {
+        if (this.#left <= 0) fail('INTERNAL', 'hnsw index: serializer wrote past its computed length');
+        this.#current = new Uint8Array(Math.min(this.#left, this.#chunkBytes));
+        this.#left -= this.#current.length;
+      }
+      const chunk = this.#current;
       const n = Math.min(bytes.length - off, chunk.length - this.#pos);
       chunk.set(bytes.subarray(off, off + n), this.#pos);
       off += n;
       this.#pos += n;
       if (this.#pos === chunk.length) {
         this.#crc = crc32(chunk, this.#crc);
-        this.#chunk++;
+        this.#filled.push(chunk);
+        this.#current = undefined;
         this.#pos = 0;
       }
     }
+  }
+
+  /** The chunks filled since the last take(). */
+  take(): Uint8Array[] {
+    const out = this.#filled;
+    this.#filled = [];
+    return out;
   }
 
   u32(value: number): void {
@@ -93,16 +112,15 @@ export class ChunkWriter {
     if (n > 0) this.write(new Uint8Array(n));
   }
 
-  /** Appends the CRC-32 of everything written so far; the stream must then be complete. */
+  /** Appends the CRC-32 of everything written so far and returns the chunks not yet taken; the stream must then be complete. */
   finish(): Uint8Array[] {
     let crc = this.#crc;
-    const last = this.chunks[this.#chunk];
-    if (last !== undefined && this.#pos > 0) crc = crc32(last.subarray(0, this.#pos), crc);
+    if (this.#current !== undefined && this.#pos > 0) crc = crc32(this.#current.subarray(0, this.#pos), crc);
     this.u32(crc);
-    if (this.#chunk !== this.chunks.length || this.#pos !== 0) {
+    if (this.#current !== undefined || this.#left !== 0) {
       fail('INTERNAL', 'hnsw index: serializer wrote less than its computed length');
     }
-    return this.chunks;
+    return this.take();
   }
 }
 

@@ -490,18 +490,22 @@ export class HnswIndex {
   /** The whole index as chunks of at most chunkBytes (default 1 MiB); see hnsw-codec.ts. */
   serialize(chunkBytes = DEFAULT_CHUNK_BYTES): Uint8Array[] {
     const steps = this.serializeSteps(chunkBytes);
+    const chunks: Uint8Array[] = [];
     for (;;) {
       const step = steps.next();
-      if (step.done === true) return step.value;
+      chunks.push(...step.value);
+      if (step.done === true) return chunks;
     }
   }
 
   /**
    * serialize() in steps of at most about a megabyte of copying each, for callers that yield to
-   * the event loop between steps (a large index takes hundreds of milliseconds to copy). The
-   * index must not change until the generator is done: the caller pauses its writers.
+   * the event loop between steps (a large index takes hundreds of milliseconds to copy) and
+   * write the chunks out as they come: each step yields the chunks it completed, the return
+   * value is the rest. The index must not change until the generator is done: the caller
+   * pauses its writers.
    */
-  *serializeSteps(chunkBytes = DEFAULT_CHUNK_BYTES): Generator<void, Uint8Array[]> {
+  *serializeSteps(chunkBytes = DEFAULT_CHUNK_BYTES): Generator<Uint8Array[], Uint8Array[]> {
     assertLittleEndian();
     checkInt('chunkBytes', chunkBytes, MIN_CHUNK_BYTES, 0x7fffffff);
     const n = this.#nodeCount;
@@ -539,20 +543,20 @@ export class HnswIndex {
       // Contiguous vectors come as one view: copy them a step at a time.
       for (let at = 0; at < rows.byteLength; at += SERIALIZE_STEP_BYTES) {
         w.write(rows.subarray(at, Math.min(rows.byteLength, at + SERIALIZE_STEP_BYTES)));
-        yield;
+        yield w.take();
       }
     }
     for (let c = 0; c < this.#links0.length; c++) {
       const inChunk = Math.min(CHUNK, n - (c << CHUNK_SHIFT));
       if (inChunk <= 0) break;
       w.write(bytesOf(this.#links0[c]!, inChunk * this.#stride0));
-      if ((c & 7) === 7) yield;
+      if ((c & 7) === 7) yield w.take();
     }
     w.write(bytesOf(Int32Array.from(this.#free)));
     for (let i = 0; i < n; i++) {
       const u = this.#upper[i];
       if (u !== undefined) w.write(bytesOf(u));
-      if ((i & 16383) === 16383) yield;
+      if ((i & 16383) === 16383) yield w.take();
     }
     return w.finish();
   }

@@ -459,34 +459,34 @@ export class NamespaceIndex {
     const metaBytes = packr.pack(meta);
     const head = Buffer.allocUnsafe(4);
     head.writeUInt32LE(metaBytes.length);
-    // Copying a large graph takes hundreds of milliseconds: in steps, yielding between them, with
-    // the applier paused so the graph stays as `meta` describes it. Queries go on meanwhile.
+    // Everything the file reflects was applied by now: lsn covers it.
+    const lsn = store.lsn;
+    // A large graph takes hundreds of milliseconds to copy and a copy as large as itself to hold:
+    // it is serialized in steps and streamed to the file as it goes, yielding between steps,
+    // with the applier paused so the graph stays as `meta` describes it. Queries go on meanwhile.
     let release!: () => void;
     this.#paused = new Promise<void>((resolve) => (release = resolve));
-    let graphChunks: Uint8Array[];
+    const file = await store.openDerived(graphFileName(this.info.number));
     try {
+      await file.write(head);
+      await file.write(metaBytes);
       const steps = this.#graph.serializeSteps();
-      let until = performance.now() + APPLY_SLICE_MS;
       for (;;) {
         const step = steps.next();
-        if (step.done === true) {
-          graphChunks = step.value;
-          break;
-        }
-        if (performance.now() >= until) {
-          await nextTurn();
-          until = performance.now() + APPLY_SLICE_MS;
-        }
+        for (const chunk of step.value) await file.write(chunk);
+        if (step.done === true) break;
+        if (this.#closed || store.closed) throw new Error('closed while writing the graph file');
       }
+      // The file may only cover changes a crash cannot take away.
+      await store.whenDurable(lsn);
+      await file.commit();
+    } catch (err) {
+      await file.abort();
+      throw err;
     } finally {
       this.#paused = undefined;
       release();
     }
-    const chunks = [head, metaBytes, ...graphChunks];
-    // The file may only cover changes a crash cannot take away.
-    await store.whenDurable(store.lsn);
-    if (store.closed) return;
-    await store.writeDerived(graphFileName(this.info.number), chunks);
     this.#snapshotSeq = seq;
     // The log entries the file covers are no longer needed.
     const log = logTree(this.info.number);
