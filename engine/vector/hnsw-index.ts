@@ -429,6 +429,21 @@ export class HnswIndex {
    * slots were reclaimed.
    */
   cleanup(): number {
+    const steps = this.cleanupSteps();
+    for (;;) {
+      const step = steps.next();
+      if (step.done === true) return step.value;
+    }
+  }
+
+  /**
+   * cleanup() in steps (a few hundred nodes repaired per step), for callers that yield to the
+   * event loop between steps: at 100k vectors a cleanup takes seconds. Between steps the graph
+   * is valid (repaired lists point at live nodes, the others still at tombstones, which searches
+   * traverse); the slots are freed in the last step. Nothing else may change the index until
+   * the generator is done.
+   */
+  *cleanupSteps(): Generator<void, number> {
     if (this.#deleted === 0) return 0;
     const flags = this.#flags;
     const levels = this.#levels;
@@ -437,6 +452,7 @@ export class HnswIndex {
       if (flags[n] !== LIVE) continue;
       const top = levels[n]!;
       for (let l = 0; l <= top; l++) this.#repair(n, l);
+      if ((n & 255) === 255) yield;
     }
     if (this.#entry < 0 || flags[this.#entry] !== LIVE) {
       let best = -1;

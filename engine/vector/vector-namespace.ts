@@ -46,6 +46,8 @@ interface GraphMeta {
   ids: Array<string | null>;
 }
 
+/** The graph is cleaned up (tombstones repaired around and freed) past this share of tombstones. */
+const CLEANUP_RATIO = 0.1;
 /** Time the applier spends per event-loop turn before yielding. */
 const APPLY_SLICE_MS = 8;
 /** Records an exact scan reads per event-loop turn. */
@@ -127,7 +129,8 @@ export class NamespaceIndex {
       lastSeq = Math.max(lastSeq, seqOfKey(key));
       break;
     }
-    const params = { dims, M: info.M, efConstruction: info.efConstruction, efSearch: info.efSearch };
+    // cleanupRatio 0: no cleanup inside delete(); the applier runs it in steps (see #apply).
+    const params = { dims, M: info.M, efConstruction: info.efConstruction, efSearch: info.efSearch, cleanupRatio: 0 };
     const file = await store.readDerived(graphFileName(info.number));
     let loaded: { graph: HnswIndex; meta: GraphMeta } | undefined;
     let why: string;
@@ -152,6 +155,7 @@ export class NamespaceIndex {
     if (loaded !== undefined) {
       const { graph, meta } = loaded;
       graph.efSearch = info.efSearch;
+      graph.cleanupRatio = 0; // the applier cleans up, in steps (see #apply)
       const ns = new NamespaceIndex(store, name, info, embedder, dims, graph, lastSeq + 1, meta.seq, `graph file at change ${meta.seq}`);
       ns.#nodeIds = meta.ids.map((id) => id ?? undefined);
       for (let node = 0; node < ns.#nodeIds.length; node++) {
@@ -272,12 +276,33 @@ export class NamespaceIndex {
         this.#queueHead = 0;
       }
       for (const wake of this.#sliceWaiters.splice(0)) wake();
+      if (this.#needsCleanup()) await this.#cleanup();
       if (this.#queueHead < this.#queue.length) await nextTurn();
     }
     for (const wake of this.#sliceWaiters.splice(0)) wake();
     if (this.#queueHead >= this.#queue.length) {
       this.#queue = [];
       this.#queueHead = 0;
+    }
+  }
+
+  /** Tombstones past 10% of the graph: time to repair their neighbours and free their slots. */
+  #needsCleanup(): boolean {
+    const g = this.#graph;
+    return g.deletedCount > 0 && g.deletedCount > CLEANUP_RATIO * (g.liveCount + g.deletedCount);
+  }
+
+  /** HNSW cleanup a slice at a time, yielding between slices (and waiting out a graph file write). */
+  async #cleanup(): Promise<void> {
+    const steps = this.#graph.cleanupSteps();
+    let until = performance.now() + APPLY_SLICE_MS;
+    for (;;) {
+      if (steps.next().done === true) return;
+      if (performance.now() >= until) {
+        await nextTurn();
+        while (this.#paused !== undefined) await this.#paused;
+        until = performance.now() + APPLY_SLICE_MS;
+      }
     }
   }
 

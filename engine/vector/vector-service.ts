@@ -646,10 +646,10 @@ export class VectorService {
   }
 
   /** For tests and health: how far a namespace's graph and re-embedding are. */
-  async status(store: TenantStore, namespace: unknown): Promise<{ pending: number; stale: number; loadedFrom: string } | undefined> {
+  async status(store: TenantStore, namespace: unknown): Promise<{ pending: number; stale: number; tombstones: number; graphNodes: number; loadedFrom: string } | undefined> {
     const ns = await this.#namespace(store, validateNamespace(namespace), false);
     if (ns === undefined) return undefined;
-    return { pending: ns.pendingCount, stale: ns.staleIds.size, loadedFrom: ns.loadedFrom };
+    return { pending: ns.pendingCount, stale: ns.staleIds.size, tombstones: ns.graph.deletedCount, graphNodes: ns.graph.liveCount, loadedFrom: ns.loadedFrom };
   }
 
   /** Waits until a namespace's graph holds every change and no record is stale (tests, benchmarks). */

@@ -87,6 +87,10 @@ describe('vector service over a real store', () => {
     await service.upsert(store, records.slice(0, 300).map((r) => ({ ...r, text: `${r.text} revised ${TOPICS[(r.metadata.topic as number + 1) % 10]!.join(' ')}` })), '');
     await service.delete(store, { ids: records.slice(300, 600).map((r) => r.id) });
     await service.settle(store, '');
+    // 600 tombstones (300 deletes, 300 replaced) passed 10% of the graph: the applier cleaned up.
+    const status = (await service.status(store, ''))!;
+    expect(status.graphNodes).toBe(2700);
+    expect(status.tombstones).toBeLessThan(270);
     const filters: Array<Record<string, unknown> | undefined> = [
       undefined,
       { even: true },
