@@ -78,6 +78,19 @@ describe('vector service over a real store', () => {
     await store.close();
   });
 
+  it('makes writers wait while more than 4096 changes are pending for the graph', async () => {
+    const dir = newDir('vec-backpressure');
+    const store = await open(dir);
+    const service = new VectorService({ embedder: createFallbackEmbedder() });
+    const many = texts(6000, 3);
+    // Six concurrent batches: the writes are durable long before the graph takes in 6000 inserts.
+    await Promise.all(Array.from({ length: 6 }, (_, b) => service.upsert(store, many.slice(b * 1000, (b + 1) * 1000), '')));
+    expect((await service.status(store, ''))!.pending).toBeLessThanOrEqual(4096);
+    await service.settle(store, '');
+    expect((await service.status(store, ''))!.graphNodes).toBe(6000);
+    await store.close();
+  });
+
   it('keeps recall against brute force, with filters of every selectivity', async () => {
     const dir = newDir('vec-recall');
     const store = await open(dir);
