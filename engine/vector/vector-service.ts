@@ -305,17 +305,22 @@ export class VectorService {
       .finally(() => ns.close());
   }
 
-  /** Namespaces with their record counts and HNSW parameters. */
-  async namespaces(store: TenantStore): Promise<Array<{ namespace: string; count: number; M: number; efConstruction: number; efSearch: number; pending: number; stale: number }>> {
+  /**
+   * Namespaces with their record counts and HNSW parameters; pending and stale counts for the
+   * ones whose graph is loaded (listing does not load graphs).
+   */
+  async namespaces(store: TenantStore): Promise<Array<{ namespace: string; count: number; M: number; efConstruction: number; efSearch: number; loaded: boolean; pending: number; stale: number }>> {
+    const tenant = this.#tenant(store);
     const out = [];
     for (const { name, info } of listNamespaces(store)) {
-      const ns = await this.#namespace(store, name, false);
+      const ns = await tenant.namespaces.get(name)?.catch(() => undefined);
       out.push({
         namespace: name,
         count: store.count(recordsTree(info.number)),
         M: info.M,
         efConstruction: info.efConstruction,
         efSearch: ns?.info.efSearch ?? info.efSearch,
+        loaded: ns !== undefined,
         pending: ns?.pendingCount ?? 0,
         stale: ns?.staleIds.size ?? 0,
       });

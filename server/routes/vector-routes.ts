@@ -161,6 +161,7 @@ export function vectorRoutes(app: FastifyInstance, vectors: VectorService): void
                     M: { type: 'integer' },
                     efConstruction: { type: 'integer' },
                     efSearch: { type: 'integer' },
+                    loaded: { type: 'boolean', description: 'whether its graph is in memory (pending and stale are counted only then)' },
                     pending: { type: 'integer', description: 'changes not yet in the graph (queries score them directly)' },
                     stale: { type: 'integer', description: 'records waiting to be re-embedded by the current embedder' },
                   },
