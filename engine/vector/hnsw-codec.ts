@@ -124,6 +124,8 @@ export class ChunkWriter {
   }
 }
 
+const CRC_STEP_BYTES = 1 << 20;
+
 /** Reads a byte stream spread over chunks; every read past the end fails as CORRUPTION. */
 export class ChunkReader {
   readonly #chunks: readonly Uint8Array[];
@@ -151,13 +153,25 @@ export class ChunkReader {
 
   /** CRC-32 of the first `length` bytes of the stream (independent of the read cursor). */
   crcOfPrefix(length: number): number {
+    const steps = this.crcOfPrefixSteps(length);
+    for (;;) {
+      const step = steps.next();
+      if (step.done === true) return step.value;
+    }
+  }
+
+  /** crcOfPrefix() a megabyte per step. */
+  *crcOfPrefixSteps(length: number): Generator<void, number> {
     let crc = 0;
     let left = length;
     for (const c of this.#chunks) {
+      for (let at = 0; at < c.length && left > 0; at += CRC_STEP_BYTES) {
+        const n = Math.min(left, c.length - at, CRC_STEP_BYTES);
+        crc = crc32(c.subarray(at, at + n), crc);
+        left -= n;
+        yield;
+      }
       if (left <= 0) break;
-      const n = Math.min(left, c.length);
-      crc = crc32(n === c.length ? c : c.subarray(0, n), crc);
-      left -= n;
     }
     return crc >>> 0;
   }

@@ -584,6 +584,18 @@ export class HnswIndex {
    * @throws QUOTA_EXCEEDED when the vectors do not fit one index's 4 GiB WebAssembly memory.
    */
   static deserialize(chunks: readonly Uint8Array[]): HnswIndex {
+    const steps = HnswIndex.deserializeSteps(chunks);
+    for (;;) {
+      const step = steps.next();
+      if (step.done === true) return step.value;
+    }
+  }
+
+  /**
+   * deserialize() in steps of about a megabyte each (checksum, copies), for callers that yield
+   * to the event loop between steps: a 100k-vector graph takes ~300 ms to load.
+   */
+  static *deserializeSteps(chunks: readonly Uint8Array[]): Generator<void, HnswIndex> {
     assertLittleEndian();
     const r = new ChunkReader(chunks);
     const bad = (why: string): never => fail('CORRUPTION', `hnsw index: ${why}`);
@@ -605,7 +617,7 @@ export class HnswIndex {
     const expected = HEADER_BYTES + 2 * n + pad + 4 * (n * dims + n * stride0 + freeCount + upperInts) + TRAILER_BYTES;
     if (r.totalBytes < expected) bad(`serialized form is truncated (${r.totalBytes} of ${expected} bytes)`);
     if (r.totalBytes > expected) bad(`serialized form has ${r.totalBytes - expected} unexpected trailing bytes`);
-    const crc = r.crcOfPrefix(expected - TRAILER_BYTES);
+    const crc: number = yield* r.crcOfPrefixSteps(expected - TRAILER_BYTES);
 
     let index: HnswIndex;
     try {
@@ -625,10 +637,16 @@ export class HnswIndex {
     r.read(index.#levels.subarray(0, n));
     r.read(index.#flags.subarray(0, n));
     r.skip(pad);
-    for (const rows of index.#vectorRows(n)) r.read(rows);
+    for (const rows of index.#vectorRows(n)) {
+      for (let at = 0; at < rows.byteLength; at += SERIALIZE_STEP_BYTES) {
+        r.read(rows.subarray(at, Math.min(rows.byteLength, at + SERIALIZE_STEP_BYTES)));
+        yield;
+      }
+    }
     for (let c = 0; c << CHUNK_SHIFT < n; c++) {
       const inChunk = Math.min(CHUNK, n - (c << CHUNK_SHIFT));
       r.read(bytesOf(index.#links0[c]!, inChunk * stride0));
+      if ((c & 7) === 7) yield;
     }
     const free = new Int32Array(freeCount);
     r.read(bytesOf(free));

@@ -136,7 +136,7 @@ export class NamespaceIndex {
     let why: string;
     if ('payload' in file) {
       try {
-        loaded = parseGraphFile(file.payload);
+        loaded = await parseGraphFile(file.payload);
         const { meta, graph } = loaded;
         if (meta.dims !== dims) why = `its vectors have ${meta.dims} dimensions, the embedder ${dims}`;
         else if (meta.seq < info.prunedThrough || meta.seq > lastSeq) why = `it covers change ${meta.seq}, the store's log is at ${info.prunedThrough}..${lastSeq}`;
@@ -200,12 +200,15 @@ export class NamespaceIndex {
   }
 
   /**
-   * Memory `count` more vectors may take: each its vector, level-0 links and id map entries, plus
-   * one arena chunk (the graph allocates 1024 nodes at a time).
+   * Memory `count` more vectors may take: each its id map entries, and the vectors and level-0
+   * links of the arena chunks they need (the graph allocates 1024 nodes at a time).
    */
   growthBytes(count: number): number {
     const perNode = this.#dims * 4 + (2 * this.info.M + 1) * 4;
-    return count * (perNode + 8 + 120) + 1024 * perNode;
+    // The arena grows by whole chunks of 1024 nodes: the new chunks this write may need.
+    const nodes = this.#graph.nodeLimit + this.#pending.size;
+    const chunks = Math.ceil((nodes + count) / 1024) - Math.ceil(nodes / 1024);
+    return count * (8 + 120) + Math.max(chunks * 1024, count) * perNode;
   }
 
   get graph(): HnswIndex {
@@ -522,14 +525,23 @@ export class NamespaceIndex {
   }
 }
 
-function parseGraphFile(payload: Buffer): { graph: HnswIndex; meta: GraphMeta } {
+/** Parses a graph file, yielding to the event loop between steps (loading 100k vectors takes ~300 ms). */
+async function parseGraphFile(payload: Buffer): Promise<{ graph: HnswIndex; meta: GraphMeta }> {
   if (payload.length < 4) throw new Error('graph file too short');
   const metaLength = payload.readUInt32LE(0);
   if (4 + metaLength > payload.length) throw new Error('graph file meta overruns the file');
   const meta = packr.unpack(payload.subarray(4, 4 + metaLength)) as GraphMeta;
   if (meta?.v !== 1 || !Array.isArray(meta.ids) || typeof meta.seq !== 'number') throw new Error('graph file meta is malformed');
-  const graph = HnswIndex.deserialize([payload.subarray(4 + metaLength)]);
-  return { graph, meta };
+  const steps = HnswIndex.deserializeSteps([payload.subarray(4 + metaLength)]);
+  let until = performance.now() + APPLY_SLICE_MS;
+  for (;;) {
+    const step = steps.next();
+    if (step.done === true) return { graph: step.value, meta };
+    if (performance.now() >= until) {
+      await nextTurn();
+      until = performance.now() + APPLY_SLICE_MS;
+    }
+  }
 }
 
 function byScore(a: ScoredId, b: ScoredId): number {

@@ -78,6 +78,8 @@ export interface DeleteInput {
 interface TenantVectors {
   namespaces: Map<string, Promise<NamespaceIndex>>;
   reembedding: Set<string>;
+  /** Namespaces unloaded whose last graph file is still being written: a reload waits for it. */
+  unloading: Map<string, Promise<void>>;
 }
 
 const DELETE_CHUNK = 512;
@@ -191,7 +193,7 @@ export class VectorService {
   #tenant(store: TenantStore): TenantVectors {
     let t = this.#tenants.get(store);
     if (t === undefined) {
-      const tenant: TenantVectors = { namespaces: new Map(), reembedding: new Set() };
+      const tenant: TenantVectors = { namespaces: new Map(), reembedding: new Set(), unloading: new Map() };
       t = tenant;
       this.#tenants.set(store, tenant);
       store.onCheckpoint(() => {
@@ -205,6 +207,7 @@ export class VectorService {
         }
       });
       store.onClose(async () => {
+        await Promise.all(tenant.unloading.values());
         for (const loading of tenant.namespaces.values()) {
           const ns = await loading.catch(() => undefined);
           if (ns === undefined) continue;
@@ -228,6 +231,13 @@ export class VectorService {
     const tenant = this.#tenant(store);
     const loading = tenant.namespaces.get(name);
     if (loading !== undefined) return loading;
+    // Its previous instance is still writing its graph file (and pruning the log that file
+    // covers): loading meanwhile could read the old file and miss the pruned changes.
+    const unloading = tenant.unloading.get(name);
+    if (unloading !== undefined) {
+      await unloading;
+      return this.#namespace(store, name, create);
+    }
     let info = readNamespace(store, name);
     if (info === undefined) {
       if (create === false) return undefined;
@@ -297,12 +307,18 @@ export class VectorService {
   #unload(store: TenantStore, ns: NamespaceIndex): void {
     this.#loaded.delete(ns);
     const tenant = this.#tenants.get(store);
-    if (tenant !== undefined) tenant.namespaces.delete(ns.name);
     // Written in the background when it can be; the log covers whatever it does not.
-    void ns
+    const done = ns
       .persist()
       .catch((err: unknown) => this.#onError(err, 'vector graph snapshot'))
-      .finally(() => ns.close());
+      .finally(() => {
+        ns.close();
+        if (tenant?.unloading.get(ns.name) === done) tenant.unloading.delete(ns.name);
+      });
+    if (tenant !== undefined) {
+      tenant.namespaces.delete(ns.name);
+      tenant.unloading.set(ns.name, done);
+    }
   }
 
   /**

@@ -240,12 +240,32 @@ describe('vector service over a real store', () => {
     const one = await service.query(store, { query: 'item', topK: 500, namespace: 'one', exact: true });
     expect(one.matches).toHaveLength(300);
     // One namespace alone past the budget: refused, nothing written.
-    const refused = await service.upsert(store, records.slice(600, 1200), 'two').then(
+    const refused = await service.upsert(store, records.slice(600, 1600), 'two').then(
       () => undefined,
       (err: unknown) => err,
     );
     expect((refused as { code?: string }).code).toBe('QUOTA_EXCEEDED');
     expect(await service.get(store, records[700]!.id, 'two').catch((e: { code: string }) => e.code)).toBe('NOT_FOUND');
+    await store.close();
+  });
+
+  it('reloads an unloaded namespace only after its last graph file is written, missing nothing', async () => {
+    const dir = newDir('vec-unload');
+    let store = await open(dir);
+    let service = new VectorService({ embedder: createFallbackEmbedder(), memoryBytes: 3_000_000 });
+    await service.upsert(store, records.slice(0, 300), 'one');
+    await store.close(); // graph file of 'one'
+    store = await open(dir);
+    service = new VectorService({ embedder: createFallbackEmbedder(), memoryBytes: 3_000_000 });
+    await service.upsert(store, records.slice(300, 400), 'one'); // log entries after the file
+    await service.settle(store, 'one');
+    await service.upsert(store, records.slice(400, 700), 'two'); // unloads 'one': new file, log pruned
+    const again = await service.query(store, { query: 'item', topK: 10, namespace: 'one', includeText: false });
+    expect(again.path).toBe('hnsw');
+    await service.settle(store, 'one');
+    const status = (await service.status(store, 'one'))!;
+    expect(status.loadedFrom).toMatch(/^graph file/);
+    expect(status.graphNodes).toBe(400);
     await store.close();
   });
 
