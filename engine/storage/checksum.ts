@@ -25,14 +25,6 @@ export function checksum32Parts(a: Uint8Array, b: Uint8Array): number {
   return hasher.create32(CHECKSUM_SEED).update(a).update(b).digest() >>> 0;
 }
 
-/** xxhash32 over the concatenation of `chunks`, without copying them together. */
-export function checksum32Chunks(chunks: readonly Uint8Array[]): number {
-  if (!hasher) throw new Error('checksum32Chunks called before initChecksum()');
-  const h = hasher.create32(CHECKSUM_SEED);
-  for (const c of chunks) h.update(c);
-  return h.digest() >>> 0;
-}
-
 /** A streaming xxhash32 (same seed): update() with each piece, digest() once at the end. */
 export function checksum32Stream(): { update(bytes: Uint8Array): void; digest(): number } {
   if (!hasher) throw new Error('checksum32Stream called before initChecksum()');

@@ -1,6 +1,6 @@
 import { open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { checksum32, checksum32Chunks, checksum32Stream } from './checksum.js';
+import { checksum32, checksum32Stream } from './checksum.js';
 import {
   DERIVED_CHECKSUM_OFFSET,
   DERIVED_DIR,
@@ -26,27 +26,14 @@ function pathOf(dir: string, name: string): string {
  * new file is durable; a crash before that leaves the old file (or none).
  */
 export async function writeDerivedFile(dir: string, name: string, chunks: readonly Uint8Array[]): Promise<void> {
-  const path = pathOf(dir, name);
-  ensureDirDurable(join(dir, DERIVED_DIR));
-  let length = 0;
-  for (const c of chunks) length += c.byteLength;
-  const header = Buffer.alloc(DERIVED_HEADER_SIZE);
-  header.writeUInt32LE(DERIVED_MAGIC, 0);
-  header.writeUInt16LE(DERIVED_VERSION, 4);
-  header.writeDoubleLE(length, DERIVED_LENGTH_OFFSET);
-  header.writeUInt32LE(checksum32Chunks(chunks), DERIVED_CHECKSUM_OFFSET);
-  const temp = path + DERIVED_TEMP_SUFFIX;
-  const fd = await open(temp, 'w');
+  const file = await openDerivedWriter(dir, name);
   try {
-    // writev takes at most IOV_MAX (1024) buffers per call.
-    const buffers = [header, ...chunks];
-    for (let i = 0; i < buffers.length; i += 512) await fd.writev(buffers.slice(i, i + 512));
-    await fd.sync();
-  } finally {
-    await fd.close();
+    for (const chunk of chunks) await file.write(chunk);
+    await file.commit();
+  } catch (err) {
+    await file.abort();
+    throw err;
   }
-  await rename(temp, path);
-  await fsyncDirAsync(join(dir, DERIVED_DIR));
 }
 
 /** A derived file written a chunk at a time (see openDerivedWriter). */

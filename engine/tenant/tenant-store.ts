@@ -11,8 +11,6 @@ import {
   openDerivedWriter,
   readDerivedFile,
   type DerivedWriter,
-  removeDerivedFile,
-  writeDerivedFile,
   listSegments,
   MAX_KEY_BYTES,
   MAX_TREE_NAME_BYTES,
@@ -491,12 +489,6 @@ export class TenantStore implements DirtyOwner {
     return () => this.#closeListeners.delete(listener);
   }
 
-  /** Durably replaces this tenant's derived file `name` (see writeDerivedFile). */
-  writeDerived(name: string, chunks: readonly Uint8Array[]): Promise<void> {
-    this.#assertOpen();
-    return writeDerivedFile(this.dir, name, chunks);
-  }
-
   /** Starts replacing this tenant's derived file `name` with a payload written chunk by chunk. */
   openDerived(name: string): Promise<DerivedWriter> {
     this.#assertOpen();
@@ -507,11 +499,6 @@ export class TenantStore implements DirtyOwner {
   readDerived(name: string): Promise<{ payload: Buffer } | { missing: string }> {
     this.#assertOpen();
     return readDerivedFile(this.dir, name);
-  }
-
-  removeDerived(name: string): Promise<void> {
-    this.#assertOpen();
-    return removeDerivedFile(this.dir, name);
   }
 
   /** Rewrites the page file without garbage now, whatever the ratio (after a checkpoint). */
