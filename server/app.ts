@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { createServer, type ServerOptions } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fastifySwagger from '@fastify/swagger';
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { TetraError } from '../engine/errors.js';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { fail, TetraError } from '../engine/errors.js';
 import { docsExpiry } from '../engine/docs/index.js';
 import { KvExpiryService, scheduleAllTenants } from '../engine/kv/index.js';
 import { PageCache, type TreeNode } from '../engine/storage/index.js';
@@ -12,6 +13,8 @@ import { TenantRegistry } from '../engine/tenant/index.js';
 import { loadEmbedder, VectorService } from '../engine/vector/index.js';
 import type { ServerConfig } from './config.js';
 import { sendError } from './error-handler.js';
+import { FastLane } from './fast-lane.js';
+import { parseJsonBody } from './json-body.js';
 import { lazyChildLogger } from './lazy-request-logger.js';
 import { RateLimiter } from './rate-limiter.js';
 import { keyRoutes, signupRoute } from './routes/auth-routes.js';
@@ -73,7 +76,23 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     ...(config.embeddingThreads > 0 ? { intraOpThreads: config.embeddingThreads } : {}),
   });
 
+  const requestId = (given: string | string[] | undefined): string => (typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID());
+  // The hot data routes are answered by the fast lane when it can take the request, by Fastify
+  // otherwise (server/fast-lane.ts). The server is made as Fastify makes its own.
+  let lane: FastLane | undefined;
   const app = Fastify({
+    serverFactory: (handler, factoryOptions) => {
+      // Fastify's options after its defaults: what it sets on a server it makes itself.
+      const opts = factoryOptions as unknown as { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
+      const server = createServer(opts.http ?? {}, (req, res) => {
+        if (lane === undefined || !lane.handle(req, res)) handler(req, res);
+      });
+      server.keepAliveTimeout = opts.keepAliveTimeout;
+      server.requestTimeout = opts.requestTimeout;
+      server.setTimeout(opts.connectionTimeout);
+      if (opts.maxRequestsPerSocket > 0) server.maxRequestsPerSocket = opts.maxRequestsPerSocket;
+      return server;
+    },
     logger: loggerOptions(config, options),
     // Fastify's own request logging writes two info lines per request; the onResponse hook
     // below writes one, at debug.
@@ -81,20 +100,66 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     // request.log is made on first use: most requests never log.
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
-    genReqId: (req) => {
-      const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
-    },
+    genReqId: (req) => requestId(req.headers['x-request-id']),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     forceCloseConnections: 'idle',
     return503OnClosing: true,
   });
 
+  // Everything but signup requires a key: the same check on both paths (Fastify's hook, the lane).
+  const limiter = config.rateLimit > 0 ? new RateLimiter({ capacity: config.rateLimit, perSecond: config.rateLimit }) : undefined;
+  /** @throws UNAUTHORIZED */
+  const authenticate = (authorization: string | undefined): Principal => {
+    const match = BEARER.exec(authorization ?? '');
+    if (match === null) fail('UNAUTHORIZED', 'missing or malformed Authorization header; expected "Bearer <apiKey>"');
+    const principal = keys.authenticate(match[1]!);
+    if (principal === undefined) fail('UNAUTHORIZED', 'invalid or revoked API key');
+    return principal;
+  };
+  /** Takes a token: the RateLimit-* headers, and whether the request may go on. */
+  const rateLimit = (principal: Principal): { headers: Record<string, string>; allowed: boolean; retryAfterSeconds: number } => {
+    if (limiter === undefined) return { headers: {}, allowed: true, retryAfterSeconds: 0 };
+    const taken = limiter.take(principal.keyId);
+    const headers = { 'ratelimit-limit': String(limiter.capacity), 'ratelimit-remaining': String(taken.remaining), 'ratelimit-reset': String(taken.resetSeconds) };
+    return { headers, allowed: taken.allowed, retryAfterSeconds: taken.retryAfterSeconds };
+  };
+  // One access line per request at debug, a warn line for a slow one: the default level (info)
+  // costs a comparison per request, no formatting. Decided once: the level never changes.
+  const accessLines = LEVEL_RANK[config.logLevel] <= LEVEL_RANK.debug;
+  const slowMs = LEVEL_RANK[config.logLevel] <= LEVEL_RANK.warn ? config.slowRequestMs : 0;
+  const onResponse = (log: () => FastifyBaseLogger, method: string, url: string, statusCode: number, elapsed: number): void => {
+    const slow = slowMs > 0 && elapsed >= slowMs;
+    if (!accessLines && !slow) return;
+    // The logger carries the reqId.
+    const line = { method, url, statusCode, responseTime: Math.round(elapsed * 100) / 100 };
+    if (slow) log().warn({ ...line, slowRequestMs: slowMs }, 'slow request');
+    else log().debug(line, 'request completed');
+  };
+
   const expiry = new KvExpiryService(registry, { sweepers: [docsExpiry], onError: (err, tenantId) => app.log.error({ err, tenantId }, 'active expiry failed') });
   const keys = new VerifiedKeyCache(system);
   const vectors = new VectorService({ embedder: embedding.embedder, memoryBytes: config.vectorMemoryBytes, onError: (err, what) => app.log.error({ err }, `${what} failed`) });
+  lane = new FastLane({
+    app,
+    bodyLimit: config.bodyLimit,
+    authenticate: (authorization) => {
+      try {
+        return authenticate(authorization);
+      } catch {
+        return undefined; // Fastify answers it, with the 401 and the staged close
+      }
+    },
+    rateLimit: (principal) => {
+      const limited = rateLimit(principal);
+      // Over the limit: Fastify answers the 429 (its own take() takes nothing from an empty bucket).
+      return limited.allowed ? limited.headers : undefined;
+    },
+    requestId,
+    onResponse,
+  });
   const tetra: TetraContext = {
     config,
+    lane,
     system,
     keys,
     registry,
@@ -112,14 +177,15 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
   // '__proto__' and 'constructor' keys are kept as plain data (JSON.parse makes them own
   // properties): the document model stores them as fields, and no route merges a body into an
   // object (which is what could turn them into prototype changes).
-  const json = app.getDefaultJsonParser('ignore', 'ignore');
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
-    if (typeof body === 'string' && body.trim() === '') return done(null, undefined);
-    json(request, body as string, (err: Error | null, value: unknown) => {
-      if (err) return done(new TetraError('INVALID_JSON', `request body is not valid JSON: ${err.message}`), undefined);
-      return done(null, value);
-    });
+    let value: unknown;
+    try {
+      value = parseJsonBody(body as string);
+    } catch (err) {
+      return done(err as Error, undefined);
+    }
+    return done(null, value);
   });
 
   // Hooks on the path of every request are callback hooks: an async one costs a promise and a
@@ -128,21 +194,10 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     void reply.header('x-request-id', request.id);
     done();
   });
-  // One access line per request at debug, a warn line for a slow one: the default level (info)
-  // costs a comparison per request, no formatting. Decided once: the level never changes.
-  const accessLines = LEVEL_RANK[config.logLevel] <= LEVEL_RANK.debug;
-  const slowMs = LEVEL_RANK[config.logLevel] <= LEVEL_RANK.warn ? config.slowRequestMs : 0;
   if (accessLines || slowMs > 0) {
     // A callback hook, not an async one: no promise per request.
     app.addHook('onResponse', (request, reply, done) => {
-      const elapsed = reply.elapsedTime;
-      const slow = slowMs > 0 && elapsed >= slowMs;
-      if (accessLines || slow) {
-        // request.log carries the reqId.
-        const line = { method: request.method, url: request.url, statusCode: reply.statusCode, responseTime: Math.round(elapsed * 100) / 100 };
-        if (slow) request.log.warn({ ...line, slowRequestMs: slowMs }, 'slow request');
-        else request.log.debug(line, 'request completed');
-      }
+      onResponse(() => request.log, request.method, request.url, reply.statusCode, reply.elapsedTime);
       done();
     });
   }
@@ -160,28 +215,21 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
 
   signupRoute(app);
 
-  // Everything else requires a key. The hook runs before the body is read.
-  const limiter = config.rateLimit > 0 ? new RateLimiter({ capacity: config.rateLimit, perSecond: config.rateLimit }) : undefined;
+  // The hook runs before the body is read.
   await app.register(async (authed) => {
     authed.addHook('onRequest', (request, reply, done) => {
-      let principal: Principal | undefined;
+      let principal: Principal;
       try {
-        const match = BEARER.exec(request.headers.authorization ?? '');
-        if (match === null) return done(new TetraError('UNAUTHORIZED', 'missing or malformed Authorization header; expected "Bearer <apiKey>"'));
-        principal = keys.authenticate(match[1]!);
+        principal = authenticate(request.headers.authorization);
       } catch (err) {
         return done(err as Error);
       }
-      if (principal === undefined) return done(new TetraError('UNAUTHORIZED', 'invalid or revoked API key'));
       request.principal = principal;
-      if (limiter === undefined) return done();
-      const taken = limiter.take(principal.keyId);
-      void reply.header('ratelimit-limit', String(limiter.capacity));
-      void reply.header('ratelimit-remaining', String(taken.remaining));
-      void reply.header('ratelimit-reset', String(taken.resetSeconds));
-      if (!taken.allowed) {
-        void reply.header('retry-after', String(taken.retryAfterSeconds));
-        return done(new TetraError('RATE_LIMITED', `rate limit of ${limiter.capacity} requests per second exceeded; retry in ${taken.retryAfterSeconds} s`));
+      const limited = rateLimit(principal);
+      void reply.headers(limited.headers);
+      if (!limited.allowed) {
+        void reply.header('retry-after', String(limited.retryAfterSeconds));
+        return done(new TetraError('RATE_LIMITED', `rate limit of ${limiter!.capacity} requests per second exceeded; retry in ${limited.retryAfterSeconds} s`));
       }
       done();
     });
@@ -204,7 +252,10 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     // Pick up expirations persisted before this start, without delaying readiness.
     void scheduleAllTenants(expiry, registry, system.listTenantIds()).catch((err: unknown) => app.log.error({ err }, 'expiry start-up sweep failed'));
   });
+  // The lane hands new requests to Fastify (503 while closing) and finishes its own first.
+  app.addHook('preClose', async () => lane!.close());
   app.addHook('onClose', async () => {
+    await lane!.drained();
     await expiry.stop();
     await registry.close();
     await system.close();

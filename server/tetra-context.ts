@@ -1,10 +1,11 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { fail } from '../engine/errors.js';
 import type { KvExpiryService } from '../engine/kv/index.js';
 import type { Principal, SystemStore } from '../engine/system/index.js';
 import type { TenantRegistry, TenantStore } from '../engine/tenant/index.js';
 import type { VectorService } from '../engine/vector/index.js';
 import type { ServerConfig } from './config.js';
+import type { FastLane } from './fast-lane.js';
 import type { VerifiedKeyCache } from './verified-key-cache.js';
 
 /** What every route may reach: no globals, one context per app instance. */
@@ -13,6 +14,8 @@ export interface TetraContext {
   system: SystemStore;
   /** How requests authenticate (SystemStore.authenticate behind a short cache) and keys are revoked. */
   keys: VerifiedKeyCache;
+  /** The hot routes' second way in (server/fast-lane.ts): routes add themselves to it. */
+  lane: FastLane;
   registry: TenantRegistry;
   expiry: KvExpiryService;
   vectors: VectorService;
@@ -31,8 +34,20 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * What a route handler may read of its request: a FastifyRequest has it, and so has the fast
+ * lane's request, so one handler serves both paths.
+ */
+export interface RouteRequest {
+  readonly id: string;
+  readonly server: FastifyInstance;
+  readonly principal: Principal | undefined;
+  readonly params: unknown;
+  readonly body: unknown;
+}
+
 /** The authenticated principal; the auth hook guarantees it on authenticated routes. */
-export function principalOf(request: FastifyRequest): Principal {
+export function principalOf(request: RouteRequest): Principal {
   if (request.principal === undefined) fail('UNAUTHORIZED');
   return request.principal;
 }
@@ -41,7 +56,7 @@ export function principalOf(request: FastifyRequest): Principal {
  * Runs `fn` against the calling tenant's store, the only way a route reaches tenant data: the
  * tenant comes from the API key, never from the request.
  */
-export function withTenant<T>(request: FastifyRequest, fn: (store: TenantStore) => T | Promise<T>): Promise<T> {
+export function withTenant<T>(request: RouteRequest, fn: (store: TenantStore) => T | Promise<T>): Promise<T> {
   const { tenantId } = principalOf(request);
   return request.server.tetra.registry.use(tenantId, fn);
 }

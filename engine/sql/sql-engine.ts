@@ -97,7 +97,7 @@ function parse(s: TenantSql, sql: string): Parsed {
       const position = at === undefined || prepared.offset < 0 ? undefined : at + 1 + prepared.offset + base;
       throw new TetraError('SQL_ERROR', `syntax error: ${e.message.split('\n')[0]}`, position === undefined ? { sqlstate: '42601' } : { sqlstate: '42601', position });
     }
-    for (const a of Array.isArray(ast) ? ast : [ast]) if (a !== null && a !== undefined) statements.push(a as Ast);
+    for (const a of Array.isArray(ast) ? ast : [ast]) if (a !== null && a !== undefined) statements.push(wrapCastItems(a) as Ast);
   }
   if (statements.length === 0) sqlFail('42601', 'empty query');
   if (explain && statements.length !== 1) unsupported('EXPLAIN of several statements');
@@ -105,6 +105,33 @@ function parse(s: TenantSql, sql: string): Parsed {
   s.parsed.set(sql, parsed);
   if (s.parsed.size > PARSE_CACHE_ENTRIES) s.parsed.delete(s.parsed.keys().next().value as string);
   return parsed;
+}
+
+/**
+ * node-sql-parser returns a select item that is a parameter cast (`SELECT $1::int AS a`) as the
+ * cast node itself, with `as` on it, instead of {type: 'expr', expr, as}; readers that unwrap
+ * `item.expr` would then take the parameter and drop the cast. Wrapped here, once per parse.
+ */
+function wrapCastItems(node: unknown): unknown {
+  if (Array.isArray(node)) {
+    for (const n of node) wrapCastItems(n);
+    return node;
+  }
+  if (node === null || typeof node !== 'object') return node;
+  const o = node as Record<string, unknown>;
+  for (const [k, v] of Object.entries(o)) {
+    if (k === 'columns' && Array.isArray(v)) {
+      o[k] = v.map((item: unknown) => {
+        const i = item as Record<string, unknown> | null;
+        if (i === null || typeof i !== 'object' || i.type !== 'cast' || !('as' in i)) return wrapCastItems(item);
+        const { as, ...cast } = i;
+        return { type: 'expr', expr: wrapCastItems(cast), as };
+      });
+    } else {
+      wrapCastItems(v);
+    }
+  }
+  return node;
 }
 
 function isRead(a: Ast): boolean {

@@ -1,9 +1,9 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { fail } from '../../engine/errors.js';
 import { KV_LIMITS, kvDelete, kvGet, kvList, kvPut, kvPutCost } from '../../engine/kv/index.js';
 import type { TenantStore } from '../../engine/tenant/index.js';
 import { authedErrors, bearer, errorRef, nullableIsoDate } from '../schemas.js';
-import { principalOf, withTenant } from '../tetra-context.js';
+import { principalOf, withTenant, type RouteRequest } from '../tetra-context.js';
 
 const keyParam = {
   type: 'object',
@@ -11,7 +11,7 @@ const keyParam = {
   properties: { '*': { type: 'string', description: `the key, URL-encoded (any UTF-8 up to ${KV_LIMITS.maxKeyBytes} bytes; slashes allowed)` } },
 } as const;
 
-function keyOf(request: FastifyRequest): string {
+function keyOf(request: RouteRequest): string {
   return (request.params as { '*': string })['*'];
 }
 
@@ -25,7 +25,49 @@ function checkQuota(store: TenantStore, quotaBytes: number, cost: number): void 
 
 /** The key-value routes: PUT/GET/DELETE /api/kv/{key}, GET /api/kv. */
 export function kvRoutes(app: FastifyInstance): void {
-  const { config, expiry } = app.tetra;
+  const { config, expiry, lane } = app.tetra;
+  // PUT, GET and DELETE of one key are the hot routes: the fast lane serves them too (keys
+  // without percent-escapes; the rest go through Fastify, which decodes them).
+  const putBody = {
+    type: 'object',
+    required: ['value'],
+    additionalProperties: false,
+    properties: {
+      value: { type: 'string', description: `up to ${KV_LIMITS.maxValueBytes} bytes of UTF-8` },
+      ttl: { type: ['number', 'null'], description: `seconds, > 0, fractions allowed, at most ${KV_LIMITS.maxTtlSeconds}; omitted or null: no expiry` },
+    },
+  } as const;
+  const put = async (request: RouteRequest): Promise<unknown> => {
+    const { value, ttl } = request.body as { value: string; ttl?: number | null };
+    const key = keyOf(request);
+    const { tenantId } = principalOf(request);
+    return withTenant(request, async (store) => {
+      checkQuota(store, config.quotaBytes, kvPutCost(key, value));
+      const written = kvPut(store, key, value, ttl ?? null);
+      await written.durable;
+      if (written.expiresAtMs !== null) expiry.schedule(tenantId, written.expiresAtMs);
+      return written.result;
+    });
+  };
+  const get = async (request: RouteRequest): Promise<unknown> => {
+    const key = keyOf(request);
+    const entry = await withTenant(request, (store) => kvGet(store, key));
+    if (entry === undefined) fail('NOT_FOUND', 'key not found', { key });
+    return entry;
+  };
+  const remove = async (request: RouteRequest): Promise<unknown> => {
+    const key = keyOf(request);
+    const deleted = await withTenant(request, async (store) => {
+      const result = kvDelete(store, key);
+      await result.durable;
+      return result.deleted;
+    });
+    if (!deleted) fail('NOT_FOUND', 'key not found', { key });
+    return { key, deleted: true };
+  };
+  lane.add({ method: 'PUT', path: '/api/kv/*', body: putBody, status: 200, handler: put });
+  lane.add({ method: 'GET', path: '/api/kv/*', status: 200, handler: get });
+  lane.add({ method: 'DELETE', path: '/api/kv/*', status: 200, handler: remove });
 
   app.put(
     '/api/kv/*',
@@ -35,30 +77,11 @@ export function kvRoutes(app: FastifyInstance): void {
         tags: ['kv'],
         security: bearer,
         params: keyParam,
-        body: {
-          type: 'object',
-          required: ['value'],
-          additionalProperties: false,
-          properties: {
-            value: { type: 'string', description: `up to ${KV_LIMITS.maxValueBytes} bytes of UTF-8` },
-            ttl: { type: ['number', 'null'], description: `seconds, > 0, fractions allowed, at most ${KV_LIMITS.maxTtlSeconds}; omitted or null: no expiry` },
-          },
-        },
+        body: putBody,
         response: { 200: { type: 'object', properties: { key: { type: 'string' }, expiresAt: nullableIsoDate } }, 507: errorRef, ...authedErrors },
       },
     },
-    async (request) => {
-      const { value, ttl } = request.body as { value: string; ttl?: number | null };
-      const key = keyOf(request);
-      const { tenantId } = principalOf(request);
-      return withTenant(request, async (store) => {
-        checkQuota(store, config.quotaBytes, kvPutCost(key, value));
-        const put = kvPut(store, key, value, ttl ?? null);
-        await put.durable;
-        if (put.expiresAtMs !== null) expiry.schedule(tenantId, put.expiresAtMs);
-        return put.result;
-      });
-    },
+    put,
   );
 
   app.get(
@@ -79,12 +102,7 @@ export function kvRoutes(app: FastifyInstance): void {
         },
       },
     },
-    async (request) => {
-      const key = keyOf(request);
-      const entry = await withTenant(request, (store) => kvGet(store, key));
-      if (entry === undefined) fail('NOT_FOUND', 'key not found', { key });
-      return entry;
-    },
+    get,
   );
 
   app.delete(
@@ -98,16 +116,7 @@ export function kvRoutes(app: FastifyInstance): void {
         response: { 200: { type: 'object', properties: { key: { type: 'string' }, deleted: { type: 'boolean' } } }, 404: errorRef, ...authedErrors },
       },
     },
-    async (request) => {
-      const key = keyOf(request);
-      const deleted = await withTenant(request, async (store) => {
-        const result = kvDelete(store, key);
-        await result.durable;
-        return result.deleted;
-      });
-      if (!deleted) fail('NOT_FOUND', 'key not found', { key });
-      return { key, deleted: true };
-    },
+    remove,
   );
 
   app.get(

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { fail } from '../../engine/errors.js';
 import {
   DOCS_MODEL_LIMITS,
@@ -20,7 +20,7 @@ import {
 } from '../../engine/docs/index.js';
 import type { TenantStore } from '../../engine/tenant/index.js';
 import { authedErrors, bearer, errorRef } from '../schemas.js';
-import { principalOf, withTenant } from '../tetra-context.js';
+import { principalOf, withTenant, type RouteRequest } from '../tetra-context.js';
 
 // Documents are free-form: no schema on them (Extended JSON dates in, the same out).
 const anyObject = { type: 'object', additionalProperties: true } as const;
@@ -33,7 +33,7 @@ const written = { 409: errorRef, 507: errorRef, ...authedErrors } as const;
 // the plain JSON values toJson returns. The response schemas stay, for the OpenAPI document.
 const plainJson = (): ((data: unknown) => string) => JSON.stringify;
 
-function body<T>(request: FastifyRequest): T {
+function body<T>(request: RouteRequest): T {
   const b = request.body;
   if (b === undefined || b === null || typeof b !== 'object' || Array.isArray(b)) fail('VALIDATION_FAILED', 'the request body must be a JSON object');
   return b as T;
@@ -46,10 +46,10 @@ function checkQuota(store: TenantStore, quotaBytes: number, cost: number): void 
 
 /** The document routes: POST /api/mql/<operation>, Atlas Data API names and shapes. */
 export function mqlRoutes(app: FastifyInstance): void {
-  const { config, expiry } = app.tetra;
+  const { config, expiry, lane } = app.tetra;
 
   /** Waits for durability, then wakes the expiry service when the collection has TTL indexes. */
-  async function settle<T>(request: FastifyRequest, store: TenantStore, name: string, write: Written<T>): Promise<T> {
+  async function settle<T>(request: RouteRequest, store: TenantStore, name: string, write: Written<T>): Promise<T> {
     await write.durable;
     const next = docsNextExpiry(store, name);
     if (next !== null) expiry.schedule(principalOf(request).tenantId, next);
@@ -62,10 +62,14 @@ export function mqlRoutes(app: FastifyInstance): void {
     properties: Record<string, unknown>,
     required: string[],
     response: Record<number, unknown>,
-    handler: (request: FastifyRequest) => Promise<unknown>,
+    handler: (request: RouteRequest) => Promise<unknown>,
     status = 200,
     documentsOut = false,
   ): void => {
+    const bodySchema = { type: 'object', required, additionalProperties: false, properties };
+    // Every document route is hot enough for the fast lane; its answers equal Fastify's (the
+    // responses are plain JSON, which JSON.stringify writes as the serializers do).
+    lane.add({ method: 'POST', path: `/api/mql/${path}`, body: bodySchema, status, handler });
     app.post(
       `/api/mql/${path}`,
       {
@@ -74,7 +78,7 @@ export function mqlRoutes(app: FastifyInstance): void {
           summary,
           tags: ['documents'],
           security: bearer,
-          body: { type: 'object', required, additionalProperties: false, properties },
+          body: bodySchema,
           response: { ...response, ...written },
         },
       },

@@ -1,8 +1,8 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance } from 'fastify';
 import { fail } from '../../engine/errors.js';
 import { sqlExecute, type SqlOptions, type SqlResult } from '../../engine/sql/index.js';
 import { authedErrors, bearer } from '../schemas.js';
-import { withTenant } from '../tetra-context.js';
+import { withTenant, type RouteRequest } from '../tetra-context.js';
 
 const params = { type: 'array', description: '$1..$n values (JSON); never interpolated into the SQL text' } as const;
 // Documented shape of one result (responses are serialised as they are: rows vary by query).
@@ -34,6 +34,36 @@ export function sqlRoutes(app: FastifyInstance): void {
     maxWorkBytes: config.sqlWorkBytes,
     maxTxnBytes: config.sqlTxnBytes,
   });
+  const queryBody = {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      sql: { type: 'string' },
+      params,
+      rowMode: { type: 'string', enum: ['object', 'array'] },
+      statements: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 1000,
+        items: { type: 'object', required: ['sql'], additionalProperties: false, properties: { sql: { type: 'string' }, params } },
+      },
+    },
+  };
+  const query = async (request: RouteRequest): Promise<unknown> => {
+    const b = request.body as QueryBody;
+    const hasSql = b.sql !== undefined;
+    if (hasSql === (b.statements !== undefined)) fail('VALIDATION_FAILED', 'give either sql (with optional params) or statements');
+    if (b.statements !== undefined && b.params !== undefined) fail('VALIDATION_FAILED', 'params go inside each of statements');
+    const inputs = hasSql ? [{ sql: b.sql as string, params: b.params }] : b.statements!;
+    const outcome = await withTenant(request, async (store) => {
+      const o = await sqlExecute(store, inputs, options(b.rowMode));
+      await o.durable;
+      return o.results;
+    });
+    if (hasSql) return outcome[outcome.length - 1] as SqlResult;
+    return { results: outcome };
+  };
+  app.tetra.lane.add({ method: 'POST', path: '/api/sql/query', body: queryBody, status: 200, handler: query });
   app.post(
     '/api/sql/query',
     {
@@ -41,39 +71,12 @@ export function sqlRoutes(app: FastifyInstance): void {
         summary: 'Run SQL (PostgreSQL dialect): several statements in `sql`, or `statements`, run as one transaction',
         tags: ['sql'],
         security: bearer,
-        body: {
-          type: 'object',
-          additionalProperties: false,
-          properties: {
-            sql: { type: 'string' },
-            params,
-            rowMode: { type: 'string', enum: ['object', 'array'] },
-            statements: {
-              type: 'array',
-              minItems: 1,
-              maxItems: 1000,
-              items: { type: 'object', required: ['sql'], additionalProperties: false, properties: { sql: { type: 'string' }, params } },
-            },
-          },
-        },
+        body: queryBody,
         response: {
           ...authedErrors,
         },
       },
     },
-    async (request: FastifyRequest) => {
-      const b = request.body as QueryBody;
-      const hasSql = b.sql !== undefined;
-      if (hasSql === (b.statements !== undefined)) fail('VALIDATION_FAILED', 'give either sql (with optional params) or statements');
-      if (b.statements !== undefined && b.params !== undefined) fail('VALIDATION_FAILED', 'params go inside each of statements');
-      const inputs = hasSql ? [{ sql: b.sql as string, params: b.params }] : b.statements!;
-      const outcome = await withTenant(request, async (store) => {
-        const o = await sqlExecute(store, inputs, options(b.rowMode));
-        await o.durable;
-        return o.results;
-      });
-      if (hasSql) return outcome[outcome.length - 1] as SqlResult;
-      return { results: outcome };
-    },
+    query,
   );
 }

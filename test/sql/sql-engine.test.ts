@@ -84,3 +84,24 @@ describe('SQL execution', () => {
     expect(await sqlstateOf(q(store, "INSERT INTO t (name) VALUES ('a')"))).toBe('23505');
   });
 });
+
+describe('parameter casts as select items', () => {
+  // node-sql-parser hands `SELECT $1::int` over as a bare cast node; the cast must not be lost
+  // (it was: the parameter came back uncast, as text). Expected answers are PostgreSQL's.
+  it('casts, names and types the item as PostgreSQL does', async () => {
+    const store = await fresh();
+    const result = async (sql: string, params: unknown[]) => {
+      const o = await sqlExecute(store, [{ sql, params }], { rowMode: 'array' });
+      return o.results[0]!;
+    };
+    const one = await result('SELECT $1::int', ['5']);
+    expect(one.columns).toEqual([{ name: 'int4', type: 'int4' }]);
+    expect(one.rows).toEqual([[5]]);
+    expect(await sqlstateOf(result('SELECT $1::int', ['x']))).toBe('22P02');
+    const aliased = await result('SELECT $1::int AS a, 2 AS b ORDER BY a', ['7']);
+    expect(aliased.columns).toEqual([{ name: 'a', type: 'int4' }, { name: 'b', type: 'int4' }]);
+    expect(aliased.rows).toEqual([[7, 2]]);
+    await q(store, "CREATE TABLE t (id int PRIMARY KEY, v text); INSERT INTO t VALUES (1, 'x'), (2, 'y')");
+    expect((await result('SELECT $1::bigint AS n, v FROM t ORDER BY id', ['9007199254740993'])).rows).toEqual([['9007199254740993', 'x'], ['9007199254740993', 'y']]);
+  });
+});

@@ -1,0 +1,224 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Principal } from '../engine/system/index.js';
+import type { ErrorBody } from './error-handler.js';
+import { toTetraError } from './error-handler.js';
+import { parseJsonBody } from './json-body.js';
+import type { RouteRequest } from './tetra-context.js';
+
+// The fast lane: the hot data routes (documents, SQL, key-value) answered straight from Node's
+// request event, with the same handlers, validation schemas, errors and headers as their Fastify
+// routes, but without Fastify's per-request pipeline (routing, hooks, content-type parsing,
+// reply object, serializer), which cost more server CPU than the whole engine work of a point
+// read (docs/architecture.md, "The HTTP path"). It takes only requests it can answer exactly as
+// Fastify would: an ordinary JSON request with a Content-Length within the body limit, a valid
+// key under its rate limit, a path without percent-escapes or a query string. Everything else
+// (bad or missing keys, 429s, oversized or chunked bodies, Expect, other content types, shutdown)
+// goes to Fastify untouched, before a byte of the body is read, and gets Fastify's answer.
+// test/server/fast-lane.test.ts sends every lane route's requests both ways and requires the
+// same status, body and headers.
+
+/** One route served by the lane as well as by Fastify. */
+export interface LaneRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** An exact path, or a prefix ending in '/*' whose remainder is params['*']. */
+  path: string;
+  /** The JSON schema of the body (routes that take one), as given to Fastify. */
+  body?: object;
+  /** The status of a successful answer. */
+  status: number;
+  handler: (request: RouteRequest) => unknown;
+}
+
+/** What the lane needs of the app it stands in front of. */
+export interface LaneContext {
+  app: FastifyInstance;
+  bodyLimit: number;
+  /** The principal of a Bearer key, or undefined when the key is missing, malformed or invalid. */
+  authenticate(authorization: string | undefined): Principal | undefined;
+  /** Takes a rate-limit token: the headers to send, or undefined when the request is over the limit. */
+  rateLimit(principal: Principal): Record<string, string> | undefined;
+  /** x-request-id of a request: the client's when well-formed, else a new one. */
+  requestId(given: string | string[] | undefined): string;
+  /** Called once per answered request, as Fastify's onResponse hook is. */
+  onResponse(log: () => FastifyBaseLogger, method: string, url: string, statusCode: number, elapsedMs: number): void;
+}
+
+interface Compiled extends LaneRoute {
+  validate: ValidateFunction | undefined;
+}
+
+// Characters a path segment may hold without escaping (RFC 3986 pchar less '%'), and '/': a
+// wildcard tail made of these is taken as it is by Fastify's router too, so both agree on the key.
+const PLAIN_TAIL = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/]+$/;
+const JSON_TYPE = /^application\/json\s*(;\s*charset=utf-8\s*)?$/i;
+
+/** The request object handlers see: the fields of a FastifyRequest they use. */
+class LaneRequest implements RouteRequest {
+  constructor(
+    readonly id: string,
+    readonly server: FastifyInstance,
+    readonly principal: Principal,
+    readonly params: Record<string, string>,
+    public body: unknown,
+  ) {}
+}
+
+export class FastLane {
+  readonly #context: LaneContext;
+  readonly #exact = new Map<string, Compiled>();
+  readonly #prefixes: Array<{ method: string; prefix: string; route: Compiled }> = [];
+  // Same options as Fastify's validator compiler (@fastify/ajv-compiler's defaults with the app's
+  // customOptions), so the first error Ajv reports, and hence the message, is the same.
+  readonly #ajv = new Ajv({ coerceTypes: false, useDefaults: true, removeAdditional: false, allErrors: false, addUsedSchema: false });
+  #closing = false;
+  #inFlight = 0;
+  #taken = 0;
+  #drained: (() => void) | undefined;
+
+  constructor(context: LaneContext) {
+    this.#context = context;
+  }
+
+  /** Adds a route; its Fastify twin is registered by the caller with the same handler and schema. */
+  add(route: LaneRoute): void {
+    const compiled: Compiled = { ...route, validate: route.body === undefined ? undefined : this.#ajv.compile(route.body) };
+    if (route.path.endsWith('/*')) this.#prefixes.push({ method: route.method, prefix: route.path.slice(0, -1), route: compiled });
+    else this.#exact.set(`${route.method} ${route.path}`, compiled);
+  }
+
+  /** Requests the lane has taken since start (the rest went to Fastify). */
+  get taken(): number {
+    return this.#taken;
+  }
+
+  /** From now on every request goes to Fastify (which answers 503 while closing). */
+  close(): void {
+    this.#closing = true;
+  }
+
+  /** Resolves once no request taken by the lane is still being answered. */
+  drained(): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const previous = this.#drained;
+      this.#drained = () => {
+        previous?.();
+        resolve();
+      };
+    });
+  }
+
+  /** Answers the request and returns true, or returns false having touched nothing. */
+  handle(req: IncomingMessage, res: ServerResponse): boolean {
+    if (this.#closing) return false;
+    const method = req.method!;
+    const url = req.url!;
+    if (url.includes('?') || url.includes('%')) return false;
+    let route = this.#exact.get(`${method} ${url}`);
+    let params: Record<string, string> = {};
+    if (route === undefined) {
+      for (const p of this.#prefixes) {
+        if (p.method !== method || !url.startsWith(p.prefix)) continue;
+        const tail = url.slice(p.prefix.length);
+        if (!PLAIN_TAIL.test(tail)) return false;
+        route = p.route;
+        params = { '*': tail };
+        break;
+      }
+      if (route === undefined) return false;
+    }
+    const headers = req.headers;
+    if (headers.expect !== undefined || headers['transfer-encoding'] !== undefined) return false;
+    const length = headers['content-length'];
+    if (route.validate !== undefined) {
+      if (length === undefined || !/^[1-9][0-9]{0,15}$/.test(length) || Number(length) > this.#context.bodyLimit) return false;
+      if (!JSON_TYPE.test(headers['content-type'] ?? '')) return false;
+    } else if (length !== undefined && length !== '0') {
+      return false;
+    }
+    const principal = this.#context.authenticate(headers.authorization);
+    if (principal === undefined) return false;
+    const limitHeaders = this.#context.rateLimit(principal);
+    if (limitHeaders === undefined) return false;
+
+    // Taken: from here on the lane answers.
+    this.#inFlight++;
+    this.#taken++;
+    const started = performance.now();
+    const id = this.#context.requestId(headers['x-request-id']);
+    const request = new LaneRequest(id, this.#context.app, principal, params, undefined);
+    const answer = (status: number, payload: unknown): void => {
+      const text = JSON.stringify(payload);
+      res.writeHead(status, {
+        'x-request-id': id,
+        ...limitHeaders,
+        'content-type': 'application/json; charset=utf-8',
+        'content-length': Buffer.byteLength(text),
+      });
+      res.end(text);
+      this.#finish(request, method, url, status, started);
+    };
+    const fail = (err: unknown): void => {
+      const tetra = toTetraError(err);
+      if (tetra.status >= 500) this.#logger(id).error({ err: tetra.cause ?? tetra }, tetra.message);
+      const body: ErrorBody = { error: { code: tetra.code, message: tetra.message } };
+      if (tetra.details !== undefined) body.error.details = tetra.details;
+      answer(tetra.status, body);
+    };
+    const run = (): void => {
+      let result: unknown;
+      try {
+        result = route.handler(request);
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      if (result instanceof Promise) result.then((value) => answer(route.status, value), fail);
+      else answer(route.status, result);
+    };
+
+    if (route.validate === undefined) {
+      req.resume();
+      run();
+      return true;
+    }
+    const validate = route.validate;
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      text += chunk;
+    });
+    req.on('error', () => this.#finish(undefined, method, url, 0, started));
+    req.on('end', () => {
+      try {
+        request.body = parseJsonBody(text);
+      } catch (err) {
+        fail(err);
+        return;
+      }
+      if (!validate(request.body)) {
+        fail(Object.assign(new Error('validation'), { validation: validate.errors ?? [], validationContext: 'body' }));
+        return;
+      }
+      run();
+    });
+    return true;
+  }
+
+  #logger(id: string): FastifyBaseLogger {
+    return this.#context.app.log.child({ reqId: id });
+  }
+
+  #finish(request: LaneRequest | undefined, method: string, url: string, status: number, started: number): void {
+    if (request !== undefined) this.#context.onResponse(() => this.#logger(request.id), method, url, status, performance.now() - started);
+    this.#inFlight--;
+    if (this.#inFlight === 0 && this.#drained !== undefined) {
+      const drained = this.#drained;
+      this.#drained = undefined;
+      drained();
+    }
+  }
+}
