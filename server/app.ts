@@ -27,7 +27,19 @@ import { bearer, errorSchema } from './schemas.js';
 import type { TetraContext } from './tetra-context.js';
 import { VerifiedKeyCache } from './verified-key-cache.js';
 
-const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+/** tetradb's version from its package.json: the nearest one above this file (source, or a build under dist/). */
+function packageVersion(): string {
+  for (let dir = new URL('.', import.meta.url); ; dir = new URL('..', dir)) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL('package.json', dir), 'utf8')) as { name?: string; version: string };
+      if (pkg.name === 'tetradb') return pkg.version;
+    } catch {
+      // none here
+    }
+    if (dir.pathname === '/') throw new Error('package.json of tetradb not found');
+  }
+}
+const VERSION = packageVersion();
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 const BEARER = /^Bearer[ \t]+(\S+)[ \t]*$/i;
 

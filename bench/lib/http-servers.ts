@@ -1,5 +1,5 @@
 // Servers for the HTTP benchmarks, each in a process of its own: a tetradb server started the way
-// `npm start` starts it (server/main.ts, configuration from flags and the environment), and the
+// `npm start` starts it (server/start.mjs, configuration from flags and the environment), and the
 // peers under bench/servers/, which print "ready" once listening. Plus the process-level figures
 // the tables show (RSS of a process, PSS of PostgreSQL's processes).
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -100,13 +100,13 @@ export interface TetraServer {
 }
 
 /**
- * A tetradb server as `npm start` runs it (server/main.ts through tsx, server/config.ts defaults,
+ * A tetradb server as `npm start` runs it (server/start.mjs: server/main.ts compiled by esbuild, server/config.ts defaults,
  * this process's environment), with `flags` added, on a free port and `dataDir`; signs up one
  * tenant and returns its API key. Its stdout (log lines) is discarded.
  */
 export async function startTetra(dataDir: string, flags: string[] = [], env: Record<string, string> = {}): Promise<TetraServer> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('../../server/main.ts', import.meta.url)), '--port', String(port), '--data-dir', dataDir, ...flags], {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('../../server/start.mjs', import.meta.url)), '--port', String(port), '--data-dir', dataDir, ...flags], {
     stdio: ['ignore', 'ignore', 'inherit'],
     cwd: benchDir,
     env: { ...process.env, ...env },

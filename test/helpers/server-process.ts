@@ -2,7 +2,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 
-const MAIN = fileURLToPath(new URL('../../server/main.ts', import.meta.url));
+// What `npm start` runs: server/main.ts compiled by esbuild (server/start.mjs).
+const START = fileURLToPath(new URL('../../server/start.mjs', import.meta.url));
 
 /** A free TCP port on 127.0.0.1 (bound and released). */
 export function freePort(): Promise<number> {
@@ -23,10 +24,10 @@ export interface ServerProcess {
   output: () => string;
 }
 
-/** Starts `npm start`'s entry point (server/main.ts) as a real process and waits until it answers. */
+/** Starts `npm start`'s entry point (server/start.mjs) as a real process and waits until it answers. */
 export async function spawnServer(dataDir: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<ServerProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN, '--port', String(port), '--data-dir', dataDir, ...extraArgs], {
+  const child = spawn(process.execPath, [START, '--port', String(port), '--data-dir', dataDir, ...extraArgs], {
     env: { ...process.env, TETRA_LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -96,11 +96,12 @@ describe('key-value over HTTP', () => {
 
   it('removes expired keys actively, without anyone reading them', async () => {
     const own = await signup(server.url, 'active');
-    for (let i = 0; i < 20; i++) await http(server.url, 'PUT', path(`temp-${i}`), { json: { value: 'x', ttl: 0.2 }, apiKey: own.apiKey });
+    // A ttl long enough for the 21 writes to land first on a loaded machine (0.2 s was not).
+    for (let i = 0; i < 20; i++) await http(server.url, 'PUT', path(`temp-${i}`), { json: { value: 'x', ttl: 1.5 }, apiKey: own.apiKey });
     await http(server.url, 'PUT', path('keeper'), { json: { value: 'x' }, apiKey: own.apiKey });
     const count = () => server.app.tetra.registry.use(own.tenantId, (store) => store.count('kv'));
     expect(await count()).toBe(21);
-    expect(await waitFor(async () => (await count()) === 1)).toBe(true);
+    expect(await waitFor(async () => (await count()) === 1, 10_000)).toBe(true);
   });
 
   it('lists keys in order with prefix and cursor pagination', async () => {
