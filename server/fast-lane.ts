@@ -94,6 +94,11 @@ export class FastLane {
     return this.#taken;
   }
 
+  /** Requests taken and not yet settled. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
   /** From now on every request goes to Fastify (which answers 503 while closing). */
   close(): void {
     this.#closing = true;
@@ -150,6 +155,19 @@ export class FastLane {
     const started = performance.now();
     const id = this.#context.requestId(headers['x-request-id']);
     const request = new LaneRequest(id, this.#context.app, principal, params, undefined);
+    // A taken request counts as in flight until its handler has settled, or until its connection
+    // closes before the handler ran (a client gone in the middle of its body): shutdown waits for
+    // exactly these.
+    let handlerRan = false;
+    let settled = false;
+    const settle = (status: number | undefined): void => {
+      if (settled) return;
+      settled = true;
+      this.#finish(status === undefined ? undefined : request, method, url, status ?? 0, started);
+    };
+    res.once('close', () => {
+      if (!handlerRan) settle(undefined);
+    });
     const answer = (status: number, payload: unknown): void => {
       const text = JSON.stringify(payload);
       res.writeHead(status, {
@@ -159,7 +177,7 @@ export class FastLane {
         'content-length': Buffer.byteLength(text),
       });
       res.end(text);
-      this.#finish(request, method, url, status, started);
+      settle(status);
     };
     const fail = (err: unknown): void => {
       const tetra = toTetraError(err);
@@ -169,6 +187,7 @@ export class FastLane {
       answer(tetra.status, body);
     };
     const run = (): void => {
+      handlerRan = true;
       let result: unknown;
       try {
         result = route.handler(request);
@@ -191,7 +210,8 @@ export class FastLane {
     req.on('data', (chunk: string) => {
       text += chunk;
     });
-    req.on('error', () => this.#finish(undefined, method, url, 0, started));
+    // A broken upload ends with the connection's close (above); nothing to answer.
+    req.on('error', () => undefined);
     req.on('end', () => {
       try {
         request.body = parseJsonBody(text);

@@ -267,3 +267,48 @@ describe('fast lane: rate limits', () => {
     }
   });
 });
+
+describe('fast lane: shutdown', () => {
+  it('forgets a request whose client left in the middle of its body, so close() does not wait for it', async () => {
+    const own = await startServer();
+    const { apiKey } = await signup(own.url);
+    const lane = own.app.tetra.lane;
+    const before = lane.taken;
+    await new Promise<void>((resolve, reject) => {
+      const socket = connect(Number(new URL(own.url).port), '127.0.0.1', () => {
+        socket.write(`POST /api/mql/find HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${apiKey}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{"collection":`);
+        setTimeout(() => {
+          socket.destroy();
+          resolve();
+        }, 100);
+      });
+      socket.on('error', reject);
+    });
+    expect(lane.taken).toBe(before + 1);
+    for (let i = 0; i < 100 && lane.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(lane.inFlight).toBe(0);
+    await own.stop();
+  });
+
+  it('finishes a request it took before the stores close', async () => {
+    const own = await startServer();
+    const { apiKey } = await signup(own.url);
+    // A durable write in flight while close() starts: it must be answered, and be there after.
+    const lane = own.app.tetra.lane;
+    const write = http(own.url, 'POST', '/api/mql/insertMany', { json: { collection: 'c', documents: Array.from({ length: 2000 }, (_, i) => ({ _id: i, pad: 'x'.repeat(200) })) }, apiKey });
+    // Close once the lane has taken it (before that the connection is idle, and closing drops it).
+    while (lane.inFlight === 0) await new Promise((r) => setImmediate(r));
+    const closing = own.stop({ keepData: true });
+    const res = await write;
+    await closing;
+    expect(res.status, res.text).toBe(201);
+    expect(lane.inFlight).toBe(0);
+    const again = await startServer({ dataDir: own.dataDir });
+    try {
+      const count = await http(again.url, 'POST', '/api/mql/countDocuments', { json: { collection: 'c' }, apiKey });
+      expect(count.body.count).toBe(res.status === 201 ? 2000 : 0);
+    } finally {
+      await again.stop();
+    }
+  });
+});
