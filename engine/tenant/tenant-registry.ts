@@ -97,7 +97,8 @@ export class TenantRegistry {
     }
     slot.users++;
     try {
-      const store = await slot.opening;
+      // An open store needs no wait (a resolved promise still costs a turn of the microtask queue).
+      const store = slot.store ?? (await slot.opening);
       let observed = store.lsn;
       let outcome: { value: T } | { error: unknown };
       try {
