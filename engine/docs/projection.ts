@@ -132,12 +132,15 @@ function excludeObject(obj: Doc, tree: Tree): Doc {
   return out;
 }
 
+const WHOLE_DOCUMENTS: CompiledProjection = Object.freeze({ mode: 'all', paths: [], includesId: true, apply: (doc: Doc) => cloneValue(doc) as Doc });
+
 /**
  * Compiles a find projection (undefined, null and {} return whole documents).
  * @throws QUERY_ERROR for mixed inclusion and exclusion, path collisions and unsupported forms
  */
 export function compileProjection(spec: unknown): CompiledProjection {
-  if (spec === undefined || spec === null) spec = {};
+  // The common case, no projection: one shared answer instead of a compile per find.
+  if (spec === undefined || spec === null) return WHOLE_DOCUMENTS;
   if (!isPlainObject(spec)) invalid('projection must be an object such as {"a": 1}');
   const entries: Array<[string, boolean]> = [];
   flatten(spec, '', entries);
