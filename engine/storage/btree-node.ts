@@ -248,6 +248,10 @@ export function leafValues(leaf: LeafNode): StoredValue[] {
 // allocated once per ~30 copies. A slab stays alive while any copy carved from it does; copies
 // live until the checkpoint that writes their leaves (or a snapshot that reads them) is done, so
 // slabs are released a checkpoint at a time, and the dirty budget counts each copy's bytes.
+// A dirty leaf copied again in a later epoch takes its own copy of `packed` in the current slab
+// rather than sharing the old one: shared, a few leaves rewritten after each checkpoint kept
+// every slab of the epoch before alive (measured: 23 slabs, 5.9 MiB, held for 2.9 MiB of dirty
+// leaves under random writes), memory the budget never saw.
 const PACKED_SLAB_BYTES = 256 * 1024;
 let packedSlab: Buffer = Buffer.alloc(0);
 let packedSlabUsed = 0;
@@ -264,14 +268,18 @@ function packedCopy(page: Buffer, bytes: number): Buffer {
 }
 
 /**
- * A dirty copy of a node for epoch `gen` (copy-on-write): the arrays are copied, keys, owned
- * values and `packed` shared (all immutable). A decoded leaf's page is copied once into the new
- * leaf's own `packed` buffer (off-heap, exact size) and its values become offsets into it.
+ * A dirty copy of a node for epoch `gen` (copy-on-write): the arrays are copied, keys and owned
+ * values shared (immutable), `packed` copied into the current slab. A decoded leaf's page is
+ * copied once into the new leaf's own `packed` buffer (off-heap, exact size) and its values
+ * become offsets into it.
  */
 export function cloneNode(node: TreeNode, gen: number): TreeNode {
   if (node.kind === 'leaf') {
     const source = node.source;
-    if (source === undefined) return leafNode(0, gen, node.keys.slice(), node.values.slice(), node.bytes, node.packed, undefined);
+    if (source === undefined) {
+      const packed = node.packed === undefined ? undefined : packedCopy(node.packed, node.packed.length);
+      return leafNode(0, gen, node.keys.slice(), node.values.slice(), node.bytes, packed, undefined);
+    }
     const packed = packedCopy(source.page, node.bytes);
     const values = new Array<LeafValue>(node.keys.length);
     for (let i = 0; i < values.length; i++) {
