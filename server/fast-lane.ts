@@ -205,14 +205,19 @@ export class FastLane {
       return true;
     }
     const validate = route.validate;
-    let text = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk: string) => {
-      text += chunk;
-    });
-    // A broken upload ends with the connection's close (above); nothing to answer.
-    req.on('error', () => undefined);
-    req.on('end', () => {
+    // The body is complete once Content-Length bytes have arrived (Node's parser delivers no more
+    // than that): it is answered then, not a 'end' event later (one nextTick and emit less).
+    const expected = Number(length);
+    let first: Buffer | undefined;
+    let chunks: Buffer[] | undefined;
+    let received = 0;
+    req.on('data', (chunk: Buffer) => {
+      received += chunk.length;
+      if (first === undefined) first = chunk;
+      else (chunks ??= [first]).push(chunk);
+      if (received < expected) return;
+      // Decoded whole, so a character split across chunks stays one character.
+      const text = chunks === undefined ? first.toString('utf8') : Buffer.concat(chunks, received).toString('utf8');
       try {
         request.body = parseJsonBody(text);
       } catch (err) {
@@ -225,6 +230,8 @@ export class FastLane {
       }
       run();
     });
+    // A broken upload ends with the connection's close (above); nothing to answer.
+    req.on('error', () => undefined);
     return true;
   }
 

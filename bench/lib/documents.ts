@@ -57,3 +57,26 @@ export function randomDocNumbers(size: number, count: number, seed = SEED + size
   const rand = seededRandom(seed);
   return Array.from({ length: count }, () => Math.floor(rand() * size));
 }
+
+/** Where `joined` (the in-process benchmark's indexed range field) starts, and how wide it is. */
+export const JOINED_START_MS = Date.UTC(2023, 0, 1);
+export const JOINED_SPAN_MS = 3 * 365 * 86_400_000;
+const JOINED_SEED = 0x701d;
+
+/**
+ * A BenchDocument with two fields more for the in-process documents benchmark (docs.bench.ts):
+ * `joined`, an epoch-ms sign-up time drawn uniformly over JOINED_SPAN_MS (a high-cardinality
+ * number, so a range can hold ~100 documents at any size, which `profile.age`'s 60 values cannot),
+ * and `logins`, the counter its updates increment. The BenchDocument fields are the same bytes as
+ * makeDocument(i) gives the HTTP benchmark.
+ */
+export interface QueryDocument extends BenchDocument {
+  joined: number;
+  logins: number;
+}
+
+/** Document `i` of the in-process documents benchmark (see QueryDocument). */
+export function makeQueryDocument(i: number): QueryDocument {
+  const rand = seededRandom(JOINED_SEED ^ Math.imul(i + 1, 0x85ebca6b));
+  return { ...makeDocument(i), joined: JOINED_START_MS + Math.floor(rand() * JOINED_SPAN_MS), logins: 0 };
+}

@@ -186,6 +186,31 @@ describe('fast lane: the same answers as Fastify', () => {
   });
 });
 
+describe('fast lane: bodies in pieces', () => {
+  it('takes a body sent in two writes that split a multi-byte character, and reads it whole', async () => {
+    const before = taken();
+    const doc = { _id: 'split', word: 'na\u00efve \u2603 \u{1F600}' };
+    const bytes = Buffer.from(JSON.stringify({ collection: 'pieces', document: doc }), 'utf8');
+    // Cut inside the 4-byte emoji: neither half decodes to it alone.
+    const cut = bytes.indexOf(Buffer.from('\u{1F600}', 'utf8')) + 2;
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(server.url).port), '127.0.0.1', () => {
+        socket.write(`POST /api/mql/insertOne HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${laneKey}\r\ncontent-type: application/json\r\ncontent-length: ${bytes.length}\r\nconnection: close\r\n\r\n`);
+        socket.write(bytes.subarray(0, cut));
+        setTimeout(() => socket.write(bytes.subarray(cut)), 50);
+      });
+      let text = '';
+      socket.setEncoding('utf8').on('data', (c: string) => (text += c));
+      socket.on('end', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 201 Created');
+    expect(taken()).toBe(before + 1);
+    const found = await http(server.url, 'POST', '/api/mql/find', { json: { collection: 'pieces', filter: { _id: 'split' } }, apiKey: laneKey });
+    expect(found.body).toEqual({ documents: [doc] });
+  });
+});
+
 describe('fast lane: what it leaves to Fastify', () => {
   const body = JSON.stringify({ collection: 'people' });
   const cases: Array<[string, { method: string; path: string; raw?: string; contentType?: string; apiKey?: string; headers?: Record<string, string> }, number]> = [

@@ -1,0 +1,120 @@
+// The workload of the in-process documents benchmark (docs.bench.ts): the operations, their
+// arguments at each size (seeded, so every engine gets the same sequence), and the sample every
+// engine answers before it is timed. The documents are lib/documents.ts makeQueryDocument(i).
+import { seededRandom } from './dataset.js';
+import { docEmail, docId, JOINED_SPAN_MS, JOINED_START_MS, randomDocNumbers } from './documents.js';
+import { checkOf, type SampleCheck } from './sql-workload.js';
+
+export const COLLECTION = 'people';
+export const BATCH_DOCS = 1000;
+/** Fields with a secondary index in every engine that has indexes. */
+export const INDEXED_FIELDS = ['email', 'joined'] as const;
+/** Documents the indexed range query matches, on average, at any size. */
+export const RANGE_DOCS = 100;
+/** Documents the unindexed scan matches, exactly. */
+export const SCAN_DOCS = 10;
+/**
+ * The limit of the multi-document finds: above what any of them matches, so no engine stops
+ * early (tetradb's default of 100 would cut the range query short).
+ */
+export const FIND_LIMIT = 1000;
+/** Arguments drawn per operation, cycled through by the timed loops. */
+const PICKS = 65_536;
+const CITIES = ['Amsterdam', 'Berlin', 'Cairo', 'Dublin', 'Helsinki', 'Lisbon', 'Montreal', 'Nairobi', 'Osaka', 'Porto', 'Santiago', 'Vienna'];
+
+export type QueryName = 'find-id' | 'find-email' | 'find-range' | 'scan';
+export type OpName = 'insertMany' | QueryName | `update-${number}`;
+export const QUERY_NAMES: readonly QueryName[] = ['find-id', 'find-email', 'find-range', 'scan'];
+
+/** One call's arguments; every engine turns them into its own fastest idiomatic query. */
+export type QueryArgs =
+  | { name: 'find-id'; id: string }
+  | { name: 'find-email'; email: string }
+  /** `joined` between lo and hi, both included. */
+  | { name: 'find-range'; lo: number; hi: number }
+  /** `n` (no index anywhere) between lo and hi, both included. */
+  | { name: 'scan'; lo: number; hi: number };
+
+/** The MQL filter of a query, as tetradb, NeDB and mingo take it. */
+export function mqlFilter(q: QueryArgs): Record<string, unknown> {
+  switch (q.name) {
+    case 'find-id':
+      return { _id: q.id };
+    case 'find-email':
+      return { email: q.email };
+    case 'find-range':
+      return { joined: { $gte: q.lo, $lte: q.hi } };
+    case 'scan':
+      return { n: { $gte: q.lo, $lte: q.hi } };
+    default: {
+      const never: never = q;
+      throw new Error(`unknown query ${JSON.stringify(never)}`);
+    }
+  }
+}
+
+/** The update of updateOne: a nested $set and an $inc, neither on an indexed field. */
+export function mqlUpdate(city: string): Record<string, unknown> {
+  return { $set: { 'profile.city': city }, $inc: { logins: 1 } };
+}
+
+export const OP_LABELS: Record<QueryName | 'insertMany', string> = {
+  insertMany: `insertMany, batches of ${BATCH_DOCS} (docs/s)`,
+  'find-id': 'find by _id',
+  'find-email': 'find by email (indexed equality)',
+  'find-range': `find joined in a range (indexed, ~${RANGE_DOCS} docs)`,
+  scan: `find n in a range (unindexed scan, ${SCAN_DOCS} docs)`,
+};
+
+export function opLabel(op: OpName): string {
+  if (op.startsWith('update-')) {
+    const callers = Number(op.slice('update-'.length));
+    return `updateOne by _id ($set + $inc), ${callers} caller${callers === 1 ? '' : 's'}`;
+  }
+  return OP_LABELS[op as QueryName | 'insertMany'];
+}
+
+/** The width of `joined` ranges that hold RANGE_DOCS of `size` documents on average. */
+function rangeWidth(size: number): number {
+  return Math.max(1, Math.round((JOINED_SPAN_MS * RANGE_DOCS) / size));
+}
+
+/** `count` calls of query `name` over `size` loaded documents, from `seed`. */
+export function queryArgs(name: QueryName, size: number, count = PICKS, seed = 1): QueryArgs[] {
+  switch (name) {
+    case 'find-id':
+      return randomDocNumbers(size, count, seed * 7 + size).map((i) => ({ name, id: docId(i) }));
+    case 'find-email':
+      return randomDocNumbers(size, count, seed * 11 + size).map((i) => ({ name, email: docEmail(i) }));
+    case 'find-range': {
+      const rand = seededRandom(seed * 13 + size);
+      const width = rangeWidth(size);
+      return Array.from({ length: count }, () => {
+        const lo = JOINED_START_MS + Math.floor(rand() * (JOINED_SPAN_MS - width));
+        return { name, lo, hi: lo + width - 1 };
+      });
+    }
+    case 'scan':
+      return randomDocNumbers(Math.max(1, size - SCAN_DOCS + 1), count, seed * 17 + size).map((lo) => ({ name, lo, hi: lo + SCAN_DOCS - 1 }));
+    default: {
+      const never: never = name;
+      throw new Error(`unknown query ${String(never)}`);
+    }
+  }
+}
+
+/** `count` updates: the `_id` of a loaded document and the city it is set to. */
+export function updateArgs(size: number, count = PICKS, seed = 5): Array<{ id: string; city: string }> {
+  return randomDocNumbers(size, count, seed * 19 + size).map((i, k) => ({ id: docId(i), city: CITIES[k % CITIES.length]! }));
+}
+
+/** The sample every engine answers before it is timed: a few calls of every query. */
+export function sampleQueries(size: number): QueryArgs[] {
+  const per: Record<QueryName, number> = { 'find-id': 8, 'find-email': 8, 'find-range': 6, scan: 3 };
+  return QUERY_NAMES.flatMap((name) => queryArgs(name, size, per[name], 99));
+}
+
+/** Count and checksum of the `_id`s a query returned (in any order). */
+export function checkOfDocs(q: QueryArgs, docs: ReadonlyArray<{ _id?: unknown }>): SampleCheck {
+  return checkOf(`${q.name} ${JSON.stringify(q)}`, docs.map((d) => [String(d._id)]), false);
+}
