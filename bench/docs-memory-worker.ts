@@ -11,6 +11,7 @@ import { runInNewContext } from 'node:vm';
 import { docsCreateIndex, docsInsert } from '../engine/docs/index.js';
 import { PageCache, type TreeNode } from '../engine/storage/index.js';
 import { TenantStore } from '../engine/tenant/index.js';
+import { applyHeapGrowth, DEFAULT_HEAP_GROWTH_PERCENT } from '../server/config.js';
 import { dirBytes } from './lib/dir-bytes.js';
 import { makeDocument } from './lib/documents.js';
 import { sampledLoad, type SamplerResult } from './lib/sampler.js';
@@ -24,6 +25,8 @@ export interface DocsMemoryTask {
   dirtyBytes: number;
   /** Stop loading after this long (the row then says how many documents it loaded). */
   maxSeconds: number;
+  /** TETRA_HEAP_GROWTH_PERCENT (default: the server's). */
+  heapGrowthPercent?: number;
 }
 
 export interface DocsMemoryRow extends SamplerResult {
@@ -61,6 +64,8 @@ function liveMemory(): NodeJS.MemoryUsage {
 }
 
 async function run(task: DocsMemoryTask): Promise<DocsMemoryRow> {
+  // As server/main.ts does at start-up, before the heap grows.
+  applyHeapGrowth(task.heapGrowthPercent ?? DEFAULT_HEAP_GROWTH_PERCENT);
   const cache = new PageCache<TreeNode>(task.cacheBytes, { dirtyBytes: task.dirtyBytes });
   const store = await TenantStore.open(task.dir, { cache, fsync: 'batch' });
   await (await docsCreateIndex(store, COLLECTION, { email: 1 })).durable;

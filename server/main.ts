@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { isTetraError } from '../engine/errors.js';
 import { buildApp } from './app.js';
-import { loadConfig, resolveLogFormat } from './config.js';
+import { applyHeapGrowth, loadConfig, resolveLogFormat } from './config.js';
 
 /** Starts the service from environment variables and CLI flags; stops cleanly on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -12,6 +12,7 @@ async function main(): Promise<void> {
     process.stderr.write(`tetradb: ${isTetraError(err) ? err.message : String(err)}\n`);
     process.exit(2);
   }
+  applyHeapGrowth(config.heapGrowthPercent);
   // The one place that looks at the terminal: buildApp gets the decision, not the global.
   config = { ...config, logFormat: resolveLogFormat(config.logFormat, process.stdout.isTTY === true) };
   mkdirSync(config.dataDir, { recursive: true });
@@ -32,7 +33,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   await app.listen({ port: config.port, host: config.host });
-  app.log.info({ dataDir: config.dataDir, fsync: config.fsync, logLevel: config.logLevel, slowRequestMs: config.slowRequestMs }, 'tetradb ready');
+  app.log.info({ dataDir: config.dataDir, fsync: config.fsync, logLevel: config.logLevel, slowRequestMs: config.slowRequestMs, heapGrowthPercent: config.heapGrowthPercent }, 'tetradb ready');
 }
 
 main().catch((err: unknown) => {

@@ -24,6 +24,8 @@ describe('configuration', () => {
   it('takes environment variables, and CLI flags over them', () => {
     const config = loadConfig({ PORT: '9000', TETRA_FSYNC: 'always', TETRA_RATE_LIMIT: '0', TETRA_LOG_FORMAT: 'json', TETRA_SLOW_REQUEST_MS: '0' }, ['--port', '9100', '--data-dir', '/tmp/x', '--log-format', 'pretty']);
     expect(config).toMatchObject({ port: 9100, fsync: 'always', rateLimit: 0, dataDir: '/tmp/x', logFormat: 'pretty', slowRequestMs: 0 });
+    expect(loadConfig({ TETRA_HEAP_GROWTH_PERCENT: '20' }, []).heapGrowthPercent).toBe(20);
+    expect(loadConfig({ TETRA_HEAP_GROWTH_PERCENT: '20' }, ['--heap-growth-percent', '0']).heapGrowthPercent).toBe(0);
   });
 
   it.each([
@@ -37,6 +39,7 @@ describe('configuration', () => {
     [{ TETRA_SLOW_REQUEST_MS: '1.5' }, [], /TETRA_SLOW_REQUEST_MS must be an integer/],
     [{ TETRA_DIRTY_BYTES: '1000' }, [], /TETRA_DIRTY_BYTES must be an integer between 1048576/],
     [{}, ['--snapshot-max-ms', 'later'], /--snapshot-max-ms must be an integer between 0/],
+    [{ TETRA_HEAP_GROWTH_PERCENT: '500' }, [], /TETRA_HEAP_GROWTH_PERCENT must be an integer between 0 and 300/],
   ] as const)('rejects %j %j with a message naming the setting', (env, argv, message) => {
     expect(() => loadConfig(env, [...argv])).toThrow(message);
   });
