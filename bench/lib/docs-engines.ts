@@ -17,7 +17,7 @@ export const ENGINE_NOTES: Record<DocsEngineName, string> = {
   tetradb:
     'docsInsert / docsFind / docsUpdate over a TenantStore opened as the server opens a tenant; every write awaited until durable (`Written.durable`: WAL fsync, group commit), as the routes answer only then',
   lokijs:
-    'NOT durable: in memory (no persistence adapter, no autosave). `unique: [_id]` (hash map, `by()`), binary indexes on email and joined; adaptive indexes off during the load and rebuilt once at its end (`configureOptions`, counted in settle), on for the updates',
+    'NOT durable: in memory (no persistence adapter, no autosave). `unique: [_id]` (hash map, `by()`), binary indexes on email and joined; adaptive indexes off during the load, built once at its end (`ensureAllIndexes`: the settle column) and on again for the updates (`configureOptions`)',
   nedb: 'NOT durable: `inMemoryOnly` datastore; `ensureIndex` on email and joined (AVL trees), _id always indexed; `findAsync` / `findOneAsync` / `updateAsync`, results are copies',
   'nedb-file':
     'file-backed datastore: each write appended to its file before the call resolves, without fsync (survives a process crash, not a power loss); otherwise as nedb',
