@@ -33,7 +33,7 @@ import { decodeDocument, encodeDocument, idKey, MAX_ID_BYTES } from './doc-codec
 import { documentKeys, entryKey, indexComponent, type IndexField } from './index-key.js';
 import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
-import { compileProjection } from './projection.js';
+import { compileProjection, type CompiledProjection } from './projection.js';
 import { compileFilter, type CompiledFilter } from './query/compile-filter.js';
 import { describePlan, planQuery, type Plan } from './query-planner.js';
 import { compileSort, type CompiledSort } from './sort.js';
@@ -121,8 +121,20 @@ interface Candidate {
   readonly bytes: number;
 }
 
-/** The documents a plan names, in chunks, on `snapshot`. */
-async function* candidates(snapshot: Snapshot, info: CollectionInfo, plan: Plan, examined: Examined): AsyncGenerator<Candidate[]> {
+/** What candidate reads need of a store or a snapshot: point reads and ordered scans. */
+type Reader = Pick<Snapshot, 'get' | 'scan'>;
+
+/**
+ * A chunk of candidates; `more`: a full chunk was cut from a longer read, so the caller yields
+ * the event loop before asking for the next one.
+ */
+interface Chunk {
+  readonly candidates: Candidate[];
+  readonly more: boolean;
+}
+
+/** The documents a plan names, in chunks of up to CHUNK reads, synchronously, from `reader`. */
+function* candidateChunks(reader: Reader, info: CollectionInfo, plan: Plan, examined: Examined): Generator<Chunk> {
   const tree = docsTree(info);
   switch (plan.kind) {
     case 'empty':
@@ -132,25 +144,30 @@ async function* candidates(snapshot: Snapshot, info: CollectionInfo, plan: Plan,
         let chunk: Candidate[] = [];
         for (const range of plan.ranges) {
           examined.keys++;
-          const raw = snapshot.get(tree, range.gte!);
+          const raw = reader.get(tree, range.gte!);
           if (raw === undefined) continue;
           examined.docs++;
           chunk.push({ doc: decodeDocument(raw), bytes: raw.length });
           if (chunk.length >= CHUNK) {
-            yield chunk;
+            yield { candidates: chunk, more: true };
             chunk = [];
-            await nextTurn();
           }
         }
-        if (chunk.length > 0) yield chunk;
+        if (chunk.length > 0) yield { candidates: chunk, more: false };
         return;
       }
       for (const range of plan.ranges) {
-        for await (const entries of snapshot.scanChunks(tree, { ...range, reverse: plan.reverse }, CHUNK)) {
-          examined.keys += entries.length;
-          examined.docs += entries.length;
-          yield entries.map(([, raw]) => ({ doc: decodeDocument(raw), bytes: raw.length }));
+        let chunk: Candidate[] = [];
+        for (const [, raw] of reader.scan(tree, { ...range, reverse: plan.reverse })) {
+          examined.keys++;
+          examined.docs++;
+          chunk.push({ doc: decodeDocument(raw), bytes: raw.length });
+          if (chunk.length >= CHUNK) {
+            yield { candidates: chunk, more: true };
+            chunk = [];
+          }
         }
+        if (chunk.length > 0) yield { candidates: chunk, more: false };
       }
       return;
     }
@@ -158,22 +175,27 @@ async function* candidates(snapshot: Snapshot, info: CollectionInfo, plan: Plan,
       const seen = plan.dedupe ? new Set<string>() : undefined;
       const ranges = plan.reverse ? [...plan.ranges].reverse() : plan.ranges;
       for (const range of ranges) {
-        for await (const entries of snapshot.scanChunks(indexTree(info, plan.index), { ...range, reverse: plan.reverse }, CHUNK)) {
-          examined.keys += entries.length;
-          const chunk: Candidate[] = [];
-          for (const [, pk] of entries) {
-            if (seen !== undefined) {
-              const id = pk.toString('latin1');
-              if (seen.has(id)) continue;
+        let chunk: Candidate[] = [];
+        let keys = 0;
+        for (const [, pk] of reader.scan(indexTree(info, plan.index), { ...range, reverse: plan.reverse })) {
+          examined.keys++;
+          keys++;
+          if (seen !== undefined) {
+            const id = pk.toString('latin1');
+            if (!seen.has(id)) {
               seen.add(id);
+              chunk.push(indexedDocument(reader, tree, info, plan, pk, examined));
             }
-            const raw = snapshot.get(tree, pk);
-            if (raw === undefined) fail('CORRUPTION', `index ${plan.index.name} of collection ${info.name} names a missing document`);
-            examined.docs++;
-            chunk.push({ doc: decodeDocument(raw), bytes: raw.length });
+          } else {
+            chunk.push(indexedDocument(reader, tree, info, plan, pk, examined));
           }
-          if (chunk.length > 0) yield chunk;
+          if (keys >= CHUNK) {
+            yield { candidates: chunk, more: true };
+            chunk = [];
+            keys = 0;
+          }
         }
+        if (chunk.length > 0) yield { candidates: chunk, more: false };
       }
       return;
     }
@@ -184,7 +206,21 @@ async function* candidates(snapshot: Snapshot, info: CollectionInfo, plan: Plan,
   }
 }
 
-/** Keeps the first `keep` documents in sort order of everything offered, in bounded memory. */
+function indexedDocument(reader: Reader, tree: string, info: CollectionInfo, plan: Plan & { kind: 'index' }, pk: Buffer, examined: Examined): Candidate {
+  const raw = reader.get(tree, pk);
+  if (raw === undefined) fail('CORRUPTION', `index ${plan.index.name} of collection ${info.name} names a missing document`);
+  examined.docs++;
+  return { doc: decodeDocument(raw), bytes: raw.length };
+}
+
+/** The documents a plan names, in chunks, on `snapshot`, yielding the event loop between chunks. */
+async function* candidates(snapshot: Snapshot, info: CollectionInfo, plan: Plan, examined: Examined): AsyncGenerator<Candidate[]> {
+  for (const chunk of candidateChunks(snapshot, info, plan, examined)) {
+    yield chunk.candidates;
+    if (chunk.more) await nextTurn();
+  }
+}
+
 class TopK {
   #docs: Candidate[] = [];
   #bytes = 0;
@@ -279,45 +315,94 @@ export async function docsFind(store: TenantStore, collection: unknown, options:
   const projection = compileProjection(options.projection);
   const explain = options.explain === true;
   if (options.explain !== undefined && typeof options.explain !== 'boolean') fail('VALIDATION_FAILED', 'explain must be a boolean', { field: 'explain' });
+  if (!explain) {
+    // Most finds read a few entries: answered in this turn from the live store (consistent by
+    // itself: nothing else runs meanwhile), without a snapshot or a turn per chunk.
+    const quick = findInOneTurn(store, name, query, projection);
+    if (quick !== undefined) return { documents: quick };
+  }
   return onCollectionSnapshot(store, name, async (info, snapshot) => {
     const plan = planQuery(info, query.filter.ast, query.sort.keys);
     const examined: Examined = { keys: 0, docs: 0 };
-    const out: Doc[] = [];
-    let bytes = 0;
-    const take = (c: Candidate): void => {
-      bytes += c.bytes;
-      if (bytes > DOCS_MODEL_LIMITS.maxResultBytes) {
-        fail('QUERY_ERROR', `the result exceeds ${DOCS_MODEL_LIMITS.maxResultBytes} bytes: lower limit, filter more narrowly or project fewer fields`, { limit: DOCS_MODEL_LIMITS.maxResultBytes });
-      }
-      // A candidate is decoded for this query alone: with nothing to project it is returned as is.
-      out.push(projection.mode === 'all' ? c.doc : projection.apply(c.doc));
-    };
+    const collector = new FindCollector(query, projection, plan);
     if (info !== undefined && snapshot !== undefined) {
-      if (plan.kind !== 'empty' && !plan.sorted) {
-        const top = new TopK(query.skip + query.limit, query.sort);
-        for await (const chunk of candidates(snapshot, info, plan, examined)) for (const c of chunk) if (query.filter.test(c.doc)) top.offer(c);
-        for (const c of top.result().slice(query.skip)) take(c);
-      } else {
-        let skipped = 0;
-        outer: for await (const chunk of candidates(snapshot, info, plan, examined)) {
-          for (const c of chunk) {
-            if (!query.filter.test(c.doc)) continue;
-            if (skipped < query.skip) {
-              skipped++;
-              continue;
-            }
-            take(c);
-            if (out.length >= query.limit) break outer;
-          }
-        }
-      }
+      for await (const chunk of candidates(snapshot, info, plan, examined)) if (collector.offer(chunk)) break;
     }
+    const out = collector.documents();
     const result: FindResult = { documents: out };
     if (explain) {
       result.explain = { collection: name, plan: describePlan(plan), inMemorySort: plan.kind !== 'empty' && !plan.sorted, keysExamined: examined.keys, docsExamined: examined.docs, nReturned: out.length };
     }
     return result;
   });
+}
+
+/**
+ * A find whose plan reads at most one chunk, answered synchronously from the live store; undefined
+ * when the read turns out longer (it is then run again on a snapshot, a chunk per turn: at most one
+ * chunk's reads are spent twice).
+ */
+function findInOneTurn(store: TenantStore, name: string, query: Query, projection: CompiledProjection): Doc[] | undefined {
+  const info = readCollectionCached(store, store, name);
+  if (info === undefined) return [];
+  const plan = planQuery(info, query.filter.ast, query.sort.keys);
+  const collector = new FindCollector(query, projection, plan);
+  for (const chunk of candidateChunks(store, info, plan, { keys: 0, docs: 0 })) {
+    if (collector.offer(chunk.candidates)) break;
+    if (chunk.more) return undefined;
+  }
+  return collector.documents();
+}
+
+/** A find's filter, sort, skip, limit, result bound and projection, applied to candidates as they come. */
+class FindCollector {
+  readonly #query: Query;
+  readonly #projection: CompiledProjection;
+  /** Set when the plan does not give the sort order: every match is kept, the best ones returned. */
+  readonly #top: TopK | undefined;
+  readonly #out: Doc[] = [];
+  #skipped = 0;
+  #bytes = 0;
+
+  constructor(query: Query, projection: CompiledProjection, plan: Plan) {
+    this.#query = query;
+    this.#projection = projection;
+    this.#top = plan.kind !== 'empty' && !plan.sorted ? new TopK(query.skip + query.limit, query.sort) : undefined;
+  }
+
+  /** Takes a chunk of candidates; true once no more are needed. */
+  offer(chunk: readonly Candidate[]): boolean {
+    const query = this.#query;
+    for (const c of chunk) {
+      if (!query.filter.test(c.doc)) continue;
+      if (this.#top !== undefined) {
+        this.#top.offer(c);
+        continue;
+      }
+      if (this.#skipped < query.skip) {
+        this.#skipped++;
+        continue;
+      }
+      this.#take(c);
+      if (this.#out.length >= query.limit) return true;
+    }
+    return false;
+  }
+
+  /** The result, once the candidates are all offered (call once). */
+  documents(): Doc[] {
+    if (this.#top !== undefined) for (const c of this.#top.result().slice(this.#query.skip)) this.#take(c);
+    return this.#out;
+  }
+
+  #take(c: Candidate): void {
+    this.#bytes += c.bytes;
+    if (this.#bytes > DOCS_MODEL_LIMITS.maxResultBytes) {
+      fail('QUERY_ERROR', `the result exceeds ${DOCS_MODEL_LIMITS.maxResultBytes} bytes: lower limit, filter more narrowly or project fewer fields`, { limit: DOCS_MODEL_LIMITS.maxResultBytes });
+    }
+    // A candidate is decoded for this query alone: with nothing to project it is returned as is.
+    this.#out.push(this.#projection.mode === 'all' ? c.doc : this.#projection.apply(c.doc));
+  }
 }
 
 /**

@@ -528,3 +528,43 @@ describe('long reads and large writes', () => {
     expect(() => docsInsert(store, 'many', [])).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED' }));
   });
 });
+
+describe('finds of about one chunk (256 reads): answered in one turn, or on a snapshot past it', () => {
+  // g picks how many documents a filter reads: g < n matches n documents through the index.
+  const docs: Doc[] = Array.from({ length: 700 }, (_, i) => ({ _id: i, g: i % 700, r: (i * 37) % 101, t: `x${i % 13}` }));
+  beforeEach(async () => {
+    await insert('chunk', docs);
+    await index('chunk', { g: 1 });
+  });
+
+  it.each([1, 255, 256, 257, 300, 511, 512, 513, 700])('an index range matching %i documents, with and without sort, skip and limit', async (n) => {
+    const filter = { g: { $lt: n } };
+    for (const [sort, skip, limit] of [[undefined, 0, 10_000], [{ r: -1, _id: 1 }, 0, 10_000], [{ g: -1 }, 5, 250], [{ r: 1, _id: 1 }, 3, 256], [undefined, 255, 2]] as const) {
+      const want = expected(docs, filter, sort ?? {}).slice(skip, skip + limit);
+      const { documents } = await docsFind(store, 'chunk', { filter, sort, skip, limit });
+      expect(documents.map((d) => d['_id']), `n=${n} sort=${JSON.stringify(sort)} skip=${skip} limit=${limit}`).toEqual(want);
+      // The same find through the snapshot path (explain always takes it).
+      const viaSnapshot = await docsFind(store, 'chunk', { filter, sort, skip, limit, explain: true });
+      expect(viaSnapshot.documents).toEqual(documents);
+    }
+  });
+
+  it('a longer read does not hold the event loop: writes made meanwhile land, and it sees none of them', async () => {
+    let turns = 0;
+    let stop = false;
+    const ticker = (async () => {
+      while (!stop) {
+        await nextTurn();
+        turns++;
+      }
+    })();
+    // 700 matches: three chunks, so two turns of the event loop inside the find.
+    const pending = docsFind(store, 'chunk', { filter: { g: { $gte: 0 } }, limit: 10_000 }).then((r) => ({ ...r, turns }));
+    await insert('chunk', [{ _id: 'late', g: 1 }]);
+    const { documents, turns: turnsWhileReading } = await pending;
+    stop = true;
+    await ticker;
+    expect(documents).toHaveLength(700);
+    expect(turnsWhileReading).toBeGreaterThanOrEqual(1);
+  });
+});
