@@ -140,35 +140,16 @@ function* candidateChunks(reader: Reader, info: CollectionInfo, plan: Plan, exam
     case 'empty':
       return;
     case 'primary': {
-      if (plan.points) {
-        let chunk: Candidate[] = [];
-        for (const range of plan.ranges) {
-          examined.keys++;
-          const raw = reader.get(tree, range.gte!);
-          if (raw === undefined) continue;
-          examined.docs++;
-          chunk.push({ doc: decodeDocument(raw), bytes: raw.length });
-          if (chunk.length >= CHUNK) {
-            yield { candidates: chunk, more: true };
-            chunk = [];
-          }
+      let chunk: Candidate[] = [];
+      for (const raw of primaryReads(reader, tree, plan, examined)) {
+        examined.docs++;
+        chunk.push({ doc: decodeDocument(raw), bytes: raw.length });
+        if (chunk.length >= CHUNK) {
+          yield { candidates: chunk, more: true };
+          chunk = [];
         }
-        if (chunk.length > 0) yield { candidates: chunk, more: false };
-        return;
       }
-      for (const range of plan.ranges) {
-        let chunk: Candidate[] = [];
-        for (const [, raw] of reader.scan(tree, { ...range, reverse: plan.reverse })) {
-          examined.keys++;
-          examined.docs++;
-          chunk.push({ doc: decodeDocument(raw), bytes: raw.length });
-          if (chunk.length >= CHUNK) {
-            yield { candidates: chunk, more: true };
-            chunk = [];
-          }
-        }
-        if (chunk.length > 0) yield { candidates: chunk, more: false };
-      }
+      if (chunk.length > 0) yield { candidates: chunk, more: false };
       return;
     }
     case 'index': {
@@ -202,6 +183,22 @@ function* candidateChunks(reader: Reader, info: CollectionInfo, plan: Plan, exam
     default: {
       const never: never = plan;
       return never;
+    }
+  }
+}
+
+/** The stored documents a primary plan names: point reads of `_id`s, or scans of `_id` ranges. */
+function* primaryReads(reader: Reader, tree: string, plan: Plan & { kind: 'primary' }, examined: Examined): Generator<Buffer> {
+  for (const range of plan.ranges) {
+    if (plan.points) {
+      examined.keys++;
+      const raw = reader.get(tree, range.gte!);
+      if (raw !== undefined) yield raw;
+      continue;
+    }
+    for (const [, raw] of reader.scan(tree, { ...range, reverse: plan.reverse })) {
+      examined.keys++;
+      yield raw;
     }
   }
 }
