@@ -344,7 +344,8 @@ function findInOneTurn(store: TenantStore, name: string, query: Query, projectio
   if (info === undefined) return [];
   const plan = planQuery(info, query.filter.ast, query.sort.keys);
   const collector = new FindCollector(query, projection, plan);
-  for (const chunk of candidateChunks(store, info, plan, { keys: 0, docs: 0 })) {
+  const live: Reader = { get: (tree, key) => store.get(tree, key), scan: (tree, range) => store.scanNow(tree, range) };
+  for (const chunk of candidateChunks(live, info, plan, { keys: 0, docs: 0 })) {
     if (collector.offer(chunk.candidates)) break;
     if (chunk.more) return undefined;
   }

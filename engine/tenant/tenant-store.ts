@@ -237,6 +237,26 @@ export class TenantStore implements DirtyOwner {
   }
 
   /**
+   * Entries of `tree` within `range`, read from the live tree without taking a snapshot: for a
+   * short read that is consumed (or abandoned) within the current event-loop turn, when no write
+   * can come in between. Cheaper than scan() by the snapshot it does not take.
+   * @throws Error when stepped after a write to this store: a read across turns must use scan()
+   */
+  *scanNow(tree: string, range: StoreScanRange = {}): Generator<Entry> {
+    this.#assertOpen();
+    const t = this.#trees.tree(tree);
+    if (t === undefined) return;
+    const lsn = this.#lsn;
+    const entries = t.scan(withPrefix(range));
+    for (;;) {
+      if (this.#lsn !== lsn) throw new Error(`TenantStore.scanNow(${tree}) stepped after a write: a read across event-loop turns must use scan() or snapshot()`);
+      const next = entries.next();
+      if (next.done === true) return;
+      yield next.value;
+    }
+  }
+
+  /**
    * Values of `tree` within `range` in key order (keys are not materialised), on a snapshot like
    * scan(). A plain iterator rather than a generator (one call per value instead of a delegated
    * resume, which full-table SQL scans feel): it takes its snapshot at the first next() and
