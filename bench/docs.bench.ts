@@ -26,7 +26,7 @@ import { loadConfig } from '../server/config.js';
 import type { DocsTask, DocsWorkerResult, OpResult } from './docs-worker.js';
 import { DOCS_ENGINES, ENGINE_NOTES, type DocsEngineName, type TetraSettings } from './lib/docs-engines.js';
 import { FIND_LIMIT, INDEXED_FIELDS, opLabel, QUERY_NAMES, RANGE_DOCS, SCAN_DOCS, type OpName } from './lib/docs-workload.js';
-import { fmtCount, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
+import { fmtCount, fmtInt, fmtNum, fmtRatio, growthTable, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
 import type { SampleCheck } from './lib/sql-workload.js';
 
 const REFERENCE: DocsEngineName = 'mingo';
@@ -216,21 +216,21 @@ function render(config: Config, results: DocsWorkerResult[], minutes: number, ma
 
   if (config.sizes.length > 1) {
     out.push('## Growth with size (ops/s at each size, same operations)\n');
-    const rows: string[][] = [];
-    const first = config.sizes[0]!;
-    const last = config.sizes[config.sizes.length - 1]!;
-    for (const op of OPS) {
-      for (const engine of config.engines) {
-        const cells = config.sizes.map((s) => {
+    out.push(
+      growthTable({
+        ops: OPS,
+        engines: config.engines,
+        sizes: config.sizes,
+        hz: (engine, s, op) => opOf(engine, s, op)?.hz,
+        cell: (engine, s, op) => {
           const r = find(engine, s);
           return r === undefined ? '-' : r.ok ? fmtInt(opOf(engine, s, op)?.hz) : r.reason.startsWith('skipped') ? 'skipped' : 'n/a';
-        });
-        const a = opOf(engine, first, op)?.hz;
-        const b = opOf(engine, last, op)?.hz;
-        rows.push([opLabel(op), engine, ...cells, a !== undefined && b !== undefined ? fmtRatio(a / b) : '-']);
-      }
-    }
-    out.push(table(['operation', 'engine', ...config.sizes.map((s) => fmtCount(s)), `cost ${fmtCount(last)} / ${fmtCount(first)}`], rows, 2));
+        },
+        opLabel,
+        opHeader: 'operation',
+        sizeHeader: (s) => fmtCount(s),
+      }),
+    );
     out.push('');
   }
 

@@ -31,7 +31,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
 import { loadResult, type LoadResult } from './lib/load-result.js';
-import { fmtCount, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
+import { fmtCount, fmtInt, fmtNum, fmtRatio, growthTable, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
 import { ENGINE_NOTES, openSqlEngine, SQL_ENGINES, type SqlEngineName } from './lib/sql-engines.js';
 import {
   BATCH_ROWS,
@@ -462,21 +462,21 @@ function renderInProcess(config: Config, results: SqlWorkerResult[], out: string
   }
   if (config.sizes.length > 1) {
     out.push('### Growth with size (ops/s at each size, same operations)\n');
-    const rows: string[][] = [];
-    const first = config.sizes[0]!;
-    const last = config.sizes[config.sizes.length - 1]!;
-    for (const op of OPS) {
-      for (const engine of config.engines) {
-        const cells = config.sizes.map((s) => {
+    out.push(
+      growthTable({
+        ops: OPS,
+        engines: config.engines,
+        sizes: config.sizes,
+        hz: (engine, s, op) => opOf(engine, s, op)?.hz,
+        cell: (engine, s, op) => {
           const r = find(engine, s);
           return r === undefined ? '-' : r.ok ? fmtInt(opOf(engine, s, op)?.hz) : 'n/a';
-        });
-        const a = opOf(engine, first, op)?.hz;
-        const b = opOf(engine, last, op)?.hz;
-        rows.push([opLabel(op), engine, ...cells, a !== undefined && b !== undefined ? fmtRatio(a / b) : '-']);
-      }
-    }
-    out.push(table(['op', 'engine', ...config.sizes.map((s) => `${fmtCount(s)} rows`), `cost ${fmtCount(last)} / ${fmtCount(first)}`], rows, 2));
+        },
+        opLabel,
+        opHeader: 'op',
+        sizeHeader: (s) => `${fmtCount(s)} rows`,
+      }),
+    );
     out.push('');
   }
 

@@ -111,3 +111,33 @@ export function engineVersion(): string {
     return 'unknown (not a git checkout)';
   }
 }
+
+/** What growthTable needs of a run: the operations, engines and sizes, and how to read them. */
+export interface GrowthTableInput<Op, Engine> {
+  ops: readonly Op[];
+  engines: readonly Engine[];
+  sizes: readonly number[];
+  /** ops/s of an operation, undefined when that engine has no figure at that size. */
+  hz(engine: Engine, size: number, op: Op): number | undefined;
+  /** The cell of an engine at a size: its ops/s, or why it has none ('-', 'skipped', 'n/a'). */
+  cell(engine: Engine, size: number, op: Op): string;
+  opLabel(op: Op): string;
+  /** Headers of the first column and of each size's column. */
+  opHeader: string;
+  sizeHeader(size: number): string;
+}
+
+/** The "growth with size" table: ops/s of each operation and engine at each size, and the cost of the largest size against the smallest. */
+export function growthTable<Op, Engine extends string>(g: GrowthTableInput<Op, Engine>): string {
+  const first = g.sizes[0]!;
+  const last = g.sizes[g.sizes.length - 1]!;
+  const rows: string[][] = [];
+  for (const op of g.ops) {
+    for (const engine of g.engines) {
+      const a = g.hz(engine, first, op);
+      const b = g.hz(engine, last, op);
+      rows.push([g.opLabel(op), engine, ...g.sizes.map((s) => g.cell(engine, s, op)), a !== undefined && b !== undefined ? fmtRatio(a / b) : '-']);
+    }
+  }
+  return table([g.opHeader, 'engine', ...g.sizes.map((s) => g.sizeHeader(s)), `cost ${fmtCount(last)} / ${fmtCount(first)}`], rows, 2);
+}
