@@ -96,6 +96,7 @@ async function main(): Promise<void> {
     // A small data set: the probes measure the request path, not the engine at scale.
     const docs = Array.from({ length: 1000 }, (_, i) => ({ _id: `p${i}`, name: `person ${i}`, email: `p${i}@example.com`, age: 20 + (i % 50) }));
     await post('/api/mql/insertMany', { collection: 'people', documents: docs });
+    await post('/api/mql/createIndex', { collection: 'people', keys: { email: 1 } });
     await post('/api/sql/query', { sql: 'CREATE TABLE t (id integer PRIMARY KEY, name text NOT NULL, n integer)' });
     await post('/api/sql/query', { statements: Array.from({ length: 10 }, (_, b) => ({ sql: `INSERT INTO t SELECT g, 'name ' || g, g % 7 FROM generate_series(${b * 100 + 1}, ${b * 100 + 100}) g` })) });
     await fetch(`${tetra.url}/api/kv/greeting`, { method: 'PUT', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ value: 'hello world' }) });
@@ -104,6 +105,7 @@ async function main(): Promise<void> {
       { name: 'hello-world GET /hello', target: 'hello', method: 'GET', path: '/hello' },
       { name: 'kv GET', target: 'tetra', method: 'GET', path: '/api/kv/greeting' },
       { name: 'mql find by _id', target: 'tetra', method: 'POST', path: '/api/mql/find', body: { collection: 'people', filter: { _id: 'p42' } } },
+      { name: 'mql find by email (indexed)', target: 'tetra', method: 'POST', path: '/api/mql/find', body: { collection: 'people', filter: { email: 'p42@example.com' } } },
       { name: 'sql point select', target: 'tetra', method: 'POST', path: '/api/sql/query', body: { sql: 'SELECT * FROM t WHERE id = $1', params: [42] } },
       { name: 'mql insertOne (durable)', target: 'tetra', method: 'POST', path: '/api/mql/insertOne', body: { collection: 'log', document: { level: 'info', msg: 'hello' } } },
     ].filter((p) => config.routes === undefined || p.target === 'hello' || config.routes.some((r) => p.name.includes(r))) as Probe[];
