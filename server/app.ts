@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, type ServerOptions } from 'node:http';
+import { createServer, STATUS_CODES, type ServerOptions } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fastifySwagger from '@fastify/swagger';
@@ -96,7 +96,13 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     serverFactory: (handler, factoryOptions) => {
       // Fastify's options after its defaults: what it sets on a server it makes itself.
       const opts = factoryOptions as unknown as { http?: ServerOptions; keepAliveTimeout: number; requestTimeout: number; connectionTimeout: number; maxRequestsPerSocket: number };
-      const server = createServer(opts.http ?? {}, (req, res) => {
+      // A request's headers and body must arrive within requestTimeout (a client trickling a body
+      // would otherwise hold its connection, and a lane request, for ever). Node checks the open
+      // connections every connectionsCheckingInterval: a tenth of the timeout keeps the cut-off
+      // within 10% of it.
+      const timeout = opts.requestTimeout;
+      const checking = timeout > 0 ? { connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(timeout / 10))), headersTimeout: Math.min(60_000, timeout) } : {};
+      const server = createServer({ ...opts.http, ...checking }, (req, res) => {
         if (lane === undefined || !lane.handle(req, res)) handler(req, res);
       });
       server.keepAliveTimeout = opts.keepAliveTimeout;
@@ -112,8 +118,22 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     // request.log is made on first use: most requests never log.
     childLoggerFactory: lazyChildLogger,
     bodyLimit: config.bodyLimit,
+    requestTimeout: config.requestTimeoutMs,
     genReqId: (req) => requestId(req.headers['x-request-id']),
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    // Errors Node's HTTP parser raises before a request exists (a request that did not arrive
+    // in time, oversized headers, malformed HTTP) get the service's error body too, then the
+    // connection closes (as Fastify's own handler does).
+    clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
+      if (err.code === 'ECONNRESET' || socket.destroyed) return;
+      const code = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT' : err.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : 'VALIDATION_FAILED';
+      const tetra = new TetraError(code, code === 'VALIDATION_FAILED' ? 'malformed HTTP request' : undefined);
+      const body = JSON.stringify({ error: { code: tetra.code, message: tetra.message } });
+      if (socket.writable) {
+        socket.write(`HTTP/1.1 ${tetra.status} ${STATUS_CODES[tetra.status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+      }
+      socket.destroy(err);
+    },
     forceCloseConnections: 'idle',
     return503OnClosing: true,
   });

@@ -30,6 +30,8 @@ export interface ServerConfig {
   logFormat: LogFormat;
   /** Requests slower than this many milliseconds are logged at warn; 0 disables. */
   slowRequestMs: number;
+  /** A client must have sent its whole request (headers and body) within this; 0 = no bound. */
+  requestTimeoutMs: number;
   /** A SQL statement running longer than this is cancelled (0: no limit). */
   sqlTimeLimitMs: number;
   /** A SQL result with more rows than this fails, asking for a LIMIT. */
@@ -83,6 +85,7 @@ export const SETTINGS: Record<keyof ServerConfig, Setting> = {
   maxOpenTenants: { env: 'TETRA_MAX_OPEN_TENANTS', flag: 'max-open-tenants', kind: 'int', default: '256', min: 1, max: 1_000_000 },
   logLevel: { env: 'TETRA_LOG_LEVEL', flag: 'log-level', kind: 'log', default: 'info' },
   logFormat: { env: 'TETRA_LOG_FORMAT', flag: 'log-format', kind: 'log-format', default: 'auto' },
+  requestTimeoutMs: { env: 'TETRA_REQUEST_TIMEOUT_MS', flag: 'request-timeout-ms', kind: 'int', default: '30000', min: 0, max: 24 * 3_600_000 },
   slowRequestMs: { env: 'TETRA_SLOW_REQUEST_MS', flag: 'slow-request-ms', kind: 'int', default: '1000', min: 0, max: 3_600_000 },
   sqlTimeLimitMs: { env: 'TETRA_SQL_TIME_LIMIT_MS', flag: 'sql-time-limit-ms', kind: 'int', default: '30000', min: 0, max: 24 * 3_600_000 },
   sqlMaxRows: { env: 'TETRA_SQL_MAX_ROWS', flag: 'sql-max-rows', kind: 'int', default: '100000', min: 1, max: 100_000_000 },

@@ -293,6 +293,50 @@ describe('fast lane: rate limits', () => {
   });
 });
 
+describe('fast lane: request timeout', () => {
+  it('closes a connection whose body stops arriving, answering 408, and forgets the lane request', async () => {
+    const own = await startServer({ requestTimeoutMs: 500 });
+    const { apiKey } = await signup(own.url);
+    const lane = own.app.tetra.lane;
+    const before = lane.taken;
+    const started = Date.now();
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(own.url).port), '127.0.0.1', () => {
+        socket.write(`POST /api/mql/find HTTP/1.1\r\nhost: x\r\nauthorization: Bearer ${apiKey}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"collection":`);
+      });
+      let text = '';
+      socket.setEncoding('utf8').on('data', (c: string) => (text += c));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    const waited = Date.now() - started;
+    expect(lane.taken).toBe(before + 1);
+    expect(answer.split('\r\n')[0]).toBe('HTTP/1.1 408 Request Timeout');
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toEqual({ error: { code: 'REQUEST_TIMEOUT', message: 'the request did not arrive in time' } });
+    expect(waited).toBeGreaterThanOrEqual(450);
+    for (let i = 0; i < 100 && lane.inFlight > 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(lane.inFlight).toBe(0);
+    // The server goes on answering.
+    expect((await http(own.url, 'POST', '/api/mql/find', { json: { collection: 'c' }, apiKey })).status).toBe(200);
+    await own.stop();
+  });
+
+  it.each([
+    ['malformed HTTP', 'NONSENSE\r\n\r\n', 'HTTP/1.1 400 Bad Request', 'VALIDATION_FAILED'],
+    ['headers over the limit', `GET /api/health HTTP/1.1\r\nhost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`, 'HTTP/1.1 431 Request Header Fields Too Large', 'HEADERS_TOO_LARGE'],
+  ])('answers %s with the service error body, then closes', async (_what, raw, statusLine, code) => {
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(new URL(server.url).port), '127.0.0.1', () => socket.write(raw));
+      let text = '';
+      socket.setEncoding('utf8').on('data', (c: string) => (text += c));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    expect(answer.split('\r\n')[0]).toBe(statusLine);
+    expect((JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4)) as { error: { code: string } }).error.code).toBe(code);
+  });
+});
+
 describe('fast lane: shutdown', () => {
   it('forgets a request whose client left in the middle of its body, so close() does not wait for it', async () => {
     const own = await startServer();
