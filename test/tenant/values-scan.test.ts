@@ -9,11 +9,13 @@ afterEach(async () => {
   if (store !== undefined && !store.closed) await store.close();
 });
 
+// Ranges of every kind over keys 0..2999: bounds open and closed, both directions, a prefix, limits.
+const ranges = [{}, { gte: key(10), lt: key(2500) }, { gt: key(10), lte: key(2500), reverse: true }, { prefix: Buffer.from('key-1') }, { limit: 7 }, { gte: key(2999), reverse: true, limit: 3 }];
+
 describe('values(): a scan without keys', () => {
   it('yields exactly the values scan() yields, for every range and direction, live and on a snapshot, before and after a checkpoint', async () => {
     store = await TenantStore.open(newDir('values-scan'), storeOptions());
     await store.write(puts(0, 3000));
-    const ranges = [{}, { gte: key(10), lt: key(2500) }, { gt: key(10), lte: key(2500), reverse: true }, { prefix: Buffer.from('key-1') }, { limit: 7 }, { gte: key(2999), reverse: true, limit: 3 }];
     for (const phase of ['dirty', 'checkpointed']) {
       if (phase === 'checkpointed') await store.checkpoint();
       const snapshot = store.snapshot();
@@ -34,7 +36,6 @@ describe('scanNow(): a live scan without a snapshot, for reads within one turn',
   it('yields exactly what scan() yields, for every range and direction, before and after a checkpoint', async () => {
     store = await TenantStore.open(newDir('scan-now'), storeOptions());
     await store.write(puts(0, 3000));
-    const ranges = [{}, { gte: key(10), lt: key(2500) }, { gt: key(10), lte: key(2500), reverse: true }, { prefix: Buffer.from('key-1') }, { limit: 7 }, { gte: key(2999), reverse: true, limit: 3 }];
     for (const phase of ['dirty', 'checkpointed']) {
       if (phase === 'checkpointed') await store.checkpoint();
       for (const r of ranges) {
