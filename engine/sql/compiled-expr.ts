@@ -21,6 +21,8 @@ export interface CompiledExpr {
   evaluate(ctx: EvalContext): SqlValue;
   /** Set on a bound parameter read at run time: its value is only known when evaluated. */
   readonly param?: number;
+  /** Set on a reference to a column of the current row: its index there (ctx.row[slot]). */
+  readonly slot?: number;
 }
 
 /** A compiled constant (literals, bound parameters). */

@@ -99,6 +99,56 @@ export function leafValueAt(leaf: LeafNode, i: number): StoredValue {
   return typeof value === 'number' ? valueAt(leaf.packed!, value) : value;
 }
 
+/**
+ * Consecutive values of a tree read without a Buffer per value: value `i` is the bytes
+ * `bufs[i][starts[i] .. starts[i] + lengths[i])`. Filled one leaf at a time by
+ * TreeReader.valueRuns and reused: valid only until the next step of the scan that produced it.
+ */
+export class ValueRun {
+  count = 0;
+  readonly bufs: Buffer[] = [];
+  readonly starts: number[] = [];
+  readonly lengths: number[] = [];
+
+  /** Appends one value's bytes. */
+  push(buf: Buffer, start: number, length: number): void {
+    const n = this.count++;
+    this.bufs[n] = buf;
+    this.starts[n] = start;
+    this.lengths[n] = length;
+  }
+}
+
+/**
+ * Appends leaf value `i` to `run` (inline values as a span of their page or packed copy, no
+ * allocation); `overflow` reads a value stored on overflow pages.
+ */
+export function pushLeafValue(run: ValueRun, leaf: LeafNode, i: number, overflow: (ref: OverflowRef) => Buffer): void {
+  const source = leaf.source;
+  let page: Buffer;
+  let pos: number;
+  if (source !== undefined) {
+    page = source.page;
+    pos = source.valueOffsets[i]!;
+  } else {
+    const value = leaf.values[i]!;
+    if (typeof value !== 'number') {
+      const b = typeof value === 'string' ? Buffer.from(value, 'latin1') : isOverflowRef(value) ? overflow(value) : value;
+      run.push(b, 0, b.length);
+      return;
+    }
+    page = leaf.packed!;
+    pos = value;
+  }
+  const length = page.readUInt32LE(pos + 1);
+  if (page[pos] === VALUE_OVERFLOW) {
+    const b = overflow({ page: page.readUInt32LE(pos + 5), length });
+    run.push(b, 0, b.length);
+    return;
+  }
+  run.push(page, pos + 5, length);
+}
+
 /** The value whose [u8 kind][u32 length] starts at `pos` in `page`. */
 function valueAt(page: Buffer, pos: number): StoredValue {
   const length = page.readUInt32LE(pos + 1);

@@ -15,6 +15,8 @@ import {
   newBranch,
   newLeaf,
   valueLength,
+  pushLeafValue,
+  ValueRun,
   type BranchNode,
   type ChildRef,
   type LeafNode,
@@ -157,6 +159,56 @@ export class TreeReader {
   /** Values only, in key order (or reverse): no key bytes are materialised. */
   *values(range: ScanRange = {}): Generator<Buffer> {
     for (const [leaf, i] of this.#walk(range)) yield this.readValue(leafValueAt(leaf, i));
+  }
+
+  /**
+   * Values in key order (or reverse) within `range`, a leaf at a time: the run handed out is
+   * reused, valid until the next step. Full-table SQL scans read rows this way, decoding each
+   * straight from its page instead of making a Buffer per row.
+   */
+  *valueRuns(range: ScanRange = {}): Generator<ValueRun> {
+    this.check();
+    const reverse = range.reverse === true;
+    let limit = range.limit ?? Infinity;
+    if (limit <= 0 || this.root === NO_PAGE) return;
+    const stopBytes = reverse ? (range.gte ?? range.gt) : (range.lte ?? range.lt);
+    const stopKey = stopBytes === undefined ? undefined : toNodeKey(stopBytes);
+    const stopInclusive = reverse ? range.gte !== undefined : range.lte !== undefined;
+    const seekBytes = reverse ? (range.lte ?? range.lt) : (range.gte ?? range.gt);
+    const seekKey: NodeKey | undefined = seekBytes === undefined ? undefined : toNodeKey(seekBytes);
+    const seekInclusive = reverse ? range.lte !== undefined : range.gte !== undefined;
+    const stack = this.#seek(this.root, seekKey, seekInclusive, reverse);
+    const run = new ValueRun();
+    const overflow = (ref: OverflowRef): Buffer => this.source.readOverflow(ref);
+    const step = reverse ? -1 : 1;
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      const leaf = top.node as LeafNode;
+      const end = reverse ? -1 : leaf.keys.length;
+      run.count = 0;
+      let stopped = false;
+      for (let i = top.index; i !== end; i += step) {
+        if (stopKey !== undefined) {
+          const key = leaf.keys[i]!;
+          const c = key < stopKey ? -1 : key > stopKey ? 1 : 0;
+          if (reverse ? c < 0 || (c === 0 && !stopInclusive) : c > 0 || (c === 0 && !stopInclusive)) {
+            stopped = true;
+            break;
+          }
+        }
+        pushLeafValue(run, leaf, i, overflow);
+        if (--limit <= 0) {
+          stopped = true;
+          break;
+        }
+      }
+      if (run.count > 0) yield run;
+      if (stopped) return;
+      this.check();
+      // On to the next leaf: from this leaf's last entry in the walk's direction.
+      top.index = end - step;
+      this.#advance(stack, reverse);
+    }
   }
 
   /** Keys only: no overflow reads. */

@@ -10,6 +10,7 @@ export { writeDerivedFile, readDerivedFile, removeDerivedFile, openDerivedWriter
 export { PageFile, fsyncDir, ensureDirDurable, type FileHeader, type PageFileTail } from './page-file.js';
 export { BTree, TreeReader, type Entry, type ScanRange, type NodeStore, type NodeSource } from './btree.js';
 export type { TreeNode } from './btree-node.js';
+export { ValueRun } from './btree-node.js';
 export { TreeSet, TreeSnapshot } from './tree-set.js';
 export { WalWriter, FSYNC_MODES, type FsyncMode } from './wal-writer.js';
 export { recoverWal, type WalRecovery } from './wal-reader.js';

@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Entry, TreeSnapshot } from '../storage/index.js';
+import type { Entry, TreeSnapshot, ValueRun } from '../storage/index.js';
 import { withPrefix, type StoreScanRange } from './scan-range.js';
 
 /** Entries per chunk of scanChunks unless told otherwise. */
@@ -46,6 +46,15 @@ export class Snapshot {
   values(tree: string, range: StoreScanRange = {}): IterableIterator<Buffer> {
     const t = this.#trees.tree(tree);
     return t === undefined ? [][Symbol.iterator]() : t.values(withPrefix(range));
+  }
+
+  /**
+   * Values of `tree` within `range`, a leaf at a time (see TreeReader.valueRuns: each run is
+   * valid until the next step). @throws UNAVAILABLE when closed or expired
+   */
+  *valueRuns(tree: string, range: StoreScanRange = {}): Generator<ValueRun> {
+    const t = this.#trees.tree(tree);
+    if (t !== undefined) yield* t.valueRuns(withPrefix(range));
   }
 
   /** Keys of `tree` within `range`. @throws UNAVAILABLE when closed or expired */

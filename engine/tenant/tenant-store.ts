@@ -29,6 +29,7 @@ import {
   type FsyncMode,
   type TreeNode,
   type TreeReader,
+  type ValueRun,
 } from '../storage/index.js';
 import { withPrefix, type StoreScanRange } from './scan-range.js';
 import { Snapshot } from './tenant-snapshot.js';
@@ -301,6 +302,14 @@ export class TenantStore implements DirtyOwner {
       [Symbol.iterator]: () => it,
     };
     return it;
+  }
+
+  /**
+   * Values of `tree` within `range`, a leaf at a time, on a snapshot like scan(): each run is
+   * valid until the next step (see TreeReader.valueRuns).
+   */
+  valueRuns(tree: string, range: StoreScanRange = {}): Generator<ValueRun> {
+    return this.#onSnapshot(tree, (t) => t.valueRuns(withPrefix(range)));
   }
 
   /** Keys of `tree` within `range` (values are not read), on a snapshot like scan(). */

@@ -55,8 +55,9 @@ export class TableReader {
     this.live = live.length === table.columns.length ? undefined : live;
   }
 
-  physical(bytes: Uint8Array, needed?: readonly boolean[]): SqlValue[] {
-    return decodeRow(bytes, this.types, this.missing, needed);
+  /** The physical row stored at `start` in `bytes`. */
+  physical(bytes: Uint8Array, needed?: readonly boolean[], start = 0): SqlValue[] {
+    return decodeRow(bytes, this.types, this.missing, needed, start);
   }
 
   toLive(physical: SqlValue[]): Row {
@@ -237,18 +238,28 @@ export class TableScanPlan implements Plan {
     const path = this.path;
     if (path.index === undefined && path.eq.length === 0 && path.lo === undefined && path.hi === undefined) {
       // A full scan of the row tree: values straight from the store, one generator less per row.
+      // Rows decoded straight from their pages, a leaf at a time.
       const reader = this.reader;
-      for (const value of x.reader.values(rowTree(reader.table), { reverse: path.reverse })) {
-        const row = reader.toLive(reader.physical(value, needed));
-        if (f !== undefined) {
-          ctx.row = row;
-          if (f.evaluate(ctx).value !== true) {
+      const runs = x.reader.valueRuns(rowTree(reader.table), { reverse: path.reverse });
+      try {
+        for (let r = runs.next(); r.done !== true; r = runs.next()) {
+          const run = r.value;
+          for (let i = 0; i < run.count; i++) {
+            const row = reader.toLive(reader.physical(run.bufs[i]!, needed, run.starts[i]!));
+            if (f !== undefined) {
+              ctx.row = row;
+              if (f.evaluate(ctx).value !== true) {
+                if (x.tick()) yield PAUSE;
+                continue;
+              }
+            }
+            yield row;
             if (x.tick()) yield PAUSE;
-            continue;
           }
         }
-        yield row;
-        if (x.tick()) yield PAUSE;
+      } finally {
+        // An abandoned scan (LIMIT, an error) releases the snapshot its runs read.
+        runs.return?.();
       }
       return;
     }

@@ -43,6 +43,9 @@ export class AggregatePlan implements Plan {
     const directKey = this.groupExprs.length === 1 && DIRECT_KEY_TYPES.has(this.groupExprs[0]!.type);
     let bytes = 0;
     let counter = 0;
+    let nextCheck = 1024;
+    // Accumulators with growing state (string_agg, array_agg, DISTINCT...) report their bytes.
+    const growing = this.calls.some((c) => c.def.create().bytes !== undefined);
     const groupExprs = this.groupExprs;
     const calls = this.calls;
     // Scratch arrays reused row after row: group keys are copied only for a new group; argument
@@ -83,10 +86,12 @@ export class AggregatePlan implements Plan {
           bytes += 64 + args.length * 48;
         } else g.accumulators[i]!.add(args);
       }
-      if ((++counter & 1023) === 0) {
+      if (++counter >= nextCheck) {
+        // Amortised: the groups' growing state is summed every max(1024, groups) rows.
         let acc = 0;
-        for (const gr of groups.values()) for (const a of gr.accumulators) acc += a.bytes ?? 0;
+        if (growing) for (const gr of groups.values()) for (const a of gr.accumulators) acc += a.bytes ?? 0;
         x.checkWork(bytes + acc, 'GROUP BY');
+        nextCheck = counter + Math.max(1024, groups.size);
       }
     }
     if (!grouped && groups.size === 0) groups.set('', { keys: [], accumulators: this.calls.map((c) => c.def.create()), buffered: this.calls.map(() => undefined) });

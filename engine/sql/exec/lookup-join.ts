@@ -27,6 +27,11 @@ const LOOKUP_SHARE = 1 / 8;
 /** ...and never fewer than this many. */
 const LOOKUP_MIN = 64;
 
+/** Left rows past which a lookup join over an inner table of `tableRows` rows hashes instead. */
+export function lookupThreshold(tableRows: number): number {
+  return Math.max(LOOKUP_MIN, Math.floor(tableRows * LOOKUP_SHARE));
+}
+
 /**
  * An inner or left join whose inner side is a base table with a key on the join columns. It
  * reads the left side first: when the left side is small next to the table (at most 1/8 of its
@@ -39,10 +44,10 @@ export class LookupJoinPlan implements Plan {
 
   constructor(
     readonly left: Plan,
-    private readonly hash: JoinPlan,
-    private readonly spec: LookupSpec,
-    private readonly kind: JoinKind,
-    private readonly residual: CompiledExpr | undefined,
+    readonly hash: JoinPlan,
+    readonly spec: LookupSpec,
+    readonly kind: JoinKind,
+    readonly residual: CompiledExpr | undefined,
     private readonly label: string,
   ) {
     this.columns = hash.columns;
@@ -50,7 +55,7 @@ export class LookupJoinPlan implements Plan {
 
   *rows(x: Exec): Generator<Step> {
     const tableRows = x.reader.count(rowTree(this.spec.reader.table));
-    const threshold = Math.max(LOOKUP_MIN, Math.floor(tableRows * LOOKUP_SHARE));
+    const threshold = lookupThreshold(tableRows);
     const buffered: Row[] = [];
     const left = this.left.rows(x);
     let exhausted = false;

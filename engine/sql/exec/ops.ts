@@ -334,9 +334,9 @@ export class JoinPlan implements Plan {
     readonly right: Plan,
     readonly kind: JoinKind,
     /** Key expressions over the left row / the right row (same types pairwise). */
-    private readonly leftKeys: CompiledExpr[],
-    private readonly rightKeys: CompiledExpr[],
-    private readonly residual: CompiledExpr | undefined,
+    readonly leftKeys: CompiledExpr[],
+    readonly rightKeys: CompiledExpr[],
+    readonly residual: CompiledExpr | undefined,
     private readonly text: string,
   ) {
     this.columns = [...left.columns, ...right.columns];

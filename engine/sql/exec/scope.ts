@@ -67,7 +67,7 @@ export class Scope {
 export function slotExpr(slot: ColumnSlot): CompiledExpr {
   const { index, depth } = slot;
   const type = slot.column.type;
-  if (depth === 0) return { type, evaluate: (ctx) => ctx.row![index]! };
+  if (depth === 0) return { type, slot: index, evaluate: (ctx) => ctx.row![index]! };
   return { type, evaluate: (ctx) => ctx.outer![ctx.outer!.length - depth]![index]! };
 }
 

@@ -13,6 +13,7 @@ import { sqlFail, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '
 import { boundable, TableScanPlan, type AccessPath } from './access.js';
 import { LookupJoinPlan, type LookupSpec } from './lookup-join.js';
 import { AggregatePlan, type AggregateCall } from './aggregate-plan.js';
+import { aggregatePlan } from './scan-aggregate.js';
 import { AliasPlan, DistinctPlan, FilterPlan, JoinPlan, LimitPlan, MaterializePlan, ProjectPlan, SetOpPlan, SortPlan, TrimPlan, ValuesPlan, type JoinKind, type SortKey } from './ops.js';
 import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 import { columnName, columnQualifier, exprKey, Scope, slotExpr, tableName } from './scope.js';
@@ -645,7 +646,7 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean): Plan {
       ...groupExprs.map((g, i) => ({ name: `group${i}`, type: g.type, qualifier: null, hidden: true })),
       ...calls.map((c, i) => ({ name: `agg${i}`, type: c.def.resultType, qualifier: null, hidden: true })),
     ];
-    plan = new AggregatePlan(plan, groupExprs, calls, aggColumns, groupNodes.length > 0 ? `Group Key: ${groupNodes.length} expression(s)` : '');
+    plan = aggregatePlan(new AggregatePlan(plan, groupExprs, calls, aggColumns, groupNodes.length > 0 ? `Group Key: ${groupNodes.length} expression(s)` : ''), plan, groupExprs, calls);
     const g = groupExprs.length;
     resolveExtra = (node) => {
       if (node.type === 'number' || node.type === 'single_quote_string' || node.type === 'var') return undefined;

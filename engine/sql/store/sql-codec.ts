@@ -269,13 +269,14 @@ export function encodeRow(values: readonly SqlValue[]): Buffer {
 /**
  * Decodes a row into values of the physical columns' types; missing trailing columns (added
  * later) get `missing`. With `needed`, columns it marks false are skipped and come back NULL.
+ * The row starts at `start` in `bytes` (a span of a page, as TreeReader.valueRuns hands out).
  */
-export function decodeRow(bytes: Uint8Array, types: readonly SqlTypeName[], missing: readonly SqlValue[], needed?: readonly boolean[]): SqlValue[] {
+export function decodeRow(bytes: Uint8Array, types: readonly SqlTypeName[], missing: readonly SqlValue[], needed?: readonly boolean[], start = 0): SqlValue[] {
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (buf[0] !== ROW_FORMAT) return sqlFail('XX001', `a stored row has an unknown format (${buf[0]})`);
-  const n = buf.readUInt16LE(1);
+  if (buf[start] !== ROW_FORMAT) return sqlFail('XX001', `a stored row has an unknown format (${buf[start]})`);
+  const n = buf.readUInt16LE(start + 1);
   const out = new Array<SqlValue>(types.length);
-  let o = 3;
+  let o = start + 3;
   for (let i = 0; i < types.length; i++) {
     const type = types[i]!;
     if (i >= n) {
@@ -326,6 +327,115 @@ export function decodeRow(bytes: Uint8Array, types: readonly SqlTypeName[], miss
   }
   return out;
 }
+
+/**
+ * Decodes only some columns of a row, as bare values: for physical column `i` with
+ * `slots[i] >= 0`, `out[slots[i]]` gets exactly the `value` decodeRow would give it (null for
+ * NULL), without a SqlValue object or an array per row. Scans that aggregate read rows this way.
+ * `last` is the highest physical column wanted: decoding stops after it. `interners` (by slot)
+ * reuse the strings of text columns with few distinct values.
+ */
+export function decodeRowValues(
+  buf: Buffer,
+  start: number,
+  types: readonly SqlTypeName[],
+  missing: readonly SqlValue[],
+  slots: Int32Array,
+  last: number,
+  out: unknown[],
+  interners?: readonly (TextInterner | undefined)[],
+): void {
+  if (buf[start] !== ROW_FORMAT) sqlFail('XX001', `a stored row has an unknown format (${buf[start]})`);
+  const n = buf[start + 1]! | (buf[start + 2]! << 8);
+  let o = start + 3;
+  for (let i = 0; i <= last; i++) {
+    const slot = slots[i]!;
+    if (i >= n) {
+      if (slot >= 0) out[slot] = missing[i]!.value;
+      continue;
+    }
+    const tag = buf[o++]!;
+    switch (tag) {
+      case 0:
+        if (slot >= 0) out[slot] = null;
+        break;
+      case 1:
+        if (slot >= 0) out[slot] = types[i] === 'int8' ? BigInt(buf.readInt32LE(o)) : buf.readInt32LE(o);
+        o += 4;
+        break;
+      case 10:
+        if (slot >= 0) out[slot] = buf.readInt32LE(o);
+        o += 4;
+        break;
+      case 2:
+      case 11:
+        if (slot >= 0) out[slot] = buf.readBigInt64LE(o);
+        o += 8;
+        break;
+      case 3:
+        if (slot >= 0) out[slot] = buf.readDoubleLE(o);
+        o += 8;
+        break;
+      case 5:
+      case 6:
+        if (slot >= 0) out[slot] = tag === 6;
+        break;
+      default: {
+        const len = buf.readUInt32LE(o);
+        o += 4;
+        if (slot >= 0) {
+          if (tag === 4) {
+            const interner = interners?.[slot];
+            out[slot] = interner !== undefined ? interner.get(buf, o, len) : buf.toString('utf8', o, o + len);
+          }
+          else if (tag === 7) out[slot] = Decimal.parse(buf.toString('latin1', o, o + len))!;
+          else if (tag === 9) out[slot] = { json: JSON.parse(buf.toString('utf8', o, o + len)) };
+          else if (tag === 8) out[slot] = Buffer.from(buf.subarray(o, o + len));
+          else if (tag === 12) out[slot] = valueOf(packr.unpack(buf.subarray(o, o + len)), types[i]!).value;
+          else sqlFail('XX001', `a stored row has an unknown value tag ${tag}`);
+        }
+        o += len;
+      }
+    }
+  }
+}
+
+/**
+ * Strings of one text column met again and again (group keys such as a status or a region): a
+ * row's bytes are compared with the few distinct values seen so far and the string already made
+ * is returned, instead of decoding a new one (which also has to be hashed again by the Map it
+ * goes into). Gives up, and decodes every value, once most lookups miss.
+ */
+export class TextInterner {
+  #n = 0;
+  #lookups = 0;
+  #misses = 0;
+  #off = false;
+  readonly #bytes: Buffer[] = [];
+  readonly #strings: string[] = [];
+
+  get(buf: Buffer, o: number, len: number): string {
+    if (this.#off) return buf.toString('utf8', o, o + len);
+    this.#lookups++;
+    const n = this.#n;
+    search: for (let e = 0; e < n; e++) {
+      const k = this.#bytes[e]!;
+      if (k.length !== len) continue;
+      for (let j = 0; j < len; j++) if (k[j] !== buf[o + j]) continue search;
+      return this.#strings[e]!;
+    }
+    const s = buf.toString('utf8', o, o + len);
+    if (n < INTERNED_MAX && len <= 64) {
+      this.#bytes[n] = Buffer.from(buf.subarray(o, o + len));
+      this.#strings[n] = s;
+      this.#n = n + 1;
+    }
+    if (++this.#misses >= 256 && this.#misses * 2 > this.#lookups) this.#off = true;
+    return s;
+  }
+}
+
+const INTERNED_MAX = 16;
 
 /** Placeholder of a skipped column (never read: the query does not refer to it). */
 const NULLS: readonly SqlValue[] = [{ type: 'unknown', value: null }];

@@ -1,3 +1,4 @@
+import { ValueRun } from '../../storage/index.js';
 import type { BatchOp, Snapshot, StoreScanRange, TenantStore } from '../../tenant/index.js';
 import { sqlFail } from '../sql-types.js';
 
@@ -9,6 +10,8 @@ export interface SqlReader {
   scan(tree: string, range?: StoreScanRange): Generator<Entry>;
   /** Values only, in key order (full-table scans that need no keys). */
   values(tree: string, range?: StoreScanRange): IterableIterator<Buffer>;
+  /** Values a leaf at a time (each run valid until the next step): full scans without a Buffer per row. */
+  valueRuns(tree: string, range?: StoreScanRange): Iterator<ValueRun>;
   /** Keys in a tree (an estimate inside a transaction: pending changes are not counted). */
   count(tree: string): number;
 }
@@ -31,6 +34,10 @@ export class SnapshotReader implements SqlReader {
 
   values(tree: string, range: StoreScanRange = {}): IterableIterator<Buffer> {
     return this.#snapshot.values(tree, range);
+  }
+
+  valueRuns(tree: string, range: StoreScanRange = {}): Iterator<ValueRun> {
+    return this.#snapshot.valueRuns(tree, range);
   }
 
   count(tree: string): number {
@@ -67,6 +74,10 @@ export class LiveReader implements SqlReader {
 
   values(tree: string, range: StoreScanRange = {}): IterableIterator<Buffer> {
     return this.#snapshot === undefined ? this.#store.values(tree, range) : this.#snapshot.values(tree, range);
+  }
+
+  valueRuns(tree: string, range: StoreScanRange = {}): Iterator<ValueRun> {
+    return this.#snapshot === undefined ? this.#store.valueRuns(tree, range) : this.#snapshot.valueRuns(tree, range);
   }
 
   count(tree: string): number {
@@ -185,6 +196,22 @@ export class TxnView implements SqlReader {
 
   count(tree: string): number {
     return this.#store.count(tree);
+  }
+
+  valueRuns(tree: string, range: StoreScanRange = {}): Iterator<ValueRun> {
+    if (!this.#trees.has(tree)) return this.#store.valueRuns(tree, range);
+    // Pending changes to merge: runs of up to 256 merged values.
+    return (function* (view: TxnView) {
+      const run = new ValueRun();
+      for (const [, value] of view.scan(tree, range)) {
+        run.push(value, 0, value.length);
+        if (run.count === 256) {
+          yield run;
+          run.count = 0;
+        }
+      }
+      if (run.count > 0) yield run;
+    })(this);
   }
 
   values(tree: string, range: StoreScanRange = {}): IterableIterator<Buffer> {
