@@ -13,7 +13,7 @@ describe('configuration', () => {
       rateLimit: 1000,
       quotaBytes: 1073741824,
       cacheBytes: 268435456,
-      dirtyBytes: 67108864,
+      dirtyBytes: 134217728,
       snapshotMaxAgeMs: 300000,
       logLevel: 'info',
       logFormat: 'auto',
