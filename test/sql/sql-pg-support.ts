@@ -58,3 +58,29 @@ export function sqlLiteral(v: SqlValue, type: SqlTypeName): string {
   if (v.value === null) return `NULL::${t}`;
   return `'${String(pgText(v)).replace(/'/g, "''")}'::${t}`;
 }
+
+/**
+ * A JS number as PostgreSQL 15 prints a float8 (extra_float_digits = 1: the shortest text that
+ * reads back the same). Both use shortest round-trip digits; they differ only in layout:
+ * PostgreSQL switches to exponent form when the decimal exponent is < -4 or >= 15 and writes the
+ * exponent with a sign and at least two digits (1e+15, 1e-05). This is the one normalisation of
+ * values: the digits themselves are compared as they are.
+ */
+export function pgFloat8(x: number): string {
+  if (Number.isNaN(x)) return 'NaN';
+  if (!Number.isFinite(x)) return x > 0 ? 'Infinity' : '-Infinity';
+  if (x === 0) return Object.is(x, -0) ? '-0' : '0';
+  const [mant, expText] = x.toExponential().split('e') as [string, string];
+  const exp = Number(expText);
+  if (exp < -4 || exp >= 15) return `${mant}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
+  return String(x);
+}
+
+/** A tetradb result value (JSON form, or rowMode 'array') as PostgreSQL's text output for a column of `type`. */
+export function renderOurs(v: unknown, type: string): string | null {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'boolean') return v ? 't' : 'f';
+  if (typeof v === 'number') return type === 'float8' || type === 'float4' ? pgFloat8(v) : String(v);
+  if (typeof v === 'string' || typeof v === 'bigint') return String(v);
+  return JSON.stringify(v);
+}

@@ -223,6 +223,9 @@ export function aggregatePlan(general: AggregatePlan, input: Plan, groupExprs: r
   if (groupExprs.some((g) => g.slot === undefined)) return general;
   const chain = chainOf(input);
   if (chain === undefined) return general;
+  // A lookup join over a filtered or ranged read of the table probes the key at run time: the
+  // general plan runs then, so EXPLAIN does not claim otherwise.
+  if (chain.levels.some((l) => l.lookupTable !== undefined) && !fullScanOf(chain.probe)) return general;
   const fast: FastCall[] = [];
   for (const c of calls) {
     const f = fastCall(c);
@@ -266,8 +269,7 @@ export class ScanAggregatePlan implements Plan {
   }
 
   #fullScan(): boolean {
-    const p = this.probe.path;
-    return p.index === undefined && p.eq.length === 0 && p.lo === undefined && p.hi === undefined && this.probe.filterExpr === undefined;
+    return fullScanOf(this.probe);
   }
 
   *#rows(x: Exec): Generator<Step> {
@@ -449,6 +451,12 @@ export class ScanAggregatePlan implements Plan {
   }
 }
 
+/** Whether a scan reads its whole table without conditions. */
+function fullScanOf(scan: TableScanPlan): boolean {
+  const p = scan.path;
+  return p.index === undefined && p.eq.length === 0 && p.lo === undefined && p.hi === undefined && scan.filterExpr === undefined;
+}
+
 /**
  * The rows of a build side as arrays of bare values (only `slots` filled, the rest null): a
  * full scan of a table without conditions decodes them straight from its pages, anything else
@@ -456,8 +464,7 @@ export class ScanAggregatePlan implements Plan {
  */
 function* bareRows(plan: Plan, x: Exec, slots: readonly number[], keyish: readonly boolean[]): Generator<unknown[] | typeof PAUSE> {
   const width = plan.columns.length;
-  const p = plan instanceof TableScanPlan ? plan.path : undefined;
-  if (plan instanceof TableScanPlan && p!.index === undefined && p!.eq.length === 0 && p!.lo === undefined && p!.hi === undefined && plan.filterExpr === undefined) {
+  if (plan instanceof TableScanPlan && fullScanOf(plan)) {
     const reader = plan.reader;
     const live = reader.live ?? reader.types.map((_, i) => i);
     const physSlots = new Int32Array(reader.types.length).fill(-1);
@@ -469,7 +476,7 @@ function* bareRows(plan: Plan, x: Exec, slots: readonly number[], keyish: readon
       last = Math.max(last, phys);
       if (reader.types[phys] === 'text' && keyish[i] === true) interners[s] = new TextInterner();
     });
-    const runs = x.reader.valueRuns(rowTree(reader.table), { reverse: p!.reverse });
+    const runs = x.reader.valueRuns(rowTree(reader.table), { reverse: plan.path.reverse });
     try {
       for (let r = runs.next(); r.done !== true; r = runs.next()) {
         const run = r.value;
