@@ -14,7 +14,7 @@
 //   npm --prefix bench run docs                  100k documents, 3 rounds of 10 s per row, 1M documents
 //                                                for the memory section
 //   npm --prefix bench run docs -- --quick       10k documents, 1 round of 3 s per row, 100k for memory
-//   node --import tsx docs-http.bench.ts [--quick] [--docs=N] [--seconds=S] [--rounds=N] [--connections=N]
+//   node --import ./lib/ts-register.mjs docs-http.bench.ts [--quick] [--docs=N] [--seconds=S] [--rounds=N] [--connections=N]
 //        [--memory-docs=N (0: no memory section)] [--pg-url=postgres://...] [--pg-pool=N]
 //
 // The machine is shared and its speed drifts within minutes: every server runs throughout, the
@@ -437,7 +437,7 @@ function render(config: Config, r: Results): string {
   if (r.memoryRows.length > 0) {
     out.push(`### Memory: ${fmtInt(config.memoryDocs)} documents into one TenantStore\n`);
     out.push(
-      `The engine alone in a process of its own (bench/docs-memory-worker.ts): TenantStore (fsync=batch, store defaults) with one PageCache, createIndex {email: 1}, then docsInsert of the same generated documents in batches of ${LOAD_BATCH}, each awaited until durable, one at a time (as the insertMany route does). RSS, V8 heap and Buffer memory sampled every 250 ms without forced GC (so peaks include garbage V8 has not collected yet); "after full GC at end" is measured once, after the load with the store still open, after two full collections. "after open" is RSS once the store is open and the index created (Node, tsx and the engine's code); the bound is cache + dirty budget, the memory the configuration allows the engine's data. Any one load stops after ${config.memoryMaxSeconds} s.\n`,
+      `The engine alone in a process of its own (bench/docs-memory-worker.ts): TenantStore (fsync=batch, store defaults) with one PageCache, createIndex {email: 1}, then docsInsert of the same generated documents in batches of ${LOAD_BATCH}, each awaited until durable, one at a time (as the insertMany route does). RSS, V8 heap and Buffer memory sampled every 250 ms without forced GC (so peaks include garbage V8 has not collected yet); "after full GC at end" is measured once, after the load with the store still open, after two full collections. "after open" is RSS once the store is open and the index created (Node and the engine's code); the bound is cache + dirty budget, the memory the configuration allows the engine's data. Any one load stops after ${config.memoryMaxSeconds} s.\n`,
     );
     out.push(
       table(

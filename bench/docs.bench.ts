@@ -13,7 +13,7 @@
 //
 //   npm --prefix bench run docs-inprocess                 10k, 100k and 1M documents, 2 s per operation
 //   npm --prefix bench run docs-inprocess -- --quick      10k documents, 0.5 s per operation
-//   node --import tsx docs.bench.ts [--quick] [--sizes=10000,100000] [--engines=tetradb,lokijs,...]
+//   node --import ./lib/ts-register.mjs docs.bench.ts [--quick] [--sizes=10000,100000] [--engines=tetradb,lokijs,...]
 //        [--seconds=S] [--max-load-seconds=S]
 //
 // tetradb's settings come from server/config.ts as `npm start` reads them (defaults: 256 MiB page
@@ -156,7 +156,7 @@ function render(config: Config, results: DocsWorkerResult[], minutes: number, ma
   out.push(machine);
   out.push(`- ${versions()}`);
   out.push(
-    `- tetradb: a TenantStore as the server opens a tenant, with server/config.ts's values (\`npm start\`): page cache ${fmtNum(config.tetra.cacheBytes / MiB, 0)} MiB, dirty budget ${fmtNum(config.tetra.dirtyBytes / MiB, 0)} MiB, fsync=${config.tetra.fsync}, snapshot max age ${config.tetra.snapshotMaxAgeMs} ms; TETRA_* in the environment: ${tetraEnv.length > 0 ? tetraEnv.join(' ') : 'none'}. The engine's TypeScript runs through tsx here (npm start runs the esbuild output of the same sources).`,
+    `- tetradb: a TenantStore as the server opens a tenant, with server/config.ts's values (\`npm start\`): page cache ${fmtNum(config.tetra.cacheBytes / MiB, 0)} MiB, dirty budget ${fmtNum(config.tetra.dirtyBytes / MiB, 0)} MiB, fsync=${config.tetra.fsync}, snapshot max age ${config.tetra.snapshotMaxAgeMs} ms; TETRA_* in the environment: ${tetraEnv.length > 0 ? tetraEnv.join(' ') : 'none'}. The engine's TypeScript is compiled per file by esbuild without keepNames (bench/lib/ts-hooks.mjs), as npm start compiles it.`,
   );
   out.push(
     `- Data (bench/lib/documents.ts makeQueryDocument): ~330 bytes of JSON per document, the same in every engine; indexes on ${INDEXED_FIELDS.join(' and ')} in every engine that has them. Multi-document finds ask for up to ${FIND_LIMIT} documents; the range query's window holds ${RANGE_DOCS} documents on average at every size, the scan's exactly ${SCAN_DOCS}.`,

@@ -8,7 +8,7 @@
 //   npm --prefix bench run memory                     1M and 10M keys; random order capped at 1M keys;
 //                                                     any one load stops after 240 s (about 20 minutes)
 //   npm --prefix bench run memory -- --quick          100k and 1M keys; random capped at 250k; 60 s (about 3 minutes)
-//   node --import tsx memory.bench.ts [--quick] [--sizes=1000000,10000000] [--random-cap=N] [--max-seconds=S]
+//   node --import ./lib/ts-register.mjs memory.bench.ts [--quick] [--sizes=1000000,10000000] [--random-cap=N] [--max-seconds=S]
 //                                     [--engines=tetradb,sqlite-full,leveldb]
 //
 // TETRA_DIRTY_BYTES in the environment sets tetradb's dirty budget (as it does the server's);

@@ -16,7 +16,7 @@
 //   npm --prefix bench run sql                  100k then 1M rows in process (2 s per operation),
 //                                               100k rows over HTTP, 3 rounds of 5 s per row
 //   npm --prefix bench run sql -- --quick       10k rows, short timings (about 3 minutes)
-//   node --import tsx sql.bench.ts [--quick] [--sizes=100000,1000000] [--seconds=S] [--engines=a,b]
+//   node --import ./lib/ts-register.mjs sql.bench.ts [--quick] [--sizes=100000,1000000] [--seconds=S] [--engines=a,b]
 //        [--max-load-seconds=S] [--http-rows=N (0: no HTTP part)] [--http-seconds=S] [--rounds=N]
 //        [--connections=N] [--pg-url=postgres://...] [--pg-pool=N] [--no-inprocess]
 //

@@ -8,7 +8,7 @@
 //
 //   npm --prefix bench run stalls                    500k keys, 30 s window
 //   npm --prefix bench run stalls -- --quick         100k keys, 10 s window
-//   node --import tsx stalls.bench.ts [--quick] [--keys=N] [--seconds=S] [--writers=N] [--readers=N] [--scan-rows=N]
+//   node --import ./lib/ts-register.mjs stalls.bench.ts [--quick] [--keys=N] [--seconds=S] [--writers=N] [--readers=N] [--scan-rows=N]
 //
 // tetradb runs with its default cache (256 MiB) and dirty budget, or TETRA_DIRTY_BYTES from the
 // environment when set; SQLite gets the same cache.

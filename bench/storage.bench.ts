@@ -5,7 +5,7 @@
 //
 //   npm run bench                      # from the repo root: full run (10k, 100k, 1M keys)
 //   npm --prefix bench run quick       # smoke run: 10k and 100k keys, shorter timings
-//   node --import tsx storage.bench.ts [--quick] [--sizes=10000,100000] [--seconds=2] [--rounds=3] [--json=out.json]
+//   node --import ./lib/ts-register.mjs storage.bench.ts [--quick] [--sizes=10000,100000] [--seconds=2] [--rounds=3] [--json=out.json]
 import { execFileSync, fork } from 'node:child_process';
 import { closeSync, fdatasyncSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';

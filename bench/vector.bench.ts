@@ -30,7 +30,7 @@
 //   npm --prefix bench run vector -- --quick      10k everywhere, fewer queries, short HTTP rows
 //   npm --prefix bench run vector -- --parts=memory --million [--memory-max-seconds=S]
 //                                                 the memory part alone, 1M records (20+ minutes)
-//   node --import tsx vector.bench.ts [--quick] [--parts=index,reopen,memory,http,embed]
+//   node --import ./lib/ts-register.mjs vector.bench.ts [--quick] [--parts=index,reopen,memory,http,embed]
 //        [--sizes=10000,100000] [--queries=N] [--efs=10,20,...] [--reopen-records=N]
 //        [--million | --memory-records=N] [--memory-max-seconds=S] [--vector-memory-bytes=B] [--http-records=N]
 //        [--http-seconds=S] [--rounds=N] [--connections=N]
@@ -434,7 +434,7 @@ interface ReopenPart {
   source: string;
   build?: BuildResult;
   reopen: ReopenResult;
-  /** From fork to the answer: Node, tsx and the engine's modules loading, plus open and query. */
+  /** From fork to the answer: Node and the engine's modules loading, plus open and query. */
   processMs: number;
 }
 
@@ -469,7 +469,7 @@ function renderReopen(r: ReopenPart): string[] {
   const x = r.reopen;
   out.push(
     table(
-      ['open ms', 'first query ms', 'open + first query s', 'graph loaded from', 'pending after open', 'next queries, median ms', 'graph file MiB', 'fork to answer (Node + tsx + modules) s'],
+      ['open ms', 'first query ms', 'open + first query s', 'graph loaded from', 'pending after open', 'next queries, median ms', 'graph file MiB', 'fork to answer (Node + modules) s'],
       [[fmtInt(x.openMs), fmtInt(x.firstQueryMs), fmtNum((x.openMs + x.firstQueryMs) / 1000, 2), x.loadedFrom, fmtInt(x.pending), fmtNum(x.nextQueryMs, 2), fmtNum(x.graphFileBytes / MiB, 1), fmtNum(r.processMs / 1000, 2)]],
     ),
   );
@@ -489,7 +489,7 @@ function renderMemory(config: Config, m: MemoryResult): string[] {
   const bound = (m.cacheBytes + m.dirtyBytes + config.vectorMemoryBytes) / MiB;
   out.push(`### 3. Memory while loading ${fmtInt(m.records)} records through VectorService\n`);
   out.push(
-    `One process (bench/vector-service-worker.ts): a TenantStore (page cache ${fmtInt(m.cacheBytes / MiB)} MiB, the server's default; dirty budget ${fmtInt(m.dirtyBytes / MiB)} MiB, the engine's default), VectorService with memoryBytes ${fmtInt(config.vectorMemoryBytes / MiB)} MiB and the fallback embedder; upsert 1000 records per call, each awaited; RSS sampled every second without forced GC, during the load and then while the graph catches up (at most ${config.quick ? 60 : 300} s). Bound = RSS after open (Node, tsx, the engine's code) + cache + dirty budget + vector memory budget.${m.error !== undefined ? ` **The load stopped with: ${m.error}**` : ''}\n`,
+    `One process (bench/vector-service-worker.ts): a TenantStore (page cache ${fmtInt(m.cacheBytes / MiB)} MiB, the server's default; dirty budget ${fmtInt(m.dirtyBytes / MiB)} MiB, the engine's default), VectorService with memoryBytes ${fmtInt(config.vectorMemoryBytes / MiB)} MiB and the fallback embedder; upsert 1000 records per call, each awaited; RSS sampled every second without forced GC, during the load and then while the graph catches up (at most ${config.quick ? 60 : 300} s). Bound = RSS after open (Node, the engine's code) + cache + dirty budget + vector memory budget.${m.error !== undefined ? ` **The load stopped with: ${m.error}**` : ''}\n`,
   );
   const row = (name: string, s: SamplerResult): string[] => [name, fmtInt(s.peakRssMiB), fmtInt(s.peakHeapMiB), fmtInt(s.peakBuffersMiB), fmtNum(s.extraPeaks.vectorMiB, 0), fmtNum(s.loop.p99Ms, 0), fmtNum(s.loop.maxMs, 0)];
   out.push(

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { TS_REGISTER } from './report.js';
 
 const benchDir = fileURLToPath(new URL('..', import.meta.url));
 
@@ -20,11 +21,11 @@ export function freePort(): Promise<number> {
 }
 
 /**
- * Starts a peer server (TypeScript under bench/, through tsx) and resolves once it prints "ready";
+ * Starts a peer server (TypeScript under bench/, compiled as lib/ts-hooks.mjs does) and resolves once it prints "ready";
  * rejects with the first line it printed otherwise when it exits first.
  */
 export async function startPeer(script: string, args: string[], env: Record<string, string> = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'], cwd: benchDir, env: { ...process.env, ...env } });
+  const child = spawn(process.execPath, ['--import', TS_REGISTER, script, ...args], { stdio: ['ignore', 'pipe', 'inherit'], cwd: benchDir, env: { ...process.env, ...env } });
   let said = '';
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (c: Buffer) => {

@@ -7,6 +7,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_DIRTY_BYTES } from '../../engine/storage/index.js';
 
+/** The --import that runs the benchmarks' TypeScript as npm start runs the service's (lib/ts-hooks.mjs). */
+export const TS_REGISTER = fileURLToPath(new URL('./ts-register.mjs', import.meta.url));
+
 export const MiB = 2 ** 20;
 
 /**
@@ -24,7 +27,7 @@ export function scratchDir(prefix: string): { root: string; cleanup: () => void 
 }
 
 /**
- * Runs `script` (TypeScript, through tsx) in a fresh process with `task` as its argument and
+ * Runs `script` (TypeScript, compiled as npm start compiles it: lib/ts-hooks.mjs) in a fresh process with `task` as its argument and
  * returns the one message it sends. No --expose-gc unless `nodeFlags` adds it: nothing forces a
  * collection, so memory is what an operator would see.
  */
@@ -32,9 +35,8 @@ export function runWorker<R>(script: string, task: unknown, label: string, nodeF
   process.stderr.write(`  running ${label}...\n`);
   return new Promise((resolve, reject) => {
     const child = fork(script, [JSON.stringify(task)], {
-      // tsx resolves from the working directory: bench/, whose node_modules has it.
       cwd: fileURLToPath(new URL('..', import.meta.url)),
-      execArgv: [...nodeFlags, '--import', 'tsx'],
+      execArgv: [...nodeFlags, '--import', TS_REGISTER],
       serialization: 'advanced',
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
