@@ -285,9 +285,9 @@ export class ScanAggregatePlan implements Plan {
     const keyish = (s: number): boolean => groupSlots.includes(s) || levels.some((l) => l.leftSlot === s);
 
     // Build every hash table first, as JoinPlan does (its memory accounting too), of bare rows.
-    const tables: Map<unknown, unknown[][]>[] = [];
+    const tables: HashTable[] = [];
     for (const l of levels) {
-      const table = new Map<unknown, unknown[][]>();
+      const table = new Map<unknown, Bucket>();
       const width = l.build.columns.length;
       const types = l.build.columns.map((c) => c.type);
       const slots = [...used].filter((s) => s >= l.offset && s < l.offset + width).map((s) => s - l.offset);
@@ -305,10 +305,13 @@ export class ScanAggregatePlan implements Plan {
         if (v === null) continue;
         const key = keyDirect ? v : hashKey([{ type: types[l.rightSlot]!, value: v } as SqlValue]);
         const bucket = table.get(key);
-        if (bucket === undefined) table.set(key, [row]);
-        else bucket.push(row);
+        if (bucket === undefined) table.set(key, row);
+        else if (bucket instanceof Dups) bucket.rows.push(row);
+        else table.set(key, new Dups([bucket, row]));
       }
-      tables.push(table);
+      const dense = denseOf(table);
+      if (dense !== undefined) x.checkWork(bytes + dense.length * 8, 'the join');
+      tables.push({ map: table, dense });
     }
 
     // Groups, as AggregatePlan keeps them.
@@ -316,12 +319,18 @@ export class ScanAggregatePlan implements Plan {
     const calls = this.calls;
     const grouped = groupSlots.length > 0;
     const directKey = groupSlots.length === 1 && DIRECT_KEY_TYPES.has(groupTypes[0]!);
+    // Several keys whose values are their own equality keys: nested Maps, no key string per row.
+    const nested = groupSlots.length > 1 && groupTypes.every((t) => DIRECT_KEY_TYPES.has(t));
+    const lastKey = groupSlots.length - 1;
     const scratch: SqlValue[] = groupTypes.map((type) => ({ type, value: null }) as SqlValue);
     interface Group {
       keys: SqlValue[];
       accs: RawAcc[];
     }
     const groups = new Map<unknown, Group>();
+    const nestedRoot = new Map<unknown, unknown>();
+    /** Every group, in first-seen order (the output order, as AggregatePlan's). */
+    const list: Group[] = [];
     let only: Group | undefined;
     let bytes = 0;
     let counter = 0;
@@ -342,23 +351,57 @@ export class ScanAggregatePlan implements Plan {
     const callLevel = Int32Array.from(calls, (c) => (c.slot < 0 ? -2 : levelOf[c.slot]!));
     const callIndex = Int32Array.from(calls, (c) => (c.slot < 0 ? 0 : indexIn(c.slot)));
     const nCalls = calls.length;
-    const newGroup = (id: unknown): Group => {
+    const newGroup = (id: unknown, into: Map<unknown, unknown> = groups): Group => {
       const g: Group = { keys: groupSlots.map((s, i) => ({ type: groupTypes[i]!, value: valueAt(s) }) as SqlValue), accs: calls.map((c) => c.create()) };
-      groups.set(id, g);
-      bytes += 96 + (typeof id === 'string' ? id.length * 2 : 8) + calls.length * 64;
+      into.set(id, g);
+      list.push(g);
+      bytes += 96 + (typeof id === 'string' ? id.length * 2 : 8 * groupSlots.length) + calls.length * 64;
       return g;
     };
+    // Group keys all read from one join level's build row: the row remembers its group, in a
+    // slot past its columns, so later matches of it skip the key lookup.
+    const cacheLevel = grouped && groupSlots.every((s) => levelOf[s] === levelOf[groupSlots[0]!]) ? levelOf[groupSlots[0]!]! : -1;
+    const cacheSlot = cacheLevel >= 0 ? levels[cacheLevel]!.build.columns.length : 0;
+    // With that level's table dense, the groups by join key too: a match of a key with one build
+    // row then finds its group without reading the row (a cache miss per probe row at 1M rows).
+    const cacheDense = cacheLevel >= 0 ? tables[cacheLevel]!.dense : undefined;
+    const groupByKey: (Group | undefined)[] = cacheDense !== undefined ? new Array<Group | undefined>(cacheDense.length).fill(undefined) : [];
+    let curKey = -1;
+    let curGroup: Group | undefined;
     const fold = (): void => {
       let g: Group | undefined;
-      if (!grouped) g = only ??= newGroup('');
+      if (cacheLevel >= 0) g = curGroup ?? (matched[cacheLevel]![cacheSlot] as Group | undefined);
+      if (g !== undefined) {
+        // The matched build row's group, found before.
+      } else if (!grouped) g = only ??= newGroup('');
       else {
         let id: unknown;
-        if (directKey) id = (g0Level < 0 ? values[g0Index] : matched[g0Level]![g0Index]) ?? NULL_GROUP;
-        else {
+        if (directKey) {
+          id = (g0Level < 0 ? values[g0Index] : matched[g0Level]![g0Index]) ?? NULL_GROUP;
+          g = groups.get(id) ?? newGroup(id);
+        } else if (nested) {
+          let m = nestedRoot;
+          for (let k = 0; k < lastKey; k++) {
+            const v = valueAt(groupSlots[k]!) ?? NULL_GROUP;
+            let next = m.get(v) as Map<unknown, unknown> | undefined;
+            if (next === undefined) {
+              next = new Map<unknown, unknown>();
+              m.set(v, next);
+              bytes += 64;
+            }
+            m = next;
+          }
+          id = valueAt(groupSlots[lastKey]!) ?? NULL_GROUP;
+          g = (m.get(id) as Group | undefined) ?? newGroup(id, m);
+        } else {
           for (let k = 0; k < groupSlots.length; k++) (scratch[k] as { value: unknown }).value = valueAt(groupSlots[k]!);
           id = hashKey(scratch);
+          g = groups.get(id) ?? newGroup(id);
         }
-        g = groups.get(id) ?? newGroup(id);
+        if (cacheLevel >= 0) {
+          matched[cacheLevel]![cacheSlot] = g;
+          if (curKey >= 0) groupByKey[curKey] = g;
+        }
       }
       const accs = g.accs;
       for (let i = 0; i < nCalls; i++) {
@@ -368,9 +411,9 @@ export class ScanAggregatePlan implements Plan {
       if (++counter >= nextCheck) {
         // Amortised: the groups' growing state is summed every max(1024, groups) rows.
         let acc = 0;
-        if (growing) for (const gr of groups.values()) for (const a of gr.accs) acc += a.bytes ?? 0;
+        if (growing) for (const gr of list) for (const a of gr.accs) acc += a.bytes ?? 0;
         x.checkWork(bytes + acc, 'GROUP BY');
-        nextCheck = counter + Math.max(1024, groups.size);
+        nextCheck = counter + Math.max(1024, list.length);
       }
     };
     // Each level's key on the left: its type, and whether its value is its own hash key.
@@ -390,10 +433,24 @@ export class ScanAggregatePlan implements Plan {
       const from = leftLevel[k]!;
       const v = from < 0 ? values[leftIndex[k]!] : matched[from]![leftIndex[k]!];
       if (v === null) return;
-      const bucket = tables[k]!.get(leftDirect[k] ? v : hashKey([{ type: leftTypes[k]!, value: v } as SqlValue]));
+      const t = tables[k]!;
+      let bucket: Bucket | undefined;
+      if (t.dense !== undefined) bucket = typeof v === 'number' ? t.dense[v] : undefined;
+      else bucket = t.map.get(leftDirect[k] ? v : hashKey([{ type: leftTypes[k]!, value: v } as SqlValue]));
       if (bucket === undefined) return;
-      for (let b = 0; b < bucket.length; b++) {
-        matched[k] = bucket[b]!;
+      if (k === cacheLevel) {
+        const single = t.dense !== undefined && !(bucket instanceof Dups);
+        curKey = single ? (v as number) : -1;
+        curGroup = single ? groupByKey[v as number] : undefined;
+      }
+      if (bucket instanceof Dups) {
+        const rows = bucket.rows;
+        for (let b = 0; b < rows.length; b++) {
+          matched[k] = rows[b]!;
+          join(k + 1);
+        }
+      } else {
+        matched[k] = bucket;
         join(k + 1);
       }
     };
@@ -437,8 +494,8 @@ export class ScanAggregatePlan implements Plan {
       }
     }
 
-    if (!grouped && groups.size === 0) newGroup('');
-    for (const g of groups.values()) {
+    if (!grouped && list.length === 0) newGroup('');
+    for (const g of list) {
       const out: Row = g.keys.slice();
       for (const a of g.accs) out.push(a.result());
       yield out;
@@ -449,6 +506,32 @@ export class ScanAggregatePlan implements Plan {
     const e = this.general.explain();
     return { ...e, detail: [e.detail, FUSED].filter((d) => d !== undefined && d !== '').join('; ') };
   }
+}
+
+/** Build rows sharing one join key; a key with one row holds the row itself. */
+class Dups {
+  constructor(readonly rows: unknown[][]) {}
+}
+type Bucket = unknown[] | Dups;
+
+/** A join level's hash table; `dense` when its keys are small non-negative integers (an array indexed by key). */
+interface HashTable {
+  map: Map<unknown, Bucket>;
+  dense: Bucket[] | undefined;
+}
+
+/** The table as an array indexed by key, when every key is a non-negative integer below 4x the count (plus 1024). */
+function denseOf(map: Map<unknown, Bucket>): Bucket[] | undefined {
+  const limit = map.size * 4 + 1024;
+  let max = -1;
+  for (const k of map.keys()) {
+    if (typeof k !== 'number' || !Number.isInteger(k) || k < 0 || k >= limit) return undefined;
+    if (k > max) max = k;
+  }
+  if (max < 0) return undefined;
+  const dense = new Array<Bucket | undefined>(max + 1).fill(undefined) as Bucket[];
+  for (const [k, b] of map) dense[k as number] = b;
+  return dense;
 }
 
 /** Whether a scan reads its whole table without conditions. */
