@@ -5,7 +5,7 @@ import { sqlRegExp } from './functions/string-functions.js';
 import { EXTRACT_SOURCES, extractField } from './functions/time-functions.js';
 import { castValue, canCast, parseInterval, parseText, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
 import { applyArith, compareValues, negate, noOperator, resolveArith, resolveComparison, type ArithOp } from './operators.js';
-import { commonType, coerce } from './type-resolution.js';
+import { castOnce, commonType, coerce } from './type-resolution.js';
 import {
   numericLiteral,
   jsonbText,
@@ -215,7 +215,7 @@ function compileCast(node: AstNode, env: CompileEnv): CompiledExpr {
     const target = castTargetOf(t);
     const inner = e;
     if (!canCast(inner.type, target.type)) sqlFail('42846', `cannot cast type ${TYPE_DISPLAY[inner.type]} to ${TYPE_DISPLAY[target.type]}`);
-    e = { type: target.type, evaluate: (ctx) => castValue(inner.evaluate(ctx), target) };
+    e = inner.param !== undefined ? castOnce(inner, target) : { type: target.type, evaluate: (ctx) => castValue(inner.evaluate(ctx), target) };
     // A cast of a literal is folded at compile time, so bad input fails even when not reached.
     if (inner.type === 'unknown' && inner.param === undefined) e = constant(e.evaluate(COMPILE_TIME_CONTEXT));
   }

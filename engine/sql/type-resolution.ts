@@ -1,6 +1,6 @@
 import { castValue, TYPE_DISPLAY } from './sql-cast.js';
 import { constant, type CompiledExpr } from './compiled-expr.js';
-import { NUMERIC_RANK, sqlFail, type SqlTypeName } from './sql-types.js';
+import { NUMERIC_RANK, sqlFail, type SqlTypeName, type SqlValue } from './sql-types.js';
 
 const TIME_RANK: Partial<Record<SqlTypeName, number>> = { date: 0, timestamp: 1, timestamptz: 2 };
 
@@ -45,5 +45,27 @@ export function coerce(e: CompiledExpr, type: SqlTypeName): CompiledExpr {
   // Unknown-typed expressions are literals or parameters: PostgreSQL converts them while
   // parsing, so bad input fails even in a branch that is never taken.
   if (e.type === 'unknown' && e.param === undefined) return constant(castValue(e.evaluate({ statementTime: 0n }), { type }));
+  if (e.param !== undefined) return castOnce(e, { type });
   return { type, evaluate: (ctx) => castValue(e.evaluate(ctx), { type }) };
+}
+
+/**
+ * The cast of a bound parameter, made once per value: a condition re-checked on every row read
+ * (`created_at >= $1`) would otherwise parse the parameter's text for each row. The parameters
+ * are new values in each execution, so the last one's cast is reused only within an execution.
+ */
+export function castOnce(e: CompiledExpr, target: Parameters<typeof castValue>[1]): CompiledExpr {
+  let lastIn: SqlValue | undefined;
+  let lastOut: SqlValue | undefined;
+  return {
+    type: target.type,
+    evaluate: (ctx) => {
+      const v = e.evaluate(ctx);
+      if (v !== lastIn || lastOut === undefined) {
+        lastOut = castValue(v, target);
+        lastIn = v;
+      }
+      return lastOut;
+    },
+  };
 }

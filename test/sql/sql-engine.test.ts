@@ -54,6 +54,33 @@ describe('SQL execution', () => {
     expect(await q(store, 'SELECT count(*) FROM t')).toEqual([[60_020]]);
   });
 
+  it('a parameter cast once per execution never leaks into another execution of the cached plan, even two running at once', async () => {
+    const store = await fresh();
+    const minute = (k: number): string => new Date(Date.UTC(2024, 0, 1) + k * 60_000).toISOString().slice(0, 19).replace('T', ' ');
+    const day = (k: number): string => new Date(Date.UTC(2024, 0, 1) + k * 86_400_000).toISOString().slice(0, 10);
+    await q(store, 'CREATE TABLE t (id int PRIMARY KEY, ts timestamp, d date)');
+    for (let from = 1; from <= 40_000; from += 4000) {
+      const ids = Array.from({ length: 4000 }, (_, i) => from + i);
+      await q(store, `INSERT INTO t VALUES ${ids.map((k) => `(${k}, '${minute(k)}', '${day(k)}')`).join(', ')}`);
+    }
+    // Unknown-typed text parameters compared with typed columns: cast to the column's type.
+    const range = 'SELECT count(*), min(id), max(id) FROM t WHERE ts >= $1 AND ts < $2 AND d >= $3';
+    const expected = (from: number, to: number, day: number): unknown[][] => {
+      const lo = Math.max(from, day);
+      const hi = to - 1;
+      return [[Math.max(0, hi - lo + 1), lo <= hi ? lo : null, lo <= hi ? hi : null]];
+    };
+    for (const [a, b, c] of [[10, 20, 0], [100, 30_000, 5_000], [30_000, 39_999, 1], [5, 5, 0]] as const) {
+      expect(await q(store, range, [minute(a), minute(b), day(c)]), `${a}..${b} from day ${c}`).toEqual(expected(a, b, c));
+    }
+    // Two long executions of the same statement at once (each pauses mid-scan), different parameters.
+    const [x, y] = await Promise.all([q(store, range, [minute(1), minute(39_000), day(2)]), q(store, range, [minute(20_000), minute(40_001), day(30_000)])]);
+    expect(x).toEqual(expected(1, 39_000, 2));
+    expect(y).toEqual(expected(20_000, 40_001, 30_000));
+    // A parameter that does not cast still fails, every time.
+    for (let i = 0; i < 2; i++) expect(await sqlstateOf(q(store, range, ['not a time', minute(2), day(0)]))).toBe('22007');
+  });
+
   it('cancels a statement past the time limit (57014) and bounds sorts and hash tables (54000)', async () => {
     const store = await fresh();
     await q(store, `CREATE TABLE t (id int PRIMARY KEY, s text); INSERT INTO t SELECT k, repeat('x', 100) FROM (${series(20_000)}) q`.replace("repeat('x', 100)", "'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' || k"));
