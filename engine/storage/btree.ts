@@ -168,16 +168,10 @@ export class TreeReader {
    */
   *valueRuns(range: ScanRange = {}): Generator<ValueRun> {
     this.check();
-    const reverse = range.reverse === true;
-    let limit = range.limit ?? Infinity;
-    if (limit <= 0 || this.root === NO_PAGE) return;
-    const stopBytes = reverse ? (range.gte ?? range.gt) : (range.lte ?? range.lt);
-    const stopKey = stopBytes === undefined ? undefined : toNodeKey(stopBytes);
-    const stopInclusive = reverse ? range.gte !== undefined : range.lte !== undefined;
-    const seekBytes = reverse ? (range.lte ?? range.lt) : (range.gte ?? range.gt);
-    const seekKey: NodeKey | undefined = seekBytes === undefined ? undefined : toNodeKey(seekBytes);
-    const seekInclusive = reverse ? range.lte !== undefined : range.gte !== undefined;
-    const stack = this.#seek(this.root, seekKey, seekInclusive, reverse);
+    const start = this.#start(range);
+    if (start === undefined) return;
+    const { reverse, stopKey, stopInclusive, stack } = start;
+    let limit = start.limit;
     const run = new ValueRun();
     const overflow = (ref: OverflowRef): Buffer => this.source.readOverflow(ref);
     const step = reverse ? -1 : 1;
@@ -188,13 +182,9 @@ export class TreeReader {
       run.count = 0;
       let stopped = false;
       for (let i = top.index; i !== end; i += step) {
-        if (stopKey !== undefined) {
-          const key = leaf.keys[i]!;
-          const c = key < stopKey ? -1 : key > stopKey ? 1 : 0;
-          if (reverse ? c < 0 || (c === 0 && !stopInclusive) : c > 0 || (c === 0 && !stopInclusive)) {
-            stopped = true;
-            break;
-          }
+        if (stopKey !== undefined && pastStop(leaf.keys[i]!, stopKey, stopInclusive, reverse)) {
+          stopped = true;
+          break;
         }
         pushLeafValue(run, leaf, i, overflow);
         if (--limit <= 0) {
@@ -230,31 +220,41 @@ export class TreeReader {
   /** Yields (leaf, index) pairs; the pair is only valid until the next step. */
   *#walk(range: ScanRange): Generator<[LeafNode, number]> {
     this.check();
-    const reverse = range.reverse === true;
-    let limit = range.limit ?? Infinity;
-    if (limit <= 0 || this.root === NO_PAGE) return;
-    // Lower/upper bound checks on the far end of the walk.
-    const stopBytes = reverse ? (range.gte ?? range.gt) : (range.lte ?? range.lt);
-    const stopKey = stopBytes === undefined ? undefined : toNodeKey(stopBytes);
-    const stopInclusive = reverse ? range.gte !== undefined : range.lte !== undefined;
-    const seekBytes = reverse ? (range.lte ?? range.lt) : (range.gte ?? range.gt);
-    const seekKey: NodeKey | undefined = seekBytes === undefined ? undefined : toNodeKey(seekBytes);
-    const seekInclusive = reverse ? range.lte !== undefined : range.gte !== undefined;
-    const stack = this.#seek(this.root, seekKey, seekInclusive, reverse);
+    const start = this.#start(range);
+    if (start === undefined) return;
+    const { reverse, stopKey, stopInclusive, stack } = start;
+    let limit = start.limit;
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!;
       const leaf = top.node as LeafNode;
-      const key = leaf.keys[top.index]!;
-      if (stopKey !== undefined) {
-        const c = key < stopKey ? -1 : key > stopKey ? 1 : 0;
-        if (reverse ? c < 0 || (c === 0 && !stopInclusive) : c > 0 || (c === 0 && !stopInclusive)) return;
-      }
+      if (stopKey !== undefined && pastStop(leaf.keys[top.index]!, stopKey, stopInclusive, reverse)) return;
       const index = top.index;
       this.#advance(stack, reverse);
       yield [leaf, index];
       if (--limit <= 0) return;
       this.check();
     }
+  }
+
+  /**
+   * Where a walk of `range` starts (a path to its first entry) and the bound on its far end;
+   * undefined when it yields nothing.
+   */
+  #start(range: ScanRange): { reverse: boolean; limit: number; stopKey: NodeKey | undefined; stopInclusive: boolean; stack: Array<{ node: TreeNode; index: number }> } | undefined {
+    const reverse = range.reverse === true;
+    const limit = range.limit ?? Infinity;
+    if (limit <= 0 || this.root === NO_PAGE) return undefined;
+    const stopBytes = reverse ? (range.gte ?? range.gt) : (range.lte ?? range.lt);
+    const seekBytes = reverse ? (range.lte ?? range.lt) : (range.gte ?? range.gt);
+    const seekKey: NodeKey | undefined = seekBytes === undefined ? undefined : toNodeKey(seekBytes);
+    const seekInclusive = reverse ? range.lte !== undefined : range.gte !== undefined;
+    return {
+      reverse,
+      limit,
+      stopKey: stopBytes === undefined ? undefined : toNodeKey(stopBytes),
+      stopInclusive: reverse ? range.gte !== undefined : range.lte !== undefined,
+      stack: this.#seek(this.root, seekKey, seekInclusive, reverse),
+    };
   }
 
   /** A path from `root` to the first entry at/after (or at/before, reversed) `key`. */
@@ -510,6 +510,12 @@ export class BTree extends TreeReader {
 }
 
 /** Pages an overflow value of `length` bytes occupies. */
+/** Whether `key` lies beyond a walk's far bound `stop` (past it in the walk's direction). */
+function pastStop(key: NodeKey, stop: NodeKey, inclusive: boolean, reverse: boolean): boolean {
+  const c = key < stop ? -1 : key > stop ? 1 : 0;
+  return reverse ? c < 0 || (c === 0 && !inclusive) : c > 0 || (c === 0 && !inclusive);
+}
+
 export function overflowPages(length: number): number {
   return Math.ceil(length / (PAGE_SIZE - PAGE_HEADER_SIZE));
 }
