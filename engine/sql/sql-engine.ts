@@ -13,7 +13,7 @@ import { sqlFail, toText, type NonNullSqlValue, type SqlValue } from './sql-type
 import { toJsValue } from './select-expressions.js';
 import { alterTable, createIndex, createTable, dropIndex, dropTables } from './exec/ddl.js';
 import { deleteRows, insert, update, type DmlResult } from './exec/dml.js';
-import { Exec, PAUSE, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './exec/runtime.js';
+import { Exec, PAUSE, pauseTurn, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './exec/runtime.js';
 import { planQuery, type PlanEnv } from './exec/select.js';
 
 const { Parser } = nodeSqlParser;
@@ -240,11 +240,7 @@ async function drive<T>(gen: Generator<Step, T>, x: Exec): Promise<T> {
   for (;;) {
     const r = gen.next();
     if (r.done === true) return r.value;
-    if (r.value === PAUSE) {
-      x.beforePause();
-      await nextTurn();
-      x.resumed();
-    }
+    if (r.value === PAUSE) await pauseTurn(x, nextTurn);
   }
 }
 
@@ -255,9 +251,7 @@ async function collect(plan: Plan, x: Exec, maxRows: number): Promise<Row[]> {
     const r = gen.next();
     if (r.done === true) return rows;
     if (r.value === PAUSE) {
-      x.beforePause();
-      await nextTurn();
-      x.resumed();
+      await pauseTurn(x, nextTurn);
       continue;
     }
     rows.push(r.value);

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { sqlExecute, type SqlOptions } from '../../engine/sql/index.js';
+import { sliceMs } from '../../engine/sql/exec/runtime.js';
 import { TenantStore } from '../../engine/tenant/index.js';
 import { TetraError } from '../../engine/errors.js';
 import { storeOptions } from '../helpers/store-fixture.js';
@@ -79,6 +80,35 @@ describe('SQL execution', () => {
     expect(y).toEqual(expected(20_000, 40_001, 30_000));
     // A parameter that does not cast still fails, every time.
     for (let i = 0; i < 2; i++) expect(await sqlstateOf(q(store, range, ['not a time', minute(2), day(0)]))).toBe('22007');
+  });
+
+  it('shares the slice among statements waiting for a turn, and gives it back whole when they end, however they end', async () => {
+    const store = await fresh();
+    await q(store, `CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t SELECT k, k % 10 FROM (${series(60_000)}) s`);
+    expect(sliceMs()).toBe(8);
+    // Sampled from the event loop while 8 long statements take turns: with 7 others waiting, a
+    // statement's slice is 1 ms; between them it never drops below that.
+    const seen = new Set<number>();
+    let sampling = true;
+    const sample = (): void => {
+      seen.add(sliceMs());
+      if (sampling) setImmediate(sample);
+    };
+    setImmediate(sample);
+    const long = 'SELECT v, count(*), sum(id) FROM t a WHERE EXISTS (SELECT 1 FROM t b WHERE b.id = a.id) GROUP BY v';
+    const results = await Promise.all(Array.from({ length: 8 }, () => q(store, long)));
+    sampling = false;
+    for (const r of results) expect(r).toHaveLength(10);
+    expect(Math.min(...seen)).toBe(1);
+    expect(sliceMs()).toBe(8);
+    // Statements that fail while others wait (time limit, memory bound) release their place too.
+    const failing = await Promise.all([
+      sqlstateOf(q(store, 'SELECT count(*) FROM t a, t b WHERE a.id + b.id = 3', [], { timeLimitMs: 50 })),
+      sqlstateOf(q(store, 'SELECT * FROM t a, t b ORDER BY a.v, b.v', [], { maxWorkBytes: 1024 * 1024 })),
+      q(store, long),
+    ]);
+    expect(failing.slice(0, 2)).toEqual(['57014', '54000']);
+    expect(sliceMs()).toBe(8);
   });
 
   it('cancels a statement past the time limit (57014) and bounds sorts and hash tables (54000)', async () => {
