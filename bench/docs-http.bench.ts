@@ -35,7 +35,7 @@ import { dirBytes } from './lib/dir-bytes.js';
 import { docEmail, docId, makeDocument, randomDocNumbers } from './lib/documents.js';
 import { freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
 import { loadResult, type LoadResult } from './lib/load-result.js';
-import { dirtyBudgetFromEnv, fmtCount, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
+import { dirtyBudgetFromEnv, flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
 
 const COLLECTION = 'people';
 const LOAD_BATCH = 1000;
@@ -65,7 +65,7 @@ interface Config {
 
 function parseArgs(argv: string[]): Config {
   const quick = argv.includes('--quick');
-  const value = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const value = (name: string): string | undefined => flagValue(argv, name);
   const config: Config = {
     quick,
     docs: Number(value('docs') ?? (quick ? 10_000 : 100_000)),

@@ -26,7 +26,7 @@ import { loadConfig } from '../server/config.js';
 import type { DocsTask, DocsWorkerResult, OpResult } from './docs-worker.js';
 import { DOCS_ENGINES, ENGINE_NOTES, type DocsEngineName, type TetraSettings } from './lib/docs-engines.js';
 import { FIND_LIMIT, INDEXED_FIELDS, opLabel, QUERY_NAMES, RANGE_DOCS, SCAN_DOCS, type OpName } from './lib/docs-workload.js';
-import { fmtCount, fmtInt, fmtNum, fmtRatio, growthTable, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
+import { flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, growthTable, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
 import type { SampleCheck } from './lib/sql-workload.js';
 
 const REFERENCE: DocsEngineName = 'mingo';
@@ -47,7 +47,7 @@ interface Config {
 
 function parseArgs(argv: string[]): Config {
   const quick = argv.includes('--quick');
-  const value = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const value = (name: string): string | undefined => flagValue(argv, name);
   // What `npm start` would run with: its defaults, overridden by TETRA_* as the server reads them.
   const server = loadConfig(process.env, []);
   const config: Config = {

@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { freePort, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
+import { flagValue } from './lib/report.js';
 
 interface Config {
   seconds: number;
@@ -23,7 +24,7 @@ interface Config {
 }
 
 function parseArgs(argv: string[]): Config {
-  const value = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const value = (name: string): string | undefined => flagValue(argv, name);
   return {
     seconds: Number(value('seconds') ?? 5),
     connections: Number(value('connections') ?? 32),

@@ -16,7 +16,7 @@
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { EngineName } from './lib/engines.js';
-import { dirtyBudgetFromEnv, fmtCount, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
+import { dirtyBudgetFromEnv, flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
 import type { LoadOrder, MemoryRow, MemoryTask } from './memory-worker.js';
 
 /** The bounded configuration under test: a 32 MiB page cache (and 32 MiB for each peer's cache). */
@@ -37,7 +37,7 @@ interface Config {
 
 function parseArgs(argv: string[]): Config {
   const quick = argv.includes('--quick');
-  const value = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const value = (name: string): string | undefined => flagValue(argv, name);
   const config: Config = {
     quick,
     sizes: (value('sizes') ?? (quick ? '100000,1000000' : '1000000,10000000')).split(',').map(Number),

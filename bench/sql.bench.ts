@@ -31,7 +31,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
 import { loadResult, type LoadResult } from './lib/load-result.js';
-import { fmtCount, fmtInt, fmtNum, fmtRatio, growthTable, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
+import { flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, growthTable, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
 import { ENGINE_NOTES, openSqlEngine, SQL_ENGINES, type SqlEngineName } from './lib/sql-engines.js';
 import {
   BATCH_ROWS,
@@ -80,7 +80,7 @@ interface Config {
 
 function parseArgs(argv: string[]): Config {
   const quick = argv.includes('--quick');
-  const value = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const value = (name: string): string | undefined => flagValue(argv, name);
   const config: Config = {
     quick,
     sizes: (value('sizes') ?? (quick ? '10000' : '100000,1000000')).split(',').map(Number),

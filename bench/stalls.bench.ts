@@ -14,7 +14,7 @@
 // environment when set; SQLite gets the same cache.
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { dirtyBudgetFromEnv, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
+import { dirtyBudgetFromEnv, flagValue, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
 import type { StallsRow, StallsTask } from './stalls-worker.js';
 
 const TARGET_P99_MS = 20;
@@ -36,7 +36,7 @@ interface Config {
 
 function parseArgs(argv: string[]): Config {
   const quick = argv.includes('--quick');
-  const value = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const value = (name: string): string | undefined => flagValue(argv, name);
   const config: Config = {
     quick,
     keys: Number(value('keys') ?? (quick ? 100_000 : 500_000)),

@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import type { EngineName } from './lib/engines.js';
-import { engineVersion } from './lib/report.js';
+import { engineVersion, flagValue } from './lib/report.js';
 import type { Row, Task } from './storage-worker.js';
 
 const MiB = 2 ** 20;
@@ -41,7 +41,7 @@ interface Config {
 
 function parseArgs(argv: string[]): Config {
   const quick = argv.includes('--quick');
-  const value = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const value = (name: string): string | undefined => flagValue(argv, name);
   const seconds = value('seconds');
   const config: Config = {
     quick,

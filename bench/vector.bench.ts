@@ -45,7 +45,7 @@ import autocannon from 'autocannon';
 import { freePort, peakSampler, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
 import { loadResult, type LoadResult } from './lib/load-result.js';
 import type { SamplerResult } from './lib/sampler.js';
-import { fmtCount, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
+import { flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
 import { CLUSTERS, DIMS, K, queryTexts, records } from './lib/vector-data.js';
 import type { IndexLib, IndexResult, IndexTask, SweepPoint } from './vector-index-worker.js';
 import type { BuildResult, EmbedResult, MemoryResult, ReopenResult, ServiceTask } from './vector-service-worker.js';
@@ -79,7 +79,7 @@ interface Config {
 
 function parseArgs(argv: string[]): Config {
   const quick = argv.includes('--quick');
-  const value = (name: string): string | undefined => argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const value = (name: string): string | undefined => flagValue(argv, name);
   const ints = (s: string): number[] => s.split(',').map(Number);
   const memoryRecords = Number(value('memory-records') ?? (argv.includes('--million') ? 1_000_000 : 0));
   const config: Config = {

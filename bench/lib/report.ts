@@ -7,6 +7,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_DIRTY_BYTES } from '../../engine/storage/index.js';
 
+/** The value of a `--name=value` command-line flag, or undefined when absent. */
+export function flagValue(argv: readonly string[], name: string): string | undefined {
+  return argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+}
+
 /** The --import that runs the benchmarks' TypeScript as npm start runs the service's (lib/ts-hooks.mjs). */
 export const TS_REGISTER = fileURLToPath(new URL('./ts-register.mjs', import.meta.url));
 

@@ -1,4 +1,4 @@
-import { castValue, TYPE_DISPLAY } from './sql-cast.js';
+import { castValue, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
 import { constant, type CompiledExpr } from './compiled-expr.js';
 import { NUMERIC_RANK, sqlFail, type SqlTypeName, type SqlValue } from './sql-types.js';
 
@@ -54,7 +54,7 @@ export function coerce(e: CompiledExpr, type: SqlTypeName): CompiledExpr {
  * (`created_at >= $1`) would otherwise parse the parameter's text for each row. The parameters
  * are new values in each execution, so the last one's cast is reused only within an execution.
  */
-export function castOnce(e: CompiledExpr, target: Parameters<typeof castValue>[1]): CompiledExpr {
+export function castOnce(e: CompiledExpr, target: CastTarget): CompiledExpr {
   let lastIn: SqlValue | undefined;
   let lastOut: SqlValue | undefined;
   return {

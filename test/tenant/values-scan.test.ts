@@ -33,12 +33,15 @@ describe('values(): a scan without keys', () => {
   });
 });
 
+/** The values of one run, as hex. */
+const runHex = (run: ValueRun): string[] => Array.from({ length: run.count }, (_, i) => run.bufs[i]!.toString('hex', run.starts[i]!, run.starts[i]! + run.lengths[i]!));
+
 /** The values of a valueRuns() scan, as hex, checking each run's spans on the way. */
 function runValues(runs: Iterable<ValueRun>): string[] {
   const out: string[] = [];
   for (const run of runs) {
     expect(run.count).toBeGreaterThan(0);
-    for (let i = 0; i < run.count; i++) out.push(run.bufs[i]!.toString('hex', run.starts[i]!, run.starts[i]! + run.lengths[i]!));
+    out.push(...runHex(run));
   }
   return out;
 }
@@ -81,7 +84,7 @@ describe('valueRuns(): values a leaf at a time, without a Buffer per value', () 
     const out: string[] = [];
     let k = 0;
     for (const run of store.valueRuns('a')) {
-      for (let i = 0; i < run.count; i++) out.push(run.bufs[i]!.toString('hex', run.starts[i]!, run.starts[i]! + run.lengths[i]!));
+      out.push(...runHex(run));
       await store.write([{ op: 'put', tree: 'a', key: key(k++ * 7), value: Buffer.from('changed') }, { op: 'delete', tree: 'a', key: key(2999 - k) }]);
     }
     expect(k).toBeGreaterThan(3);

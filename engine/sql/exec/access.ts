@@ -194,6 +194,11 @@ export function* readStored(table: TableReader, path: AccessPath, x: Exec, neede
   }
 }
 
+/** Whether an access path reads its whole table (no index, no key bounds). */
+export function readsWholeTable(path: AccessPath): boolean {
+  return path.index === undefined && path.eq.length === 0 && path.lo === undefined && path.hi === undefined;
+}
+
 /** A base table read along an access path, with the pushed-down conditions applied. */
 export class TableScanPlan implements Plan {
   readonly columns: PlanColumn[];
@@ -236,7 +241,7 @@ export class TableScanPlan implements Plan {
     const f = this.filter;
     const needed = this.#needed();
     const path = this.path;
-    if (path.index === undefined && path.eq.length === 0 && path.lo === undefined && path.hi === undefined) {
+    if (readsWholeTable(path)) {
       // A full scan of the row tree: values straight from the store, one generator less per row.
       // Rows decoded straight from their pages, a leaf at a time.
       const reader = this.reader;

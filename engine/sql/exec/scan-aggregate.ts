@@ -4,7 +4,7 @@ import type { Accumulator } from '../aggregates.js';
 import { checkFloat } from '../operators.js';
 import { decodeRowValues, TextInterner } from '../store/sql-codec.js';
 import { Decimal, makeInt, type SqlTypeName, type SqlValue } from '../sql-types.js';
-import { TableScanPlan } from './access.js';
+import { readsWholeTable, TableScanPlan, type TableReader } from './access.js';
 import type { AggregateCall, AggregatePlan } from './aggregate-plan.js';
 import { LookupJoinPlan, lookupThreshold } from './lookup-join.js';
 import { DIRECT_KEY_TYPES, hashKey, JoinPlan } from './ops.js';
@@ -294,7 +294,7 @@ export class ScanAggregatePlan implements Plan {
       if (!slots.includes(l.rightSlot)) slots.push(l.rightSlot);
       const keyDirect = DIRECT_KEY_TYPES.has(types[l.rightSlot]!);
       let bytes = 0;
-      for (const row of bareRows(l.build, x, slots, slots.map((s) => keyish(s + l.offset)))) {
+      for (const row of bareRows(l.build, x, slots, (s) => keyish(s + l.offset))) {
         if (row === PAUSE) {
           yield row;
           continue;
@@ -460,16 +460,7 @@ export class ScanAggregatePlan implements Plan {
     if (this.#fullScan()) {
       // Straight from the pages: only the columns read, as bare values, into one reused array.
       const reader = this.probe.reader;
-      const live = reader.live ?? reader.types.map((_, i) => i);
-      const physSlots = new Int32Array(reader.types.length).fill(-1);
-      const interners: (TextInterner | undefined)[] = [];
-      let last = -1;
-      for (const s of probeSlots) {
-        const phys = live[s]!;
-        physSlots[phys] = s;
-        last = Math.max(last, phys);
-        if (reader.types[phys] === 'text' && keyish(s)) interners[s] = new TextInterner();
-      }
+      const { physSlots, last, interners } = bareDecoder(reader, probeSlots, keyish);
       const runs = x.reader.valueRuns(rowTree(reader.table), { reverse: this.probe.path.reverse });
       try {
         for (let r = runs.next(); r.done !== true; r = runs.next()) {
@@ -536,29 +527,38 @@ function denseOf(map: Map<unknown, Bucket>): Bucket[] | undefined {
 
 /** Whether a scan reads its whole table without conditions. */
 function fullScanOf(scan: TableScanPlan): boolean {
-  const p = scan.path;
-  return p.index === undefined && p.eq.length === 0 && p.lo === undefined && p.hi === undefined && scan.filterExpr === undefined;
+  return readsWholeTable(scan.path) && scan.filterExpr === undefined;
+}
+
+/**
+ * How decodeRowValues reads `slots` (live columns) of a table's rows: the slot of each physical
+ * column (-1: skipped), the last physical column read, and interners for the text slots `keyish`
+ * marks (group and join keys).
+ */
+function bareDecoder(reader: TableReader, slots: readonly number[], keyish: (slot: number) => boolean): { physSlots: Int32Array; last: number; interners: (TextInterner | undefined)[] } {
+  const live = reader.live ?? reader.types.map((_, i) => i);
+  const physSlots = new Int32Array(reader.types.length).fill(-1);
+  const interners: (TextInterner | undefined)[] = [];
+  let last = -1;
+  for (const s of slots) {
+    const phys = live[s]!;
+    physSlots[phys] = s;
+    last = Math.max(last, phys);
+    if (reader.types[phys] === 'text' && keyish(s)) interners[s] = new TextInterner();
+  }
+  return { physSlots, last, interners };
 }
 
 /**
  * The rows of a build side as arrays of bare values (only `slots` filled, the rest null): a
  * full scan of a table without conditions decodes them straight from its pages, anything else
- * runs its plan. `keyish` (per slot) marks text columns worth interning.
+ * runs its plan. `keyish` marks the slots whose text is worth interning.
  */
-function* bareRows(plan: Plan, x: Exec, slots: readonly number[], keyish: readonly boolean[]): Generator<unknown[] | typeof PAUSE> {
+function* bareRows(plan: Plan, x: Exec, slots: readonly number[], keyish: (slot: number) => boolean): Generator<unknown[] | typeof PAUSE> {
   const width = plan.columns.length;
   if (plan instanceof TableScanPlan && fullScanOf(plan)) {
     const reader = plan.reader;
-    const live = reader.live ?? reader.types.map((_, i) => i);
-    const physSlots = new Int32Array(reader.types.length).fill(-1);
-    const interners: (TextInterner | undefined)[] = [];
-    let last = -1;
-    slots.forEach((s, i) => {
-      const phys = live[s]!;
-      physSlots[phys] = s;
-      last = Math.max(last, phys);
-      if (reader.types[phys] === 'text' && keyish[i] === true) interners[s] = new TextInterner();
-    });
+    const { physSlots, last, interners } = bareDecoder(reader, slots, keyish);
     const runs = x.reader.valueRuns(rowTree(reader.table), { reverse: plan.path.reverse });
     try {
       for (let r = runs.next(); r.done !== true; r = runs.next()) {
