@@ -7,6 +7,10 @@
 //
 //   npm --prefix bench run http-cpu [-- --seconds=S --connections=N --rounds=N --routes=a,b]
 //
+// Two hello-world routes that busy-wait 10 and 20 µs per request calibrate the ratios: on this
+// machine, any route doing that much CPU work per request reaches only those fractions of the
+// hello-world, whatever serves it.
+//
 // tetradb runs as `npm start` runs it, except --rate-limit 0 (the default 1000 requests/s per key
 // would answer most requests 429), on a free port and a fresh data directory.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -104,12 +108,15 @@ async function main(): Promise<void> {
 
     const probes: Probe[] = [
       { name: 'hello-world GET /hello', target: 'hello', method: 'GET', path: '/hello' },
+      { name: 'hello-world POST /echo (JSON body)', target: 'hello', method: 'POST', path: '/echo', body: { sql: 'SELECT * FROM t WHERE id = $1', params: [42] } },
+      { name: 'hello-world + 10 µs of work', target: 'hello', method: 'GET', path: '/work/10' },
+      { name: 'hello-world + 20 µs of work', target: 'hello', method: 'GET', path: '/work/20' },
       { name: 'kv GET', target: 'tetra', method: 'GET', path: '/api/kv/greeting' },
       { name: 'mql find by _id', target: 'tetra', method: 'POST', path: '/api/mql/find', body: { collection: 'people', filter: { _id: 'p42' } } },
       { name: 'mql find by email (indexed)', target: 'tetra', method: 'POST', path: '/api/mql/find', body: { collection: 'people', filter: { email: 'p42@example.com' } } },
       { name: 'sql point select', target: 'tetra', method: 'POST', path: '/api/sql/query', body: { sql: 'SELECT * FROM t WHERE id = $1', params: [42] } },
       { name: 'mql insertOne (durable)', target: 'tetra', method: 'POST', path: '/api/mql/insertOne', body: { collection: 'log', document: { level: 'info', msg: 'hello' } } },
-    ].filter((p) => config.routes === undefined || p.target === 'hello' || config.routes.some((r) => p.name.includes(r))) as Probe[];
+    ].filter((p) => config.routes === undefined || p.name.startsWith('hello-world GET') || config.routes.some((r) => p.name.includes(r))) as Probe[];
 
     const results = new Map<string, Measured[]>();
     for (let round = 0; round < config.rounds; round++) {
