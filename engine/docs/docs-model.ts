@@ -472,7 +472,7 @@ interface IndexChange {
   readonly deletes: Array<{ index: IndexInfo; key: Buffer }>;
 }
 
-function entriesOf(index: IndexInfo, doc: Doc): Map<string, Buffer> {
+function entriesOf(index: IndexInfo, doc: Doc): ReadonlyMap<string, Buffer> {
   const keys = documentKeys(doc, index.fields);
   if (keys.multikey && !index.multikey) index.multikey = true;
   if (keys.lossy && !index.lossy) index.lossy = true;
@@ -484,6 +484,9 @@ function entriesOf(index: IndexInfo, doc: Doc): Map<string, Buffer> {
   }
   return out;
 }
+
+// The entries of an absent document version (read only).
+const NO_ENTRIES: ReadonlyMap<string, Buffer> = new Map();
 
 // In `pending`: a unique key an earlier document of the same batch gave up (free to take again).
 const RELEASED = Buffer.alloc(0);
@@ -497,8 +500,8 @@ const RELEASED = Buffer.alloc(0);
 function indexChanges(store: TenantStore, info: CollectionInfo, pk: Buffer, before: Doc | undefined, after: Doc | undefined, pending: Map<string, Buffer>): IndexChange {
   const change: IndexChange = { puts: [], deletes: [] };
   for (const index of info.indexes) {
-    const old = before === undefined ? new Map<string, Buffer>() : entriesOf(index, before);
-    const now = after === undefined ? new Map<string, Buffer>() : entriesOf(index, after);
+    const old = before === undefined ? NO_ENTRIES : entriesOf(index, before);
+    const now = after === undefined ? NO_ENTRIES : entriesOf(index, after);
     for (const [id, key] of old) {
       if (now.has(id)) continue;
       change.deletes.push({ index, key });
@@ -555,10 +558,17 @@ function prepareDocument(json: unknown, field: string): Doc {
   const doc = documentFromJson(json, { maxDepth: DOCS_LIMITS.maxDocumentDepth });
   const id = getOwn(doc, ID);
   if (id !== MISSING && !isValidId(id)) fail('VALIDATION_FAILED', '_id must be a string, a number or a boolean', { field: `${field}._id` });
+  // Already in order (the caller's object, or fromJson's copy): stored as it is, never changed.
+  if (id !== MISSING && firstKey(doc) === ID) return doc;
   const out: Doc = {};
   setOwn(out, ID, id === MISSING ? newObjectId() : id);
   for (const key of Object.keys(doc)) if (key !== ID) setOwn(out, key, doc[key]);
   return out;
+}
+
+function firstKey(doc: Doc): string | undefined {
+  for (const key in doc) return key;
+  return undefined;
 }
 
 function encodeChecked(doc: Doc): Buffer {

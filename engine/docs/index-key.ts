@@ -23,7 +23,7 @@
 import { fail } from '../errors.js';
 import { encodeKey, MAX_KEY_BYTES, type KeyPart } from '../storage/index.js';
 import { collectValues, parsePath } from './path.js';
-import { isPlainObject, MISSING, TYPE_BRACKET, typeBracket, type Doc } from './values.js';
+import { getOwn, isPlainObject, MISSING, TYPE_BRACKET, typeBracket, type Doc } from './values.js';
 
 /** The key of an empty array in a multikey index: below null. */
 export const EMPTY_ARRAY_BRACKET = -1;
@@ -152,12 +152,65 @@ const MAX_ENTRIES_PER_DOCUMENT = 10_000;
  * @throws VALIDATION_FAILED when two fields of one compound key are arrays (MongoDB's "cannot index parallel arrays"), or a key is too large
  */
 export function documentKeys(doc: Doc, fields: readonly IndexField[]): DocumentKeys {
+  return scalarKeys(doc, fields) ?? documentKeysByWalk(doc, fields);
+}
+
+// Parsed index paths: an index's few paths are split once, not once per document.
+const PATHS = new Map<string, readonly string[]>();
+const MAX_CACHED_PATHS = 1024;
+
+function pathParts(path: string): readonly string[] {
+  let parts = PATHS.get(path);
+  if (parts === undefined) {
+    if (PATHS.size >= MAX_CACHED_PATHS) PATHS.clear();
+    parts = parsePath(path);
+    PATHS.set(path, parts);
+  }
+  return parts;
+}
+
+const NOT_SCALAR: unique symbol = Symbol('not scalar');
+
+// The one value a path gives an index when the way to it crosses no array and it is neither an
+// array nor an object (MISSING when absent, or when the path runs through a scalar); NOT_SCALAR
+// otherwise. collectValues yields exactly [that value] then, and no array is met.
+function scalarAt(doc: Doc, parts: readonly string[]): unknown {
+  let cur: unknown = doc;
+  for (let i = 0; i < parts.length; i++) {
+    if (!isPlainObject(cur)) return MISSING;
+    cur = getOwn(cur, parts[i]!);
+    if (cur === MISSING) return MISSING;
+    if (Array.isArray(cur)) return NOT_SCALAR;
+  }
+  return isPlainObject(cur) ? NOT_SCALAR : cur;
+}
+
+// The common case: every field reaches one scalar value (or none), so the document makes one
+// entry and the index stays single-key; what documentKeysByWalk computes then, without its walks.
+function scalarKeys(doc: Doc, fields: readonly IndexField[]): DocumentKeys | undefined {
+  const entry: KeyPart[] = [];
+  let lossy = false;
+  for (const field of fields) {
+    const v = scalarAt(doc, pathParts(field.path));
+    if (v === NOT_SCALAR) return undefined;
+    const c = indexComponent(v);
+    lossy ||= c.lossy;
+    entry.push(directed(c.part, field.direction));
+  }
+  return { entries: [entry], multikey: false, lossy };
+}
+
+/**
+ * documentKeys for any document: the walk documentKeys skips when every field is scalar (exported
+ * so the tests can hold the two equal).
+ */
+export function documentKeysByWalk(doc: Doc, fields: readonly IndexField[]): DocumentKeys {
   let multikey = false;
   let lossy = false;
   let arrays = 0;
   const perField: Component[][] = [];
   for (const field of fields) {
-    const parts = parsePath(field.path);
+    const parts = pathParts(field.path);
     const values = collectValues(doc, parts, 'traverse-omit-array');
     const raw = collectValues(doc, parts, 'no-traversal');
     const isArray = raw.some((v) => Array.isArray(v)) || pathCrossesArray(doc, parts, 0);
@@ -179,7 +232,7 @@ export function documentKeys(doc: Doc, fields: readonly IndexField[]): DocumentK
     if (components.length === 0) add(indexComponent(MISSING));
     perField.push(components);
   }
-  const locations = new Set(fields.map((f) => [...arrayLocations(doc, parsePath(f.path))].sort().join('|')).filter((l) => l !== ''));
+  const locations = new Set(fields.map((f) => [...arrayLocations(doc, pathParts(f.path))].sort().join('|')).filter((l) => l !== ''));
   if (arrays > 1 && fields.length > 1 && locations.size > 1) {
     fail('VALIDATION_FAILED', `cannot index parallel arrays: more than one field of index {${fields.map((f) => f.path).join(', ')}} holds an array in this document`, {
       fields: fields.map((f) => f.path),

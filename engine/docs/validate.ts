@@ -107,8 +107,46 @@ export function checkStorable(value: unknown, path: string): void {
   checkValue(value, path, path.split('.').length, DOCS_LIMITS.maxDocumentDepth);
 }
 
+// True when a value needs neither conversion nor a message: what fromJson returns unchanged and
+// checkValue accepts. A `{$date}` wrapper fails the name test, so it goes the long way too.
+function storableAsIs(v: unknown, depth: number, maxDepth: number): boolean {
+  switch (typeof v) {
+    case 'string':
+      return wellFormed(v);
+    case 'boolean':
+      return true;
+    case 'number':
+      return Number.isFinite(v);
+    case 'object':
+      break;
+    default:
+      return false;
+  }
+  if (v === null) return true;
+  if (v instanceof Date) return !Number.isNaN(v.getTime());
+  if (depth + 1 > maxDepth || depth + 1 > DOCS_LIMITS.maxJsonDepth) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!storableAsIs(v[i], depth + 1, maxDepth)) return false;
+    return true;
+  }
+  return isPlainObject(v) && fieldsStorableAsIs(v, depth + 1, maxDepth);
+}
+
+function fieldsStorableAsIs(obj: Doc, depth: number, maxDepth: number): boolean {
+  for (const key of Object.keys(obj)) {
+    if (key.startsWith('$') || key.includes('.') || key.includes('\0') || !wellFormed(key)) return false;
+    if (!storableAsIs(obj[key], depth, maxDepth)) return false;
+  }
+  return true;
+}
+
 /** A stored-ready document from parsed JSON: `{$date}` converted, then validated. @throws VALIDATION_FAILED */
 export function documentFromJson(json: unknown, options: ValidateOptions = {}): Doc {
+  // Most documents need nothing: one walk that builds no path strings says so, and the document
+  // itself comes back (as fromJson would return it). Anything else converts and then validates,
+  // which names the problem.
+  const maxDepth = options.maxDepth ?? DOCS_LIMITS.maxDocumentDepth;
+  if (isPlainObject(json) && (!Object.hasOwn(json, '_id') || isValidId(json['_id'])) && fieldsStorableAsIs(json, 1, maxDepth)) return json;
   const doc = fromJson(json, { code: 'VALIDATION_FAILED' });
   validateDocument(doc, options);
   return doc;

@@ -568,3 +568,20 @@ describe('finds of about one chunk (256 reads): answered in one turn, or on a sn
     expect(turnsWhileReading).toBeGreaterThanOrEqual(1);
   });
 });
+
+describe('inserted documents', () => {
+  it('are stored with _id first, as MongoDB stores them, whatever order they came in', async () => {
+    await insert('order', [{ a: 1, _id: 'late', b: { c: 2 } }, { _id: 'early', a: 1 }, { a: 1, z: 2 }]);
+    const { documents } = await docsFind(store, 'order', { filter: {}, limit: 10 });
+    for (const d of documents) expect(Object.keys(d)[0]).toBe('_id');
+    const late = documents.find((d) => d['_id'] === 'late')!;
+    expect(Object.keys(late)).toStrictEqual(['_id', 'a', 'b']);
+  });
+
+  it('are not changed in the hands of the caller', async () => {
+    const given = { a: 1, _id: 'x', at: { $date: 0 } };
+    const copy = structuredClone(given);
+    await insert('untouched', [given]);
+    expect(given).toStrictEqual(copy);
+  });
+});

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { documentFromJson, validateDocument } from '../../engine/docs/index.js';
+import { documentFromJson, fromJson, validateDocument } from '../../engine/docs/index.js';
+import { seededRandom } from '../helpers/random.js';
 import { json } from './query/matching.js';
 
 function nested(depth: number): Record<string, unknown> {
@@ -52,5 +53,69 @@ describe('documentFromJson', () => {
     expect(documentFromJson({ _id: 1, at: { $date: 0 } })).toStrictEqual({ _id: 1, at: new Date(0) });
     expect(() => documentFromJson({ at: { $date: 'nope' } })).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED' }));
     expect(() => documentFromJson({ $set: 1 })).toThrow(expect.objectContaining({ code: 'VALIDATION_FAILED' }));
+  });
+});
+
+describe('documentFromJson against fromJson then validateDocument', () => {
+  // documentFromJson returns most documents after one walk that builds no paths; it must accept,
+  // refuse (with the same message and path) and convert exactly as the two steps do.
+  const twoSteps = (value: unknown): unknown => {
+    const doc = fromJson(value, { code: 'VALIDATION_FAILED' });
+    validateDocument(doc);
+    return doc;
+  };
+  const outcome = (f: () => unknown): unknown => {
+    try {
+      return { ok: f() };
+    } catch (err) {
+      return { error: (err as Error).message, details: (err as { details?: unknown }).details };
+    }
+  };
+  const names = ['a', 'b', '$x', 'x.y', 'n\0', '__proto__', 'ok', '\ud800', '$date'];
+  const values = (rand: () => number, depth: number): unknown => {
+    const r = rand();
+    if (r < 0.1) return null;
+    if (r < 0.2) return [1, -0, 2.5, Infinity, Number.NaN][Math.floor(rand() * 5)];
+    if (r < 0.3) return ['s', '', 'a\ud800', 'é'][Math.floor(rand() * 4)];
+    if (r < 0.35) return rand() < 0.5;
+    if (r < 0.4) return rand() < 0.8 ? new Date(0) : new Date(Number.NaN);
+    if (r < 0.43) return [undefined, new Map(), () => 1][Math.floor(rand() * 3)];
+    if (r < 0.5) return { $date: rand() < 0.7 ? '2024-01-31T12:00:00Z' : 'nope' };
+    if (depth > 3) return 1;
+    if (r < 0.75) return Array.from({ length: Math.floor(rand() * 3) }, () => values(rand, depth + 1));
+    return object(rand, depth + 1);
+  };
+  const object = (rand: () => number, depth: number): Record<string, unknown> => {
+    const out: Record<string, unknown> = {};
+    for (const name of names) if (rand() < (name.length === 1 || name === 'ok' ? 0.5 : 0.04)) Object.defineProperty(out, name, { value: values(rand, depth), enumerable: true, writable: true, configurable: true });
+    return out;
+  };
+
+  it('agrees on thousands of random documents, good and bad', () => {
+    const rand = seededRandom(11);
+    let accepted = 0;
+    let refused = 0;
+    for (let i = 0; i < 4000; i++) {
+      const doc: Record<string, unknown> = rand() < 0.8 ? { _id: [1, 's', true, null, { a: 1 }][Math.floor(rand() * 5)], ...object(rand, 1) } : object(rand, 1);
+      const ours = outcome(() => documentFromJson(doc));
+      expect(ours).toStrictEqual(outcome(() => twoSteps(doc)));
+      if ('ok' in (ours as object)) accepted++;
+      else refused++;
+    }
+    expect(accepted).toBeGreaterThan(400);
+    expect(refused).toBeGreaterThan(400);
+  });
+
+  it('returns a document that needs nothing as it is, and a converted copy otherwise', () => {
+    const plain = { _id: 1, a: { b: [1, 'x'] } };
+    expect(documentFromJson(plain)).toBe(plain);
+    const dated = { _id: 1, at: { $date: 0 } };
+    expect(documentFromJson(dated)).not.toBe(dated);
+  });
+
+  it('bounds nesting the same way', () => {
+    expect(outcome(() => documentFromJson(nested(101)))).toStrictEqual(outcome(() => twoSteps(nested(101))));
+    expect(documentFromJson(nested(100))).toStrictEqual(nested(100));
+    expect(outcome(() => documentFromJson(nested(10), { maxDepth: 5 }))).toMatchObject({ error: expect.stringMatching(/nesting exceeds 5 levels/) });
   });
 });
