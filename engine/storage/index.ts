@@ -14,5 +14,5 @@ export { ValueRun } from './btree-node.js';
 export { TreeSet, TreeSnapshot } from './tree-set.js';
 export { WalWriter, FSYNC_MODES, type FsyncMode } from './wal-writer.js';
 export { recoverWal, type WalRecovery } from './wal-reader.js';
-export { listSegments, segmentName, type SegmentInfo } from './wal-segment.js';
+export { allocFrame, listSegments, segmentName, type SegmentInfo } from './wal-segment.js';
 export { encodeKey, decodeKey, compareKeys, prefixUpperBound, encodeKeyPrefix, keyPrefixRange, KeyCodecError, KEY_TAG, KEY_MAX_DEPTH, type KeyPart } from './key-codec.js';

@@ -117,9 +117,16 @@ export class WalWriter {
 
   /** Appends one record; resolves when it is durable in the configured mode. */
   append(lsn: number, payload: Uint8Array): Promise<void> {
+    return this.appendFrame(lsn, allocFrame(payload));
+  }
+
+  /**
+   * Appends one record already laid out in its frame (as allocFrame lays it out: length and
+   * payload in place, the rest sealed here); resolves when it is durable in the configured mode.
+   */
+  appendFrame(lsn: number, frame: Buffer): Promise<void> {
     if (this.#failed !== undefined) return Promise.reject(this.#failed);
     if (this.#closed) return Promise.reject(new Error('WAL is closed'));
-    const frame = allocFrame(payload);
     return new Promise<void>((resolve, reject) => {
       this.#queue.push({ lsn, frame, resolve, reject });
       if (!this.#flushing) void this.#flushLoop();

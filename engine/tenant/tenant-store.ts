@@ -21,7 +21,6 @@ import {
   recoverWal,
   TreeSet,
   WalWriter,
-  WAL_FRAME_HEADER_SIZE,
   WAL_SEGMENT_HEADER_SIZE,
   failpoint,
   type DirtyOwner,
@@ -33,6 +32,7 @@ import {
 } from '../storage/index.js';
 import { withPrefix, type StoreScanRange } from './scan-range.js';
 import { Snapshot } from './tenant-snapshot.js';
+import { walRecordFrame } from './wal-record.js';
 
 export type { StoreScanRange } from './scan-range.js';
 
@@ -85,10 +85,6 @@ const packr = new Packr({ useRecords: false });
 
 /** Records replayed between two yields to the event loop while a store opens. */
 const REPLAY_YIELD_RECORDS = 1024;
-
-function asBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
 
 /**
  * One tenant's database: named B+trees in a page file plus a write-ahead log, in one directory.
@@ -412,19 +408,9 @@ export class TenantStore implements DirtyOwner {
     }
     if (ops.length === 0) return Promise.resolve({ lsn: this.#lsn });
     const lsn = this.#lsn + 1;
-    const record: WalRecord = {
-      lsn,
-      ops: ops.map((o) =>
-        o.op === 'dropTree'
-          ? { op: OP.DROP_TREE, tree: o.tree }
-          : o.op === 'put'
-            ? { op: OP.PUT, tree: o.tree, key: asBuffer(o.key), value: asBuffer(o.value) }
-            : { op: OP.DELETE, tree: o.tree, key: asBuffer(o.key) },
-      ),
-    };
-    const payload = packr.pack(record);
+    const frame = walRecordFrame(lsn, ops);
     try {
-      applyOps(this.#trees, record.ops);
+      applyBatch(this.#trees, ops);
     } catch (err) {
       // Half-applied in memory: nothing is logged, and the store refuses work until reopened.
       this.#break(err);
@@ -432,9 +418,9 @@ export class TenantStore implements DirtyOwner {
     }
     this.#lsn = lsn;
     // The record waits in the log's queue until its fsync: it counts against the budget meanwhile.
-    const queued = payload.length + WAL_FRAME_HEADER_SIZE;
+    const queued = frame.length;
     budget.add(queued);
-    const durable = this.#wal.append(lsn, payload).then(
+    const durable = this.#wal.appendFrame(lsn, frame).then(
       () => {
         budget.add(-queued);
         this.#advanceDurable(lsn);
@@ -683,6 +669,7 @@ function validateOps(ops: readonly BatchOp[]): void {
   }
 }
 
+/** Applies a logged record's ops (recovery). */
 function applyOps(trees: TreeSet, ops: WalRecord['ops']): void {
   for (const o of ops) {
     switch (o.op) {
@@ -690,7 +677,7 @@ function applyOps(trees: TreeSet, ops: WalRecord['ops']): void {
         trees.writable(o.tree).put(o.key!, o.value!);
         break;
       case OP.DELETE:
-        if (trees.tree(o.tree)?.delete(o.key!)) trees.writable(o.tree);
+        deleteKey(trees, o.tree, o.key!);
         break;
       case OP.DROP_TREE:
         trees.drop(o.tree);
@@ -699,4 +686,17 @@ function applyOps(trees: TreeSet, ops: WalRecord['ops']): void {
         fail('CORRUPTION', `unknown operation ${o.op} in WAL record`);
     }
   }
+}
+
+/** Applies a validated batch: what applyOps does with its record. */
+function applyBatch(trees: TreeSet, ops: readonly BatchOp[]): void {
+  for (const o of ops) {
+    if (o.op === 'put') trees.writable(o.tree).put(o.key, o.value);
+    else if (o.op === 'delete') deleteKey(trees, o.tree, o.key);
+    else trees.drop(o.tree);
+  }
+}
+
+function deleteKey(trees: TreeSet, tree: string, key: Uint8Array): void {
+  if (trees.tree(tree)?.delete(key)) trees.writable(tree);
 }

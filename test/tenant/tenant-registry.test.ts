@@ -103,7 +103,7 @@ describe('TenantRegistry after a store failure', () => {
     const registry = new TenantRegistry({ dataDir: dir.path, idleCloseMs: 0, checkpointIntervalMs: 0 });
     await registry.use('t', (s) => s.write([{ op: 'put', tree: 'kv', key: k('kept'), value: k('acknowledged') }]));
     // The next log write fails (a full disk, an I/O error): the store is failed from then on.
-    const append = vi.spyOn(WalWriter.prototype, 'append').mockImplementationOnce(() => Promise.reject(new Error('EIO: simulated write failure')));
+    const append = vi.spyOn(WalWriter.prototype, 'appendFrame').mockImplementationOnce(() => Promise.reject(new Error('EIO: simulated write failure')));
     const failed = await registry.use('t', (s) => s.write([{ op: 'put', tree: 'kv', key: k('lost'), value: k('never acknowledged') }])).catch((e: unknown) => e);
     append.mockRestore();
     expect(isTetraError(failed, 'UNAVAILABLE'), String(failed)).toBe(true);
