@@ -70,6 +70,11 @@ export interface LeafNode {
    * capture starts a new epoch, which makes every existing node immutable (copy-on-write) at once.
    */
   gen: number;
+  /**
+   * Dirty leaves only. A leaf decoded from a page has no `keys` array (it is undefined): its keys
+   * stay in the page, searched and read there (leafLowerBound, leafKeyAt, leafKeyCount), so a
+   * cached leaf costs its page and two offset arrays, not a string per key as well.
+   */
   keys: NodeKey[];
   values: LeafValue[];
   /** Encoded size in bytes, header included; the node splits when this passes PAGE_SIZE. */
@@ -80,9 +85,9 @@ export interface LeafNode {
    */
   packed: Buffer | undefined;
   /**
-   * Set on nodes decoded from a page (whose `values` is then not built: use leafValueAt or
-   * leafValues): where each key's bytes start in `page`, so scans hand out
-   * zero-copy views instead of re-encoding the key strings.
+   * Set on nodes decoded from a page (whose `keys` and `values` are then not built: use the
+   * leaf* functions): where each key's bytes start in `page` and where its value starts (which is
+   * where the key ends), so reads compare and hand out keys in place.
    */
   source?: { page: Buffer; keyOffsets: Uint16Array; valueOffsets: Uint16Array };
 }
@@ -160,8 +165,90 @@ function valueAt(page: Buffer, pos: number): StoredValue {
 export function leafKeyBytes(leaf: LeafNode, i: number): Buffer {
   const source = leaf.source;
   if (source === undefined) return fromNodeKey(leaf.keys[i]!);
-  const start = source.keyOffsets[i]!;
-  return source.page.subarray(start, start + leaf.keys[i]!.length);
+  return source.page.subarray(source.keyOffsets[i]!, source.valueOffsets[i]!);
+}
+
+/** Number of entries of a leaf, decoded or dirty. */
+export function leafKeyCount(leaf: LeafNode): number {
+  const source = leaf.source;
+  return source === undefined ? leaf.keys.length : source.keyOffsets.length;
+}
+
+/** Leaf key `i` as a NodeKey (a decoded leaf makes the string on demand). */
+export function leafKeyAt(leaf: LeafNode, i: number): NodeKey {
+  const source = leaf.source;
+  return source === undefined ? leaf.keys[i]! : source.page.toString('latin1', source.keyOffsets[i]!, source.valueOffsets[i]!);
+}
+
+/** Every key of a leaf, as an array the caller may keep (a decoded leaf's are made now). */
+export function leafKeyList(leaf: LeafNode): NodeKey[] {
+  const source = leaf.source;
+  if (source === undefined) return leaf.keys;
+  const keys = new Array<NodeKey>(source.keyOffsets.length);
+  for (let i = 0; i < keys.length; i++) keys[i] = source.page.toString('latin1', source.keyOffsets[i]!, source.valueOffsets[i]!);
+  return keys;
+}
+
+// Compares the key bytes page[start, end) with `key` (one char per byte), as unsigned bytes.
+function comparePageKey(page: Buffer, start: number, end: number, key: NodeKey): number {
+  const n = end - start;
+  const m = key.length;
+  const common = n < m ? n : m;
+  for (let i = 0; i < common; i++) {
+    const d = page[start + i]! - key.charCodeAt(i);
+    if (d !== 0) return d;
+  }
+  return n - m;
+}
+
+/** Index of the first key of `leaf` >= `key` (`upper`: > `key`). */
+export function leafBound(leaf: LeafNode, key: NodeKey, upper: boolean): number {
+  const source = leaf.source;
+  let lo = 0;
+  if (source === undefined) {
+    const keys = leaf.keys;
+    let hi = keys.length;
+    if (upper) {
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (keys[mid]! <= key) lo = mid + 1;
+        else hi = mid;
+      }
+    } else {
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (keys[mid]! < key) lo = mid + 1;
+        else hi = mid;
+      }
+    }
+    return lo;
+  }
+  const { page, keyOffsets, valueOffsets } = source;
+  let hi = keyOffsets.length;
+  const limit = upper ? 0 : -1;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (comparePageKey(page, keyOffsets[mid]!, valueOffsets[mid]!, key) <= limit) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** True when leaf key `i` exists and equals `key`. */
+export function leafKeyIs(leaf: LeafNode, i: number, key: NodeKey): boolean {
+  const source = leaf.source;
+  if (source === undefined) return i < leaf.keys.length && leaf.keys[i] === key;
+  return i < source.keyOffsets.length && comparePageKey(source.page, source.keyOffsets[i]!, source.valueOffsets[i]!, key) === 0;
+}
+
+/** Compares leaf key `i` with `key`: negative, zero or positive as the leaf's key sorts before, with or after it. */
+export function compareLeafKey(leaf: LeafNode, i: number, key: NodeKey): number {
+  const source = leaf.source;
+  if (source === undefined) {
+    const k = leaf.keys[i]!;
+    return k < key ? -1 : k > key ? 1 : 0;
+  }
+  return comparePageKey(source.page, source.keyOffsets[i]!, source.valueOffsets[i]!, key);
 }
 
 export interface BranchNode {
@@ -283,7 +370,7 @@ export function leafValues(leaf: LeafNode): StoredValue[] {
     const packed = leaf.packed;
     return leaf.values.map((v) => (typeof v === 'number' ? packed!.toString('latin1', v + 5, v + 5 + packed!.readUInt32LE(v + 1)) : v));
   }
-  const values = new Array<StoredValue>(leaf.keys.length);
+  const values = new Array<StoredValue>(source.valueOffsets.length);
   for (let i = 0; i < values.length; i++) {
     const pos = source.valueOffsets[i]!;
     const length = source.page.readUInt32LE(pos + 1);
@@ -331,12 +418,12 @@ export function cloneNode(node: TreeNode, gen: number): TreeNode {
       return leafNode(0, gen, node.keys.slice(), node.values.slice(), node.bytes, packed, undefined);
     }
     const packed = packedCopy(source.page, node.bytes);
-    const values = new Array<LeafValue>(node.keys.length);
+    const values = new Array<LeafValue>(source.valueOffsets.length);
     for (let i = 0; i < values.length; i++) {
       const pos = source.valueOffsets[i]!;
       values[i] = packed[pos] === VALUE_OVERFLOW ? { page: packed.readUInt32LE(pos + 5), length: packed.readUInt32LE(pos + 1) } : pos;
     }
-    return leafNode(0, gen, node.keys.slice(), values, node.bytes, packed, undefined);
+    return leafNode(0, gen, leafKeyList(node), values, node.bytes, packed, undefined);
   }
   return branchNode(0, gen, node.keys.slice(), node.children.slice(), node.bytes);
 }
@@ -347,6 +434,8 @@ export function nodeMemoryBytes(node: TreeNode): number {
   // array slot, two offsets), on top of the page buffer and the node's own objects. Values are
   // not materialized in cached nodes (leafValueAt).
   let bytes = PAGE_SIZE + 400;
+  // A decoded leaf keeps its keys in the page: two 16-bit offsets per entry (with slack).
+  if (node.kind === 'leaf' && node.source !== undefined) return bytes + 8 * node.source.keyOffsets.length;
   for (const key of node.keys) bytes += 56 + key.length;
   return bytes;
 }
@@ -413,24 +502,22 @@ function requirePageId(child: ChildRef | undefined): number {
 }
 
 /**
- * Decodes a leaf or branch page whose checksum was verified. Inline values are views into
- * `page`, so a cached node costs one page buffer plus its arrays and key strings. `knownKeys`:
- * the keys of the node just encoded into `page` (immutable once captured), shared instead of
- * decoded again, which spares a checkpoint a new string per key of every page it writes.
+ * Decodes a leaf or branch page whose checksum was verified. A leaf keeps its keys and values in
+ * `page` (offsets only), so a cached leaf costs one page buffer plus two small arrays; a branch
+ * decodes its keys into strings. `knownKeys`: a branch's keys just encoded into `page`
+ * (immutable once captured), shared instead of decoded again (leaves ignore it).
  */
-export function decodeNode(page: Buffer, pageId: number, knownKeys?: readonly NodeKey[]): TreeNode {
+export function decodeNode(page: Buffer, pageId: number, knownKeys?: readonly NodeKey[] | undefined): TreeNode {
   const type = page[PAGE_TYPE_OFFSET];
   const count = page.readUInt16LE(PAGE_COUNT_OFFSET);
   let pos = PAGE_HEADER_SIZE;
   if (type === PAGE_TYPE.LEAF) {
-    const keys = knownKeys === undefined ? new Array<NodeKey>(count) : (knownKeys as NodeKey[]);
     const keyOffsets = new Uint16Array(count);
     const valueOffsets = new Uint16Array(count);
     for (let i = 0; i < count; i++) {
       const keyLength = page.readUInt16LE(pos);
       pos += 2;
       keyOffsets[i] = pos;
-      if (knownKeys === undefined) keys[i] = page.toString('latin1', pos, pos + keyLength);
       pos += keyLength;
       valueOffsets[i] = pos;
       const kind = page[pos];
@@ -438,7 +525,8 @@ export function decodeNode(page: Buffer, pageId: number, knownKeys?: readonly No
     }
     // Values are not materialized: leafValueAt reads them from the page, leafValues builds the
     // array for the rare callers that need all of them.
-    return leafNode(pageId, -1, keys, undefined as unknown as LeafValue[], pos, undefined, { page, keyOffsets, valueOffsets });
+    // Neither keys nor values are materialized: the leaf* functions read them from the page.
+    return leafNode(pageId, -1, undefined as unknown as NodeKey[], undefined as unknown as LeafValue[], pos, undefined, { page, keyOffsets, valueOffsets });
   }
   if (type === PAGE_TYPE.BRANCH) {
     const children = new Array<ChildRef>(count);

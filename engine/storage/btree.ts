@@ -5,8 +5,13 @@ import {
   dirtyBranchEntryBytes,
   dirtyEntryBytes,
   dirtyNodeBytes,
+  compareLeafKey,
   isOverflowRef,
+  leafBound,
   leafKeyBytes,
+  leafKeyCount,
+  leafKeyIs,
+  leafKeyList,
   leafValueAt,
   leafValues,
   ownValue,
@@ -93,7 +98,7 @@ function upperBound(keys: NodeKey[], key: NodeKey): number {
 }
 
 function isEmpty(node: TreeNode): boolean {
-  return node.kind === 'leaf' ? node.keys.length === 0 : node.children.length === 0;
+  return node.kind === 'leaf' ? leafKeyCount(node) === 0 : node.children.length === 0;
 }
 
 /**
@@ -133,8 +138,8 @@ export class TreeReader {
     const key = toNodeKey(bytes);
     let node = this.node(this.root);
     while (node.kind === 'branch') node = this.node(node.children[upperBound(node.keys, key)]!);
-    const i = lowerBound(node.keys, key);
-    if (i < node.keys.length && node.keys[i] === key) return this.readValue(leafValueAt(node, i));
+    const i = leafBound(node, key, false);
+    if (leafKeyIs(node, i, key)) return this.readValue(leafValueAt(node, i));
     return undefined;
   }
 
@@ -147,8 +152,7 @@ export class TreeReader {
     if (this.root === NO_PAGE) return false;
     let node = this.node(this.root);
     while (node.kind === 'branch') node = this.node(node.children[upperBound(node.keys, key)]!);
-    const i = lowerBound(node.keys, key);
-    return i < node.keys.length && node.keys[i] === key;
+    return leafKeyIs(node, leafBound(node, key, false), key);
   }
 
   /** Entries in key order (or reverse) within `range`, from the root this reader holds. */
@@ -178,11 +182,11 @@ export class TreeReader {
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!;
       const leaf = top.node as LeafNode;
-      const end = reverse ? -1 : leaf.keys.length;
+      const end = reverse ? -1 : leafKeyCount(leaf);
       run.count = 0;
       let stopped = false;
       for (let i = top.index; i !== end; i += step) {
-        if (stopKey !== undefined && pastStop(leaf.keys[i]!, stopKey, stopInclusive, reverse)) {
+        if (stopKey !== undefined && pastStop(compareLeafKey(leaf, i, stopKey), stopInclusive, reverse)) {
           stopped = true;
           break;
         }
@@ -227,7 +231,7 @@ export class TreeReader {
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!;
       const leaf = top.node as LeafNode;
-      if (stopKey !== undefined && pastStop(leaf.keys[top.index]!, stopKey, stopInclusive, reverse)) return;
+      if (stopKey !== undefined && pastStop(compareLeafKey(leaf, top.index, stopKey), stopInclusive, reverse)) return;
       const index = top.index;
       this.#advance(stack, reverse);
       yield [leaf, index];
@@ -271,9 +275,9 @@ export class TreeReader {
         node = this.node(node.children[index]!);
         continue;
       }
-      if (key === undefined) index = reverse ? node.keys.length - 1 : 0;
-      else if (reverse) index = (inclusive ? upperBound(node.keys, key) : lowerBound(node.keys, key)) - 1;
-      else index = inclusive ? lowerBound(node.keys, key) : upperBound(node.keys, key);
+      if (key === undefined) index = reverse ? leafKeyCount(node) - 1 : 0;
+      else if (reverse) index = leafBound(node, key, inclusive) - 1;
+      else index = leafBound(node, key, !inclusive);
       stack.push({ node, index });
       break;
     }
@@ -303,7 +307,7 @@ export class TreeReader {
         stack.push({ node, index });
         node = this.node(node.children[index]!);
       }
-      stack.push({ node, index: reverse ? node.keys.length - 1 : 0 });
+      stack.push({ node, index: reverse ? leafKeyCount(node) - 1 : 0 });
       if (valid(stack)) return;
       stack.pop(); // an empty leaf cannot exist in a well-formed tree; keep climbing anyway
     }
@@ -322,7 +326,7 @@ export class TreeReader {
 
 function valid(stack: Array<{ node: TreeNode; index: number }>): boolean {
   const top = stack[stack.length - 1];
-  return top !== undefined && top.index >= 0 && top.index < (top.node as LeafNode).keys.length;
+  return top !== undefined && top.index >= 0 && top.index < leafKeyCount(top.node as LeafNode);
 }
 
 /**
@@ -493,9 +497,10 @@ export class BTree extends TreeReader {
     if (this.#persisted(parent.children[leftIndex + 1]!)) this.#store.retire(1);
     if (target.kind === 'leaf' && right.kind === 'leaf') {
       const values = leafValues(right);
-      target.keys.push(...right.keys);
+      const keys = leafKeyList(right);
+      target.keys.push(...keys);
       target.values.push(...values);
-      for (let k = 0; k < values.length; k++) this.#store.dirtied(dirtyEntryBytes(right.keys[k]!.length, values[k]!));
+      for (let k = 0; k < values.length; k++) this.#store.dirtied(dirtyEntryBytes(keys[k]!.length, values[k]!));
     } else if (target.kind === 'branch' && right.kind === 'branch') {
       target.keys.push(separator, ...right.keys);
       target.children.push(...right.children);
@@ -510,9 +515,8 @@ export class BTree extends TreeReader {
 }
 
 /** Pages an overflow value of `length` bytes occupies. */
-/** Whether `key` lies beyond a walk's far bound `stop` (past it in the walk's direction). */
-function pastStop(key: NodeKey, stop: NodeKey, inclusive: boolean, reverse: boolean): boolean {
-  const c = key < stop ? -1 : key > stop ? 1 : 0;
+/** Whether a key that compares `c` with a walk's far bound lies beyond it (in the walk's direction). */
+function pastStop(c: number, inclusive: boolean, reverse: boolean): boolean {
   return reverse ? c < 0 || (c === 0 && !inclusive) : c > 0 || (c === 0 && !inclusive);
 }
 

@@ -10,6 +10,7 @@ import {
   encodeNode,
   fitsInline,
   isOverflowRef,
+  leafKeyList,
   leafValues,
   nodeMemoryBytes,
   type ChildRef,
@@ -711,7 +712,7 @@ export class TreeSet implements NodeStore {
               values[i] = moved;
             }
           }
-          const written = appendNode({ ...node, values, source: undefined }, sink);
+          const written = appendNode({ ...node, keys: leafKeyList(node), values, source: undefined }, sink);
           mapping.set(pageId, written.id);
           carryOver(pageId, written.id, written.page, node.keys);
         }
@@ -869,7 +870,7 @@ function overflowValue(file: PageFile, ref: OverflowRef, bytes: Buffer): Buffer 
 
 function leafHasOverflow(node: LeafNode): boolean {
   const source = node.source!;
-  for (let i = 0; i < node.keys.length; i++) if (source.page[source.valueOffsets[i]!] === VALUE_OVERFLOW) return true;
+  for (let i = 0; i < source.valueOffsets.length; i++) if (source.page[source.valueOffsets[i]!] === VALUE_OVERFLOW) return true;
   return false;
 }
 
