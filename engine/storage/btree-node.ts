@@ -72,7 +72,7 @@ export interface LeafNode {
   gen: number;
   /**
    * Dirty leaves only. A leaf decoded from a page has no `keys` array (it is undefined): its keys
-   * stay in the page, searched and read there (leafLowerBound, leafKeyAt, leafKeyCount), so a
+   * stay in the page, searched and read there (leafBound, leafKeyAt, leafKeyCount), so a
    * cached leaf costs its page and two offset arrays, not a string per key as well.
    */
   keys: NodeKey[];
@@ -185,7 +185,7 @@ export function leafKeyList(leaf: LeafNode): NodeKey[] {
   const source = leaf.source;
   if (source === undefined) return leaf.keys;
   const keys = new Array<NodeKey>(source.keyOffsets.length);
-  for (let i = 0; i < keys.length; i++) keys[i] = source.page.toString('latin1', source.keyOffsets[i]!, source.valueOffsets[i]!);
+  for (let i = 0; i < keys.length; i++) keys[i] = leafKeyAt(leaf, i);
   return keys;
 }
 
@@ -201,31 +201,38 @@ function comparePageKey(page: Buffer, start: number, end: number, key: NodeKey):
   return n - m;
 }
 
+/** Index of the first key >= `key`. */
+export function lowerBound(keys: NodeKey[], key: NodeKey): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Index of the first key > `key`. */
+export function upperBound(keys: NodeKey[], key: NodeKey): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! <= key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** Index of the first key of `leaf` >= `key` (`upper`: > `key`). */
 export function leafBound(leaf: LeafNode, key: NodeKey, upper: boolean): number {
   const source = leaf.source;
-  let lo = 0;
-  if (source === undefined) {
-    const keys = leaf.keys;
-    let hi = keys.length;
-    if (upper) {
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (keys[mid]! <= key) lo = mid + 1;
-        else hi = mid;
-      }
-    } else {
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (keys[mid]! < key) lo = mid + 1;
-        else hi = mid;
-      }
-    }
-    return lo;
-  }
+  if (source === undefined) return upper ? upperBound(leaf.keys, key) : lowerBound(leaf.keys, key);
   const { page, keyOffsets, valueOffsets } = source;
-  let hi = keyOffsets.length;
   const limit = upper ? 0 : -1;
+  let lo = 0;
+  let hi = keyOffsets.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (comparePageKey(page, keyOffsets[mid]!, valueOffsets[mid]!, key) <= limit) lo = mid + 1;
@@ -430,11 +437,10 @@ export function cloneNode(node: TreeNode, gen: number): TreeNode {
 
 /** Approximate memory held by a decoded node, for the page cache's byte budget. */
 export function nodeMemoryBytes(node: TreeNode): number {
-  // Estimated for Node 20: a decoded key costs ~56 bytes beyond its characters (string header,
-  // array slot, two offsets), on top of the page buffer and the node's own objects. Values are
-  // not materialized in cached nodes (leafValueAt).
+  // Estimated for Node 20: the page buffer and the node's own objects, plus per entry two 16-bit
+  // offsets (with slack) for a leaf, whose keys and values stay in the page, or ~56 bytes beyond
+  // its characters (string header, array slot) for a branch's decoded key.
   let bytes = PAGE_SIZE + 400;
-  // A decoded leaf keeps its keys in the page: two 16-bit offsets per entry (with slack).
   if (node.kind === 'leaf' && node.source !== undefined) return bytes + 8 * node.source.keyOffsets.length;
   for (const key of node.keys) bytes += 56 + key.length;
   return bytes;
@@ -523,9 +529,8 @@ export function decodeNode(page: Buffer, pageId: number, knownKeys?: readonly No
       const kind = page[pos];
       pos += 5 + (kind === VALUE_OVERFLOW ? OVERFLOW_REF_SIZE : page.readUInt32LE(pos + 1));
     }
-    // Values are not materialized: leafValueAt reads them from the page, leafValues builds the
-    // array for the rare callers that need all of them.
-    // Neither keys nor values are materialized: the leaf* functions read them from the page.
+    // Neither keys nor values are materialized: the leaf* functions read them from the page
+    // (leafValues builds the values for the rare callers that need all of them).
     return leafNode(pageId, -1, undefined as unknown as NodeKey[], undefined as unknown as LeafValue[], pos, undefined, { page, keyOffsets, valueOffsets });
   }
   if (type === PAGE_TYPE.BRANCH) {

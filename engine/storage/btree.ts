@@ -8,6 +8,8 @@ import {
   compareLeafKey,
   isOverflowRef,
   leafBound,
+  lowerBound,
+  upperBound,
   leafKeyBytes,
   leafKeyCount,
   leafKeyIs,
@@ -71,30 +73,6 @@ const MERGE_THRESHOLD = PAGE_SIZE / 4;
 interface Split {
   key: NodeKey;
   right: TreeNode;
-}
-
-/** Index of the first key >= `key`. */
-function lowerBound(keys: NodeKey[], key: NodeKey): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid]! < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** Index of the first key > `key`. */
-function upperBound(keys: NodeKey[], key: NodeKey): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid]! <= key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 function isEmpty(node: TreeNode): boolean {
@@ -514,12 +492,12 @@ export class BTree extends TreeReader {
   }
 }
 
-/** Pages an overflow value of `length` bytes occupies. */
 /** Whether a key that compares `c` with a walk's far bound lies beyond it (in the walk's direction). */
 function pastStop(c: number, inclusive: boolean, reverse: boolean): boolean {
   return reverse ? c < 0 || (c === 0 && !inclusive) : c > 0 || (c === 0 && !inclusive);
 }
 
+/** Pages an overflow value of `length` bytes occupies. */
 export function overflowPages(length: number): number {
   return Math.ceil(length / (PAGE_SIZE - PAGE_HEADER_SIZE));
 }
