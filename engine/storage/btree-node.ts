@@ -55,6 +55,15 @@ export type StoredValue = string | Buffer | OverflowRef;
 export type LeafValue = StoredValue | number;
 
 /**
+ * A slot of a dirty leaf's `keys`: a NodeKey a writer inserted, or a number: the offset of an
+ * inherited key's bytes inside the leaf's `packed` copy (its u16 length is the two bytes before
+ * it, as on the page). A copy-on-write of a clean leaf keeps its ~100 keys in the copied bytes
+ * instead of making a string of each: the copy costs no garbage-collected objects but two arrays
+ * of numbers, so the dirty budget holds about twice as many changed leaves.
+ */
+export type LeafKey = NodeKey | number;
+
+/**
  * A child reference: a page id (the child is clean, on disk, immutable) or the child node itself
  * (dirty, in memory, owned by this parent until the next checkpoint writes it).
  */
@@ -71,17 +80,19 @@ export interface LeafNode {
    */
   gen: number;
   /**
-   * Dirty leaves only. A leaf decoded from a page has no `keys` array (it is undefined): its keys
-   * stay in the page, searched and read there (leafBound, leafKeyAt, leafKeyCount), so a
-   * cached leaf costs its page and two offset arrays, not a string per key as well.
+   * Dirty leaves only: NodeKeys, or offsets into `packed` (LeafKey). A leaf decoded from a page
+   * has no `keys` array (it is undefined): its keys stay in the page, searched and read there
+   * (leafBound, leafKeyAt, leafKeyCount), so a cached leaf costs its page and two offset arrays,
+   * not a string per key as well. Read keys through the leaf* functions, never this array.
    */
-  keys: NodeKey[];
+  keys: LeafKey[];
   values: LeafValue[];
   /** Encoded size in bytes, header included; the node splits when this passes PAGE_SIZE. */
   bytes: number;
   /**
    * Dirty leaves: the owned copy of the page this leaf (or the leaf it split from) was copied
-   * from, which numeric `values` point into; immutable, so clones and split halves share it.
+   * from, which numeric `keys` and `values` point into; immutable, so clones and split halves
+   * share it.
    */
   packed: Buffer | undefined;
   /**
@@ -161,11 +172,30 @@ function valueAt(page: Buffer, pos: number): StoredValue {
   return page.subarray(pos + 5, pos + 5 + length);
 }
 
-/** The bytes of leaf key `i`: a view into its page when it has one, else a fresh Buffer. */
+/** The bytes of leaf key `i`: a view into its page or `packed` copy when it has one, else a fresh Buffer. */
 export function leafKeyBytes(leaf: LeafNode, i: number): Buffer {
   const source = leaf.source;
-  if (source === undefined) return fromNodeKey(leaf.keys[i]!);
+  if (source === undefined) {
+    const key = leaf.keys[i]!;
+    return typeof key === 'string' ? fromNodeKey(key) : leaf.packed!.subarray(key, key + leaf.packed!.readUInt16LE(key - 2));
+  }
   return source.page.subarray(source.keyOffsets[i]!, source.valueOffsets[i]!);
+}
+
+/** The byte length of a dirty leaf's key slot (`packed`: the leaf's, for inherited keys). */
+export function leafKeyLength(key: LeafKey, packed: Buffer | undefined): number {
+  return typeof key === 'string' ? key.length : packed!.readUInt16LE(key - 2);
+}
+
+/** A dirty leaf's key slot as a NodeKey (an inherited key's string is made now). */
+function dirtyKey(key: LeafKey, packed: Buffer | undefined): NodeKey {
+  return typeof key === 'string' ? key : packed!.toString('latin1', key, key + packed!.readUInt16LE(key - 2));
+}
+
+/** Compares a dirty leaf's key slot with `key` as unsigned bytes. */
+function compareDirtyKey(k: LeafKey, packed: Buffer | undefined, key: NodeKey): number {
+  if (typeof k === 'string') return k < key ? -1 : k > key ? 1 : 0;
+  return comparePageKey(packed!, k, k + packed!.readUInt16LE(k - 2), key);
 }
 
 /** Number of entries of a leaf, decoded or dirty. */
@@ -177,14 +207,12 @@ export function leafKeyCount(leaf: LeafNode): number {
 /** Leaf key `i` as a NodeKey (a decoded leaf makes the string on demand). */
 export function leafKeyAt(leaf: LeafNode, i: number): NodeKey {
   const source = leaf.source;
-  return source === undefined ? leaf.keys[i]! : source.page.toString('latin1', source.keyOffsets[i]!, source.valueOffsets[i]!);
+  return source === undefined ? dirtyKey(leaf.keys[i]!, leaf.packed) : source.page.toString('latin1', source.keyOffsets[i]!, source.valueOffsets[i]!);
 }
 
-/** Every key of a leaf, as an array the caller may keep (a decoded leaf's are made now). */
+/** Every key of a leaf as NodeKeys, in a new array the caller may keep (inherited or decoded keys are made now). */
 export function leafKeyList(leaf: LeafNode): NodeKey[] {
-  const source = leaf.source;
-  if (source === undefined) return leaf.keys;
-  const keys = new Array<NodeKey>(source.keyOffsets.length);
+  const keys = new Array<NodeKey>(leafKeyCount(leaf));
   for (let i = 0; i < keys.length; i++) keys[i] = leafKeyAt(leaf, i);
   return keys;
 }
@@ -225,12 +253,26 @@ export function upperBound(keys: NodeKey[], key: NodeKey): number {
   return lo;
 }
 
+// leafBound for a dirty leaf: its keys are strings or offsets into `packed`.
+function dirtyBound(keys: LeafKey[], packed: Buffer | undefined, key: NodeKey, limit: number): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const k = keys[mid]!;
+    const c = typeof k === 'string' ? (k < key ? -1 : k > key ? 1 : 0) : comparePageKey(packed!, k, k + packed!.readUInt16LE(k - 2), key);
+    if (c <= limit) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** Index of the first key of `leaf` >= `key` (`upper`: > `key`). */
 export function leafBound(leaf: LeafNode, key: NodeKey, upper: boolean): number {
   const source = leaf.source;
-  if (source === undefined) return upper ? upperBound(leaf.keys, key) : lowerBound(leaf.keys, key);
-  const { page, keyOffsets, valueOffsets } = source;
   const limit = upper ? 0 : -1;
+  if (source === undefined) return dirtyBound(leaf.keys, leaf.packed, key, limit);
+  const { page, keyOffsets, valueOffsets } = source;
   let lo = 0;
   let hi = keyOffsets.length;
   while (lo < hi) {
@@ -244,17 +286,18 @@ export function leafBound(leaf: LeafNode, key: NodeKey, upper: boolean): number 
 /** True when leaf key `i` exists and equals `key`. */
 export function leafKeyIs(leaf: LeafNode, i: number, key: NodeKey): boolean {
   const source = leaf.source;
-  if (source === undefined) return i < leaf.keys.length && leaf.keys[i] === key;
+  if (source === undefined) {
+    if (i >= leaf.keys.length) return false;
+    const k = leaf.keys[i]!;
+    return typeof k === 'string' ? k === key : compareDirtyKey(k, leaf.packed, key) === 0;
+  }
   return i < source.keyOffsets.length && comparePageKey(source.page, source.keyOffsets[i]!, source.valueOffsets[i]!, key) === 0;
 }
 
 /** Compares leaf key `i` with `key`: negative, zero or positive as the leaf's key sorts before, with or after it. */
 export function compareLeafKey(leaf: LeafNode, i: number, key: NodeKey): number {
   const source = leaf.source;
-  if (source === undefined) {
-    const k = leaf.keys[i]!;
-    return k < key ? -1 : k > key ? 1 : 0;
-  }
+  if (source === undefined) return compareDirtyKey(leaf.keys[i]!, leaf.packed, key);
   return comparePageKey(source.page, source.keyOffsets[i]!, source.valueOffsets[i]!, key);
 }
 
@@ -301,13 +344,20 @@ export function valueBytes(value: string | Buffer): Buffer {
 // string costs ~24 bytes beyond its characters, an array slot 8 (plus growth slack), a node
 // object and its two arrays ~256. Large pending values are Buffers (~200 bytes of objects).
 const DIRTY_NODE_BYTES = 256;
+const DIRTY_SLOT_BYTES = 10;
+const DIRTY_STRING_BYTES = 24;
 const DIRTY_ENTRY_BYTES = 64;
 const DIRTY_BUFFER_BYTES = 200;
 
-/** Estimated heap held by one dirty leaf entry (an inherited one's bytes count with its leaf's `packed`). */
-export function dirtyEntryBytes(keyLength: number, value: LeafValue): number {
-  const held = typeof value === 'string' ? value.length : typeof value === 'number' ? 0 : value instanceof Uint8Array ? value.length + DIRTY_BUFFER_BYTES : 32;
-  return DIRTY_ENTRY_BYTES + keyLength + held;
+/**
+ * Estimated heap held by one dirty leaf entry: its two array slots, and the strings or buffer it
+ * owns (an inherited key's or value's bytes count with its leaf's `packed`).
+ */
+export function dirtyEntryBytes(key: LeafKey, value: LeafValue): number {
+  const keyHeld = typeof key === 'string' ? DIRTY_STRING_BYTES + key.length : 0;
+  const valueHeld =
+    typeof value === 'string' ? DIRTY_STRING_BYTES + value.length : typeof value === 'number' ? 0 : value instanceof Uint8Array ? value.length + DIRTY_BUFFER_BYTES : 32;
+  return 2 * DIRTY_SLOT_BYTES + keyHeld + valueHeld;
 }
 
 /** Estimated heap held by one dirty branch entry (separator key and child slot). */
@@ -319,7 +369,7 @@ export function dirtyBranchEntryBytes(keyLength: number): number {
 export function dirtyNodeBytes(node: TreeNode): number {
   let bytes = DIRTY_NODE_BYTES;
   if (node.kind === 'leaf' && node.packed !== undefined) bytes += node.packed.length + DIRTY_BUFFER_BYTES;
-  if (node.kind === 'leaf') for (let i = 0; i < node.keys.length; i++) bytes += dirtyEntryBytes(node.keys[i]!.length, node.values[i]!);
+  if (node.kind === 'leaf') for (let i = 0; i < node.keys.length; i++) bytes += dirtyEntryBytes(node.keys[i]!, node.values[i]!);
   else for (const key of node.keys) bytes += dirtyBranchEntryBytes(key.length);
   return bytes;
 }
@@ -344,9 +394,9 @@ export function branchEntryBytes(keyLength: number): number {
  * A dirty leaf of epoch `gen`; values must be owned (see ownValue), overflow references, or
  * offsets into `packed`.
  */
-export function newLeaf(keys: NodeKey[], values: LeafValue[], gen: number, packed?: Buffer): LeafNode {
+export function newLeaf(keys: LeafKey[], values: LeafValue[], gen: number, packed?: Buffer): LeafNode {
   let bytes = PAGE_HEADER_SIZE;
-  for (let i = 0; i < keys.length; i++) bytes += leafEntryBytes(keys[i]!.length, valueLength(values[i]!, packed));
+  for (let i = 0; i < keys.length; i++) bytes += leafEntryBytes(leafKeyLength(keys[i]!, packed), valueLength(values[i]!, packed));
   return leafNode(0, gen, keys, values, bytes, packed, undefined);
 }
 
@@ -358,7 +408,7 @@ export function newBranch(keys: NodeKey[], children: ChildRef[], gen: number): B
 
 // Every leaf (and every branch) is built by one function with the same properties in the same
 // order, so V8 gives them one hidden class and the hot paths stay monomorphic.
-function leafNode(pageId: number, gen: number, keys: NodeKey[], values: LeafValue[], bytes: number, packed: Buffer | undefined, source: LeafNode['source']): LeafNode {
+function leafNode(pageId: number, gen: number, keys: LeafKey[], values: LeafValue[], bytes: number, packed: Buffer | undefined, source: LeafNode['source']): LeafNode {
   return { kind: 'leaf', pageId, gen, keys, values, bytes, packed, source };
 }
 
@@ -414,8 +464,8 @@ function packedCopy(page: Buffer, bytes: number): Buffer {
 /**
  * A dirty copy of a node for epoch `gen` (copy-on-write): the arrays are copied, keys and owned
  * values shared (immutable), `packed` copied into the current slab. A decoded leaf's page is
- * copied once into the new leaf's own `packed` buffer (off-heap, exact size) and its values
- * become offsets into it.
+ * copied once into the new leaf's own `packed` buffer (off-heap, exact size) and its keys and
+ * values become offsets into it.
  */
 export function cloneNode(node: TreeNode, gen: number): TreeNode {
   if (node.kind === 'leaf') {
@@ -430,7 +480,10 @@ export function cloneNode(node: TreeNode, gen: number): TreeNode {
       const pos = source.valueOffsets[i]!;
       values[i] = packed[pos] === VALUE_OVERFLOW ? { page: packed.readUInt32LE(pos + 5), length: packed.readUInt32LE(pos + 1) } : pos;
     }
-    return leafNode(0, gen, leafKeyList(node), values, node.bytes, packed, undefined);
+    // Keys stay in the copy too: the copy has the page's layout, so the offsets carry over.
+    const keys = new Array<LeafKey>(source.keyOffsets.length);
+    for (let i = 0; i < keys.length; i++) keys[i] = source.keyOffsets[i]!;
+    return leafNode(0, gen, keys, values, node.bytes, packed, undefined);
   }
   return branchNode(0, gen, node.keys.slice(), node.children.slice(), node.bytes);
 }
@@ -441,7 +494,7 @@ export function nodeMemoryBytes(node: TreeNode): number {
   // offsets (with slack) for a leaf, whose keys and values stay in the page, or ~56 bytes beyond
   // its characters (string header, array slot) for a branch's decoded key.
   let bytes = PAGE_SIZE + 400;
-  if (node.kind === 'leaf' && node.source !== undefined) return bytes + 8 * node.source.keyOffsets.length;
+  if (node.kind === 'leaf') return bytes + 8 * leafKeyCount(node);
   for (const key of node.keys) bytes += 56 + key.length;
   return bytes;
 }
@@ -459,9 +512,15 @@ export function encodeNode(node: TreeNode, page: Buffer, childId: (child: ChildR
     for (let i = 0; i < node.keys.length; i++) {
       const key = node.keys[i]!;
       const value = node.values[i]!;
-      page.writeUInt16LE(key.length, pos);
-      pos += 2;
-      pos += page.write(key, pos, 'latin1');
+      if (typeof key === 'string') {
+        page.writeUInt16LE(key.length, pos);
+        pos += 2;
+        pos += page.write(key, pos, 'latin1');
+      } else {
+        // An inherited key: its [u16 length][bytes] copied as they were on the old page.
+        const packed = node.packed!;
+        pos += packed.copy(page, pos, key - 2, key + packed.readUInt16LE(key - 2));
+      }
       if (typeof value === 'number') {
         // An inherited value: its [kind][length][bytes] copied as they were on the old page.
         const packed = node.packed!;

@@ -10,7 +10,9 @@ import {
   leafBound,
   lowerBound,
   upperBound,
+  leafKeyAt,
   leafKeyBytes,
+  leafKeyLength,
   leafKeyCount,
   leafKeyIs,
   leafKeyList,
@@ -379,18 +381,18 @@ export class BTree extends TreeReader {
 
   #insert(node: TreeNode, key: NodeKey, value: StoredValue): Split | undefined {
     if (node.kind === 'leaf') {
-      const i = lowerBound(node.keys, key);
-      if (i < node.keys.length && node.keys[i] === key) {
+      const i = leafBound(node, key, false);
+      if (leafKeyIs(node, i, key)) {
         const old = node.values[i]!;
         this.#retireValue(old);
         node.bytes += leafEntryBytes(key.length, value.length) - leafEntryBytes(key.length, valueLength(old, node.packed));
-        this.#store.dirtied(dirtyEntryBytes(key.length, value) - dirtyEntryBytes(key.length, old));
+        this.#store.dirtied(dirtyEntryBytes(node.keys[i]!, value) - dirtyEntryBytes(node.keys[i]!, old));
         node.values[i] = value;
       } else {
         node.keys.splice(i, 0, key);
         node.values.splice(i, 0, value);
         node.bytes += leafEntryBytes(key.length, value.length);
-        this.#store.dirtied(dirtyEntryBytes(key.length, value));
+        this.#store.dirtied(dirtyEntryBytes(key, value));
         this.count++;
       }
       if (node.bytes <= PAGE_SIZE) return undefined;
@@ -440,11 +442,11 @@ export class BTree extends TreeReader {
 
   #remove(node: TreeNode, key: NodeKey): void {
     if (node.kind === 'leaf') {
-      const i = lowerBound(node.keys, key);
+      const i = leafBound(node, key, false);
       const value = node.values[i]!;
       this.#retireValue(value);
-      node.bytes -= leafEntryBytes(node.keys[i]!.length, valueLength(value, node.packed));
-      this.#store.dirtied(-dirtyEntryBytes(node.keys[i]!.length, value));
+      node.bytes -= leafEntryBytes(key.length, valueLength(value, node.packed));
+      this.#store.dirtied(-dirtyEntryBytes(node.keys[i]!, value));
       node.keys.splice(i, 1);
       node.values.splice(i, 1);
       return;
@@ -478,7 +480,7 @@ export class BTree extends TreeReader {
       const keys = leafKeyList(right);
       target.keys.push(...keys);
       target.values.push(...values);
-      for (let k = 0; k < values.length; k++) this.#store.dirtied(dirtyEntryBytes(keys[k]!.length, values[k]!));
+      for (let k = 0; k < values.length; k++) this.#store.dirtied(dirtyEntryBytes(keys[k]!, values[k]!));
     } else if (target.kind === 'branch' && right.kind === 'branch') {
       target.keys.push(separator, ...right.keys);
       target.children.push(...right.children);
@@ -520,10 +522,10 @@ function removeChild(node: BranchNode, i: number): void {
 function splitLeaf(node: LeafNode, appended: boolean, gen: number): Split {
   const n = node.keys.length;
   let at = n - 1;
-  if (!appended) at = balancedSplit(node.keys.map((k, i) => leafEntryBytes(k.length, valueLength(node.values[i]!, node.packed))), 0);
+  if (!appended) at = balancedSplit(node.keys.map((k, i) => leafEntryBytes(leafKeyLength(k, node.packed), valueLength(node.values[i]!, node.packed))), 0);
   const right = newLeaf(node.keys.splice(at), node.values.splice(at), gen, node.packed);
   node.bytes -= right.bytes - PAGE_HEADER_SIZE;
-  return { key: right.keys[0]!, right };
+  return { key: leafKeyAt(right, 0), right };
 }
 
 /** The separator at the byte middle moves up; each side keeps at least one child. */

@@ -10,6 +10,7 @@ import {
   encodeNode,
   fitsInline,
   isOverflowRef,
+  leafKeyLength,
   leafKeyList,
   leafValues,
   nodeMemoryBytes,
@@ -89,9 +90,9 @@ class PageSource implements NodeSource {
 
   /**
    * Caches a page written by this process as if read back: the clean copy owns the page and
-   * shares the written node's keys (immutable since its capture).
+   * shares a written branch's keys (immutable since its capture).
    */
-  remember(pageId: number, page: Buffer, keys: readonly NodeKey[]): void {
+  remember(pageId: number, page: Buffer, keys: readonly NodeKey[] | undefined): void {
     const clean = decodeNode(page, pageId, keys);
     this.#cache.set(PageCache.key(this.fileId, pageId), clean, nodeMemoryBytes(clean));
   }
@@ -605,7 +606,7 @@ export class TreeSet implements NodeStore {
     if (node.kind === 'leaf') {
       for (let i = 0; i < node.values.length; i++) {
         const value = node.values[i]!;
-        if (value instanceof Uint8Array && !fitsInline(node.keys[i]!.length, value.length)) {
+        if (value instanceof Uint8Array && !fitsInline(leafKeyLength(node.keys[i]!, node.packed), value.length)) {
           if (encoded === node) encoded = { ...node, values: node.values.slice() };
           const ref = { page: sink.next, length: value.length };
           (encoded as LeafNode).values[i] = ref;
@@ -624,7 +625,7 @@ export class TreeSet implements NodeStore {
     const { id, page } = appendNode(encoded, sink);
     node.pageId = id;
     // Nothing reaches this id before the header that makes it reachable is written.
-    this.#source.remember(id, page, node.keys);
+    this.#source.remember(id, page, node.kind === 'branch' ? node.keys : undefined);
     if (sink.pages.length * PAGE_SIZE >= CHECKPOINT_CHUNK_BYTES || performance.now() - sink.startedAt >= CHECKPOINT_CHUNK_MS) await flush();
     return id;
   }
@@ -681,7 +682,7 @@ export class TreeSet implements NodeStore {
       // A page cached from the old file is cached from the new one too, so the pages readers use
       // need not be read and decoded again after the swap (and only those: a compaction of a
       // large file must not flush the cache). Dropped with the id if the compaction fails.
-      const carryOver = (oldId: number, newId: number, page: Buffer, keys: TreeNode['keys']): void => {
+      const carryOver = (oldId: number, newId: number, page: Buffer, keys: readonly NodeKey[] | undefined): void => {
         if (!this.#cache.has(PageCache.key(source.fileId, oldId))) return;
         const clean = decodeNode(page, newId, keys);
         this.#cache.set(PageCache.key(newFileId!, newId), clean, nodeMemoryBytes(clean));
@@ -700,7 +701,7 @@ export class TreeSet implements NodeStore {
           // A leaf refers to no page: its bytes move as they are.
           sink.pages.push(page);
           mapping.set(pageId, sink.next);
-          carryOver(pageId, sink.next++, page, node.keys);
+          carryOver(pageId, sink.next++, page, undefined);
         } else {
           const values = leafValues(node);
           for (let i = 0; i < values.length; i++) {
@@ -714,7 +715,7 @@ export class TreeSet implements NodeStore {
           }
           const written = appendNode({ ...node, keys: leafKeyList(node), values, source: undefined }, sink);
           mapping.set(pageId, written.id);
-          carryOver(pageId, written.id, written.page, node.keys);
+          carryOver(pageId, written.id, written.page, undefined);
         }
         if (sink.pages.length * PAGE_SIZE >= COMPACT_CHUNK_BYTES) await flush();
         return mapping.get(pageId)!;

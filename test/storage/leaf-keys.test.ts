@@ -1,5 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { compareLeafKey, decodeNode, encodeNode, leafBound, leafKeyAt, leafKeyBytes, leafKeyCount, leafKeyIs, leafKeyList, newLeaf, nodeMemoryBytes, type LeafNode } from '../../engine/storage/btree-node.js';
+import {
+  cloneNode,
+  compareLeafKey,
+  decodeNode,
+  dirtyNodeBytes,
+  encodeNode,
+  leafBound,
+  leafKeyAt,
+  leafKeyBytes,
+  leafKeyCount,
+  leafKeyIs,
+  leafKeyList,
+  leafValueAt,
+  lowerBound,
+  newLeaf,
+  nodeMemoryBytes,
+  upperBound,
+  type LeafNode,
+} from '../../engine/storage/btree-node.js';
 import { PAGE_SIZE } from '../../engine/storage/index.js';
 import { randomInt, seededRandom } from '../helpers/random.js';
 
@@ -39,6 +57,70 @@ describe('decoded leaves', () => {
       }
       // The cache counts the page and its offsets, not a string per key.
       expect(nodeMemoryBytes(decoded)).toBeLessThanOrEqual(PAGE_SIZE + 400 + 8 * keys.length);
+    }
+  });
+});
+
+// A dirty copy of a decoded leaf keeps the page's keys as offsets into its copy of the page, and
+// a writer then inserts keys as strings among them: every answer must be the one a plain sorted
+// array of strings (compared by V8) gives, and the page it encodes to must hold the same entries.
+function expectLeafHolds(leaf: LeafNode, keys: string[], values: Map<string, string>, rand: () => number): void {
+  expect(leafKeyCount(leaf)).toBe(keys.length);
+  expect(leafKeyList(leaf)).toStrictEqual(keys);
+  for (let i = 0; i < keys.length; i++) {
+    expect(leafKeyAt(leaf, i)).toBe(keys[i]);
+    expect(leafKeyBytes(leaf, i).equals(Buffer.from(keys[i]!, 'latin1'))).toBe(true);
+    expect(Buffer.from(leafValueAt(leaf, i) as Buffer | string).toString('latin1')).toBe(values.get(keys[i]!));
+  }
+  for (let p = 0; p < 40; p++) {
+    const probe = rand() < 0.3 && keys.length > 0 ? keys[randomInt(rand, 0, keys.length - 1)]! : randomKey(rand);
+    expect(leafBound(leaf, probe, false)).toBe(lowerBound(keys, probe));
+    expect(leafBound(leaf, probe, true)).toBe(upperBound(keys, probe));
+    const i = lowerBound(keys, probe);
+    expect(leafKeyIs(leaf, i, probe)).toBe(keys[i] === probe);
+    for (let j = 0; j < keys.length; j++) expect(Math.sign(compareLeafKey(leaf, j, probe))).toBe(keys[j]! < probe ? -1 : keys[j]! > probe ? 1 : 0);
+  }
+}
+
+describe('dirty copies of decoded leaves', () => {
+  it('keep inherited keys in their copy of the page and answer as a sorted array of strings, mixed with inserted keys', () => {
+    const rand = seededRandom(11);
+    for (let round = 0; round < 200; round++) {
+      const keys = [...new Set(Array.from({ length: randomInt(rand, 0, 60) }, () => randomKey(rand)))].sort();
+      const values = new Map(keys.map((k) => [k, `v${k}`]));
+      const page = Buffer.alloc(PAGE_SIZE);
+      encodeNode(newLeaf(keys, keys.map((k) => values.get(k)!), 1), page);
+      const copy = cloneNode(decodeNode(page, 7), 2) as LeafNode;
+      // No string per inherited key: offsets only.
+      expect(copy.keys.every((k) => typeof k === 'number')).toBe(true);
+      // The dirty budget counts them with the copy of the page (two array slots each), not as strings.
+      expect(dirtyNodeBytes(copy)).toBe(256 + 200 + copy.packed!.length + 20 * keys.length);
+      expectLeafHolds(copy, keys, values, rand);
+      // The page the copy came from may be reused: the copy must not depend on it.
+      page.fill(0xaa);
+      expectLeafHolds(copy, keys, values, rand);
+
+      // A writer's inserts and replacements, as BTree.put makes them.
+      const expected = [...keys];
+      for (let n = randomInt(rand, 0, 20); n > 0; n--) {
+        const key = randomKey(rand);
+        const value = `w${round}.${n}`;
+        const i = leafBound(copy, key, false);
+        if (leafKeyIs(copy, i, key)) {
+          copy.values[i] = value;
+        } else {
+          copy.keys.splice(i, 0, key);
+          copy.values.splice(i, 0, value);
+          expected.splice(lowerBound(expected, key), 0, key);
+        }
+        values.set(key, value);
+      }
+      expectLeafHolds(copy, expected, values, rand);
+      // A copy of the copy in a later epoch (its own `packed`), and the page the mixed leaf encodes to.
+      expectLeafHolds(cloneNode(copy, 3) as LeafNode, expected, values, rand);
+      const written = Buffer.alloc(PAGE_SIZE);
+      encodeNode(newLeaf(copy.keys, copy.values, 4, copy.packed), written);
+      expectLeafHolds(decodeNode(written, 8) as LeafNode, expected, values, rand);
     }
   });
 });
