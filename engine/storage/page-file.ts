@@ -1,4 +1,4 @@
-import { close, closeSync, existsSync, fdatasync, fstatSync, fsync, fsyncSync, ftruncateSync, mkdirSync, open, openSync, read, readSync, renameSync, unlinkSync, write, writeSync } from 'node:fs';
+import { close, closeSync, existsSync, fdatasync, fstatSync, fsync, fsyncSync, ftruncateSync, mkdirSync, open, openSync, read, readSync, renameSync, unlinkSync, write, writeSync, writev } from 'node:fs';
 import { promisify } from 'node:util';
 import { dirname, resolve } from 'node:path';
 import { fail } from '../errors.js';
@@ -23,6 +23,7 @@ import {
 } from './format.js';
 
 const writeAsync = promisify(write);
+const writevAsync = promisify(writev);
 const readAsync = promisify(read);
 const openAsync = promisify(open);
 const fsyncAsync = promisify(fsync);
@@ -265,6 +266,14 @@ export class PageFile {
     }
   }
 
+  /**
+   * Writes sealed pages at `firstPage` (from allocate), consecutive, in one gathered write rather
+   * than joined into one buffer first; resolves when written, not synced.
+   */
+  async writePageList(firstPage: number, pages: readonly Buffer[]): Promise<void> {
+    await writeBuffersAt(this.#fd, pages, firstPage * PAGE_SIZE);
+  }
+
   /** Resolves when everything written so far is on disk. */
   async sync(): Promise<void> {
     await fdatasyncAsync(this.#fd);
@@ -298,6 +307,23 @@ export function readFully(fd: number, buffer: Buffer, position: number): void {
     const n = readSync(fd, buffer, done, buffer.length - done, position + done);
     if (n === 0) fail('CORRUPTION', `unexpected end of file at offset ${position + done}`);
     done += n;
+  }
+}
+
+/**
+ * Writes `buffers` one after another from `position` with writev (no joined copy), going on
+ * after a short write from where it stopped.
+ */
+export async function writeBuffersAt(fd: number, buffers: readonly Buffer[], position: number): Promise<void> {
+  let rest = buffers;
+  let at = position;
+  while (rest.length > 0) {
+    let n = (await writevAsync(fd, rest as Buffer[], at)).bytesWritten;
+    if (n === 0 && rest.some((b) => b.length > 0)) throw new Error(`writev at offset ${at} wrote nothing`);
+    at += n;
+    let i = 0;
+    while (i < rest.length && n >= rest[i]!.length) n -= rest[i++]!.length;
+    rest = i < rest.length && n > 0 ? [rest[i]!.subarray(n), ...rest.slice(i + 1)] : rest.slice(i);
   }
 }
 

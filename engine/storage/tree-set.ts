@@ -1,4 +1,4 @@
-import { close, closeSync, fdatasync, openSync, rename, unlinkSync, existsSync, write } from 'node:fs';
+import { close, closeSync, fdatasync, openSync, rename, unlinkSync, existsSync } from 'node:fs';
 import { promisify } from 'node:util';
 import { dirname, join } from 'node:path';
 import { fail } from '../errors.js';
@@ -37,9 +37,8 @@ import {
 } from './format.js';
 import type { DirtyBudget } from './dirty-budget.js';
 import { PageCache } from './page-cache.js';
-import { encodeHeader, fsyncDir, fsyncDirAsync, PageFile, sealPage, type FileHeader, type PageFileTail } from './page-file.js';
+import { encodeHeader, fsyncDir, fsyncDirAsync, PageFile, sealPage, writeBuffersAt, type FileHeader, type PageFileTail } from './page-file.js';
 
-const writeAsync = promisify(write);
 const fdatasyncAsync = promisify(fdatasync);
 const closeAsync = promisify(close);
 const renameAsync = promisify(rename);
@@ -518,18 +517,20 @@ export class TreeSet implements NodeStore {
     let flushed = first;
     const flush = async (): Promise<void> => {
       if (sink.pages.length === 0) return;
-      const bytes = Buffer.concat(sink.pages);
+      // Every sink entry is one page; written as they are (writev), not joined into a copy.
+      const pages = sink.pages;
       sink.pages = [];
       const file = this.#source.file;
-      const at = file.allocate(bytes.length / PAGE_SIZE);
+      const at = file.allocate(pages.length);
       if (at !== flushed) throw new Error('checkpoint: page allocation raced');
-      flushed += bytes.length / PAGE_SIZE;
+      flushed += pages.length;
       if (failpointArmed('checkpoint:mid-pages')) {
         // A torn checkpoint: half a chunk reaches the file, then the process dies.
+        const bytes = Buffer.concat(pages);
         await file.writePages(at, bytes.subarray(0, Math.max(PAGE_SIZE / 2, Math.floor(bytes.length / 2))));
         failpoint('checkpoint:mid-pages');
       }
-      await file.writePages(at, bytes);
+      await file.writePageList(at, pages);
       sink.startedAt = performance.now();
     };
     // Large values written to overflow pages here: live copies of their leaves point at the pages afterwards.
@@ -662,12 +663,10 @@ export class TreeSet implements NodeStore {
     let written = 0;
     const flush = async (): Promise<void> => {
       if (sink.pages.length === 0) return;
-      const bytes = Buffer.concat(sink.pages);
+      const pages = sink.pages;
       sink.pages = [];
-      for (let done = 0; done < bytes.length; ) {
-        done += (await writeAsync(fd, bytes, done, bytes.length - done, written + done)).bytesWritten;
-      }
-      written += bytes.length;
+      await writeBuffersAt(fd, pages, written);
+      for (const page of pages) written += page.length;
     };
     // Keep the file open even if a concurrent close() releases the tree set meanwhile.
     source.acquire();
