@@ -135,7 +135,9 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
       socket.destroy(err);
     },
     forceCloseConnections: 'idle',
-    return503OnClosing: true,
+    // Requests that arrive while closing are refused by the onRequest hook below, with the
+    // service's error body (Fastify's own 503 has a body of its own shape).
+    return503OnClosing: false,
   });
 
   // Everything but signup requires a key: the same check on both paths (Fastify's hook, the lane).
@@ -222,8 +224,11 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
 
   // Hooks on the path of every request are callback hooks: an async one costs a promise and a
   // microtask turn per request.
+  let closing = false;
   app.addHook('onRequest', (request, reply, done) => {
     void reply.header('x-request-id', request.id);
+    // Fastify adds Connection: close to every answer while closing.
+    if (closing) return done(new TetraError('UNAVAILABLE', 'the server is shutting down: retry on another instance or after restart'));
     done();
   });
   if (accessLines || slowMs > 0) {
@@ -285,7 +290,10 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     void scheduleAllTenants(expiry, registry, system.listTenantIds()).catch((err: unknown) => app.log.error({ err }, 'expiry start-up sweep failed'));
   });
   // The lane hands new requests to Fastify (503 while closing) and finishes its own first.
-  app.addHook('preClose', async () => lane!.close());
+  app.addHook('preClose', async () => {
+    closing = true;
+    lane!.close();
+  });
   app.addHook('onClose', async () => {
     await lane!.drained();
     await expiry.stop();

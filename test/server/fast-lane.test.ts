@@ -381,3 +381,34 @@ describe('fast lane: shutdown', () => {
     }
   });
 });
+
+describe('requests that arrive while the server closes', () => {
+  it('get the service own 503 UNAVAILABLE body, not Fastify’s, with Connection: close', async () => {
+    const own = await startServer();
+    const { apiKey } = await signup(own.url);
+    const lane = own.app.tetra.lane;
+    const socket = connect(Number(new URL(own.url).port), '127.0.0.1');
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    let received = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => (received += chunk));
+    const ended = new Promise<void>((resolve) => socket.once('close', () => resolve()));
+    // A slow request keeps the connection busy, so closing does not drop it; the second request
+    // comes on the same connection once the close has begun.
+    const body = JSON.stringify({ collection: 'c', documents: Array.from({ length: 2000 }, (_, i) => ({ _id: i, pad: 'x'.repeat(200) })) });
+    socket.write(`POST /api/mql/insertMany HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+    while (lane.inFlight === 0) await new Promise((r) => setImmediate(r));
+    const closing = own.stop({ keepData: true });
+    socket.write(`GET /api/health HTTP/1.1\r\nHost: x\r\n\r\n`);
+    await ended;
+    await closing;
+    const responses = received.split(/(?=HTTP\/1\.1 )/);
+    expect(responses.length, received).toBe(2);
+    expect(responses[0]).toMatch(/^HTTP\/1\.1 201 /);
+    const [head, text] = responses[1]!.split('\r\n\r\n') as [string, string];
+    expect(head).toMatch(/^HTTP\/1\.1 503 /);
+    expect(head.toLowerCase()).toContain('connection: close');
+    expect(head.toLowerCase()).toContain('content-type: application/json');
+    expect(JSON.parse(text)).toStrictEqual({ error: { code: 'UNAVAILABLE', message: expect.stringContaining('shutting down') } });
+  });
+});
