@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import { fail, TetraError } from '../engine/errors.js';
+import { refusal, TetraError } from '../engine/errors.js';
 import { docsExpiry } from '../engine/docs/index.js';
 import { KvExpiryService, scheduleAllTenants } from '../engine/kv/index.js';
 import { PageCache, type TreeNode } from '../engine/storage/index.js';
@@ -143,11 +143,15 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
   // Everything but signup requires a key: the same check on both paths (Fastify's hook, the lane).
   const limiter = config.rateLimit > 0 ? new RateLimiter({ capacity: config.rateLimit, perSecond: config.rateLimit }) : undefined;
   /** @throws UNAUTHORIZED */
-  const authenticate = (authorization: string | undefined): Principal => {
+  /** The principal, or why the key is refused (no error object: the lane only needs to know). */
+  const principalOf = (authorization: string | undefined): Principal | string => {
     const match = BEARER.exec(authorization ?? '');
-    if (match === null) fail('UNAUTHORIZED', 'missing or malformed Authorization header; expected "Bearer <apiKey>"');
-    const principal = keys.authenticate(match[1]!);
-    if (principal === undefined) fail('UNAUTHORIZED', 'invalid or revoked API key');
+    if (match === null) return 'missing or malformed Authorization header; expected "Bearer <apiKey>"';
+    return keys.authenticate(match[1]!) ?? 'invalid or revoked API key';
+  };
+  const authenticate = (authorization: string | undefined): Principal => {
+    const principal = principalOf(authorization);
+    if (typeof principal === 'string') throw refusal('UNAUTHORIZED', principal);
     return principal;
   };
   /** Takes a token: the RateLimit-* headers, and whether the request may go on. */
@@ -178,9 +182,10 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     bodyLimit: config.bodyLimit,
     authenticate: (authorization) => {
       try {
-        return authenticate(authorization);
+        const principal = principalOf(authorization);
+        return typeof principal === 'string' ? undefined : principal;
       } catch {
-        return undefined; // Fastify answers it, with the 401 and the staged close
+        return undefined; // Fastify answers it (UNAVAILABLE once the system store closed)
       }
     },
     rateLimit: (principal) => {
@@ -266,7 +271,7 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
       void reply.headers(limited.headers);
       if (!limited.allowed) {
         void reply.header('retry-after', String(limited.retryAfterSeconds));
-        return done(new TetraError('RATE_LIMITED', `rate limit of ${limiter!.capacity} requests per second exceeded; retry in ${limited.retryAfterSeconds} s`));
+        return done(refusal('RATE_LIMITED', `rate limit of ${limiter!.capacity} requests per second exceeded; retry in ${limited.retryAfterSeconds} s`));
       }
       done();
     });

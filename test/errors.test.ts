@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { ERROR_CODES, fail, isTetraError, TetraError } from '../engine/errors.js';
+import { ERROR_CODES, fail, isTetraError, refusal, TetraError } from '../engine/errors.js';
 
 const doc = readFileSync(new URL('../docs/errors.md', import.meta.url), 'utf8');
 const documented = new Map([...doc.matchAll(/^\| `([A-Z_]+)` \| (\d{3}) \|/gm)].map((m) => [m[1]!, Number(m[2])]));
@@ -25,5 +25,18 @@ describe('error catalogue', () => {
 
   it('uses the catalogue message when none is given', () => {
     expect(new TetraError('UNAUTHORIZED').message).toBe(ERROR_CODES.UNAUTHORIZED.message);
+  });
+
+  it('makes refusals (bad keys, rate limits) without a stack trace, and leaves the stack limit as it was', () => {
+    const before = Error.stackTraceLimit;
+    const err = refusal('UNAUTHORIZED', 'invalid or revoked API key', { why: 'test' });
+    expect(isTetraError(err, 'UNAUTHORIZED')).toBe(true);
+    expect(err.status).toBe(401);
+    expect(err.message).toBe('invalid or revoked API key');
+    expect(err.details).toStrictEqual({ why: 'test' });
+    expect(err.stack).not.toMatch(/\n\s+at /);
+    expect(Error.stackTraceLimit).toBe(before);
+    // Other errors keep their stack.
+    expect(new TetraError('INTERNAL').stack).toMatch(/\n\s+at /);
   });
 });
