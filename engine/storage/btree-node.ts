@@ -509,22 +509,40 @@ export function encodeNode(node: TreeNode, page: Buffer, childId: (child: ChildR
   if (node.kind === 'leaf') {
     page[PAGE_TYPE_OFFSET] = PAGE_TYPE.LEAF;
     page.writeUInt16LE(node.keys.length, PAGE_COUNT_OFFSET);
+    const packed = node.packed;
+    // Inherited entries (key and value both still the copied page's) that lie next to each other
+    // in `packed` are copied as one span: a copy per entry cost more than the bytes it moved.
+    let runStart = -1;
+    let runEnd = -1;
     for (let i = 0; i < node.keys.length; i++) {
       const key = node.keys[i]!;
       const value = node.values[i]!;
+      if (typeof key === 'number' && typeof value === 'number' && value === key + packed!.readUInt16LE(key - 2)) {
+        const start = key - 2;
+        const end = value + 5 + packed!.readUInt32LE(value + 1);
+        if (start !== runEnd) {
+          if (runStart >= 0) pos += packed!.copy(page, pos, runStart, runEnd);
+          runStart = start;
+        }
+        runEnd = end;
+        continue;
+      }
+      if (runStart >= 0) {
+        pos += packed!.copy(page, pos, runStart, runEnd);
+        runStart = -1;
+        runEnd = -1;
+      }
       if (typeof key === 'string') {
         page.writeUInt16LE(key.length, pos);
         pos += 2;
         pos += page.write(key, pos, 'latin1');
       } else {
         // An inherited key: its [u16 length][bytes] copied as they were on the old page.
-        const packed = node.packed!;
-        pos += packed.copy(page, pos, key - 2, key + packed.readUInt16LE(key - 2));
+        pos += packed!.copy(page, pos, key - 2, key + packed!.readUInt16LE(key - 2));
       }
       if (typeof value === 'number') {
         // An inherited value: its [kind][length][bytes] copied as they were on the old page.
-        const packed = node.packed!;
-        pos += packed.copy(page, pos, value, value + 5 + packed.readUInt32LE(value + 1));
+        pos += packed!.copy(page, pos, value, value + 5 + packed!.readUInt32LE(value + 1));
       } else if (typeof value === 'string') {
         page[pos++] = VALUE_INLINE;
         page.writeUInt32LE(value.length, pos);
@@ -542,6 +560,7 @@ export function encodeNode(node: TreeNode, page: Buffer, childId: (child: ChildR
         pos += value.copy(page, pos);
       }
     }
+    if (runStart >= 0) pos += packed!.copy(page, pos, runStart, runEnd);
   } else {
     page[PAGE_TYPE_OFFSET] = PAGE_TYPE.BRANCH;
     page.writeUInt16LE(node.children.length, PAGE_COUNT_OFFSET);
