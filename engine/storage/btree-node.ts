@@ -259,9 +259,7 @@ function dirtyBound(keys: LeafKey[], packed: Buffer | undefined, key: NodeKey, l
   let hi = keys.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    const k = keys[mid]!;
-    const c = typeof k === 'string' ? (k < key ? -1 : k > key ? 1 : 0) : comparePageKey(packed!, k, k + packed!.readUInt16LE(k - 2), key);
-    if (c <= limit) lo = mid + 1;
+    if (compareDirtyKey(keys[mid]!, packed, key) <= limit) lo = mid + 1;
     else hi = mid;
   }
   return lo;
