@@ -236,6 +236,10 @@ export class TreeSet implements NodeStore {
   readonly #touched = new Set<string>();
   /** On-disk pages superseded since the last checkpoint. */
   #retired = 0;
+  /** A compaction draft is open (its temporary file in use). */
+  #compacting = false;
+  /** Garbage pages the last compaction of this process left in its new file. */
+  #garbageLeftByCompaction = 0;
   /** The last durable header. */
   header: FileHeader;
   /** Bytes after the header open chose (see PageFile.open); cleared once cut. */
@@ -643,6 +647,16 @@ export class TreeSet implements NodeStore {
     return total <= 1 ? 0 : Math.max(0, (total - this.header.livePages) / total);
   }
 
+  /**
+   * Share of the file that became garbage since the last compaction: a compaction that ran
+   * beside checkpoints leaves the pages they superseded during its copy as garbage in the new
+   * file, which compacting again at once would only leave again (a loop under steady churn).
+   */
+  get newGarbageRatio(): number {
+    const total = this.header.pageCount;
+    return total <= 1 ? 0 : Math.max(0, (total - this.header.livePages - this.#garbageLeftByCompaction) / total);
+  }
+
   get fileBytes(): number {
     return this.#source.file.bytes;
   }
@@ -654,143 +668,229 @@ export class TreeSet implements NodeStore {
    * stays open until the last of them closes. The caller must not checkpoint concurrently.
    */
   async compact(): Promise<{ beforeBytes: number; afterBytes: number }> {
+    return this.compactFinish(await this.compactCopy());
+  }
+
+  /**
+   * The first part of a compaction: copies the pages reachable from the last durable header into
+   * the new file. Checkpoints may run meanwhile (they append to the old file); compactFinish,
+   * which no checkpoint may overlap, copies what they wrote and swaps the files. Until then the
+   * draft holds the new file open: finish or abandon it.
+   */
+  async compactCopy(signal: { cancelled: boolean } = { cancelled: false }): Promise<CompactionDraft> {
+    // Both would write the same temporary file.
+    if (this.#compacting) throw new Error('compaction: another compaction of this file is still running');
+    this.#compacting = true;
     const source = this.#source;
     const path = source.file.path;
     const temp = join(dirname(path), COMPACT_TEMP_FILE);
-    const beforeBytes = source.file.bytes;
-    const header = this.header;
     const fd = openSync(temp, 'w+');
-    // Closed once only: after a close, the number may already belong to another file.
-    let fdOpen = true;
-    const mapping = new Map<number, number>();
-    const sink: PageSink = { next: 1, pages: [], startedAt: performance.now() };
-    let written = 0;
-    const flush = async (): Promise<void> => {
-      if (sink.pages.length === 0) return;
-      const pages = sink.pages;
-      sink.pages = [];
-      await writeBuffersAt(fd, pages, written);
-      for (const page of pages) written += page.length;
-    };
     // Keep the file open even if a concurrent close() releases the tree set meanwhile.
     source.acquire();
-    // The new file's cache id is reserved before anything is written: once the rename has
-    // happened, the swap must not be able to fail.
-    let newFileId: number | undefined = this.#cache.allocateFileId();
     this.#budget.add(COMPACT_MEMORY_BYTES);
-    try {
+    const draft: CompactionDraft = {
+      source,
+      path,
+      temp,
+      beforeBytes: source.file.bytes,
+      fd,
+      fdOpen: true,
+      mapping: new Map(),
+      subtreePages: new Map(),
       // Page 0 of every file is a header: the empty state.
-      sink.pages.push(encodeHeader({ checkpointLsn: 0, catalogRoot: NO_PAGE, pageCount: 1, livePages: 1, writtenAtMs: Date.now() }));
+      sink: { next: 1, pages: [encodeHeader({ checkpointLsn: 0, catalogRoot: NO_PAGE, pageCount: 1, livePages: 1, writtenAtMs: Date.now() })], startedAt: performance.now() },
+      written: 0,
+      // The new file's cache id is reserved before anything is written: once the rename has
+      // happened, the swap must not be able to fail.
+      newFileId: this.#cache.allocateFileId(),
+      released: false,
+      signal,
+      finishing: false,
+    };
+    try {
+      await this.#copyTrees(draft, this.header);
+      // On disk now, so that the finish syncs only what it adds.
+      await this.#flushCompaction(draft);
+      await fdatasyncAsync(draft.fd);
+      return draft;
+    } catch (err) {
+      this.compactAbandon(draft);
+      throw err;
+    }
+  }
 
-      // A page cached from the old file is cached from the new one too, so the pages readers use
-      // need not be read and decoded again after the swap (and only those: a compaction of a
-      // large file must not flush the cache). Dropped with the id if the compaction fails.
-      const carryOver = (oldId: number, newId: number, page: Buffer, keys: readonly NodeKey[] | undefined): void => {
-        if (!this.#cache.has(PageCache.key(source.fileId, oldId))) return;
-        // A page read as part of a run is a view of the run's buffer: cached, it takes its own copy.
-        const clean = decodeNode(page.byteLength === page.buffer.byteLength ? page : Buffer.from(page), newId, keys);
-        this.#cache.set(PageCache.key(newFileId!, newId), clean, nodeMemoryBytes(clean));
-      };
-      // Compaction reads every live page, mostly not in the OS cache: off the event loop. A
-      // branch's children are read ahead a window at a time, in runs of consecutive page ids (one
-      // read per run, the runs in flight together): a read per page, each awaited in turn, made
-      // compacting a 1M-document file take 6-8 s, during which no checkpoint could run.
-      const readAhead = async (ids: readonly number[]): Promise<Buffer[]> => {
-        const order = ids.map((_, i) => i).sort((a, b) => ids[a]! - ids[b]!);
-        const pages = new Array<Buffer>(ids.length);
-        const reads: Array<Promise<void>> = [];
-        for (let k = 0; k < order.length; ) {
-          let end = k + 1;
-          while (end < order.length && ids[order[end]!]! === ids[order[end - 1]!]! + 1) end++;
-          const run = order.slice(k, end);
-          reads.push(
-            source.file.readPagesAsync(ids[run[0]!]!, run.length).then((bytes) => {
-              for (let j = 0; j < run.length; j++) pages[run[j]!] = run.length === 1 ? bytes : bytes.subarray(j * PAGE_SIZE, (j + 1) * PAGE_SIZE);
-            }),
-          );
-          k = end;
-        }
-        await Promise.all(reads);
-        return pages;
-      };
-      const copy = async (pageId: number, readAlready?: Buffer): Promise<number> => {
-        const page = readAlready ?? (await source.file.readPagesAsync(pageId, 1));
-        const node = decodeNode(page, pageId);
-        if (node.kind === 'branch') {
-          const children = new Array<ChildRef>(node.children.length);
-          for (let w = 0; w < node.children.length; w += COMPACT_READ_AHEAD_PAGES) {
-            const ids = node.children.slice(w, w + COMPACT_READ_AHEAD_PAGES) as number[];
-            const pages = await readAhead(ids);
-            for (let i = 0; i < ids.length; i++) children[w + i] = await copy(ids[i]!, pages[i]);
-          }
-          const written = appendNode({ ...node, children }, sink);
-          mapping.set(pageId, written.id);
-          carryOver(pageId, written.id, written.page, node.keys);
-        } else if (!leafHasOverflow(node)) {
-          // A leaf refers to no page: its bytes move as they are.
-          sink.pages.push(page);
-          mapping.set(pageId, sink.next);
-          carryOver(pageId, sink.next++, page, undefined);
-        } else {
-          const values = leafValues(node);
-          for (let i = 0; i < values.length; i++) {
-            const value = values[i]!;
-            if (isOverflowRef(value)) {
-              const moved = { page: sink.next, length: value.length };
-              mapping.set(value.page, moved.page);
-              appendOverflow(await readOverflowAsync(source.file, value), sink);
-              values[i] = moved;
-            }
-          }
-          const written = appendNode({ ...node, keys: leafKeyList(node), values, source: undefined }, sink);
-          mapping.set(pageId, written.id);
-          carryOver(pageId, written.id, written.page, undefined);
-        }
-        if (sink.pages.length * PAGE_SIZE >= COMPACT_CHUNK_BYTES) await flush();
-        return mapping.get(pageId)!;
-      };
+  /**
+   * Between compactCopy and compactFinish, alongside checkpoints too: copies what checkpoints
+   * wrote since the copy (or the last catch-up), so the exclusive finish has less left to copy
+   * (a copy of a 1M-document file takes seconds, and the checkpoints meanwhile rewrite tens of
+   * MiB of index pages).
+   */
+  async compactCatchUp(draft: CompactionDraft): Promise<void> {
+    try {
+      await this.#copyTrees(draft, this.header);
+      await this.#flushCompaction(draft);
+      await fdatasyncAsync(draft.fd);
+    } catch (err) {
+      this.compactAbandon(draft);
+      throw err;
+    }
+  }
 
-      // The durable catalog, re-pointed at the copied roots, becomes a fresh catalog tree.
-      const durableCatalog = new TreeReader(source, header.catalogRoot, 0);
-      const entries: Array<{ name: Buffer; root: number; count: number }> = [];
-      for (const [name, entry] of durableCatalog.scan()) {
-        const root = entry.readUInt32LE(0);
-        entries.push({ name: Buffer.from(name), root: root === NO_PAGE ? NO_PAGE : await copy(root), count: entry.readDoubleLE(4) });
-        failpoint('compact:mid-copy');
-      }
+  /**
+   * The second part of a compaction, which no checkpoint may overlap: copies what checkpoints
+   * wrote since compactCopy (pages already copied are not read again), writes the catalog and
+   * header of the last durable state, and swaps the new file in.
+   */
+  async compactFinish(draft: CompactionDraft): Promise<{ beforeBytes: number; afterBytes: number }> {
+    draft.finishing = true;
+    try {
+      const header = this.header;
+      const { entries, livePages } = await this.#copyTrees(draft, header);
+      const sink = draft.sink;
+      const catalogFrom = sink.next;
       const catalogRoot = writeCatalog(entries, sink);
       const newHeader: FileHeader = {
         checkpointLsn: header.checkpointLsn,
         catalogRoot,
         pageCount: sink.next + 1,
-        livePages: sink.next + 1 - 1, // every page but the empty header at page 0
+        // What the trees reach, the catalog and this header (pages a checkpoint superseded
+        // after compactCopy copied them are garbage already).
+        livePages: livePages + (sink.next - catalogFrom) + 1,
         writtenAtMs: Date.now(),
       };
       sink.pages.push(encodeHeader(newHeader));
       sink.next++;
-      await flush();
+      await this.#flushCompaction(draft);
       failpoint('compact:after-copy');
       // The whole new file goes to disk here: on the thread pool, never on the event loop.
-      await fdatasyncAsync(fd);
+      await fdatasyncAsync(draft.fd);
       failpoint('compact:after-fsync');
-      fdOpen = false;
-      await closeAsync(fd);
-      await renameAsync(temp, path);
+      draft.fdOpen = false;
+      await closeAsync(draft.fd);
+      await renameAsync(draft.temp, draft.path);
       failpoint('compact:after-rename');
-      await fsyncDirAsync(dirname(path));
+      await fsyncDirAsync(dirname(draft.path));
       failpoint('compact:after-dir-fsync');
-      this.#swap(mapping, newHeader, newFileId);
-      newFileId = undefined;
+      this.#swap(draft.mapping, newHeader, draft.newFileId!);
+      draft.newFileId = undefined;
+      this.#garbageLeftByCompaction = newHeader.pageCount - newHeader.livePages;
     } catch (err) {
-      if (fdOpen) closeSync(fd);
-      if (existsSync(temp)) unlinkSync(temp);
+      this.compactAbandon(draft);
       throw err;
-    } finally {
-      if (newFileId !== undefined) this.#cache.releaseFileId(newFileId);
-      source.release();
-      this.#budget.add(-COMPACT_MEMORY_BYTES);
     }
-    return { beforeBytes, afterBytes: this.#source.file.bytes };
+    this.compactAbandon(draft);
+    return { beforeBytes: draft.beforeBytes, afterBytes: this.#source.file.bytes };
+  }
+
+  /** Releases what a compaction draft holds and removes its unfinished file (once; a finished one is only released). */
+  compactAbandon(draft: CompactionDraft): void {
+    if (draft.released) return;
+    draft.released = true;
+    this.#compacting = false;
+    if (draft.fdOpen) {
+      draft.fdOpen = false;
+      closeSync(draft.fd);
+    }
+    if (draft.newFileId !== undefined) {
+      // Not swapped in: the new file is not the data file.
+      if (existsSync(draft.temp)) unlinkSync(draft.temp);
+      this.#cache.releaseFileId(draft.newFileId);
+      draft.newFileId = undefined;
+    }
+    draft.source.release();
+    this.#budget.add(-COMPACT_MEMORY_BYTES);
+  }
+
+  /** Copies every tree `header`'s catalog names; the catalog entries re-pointed, and the pages they reach. */
+  async #copyTrees(draft: CompactionDraft, header: FileHeader): Promise<{ entries: Array<{ name: Buffer; root: number; count: number }>; livePages: number }> {
+    // The durable catalog, re-pointed at the copied roots, becomes a fresh catalog tree.
+    const durableCatalog = new TreeReader(draft.source, header.catalogRoot, 0);
+    const entries: Array<{ name: Buffer; root: number; count: number }> = [];
+    let livePages = 0;
+    for (const [name, entry] of durableCatalog.scan()) {
+      const root = entry.readUInt32LE(0);
+      const copied = root === NO_PAGE ? NO_PAGE : await this.#copyPage(draft, root);
+      if (root !== NO_PAGE) livePages += draft.subtreePages.get(root)!;
+      entries.push({ name: Buffer.from(name), root: copied, count: entry.readDoubleLE(4) });
+      failpoint('compact:mid-copy');
+    }
+    return { entries, livePages };
+  }
+
+  async #flushCompaction(draft: CompactionDraft): Promise<void> {
+    const sink = draft.sink;
+    if (sink.pages.length === 0) return;
+    const pages = sink.pages;
+    sink.pages = [];
+    await writeBuffersAt(draft.fd, pages, draft.written);
+    for (const page of pages) draft.written += page.length;
+  }
+
+  /**
+   * Copies page `pageId` of the old file and what it reaches into the new one, once (a page
+   * copied before, by this pass or compactCopy's, is not read again); returns its new id.
+   * Compaction reads every live page, mostly not in the OS cache: off the event loop.
+   */
+  async #copyPage(draft: CompactionDraft, pageId: number, readAlready?: Buffer): Promise<number> {
+    const known = draft.mapping.get(pageId);
+    if (known !== undefined) return known;
+    if (draft.signal.cancelled && !draft.finishing) throw new Error('compaction cancelled');
+    const { source, sink, mapping } = draft;
+    const page = readAlready ?? (await source.file.readPagesAsync(pageId, 1));
+    const node = decodeNode(page, pageId);
+    let pages = 1;
+    if (node.kind === 'branch') {
+      const children = new Array<ChildRef>(node.children.length);
+      // Children are read ahead a window at a time, in runs of consecutive page ids (one read
+      // per run, the runs in flight together): a read per page, each awaited in turn, made
+      // compacting a 1M-document file take 6-8 s.
+      for (let w = 0; w < node.children.length; w += COMPACT_READ_AHEAD_PAGES) {
+        const ids = node.children.slice(w, w + COMPACT_READ_AHEAD_PAGES) as number[];
+        const read = await readAhead(source.file, ids.filter((id) => !mapping.has(id)));
+        for (let i = 0; i < ids.length; i++) {
+          children[w + i] = await this.#copyPage(draft, ids[i]!, read.get(ids[i]!));
+          pages += draft.subtreePages.get(ids[i]!)!;
+        }
+      }
+      const written = appendNode({ ...node, children }, sink);
+      mapping.set(pageId, written.id);
+      this.#carryOver(draft, pageId, written.id, written.page, node.keys);
+    } else if (!leafHasOverflow(node)) {
+      // A leaf refers to no page: its bytes move as they are.
+      sink.pages.push(page);
+      mapping.set(pageId, sink.next);
+      this.#carryOver(draft, pageId, sink.next++, page, undefined);
+    } else {
+      const values = leafValues(node);
+      for (let i = 0; i < values.length; i++) {
+        const value = values[i]!;
+        if (isOverflowRef(value)) {
+          const moved = { page: sink.next, length: value.length };
+          mapping.set(value.page, moved.page);
+          appendOverflow(await readOverflowAsync(source.file, value), sink);
+          values[i] = moved;
+          pages += overflowPages(value.length);
+        }
+      }
+      const written = appendNode({ ...node, keys: leafKeyList(node), values, source: undefined }, sink);
+      mapping.set(pageId, written.id);
+      this.#carryOver(draft, pageId, written.id, written.page, undefined);
+    }
+    draft.subtreePages.set(pageId, pages);
+    if (sink.pages.length * PAGE_SIZE >= COMPACT_CHUNK_BYTES) await this.#flushCompaction(draft);
+    return mapping.get(pageId)!;
+  }
+
+  /**
+   * A page cached from the old file is cached from the new one too, so the pages readers use
+   * need not be read and decoded again after the swap (and only those: a compaction of a large
+   * file must not flush the cache). Dropped with the id if the compaction fails.
+   */
+  #carryOver(draft: CompactionDraft, oldId: number, newId: number, page: Buffer, keys: readonly NodeKey[] | undefined): void {
+    if (!this.#cache.has(PageCache.key(draft.source.fileId, oldId))) return;
+    // A page read as part of a run is a view of the run's buffer: cached, it takes its own copy.
+    const clean = decodeNode(page.byteLength === page.buffer.byteLength ? page : Buffer.from(page), newId, keys);
+    this.#cache.set(PageCache.key(draft.newFileId!, newId), clean, nodeMemoryBytes(clean));
   }
 
   /**
@@ -905,6 +1005,49 @@ function leafHasOverflow(node: LeafNode): boolean {
 }
 
 /** Writes a catalog of `entries` as a fresh tree into `sink` and returns its root page id. */
+/** A compaction between TreeSet.compactCopy and compactFinish (or compactAbandon). */
+export interface CompactionDraft {
+  readonly source: PageSource;
+  readonly path: string;
+  readonly temp: string;
+  readonly beforeBytes: number;
+  readonly fd: number;
+  fdOpen: boolean;
+  /** Old page id -> new page id, for every page copied (overflow pages included). */
+  readonly mapping: Map<number, number>;
+  /** Old page id -> pages its subtree occupies (itself, its descendants, their overflow pages). */
+  readonly subtreePages: Map<number, number>;
+  readonly sink: PageSink;
+  written: number;
+  /** The new file's cache id until the swap consumes it. */
+  newFileId: number | undefined;
+  released: boolean;
+  /** Set by the owner to stop the copy (it then fails, and the draft is abandoned); the finish, once begun, goes on. */
+  readonly signal: { cancelled: boolean };
+  finishing: boolean;
+}
+
+/** Pages `ids` of `file`, read in runs of consecutive ids with the runs in flight together. */
+async function readAhead(file: PageFile, ids: readonly number[]): Promise<Map<number, Buffer>> {
+  const sorted = [...ids].sort((a, b) => a - b);
+  const pages = new Map<number, Buffer>();
+  const reads: Array<Promise<void>> = [];
+  for (let k = 0; k < sorted.length; ) {
+    let end = k + 1;
+    while (end < sorted.length && sorted[end]! === sorted[end - 1]! + 1) end++;
+    const first = sorted[k]!;
+    const count = end - k;
+    reads.push(
+      file.readPagesAsync(first, count).then((bytes) => {
+        for (let j = 0; j < count; j++) pages.set(first + j, count === 1 ? bytes : bytes.subarray(j * PAGE_SIZE, (j + 1) * PAGE_SIZE));
+      }),
+    );
+    k = end;
+  }
+  await Promise.all(reads);
+  return pages;
+}
+
 function writeCatalog(entries: Array<{ name: Buffer; root: number; count: number }>, sink: PageSink): number {
   if (entries.length === 0) return NO_PAGE;
   // A throwaway store: nodes of one epoch, no accounting, nothing on disk to read.

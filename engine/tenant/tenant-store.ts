@@ -111,6 +111,9 @@ export class TenantStore implements DirtyOwner {
   readonly #brokenSignal: Promise<never>;
   #signalBroken: (err: unknown) => void = () => undefined;
   #maintenance: Promise<void> = Promise.resolve();
+  /** A compaction started by a checkpoint, until it finished, failed or was cancelled. */
+  #compaction: Promise<void> | undefined;
+  #compactionSignal: { cancelled: boolean } | undefined;
   #checkpointQueued = false;
   #timer: NodeJS.Timeout | undefined;
   #lastCheckpointAt = Date.now();
@@ -476,8 +479,8 @@ export class TenantStore implements DirtyOwner {
       await Promise.all([rotated, written]);
       await this.#wal.deleteSegmentsThrough(lsn);
       failpoint('checkpoint:after-wal-delete');
-      if (this.#trees.garbageRatio >= this.#options.compactGarbageRatio && this.#trees.fileBytes >= this.#options.compactMinBytes) {
-        await this.#trees.compact();
+      if (this.#trees.newGarbageRatio >= this.#options.compactGarbageRatio && this.#trees.fileBytes >= this.#options.compactMinBytes) {
+        this.#startCompaction();
       }
     });
     if (this.#checkpointListeners.size === 0) return done;
@@ -517,11 +520,50 @@ export class TenantStore implements DirtyOwner {
   }
 
   /** Rewrites the page file without garbage now, whatever the ratio (after a checkpoint). */
-  compact(): Promise<{ beforeBytes: number; afterBytes: number }> {
+  async compact(): Promise<{ beforeBytes: number; afterBytes: number }> {
+    // One compaction at a time: one started by a checkpoint finishes first.
+    while (this.#compaction !== undefined) await this.#compaction;
     return this.#exclusive(async () => {
       if (this.#broken) throw this.#broken;
       return this.#trees.compact();
     });
+  }
+
+  /**
+   * Compacts alongside writes and checkpoints: the copy runs outside the maintenance queue (a
+   * compaction of a large file takes seconds, and checkpoints held off that long left writers
+   * waiting for the dirty budget), only the finish (copying what checkpoints wrote meanwhile,
+   * then the swap) is exclusive. A close cancels the copy.
+   */
+  #startCompaction(): void {
+    if (this.#compaction !== undefined || this.#closing !== undefined || this.#broken) return;
+    const signal = { cancelled: false };
+    this.#compactionSignal = signal;
+    const run = async (): Promise<void> => {
+      const draft = await this.#trees.compactCopy(signal);
+      // Once over what the checkpoints of the copy wrote: more rounds did not converge at 1M
+      // documents (each took seconds, and the checkpoints meanwhile rewrote as many index
+      // pages again), and every page they copy that a later checkpoint supersedes is garbage in
+      // the new file.
+      await this.#trees.compactCatchUp(draft);
+      await this.#exclusive(async () => {
+        if (signal.cancelled || this.#broken || this.#closing !== undefined) {
+          this.#trees.compactAbandon(draft);
+          return;
+        }
+        await this.#trees.compactFinish(draft);
+      });
+    };
+    this.#compaction = run()
+      .catch((err: unknown) => {
+        // A failed copy fails the store as a failed checkpoint does (the finish's errors are
+        // recorded by #exclusive already); a cancelled one was asked for.
+        if (!signal.cancelled) this.#break(err);
+      })
+      .finally(() => {
+        this.#compaction = undefined;
+        this.#compactionSignal = undefined;
+      });
   }
 
   #exclusive<T>(task: () => Promise<T>): Promise<T> {
@@ -588,6 +630,8 @@ export class TenantStore implements DirtyOwner {
     pendingBytes: number;
     pinnedBytes: number;
     openSnapshots: number;
+    /** A compaction a checkpoint started is still running. */
+    compacting: boolean;
   } {
     const pageFileBytes = this.#trees.fileBytes;
     const walBytes = this.#wal.totalBytes;
@@ -595,6 +639,7 @@ export class TenantStore implements DirtyOwner {
       pendingBytes: this.#trees.pendingBytes,
       pinnedBytes: this.#trees.pinnedBytes,
       openSnapshots: this.#trees.openSnapshots,
+      compacting: this.#compaction !== undefined,
       lsn: this.#lsn,
       durableLsn: this.#durableLsn,
       checkpointLsn: this.#trees.header.checkpointLsn,
@@ -634,6 +679,8 @@ export class TenantStore implements DirtyOwner {
       await listener().catch(() => undefined); // a derived snapshot is an optimisation only
     }
     await this.#wal.drain();
+    if (this.#compactionSignal !== undefined) this.#compactionSignal.cancelled = true;
+    await this.#compaction;
     let checkpointError: unknown;
     if (!this.#broken) await this.checkpoint().catch((err: unknown) => (checkpointError = err));
     await this.#maintenance;
