@@ -342,7 +342,7 @@ export function valueBytes(value: string | Buffer): Buffer {
 // string costs ~24 bytes beyond its characters, an array slot 8 (plus growth slack), a node
 // object and its two arrays ~256. Large pending values are Buffers (~200 bytes of objects).
 const DIRTY_NODE_BYTES = 256;
-const DIRTY_SLOT_BYTES = 10;
+const DIRTY_SLOT_BYTES = 16;
 const DIRTY_STRING_BYTES = 24;
 const DIRTY_ENTRY_BYTES = 64;
 const DIRTY_BUFFER_BYTES = 200;

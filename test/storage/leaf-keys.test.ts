@@ -94,7 +94,7 @@ describe('dirty copies of decoded leaves', () => {
       // No string per inherited key: offsets only.
       expect(copy.keys.every((k) => typeof k === 'number')).toBe(true);
       // The dirty budget counts them with the copy of the page (two array slots each), not as strings.
-      expect(dirtyNodeBytes(copy)).toBe(256 + 200 + copy.packed!.length + 20 * keys.length);
+      expect(dirtyNodeBytes(copy)).toBe(256 + 200 + copy.packed!.length + 32 * keys.length);
       expectLeafHolds(copy, keys, values, rand);
       // The page the copy came from may be reused: the copy must not depend on it.
       page.fill(0xaa);
