@@ -708,10 +708,7 @@ export class TreeSet implements NodeStore {
       finishing: false,
     };
     try {
-      await this.#copyTrees(draft, this.header);
-      // On disk now, so that the finish syncs only what it adds.
-      await this.#flushCompaction(draft);
-      await fdatasyncAsync(draft.fd);
+      await this.#copyAndSync(draft);
       return draft;
     } catch (err) {
       this.compactAbandon(draft);
@@ -727,9 +724,7 @@ export class TreeSet implements NodeStore {
    */
   async compactCatchUp(draft: CompactionDraft): Promise<void> {
     try {
-      await this.#copyTrees(draft, this.header);
-      await this.#flushCompaction(draft);
-      await fdatasyncAsync(draft.fd);
+      await this.#copyAndSync(draft);
     } catch (err) {
       this.compactAbandon(draft);
       throw err;
@@ -815,6 +810,13 @@ export class TreeSet implements NodeStore {
       failpoint('compact:mid-copy');
     }
     return { entries, livePages };
+  }
+
+  /** Copies what the newest durable header reaches and is not copied yet, and syncs it (so a finish syncs only what it adds). */
+  async #copyAndSync(draft: CompactionDraft): Promise<void> {
+    await this.#copyTrees(draft, this.header);
+    await this.#flushCompaction(draft);
+    await fdatasyncAsync(draft.fd);
   }
 
   async #flushCompaction(draft: CompactionDraft): Promise<void> {

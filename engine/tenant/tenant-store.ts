@@ -112,8 +112,7 @@ export class TenantStore implements DirtyOwner {
   #signalBroken: (err: unknown) => void = () => undefined;
   #maintenance: Promise<void> = Promise.resolve();
   /** A compaction started by a checkpoint, until it finished, failed or was cancelled. */
-  #compaction: Promise<void> | undefined;
-  #compactionSignal: { cancelled: boolean } | undefined;
+  #compaction: { readonly signal: { cancelled: boolean }; readonly done: Promise<void> } | undefined;
   #checkpointQueued = false;
   #timer: NodeJS.Timeout | undefined;
   #lastCheckpointAt = Date.now();
@@ -522,7 +521,7 @@ export class TenantStore implements DirtyOwner {
   /** Rewrites the page file without garbage now, whatever the ratio (after a checkpoint). */
   async compact(): Promise<{ beforeBytes: number; afterBytes: number }> {
     // One compaction at a time: one started by a checkpoint finishes first.
-    while (this.#compaction !== undefined) await this.#compaction;
+    while (this.#compaction !== undefined) await this.#compaction.done;
     return this.#exclusive(async () => {
       if (this.#broken) throw this.#broken;
       return this.#trees.compact();
@@ -538,7 +537,6 @@ export class TenantStore implements DirtyOwner {
   #startCompaction(): void {
     if (this.#compaction !== undefined || this.#closing !== undefined || this.#broken) return;
     const signal = { cancelled: false };
-    this.#compactionSignal = signal;
     const run = async (): Promise<void> => {
       const draft = await this.#trees.compactCopy(signal);
       // Once over what the checkpoints of the copy wrote: more rounds did not converge at 1M
@@ -554,7 +552,7 @@ export class TenantStore implements DirtyOwner {
         await this.#trees.compactFinish(draft);
       });
     };
-    this.#compaction = run()
+    const done = run()
       .catch((err: unknown) => {
         // A failed copy fails the store as a failed checkpoint does (the finish's errors are
         // recorded by #exclusive already); a cancelled one was asked for.
@@ -562,8 +560,8 @@ export class TenantStore implements DirtyOwner {
       })
       .finally(() => {
         this.#compaction = undefined;
-        this.#compactionSignal = undefined;
       });
+    this.#compaction = { signal, done };
   }
 
   #exclusive<T>(task: () => Promise<T>): Promise<T> {
@@ -679,8 +677,10 @@ export class TenantStore implements DirtyOwner {
       await listener().catch(() => undefined); // a derived snapshot is an optimisation only
     }
     await this.#wal.drain();
-    if (this.#compactionSignal !== undefined) this.#compactionSignal.cancelled = true;
-    await this.#compaction;
+    if (this.#compaction !== undefined) {
+      this.#compaction.signal.cancelled = true;
+      await this.#compaction.done;
+    }
     let checkpointError: unknown;
     if (!this.#broken) await this.checkpoint().catch((err: unknown) => (checkpointError = err));
     await this.#maintenance;

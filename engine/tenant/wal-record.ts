@@ -83,19 +83,25 @@ export function walRecordFrame(lsn: number, ops: readonly BatchOp[]): Buffer {
     frame[p++] = 0;
     frame[p++] = n;
   };
+  // A tag and a 16- or 32-bit big-endian length or value: the wide forms of every header here.
+  const wide = (n: number, tag16: number, tag32: number): void => {
+    if (n < 0x10000) {
+      frame[p++] = tag16;
+      frame.writeUInt16BE(n, p);
+      p += 2;
+    } else {
+      frame[p++] = tag32;
+      frame.writeUInt32BE(n, p);
+      p += 4;
+    }
+  };
   const bin = (bytes: Uint8Array): void => {
     const n = bytes.length;
     if (n < 0x100) {
       frame[p++] = 0xc4;
       frame[p++] = n;
-    } else if (n < 0x10000) {
-      frame[p++] = 0xc5;
-      frame[p++] = n >> 8;
-      frame[p++] = n & 0xff;
     } else {
-      frame[p++] = 0xc6;
-      frame.writeUInt32BE(n, p);
-      p += 4;
+      wide(n, 0xc5, 0xc6);
     }
     put(bytes);
   };
@@ -106,28 +112,13 @@ export function walRecordFrame(lsn: number, ops: readonly BatchOp[]): Buffer {
   } else if (lsn < 0x100) {
     frame[p++] = 0xcc;
     frame[p++] = lsn;
-  } else if (lsn < 0x10000) {
-    frame[p++] = 0xcd;
-    frame.writeUInt16BE(lsn, p);
-    p += 2;
   } else {
-    frame[p++] = 0xce;
-    frame.writeUInt32BE(lsn, p);
-    p += 4;
+    wide(lsn, 0xcd, 0xce);
   }
   put(OPS);
   const n = ops.length;
-  if (n < 0x10) {
-    frame[p++] = 0x90 | n;
-  } else if (n < 0x10000) {
-    frame[p++] = 0xdc;
-    frame.writeUInt16BE(n, p);
-    p += 2;
-  } else {
-    frame[p++] = 0xdd;
-    frame.writeUInt32BE(n, p);
-    p += 4;
-  }
+  if (n < 0x10) frame[p++] = 0x90 | n;
+  else wide(n, 0xdc, 0xdd);
   for (const o of ops) {
     map16(o.op === 'put' ? 4 : o.op === 'delete' ? 3 : 2);
     put(OP_NAME);
