@@ -52,6 +52,7 @@ interface Compiled extends LaneRoute {
 
 // Characters a path segment may hold without escaping (RFC 3986 pchar less '%'), and '/': a
 // wildcard tail made of these is taken as it is by Fastify's router too, so both agree on the key.
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 const PLAIN_TAIL = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/]+$/;
 const JSON_TYPE = /^application\/json\s*(;\s*charset=utf-8\s*)?$/i;
 
@@ -63,6 +64,27 @@ class LaneRequest implements RouteRequest {
     readonly principal: Principal,
     readonly params: Record<string, string>,
     public body: unknown,
+  ) {}
+}
+
+/** One request the lane took, from its headers to its answer. */
+class LaneCall {
+  readonly started = performance.now();
+  /** Content-Length of the body (routes that take one). */
+  expected = 0;
+  received = 0;
+  first: Buffer | undefined = undefined;
+  chunks: Buffer[] | undefined = undefined;
+  handlerRan = false;
+  settled = false;
+
+  constructor(
+    readonly res: ServerResponse,
+    readonly route: Compiled,
+    readonly request: LaneRequest,
+    readonly method: string,
+    readonly url: string,
+    readonly limitHeaders: Record<string, string>,
   ) {}
 }
 
@@ -123,7 +145,7 @@ export class FastLane {
     const url = req.url!;
     if (url.includes('?') || url.includes('%')) return false;
     let route = this.#exact.get(`${method} ${url}`);
-    let params: Record<string, string> = {};
+    let params = NO_PARAMS;
     if (route === undefined) {
       for (const p of this.#prefixes) {
         if (p.method !== method || !url.startsWith(p.prefix)) continue;
@@ -152,95 +174,91 @@ export class FastLane {
     // Taken: from here on the lane answers.
     this.#inFlight++;
     this.#taken++;
-    const started = performance.now();
-    const id = this.#context.requestId(headers['x-request-id']);
-    const request = new LaneRequest(id, this.#context.app, principal, params, undefined);
-    // A taken request counts as in flight until its handler has settled, or until its connection
-    // closes before the handler ran (a client gone in the middle of its body): shutdown waits for
-    // exactly these.
-    let handlerRan = false;
-    let settled = false;
-    const settle = (status: number | undefined): void => {
-      if (settled) return;
-      settled = true;
-      this.#finish(status === undefined ? undefined : request, method, url, status ?? 0, started);
-    };
-    res.once('close', () => {
-      if (!handlerRan) settle(undefined);
-    });
-    const answer = (status: number, payload: unknown): void => {
-      const text = JSON.stringify(payload);
-      res.writeHead(status, {
-        'x-request-id': id,
-        ...limitHeaders,
-        'content-type': 'application/json; charset=utf-8',
-        'content-length': Buffer.byteLength(text),
-      });
-      res.end(text);
-      settle(status);
-    };
-    const fail = (err: unknown): void => {
-      const tetra = toTetraError(err);
-      if (tetra.status >= 500) this.#logger(id).error({ err: tetra.cause ?? tetra }, tetra.message);
-      const body: ErrorBody = { error: { code: tetra.code, message: tetra.message } };
-      if (tetra.details !== undefined) body.error.details = tetra.details;
-      answer(tetra.status, body);
-    };
-    const run = (): void => {
-      handlerRan = true;
-      let result: unknown;
-      try {
-        result = route.handler(request);
-      } catch (err) {
-        fail(err);
-        return;
-      }
-      if (result instanceof Promise) result.then((value) => answer(route.status, value), fail);
-      else answer(route.status, result);
-    };
-
+    const request = new LaneRequest(this.#context.requestId(headers['x-request-id']), this.#context.app, principal, params, undefined);
+    const call = new LaneCall(res, route, request, method, url, limitHeaders);
     if (route.validate === undefined) {
       req.resume();
-      run();
+      this.#run(call);
       return true;
     }
-    const validate = route.validate;
     // The body is complete once Content-Length bytes have arrived (Node's parser delivers no more
     // than that): it is answered then, not a 'end' event later (one nextTick and emit less).
-    const expected = Number(length);
-    let first: Buffer | undefined;
-    let chunks: Buffer[] | undefined;
-    let received = 0;
-    req.on('data', (chunk: Buffer) => {
-      received += chunk.length;
-      if (first === undefined) first = chunk;
-      else (chunks ??= [first]).push(chunk);
-      if (received < expected) return;
-      // Decoded whole, so a character split across chunks stays one character.
-      const text = chunks === undefined ? first.toString('utf8') : Buffer.concat(chunks, received).toString('utf8');
-      try {
-        request.body = parseJsonBody(text);
-      } catch (err) {
-        fail(err);
-        return;
-      }
-      if (!validate(request.body)) {
-        fail(Object.assign(new Error('validation'), { validation: validate.errors ?? [], validationContext: 'body' }));
-        return;
-      }
-      run();
+    call.expected = Number(length);
+    req.on('data', (chunk: Buffer) => this.#onData(call, chunk));
+    // A taken request counts as in flight until its handler has settled, or until its connection
+    // closes before the body was complete (a client gone in the middle of its body): shutdown
+    // waits for exactly these. Node reports such a request as aborted, with this error.
+    req.on('error', () => {
+      if (!call.handlerRan) this.#settle(call, undefined);
     });
-    // A broken upload ends with the connection's close (above); nothing to answer.
-    req.on('error', () => undefined);
     return true;
   }
 
-  #logger(id: string): FastifyBaseLogger {
-    return this.#context.app.log.child({ reqId: id });
+  #onData(call: LaneCall, chunk: Buffer): void {
+    call.received += chunk.length;
+    if (call.first === undefined) call.first = chunk;
+    else (call.chunks ??= [call.first]).push(chunk);
+    if (call.received < call.expected) return;
+    // Decoded whole, so a character split across chunks stays one character.
+    const text = call.chunks === undefined ? call.first.toString('utf8') : Buffer.concat(call.chunks, call.received).toString('utf8');
+    const request = call.request;
+    try {
+      request.body = parseJsonBody(text);
+    } catch (err) {
+      this.#fail(call, err);
+      return;
+    }
+    const validate = call.route.validate!;
+    if (!validate(request.body)) {
+      this.#fail(call, Object.assign(new Error('validation'), { validation: validate.errors ?? [], validationContext: 'body' }));
+      return;
+    }
+    this.#run(call);
   }
 
-  #finish(request: LaneRequest | undefined, method: string, url: string, status: number, started: number): void {
-    if (request !== undefined) this.#context.onResponse(() => this.#logger(request.id), method, url, status, performance.now() - started);
+  #run(call: LaneCall): void {
+    call.handlerRan = true;
+    let result: unknown;
+    try {
+      result = call.route.handler(call.request);
+    } catch (err) {
+      this.#fail(call, err);
+      return;
+    }
+    if (result instanceof Promise) {
+      result.then(
+        (value) => this.#answer(call, call.route.status, value),
+        (err: unknown) => this.#fail(call, err),
+      );
+    } else this.#answer(call, call.route.status, result);
+  }
+
+  #answer(call: LaneCall, status: number, payload: unknown): void {
+    const text = JSON.stringify(payload);
+    const headers: Record<string, string | number> = { 'x-request-id': call.request.id, 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) };
+    const limit = call.limitHeaders;
+    for (const name in limit) headers[name] = limit[name]!;
+    call.res.writeHead(status, headers);
+    call.res.end(text);
+    this.#settle(call, status);
+  }
+
+  #fail(call: LaneCall, err: unknown): void {
+    const tetra = toTetraError(err);
+    if (tetra.status >= 500) this.#logger(call.request.id).error({ err: tetra.cause ?? tetra }, tetra.message);
+    const body: ErrorBody = { error: { code: tetra.code, message: tetra.message } };
+    if (tetra.details !== undefined) body.error.details = tetra.details;
+    this.#answer(call, tetra.status, body);
+  }
+
+  /** Settles a taken request once: answered with `status`, or gone before its handler ran (undefined). */
+  #settle(call: LaneCall, status: number | undefined): void {
+    if (call.settled) return;
+    call.settled = true;
+    if (status !== undefined) {
+      const id = call.request.id;
+      this.#context.onResponse(() => this.#logger(id), call.method, call.url, status, performance.now() - call.started);
+    }
     this.#inFlight--;
     if (this.#inFlight === 0 && this.#drained !== undefined) {
       const drained = this.#drained;
@@ -248,4 +266,9 @@ export class FastLane {
       drained();
     }
   }
+
+  #logger(id: string): FastifyBaseLogger {
+    return this.#context.app.log.child({ reqId: id });
+  }
+
 }

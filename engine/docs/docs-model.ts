@@ -305,19 +305,41 @@ export interface FindResult {
  * @throws QUERY_ERROR for a bad filter, sort or projection, or a result or sort past its memory bound
  */
 export async function docsFind(store: TenantStore, collection: unknown, options: FindOptions, defaults: { limit?: number } = {}): Promise<FindResult> {
-  const name = validateCollectionName(collection);
-  const byId = idLookup(options);
-  if (byId !== undefined) return findById(store, name, byId, options);
-  const query = compileQuery(options, defaults.limit ?? DOCS_MODEL_LIMITS.defaultFindLimit, DOCS_MODEL_LIMITS.maxFindLimit);
-  const projection = compileProjection(options.projection);
-  const explain = options.explain === true;
-  if (options.explain !== undefined && typeof options.explain !== 'boolean') fail('VALIDATION_FAILED', 'explain must be a boolean', { field: 'explain' });
-  if (!explain) {
-    // Most finds read a few entries: answered in this turn from the live store (consistent by
-    // itself: nothing else runs meanwhile), without a snapshot or a turn per chunk.
-    const quick = findInOneTurn(store, name, query, projection);
-    if (quick !== undefined) return { documents: quick };
+  return docsFindNow(store, collection, options, defaults);
+}
+
+/**
+ * docsFind, answering in the calling turn when it can: a find by `_id`, or one whose plan reads
+ * at most a chunk, comes back as a value (no turn of the microtask queue); a longer one as a
+ * promise. Errors always come as a rejected promise, never thrown.
+ */
+export function docsFindNow(store: TenantStore, collection: unknown, options: FindOptions, defaults: { limit?: number } = {}): FindResult | Promise<FindResult> {
+  let name: string;
+  let query: Query;
+  let projection: CompiledProjection;
+  let explain: boolean;
+  try {
+    name = validateCollectionName(collection);
+    const byId = idLookup(options);
+    if (byId !== undefined) return findById(store, name, byId, options);
+    query = compileQuery(options, defaults.limit ?? DOCS_MODEL_LIMITS.defaultFindLimit, DOCS_MODEL_LIMITS.maxFindLimit);
+    projection = compileProjection(options.projection);
+    explain = options.explain === true;
+    if (options.explain !== undefined && typeof options.explain !== 'boolean') fail('VALIDATION_FAILED', 'explain must be a boolean', { field: 'explain' });
+    if (!explain) {
+      // Most finds read a few entries: answered in this turn from the live store (consistent by
+      // itself: nothing else runs meanwhile), without a snapshot or a turn per chunk.
+      const quick = findInOneTurn(store, name, query, projection);
+      if (quick !== undefined) return { documents: quick };
+    }
+  } catch (err) {
+    return Promise.reject(err);
   }
+  return findOnSnapshot(store, name, query, projection, explain);
+}
+
+/** The rest of a find that did not fit in one turn: on a snapshot, a chunk per turn. */
+function findOnSnapshot(store: TenantStore, name: string, query: Query, projection: CompiledProjection, explain: boolean): Promise<FindResult> {
   return onCollectionSnapshot(store, name, async (info, snapshot) => {
     const plan = planQuery(info, query.filter.ast, query.sort.keys);
     const examined: Examined = { keys: 0, docs: 0 };

@@ -58,6 +58,7 @@ export {
   docsExpireDue,
   docsExpiry,
   docsFind,
+  docsFindNow,
   docsFindOne,
   docsInsert,
   docsInsertCost,

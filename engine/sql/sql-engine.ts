@@ -13,7 +13,7 @@ import { sqlFail, toText, type NonNullSqlValue, type SqlValue } from './sql-type
 import { toJsValue } from './select-expressions.js';
 import { alterTable, createIndex, createTable, dropIndex, dropTables } from './exec/ddl.js';
 import { deleteRows, insert, update, type DmlResult } from './exec/dml.js';
-import { Exec, PAUSE, pauseTurn, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './exec/runtime.js';
+import { Exec, PAUSE, pauseTurn, type ExecLimits, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './exec/runtime.js';
 import { planQuery, type PlanEnv } from './exec/select.js';
 
 const { Parser } = nodeSqlParser;
@@ -37,11 +37,15 @@ type Ast = AstNode & Record<string, any>;
 interface Parsed {
   statements: Ast[];
   explain: boolean;
+  /** TenantSql.uses when last parsed or looked up: the least recent is evicted. */
+  used: number;
 }
 
 interface TenantSql {
   catalog: Catalog | undefined;
   parsed: Map<string, Parsed>;
+  /** Lookups of `parsed` so far (a clock for its eviction). */
+  uses: number;
   /** Read plans by statement text + parameter types, valid for one catalog version. */
   plans: Map<string, { version: number; plan: Plan }>;
   /** The tail of the writer queue: one write transaction at a time per tenant. */
@@ -53,7 +57,7 @@ const tenants = new WeakMap<TenantStore, TenantSql>();
 function stateOf(store: TenantStore): TenantSql {
   let s = tenants.get(store);
   if (s === undefined) {
-    s = { catalog: undefined, parsed: new Map(), plans: new Map(), writer: Promise.resolve() };
+    s = { catalog: undefined, parsed: new Map(), uses: 0, plans: new Map(), writer: Promise.resolve() };
     tenants.set(store, s);
   }
   return s;
@@ -68,8 +72,8 @@ function catalogOf(s: TenantSql, reader: SqlReader): Catalog {
 function parse(s: TenantSql, sql: string): Parsed {
   const cached = s.parsed.get(sql);
   if (cached !== undefined) {
-    s.parsed.delete(sql);
-    s.parsed.set(sql, cached);
+    // Marked rather than moved to the end of the map (a delete and a set on every hit).
+    cached.used = ++s.uses;
     return cached;
   }
   let text = sql;
@@ -101,9 +105,20 @@ function parse(s: TenantSql, sql: string): Parsed {
   }
   if (statements.length === 0) sqlFail('42601', 'empty query');
   if (explain && statements.length !== 1) unsupported('EXPLAIN of several statements');
-  const parsed = { statements, explain };
+  const parsed = { statements, explain, used: ++s.uses };
+  if (s.parsed.size >= PARSE_CACHE_ENTRIES) {
+    // The least recently used goes: a scan of the entries, rare next to the parse it follows.
+    let oldest: string | undefined;
+    let oldestUse = Infinity;
+    for (const [text, p] of s.parsed) {
+      if (p.used < oldestUse) {
+        oldestUse = p.used;
+        oldest = text;
+      }
+    }
+    s.parsed.delete(oldest!);
+  }
   s.parsed.set(sql, parsed);
-  if (s.parsed.size > PARSE_CACHE_ENTRIES) s.parsed.delete(s.parsed.keys().next().value as string);
   return parsed;
 }
 
@@ -138,27 +153,71 @@ function isRead(a: Ast): boolean {
   return a.type === 'select' || (a.type === 'transaction');
 }
 
-/**
- * Runs a request: one or more statement inputs, in order, as one atomic transaction.
- * Read-only requests run on one snapshot without waiting for anyone; requests that write run
- * one at a time per tenant over a transaction view, committed as one atomic batch.
- * @throws SQL_ERROR with details.sqlstate (and position for syntax errors); nothing is changed
- */
-export async function sqlExecute(store: TenantStore, inputs: readonly SqlStatementInput[], options: SqlOptions = {}): Promise<SqlOutcome> {
+/** A request parsed and ready to run. */
+interface Prepared {
+  s: TenantSql;
+  opts: typeof SQL_DEFAULTS & SqlOptions;
+  work: { ast: Ast; explain: boolean; params: SqlValue[]; text: string }[];
+  statementTime: bigint;
+  limits: ExecLimits;
+  readOnly: boolean;
+}
+
+function prepare(store: TenantStore, inputs: readonly SqlStatementInput[], options: SqlOptions): Prepared {
   const s = stateOf(store);
   const opts = { ...SQL_DEFAULTS, ...options };
-  const work: { ast: Ast; explain: boolean; params: SqlValue[]; text: string }[] = [];
+  const work: Prepared['work'] = [];
   // Plans are cached per statement: its text, and its place among the text's statements.
   for (const input of inputs) {
     if (typeof input.sql !== 'string' || input.sql.trim() === '') sqlFail('42601', 'empty query');
     const parsed = parse(s, input.sql);
     const params = paramsFromJson(input.params ?? []);
     if (parsed.statements.length > 1 && params.length > 0) sqlFail('42601', 'cannot insert multiple commands into a prepared statement (params need a single statement)');
-    parsed.statements.forEach((ast, i) => work.push({ ast, explain: parsed.explain, params, text: i === 0 ? input.sql : `${input.sql}\u0000#${i}` }));
+    for (let i = 0; i < parsed.statements.length; i++) work.push({ ast: parsed.statements[i]!, explain: parsed.explain, params, text: i === 0 ? input.sql : `${input.sql}\u0000#${i}` });
   }
   const statementTime = BigInt((opts.now ?? new Date()).getTime()) * 1000n;
   const limits = { timeLimitMs: opts.timeLimitMs, maxWorkBytes: opts.maxWorkBytes };
   const readOnly = work.every((w) => w.explain || isRead(w.ast));
+  return { s, opts, work, statementTime, limits, readOnly };
+}
+
+/**
+ * Runs a request: one or more statement inputs, in order, as one atomic transaction.
+ * Read-only requests run on one snapshot without waiting for anyone; requests that write run
+ * one at a time per tenant over a transaction view, committed as one atomic batch.
+ *
+ * A single SELECT that finishes within its first slice (a point or short range read) is answered
+ * in the calling turn, as a value rather than a promise: no turns of the microtask queue. Errors
+ * always come as a rejected promise, never thrown.
+ * @throws SQL_ERROR with details.sqlstate (and position for syntax errors); nothing is changed
+ */
+export function sqlExecute(store: TenantStore, inputs: readonly SqlStatementInput[], options: SqlOptions = {}): SqlOutcome | Promise<SqlOutcome> {
+  let p: Prepared;
+  try {
+    p = prepare(store, inputs, options);
+    const w = p.work[0]!;
+    if (p.work.length === 1 && !w.explain && w.ast.type === 'select') {
+      const reader = new LiveReader(store);
+      let closeNow = true;
+      try {
+        const x = new Exec(reader, catalogOf(p.s, reader), p.statementTime, w.params, p.limits, () => reader.pin());
+        const result = selectStatement(w.ast, w.text, x, undefined, p.s, p.opts);
+        if (!(result instanceof Promise)) return { results: [result], durable: undefined };
+        // Paused: the reader pinned a snapshot, released once the statement is done.
+        closeNow = false;
+        return result.then((r) => ({ results: [r], durable: undefined })).finally(() => reader.close());
+      } finally {
+        if (closeNow) reader.close();
+      }
+    }
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  return runPrepared(store, p);
+}
+
+async function runPrepared(store: TenantStore, p: Prepared): Promise<SqlOutcome> {
+  const { s, opts, work, statementTime, limits, readOnly } = p;
   if (readOnly && work.length === 1) {
     const reader = new LiveReader(store);
     try {
@@ -244,19 +303,44 @@ async function drive<T>(gen: Generator<Step, T>, x: Exec): Promise<T> {
   }
 }
 
-async function collect(plan: Plan, x: Exec, maxRows: number): Promise<Row[]> {
+/**
+ * A SELECT's result: planned (or its plan taken from the cache), its rows pulled in this turn
+ * until the first PAUSE; only a statement that pauses continues asynchronously.
+ */
+function selectStatement(ast: Ast, text: string, x: Exec, txn: Txn | undefined, s: TenantSql, opts: typeof SQL_DEFAULTS & SqlOptions): SqlResult | Promise<SqlResult> {
+  let plan: Plan;
+  const params = x.params;
+  const key = params.length === 0 ? text : params.length === 1 ? `${text}\u0000${params[0]!.type}` : `${text}\u0000${params.map((p) => p.type).join(',')}`;
+  const cached = txn === undefined ? s.plans.get(key) : undefined;
+  if (cached !== undefined && cached.version === x.catalog.version) plan = cached.plan;
+  else {
+    plan = planQuery(ast, { catalog: x.catalog, params, parent: undefined, ctes: new Map() });
+    if (txn === undefined) {
+      s.plans.set(key, { version: x.catalog.version, plan });
+      if (s.plans.size > PARSE_CACHE_ENTRIES) s.plans.delete(s.plans.keys().next().value as string);
+    }
+  }
   const rows: Row[] = [];
   const gen = plan.rows(x);
+  const done = (): SqlResult => finish('SELECT', plan.columns.filter((c) => !c.hidden), rows, rows.length, opts);
+  return pull(gen, rows, opts.maxRows) ? done() : collectRest(gen, rows, x, opts.maxRows).then(done);
+}
+
+/** Pulls rows into `rows` until the generator ends (true) or pauses (false). */
+function pull(gen: Generator<Step>, rows: Row[], maxRows: number): boolean {
   for (;;) {
     const r = gen.next();
-    if (r.done === true) return rows;
-    if (r.value === PAUSE) {
-      await pauseTurn(x, nextTurn);
-      continue;
-    }
+    if (r.done === true) return true;
+    if (r.value === PAUSE) return false;
     rows.push(r.value);
     if (rows.length > maxRows) sqlFail('54000', `the result has more than ${maxRows} rows (TETRA_SQL_MAX_ROWS); add a LIMIT or narrow the WHERE`);
   }
+}
+
+/** The rest of a paused generator's rows, a turn of the event loop between slices. */
+async function collectRest(gen: Generator<Step>, rows: Row[], x: Exec, maxRows: number): Promise<void> {
+  do await pauseTurn(x, nextTurn);
+  while (!pull(gen, rows, maxRows));
 }
 
 function mutableCatalog(txn: Txn): Catalog {
@@ -270,8 +354,9 @@ function mutableCatalog(txn: Txn): Catalog {
 }
 
 async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, txn: Txn | undefined, s: TenantSql, opts: typeof SQL_DEFAULTS & SqlOptions): Promise<SqlResult> {
-  const env: PlanEnv = { catalog: x.catalog, params: x.params, parent: undefined, ctes: new Map() };
+  const envOf = (): PlanEnv => ({ catalog: x.catalog, params: x.params, parent: undefined, ctes: new Map() });
   if (explain) {
+    const env = envOf();
     if (ast.type !== 'select') unsupported(`EXPLAIN ${String(ast.type).toUpperCase()} (EXPLAIN shows query plans)`);
     const plan = planQuery(ast, env);
     const lines: string[] = [];
@@ -283,21 +368,8 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
     return finish('EXPLAIN', [{ name: 'QUERY PLAN', type: 'text', qualifier: null }], lines.map((l) => [{ type: 'text', value: l }]), lines.length, opts);
   }
   switch (ast.type) {
-    case 'select': {
-      let plan: Plan;
-      const key = x.params.length === 0 ? text : `${text}\u0000${x.params.map((p) => p.type).join(',')}`;
-      const cached = txn === undefined ? s.plans.get(key) : undefined;
-      if (cached !== undefined && cached.version === x.catalog.version) plan = cached.plan;
-      else {
-        plan = planQuery(ast, env);
-        if (txn === undefined) {
-          s.plans.set(key, { version: x.catalog.version, plan });
-          if (s.plans.size > PARSE_CACHE_ENTRIES) s.plans.delete(s.plans.keys().next().value as string);
-        }
-      }
-      const rows = await collect(plan, x, opts.maxRows);
-      return finish('SELECT', plan.columns.filter((c) => !c.hidden), rows, rows.length, opts);
-    }
+    case 'select':
+      return selectStatement(ast, text, x, txn, s, opts);
     case 'transaction': {
       const action = String(ast.expr?.action?.value ?? '').toUpperCase();
       if (txn === undefined) return finish(action === 'START' ? 'BEGIN' : action, [], [], 0, opts);
@@ -365,7 +437,7 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
     case 'update':
     case 'delete': {
       const run = ast.type === 'insert' ? insert : ast.type === 'update' ? update : deleteRows;
-      const r: DmlResult = await drive(run(ast, env, view, x), x);
+      const r: DmlResult = await drive(run(ast, envOf(), view, x), x);
       return finish(ast.type.toUpperCase(), r.columns, r.rows ?? [], r.rows === undefined ? r.count : r.rows.length, opts);
     }
     case 'create': {
@@ -416,16 +488,26 @@ export function jsonValue(v: SqlValue): unknown {
 
 function finish(command: string, columns: PlanColumn[], rows: Row[], rowCount: number, opts: typeof SQL_DEFAULTS & SqlOptions): SqlResult {
   let bytes = 0;
+  const n = columns.length;
   const names = columns.map((c) => c.name);
-  const out = rows.map((r) => {
-    const values = r.slice(0, columns.length).map(jsonValue);
+  const arrays = opts.rowMode === 'array';
+  const out = new Array<unknown>(rows.length);
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    const values = new Array<unknown>(n);
     bytes += 16;
-    for (const v of values) bytes += typeof v === 'string' ? v.length + 2 : v !== null && typeof v === 'object' ? JSON.stringify(v).length : 8;
+    for (let i = 0; i < n; i++) {
+      const v = jsonValue(row[i]!);
+      values[i] = v;
+      bytes += typeof v === 'string' ? v.length + 2 : v !== null && typeof v === 'object' ? JSON.stringify(v).length : 8;
+    }
     if (bytes > opts.maxResultBytes) sqlFail('54000', `the result is larger than ${opts.maxResultBytes} bytes (TETRA_SQL_MAX_RESULT_BYTES); add a LIMIT or select fewer columns`);
-    if (opts.rowMode === 'array') return values;
-    const o: Record<string, unknown> = {};
-    for (let i = 0; i < names.length; i++) o[names[i]!] = values[i];
-    return o;
-  });
+    if (arrays) out[r] = values;
+    else {
+      const o: Record<string, unknown> = {};
+      for (let i = 0; i < n; i++) o[names[i]!] = values[i];
+      out[r] = o;
+    }
+  }
   return { command, columns: columns.map((c) => ({ name: c.name, type: c.type })), rows: out, rowCount };
 }

@@ -104,7 +104,8 @@ export class TenantRegistry {
       try {
         const pending = fn(store);
         observed = store.lsn;
-        outcome = { value: await pending };
+        // A value (fn answered in this turn) needs no turn of the microtask queue.
+        outcome = { value: pending instanceof Promise ? await pending : pending };
       } catch (error) {
         outcome = { error };
       }

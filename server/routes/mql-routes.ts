@@ -7,7 +7,7 @@ import {
   docsDelete,
   docsDropCollection,
   docsDropIndex,
-  docsFind,
+  docsFindNow,
   docsFindOne,
   docsInsert,
   docsInsertCost,
@@ -99,7 +99,7 @@ export function mqlRoutes(app: FastifyInstance): void {
     { 200: { type: 'object', properties: { documents, explain: anyObject } } },
     async (request) => {
       const b = body<{ collection: string; explain?: boolean }>(request);
-      const result = await withTenant(request, (store) => docsFind(store, b.collection, b));
+      const result = await withTenant(request, (store) => docsFindNow(store, b.collection, b));
       return { documents: result.documents.map(toJson), ...(result.explain !== undefined ? { explain: result.explain } : {}) };
     },
     200,

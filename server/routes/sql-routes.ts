@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { fail } from '../../engine/errors.js';
-import { sqlExecute, type SqlOptions, type SqlResult } from '../../engine/sql/index.js';
+import { sqlExecute, type SqlOptions, type SqlOutcome, type SqlResult } from '../../engine/sql/index.js';
 import { authedErrors, bearer } from '../schemas.js';
 import { withTenant, type RouteRequest } from '../tetra-context.js';
 
@@ -55,10 +55,11 @@ export function sqlRoutes(app: FastifyInstance): void {
     if (hasSql === (b.statements !== undefined)) fail('VALIDATION_FAILED', 'give either sql (with optional params) or statements');
     if (b.statements !== undefined && b.params !== undefined) fail('VALIDATION_FAILED', 'params go inside each of statements');
     const inputs = hasSql ? [{ sql: b.sql as string, params: b.params }] : b.statements!;
-    const outcome = await withTenant(request, async (store) => {
-      const o = await sqlExecute(store, inputs, options(b.rowMode));
-      await o.durable;
-      return o.results;
+    // A read answered in this turn comes back as a value: no await in between.
+    const results = (o: SqlOutcome): SqlResult[] | Promise<SqlResult[]> => (o.durable === undefined ? o.results : o.durable.then(() => o.results));
+    const outcome = await withTenant(request, (store) => {
+      const o = sqlExecute(store, inputs, options(b.rowMode));
+      return o instanceof Promise ? o.then(results) : results(o);
     });
     if (hasSql) return outcome[outcome.length - 1] as SqlResult;
     return { results: outcome };
