@@ -13,7 +13,7 @@ import { TenantRegistry } from '../engine/tenant/index.js';
 import { loadEmbedder, VectorService } from '../engine/vector/index.js';
 import type { ServerConfig } from './config.js';
 import { sendError } from './error-handler.js';
-import { FastLane } from './fast-lane.js';
+import { FastLane, LaneIncomingMessage } from './fast-lane.js';
 import { parseJsonBody } from './json-body.js';
 import { lazyChildLogger } from './lazy-request-logger.js';
 import { RateLimiter } from './rate-limiter.js';
@@ -102,7 +102,7 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
       // within 10% of it.
       const timeout = opts.requestTimeout;
       const checking = timeout > 0 ? { connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(timeout / 10))), headersTimeout: Math.min(60_000, timeout) } : {};
-      const server = createServer({ ...opts.http, ...checking }, (req, res) => {
+      const server = createServer({ ...opts.http, ...checking, IncomingMessage: LaneIncomingMessage }, (req, res) => {
         if (lane === undefined || !lane.handle(req, res)) handler(req, res);
       });
       server.keepAliveTimeout = opts.keepAliveTimeout;

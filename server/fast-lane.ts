@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { IncomingMessage, type ServerResponse } from 'node:http';
 import { Ajv, type ValidateFunction } from 'ajv';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Principal } from '../engine/system/index.js';
@@ -65,6 +65,37 @@ class LaneRequest implements RouteRequest {
     readonly params: Record<string, string>,
     public body: unknown,
   ) {}
+}
+
+/**
+ * The server's request class (createServer's `IncomingMessage` option): a request whose body the
+ * lane reads gets each chunk handed over as Node's HTTP parser pushes it, instead of through the
+ * stream's 'data' events (a resume, a nextTick, a flow and an emit per request). Every other
+ * request, and every other use of the stream, is an IncomingMessage as usual.
+ */
+export class LaneIncomingMessage extends IncomingMessage {
+  /** Set by the lane on a request it took: receives the body's chunks. */
+  laneBody: ((chunk: Buffer) => void) | undefined = undefined;
+
+  /** Set with laneBody: called if the request is destroyed (its client gone) before the body is complete. */
+  laneGone: (() => void) | undefined = undefined;
+
+  override _destroy(err: Error | null, callback: (error?: Error | null) => void): void {
+    const gone = this.laneGone;
+    if (gone !== undefined) {
+      this.laneGone = undefined;
+      gone();
+    }
+    super._destroy(err, callback);
+  }
+
+  override push(chunk: unknown, encoding?: BufferEncoding): boolean {
+    if (chunk !== null && this.laneBody !== undefined) {
+      this.laneBody(chunk as Buffer);
+      return true;
+    }
+    return super.push(chunk, encoding);
+  }
 }
 
 /** One request the lane took, from its headers to its answer. */
@@ -184,13 +215,20 @@ export class FastLane {
     // The body is complete once Content-Length bytes have arrived (Node's parser delivers no more
     // than that): it is answered then, not a 'end' event later (one nextTick and emit less).
     call.expected = Number(length);
-    req.on('data', (chunk: Buffer) => this.#onData(call, chunk));
     // A taken request counts as in flight until its handler has settled, or until its connection
     // closes before the body was complete (a client gone in the middle of its body): shutdown
-    // waits for exactly these. Node reports such a request as aborted, with this error.
-    req.on('error', () => {
+    // waits for exactly these. Node destroys such a request (and reports it aborted).
+    const onData = (chunk: Buffer): void => this.#onData(call, chunk);
+    const gone = (): void => {
       if (!call.handlerRan) this.#settle(call, undefined);
-    });
+    };
+    if (req instanceof LaneIncomingMessage) {
+      req.laneBody = onData;
+      req.laneGone = gone;
+    } else {
+      req.on('data', onData);
+      req.on('error', gone);
+    }
     return true;
   }
 
