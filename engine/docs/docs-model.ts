@@ -366,10 +366,42 @@ function findInOneTurn(store: TenantStore, name: string, query: Query, projectio
   if (info === undefined) return [];
   const plan = planQuery(info, query.filter.ast, query.sort.keys);
   const collector = new FindCollector(query, projection, plan);
+  if (plan.kind === 'index') return indexFindInOneTurn(store, info, plan, collector);
   const live: Reader = { get: (tree, key) => store.get(tree, key), scan: (tree, range) => store.scanNow(tree, range) };
   for (const chunk of candidateChunks(live, info, plan, { keys: 0, docs: 0 })) {
     if (collector.offer(chunk.candidates)) break;
     if (chunk.more) return undefined;
+  }
+  return collector.documents();
+}
+
+/**
+ * findInOneTurn for an index plan: the documents its index entries name, range by range, each
+ * range's entries (their values, the documents' keys) read in one synchronous call rather than
+ * through iterators; the same chunks, in the same order, as candidateChunks offers. Undefined when
+ * a range holds more than a chunk and the collector still wants more.
+ */
+function indexFindInOneTurn(store: TenantStore, info: CollectionInfo, plan: Plan & { kind: 'index' }, collector: FindCollector): Doc[] | undefined {
+  const tree = docsTree(info);
+  const index = indexTree(info, plan.index);
+  const seen = plan.dedupe ? new Set<string>() : undefined;
+  const examined: Examined = { keys: 0, docs: 0 };
+  const ranges = plan.ranges;
+  for (let r = 0; r < ranges.length; r++) {
+    const range = ranges[plan.reverse ? ranges.length - 1 - r : r]!;
+    const pks: Buffer[] = [];
+    const more = store.valuesNow(index, plan.reverse ? { ...range, reverse: true } : range, CHUNK, pks);
+    const chunk: Candidate[] = [];
+    for (const pk of pks) {
+      if (seen !== undefined) {
+        const id = pk.toString('latin1');
+        if (seen.has(id)) continue;
+        seen.add(id);
+      }
+      chunk.push(indexedDocument(store, tree, info, plan, pk, examined));
+    }
+    if (chunk.length > 0 && collector.offer(chunk)) break;
+    if (more) return undefined;
   }
   return collector.documents();
 }

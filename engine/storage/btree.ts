@@ -185,6 +185,31 @@ export class TreeReader {
     }
   }
 
+  /**
+   * Values within `range` in key order (or reverse), at most `max` of them, appended to `out`: a
+   * synchronous read without an iterator, for short reads done within one turn. True when the
+   * range holds more entries than were taken.
+   */
+  collectValues(range: ScanRange, max: number, out: Buffer[]): boolean {
+    this.check();
+    const start = this.#start(range);
+    if (start === undefined) return false;
+    const { reverse, stopKey, stopInclusive, stack } = start;
+    let limit = start.limit;
+    let taken = 0;
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1]!;
+      const leaf = top.node as LeafNode;
+      if (stopKey !== undefined && pastStop(compareLeafKey(leaf, top.index, stopKey), stopInclusive, reverse)) return false;
+      if (taken >= max) return true;
+      out.push(this.readValue(leafValueAt(leaf, top.index)));
+      taken++;
+      if (--limit <= 0) return false;
+      this.#advance(stack, reverse);
+    }
+    return false;
+  }
+
   /** Keys only: no overflow reads. */
   *keys(range: ScanRange = {}): Generator<Buffer> {
     for (const [leaf, i] of this.#walk(range)) yield leafKeyBytes(leaf, i);

@@ -256,6 +256,16 @@ export class TenantStore implements DirtyOwner {
   }
 
   /**
+   * Values of `tree` within `range` in key order (or reversed), at most `max`, appended to `out`,
+   * read from the live tree in this call (synchronous: nothing can write meanwhile). True when the
+   * range holds more than were taken. For short reads; longer ones go through a snapshot.
+   */
+  valuesNow(tree: string, range: StoreScanRange, max: number, out: Buffer[]): boolean {
+    this.#assertOpen();
+    return this.#trees.tree(tree)?.collectValues(withPrefix(range), max, out) ?? false;
+  }
+
+  /**
    * Values of `tree` within `range` in key order (keys are not materialised), on a snapshot like
    * scan(). A plain iterator rather than a generator (one call per value instead of a delegated
    * resume, which full-table SQL scans feel): it takes its snapshot at the first next() and

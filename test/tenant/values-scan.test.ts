@@ -115,3 +115,35 @@ describe('scanNow(): a live scan without a snapshot, for reads within one turn',
     expect(() => entries.next()).toThrow(/stepped after a write/);
   });
 });
+
+describe('valuesNow(): a short read into an array, in one call', () => {
+  it('takes exactly what scan() yields, up to max, and says whether the range holds more, over clean, dirty and copied leaves and overflow values', async () => {
+    store = await TenantStore.open(newDir('values-now'), storeOptions());
+    await store.write(puts(0, 3000));
+    const big = (i: number): Buffer => Buffer.alloc(9000 + i, i % 251);
+    await store.write([10, 11, 1500, 2999].map((i) => ({ op: 'put' as const, tree: 'a', key: key(i), value: big(i) })));
+    for (const phase of ['dirty', 'checkpointed', 'rewritten after a checkpoint']) {
+      if (phase === 'checkpointed') await store.checkpoint();
+      if (phase === 'rewritten after a checkpoint') await store.write(Array.from({ length: 60 }, (_, k) => ({ op: 'put' as const, tree: 'a', key: key(k * 50 + 3), value: Buffer.from(`rewritten-${k}`) })));
+      for (const r of ranges) {
+        const expected = [...store.scan('a', r)].map(([, v]) => v.toString('hex'));
+        // Fewer than the range holds, exactly as many, more; and none.
+        for (const max of [0, 1, 5, expected.length - 1, expected.length, expected.length + 10]) {
+          if (max < 0) continue;
+          const out: Buffer[] = [];
+          const more = store.valuesNow('a', r, max, out);
+          const label = `${phase} ${JSON.stringify(r)} max ${max}`;
+          expect(out.map((v) => v.toString('hex')), label).toEqual(expected.slice(0, max));
+          expect(more, label).toBe(max < expected.length);
+        }
+      }
+      // Appends to what the array already holds.
+      const out = [Buffer.from('x')];
+      expect(store.valuesNow('a', { gte: key(5), lt: key(7) }, 10, out)).toBe(false);
+      expect(out).toEqual([Buffer.from('x'), value(5), value(6)]);
+    }
+    const none: Buffer[] = [];
+    expect(store.valuesNow('missing', {}, 10, none)).toBe(false);
+    expect(none).toEqual([]);
+  });
+});
