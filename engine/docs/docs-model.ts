@@ -255,20 +255,29 @@ class TopK {
 
 // Decoded catalog entries for reads, per store, reused while the stored bytes are the same.
 // Writers read the catalog afresh (they change the info they read).
-const catalogCache = new WeakMap<TenantStore, Map<string, { bytes: Buffer; info: CollectionInfo }>>();
+const catalogCache = new WeakMap<TenantStore, Map<string, { bytes: Buffer; info: CollectionInfo; version: number }>>();
 const CATALOG_CACHE_ENTRIES = 64;
 
-/** The collection as `snapshot` (or the store itself) sees it, decoded once per version. Read-only for the caller. */
+/**
+ * The collection as `snapshot` (or the store itself) sees it, decoded once per version. Read-only
+ * for the caller. A read of the live store takes the entry without reading the catalog while the
+ * catalog tree is unchanged (TenantStore.treeVersion); otherwise the stored bytes decide.
+ */
 function readCollectionCached(store: TenantStore, snapshot: Pick<Snapshot, 'get' | 'scan'>, name: string): CollectionInfo | undefined {
-  const raw = snapshot.get(CATALOG_TREE, Buffer.from(name));
-  if (raw === undefined) return undefined;
   let cache = catalogCache.get(store);
   if (cache === undefined) catalogCache.set(store, (cache = new Map()));
   const hit = cache.get(name);
-  if (hit !== undefined && hit.bytes.equals(raw)) return hit.info;
+  const version = snapshot === store ? store.treeVersion(CATALOG_TREE) : -1;
+  if (hit !== undefined && version > 0 && hit.version === version) return hit.info;
+  const raw = snapshot.get(CATALOG_TREE, Buffer.from(name));
+  if (raw === undefined) return undefined;
+  if (hit !== undefined && hit.bytes.equals(raw)) {
+    if (version > 0) hit.version = version;
+    return hit.info;
+  }
   const info = readCollection(snapshot, name)!;
   if (cache.size >= CATALOG_CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
-  cache.set(name, { bytes: Buffer.from(raw), info });
+  cache.set(name, { bytes: Buffer.from(raw), info, version });
   return info;
 }
 

@@ -114,6 +114,14 @@ function flip(bounds: FieldBounds & { kind: 'range' }, direction: 1 | -1): { lo:
 /** The byte range of keys extending `prefix` whose next component lies within [lo, hi]. */
 function rangeOf(prefix: readonly KeyPart[], lo: Bound | undefined, hi: Bound | undefined): ScanRange {
   const range: ScanRange = {};
+  if (lo === undefined && hi === undefined) {
+    // Equality on every bounded field: the prefix's range, encoded once.
+    if (prefix.length === 0) return range;
+    const { start, end } = keyPrefixRange(prefix);
+    range.gte = start;
+    if (end !== undefined) range.lt = end;
+    return range;
+  }
   if (lo === undefined) {
     if (prefix.length > 0) range.gte = encodeKey(prefix);
   } else {
@@ -145,6 +153,12 @@ function boundsFor(fields: readonly IndexField[], conditions: Map<string, readon
     if (bounds === undefined) break;
     if (bounds.kind === 'points') {
       if (prefixes.length * bounds.parts.length > MAX_POINT_COMBINATIONS) break;
+      if (prefixes.length === 1 && bounds.parts.length === 1) {
+        // One point (the common equality): nothing to deduplicate.
+        prefixes = [[...prefixes[0]!, directed(bounds.parts[0]!, field.direction)]];
+        eqFields++;
+        continue;
+      }
       const next: KeyPart[][] = [];
       const seen = new Set<string>();
       for (const prefix of prefixes) {

@@ -343,8 +343,16 @@ function valid(stack: Array<{ node: TreeNode; index: number }>): boolean {
  * reads go through a TreeReader on a pinned root (TreeSet.reader), because dirty nodes of the
  * current epoch change in place.
  */
+/** Counts changes to every tree of the process: a tree's `version` is taken from it. */
+let treeChanges = 0;
+
 export class BTree extends TreeReader {
   readonly #store: NodeStore;
+  /**
+   * Changes with every put and delete, and differs from that of every other tree object ever
+   * made: two equal versions read at different times mean the same tree, unchanged between.
+   */
+  version = ++treeChanges;
 
   constructor(store: NodeStore, root: ChildRef, count: number) {
     super(store, root, count);
@@ -383,6 +391,7 @@ export class BTree extends TreeReader {
 
   /** Inserts or replaces; returns true when the key was new. The caller validated sizes. */
   put(bytes: Uint8Array, value: Uint8Array): boolean {
+    this.version = ++treeChanges;
     const key = toNodeKey(bytes);
     const owned = ownValue(key.length, value);
     if (this.root === NO_PAGE) {
@@ -440,6 +449,7 @@ export class BTree extends TreeReader {
 
   /** Removes `key`; returns true when it was there. Absent keys copy nothing. */
   delete(bytes: Uint8Array): boolean {
+    this.version = ++treeChanges;
     const key = toNodeKey(bytes);
     if (!this.hasKey(key)) return false;
     const root = this.#mutable(this.root);

@@ -221,6 +221,16 @@ export class TenantStore implements DirtyOwner {
     return this.#trees.tree(tree)?.get(key);
   }
 
+  /**
+   * A number that changes whenever the live tree changes, never the same for two different
+   * states (0 while the tree does not exist): a reader may keep what it derived from a tree for
+   * as long as its version stays the same.
+   */
+  treeVersion(tree: string): number {
+    this.#assertOpen();
+    return this.#trees.tree(tree)?.version ?? 0;
+  }
+
   has(tree: string, key: Uint8Array): boolean {
     this.#assertOpen();
     return this.#trees.tree(tree)?.has(key) ?? false;

@@ -126,3 +126,39 @@ describe('TenantStore writes', () => {
     await store.close();
   });
 });
+
+describe('TenantStore.treeVersion', () => {
+  it('changes with every put and delete, stays with reads and checkpoints, and is never reused by a dropped and remade tree', async () => {
+    const { store } = await fresh();
+    expect(store.treeVersion('t')).toBe(0);
+    await store.write([{ op: 'put', tree: 't', key: b('a'), value: b('1') }]);
+    const seen = new Set<number>();
+    const v1 = store.treeVersion('t');
+    expect(v1).toBeGreaterThan(0);
+    seen.add(v1);
+    // Reads, scans, counts, snapshots and a checkpoint change nothing.
+    store.get('t', b('a'));
+    [...store.scan('t')];
+    store.count('t');
+    store.snapshot().close();
+    await store.checkpoint();
+    expect(store.treeVersion('t')).toBe(v1);
+    // A write to another tree leaves this one's version alone.
+    await store.write([{ op: 'put', tree: 'u', key: b('a'), value: b('1') }]);
+    expect(store.treeVersion('t')).toBe(v1);
+    for (const ops of [
+      [{ op: 'put', tree: 't', key: b('b'), value: b('2') }],
+      [{ op: 'put', tree: 't', key: b('b'), value: b('3') }], // a replacement
+      [{ op: 'delete', tree: 't', key: b('a') }],
+      [{ op: 'dropTree', tree: 't' }],
+      [{ op: 'put', tree: 't', key: b('a'), value: b('1') }], // the same content as at v1, remade
+    ] as BatchOp[][]) {
+      await store.write(ops);
+      const v = store.treeVersion('t');
+      expect(seen.has(v), JSON.stringify(ops)).toBe(false);
+      seen.add(v);
+    }
+    expect(store.get('t', b('a'))?.toString()).toBe('1');
+    await store.close();
+  });
+});
