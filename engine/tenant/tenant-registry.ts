@@ -96,20 +96,68 @@ export class TenantRegistry {
       this.#slots.set(tenantId, slot);
     }
     slot.users++;
+    let store: TenantStore;
     try {
       // An open store needs no wait (a resolved promise still costs a turn of the microtask queue).
-      const store = slot.store ?? (await slot.opening);
-      let observed = store.lsn;
+      store = slot.store ?? (await slot.opening);
+    } catch (err) {
+      this.#release(slot);
+      throw err;
+    }
+    const result = this.#run(slot, store, fn);
+    return result instanceof Promise ? await result : result;
+  }
+
+  /**
+   * use(), answering in the calling turn when it can: when the tenant's store is open and `fn`
+   * returns a value (not a promise) showing nothing a crash could still take away, that value
+   * comes back as it is, without a turn of the microtask queue. Otherwise, as use() does, a
+   * promise. A store not open, closing or failed goes through use().
+   */
+  useNow<T>(tenantId: string, fn: (store: TenantStore) => T | Promise<T>): T | Promise<T> {
+    const slot = this.#slots.get(tenantId);
+    const store = slot?.store;
+    if (this.#closed || slot === undefined || store === undefined || slot.closing !== undefined || store.failed) return this.use(tenantId, fn);
+    // Map order is recency: move to the end.
+    this.#slots.delete(tenantId);
+    this.#slots.set(tenantId, slot);
+    slot.users++;
+    return this.#run(slot, store, fn);
+  }
+
+  /** Runs `fn` for a use of `slot` (already counted), which ends once its outcome is handed back. */
+  #run<T>(slot: Slot, store: TenantStore, fn: (store: TenantStore) => T | Promise<T>): T | Promise<T> {
+    let observed = store.lsn;
+    let pending: T | Promise<T>;
+    try {
+      pending = fn(store);
+      observed = store.lsn;
+    } catch (error) {
+      return this.#settle(slot, store, observed, { error }, undefined);
+    }
+    if (pending instanceof Promise) return this.#settle(slot, store, observed, { pending }, undefined);
+    const fence = store.whenDurable(Math.max(observed, store.newestSnapshotLsn));
+    if (fence !== undefined) return this.#settle(slot, store, observed, { value: pending }, fence);
+    this.#release(slot);
+    return pending;
+  }
+
+  /**
+   * The outcome of a use, handed back once every batch it could have observed is durable: the
+   * batches applied when fn's synchronous part returned, and those of any snapshot() taken
+   * meanwhile (`fence`, when already asked for).
+   */
+  async #settle<T>(slot: Slot, store: TenantStore, observed: number, from: { pending: Promise<T> } | { value: T } | { error: unknown }, fence: Promise<void> | undefined): Promise<T> {
+    try {
       let outcome: { value: T } | { error: unknown };
-      try {
-        const pending = fn(store);
-        observed = store.lsn;
-        // A value (fn answered in this turn) needs no turn of the microtask queue.
-        outcome = { value: pending instanceof Promise ? await pending : pending };
-      } catch (error) {
-        outcome = { error };
-      }
-      const fence = store.whenDurable(Math.max(observed, store.newestSnapshotLsn));
+      if ('pending' in from) {
+        try {
+          outcome = { value: await from.pending };
+        } catch (error) {
+          outcome = { error };
+        }
+      } else outcome = from;
+      fence ??= store.whenDurable(Math.max(observed, store.newestSnapshotLsn));
       if (fence !== undefined) {
         try {
           await fence;
@@ -121,10 +169,15 @@ export class TenantRegistry {
       if ('error' in outcome) throw outcome.error;
       return outcome.value;
     } finally {
-      slot.users--;
-      slot.lastUsed = Date.now();
-      this.#evictOverflow();
+      this.#release(slot);
     }
+  }
+
+  /** Ends one use of a slot. */
+  #release(slot: Slot): void {
+    slot.users--;
+    slot.lastUsed = Date.now();
+    this.#evictOverflow();
   }
 
   get openCount(): number {

@@ -16,11 +16,12 @@ import {
   docsNextExpiry,
   docsUpdate,
   toJson,
+  type FindResult,
   type Written,
 } from '../../engine/docs/index.js';
 import type { TenantStore } from '../../engine/tenant/index.js';
 import { authedErrors, bearer, errorRef } from '../schemas.js';
-import { principalOf, withTenant, type RouteRequest } from '../tetra-context.js';
+import { principalOf, withTenant, withTenantNow, type RouteRequest } from '../tetra-context.js';
 
 // Documents are free-form: no schema on them (Extended JSON dates in, the same out).
 const anyObject = { type: 'object', additionalProperties: true } as const;
@@ -62,7 +63,7 @@ export function mqlRoutes(app: FastifyInstance): void {
     properties: Record<string, unknown>,
     required: string[],
     response: Record<number, unknown>,
-    handler: (request: RouteRequest) => Promise<unknown>,
+    handler: (request: RouteRequest) => unknown,
     status = 200,
     documentsOut = false,
   ): void => {
@@ -97,10 +98,12 @@ export function mqlRoutes(app: FastifyInstance): void {
     { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' }, explain: { type: 'boolean' } },
     ['collection'],
     { 200: { type: 'object', properties: { documents, explain: anyObject } } },
-    async (request) => {
+    (request) => {
       const b = body<{ collection: string; explain?: boolean }>(request);
-      const result = await withTenant(request, (store) => docsFindNow(store, b.collection, b));
-      return { documents: result.documents.map(toJson), ...(result.explain !== undefined ? { explain: result.explain } : {}) };
+      // A value when the find answered in this turn (docsFindNow, useNow): answered without a turn of the microtask queue.
+      const result = withTenantNow(request, (store) => docsFindNow(store, b.collection, b));
+      const shape = (r: FindResult): unknown => ({ documents: r.documents.map(toJson), ...(r.explain !== undefined ? { explain: r.explain } : {}) });
+      return result instanceof Promise ? result.then(shape) : shape(result);
     },
     200,
     true,

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { fail } from '../../engine/errors.js';
 import { sqlExecute, type SqlOptions, type SqlOutcome, type SqlResult } from '../../engine/sql/index.js';
 import { authedErrors, bearer } from '../schemas.js';
-import { withTenant, type RouteRequest } from '../tetra-context.js';
+import { withTenantNow, type RouteRequest } from '../tetra-context.js';
 
 const params = { type: 'array', description: '$1..$n values (JSON); never interpolated into the SQL text' } as const;
 // Documented shape of one result (responses are serialised as they are: rows vary by query).
@@ -49,20 +49,21 @@ export function sqlRoutes(app: FastifyInstance): void {
       },
     },
   };
-  const query = async (request: RouteRequest): Promise<unknown> => {
+  // Not async: a read answered in this turn (sqlExecute and useNow hand back values) is returned
+  // as a value, and both the lane and Fastify answer it without a turn of the microtask queue.
+  const query = (request: RouteRequest): unknown => {
     const b = request.body as QueryBody;
     const hasSql = b.sql !== undefined;
     if (hasSql === (b.statements !== undefined)) fail('VALIDATION_FAILED', 'give either sql (with optional params) or statements');
     if (b.statements !== undefined && b.params !== undefined) fail('VALIDATION_FAILED', 'params go inside each of statements');
     const inputs = hasSql ? [{ sql: b.sql as string, params: b.params }] : b.statements!;
-    // A read answered in this turn comes back as a value: no await in between.
     const results = (o: SqlOutcome): SqlResult[] | Promise<SqlResult[]> => (o.durable === undefined ? o.results : o.durable.then(() => o.results));
-    const outcome = await withTenant(request, (store) => {
+    const outcome = withTenantNow(request, (store) => {
       const o = sqlExecute(store, inputs, options(b.rowMode));
       return o instanceof Promise ? o.then(results) : results(o);
     });
-    if (hasSql) return outcome[outcome.length - 1] as SqlResult;
-    return { results: outcome };
+    const shape = (r: SqlResult[]): unknown => (hasSql ? (r[r.length - 1] as SqlResult) : { results: r });
+    return outcome instanceof Promise ? outcome.then(shape) : shape(outcome);
   };
   app.tetra.lane.add({ method: 'POST', path: '/api/sql/query', body: queryBody, status: 200, handler: query });
   app.post(

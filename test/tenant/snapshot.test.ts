@@ -215,4 +215,40 @@ describe('durable visibility', () => {
     }
     await registry.close();
   });
+
+  it('TenantRegistry.useNow hands back a durable read as a value in the same turn, and anything else as use() does', async () => {
+    const dir = tempDir('fence-now');
+    dirs.push(dir);
+    const registry = new TenantRegistry({ dataDir: dir.path, idleCloseMs: 0, checkpointIntervalMs: 0, fsync: 'always' });
+    // Not open yet: a promise (the store opens first).
+    const opened = registry.useNow('t1', (s) => s.get('kv', key(0)));
+    expect(opened).toBeInstanceOf(Promise);
+    expect(await opened).toBeUndefined();
+    await registry.use('t1', (s) => s.write([{ op: 'put', tree: 'kv', key: key(0), value: Buffer.from('v0') }]));
+    // Open, and everything it shows is durable: the value itself.
+    const now = registry.useNow('t1', (s) => s.get('kv', key(0))?.toString());
+    expect(now).toBe('v0');
+    for (let i = 1; i < 20; i++) {
+      // A write in flight: a read of it comes as a promise settled once the write is durable.
+      let writeLsn = 0;
+      const pending = registry.use('t1', (s) => {
+        const w = s.write([{ op: 'put', tree: 'kv', key: key(i), value: Buffer.from(`v${i}`) }]);
+        writeLsn = s.lsn;
+        return w;
+      });
+      const seen = registry.useNow('t1', (s) => ({ v: s.get('kv', key(i))?.toString(), durableLsn: () => s.stats().durableLsn }));
+      expect(seen).toBeInstanceOf(Promise);
+      const read = await seen;
+      expect(read.v).toBe(`v${i}`);
+      expect(read.durableLsn()).toBeGreaterThanOrEqual(writeLsn);
+      await pending;
+      // An error thrown by fn, and a promise fn returns, come back as promises.
+      await expect(registry.useNow('t1', () => {
+        throw new Error('boom');
+      })).rejects.toThrow('boom');
+      expect(await registry.useNow('t1', async (s) => s.get('kv', key(i))?.toString())).toBe(`v${i}`);
+    }
+    // Every use has ended: the store may close.
+    await registry.close();
+  });
 });
