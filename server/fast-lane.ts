@@ -50,9 +50,10 @@ interface Compiled extends LaneRoute {
   validate: ValidateFunction | undefined;
 }
 
+// The params of an exact route (none), shared: handlers only read them.
+const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 // Characters a path segment may hold without escaping (RFC 3986 pchar less '%'), and '/': a
 // wildcard tail made of these is taken as it is by Fastify's router too, so both agree on the key.
-const NO_PARAMS: Record<string, string> = Object.freeze({}) as Record<string, string>;
 const PLAIN_TAIL = /^[A-Za-z0-9\-._~!$&'()*+,;=:@/]+$/;
 const JSON_TYPE = /^application\/json\s*(;\s*charset=utf-8\s*)?$/i;
 
