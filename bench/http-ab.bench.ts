@@ -15,12 +15,12 @@
 // on a free port and a fresh data directory, with http-cpu's small data set (1,000 documents with
 // an index on email, a 1,000-row table, one key-value pair).
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { freePort, startPeer, stop } from './lib/http-servers.js';
+import { cpuMicros, freePort, startPeer, stop } from './lib/http-servers.js';
 import { flagValue } from './lib/report.js';
 
 interface Config {
@@ -45,14 +45,6 @@ function parseArgs(argv: string[]): Config {
 }
 
 const repoRoot = fileURLToPath(new URL('..', import.meta.url));
-const TICK_US = 1_000_000 / 100; // USER_HZ is 100 on Linux
-
-/** utime + stime of a process, in µs. */
-function cpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_US;
-}
 
 interface Server {
   label: string;

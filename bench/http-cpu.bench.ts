@@ -13,11 +13,11 @@
 //
 // tetradb runs as `npm start` runs it, except --rate-limit 0 (the default 1000 requests/s per key
 // would answer most requests 429), on a free port and a fresh data directory.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { freePort, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
+import { cpuMicros, freePort, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
 import { flagValue } from './lib/report.js';
 
 interface Config {
@@ -37,14 +37,6 @@ function parseArgs(argv: string[]): Config {
   };
 }
 
-const TICK_US = 1_000_000 / 100; // USER_HZ is 100 on Linux
-
-/** utime + stime of a process, in µs. */
-function cpuMicros(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * TICK_US;
-}
 
 interface Probe {
   name: string;

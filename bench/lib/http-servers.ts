@@ -138,3 +138,12 @@ export function peakSampler(sample: () => number, intervalMs = 250): { stop(): n
     },
   };
 }
+
+const TICK_US = 1_000_000 / 100; // USER_HZ is 100 on Linux
+
+/** utime + stime of a process so far, in µs (from /proc/<pid>/stat). */
+export function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+}

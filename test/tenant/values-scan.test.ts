@@ -9,6 +9,8 @@ let store: TenantStore | undefined;
 afterEach(async () => {
   if (store !== undefined && !store.closed) await store.close();
 });
+/** The store the running test opened. */
+const current = (): TenantStore => store!;
 
 // Ranges of every kind over keys 0..2999: bounds open and closed, both directions, a prefix, limits.
 const ranges = [{}, { gte: key(10), lt: key(2500) }, { gt: key(10), lte: key(2500), reverse: true }, { prefix: Buffer.from('key-1') }, { limit: 7 }, { gte: key(2999), reverse: true, limit: 3 }];
@@ -46,17 +48,29 @@ function runValues(runs: Iterable<ValueRun>): string[] {
   return out;
 }
 
+/**
+ * A store holding keys 0..2999 of tree 'a', with four values on overflow pages, taken through
+ * three phases: every leaf dirty, every leaf clean (checkpointed), and a few keys of each leaf
+ * rewritten after the checkpoint (copied-on-write leaves). `check` runs in each phase.
+ */
+async function overPhases(dir: string, check: (phase: string) => void | Promise<void>): Promise<void> {
+  store = await TenantStore.open(newDir(dir), storeOptions());
+  await store.write(puts(0, 3000));
+  // Values stored on overflow pages (past the inline limit), among the inline ones.
+  const big = (i: number): Buffer => Buffer.alloc(9000 + i, i % 251);
+  await store.write([10, 11, 1500, 2999].map((i) => ({ op: 'put' as const, tree: 'a', key: key(i), value: big(i) })));
+  for (const phase of ['dirty', 'checkpointed', 'rewritten after a checkpoint']) {
+    if (phase === 'checkpointed') await store.checkpoint();
+    // Copy-on-write leaves: a few keys rewritten in each leaf since the checkpoint.
+    if (phase === 'rewritten after a checkpoint') await store.write(Array.from({ length: 60 }, (_, k) => ({ op: 'put' as const, tree: 'a', key: key(k * 50 + 3), value: Buffer.from(`rewritten-${k}`) })));
+    await check(phase);
+  }
+}
+
 describe('valueRuns(): values a leaf at a time, without a Buffer per value', () => {
   it('yields exactly the values scan() yields, for every range and direction, over clean, dirty and copied-on-write leaves and overflow values', async () => {
-    store = await TenantStore.open(newDir('value-runs'), storeOptions());
-    await store.write(puts(0, 3000));
-    // Values stored on overflow pages (past the inline limit), among the inline ones.
-    const big = (i: number): Buffer => Buffer.alloc(9000 + i, i % 251);
-    await store.write([10, 11, 1500, 2999].map((i) => ({ op: 'put' as const, tree: 'a', key: key(i), value: big(i) })));
-    for (const phase of ['dirty', 'checkpointed', 'rewritten after a checkpoint']) {
-      if (phase === 'checkpointed') await store.checkpoint();
-      // Copy-on-write leaves: a few keys rewritten in each leaf since the checkpoint.
-      if (phase === 'rewritten after a checkpoint') await store.write(Array.from({ length: 60 }, (_, k) => ({ op: 'put' as const, tree: 'a', key: key(k * 50 + 3), value: Buffer.from(`rewritten-${k}`) })));
+    await overPhases('value-runs', (phase) => {
+      const store = current();
       const snapshot = store.snapshot();
       for (const r of ranges) {
         const expected = [...store.scan('a', r)].map(([, v]) => v.toString('hex'));
@@ -72,8 +86,8 @@ describe('valueRuns(): values a leaf at a time, without a Buffer per value', () 
       }
       expect(runs, phase).toBeGreaterThan(3);
       snapshot.close();
-    }
-    expect(runValues(store.valueRuns('missing'))).toEqual([]);
+    });
+    expect(runValues(current().valueRuns('missing'))).toEqual([]);
   });
 
   it('reads the snapshot it started on while writes land between its runs', async () => {
@@ -118,13 +132,8 @@ describe('scanNow(): a live scan without a snapshot, for reads within one turn',
 
 describe('valuesNow(): a short read into an array, in one call', () => {
   it('takes exactly what scan() yields, up to max, and says whether the range holds more, over clean, dirty and copied leaves and overflow values', async () => {
-    store = await TenantStore.open(newDir('values-now'), storeOptions());
-    await store.write(puts(0, 3000));
-    const big = (i: number): Buffer => Buffer.alloc(9000 + i, i % 251);
-    await store.write([10, 11, 1500, 2999].map((i) => ({ op: 'put' as const, tree: 'a', key: key(i), value: big(i) })));
-    for (const phase of ['dirty', 'checkpointed', 'rewritten after a checkpoint']) {
-      if (phase === 'checkpointed') await store.checkpoint();
-      if (phase === 'rewritten after a checkpoint') await store.write(Array.from({ length: 60 }, (_, k) => ({ op: 'put' as const, tree: 'a', key: key(k * 50 + 3), value: Buffer.from(`rewritten-${k}`) })));
+    await overPhases('values-now', (phase) => {
+      const store = current();
       for (const r of ranges) {
         const expected = [...store.scan('a', r)].map(([, v]) => v.toString('hex'));
         // Fewer than the range holds, exactly as many, more; and none.
@@ -141,9 +150,9 @@ describe('valuesNow(): a short read into an array, in one call', () => {
       const out = [Buffer.from('x')];
       expect(store.valuesNow('a', { gte: key(5), lt: key(7) }, 10, out)).toBe(false);
       expect(out).toEqual([Buffer.from('x'), value(5), value(6)]);
-    }
+    });
     const none: Buffer[] = [];
-    expect(store.valuesNow('missing', {}, 10, none)).toBe(false);
+    expect(current().valuesNow('missing', {}, 10, none)).toBe(false);
     expect(none).toEqual([]);
   });
 });
