@@ -50,11 +50,13 @@ function fromMaps(v: unknown): unknown {
   return v;
 }
 
+// The msgpack body starts after the format byte: read in place rather than through a view.
+const BODY = { start: 1 } as const;
+
 /** A stored document. @throws CORRUPTION when the bytes are not one */
 export function decodeDocument(bytes: Buffer): Doc {
   const format = bytes[0];
-  const body = bytes.subarray(1);
-  const doc = format === FORMAT.PLAIN ? packr.unpack(body) : format === FORMAT.PROTO_KEYS ? fromMaps(mapReader.unpack(body)) : undefined;
+  const doc = format === FORMAT.PLAIN ? packr.unpack(bytes, BODY) : format === FORMAT.PROTO_KEYS ? fromMaps(mapReader.unpack(bytes, BODY)) : undefined;
   if (!isPlainObject(doc)) fail('CORRUPTION', `stored document has an unknown format (${format})`);
   return doc;
 }
