@@ -142,13 +142,13 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
 
   // Everything but signup requires a key: the same check on both paths (Fastify's hook, the lane).
   const limiter = config.rateLimit > 0 ? new RateLimiter({ capacity: config.rateLimit, perSecond: config.rateLimit }) : undefined;
-  /** @throws UNAUTHORIZED */
   /** The principal, or why the key is refused (no error object: the lane only needs to know). */
   const principalOf = (authorization: string | undefined): Principal | string => {
     const match = BEARER.exec(authorization ?? '');
     if (match === null) return 'missing or malformed Authorization header; expected "Bearer <apiKey>"';
     return keys.authenticate(match[1]!) ?? 'invalid or revoked API key';
   };
+  /** @throws UNAUTHORIZED */
   const authenticate = (authorization: string | undefined): Principal => {
     const principal = principalOf(authorization);
     if (typeof principal === 'string') throw refusal('UNAUTHORIZED', principal);

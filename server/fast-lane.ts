@@ -170,9 +170,12 @@ export class FastLane {
     });
   }
 
-  /** Answers the request and returns true, or returns false having touched nothing. */
+  /**
+   * Answers the request and returns true, or returns false having touched nothing. Only requests
+   * of the server's LaneIncomingMessage class can be taken (the lane reads their bodies through it).
+   */
   handle(req: IncomingMessage, res: ServerResponse): boolean {
-    if (this.#closing) return false;
+    if (this.#closing || !(req instanceof LaneIncomingMessage)) return false;
     const method = req.method!;
     const url = req.url!;
     if (url.includes('?') || url.includes('%')) return false;
@@ -219,17 +222,10 @@ export class FastLane {
     // A taken request counts as in flight until its handler has settled, or until its connection
     // closes before the body was complete (a client gone in the middle of its body): shutdown
     // waits for exactly these. Node destroys such a request (and reports it aborted).
-    const onData = (chunk: Buffer): void => this.#onData(call, chunk);
-    const gone = (): void => {
+    req.laneBody = (chunk) => this.#onData(call, chunk);
+    req.laneGone = () => {
       if (!call.handlerRan) this.#settle(call, undefined);
     };
-    if (req instanceof LaneIncomingMessage) {
-      req.laneBody = onData;
-      req.laneGone = gone;
-    } else {
-      req.on('data', onData);
-      req.on('error', gone);
-    }
     return true;
   }
 

@@ -356,9 +356,8 @@ function mutableCatalog(txn: Txn): Catalog {
 async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, txn: Txn | undefined, s: TenantSql, opts: typeof SQL_DEFAULTS & SqlOptions): Promise<SqlResult> {
   const envOf = (): PlanEnv => ({ catalog: x.catalog, params: x.params, parent: undefined, ctes: new Map() });
   if (explain) {
-    const env = envOf();
     if (ast.type !== 'select') unsupported(`EXPLAIN ${String(ast.type).toUpperCase()} (EXPLAIN shows query plans)`);
-    const plan = planQuery(ast, env);
+    const plan = planQuery(ast, envOf());
     const lines: string[] = [];
     const walk = (n: ExplainNode, depth: number): void => {
       lines.push(`${depth === 0 ? '' : `${'  '.repeat(depth)}->  `}${n.node}${n.detail ? `  (${n.detail})` : ''}`);

@@ -334,6 +334,9 @@ function valid(stack: Array<{ node: TreeNode; index: number }>): boolean {
   return top !== undefined && top.index >= 0 && top.index < leafKeyCount(top.node as LeafNode);
 }
 
+/** Counts changes to every tree of the process: a tree's `version` is taken from it. */
+let treeChanges = 0;
+
 /**
  * One copy-on-write B+tree, writable. Clean nodes (on disk) are never modified: a write copies the
  * path from the root to its leaf into dirty nodes of the current epoch, which the next checkpoint
@@ -343,9 +346,6 @@ function valid(stack: Array<{ node: TreeNode; index: number }>): boolean {
  * reads go through a TreeReader on a pinned root (TreeSet.reader), because dirty nodes of the
  * current epoch change in place.
  */
-/** Counts changes to every tree of the process: a tree's `version` is taken from it. */
-let treeChanges = 0;
-
 export class BTree extends TreeReader {
   readonly #store: NodeStore;
   /**

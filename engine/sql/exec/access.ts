@@ -159,11 +159,26 @@ const NO_KEY = Buffer.alloc(0);
 export function* readStored(table: TableReader, path: AccessPath, x: Exec, needed?: readonly boolean[], withKeys = true): Generator<StoredRow | typeof PAUSE> {
   const t = table.table;
   const keyTypes = path.keyColumns.map((id) => t.columns[id]!.type);
-  const ranges = accessRanges(path, x, keyTypes);
   const rows = rowTree(t);
+  // A full-key equality is a point read.
+  const pointRead = path.index === undefined && path.eq.length > 0 && path.eq[0]!.length === path.keyColumns.length && path.lo === undefined && path.hi === undefined;
+  if (pointRead && path.eq.length === 1 && path.keyColumns.length > 0) {
+    // One key (WHERE pk = $1): one get, without accessRanges' ranges, dedupe and sort.
+    const alt = path.eq[0]!;
+    const values = new Array<SqlValue>(alt.length);
+    const ctx = x.ctx();
+    for (let i = 0; i < alt.length; i++) {
+      const v = boundValue(alt[i]!.evaluate(ctx), keyTypes[i]!);
+      if (v.value === null) return;
+      values[i] = v;
+    }
+    const key = encodeKeyTuple(values);
+    const bytes = x.reader.get(rows, key);
+    if (bytes !== undefined) yield { key, physical: table.physical(bytes, needed) };
+    return;
+  }
+  const ranges = accessRanges(path, x, keyTypes);
   if (path.index === undefined) {
-    // A single full-key equality is a point read.
-    const pointRead = path.eq.length > 0 && path.eq[0]!.length === path.keyColumns.length && path.lo === undefined && path.hi === undefined;
     for (const r of ranges) {
       if (pointRead && r.gte !== undefined) {
         const bytes = x.reader.get(rows, r.gte);
@@ -204,10 +219,6 @@ export class TableScanPlan implements Plan {
   readonly columns: PlanColumn[];
   readonly reader: TableReader;
 
-  /** The key column types when the path is a point read of the row tree (the whole primary key by equality, one alternative). */
-  readonly #pointTypes: SqlTypeName[] | undefined;
-  readonly #rowTree: string;
-
   constructor(
     table: TableDef,
     qualifier: string,
@@ -218,9 +229,6 @@ export class TableScanPlan implements Plan {
   ) {
     this.reader = new TableReader(table);
     this.columns = columns ?? liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier }));
-    this.#rowTree = rowTree(table);
-    const point = path.index === undefined && path.eq.length === 1 && path.eq[0]!.length === path.keyColumns.length && path.keyColumns.length > 0 && path.lo === undefined && path.hi === undefined;
-    this.#pointTypes = point ? path.keyColumns.map((id) => table.columns[id]!.type) : undefined;
   }
 
   /** The pushed-down conditions (all of them, re-checked on every row read). */
@@ -273,26 +281,6 @@ export class TableScanPlan implements Plan {
         // An abandoned scan (LIMIT, an error) releases the snapshot its runs read.
         runs.return?.();
       }
-      return;
-    }
-    if (this.#pointTypes !== undefined) {
-      // A point read (WHERE pk = $1): one get, without the range machinery of readStored.
-      const types = this.#pointTypes;
-      const alt = path.eq[0]!;
-      const values = new Array<SqlValue>(types.length);
-      for (let i = 0; i < types.length; i++) {
-        const v = boundValue(alt[i]!.evaluate(ctx), types[i]!);
-        if (v.value === null) return;
-        values[i] = v;
-      }
-      const bytes = x.reader.get(this.#rowTree, encodeKeyTuple(values));
-      if (bytes === undefined) return;
-      const row = this.reader.toLive(this.reader.physical(bytes, needed));
-      if (f !== undefined) {
-        ctx.row = row;
-        if (f.evaluate(ctx).value !== true) return;
-      }
-      yield row;
       return;
     }
     for (const s of readStored(this.reader, this.path, x, needed, false)) {
