@@ -34,7 +34,7 @@ import type { DocsMemoryRow, DocsMemoryTask } from './docs-memory-worker.js';
 import { dirBytes } from './lib/dir-bytes.js';
 import { docEmail, docId, makeDocument, randomDocNumbers } from './lib/documents.js';
 import { freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
-import { loadResult, type LoadResult } from './lib/load-result.js';
+import { loadResult, pooledRequests, type LoadResult } from './lib/load-result.js';
 import { dirtyBudgetFromEnv, flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
 
 const COLLECTION = 'people';
@@ -134,20 +134,16 @@ async function drive(config: Config, target: Target, workload: Workload | 'hello
   if (target.apiKey !== '') headers.authorization = `Bearer ${target.apiKey}`;
   const next = workload === 'hello' ? undefined : bodyMaker(workload, config.docs, `${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
   const path = workload === 'hello' ? '/hello' : workload === 'insert' ? '/api/mql/insertOne' : '/api/mql/find';
+  // Finds cycle through prebuilt requests (pooledRequests), as the hello-world's static GET does;
+  // inserts need a new body each (unique ids), made as they go, for both stores alike.
+  const requests =
+    next === undefined
+      ? { requests: [{ method: 'GET' as const, path }] }
+      : workload === 'insert'
+        ? { requests: [{ method: 'POST' as const, path, setupRequest: (req: any) => ({ ...req, body: next() }) }] }
+        : pooledRequests('POST', path, headers, Array.from({ length: PICKS }, next), config.connections);
   const sampler = peakSampler(target.memory, target.sampleMs);
-  const result = await autocannon({
-    url: target.url,
-    connections: config.connections,
-    duration: seconds,
-    headers,
-    requests: [
-      {
-        method: workload === 'hello' ? 'GET' : 'POST',
-        path,
-        ...(next === undefined ? {} : { setupRequest: (req: any) => ({ ...req, body: next() }) }),
-      },
-    ],
-  });
+  const result = await autocannon({ url: target.url, connections: config.connections, duration: seconds, headers, ...requests });
   return { ...loadResult(result), memMiB: sampler.stop() };
 }
 
@@ -383,7 +379,7 @@ function render(config: Config, r: Results): string {
   out.push(`## Documents over HTTP (${config.quick ? 'quick' : 'full'} run, ${fmtNum(r.minutes)} min)\n`);
   out.push(r.machine);
   out.push(`- ${fmtInt(config.docs)} documents of ~${fmtInt(avgBytes)} bytes of JSON ({_id: "doc-000000042", email (unique), n, name, tags [2-4], profile {age, city}, bio}), the same in both stores, loaded through insertMany in batches of ${LOAD_BATCH}, one batch at a time, after the email index was created.`);
-  out.push(`- autocannon in this process: ${config.connections} connections, ${config.seconds} s per row, after a warm-up of ${config.warmupSeconds} s per server and workload (not reported; the warm-up inserts count in the stores' sizes). ${config.rounds > 1 ? `${config.rounds} rounds, every server running throughout: each round runs hello-world, then each workload on both stores (their order alternating by round); a row shows its median round (req/s, p50, p99), the min-max over rounds, errors and peak memory over all rounds, and ratios are the median of the per-round ratios (each against the same round's peer).` : 'One round: hello-world, then each workload on both stores, every server running throughout.'} Finds pick from ${fmtInt(PICKS)} random loaded documents (the same sequence for both stores); each returns one document. Inserts are new documents with unique _id and email. Before the runs, ${SPOT_CHECKS} random documents are read back by _id and by email from each store and compared with the generator.`);
+  out.push(`- autocannon in this process: ${config.connections} connections, ${config.seconds} s per row, after a warm-up of ${config.warmupSeconds} s per server and workload (not reported; the warm-up inserts count in the stores' sizes). ${config.rounds > 1 ? `${config.rounds} rounds, every server running throughout: each round runs hello-world, then each workload on both stores (their order alternating by round); a row shows its median round (req/s, p50, p99), the min-max over rounds, errors and peak memory over all rounds, and ratios are the median of the per-round ratios (each against the same round's peer).` : 'One round: hello-world, then each workload on both stores, every server running throughout.'} Finds pick from ${fmtInt(PICKS)} random loaded documents (the same for both stores), each connection cycling through its own slice of them in prebuilt requests (as the hello-world's static GET is prebuilt); each returns one document. Inserts are new documents with unique _id and email. Before the runs, ${SPOT_CHECKS} random documents are read back by _id and by email from each store and compared with the generator.`);
   out.push(
     `- tetradb: the server as \`npm start\` runs it (server/start.mjs: server/main.ts compiled by esbuild, server/config.ts defaults: fsync=batch, cache 256 MiB, log level info, log lines on stdout, which the bench discards), **except --rate-limit 0** (the default 1000 requests/s per API key would answer most requests 429) and a free port and fresh data directory. TETRA_* in the environment: ${tetraEnv.length > 0 ? tetraEnv.join(' ') : 'none'}. A response leaves only once the writes it could have seen are durable.`,
   );

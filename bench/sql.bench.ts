@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
 import { freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
-import { loadResult, type LoadResult } from './lib/load-result.js';
+import { loadResult, pooledRequests, type LoadResult } from './lib/load-result.js';
 import { flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, growthTable, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
 import { ENGINE_NOTES, openSqlEngine, SQL_ENGINES, type SqlEngineName } from './lib/sql-engines.js';
 import {
@@ -56,6 +56,8 @@ const CACHE_BYTES = 256 * MiB; // npm start's page cache; SQLite gets the same b
 const WRITERS = [1, 16];
 const PG_NAME = 'fastify + postgresql';
 const HELLO_NAME = 'fastify hello-world';
+/** Read bodies per HTTP row: paramsOf's 4096 picks, split among the connections. */
+const READ_BODIES = 4096;
 const DEFAULT_PG_URL = 'postgres://tetrabench:tetrabench@127.0.0.1:5432/tetrabench';
 const REFERENCE: SqlEngineName = 'sqlite';
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
@@ -282,20 +284,16 @@ async function drive(config: Config, target: Target, workload: HttpWorkload | 'h
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (target.apiKey !== '') headers.authorization = `Bearer ${target.apiKey}`;
   const next = workload === 'hello' ? undefined : bodyMaker(workload, target, config.httpRows);
+  // Reads cycle through prebuilt requests (pooledRequests), as the hello-world's static GET does;
+  // inserts need a new body each (unique ids), made as they go, for both stores alike.
+  const requests =
+    next === undefined
+      ? { requests: [{ method: 'GET' as const, path: '/hello' }] }
+      : workload === 'insert'
+        ? { requests: [{ method: 'POST' as const, path: '/api/sql/query', setupRequest: (req: any) => ({ ...req, body: next() }) }] }
+        : pooledRequests('POST', '/api/sql/query', headers, Array.from({ length: READ_BODIES }, next), config.connections);
   const sampler = peakSampler(target.memory, target.sampleMs);
-  const result = await autocannon({
-    url: target.url,
-    connections: config.connections,
-    duration: seconds,
-    headers,
-    requests: [
-      {
-        method: workload === 'hello' ? 'GET' : 'POST',
-        path: workload === 'hello' ? '/hello' : '/api/sql/query',
-        ...(next === undefined ? {} : { setupRequest: (req: any) => ({ ...req, body: next() }) }),
-      },
-    ],
-  });
+  const result = await autocannon({ url: target.url, connections: config.connections, duration: seconds, headers, ...requests });
   return { ...loadResult(result), memMiB: sampler.stop() };
 }
 
@@ -517,7 +515,7 @@ function renderHttp(config: Config, r: HttpResults, out: string[], checks: strin
   const tetraEnv = Object.entries(process.env).filter(([k]) => k.startsWith('TETRA_')).map(([k, v]) => `${k}=${v}`);
 
   out.push(`## Over HTTP (${fmtCount(config.httpRows)} orders)\n`);
-  out.push(`- autocannon in this process: ${config.connections} connections, ${config.httpSeconds} s per row after a ${config.warmupSeconds} s warm-up per server and workload; ${config.rounds} round${config.rounds > 1 ? 's, stores alternating; a row shows its median round, ratios are medians of same-round ratios' : ''}. Bodies are \`{sql, params}\` with the statements of the in-process part; the inserts are new orders (ids after the loaded ones). Data loaded through the same route, 1000 rows per request; the sample queries are checked against better-sqlite3 before the runs.`);
+  out.push(`- autocannon in this process: ${config.connections} connections, ${config.httpSeconds} s per row after a ${config.warmupSeconds} s warm-up per server and workload; ${config.rounds} round${config.rounds > 1 ? 's, stores alternating; a row shows its median round, ratios are medians of same-round ratios' : ''}. Bodies are \`{sql, params}\` with the statements of the in-process part; reads cycle through ${READ_BODIES} prebuilt requests split among the connections (as the hello-world's static GET is prebuilt), the inserts are new orders (ids after the loaded ones). Data loaded through the same route, 1000 rows per request; the sample queries are checked against better-sqlite3 before the runs.`);
   out.push(`- tetradb: the server as \`npm start\` runs it (server/config.ts defaults: fsync=batch, cache 256 MiB) **except --rate-limit 0** (the default 1000 requests/s per key would answer most requests 429). TETRA_* in the environment: ${tetraEnv.length > 0 ? tetraEnv.join(' ') : 'none'}.`);
   if (r.pgSettings !== undefined) out.push(`- ${PG_NAME}: ${r.pgSettings}; Fastify 5 + node-postgres (pool of ${config.pgPool}, named prepared statements) on the same route and body shape; bearer check: SHA-256 of the header and a constant-time compare with one fixed key (no tenant lookup); ANALYZE after the load.`);
   for (const u of r.unavailable) out.push(`- **${u.target}: n/a: ${u.reason}**`);
