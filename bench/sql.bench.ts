@@ -495,7 +495,7 @@ function renderInProcess(config: Config, results: SqlWorkerResult[], out: string
       // The target names queries; writes are compared too, but pg-mem and AlaSQL do not persist
       // anything, so a durable engine behind them there is reported, not judged.
       if ((QUERY_NAMES as readonly string[]).includes(op)) check(ok, `${fmtCount(size)} rows, ${opLabel(op)}: tetradb ahead of PGlite, pg-mem and AlaSQL (${why})`);
-      else checks.push(`info  ${fmtCount(size)} rows, ${opLabel(op)}: tetradb vs PGlite, pg-mem, AlaSQL (${why}; not a target: pg-mem and AlaSQL are in memory only)`);
+      else checks.push(`info  ${fmtCount(size)} rows, ${opLabel(op)}: tetradb vs PGlite, pg-mem, AlaSQL (${why}; not a target: none of the three is durable: pg-mem and AlaSQL are in memory only, PGlite's fdatasync is a no-op)`);
     }
     for (const op of ['point', 'batch'] as const) {
       const t = opOf('tetradb', size, op);

@@ -15,7 +15,7 @@ export const SQL_ENGINES: readonly SqlEngineName[] = ['tetradb', 'sqlite', 'pgli
 export const ENGINE_NOTES: Record<SqlEngineName, { durable: string; batch: string }> = {
   tetradb: { durable: 'durable: awaits SqlOutcome.durable (fsync=batch, group commit)', batch: 'one multi-row INSERT of 1000 rows' },
   sqlite: { durable: 'durable: WAL, synchronous=FULL', batch: 'transaction of 1000 prepared single-row INSERTs (its fast path)' },
-  pglite: { durable: 'file-backed dataDir, defaults; fsync goes through Emscripten NODEFS, not verified to reach the disk', batch: 'one multi-row INSERT of 1000 rows' },
+  pglite: { durable: 'NOT durable: file-backed dataDir, but its Emscripten build answers fdatasync without syncing (___syscall_fdatasync returns 0, PostgreSQL\'s WAL sync method here) and its NODEFS has no fsync', batch: 'one multi-row INSERT of 1000 rows' },
   'pg-mem': { durable: 'NOT durable: in memory only', batch: 'one multi-row INSERT of 1000 rows' },
   alasql: { durable: 'NOT durable: in memory only', batch: 'one multi-row INSERT of 1000 rows' },
 };
