@@ -29,12 +29,12 @@ import {
   type CollectionInfo,
   type IndexInfo,
 } from './catalog.js';
-import { decodeDocument, encodeDocument, idKey, MAX_ID_BYTES } from './doc-codec.js';
+import { decodeDocument, encodeDocument, FieldReader, idKey, MAX_ID_BYTES } from './doc-codec.js';
 import { documentKeys, entryKey, indexComponent, type IndexField } from './index-key.js';
 import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
 import { compileProjection, type CompiledProjection } from './projection.js';
-import { compileFilter, type CompiledFilter } from './query/compile-filter.js';
+import { compileFilter, filterFields, type CompiledFilter } from './query/compile-filter.js';
 import { describePlan, planQuery, type Plan } from './query-planner.js';
 import { compileSort, type CompiledSort } from './sort.js';
 import { compileUpdate } from './update/compile-update.js';
@@ -133,20 +133,87 @@ interface Chunk {
   readonly more: boolean;
 }
 
-/** The documents a plan names, in chunks of up to CHUNK reads, synchronously, from `reader`. */
-function* candidateChunks(reader: Reader, info: CollectionInfo, plan: Plan, examined: Examined): Generator<Chunk> {
+/**
+ * What a read does with the filter while it scans: documents the filter rejects are dropped after
+ * reading only the fields it looks at (FieldReader); `whole: false` (count, update and delete,
+ * which need only the filter's fields and `_id`) hands on those partial documents, `whole: true`
+ * (find) decodes the ones that pass in full.
+ */
+interface ScanFilter {
+  readonly filter: CompiledFilter;
+  readonly whole: boolean;
+}
+
+/** After this many documents read through a prefilter for whole documents, it is kept only if it rejected at least half. */
+const PREFILTER_TRIAL = 512;
+
+/** A ScanFilter applied to the stored documents of one read. */
+class Prefilter {
+  readonly #reader: FieldReader;
+  readonly #test: (doc: Doc) => boolean;
+  readonly #whole: boolean;
+  #tried = 0;
+  #passed = 0;
+  #off = false;
+
+  constructor(scan: ScanFilter) {
+    const fields = filterFields(scan.filter.ast);
+    // A filter that reads no field passes every document: nothing to gain for whole ones.
+    if (scan.whole && fields.length === 0) this.#off = true;
+    if (!scan.whole && !fields.includes(ID)) fields.push(ID);
+    this.#reader = new FieldReader(fields);
+    this.#test = scan.filter.test;
+    this.#whole = scan.whole;
+  }
+
+  /** The candidate of a stored document, or undefined when the filter rejects it. */
+  candidate(raw: Buffer): Candidate | undefined {
+    if (this.#off) return { doc: decodeDocument(raw), bytes: raw.length };
+    const partial = this.#reader.read(raw);
+    if (partial === undefined) return { doc: decodeDocument(raw), bytes: raw.length };
+    if (!this.#test(partial)) {
+      this.#count(false);
+      return undefined;
+    }
+    this.#count(true);
+    return { doc: this.#whole ? decodeDocument(raw) : partial, bytes: raw.length };
+  }
+
+  // A filter most documents pass makes whole-document reads decode each twice (its fields, then
+  // all of it): past the trial, such a prefilter turns itself off.
+  #count(passed: boolean): void {
+    if (!this.#whole || this.#tried > PREFILTER_TRIAL) return;
+    this.#tried++;
+    if (passed) this.#passed++;
+    if (this.#tried === PREFILTER_TRIAL && this.#passed * 2 > PREFILTER_TRIAL) this.#off = true;
+  }
+}
+
+/**
+ * The documents a plan names, in chunks of up to CHUNK reads, synchronously, from `reader`. With
+ * `scan`, a collection scan (a primary plan over ranges) drops the documents its filter rejects
+ * (they never reach the chunk, though they count as read and examined).
+ */
+function* candidateChunks(reader: Reader, info: CollectionInfo, plan: Plan, examined: Examined, scan?: ScanFilter): Generator<Chunk> {
   const tree = docsTree(info);
   switch (plan.kind) {
     case 'empty':
       return;
     case 'primary': {
+      const prefilter = scan !== undefined && !plan.points ? new Prefilter(scan) : undefined;
       let chunk: Candidate[] = [];
+      let reads = 0;
       for (const raw of primaryReads(reader, tree, plan, examined)) {
         examined.docs++;
-        chunk.push({ doc: decodeDocument(raw), bytes: raw.length });
-        if (chunk.length >= CHUNK) {
+        if (prefilter === undefined) chunk.push({ doc: decodeDocument(raw), bytes: raw.length });
+        else {
+          const c = prefilter.candidate(raw);
+          if (c !== undefined) chunk.push(c);
+        }
+        if (++reads >= CHUNK) {
           yield { candidates: chunk, more: true };
           chunk = [];
+          reads = 0;
         }
       }
       if (chunk.length > 0) yield { candidates: chunk, more: false };
@@ -211,8 +278,8 @@ function indexedDocument(reader: Reader, tree: string, info: CollectionInfo, pla
 }
 
 /** The documents a plan names, in chunks, on `snapshot`, yielding the event loop between chunks. */
-async function* candidates(snapshot: Snapshot, info: CollectionInfo, plan: Plan, examined: Examined): AsyncGenerator<Candidate[]> {
-  for (const chunk of candidateChunks(snapshot, info, plan, examined)) {
+async function* candidates(snapshot: Snapshot, info: CollectionInfo, plan: Plan, examined: Examined, scan?: ScanFilter): AsyncGenerator<Candidate[]> {
+  for (const chunk of candidateChunks(snapshot, info, plan, examined, scan)) {
     yield chunk.candidates;
     if (chunk.more) await nextTurn();
   }
@@ -354,7 +421,7 @@ function findOnSnapshot(store: TenantStore, name: string, query: Query, projecti
     const examined: Examined = { keys: 0, docs: 0 };
     const collector = new FindCollector(query, projection, plan);
     if (info !== undefined && snapshot !== undefined) {
-      for await (const chunk of candidates(snapshot, info, plan, examined)) if (collector.offer(chunk)) break;
+      for await (const chunk of candidates(snapshot, info, plan, examined, { filter: query.filter, whole: true })) if (collector.offer(chunk)) break;
     }
     const out = collector.documents();
     const result: FindResult = { documents: out };
@@ -377,7 +444,7 @@ function findInOneTurn(store: TenantStore, name: string, query: Query, projectio
   const collector = new FindCollector(query, projection, plan);
   if (plan.kind === 'index') return indexFindInOneTurn(store, info, plan, collector);
   const live: Reader = { get: (tree, key) => store.get(tree, key), scan: (tree, range) => store.scanNow(tree, range) };
-  for (const chunk of candidateChunks(live, info, plan, { keys: 0, docs: 0 })) {
+  for (const chunk of candidateChunks(live, info, plan, { keys: 0, docs: 0 }, { filter: query.filter, whole: true })) {
     if (collector.offer(chunk.candidates)) break;
     if (chunk.more) return undefined;
   }
@@ -515,7 +582,7 @@ export async function docsCount(store: TenantStore, collection: unknown, options
     // Every document, no filter: the tree knows its size.
     if (filter.ast.children.length === 0) return Math.min(Math.max(snapshot.count(docsTree(info)) - skip, 0), limit);
     let n = 0;
-    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 })) {
+    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false })) {
       for (const c of chunk) if (filter.test(c.doc)) n++;
       if (n - skip >= limit) break;
     }
@@ -706,7 +773,7 @@ async function* candidateKeys(store: TenantStore, name: string, filter: Compiled
   const snapshot = store.snapshot(treesOf(info));
   try {
     const plan = planQuery(info, filter.ast, []);
-    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 })) {
+    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false })) {
       const keys: Buffer[] = [];
       for (const c of chunk) if (filter.test(c.doc)) keys.push(idKey(idOf(c.doc)));
       if (keys.length > 0) yield keys;

@@ -20,7 +20,7 @@ export {
 } from './values.js';
 export { fromJson, parseIsoDate, toJson, type FromJsonOptions } from './ejson.js';
 export { collectValues, getPathValue, isArrayIndex, parsePath, type LeafArrays } from './path.js';
-export { compileFilter, parseFilter, topLevelConditions, type CompiledFilter } from './query/compile-filter.js';
+export { compileFilter, filterFields, parseFilter, topLevelConditions, type CompiledFilter } from './query/compile-filter.js';
 export type {
   AndNode,
   BsonTypeAlias,

@@ -585,3 +585,49 @@ describe('inserted documents', () => {
     expect(given).toStrictEqual(copy);
   });
 });
+
+describe('collection scans read the filter fields before the whole document', () => {
+  // 1,500 documents: more than a chunk (256) and than the prefilter's trial (512), so chunks cut
+  // by reads and a prefilter that turns itself off are both exercised; some documents lack the
+  // fields, hold arrays or nested documents, or are stored with __proto__ keys (read whole).
+  function makeDocs(): Doc[] {
+    const docs: Doc[] = [];
+    for (let i = 0; i < 1500; i++) {
+      const doc: Doc = { _id: i, n: i, tag: `t${i % 7}`, bio: 'x'.repeat(i % 50) };
+      if (i % 5 === 0) doc.p = { q: i % 4, r: [i % 3, 'z'] };
+      if (i % 11 === 0) delete doc.n;
+      if (i % 13 === 0) doc.tag = [`t${i % 7}`, 'extra'];
+      // JSON.parse makes __proto__ an own key, as a request body does.
+      docs.push(i % 97 === 0 ? (JSON.parse(JSON.stringify(doc).replace(/^\{/, `{"__proto__": {"n": ${i}}, "w": ${i}, `)) as Doc) : doc);
+    }
+    return docs;
+  }
+  const filters: Array<[string, Doc]> = [
+    ['a narrow range (few pass)', { n: { $gte: 100, $lt: 110 } }],
+    ['a wide range (most pass: the prefilter turns itself off)', { n: { $gte: 10 } }],
+    ['a nested path', { 'p.q': 3 }],
+    ['an array element or a value', { tag: 'extra' }],
+    ['$or over fields, one of them _id', { $or: [{ _id: { $lt: 5 } }, { 'p.r': 2 }, { w: { $exists: true } }] }],
+    ['a missing field', { n: { $exists: false } }],
+    ['$nor with $elemMatch', { $nor: [{ 'p.r': { $elemMatch: { $gte: 1 } } }, { tag: 't3' }] }],
+  ];
+
+  it.each(filters)('%s: find, count, updateMany and deleteMany agree with the filter applied to every document', async (_name, filter) => {
+    await insert('scan', makeDocs());
+    const all = (await docsFind(store, 'scan', { limit: 10_000 })).documents;
+    expect(all).toHaveLength(1500);
+    const test = compileFilter(filter).test;
+    const want = all.filter((d) => test(d));
+    expect(want.length).toBeGreaterThan(0);
+    expect(want.length).toBeLessThan(1500);
+    const found = (await docsFind(store, 'scan', { filter, limit: 10_000 })).documents;
+    expect(found).toStrictEqual(want);
+    expect(await docsCount(store, 'scan', { filter })).toBe(want.length);
+    const { result } = await docsUpdate(store, 'scan', filter, { $set: { hit: true } }, { multi: true });
+    expect(result).toMatchObject({ matchedCount: want.length, modifiedCount: want.length });
+    expect((await docsFind(store, 'scan', { filter: { hit: true }, limit: 10_000 })).documents.map((d) => d._id)).toEqual(want.map((d) => d._id));
+    const deleted = await docsDelete(store, 'scan', filter, { multi: true });
+    expect(deleted.result.deletedCount).toBe(want.length);
+    expect(await docsCount(store, 'scan', {})).toBe(1500 - want.length);
+  });
+});

@@ -248,6 +248,24 @@ export function compileValueMatcher(expr: Doc): (value: unknown) => boolean {
   };
 }
 
+/**
+ * The top-level fields a filter reads (`{'a.b': 1, $or: [{c: 2}]}` -> a, c), in a stable order;
+ * empty for a filter that reads none (`{}`). A document holding only these fields matches exactly
+ * when the whole document does: each condition reads the values under its own path alone
+ * ($elemMatch's inner paths are inside its field's values).
+ */
+export function filterFields(ast: AndNode): string[] {
+  const out = new Set<string>();
+  const visit = (node: FilterNode): void => {
+    if (node.kind === 'field') {
+      const dot = node.path.indexOf('.');
+      out.add(dot < 0 ? node.path : node.path.slice(0, dot));
+    } else for (const child of node.children) visit(child);
+  };
+  visit(ast);
+  return [...out];
+}
+
 /** Conditions per top-level AND-ed path (`{a: {$gt: 1}, b: 2}` -> a: [$gt 1], b: [$eq 2]), for planners. */
 export function topLevelConditions(ast: AndNode): Map<string, readonly FieldOp[]> {
   const out = new Map<string, readonly FieldOp[]>();

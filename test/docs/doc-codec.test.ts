@@ -1,0 +1,123 @@
+import { describe, expect, it } from 'vitest';
+import { decodeDocument, encodeDocument, FieldReader } from '../../engine/docs/doc-codec.js';
+import { filterFields, parseFilter, type Doc } from '../../engine/docs/index.js';
+import { randomInt, seededRandom } from '../helpers/random.js';
+
+type Rand = () => number;
+
+const pick = <T>(rand: Rand, xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+
+// Values in every MessagePack format msgpackr writes for documents: fixint, int8-64 and uint8-64
+// at their edges, float64 and float32-exact values, -0, NaN, Infinity, nil, booleans, strings of
+// every length class (fixstr, str8, str16, str32) in ASCII, other UTF-8 and lone surrogates,
+// Dates (timestamp extensions), arrays and maps of every size class (fix, 16, 32 bits).
+const SCALARS: readonly unknown[] = [
+  0, 1, 127, 128, 255, 256, 65535, 65536, 2 ** 32 - 1, 2 ** 32, 2 ** 53 - 1, -1, -32, -33, -128, -129, -32768, -32769, -(2 ** 31), -(2 ** 31) - 1, -(2 ** 53) + 1,
+  0.5, 1.25, -2.75, 3.141592653589793, 1e300, -1e-300, -0, NaN, Infinity, -Infinity,
+  null, true, false,
+  '', 'a', 'hello world', 'x'.repeat(31), 'x'.repeat(32), 'y'.repeat(255), 'y'.repeat(256), 'z'.repeat(70_000),
+  'café', '日本語', '😀 emoji', '\ud800 lone', 'tail \udfff', 'mixed ascii and é'.repeat(20),
+  new Date(0), new Date(Date.UTC(2024, 1, 29, 12, 0, 0, 123)), new Date(-62135596800000), new Date(8.64e15),
+];
+
+function value(rand: Rand, depth: number): unknown {
+  const r = rand();
+  if (depth >= 3 || r < 0.6) return pick(rand, SCALARS);
+  if (r < 0.8) {
+    const n = pick(rand, [0, 1, 3, 15, 16, 40]);
+    return Array.from({ length: n }, () => value(rand, depth + 1));
+  }
+  const obj: Doc = {};
+  const n = pick(rand, [0, 1, 4, 15, 16, 30]);
+  for (let i = 0; i < n; i++) obj[`k${i}`] = value(rand, depth + 1);
+  return obj;
+}
+
+const FIELDS = ['_id', 'a', 'b', 'c', 'name', 'émoji', 'nested', 'list', 'k15', 'missing', ''];
+
+function randomDoc(rand: Rand, i: number): Doc {
+  const doc: Doc = { _id: i % 3 === 0 ? `id-${i}` : i };
+  for (const field of FIELDS.slice(1)) if (field !== 'missing' && rand() < 0.7) doc[field] = value(rand, 0);
+  // Sometimes a wide document, so the top-level map is a map16.
+  if (rand() < 0.2) for (let k = 0; k < 20; k++) doc[`extra${k}`] = value(rand, 1);
+  return doc;
+}
+
+/** The fields of `doc` named in `names`, as they are in `doc` (absent ones left out). */
+function picked(doc: Doc, names: readonly string[]): Doc {
+  const out: Doc = {};
+  for (const name of names) if (Object.hasOwn(doc, name)) out[name] = doc[name];
+  return out;
+}
+
+describe('FieldReader', () => {
+  it('reads exactly the named top-level fields as decodeDocument does, over every value format', () => {
+    const rand = seededRandom(0xf1e1d);
+    let compared = 0;
+    for (let i = 0; i < 600; i++) {
+      const bytes = encodeDocument(randomDoc(rand, i));
+      const whole = decodeDocument(bytes);
+      for (let r = 0; r < 4; r++) {
+        const names = FIELDS.filter(() => rand() < 0.35);
+        const got = new FieldReader(names).read(bytes);
+        // toStrictEqual tells -0 from 0, NaN from null and Dates by time; the key order is the stored one.
+        expect(got).toStrictEqual(picked(whole, Object.keys(whole).filter((k) => names.includes(k))));
+        compared++;
+      }
+    }
+    expect(compared).toBe(2400);
+  });
+
+  it('reads each edge value alone, wherever the field stands in the document', () => {
+    for (const v of SCALARS) {
+      const doc: Doc = { _id: 1, before: { deep: [1, 'two', { three: 3 }] }, v, after: 'x'.repeat(300) };
+      const bytes = encodeDocument(doc);
+      expect(new FieldReader(['v']).read(bytes)).toStrictEqual({ v: decodeDocument(bytes).v });
+      expect(new FieldReader(['after', '_id']).read(bytes)).toStrictEqual({ _id: 1, after: 'x'.repeat(300) });
+    }
+  });
+
+  it('leaves out fields the document lacks, and reads nothing for no names', () => {
+    const bytes = encodeDocument({ _id: 'a', x: 1 });
+    expect(new FieldReader(['y', 'z']).read(bytes)).toStrictEqual({});
+    expect(new FieldReader([]).read(bytes)).toStrictEqual({});
+  });
+
+  it('declines documents stored with __proto__ keys (they decode whole, through Maps)', () => {
+    const doc = JSON.parse('{"_id": 1, "a": 2, "b": {"__proto__": {"polluted": true}}}') as Doc;
+    const bytes = encodeDocument(doc);
+    expect(new FieldReader(['a']).read(bytes)).toBeUndefined();
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('declines bytes that are not a stored map: a wrong format byte, a non-map body, a truncated value', () => {
+    const bytes = encodeDocument({ _id: 1, a: 'x'.repeat(100), b: 2 });
+    expect(new FieldReader(['b']).read(Buffer.concat([Buffer.from([9]), bytes.subarray(1)]))).toBeUndefined();
+    expect(new FieldReader(['b']).read(Buffer.from([1, 0x92, 1, 2]))).toBeUndefined();
+    expect(new FieldReader(['b']).read(bytes.subarray(0, 40))).toBeUndefined();
+  });
+});
+
+describe('filterFields', () => {
+  const cases: Array<[string, unknown, string[]]> = [
+    ['no conditions', {}, []],
+    ['a top-level field', { a: 1 }, ['a']],
+    ['dot paths by their first segment, each once', { 'a.b': 1, 'a.c': { $gt: 2 }, 'd.0': 3 }, ['a', 'd']],
+    ['inside $or, $and, $nor', { $or: [{ x: 1 }, { $and: [{ y: 2 }, { 'z.q': 3 }] }], $nor: [{ w: 1 }] }, ['x', 'y', 'z', 'w']],
+    ['$elemMatch reads only its own field', { tags: { $elemMatch: { kind: 'a', n: { $gt: 1 } } } }, ['tags']],
+    ['$not and $exists', { a: { $not: { $gt: 1 } }, b: { $exists: false } }, ['a', 'b']],
+    ['_id', { _id: { $in: [1, 2] } }, ['_id']],
+  ];
+  it.each(cases)('%s', (_name, filter, fields) => {
+    expect(filterFields(parseFilter(filter)).sort()).toEqual([...fields].sort());
+  });
+
+  it('covers every field a random filter reads (checked against the AST walk of the paths)', () => {
+    const rand = seededRandom(7);
+    for (let i = 0; i < 200; i++) {
+      const paths = Array.from({ length: randomInt(rand, 1, 4) }, () => pick(rand, ['a', 'b.c', 'd.0.e', 'f']));
+      const filter = { $or: paths.map((p) => ({ [p]: randomInt(rand, 0, 3) })) };
+      expect(new Set(filterFields(parseFilter(filter)))).toEqual(new Set(paths.map((p) => p.split('.')[0])));
+    }
+  });
+});
