@@ -191,8 +191,9 @@ class Prefilter {
 
 /**
  * The documents a plan names, in chunks of up to CHUNK reads, synchronously, from `reader`. With
- * `scan`, a collection scan (a primary plan over ranges) drops the documents its filter rejects
- * (they never reach the chunk, though they count as read and examined).
+ * `scan`, a collection scan (a primary plan over ranges), and an index plan of a read that needs
+ * only the filter's fields, drop the documents the filter rejects (they never reach the chunk,
+ * though they count as read and examined).
  */
 function* candidateChunks(reader: Reader, info: CollectionInfo, plan: Plan, examined: Examined, scan?: ScanFilter): Generator<Chunk> {
   const tree = docsTree(info);
@@ -222,6 +223,18 @@ function* candidateChunks(reader: Reader, info: CollectionInfo, plan: Plan, exam
     case 'index': {
       const seen = plan.dedupe ? new Set<string>() : undefined;
       const ranges = plan.reverse ? [...plan.ranges].reverse() : plan.ranges;
+      // Reads that need only the filter's fields (count, update, delete) read just those of each
+      // indexed document too; a find's candidates mostly match (the index bounds its filter), so
+      // they are decoded whole at once.
+      const prefilter = scan !== undefined && !scan.whole ? new Prefilter(scan) : undefined;
+      const take = (chunk: Candidate[], pk: Buffer): void => {
+        if (prefilter === undefined) {
+          chunk.push(indexedDocument(reader, tree, info, plan, pk, examined));
+          return;
+        }
+        const c = prefilter.candidate(indexedRaw(reader, tree, info, plan, pk, examined));
+        if (c !== undefined) chunk.push(c);
+      };
       for (const range of ranges) {
         let chunk: Candidate[] = [];
         let keys = 0;
@@ -232,10 +245,10 @@ function* candidateChunks(reader: Reader, info: CollectionInfo, plan: Plan, exam
             const id = pk.toString('latin1');
             if (!seen.has(id)) {
               seen.add(id);
-              chunk.push(indexedDocument(reader, tree, info, plan, pk, examined));
+              take(chunk, pk);
             }
           } else {
-            chunk.push(indexedDocument(reader, tree, info, plan, pk, examined));
+            take(chunk, pk);
           }
           if (keys >= CHUNK) {
             yield { candidates: chunk, more: true };
@@ -270,10 +283,16 @@ function* primaryReads(reader: Reader, tree: string, plan: Plan & { kind: 'prima
   }
 }
 
-function indexedDocument(reader: Reader, tree: string, info: CollectionInfo, plan: Plan & { kind: 'index' }, pk: Buffer, examined: Examined): Candidate {
+/** The stored document an index entry names. @throws CORRUPTION when it is missing */
+function indexedRaw(reader: Reader, tree: string, info: CollectionInfo, plan: Plan & { kind: 'index' }, pk: Buffer, examined: Examined): Buffer {
   const raw = reader.get(tree, pk);
   if (raw === undefined) fail('CORRUPTION', `index ${plan.index.name} of collection ${info.name} names a missing document`);
   examined.docs++;
+  return raw;
+}
+
+function indexedDocument(reader: Reader, tree: string, info: CollectionInfo, plan: Plan & { kind: 'index' }, pk: Buffer, examined: Examined): Candidate {
+  const raw = indexedRaw(reader, tree, info, plan, pk, examined);
   return { doc: decodeDocument(raw), bytes: raw.length };
 }
 

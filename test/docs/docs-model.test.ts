@@ -612,6 +612,26 @@ describe('collection scans read the filter fields before the whole document', ()
     ['$nor with $elemMatch', { $nor: [{ 'p.r': { $elemMatch: { $gte: 1 } } }, { tag: 't3' }] }],
   ];
 
+  const indexed: Array<[string, Doc]> = [
+    ['an index range with a condition on another field', { n: { $gte: 100, $lt: 700 }, tag: 't3' }],
+    ['an index range with a nested condition', { n: { $lt: 1000 }, 'p.q': { $in: [1, 3] } }],
+  ];
+  it.each(indexed)('over an index on n, %s: count, updateMany and deleteMany read the filter fields of each indexed document', async (_name, filter) => {
+    await index('scan', { n: 1 });
+    await insert('scan', makeDocs());
+    expect((await explain('scan', filter)).plan['stage']).toBe('IXSCAN');
+    const all = (await docsFind(store, 'scan', { limit: 10_000 })).documents;
+    const test = compileFilter(filter).test;
+    const want = all.filter((d) => test(d)).map((d) => d._id);
+    expect(want.length).toBeGreaterThan(0);
+    expect(await docsCount(store, 'scan', { filter })).toBe(want.length);
+    const { result } = await docsUpdate(store, 'scan', filter, { $set: { hit: true } }, { multi: true });
+    expect(result).toMatchObject({ matchedCount: want.length, modifiedCount: want.length });
+    expect((await docsFind(store, 'scan', { filter: { hit: true }, limit: 10_000 })).documents.map((d) => d._id)).toEqual(want);
+    expect((await docsDelete(store, 'scan', filter, { multi: true })).result.deletedCount).toBe(want.length);
+    expect(await docsCount(store, 'scan', {})).toBe(1500 - want.length);
+  });
+
   it.each(filters)('%s: find, count, updateMany and deleteMany agree with the filter applied to every document', async (_name, filter) => {
     await insert('scan', makeDocs());
     const all = (await docsFind(store, 'scan', { limit: 10_000 })).documents;
