@@ -23,9 +23,10 @@ export function loadResult(result: autocannon.Result): LoadResult {
  * autocannon options for reads of fixed bodies: connection k cycles through its own slice of
  * `bodies`, each request built once before the run, as a static request (the hello-world's GET)
  * is. A `setupRequest` that makes each body as it goes instead costs the load generator, which
- * shares the two cores with the server, a request build per request (~5-15% of the server's
- * throughput in a probe). The slices are disjoint, so connections do not ask for the same keys in
- * step. Needs pipelining 1 (autocannon's own rule for per-client requests).
+ * shares the two cores with the server, a request build per request (8-18% more finds per second
+ * without it in one probe; no difference in a later full SQL run, docs/benchmarks.md). The slices
+ * are disjoint, so connections do not ask for the same keys in step. Needs pipelining 1
+ * (autocannon's own rule for per-client requests).
  */
 export function pooledRequests(method: 'POST' | 'PUT' | 'GET', path: string, headers: Record<string, string>, bodies: readonly string[], connections: number): Pick<autocannon.Options, 'requests' | 'setupClient'> {
   const per = Math.max(1, Math.floor(bodies.length / connections));

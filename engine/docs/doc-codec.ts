@@ -61,6 +61,24 @@ export function decodeDocument(bytes: Buffer): Doc {
   return doc;
 }
 
+// MessagePack's sized formats, by type byte: how many bytes their length (or element count)
+// takes after the type byte; 0 for every other format.
+const LENGTH_WIDTH = new Uint8Array(256);
+for (const [type, width] of [
+  [0xc4, 1], [0xc5, 2], [0xc6, 4], // bin8, bin16, bin32
+  [0xc7, 1], [0xc8, 2], [0xc9, 4], // ext8, ext16, ext32 (a type byte follows the length)
+  [0xd9, 1], [0xda, 2], [0xdb, 4], // str8, str16, str32
+  [0xdc, 2], [0xdd, 4], // array16, array32
+  [0xde, 2], [0xdf, 4], // map16, map32
+] as const) LENGTH_WIDTH[type] = width;
+
+/** The length (or count) of the sized value whose type byte is at `pos`, or -1 when its header runs past `end`. */
+function lengthAt(b: Buffer, pos: number, end: number): number {
+  const width = LENGTH_WIDTH[b[pos]!]!;
+  if (pos + 1 + width > end) return -1;
+  return width === 1 ? b[pos + 1]! : width === 2 ? b.readUInt16BE(pos + 1) : b.readUInt32BE(pos + 1);
+}
+
 /**
  * Where the MessagePack value at `pos` ends (the spec's formats; every one says its own length,
  * extensions included), or -1 when the byte at `pos` is not the start of a value or the value runs
@@ -77,39 +95,26 @@ function skipValue(b: Buffer, pos: number, end: number): number {
     else if (t < 0x90) (pending += 2 * (t & 0x0f)), (pos += 1); // fixmap
     else if (t < 0xa0) (pending += t & 0x0f), (pos += 1); // fixarray
     else if (t < 0xc0) pos += 1 + (t & 0x1f); // fixstr
-    else {
+    else if (LENGTH_WIDTH[t] !== 0) {
+      const n = lengthAt(b, pos, end);
+      if (n < 0) return -1;
+      const header = 1 + LENGTH_WIDTH[t]!;
+      if (t >= 0xdc) (pending += t >= 0xde ? 2 * n : n), (pos += header); // array, map: elements follow
+      else pos += header + n + (t >= 0xc7 && t <= 0xc9 ? 1 : 0); // bin, str, ext (its type byte)
+    } else {
       switch (t) {
         case 0xc0: // nil
         case 0xc2: // false
         case 0xc3: // true
           pos += 1;
           break;
-        case 0xc4: // bin8
-        case 0xd9: // str8
-          if (pos + 2 > end) return -1;
-          pos += 2 + b[pos + 1]!;
+        case 0xcc: // uint8
+        case 0xd0: // int8
+          pos += 2;
           break;
-        case 0xc5: // bin16
-        case 0xda: // str16
-          if (pos + 3 > end) return -1;
-          pos += 3 + b.readUInt16BE(pos + 1);
-          break;
-        case 0xc6: // bin32
-        case 0xdb: // str32
-          if (pos + 5 > end) return -1;
-          pos += 5 + b.readUInt32BE(pos + 1);
-          break;
-        case 0xc7: // ext8: length, type, data
-          if (pos + 2 > end) return -1;
-          pos += 3 + b[pos + 1]!;
-          break;
-        case 0xc8: // ext16
-          if (pos + 3 > end) return -1;
-          pos += 4 + b.readUInt16BE(pos + 1);
-          break;
-        case 0xc9: // ext32
-          if (pos + 5 > end) return -1;
-          pos += 6 + b.readUInt32BE(pos + 1);
+        case 0xcd: // uint16
+        case 0xd1: // int16
+          pos += 3;
           break;
         case 0xca: // float32
         case 0xce: // uint32
@@ -120,14 +125,6 @@ function skipValue(b: Buffer, pos: number, end: number): number {
         case 0xcf: // uint64
         case 0xd3: // int64
           pos += 9;
-          break;
-        case 0xcc: // uint8
-        case 0xd0: // int8
-          pos += 2;
-          break;
-        case 0xcd: // uint16
-        case 0xd1: // int16
-          pos += 3;
           break;
         case 0xd4: // fixext1, 2, 4, 8, 16: type then data
           pos += 3;
@@ -143,26 +140,6 @@ function skipValue(b: Buffer, pos: number, end: number): number {
           break;
         case 0xd8:
           pos += 18;
-          break;
-        case 0xdc: // array16
-          if (pos + 3 > end) return -1;
-          pending += b.readUInt16BE(pos + 1);
-          pos += 3;
-          break;
-        case 0xdd: // array32
-          if (pos + 5 > end) return -1;
-          pending += b.readUInt32BE(pos + 1);
-          pos += 5;
-          break;
-        case 0xde: // map16
-          if (pos + 3 > end) return -1;
-          pending += 2 * b.readUInt16BE(pos + 1);
-          pos += 3;
-          break;
-        case 0xdf: // map32
-          if (pos + 5 > end) return -1;
-          pending += 2 * b.readUInt32BE(pos + 1);
-          pos += 5;
           break;
         default: // 0xc1: never used
           return -1;
@@ -201,9 +178,11 @@ export class FieldReader {
     const t = bytes[pos]!;
     let count: number;
     if (t >= 0x80 && t < 0x90) (count = t & 0x0f), (pos += 1);
-    else if (t === 0xde && pos + 3 <= end) (count = bytes.readUInt16BE(pos + 1)), (pos += 3);
-    else if (t === 0xdf && pos + 5 <= end) (count = bytes.readUInt32BE(pos + 1)), (pos += 5);
-    else return undefined;
+    else if (t === 0xde || t === 0xdf) {
+      count = lengthAt(bytes, pos, end);
+      if (count < 0) return undefined;
+      pos += 1 + LENGTH_WIDTH[t]!;
+    } else return undefined;
     const names = this.#names;
     const out: Doc = {};
     let found = 0;
@@ -213,10 +192,11 @@ export class FieldReader {
       let keyStart: number;
       let keyLength: number;
       if (k >= 0xa0 && k < 0xc0) (keyStart = pos + 1), (keyLength = k & 0x1f);
-      else if (k === 0xd9 && pos + 2 <= end) (keyStart = pos + 2), (keyLength = bytes[pos + 1]!);
-      else if (k === 0xda && pos + 3 <= end) (keyStart = pos + 3), (keyLength = bytes.readUInt16BE(pos + 1));
-      else if (k === 0xdb && pos + 5 <= end) (keyStart = pos + 5), (keyLength = bytes.readUInt32BE(pos + 1));
-      else return undefined;
+      else if (k >= 0xd9 && k <= 0xdb) {
+        keyLength = lengthAt(bytes, pos, end);
+        if (keyLength < 0) return undefined;
+        keyStart = pos + 1 + LENGTH_WIDTH[k]!;
+      } else return undefined;
       const valueStart = keyStart + keyLength;
       const valueEnd = skipValue(bytes, valueStart, end);
       if (valueEnd < 0) return undefined;
