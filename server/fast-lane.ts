@@ -105,26 +105,7 @@ export class LaneIncomingMessage extends IncomingMessage {
     }
     return super.push(chunk, encoding);
   }
-
-  /** Set by the lane once the whole request, body included, has arrived and been taken. */
-  laneComplete = false;
-
-  /**
-   * Node calls this when the answer is finished, on a request nobody read, to pull the rest of
-   * its body off the wire: a resume, then a flow, an 'end' and a destroy over several ticks. A
-   * request the lane took whole has no bytes left to pull (Node's parser delivered all of its
-   * Content-Length, and the lane holds none of them in the stream), so there is nothing to do
-   * but mark it as Node's own _dump does. Any other request is dumped as usual.
-   */
-  _dump(): void {
-    if (this.laneComplete) (this as unknown as { _dumped: boolean })._dumped = true;
-    else NODE_DUMP.call(this);
-  }
 }
-
-// IncomingMessage's own _dump (internal to Node: not in its types), for the requests the lane did not take whole.
-const NODE_DUMP = (IncomingMessage.prototype as unknown as { _dump(this: IncomingMessage): void })._dump;
-if (typeof NODE_DUMP !== 'function') throw new Error('IncomingMessage.prototype._dump is missing: server/fast-lane.ts needs updating for this Node version');
 
 /** One request the lane took, from its headers to its answer. */
 class LaneCall {
@@ -245,8 +226,7 @@ export class FastLane {
     const request = new LaneRequest(this.#context.requestId(headers['x-request-id']), this.#context.app, principal, params, undefined);
     const call = new LaneCall(res, route, request, method, url, limitHeaders);
     if (route.validate === undefined) {
-      // No body (a Content-Length of 0 at most): nothing more will arrive for this request.
-      req.laneComplete = true;
+      req.resume();
       this.#run(call);
       return true;
     }
@@ -268,7 +248,6 @@ export class FastLane {
     if (call.first === undefined) call.first = chunk;
     else (call.chunks ??= [call.first]).push(chunk);
     if (call.received < call.expected) return;
-    (call.res.req as LaneIncomingMessage).laneComplete = true;
     // Decoded whole, so a character split across chunks stays one character.
     const text = call.chunks === undefined ? call.first.toString('utf8') : Buffer.concat(call.chunks, call.received).toString('utf8');
     const request = call.request;
