@@ -35,6 +35,7 @@ export interface SqlColumn {
 export interface SqlResult {
   /** SELECT, INSERT, UPDATE, DELETE, CREATE TABLE, ..., as PostgreSQL's command tag. */
   command: string;
+  /** Frozen (a cached statement's calls share one list): copy it to change it. */
   columns: SqlColumn[];
   /** Objects or arrays (rowMode); int8 outside the safe range and numeric are strings. */
   rows: unknown[];

@@ -7,7 +7,7 @@ import type { AstNode } from './expression-eval.js';
 import { unsupported } from './expression-eval.js';
 import { paramsFromJson } from './sql-params.js';
 import { prepareStatements } from './sql-rewrite.js';
-import type { SqlOptions, SqlOutcome, SqlResult, SqlStatementInput } from './sql-api.js';
+import type { SqlColumn, SqlOptions, SqlOutcome, SqlResult, SqlStatementInput } from './sql-api.js';
 import { LiveReader, SnapshotReader, TxnView, type SqlReader } from './store/sql-view.js';
 import { sqlFail, toText, type NonNullSqlValue, type SqlValue } from './sql-types.js';
 import { toJsValue } from './select-expressions.js';
@@ -322,7 +322,7 @@ function selectStatement(ast: Ast, text: string, x: Exec, txn: Txn | undefined, 
   }
   const rows: Row[] = [];
   const gen = plan.rows(x);
-  const done = (): SqlResult => finish('SELECT', plan.columns.filter((c) => !c.hidden), rows, rows.length, opts);
+  const done = (): SqlResult => finishShaped('SELECT', shapeOf(plan), rows, rows.length, opts);
   return pull(gen, rows, opts.maxRows) ? done() : collectRest(gen, rows, x, opts.maxRows).then(done);
 }
 
@@ -485,10 +485,37 @@ export function jsonValue(v: SqlValue): unknown {
   return typeof js === 'bigint' ? js.toString() : js;
 }
 
+/** What a result needs of its columns: their names, and the `columns` it reports. */
+interface ResultShape {
+  names: string[];
+  /** Frozen: results of one cached plan share it. */
+  columns: readonly SqlColumn[];
+}
+
+function shapeFor(columns: readonly PlanColumn[]): ResultShape {
+  return { names: columns.map((c) => c.name), columns: Object.freeze(columns.map((c) => Object.freeze({ name: c.name, type: c.type }))) as SqlColumn[] };
+}
+
+// A cached plan's shape, made once: a repeated SELECT does not rebuild its column list per call.
+const SHAPES = new WeakMap<Plan, ResultShape>();
+
+function shapeOf(plan: Plan): ResultShape {
+  let shape = SHAPES.get(plan);
+  if (shape === undefined) {
+    shape = shapeFor(plan.columns.filter((c) => !c.hidden));
+    SHAPES.set(plan, shape);
+  }
+  return shape;
+}
+
 function finish(command: string, columns: PlanColumn[], rows: Row[], rowCount: number, opts: typeof SQL_DEFAULTS & SqlOptions): SqlResult {
+  return finishShaped(command, shapeFor(columns), rows, rowCount, opts);
+}
+
+function finishShaped(command: string, shape: ResultShape, rows: Row[], rowCount: number, opts: typeof SQL_DEFAULTS & SqlOptions): SqlResult {
   let bytes = 0;
-  const n = columns.length;
-  const names = columns.map((c) => c.name);
+  const names = shape.names;
+  const n = names.length;
   const arrays = opts.rowMode === 'array';
   const out = new Array<unknown>(rows.length);
   for (let r = 0; r < rows.length; r++) {
@@ -508,5 +535,5 @@ function finish(command: string, columns: PlanColumn[], rows: Row[], rowCount: n
       out[r] = o;
     }
   }
-  return { command, columns: columns.map((c) => ({ name: c.name, type: c.type })), rows: out, rowCount };
+  return { command, columns: shape.columns as SqlColumn[], rows: out, rowCount };
 }

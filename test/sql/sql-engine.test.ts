@@ -82,6 +82,25 @@ describe('SQL execution', () => {
     for (let i = 0; i < 2; i++) expect(await sqlstateOf(q(store, range, ['not a time', minute(2), day(0)]))).toBe('22007');
   });
 
+  it('a cached SELECT reports its columns through one frozen list: no caller can change what the next call reports', async () => {
+    const store = await fresh();
+    await q(store, 'CREATE TABLE t (id int PRIMARY KEY, name text)');
+    await q(store, "INSERT INTO t VALUES (1, 'a'), (2, 'b')");
+    const run = async (id: number) => (await sqlExecute(store, [{ sql: 'SELECT id, name AS who FROM t WHERE id = $1', params: [id] }])).results[0]!;
+    const first = await run(1);
+    expect(first.columns).toEqual([{ name: 'id', type: 'int4' }, { name: 'who', type: 'text' }]);
+    expect(() => first.columns.push({ name: 'x', type: 'text' })).toThrow(TypeError);
+    expect(() => {
+      first.columns[0]!.name = 'changed';
+    }).toThrow(TypeError);
+    const second = await run(2);
+    expect(second.columns).toEqual([{ name: 'id', type: 'int4' }, { name: 'who', type: 'text' }]);
+    expect(second.rows).toEqual([{ id: 2, who: 'b' }]);
+    // Rows stay each call's own.
+    (first.rows[0] as Record<string, unknown>).who = 'changed';
+    expect((await run(1)).rows).toEqual([{ id: 1, who: 'a' }]);
+  });
+
   it('shares the slice among statements waiting for a turn, and gives it back whole when they end, however they end', async () => {
     const store = await fresh();
     await q(store, `CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t SELECT k, k % 10 FROM (${series(60_000)}) s`);
