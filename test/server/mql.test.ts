@@ -1,4 +1,6 @@
+import { Query } from 'mingo';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomInt, seededRandom } from '../helpers/random.js';
 import { http, signup, startServer, type RunningServer } from '../helpers/server.js';
 
 let server: RunningServer;
@@ -214,5 +216,71 @@ describe('documents over HTTP: indexes and the planner', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(ids).toEqual(['new', 'none']);
+  });
+});
+
+describe('documents over HTTP: collection scans of many chunks, against mingo', () => {
+  // 4,000 documents: scans run in several chunks, the partial decode of the filtered fields is
+  // tested on every one, and a filter most documents pass turns the prefilter off after its first
+  // 512 (engine/docs, candidateChunks). mingo (an oracle only) answers the same filters over the
+  // same documents, kept in step through updateMany and deleteMany.
+  const rand = seededRandom(4242);
+  const word = (): string => ['alpha', 'beta', 'gamma', 'delta', 'Ελλάδα', ''][randomInt(rand, 0, 5)]!;
+  const docs: Record<string, unknown>[] = Array.from({ length: 4000 }, (_, i) => {
+    const d: Record<string, unknown> = { _id: i, n: randomInt(rand, -50, 50), s: word() };
+    if (rand() < 0.7) d.tags = Array.from({ length: randomInt(rand, 0, 4) }, word);
+    if (rand() < 0.5) d.sub = { x: randomInt(rand, 0, 9), y: rand() < 0.5 ? null : word() };
+    if (rand() < 0.2) d.n = rand() < 0.5 ? String(d.n) : null;
+    if (rand() < 0.1) d.big = 'x'.repeat(randomInt(rand, 100, 70_000));
+    if (rand() < 0.3) d.f = rand() * 1000 - 500;
+    return d;
+  });
+  const filters: Record<string, unknown>[] = [
+    { n: { $gt: 10 } },
+    { n: { $gte: -50 } }, // almost every document passes: the prefilter turns itself off
+    { s: 'gamma', 'sub.x': { $lt: 5 } },
+    { $or: [{ tags: 'delta' }, { 'sub.y': null }] },
+    { tags: { $size: 2 }, n: { $type: 'number' } },
+    { f: { $exists: false }, big: { $exists: true } },
+    { 'sub.x': { $in: [1, 3, 5] }, s: { $ne: 'beta' } },
+    { tags: { $elemMatch: { $gt: 'b', $lt: 'e' } } },
+    { n: { $not: { $lt: 0 } }, s: { $regex: '^[ab]' } },
+    { $nor: [{ n: { $type: 'string' } }, { s: '' }], f: { $gt: 0 } },
+  ];
+  const oracle = (all: Record<string, unknown>[], filter: Record<string, unknown>): Record<string, unknown>[] =>
+    all.filter((d) => new Query(filter).test(d)).sort((a, b) => (a._id as number) - (b._id as number));
+
+  it('find and countDocuments give mingo’s answers, and updateMany and deleteMany change the documents it would', async () => {
+    let expected = docs.map((d) => structuredClone(d));
+    for (let i = 0; i < docs.length; i += 500) await seed('scan', docs.slice(i, i + 500));
+    const check = async (label: string): Promise<void> => {
+      for (const filter of filters) {
+        const want = oracle(expected, filter);
+        const found = await mql('find', { collection: 'scan', filter, sort: { _id: 1 }, limit: 10_000 });
+        expect(found.status, found.text).toBe(200);
+        expect(found.body.documents, `${label}: find ${JSON.stringify(filter)}`).toEqual(want);
+        const count = await mql('countDocuments', { collection: 'scan', filter });
+        expect(count.body, `${label}: count ${JSON.stringify(filter)}`).toEqual({ count: want.length });
+      }
+    };
+    await check('as loaded');
+    expect(oracle(expected, filters[1]!).length).toBeGreaterThan(2000);
+
+    const upFilter = { s: 'beta', n: { $lte: 20 } };
+    const hit = oracle(expected, upFilter).length;
+    expect(hit).toBeGreaterThan(100);
+    const up = await mql('updateMany', { collection: 'scan', filter: upFilter, update: { $set: { s: 'changed' }, $inc: { f: 1 } } });
+    expect(up.body).toEqual({ matchedCount: hit, modifiedCount: hit });
+    expected = expected.map((d) => (new Query(upFilter).test(d) ? { ...d, s: 'changed', f: ((d.f as number | undefined) ?? 0) + 1 } : d));
+    await check('after updateMany');
+
+    const delFilter = { $or: [{ 'sub.x': { $gte: 7 } }, { n: null }] };
+    const gone = oracle(expected, delFilter).length;
+    expect(gone).toBeGreaterThan(100);
+    const del = await mql('deleteMany', { collection: 'scan', filter: delFilter });
+    expect(del.body).toEqual({ deletedCount: gone });
+    expected = expected.filter((d) => !new Query(delFilter).test(d));
+    await check('after deleteMany');
+    expect((await mql('countDocuments', { collection: 'scan' })).body).toEqual({ count: expected.length });
   });
 });
