@@ -5,7 +5,7 @@ import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Principal } from '../engine/system/index.js';
 import type { ErrorBody } from './error-handler.js';
 import { toTetraError } from './error-handler.js';
-import { parseJsonBody } from './json-body.js';
+import { JsonText, parseJsonBody } from './json-body.js';
 import type { RouteRequest } from './tetra-context.js';
 
 // The fast lane: the hot data routes (documents, SQL, key-value) answered straight from Node's
@@ -284,7 +284,7 @@ export class FastLane {
 
   #answer(call: LaneCall, status: number, payload: unknown): void {
     call.status = status;
-    call.text = JSON.stringify(payload);
+    call.text = payload instanceof JsonText ? payload.text : JSON.stringify(payload);
     if (this.#ready.push(call) === 1) setImmediate(this.#flush);
   }
 

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { fail } from '../../engine/errors.js';
-import { sqlExecute, type SqlOptions, type SqlOutcome, type SqlResult } from '../../engine/sql/index.js';
+import { sqlExecute, type SqlColumn, type SqlOptions, type SqlOutcome, type SqlResult } from '../../engine/sql/index.js';
+import { fastifyAnswer, JsonText } from '../json-body.js';
 import { authedErrors, bearer } from '../schemas.js';
 import { withTenantNow, type RouteRequest } from '../tetra-context.js';
 
@@ -15,6 +16,21 @@ export const SQL_RESULT_SCHEMA = {
     rowCount: { type: 'integer' },
   },
 } as const;
+
+// The JSON of a frozen column list: a cached SELECT reports the same frozen list on every call
+// (engine/sql, finishShaped), so it is serialised once, not once per answer.
+const COLUMNS_JSON = new WeakMap<readonly SqlColumn[], string>();
+
+/** JSON.stringify(result), with a frozen column list's JSON made once. */
+function resultJson(r: SqlResult): JsonText {
+  let columns = COLUMNS_JSON.get(r.columns);
+  if (columns === undefined) {
+    columns = JSON.stringify(r.columns);
+    if (Object.isFrozen(r.columns)) COLUMNS_JSON.set(r.columns, columns);
+  }
+  // The keys in the order finishShaped makes them, as JSON.stringify(r) would write them.
+  return new JsonText(`{"command":${JSON.stringify(r.command)},"columns":${columns},"rows":${JSON.stringify(r.rows)},"rowCount":${JSON.stringify(r.rowCount)}}`);
+}
 
 interface QueryBody {
   sql?: unknown;
@@ -62,7 +78,7 @@ export function sqlRoutes(app: FastifyInstance): void {
       const o = sqlExecute(store, inputs, options(b.rowMode));
       return o instanceof Promise ? o.then(results) : results(o);
     });
-    const shape = (r: SqlResult[]): unknown => (hasSql ? (r[r.length - 1] as SqlResult) : { results: r });
+    const shape = (r: SqlResult[]): unknown => (hasSql ? resultJson(r[r.length - 1] as SqlResult) : { results: r });
     return outcome instanceof Promise ? outcome.then(shape) : shape(outcome);
   };
   app.tetra.lane.add({ method: 'POST', path: '/api/sql/query', body: queryBody, status: 200, handler: query });
@@ -79,6 +95,9 @@ export function sqlRoutes(app: FastifyInstance): void {
         },
       },
     },
-    query,
+    (request, reply) => {
+      const out = query(request);
+      return out instanceof Promise ? out.then((v) => fastifyAnswer(v, reply)) : fastifyAnswer(out, reply);
+    },
   );
 }

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sqlExecute } from '../../engine/sql/index.js';
 import { http, signup, startServer, type RunningServer } from '../helpers/server.js';
 
 let server: RunningServer;
@@ -143,5 +144,53 @@ describe('SQL over HTTP', () => {
     expect(other.body.error.details.sqlstate).toBe('42P01');
     await ok('CREATE TABLE private (v text)', undefined, otherKey);
     expect((await ok('SELECT count(*) AS n FROM private', undefined, otherKey)).rows).toEqual([{ n: 0 }]);
+  });
+});
+
+describe('SQL answers as text', () => {
+  it('each answer is exactly JSON.stringify of the result sqlExecute gives in process, through the lane and through Fastify', async () => {
+    // The route writes a single statement's result by hand, with the column list's JSON cached
+    // (server/routes/sql-routes.ts, resultJson): it must not differ from the plain serialisation
+    // by a byte, for any value type, any command, and repeated calls of a cached statement.
+    const { apiKey: key, tenantId } = await signup(server.url, 'text');
+    await ok('CREATE TABLE v (id int PRIMARY KEY, big bigint, n numeric, f double precision, t text, b bytea, j jsonb, d date, ts timestamptz, ok boolean)', undefined, key);
+    await ok(
+      "INSERT INTO v VALUES (1, 9007199254740993, 12.50, 'NaN', 'quote \" back\\slash \u2028 é 😀', '\\x00ff', '{\"a\": [1, null, \"x\"]}', '2024-02-29', '2024-01-01 10:00:00+00', true), (2, NULL, -0.001, -0.0, '', NULL, 'null', NULL, NULL, false)",
+      undefined,
+      key,
+    );
+    const statements: Array<[string, unknown[]?]> = [
+      ['SELECT * FROM v ORDER BY id'],
+      ['SELECT * FROM v WHERE id = $1', [1]],
+      ['SELECT * FROM v WHERE id = $1', [2]],
+      ['SELECT * FROM v WHERE id = $1', [3]],
+      ['SELECT id, f * 2 AS twice, j -> $1 AS a FROM v ORDER BY id', ['a']],
+      ['SELECT count(*), sum(n), string_agg(t, $1), array_agg(id ORDER BY id) FROM v', [',']],
+    ];
+    const inProcess = async (text: string, params?: unknown[]): Promise<string> =>
+      server.app.tetra.registry.use(tenantId, async (store) => {
+        const o = await sqlExecute(store, [{ sql: text, ...(params ? { params } : {}) }]);
+        return JSON.stringify(o.results[o.results.length - 1]);
+      });
+    for (const [text, params] of statements) {
+      const want = await inProcess(text, params);
+      for (let i = 0; i < 2; i++) {
+        const lane = await sql({ sql: text, ...(params ? { params } : {}) }, key);
+        expect(lane.status, lane.text).toBe(200);
+        expect(lane.text, text).toBe(want);
+      }
+      // Chunked: Fastify answers it (the lane never takes a chunked body).
+      const taken = server.app.tetra.lane.taken;
+      const viaFastify = await http(server.url, 'POST', '/api/sql/query', { raw: JSON.stringify({ sql: text, ...(params ? { params } : {}) }), contentType: 'application/json', apiKey: key, headers: { 'transfer-encoding': 'chunked' } });
+      expect(viaFastify.status, viaFastify.text).toBe(200);
+      expect(viaFastify.text, text).toBe(want);
+      expect(viaFastify.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(server.app.tetra.lane.taken).toBe(taken);
+    }
+    // Writes and DDL: the command and rowCount of an answer that has no rows.
+    const update = await sql({ sql: 'UPDATE v SET ok = NOT ok WHERE id > $1', params: [0] }, key);
+    expect(update.text).toBe(JSON.stringify({ command: 'UPDATE', columns: [], rows: [], rowCount: 2 }));
+    const returning = await sql({ sql: "INSERT INTO v (id, t) VALUES (3, 'x') RETURNING id, t" }, key);
+    expect(returning.text).toBe(JSON.stringify({ command: 'INSERT', columns: [{ name: 'id', type: 'int4' }, { name: 't', type: 'text' }], rows: [{ id: 3, t: 'x' }], rowCount: 1 }));
   });
 });
