@@ -165,7 +165,16 @@ interface Prepared {
 
 function prepare(store: TenantStore, inputs: readonly SqlStatementInput[], options: SqlOptions): Prepared {
   const s = stateOf(store);
-  const opts = { ...SQL_DEFAULTS, ...options };
+  // A literal of one shape rather than a spread of two objects: made once per request.
+  const opts: typeof SQL_DEFAULTS & SqlOptions = {
+    rowMode: options.rowMode ?? SQL_DEFAULTS.rowMode,
+    timeLimitMs: options.timeLimitMs ?? SQL_DEFAULTS.timeLimitMs,
+    maxRows: options.maxRows ?? SQL_DEFAULTS.maxRows,
+    maxResultBytes: options.maxResultBytes ?? SQL_DEFAULTS.maxResultBytes,
+    maxWorkBytes: options.maxWorkBytes ?? SQL_DEFAULTS.maxWorkBytes,
+    maxTxnBytes: options.maxTxnBytes ?? SQL_DEFAULTS.maxTxnBytes,
+    now: options.now,
+  };
   const work: Prepared['work'] = [];
   // Plans are cached per statement: its text, and its place among the text's statements.
   for (const input of inputs) {
@@ -175,7 +184,9 @@ function prepare(store: TenantStore, inputs: readonly SqlStatementInput[], optio
     if (parsed.statements.length > 1 && params.length > 0) sqlFail('42601', 'cannot insert multiple commands into a prepared statement (params need a single statement)');
     for (let i = 0; i < parsed.statements.length; i++) work.push({ ast: parsed.statements[i]!, explain: parsed.explain, params, text: i === 0 ? input.sql : `${input.sql}\u0000#${i}` });
   }
-  const statementTime = BigInt((opts.now ?? new Date()).getTime()) * 1000n;
+  // Microseconds; a Number while exact (any date within ~285 years of 1970), else through bigint.
+  const ms = opts.now === undefined ? Date.now() : opts.now.getTime();
+  const statementTime = Number.isSafeInteger(ms * 1000) ? BigInt(ms * 1000) : BigInt(ms) * 1000n;
   const limits = { timeLimitMs: opts.timeLimitMs, maxWorkBytes: opts.maxWorkBytes };
   const readOnly = work.every((w) => w.explain || isRead(w.ast));
   return { s, opts, work, statementTime, limits, readOnly };

@@ -101,6 +101,21 @@ describe('SQL execution', () => {
     expect((await run(1)).rows).toEqual([{ id: 1, who: 'a' }]);
   });
 
+  it('types an integer parameter int4 within int4 range and int8 past it, at both edges', async () => {
+    const store = await fresh();
+    const typeOf = async (v: number): Promise<[string, unknown]> => {
+      const r = (await sqlExecute(store, [{ sql: 'SELECT $1 + 0 AS v', params: [v] }])).results[0]!;
+      return [r.columns[0]!.type, (r.rows[0] as { v: unknown }).v];
+    };
+    expect(await typeOf(-2_147_483_649)).toEqual(['int8', -2_147_483_649]);
+    expect(await typeOf(-2_147_483_648)).toEqual(['int4', -2_147_483_648]);
+    expect(await typeOf(2_147_483_647)).toEqual(['int4', 2_147_483_647]);
+    expect(await typeOf(2_147_483_648)).toEqual(['int8', 2_147_483_648]);
+    expect(await typeOf(-0)).toEqual(['int4', 0]);
+    // int4 arithmetic overflows as PostgreSQL's does; the same value as int8 does not.
+    expect(await sqlstateOf(sqlExecute(store, [{ sql: 'SELECT $1 + 1', params: [2_147_483_647] }]))).toBe('22003');
+  });
+
   it('shares the slice among statements waiting for a turn, and gives it back whole when they end, however they end', async () => {
     const store = await fresh();
     await q(store, `CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t SELECT k, k % 10 FROM (${series(60_000)}) s`);
