@@ -113,7 +113,7 @@ describe('SQL execution', () => {
     expect(await typeOf(2_147_483_648)).toEqual(['int8', 2_147_483_648]);
     expect(await typeOf(-0)).toEqual(['int4', 0]);
     // int4 arithmetic overflows as PostgreSQL's does; the same value as int8 does not.
-    expect(await sqlstateOf(sqlExecute(store, [{ sql: 'SELECT $1 + 1', params: [2_147_483_647] }]))).toBe('22003');
+    expect(await sqlstateOf(Promise.resolve(sqlExecute(store, [{ sql: 'SELECT $1 + 1', params: [2_147_483_647] }])))).toBe('22003');
   });
 
   it('shares the slice among statements waiting for a turn, and gives it back whole when they end, however they end', async () => {
