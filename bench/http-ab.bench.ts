@@ -14,12 +14,10 @@
 // checkout's node_modules; both servers run as `npm start` runs them, except --rate-limit 0, each
 // on a free port and a fresh data directory, with http-cpu's small data set (1,000 documents with
 // an index on email, a 1,000-row table, one key-value pair).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { checkoutBase, repoRoot } from './lib/base-checkout.js';
 import { cpuMicros, freePort, startPeer, stop } from './lib/http-servers.js';
 import { flagValue } from './lib/report.js';
 
@@ -43,8 +41,6 @@ function parseArgs(argv: string[]): Config {
     connections: Number(value('connections') ?? 32),
   };
 }
-
-const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 
 interface Server {
   label: string;
@@ -104,19 +100,13 @@ const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floo
 async function main(): Promise<void> {
   const config = parseArgs(process.argv.slice(2));
   for (const r of config.routes) if (ROUTES[r] === undefined) throw new Error(`unknown route ${r} (one of ${Object.keys(ROUTES).join(', ')})`);
-  const commit = execFileSync('git', ['-C', repoRoot, 'rev-parse', '--short', config.base], { encoding: 'utf8' }).trim();
-  const head = execFileSync('git', ['-C', repoRoot, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
-  const dirty = execFileSync('git', ['-C', repoRoot, 'status', '--porcelain', '--', 'engine', 'server'], { encoding: 'utf8' }).trim() !== '';
-  const work = mkdtempSync(join(tmpdir(), 'tetra-http-ab-'));
-  const baseRoot = join(work, 'base');
-  execFileSync('git', ['-C', repoRoot, 'worktree', 'add', '--detach', '--force', baseRoot, commit], { stdio: 'ignore' });
-  symlinkSync(join(repoRoot, 'node_modules'), join(baseRoot, 'node_modules'));
+  const base = checkoutBase(config.base, 'tetra-http-ab-');
   const helloPort = await freePort();
   const hello = await startPeer('servers/hello-server.ts', [String(helloPort)]);
   const servers: Server[] = [];
   try {
-    servers.push(await startServer(`base ${commit}`, baseRoot, join(work, 'data-base')));
-    servers.push(await startServer(`this checkout ${head}${dirty ? ' (uncommitted changes)' : ''}`, repoRoot, join(work, 'data-head')));
+    servers.push(await startServer(base.labels[0], base.root, join(base.work, 'data-base')));
+    servers.push(await startServer(base.labels[1], repoRoot, join(base.work, 'data-head')));
     const helloUrl = `http://127.0.0.1:${helloPort}`;
     const rows: Row[] = [
       { name: 'hello-world GET /hello', pid: hello.pid!, url: `${helloUrl}/hello`, method: 'GET', headers: {} },
@@ -152,7 +142,7 @@ async function main(): Promise<void> {
       }
       process.stderr.write(`round ${round + 1} of ${config.rounds}\n`);
     }
-    process.stdout.write(`\nbase ${commit} against this checkout (${head}${dirty ? ', with uncommitted changes to engine/ or server/' : ''}); ${config.rounds} rounds of ${config.seconds} s, ${config.connections} connections; tetradb as npm start runs it except --rate-limit 0\n\n`);
+    process.stdout.write(`\n${base.describe()}; ${config.rounds} rounds of ${config.seconds} s, ${config.connections} connections; tetradb as npm start runs it except --rate-limit 0\n\n`);
     process.stdout.write('| row | server CPU µs/req, median | min | max | req/s, median |\n|---|---:|---:|---:|---:|\n');
     for (const row of rows) {
       const xs = cpu.get(row.name)!;
@@ -161,8 +151,7 @@ async function main(): Promise<void> {
   } finally {
     for (const s of servers) await stop(s.child);
     await stop(hello);
-    execFileSync('git', ['-C', repoRoot, 'worktree', 'remove', '--force', baseRoot], { stdio: 'ignore' });
-    rmSync(work, { recursive: true, force: true });
+    base.remove();
   }
 }
 

@@ -22,16 +22,16 @@
 // The base commit is checked out into a temporary git worktree (removed afterwards) sharing this
 // checkout's node_modules. Data: a 20,000-row table (4 columns, a timestamp among them), 20,000
 // documents, one key; reads pick ids at random from a fixed sequence.
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { checkoutBase, repoRoot } from './lib/base-checkout.js';
 import { flagValue } from './lib/report.js';
 
-const repoRoot = fileURLToPath(new URL('..', import.meta.url));
 const ROUTE_NAMES = ['sql', 'find', 'kv'] as const;
 type RouteName = (typeof ROUTE_NAMES)[number];
 const ROWS = 20_000;
@@ -162,23 +162,16 @@ function startVersion(label: string, root: string): Version {
 }
 
 async function parent(argv: string[]): Promise<void> {
-  const base = flagValue(argv, 'base');
-  if (base === undefined) throw new Error('give --base=<commit> to compare this checkout with');
+  const baseRev = flagValue(argv, 'base');
+  if (baseRev === undefined) throw new Error('give --base=<commit> to compare this checkout with');
   const routes = (flagValue(argv, 'routes') ?? 'sql,find,kv').split(',') as RouteName[];
   for (const r of routes) if (!ROUTE_NAMES.includes(r)) throw new Error(`unknown route ${r} (one of ${ROUTE_NAMES.join(', ')})`);
   const rounds = Number(flagValue(argv, 'rounds') ?? 24);
   const ms = Number(flagValue(argv, 'ms') ?? 500);
   const processes = Number(flagValue(argv, 'processes') ?? 4);
-  const git = (...args: string[]): string => execFileSync('git', ['-C', repoRoot, ...args], { encoding: 'utf8' }).trim();
-  const commit = git('rev-parse', '--short', base);
-  const head = git('rev-parse', '--short', 'HEAD');
-  const dirty = git('status', '--porcelain', '--', 'engine', 'server') !== '';
-  const work = mkdtempSync(join(tmpdir(), 'tetra-inproc-ab-'));
-  const baseRoot = join(work, 'base');
-  execFileSync('git', ['-C', repoRoot, 'worktree', 'add', '--detach', '--force', baseRoot, commit], { stdio: 'ignore' });
-  symlinkSync(join(repoRoot, 'node_modules'), join(baseRoot, 'node_modules'));
-  const labels = [`base ${commit}`, `this checkout ${head}${dirty ? ' (uncommitted changes)' : ''}`];
-  const roots = [baseRoot, repoRoot];
+  const base = checkoutBase(baseRev, 'tetra-inproc-ab-');
+  const labels = base.labels;
+  const roots = [base.root, repoRoot];
   let versions: Version[] = [];
   const stopVersions = async (): Promise<void> => {
     for (const v of versions) v.end();
@@ -203,7 +196,7 @@ async function parent(argv: string[]): Promise<void> {
       }
       process.stderr.write(`round ${round + 1} of ${rounds}\n`);
     }
-    process.stdout.write(`\nbase ${commit} against this checkout (${head}${dirty ? ', with uncommitted changes to engine/ or server/' : ''}); server and client in one process, ${CONNECTIONS} connections, ${rounds} rounds of ${ms} ms per version and route, ${processes} process pairs\n\n`);
+    process.stdout.write(`\n${base.describe()}; server and client in one process, ${CONNECTIONS} connections, ${rounds} rounds of ${ms} ms per version and route, ${processes} process pairs\n\n`);
     process.stdout.write('| route | base µs/req, median | min | this checkout µs/req, median | min | this / base, median of rounds | rounds where this is faster |\n|---|---:|---:|---:|---:|---:|---:|\n');
     for (const route of routes) {
       const a = times.get(`${route} ${labels[0]}`)!;
@@ -214,8 +207,7 @@ async function parent(argv: string[]): Promise<void> {
     }
   } finally {
     await stopVersions();
-    execFileSync('git', ['-C', repoRoot, 'worktree', 'remove', '--force', baseRoot], { stdio: 'ignore' });
-    rmSync(work, { recursive: true, force: true });
+    base.remove();
   }
 }
 

@@ -72,6 +72,18 @@ for (const [type, width] of [
   [0xde, 2], [0xdf, 4], // map16, map32
 ] as const) LENGTH_WIDTH[type] = width;
 
+// MessagePack's fixed-size formats other than the fix* ranges, by type byte: the whole value's
+// size, type byte included; 0 for every other format.
+const FIXED_SIZE = new Uint8Array(256);
+for (const [types, size] of [
+  [[0xc0, 0xc2, 0xc3], 1], // nil, false, true
+  [[0xcc, 0xd0], 2], // uint8, int8
+  [[0xcd, 0xd1], 3], // uint16, int16
+  [[0xca, 0xce, 0xd2], 5], // float32, uint32, int32
+  [[0xcb, 0xcf, 0xd3], 9], // float64, uint64, int64
+  [[0xd4], 3], [[0xd5], 4], [[0xd6], 6], [[0xd7], 10], [[0xd8], 18], // fixext1, 2, 4, 8, 16: type byte, then data
+] as const) for (const type of types) FIXED_SIZE[type] = size;
+
 /** The length (or count) of the sized value whose type byte is at `pos`, or -1 when its header runs past `end`. */
 function lengthAt(b: Buffer, pos: number, end: number): number {
   const width = LENGTH_WIDTH[b[pos]!]!;
@@ -102,48 +114,9 @@ function skipValue(b: Buffer, pos: number, end: number): number {
       if (t >= 0xdc) (pending += t >= 0xde ? 2 * n : n), (pos += header); // array, map: elements follow
       else pos += header + n + (t >= 0xc7 && t <= 0xc9 ? 1 : 0); // bin, str, ext (its type byte)
     } else {
-      switch (t) {
-        case 0xc0: // nil
-        case 0xc2: // false
-        case 0xc3: // true
-          pos += 1;
-          break;
-        case 0xcc: // uint8
-        case 0xd0: // int8
-          pos += 2;
-          break;
-        case 0xcd: // uint16
-        case 0xd1: // int16
-          pos += 3;
-          break;
-        case 0xca: // float32
-        case 0xce: // uint32
-        case 0xd2: // int32
-          pos += 5;
-          break;
-        case 0xcb: // float64
-        case 0xcf: // uint64
-        case 0xd3: // int64
-          pos += 9;
-          break;
-        case 0xd4: // fixext1, 2, 4, 8, 16: type then data
-          pos += 3;
-          break;
-        case 0xd5:
-          pos += 4;
-          break;
-        case 0xd6:
-          pos += 6;
-          break;
-        case 0xd7:
-          pos += 10;
-          break;
-        case 0xd8:
-          pos += 18;
-          break;
-        default: // 0xc1: never used
-          return -1;
-      }
+      const size = FIXED_SIZE[t]!;
+      if (size === 0) return -1; // 0xc1: never used
+      pos += size;
     }
   }
   return pos <= end ? pos : -1;

@@ -17,7 +17,6 @@ export function paramsFromJson(params: readonly unknown[]): SqlValue[] {
       if (Number.isInteger(p)) {
         if (p >= -2_147_483_648 && p <= 2_147_483_647) return { type: 'int4', value: p };
         const b = BigInt(p);
-        if (b >= INT_RANGES.int4[0] && b <= INT_RANGES.int4[1]) return { type: 'int4', value: p };
         if (b >= INT_RANGES.int8[0] && b <= INT_RANGES.int8[1]) return { type: 'int8', value: b };
       }
       return { type: 'numeric', value: Decimal.fromNumber(p) };
