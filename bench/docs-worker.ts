@@ -14,6 +14,7 @@ import { makeQueryDocument, type QueryDocument } from './lib/documents.js';
 import { sampledLoad, startSampler } from './lib/sampler.js';
 import { compareChecks, type SampleCheck } from './lib/sql-workload.js';
 import { workerMain } from './lib/worker-main.js';
+import { applyHeapGrowth, loadConfig } from '../server/config.js';
 
 export interface DocsTask {
   engine: DocsEngineName;
@@ -97,6 +98,9 @@ async function runTask(task: DocsTask): Promise<DocsWorkerResult> {
   const fail = (err: unknown): DocsWorkerResult => ({ ok: false, engine: task.engine, size: task.size, reason: err instanceof Error ? err.message : String(err) });
   const sampler = startSampler(SAMPLE_MS);
   let engine: DocsBenchEngine;
+  // tetradb's process runs with the heap growth `npm start` sets (TETRA_HEAP_GROWTH_PERCENT or its
+  // default), before its heap grows; the other engines with V8's own policy, as users run them.
+  if (task.engine === 'tetradb') applyHeapGrowth(loadConfig(process.env, []).heapGrowthPercent);
   const t0 = performance.now();
   try {
     engine = await openDocsEngine(task.engine, task.dir, task.tetra);

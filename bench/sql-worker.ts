@@ -10,6 +10,7 @@ import { openSqlEngine, type SqlBenchEngine, type SqlEngineName } from './lib/sq
 import { BATCH_ROWS, checkOf, customerCount, customerRow, orderRow, paramsOf, QUERIES, QUERY_NAMES, sampleQueries, type Order, type QueryName, type SampleCheck } from './lib/sql-workload.js';
 import { startSampler } from './lib/sampler.js';
 import { workerMain } from './lib/worker-main.js';
+import { applyHeapGrowth, loadConfig } from '../server/config.js';
 
 export interface SqlTask {
   engine: SqlEngineName;
@@ -81,6 +82,9 @@ async function runTask(task: SqlTask): Promise<SqlWorkerResult> {
   const sampler = startSampler(250);
   const fail = (err: unknown): SqlWorkerResult => ({ ok: false, engine: task.engine, orders: task.orders, reason: err instanceof Error ? err.message : String(err) });
   let engine: SqlBenchEngine;
+  // tetradb's process runs with the heap growth `npm start` sets (TETRA_HEAP_GROWTH_PERCENT or its
+  // default), before its heap grows; the other engines with V8's own policy, as users run them.
+  if (task.engine === 'tetradb') applyHeapGrowth(loadConfig(process.env, []).heapGrowthPercent);
   const t0 = performance.now();
   try {
     engine = await openSqlEngine(task.engine, task.dir, task.cacheBytes);
