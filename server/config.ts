@@ -4,11 +4,8 @@ import { fail } from '../engine/errors.js';
 import { DEFAULT_DIRTY_BYTES, FSYNC_MODES, type FsyncMode } from '../engine/storage/index.js';
 import { TENANT_STORE_DEFAULTS } from '../engine/tenant/index.js';
 
-/**
- * TETRA_HEAP_GROWTH_PERCENT's default (see docs/configuration.md, Memory): V8 collects once the
- * heap has grown by half of what its last full collection left live, rather than by up to 3x.
- */
-export const DEFAULT_HEAP_GROWTH_PERCENT = 50;
+/** TETRA_HEAP_GROWTH_PERCENT's default (see docs/configuration.md, Memory). */
+export const DEFAULT_HEAP_GROWTH_PERCENT = 0;
 
 /** Everything the service can be told; see docs/configuration.md. */
 export interface ServerConfig {

@@ -30,18 +30,6 @@ export function fromNodeKey(key: NodeKey): Buffer {
   return Buffer.from(key, 'latin1');
 }
 
-/** A pinned page-cache entry a dirty leaf shares its page with (see LeafNode.base). */
-export interface PagePin {
-  readonly bytes: number;
-}
-
-/**
- * How a copy-on-write shares a page instead of copying it: a pin on the page of `node` (a clean
- * leaf read from page `pageId`, or a dirty leaf on a pinned `base`), taken for the copy's
- * lifetime, or undefined when the page cannot be pinned (the copy then takes its own bytes).
- */
-export type SharePage = (node: LeafNode, pageId: number | undefined) => PagePin | undefined;
-
 /** A value stored on overflow pages: `length` bytes starting at page `page`, contiguous. */
 export interface OverflowRef {
   readonly page: number;
@@ -102,17 +90,11 @@ export interface LeafNode {
   /** Encoded size in bytes, header included; the node splits when this passes PAGE_SIZE. */
   bytes: number;
   /**
-   * Dirty leaves: the page this leaf (or the leaf it split from) was copied from, which numeric
-   * `keys` and `values` point into; immutable, so clones and split halves share it. Either the
-   * clean page itself, kept in the page cache by a pin (`base`), or an owned copy.
+   * Dirty leaves: the owned copy of the page this leaf (or the leaf it split from) was copied
+   * from, which numeric `keys` and `values` point into; immutable, so clones and split halves
+   * share it.
    */
   packed: Buffer | undefined;
-  /**
-   * Dirty leaves whose `packed` is a cached clean page rather than a copy: the cache entry, pinned
-   * (PageCache.pin) for as long as the dirty leaf can be reached, so the page counts against the
-   * cache and not against the dirty budget. Undefined for an owned copy.
-   */
-  base: PagePin | undefined;
   /**
    * Set on nodes decoded from a page (whose `keys` and `values` are then not built: use the
    * leaf* functions): where each key's bytes start in `page` and where its value starts (which is
@@ -384,7 +366,7 @@ export function dirtyBranchEntryBytes(keyLength: number): number {
 /** Estimated heap held by a whole dirty node (its entries and its own objects). */
 export function dirtyNodeBytes(node: TreeNode): number {
   let bytes = DIRTY_NODE_BYTES;
-  if (node.kind === 'leaf' && node.packed !== undefined && node.base === undefined) bytes += node.packed.length + DIRTY_BUFFER_BYTES;
+  if (node.kind === 'leaf' && node.packed !== undefined) bytes += node.packed.length + DIRTY_BUFFER_BYTES;
   if (node.kind === 'leaf') for (let i = 0; i < node.keys.length; i++) bytes += dirtyEntryBytes(node.keys[i]!, node.values[i]!);
   else for (const key of node.keys) bytes += dirtyBranchEntryBytes(key.length);
   return bytes;
@@ -410,10 +392,10 @@ export function branchEntryBytes(keyLength: number): number {
  * A dirty leaf of epoch `gen`; values must be owned (see ownValue), overflow references, or
  * offsets into `packed`.
  */
-export function newLeaf(keys: LeafKey[], values: LeafValue[], gen: number, packed?: Buffer, base?: PagePin): LeafNode {
+export function newLeaf(keys: LeafKey[], values: LeafValue[], gen: number, packed?: Buffer): LeafNode {
   let bytes = PAGE_HEADER_SIZE;
   for (let i = 0; i < keys.length; i++) bytes += leafEntryBytes(leafKeyLength(keys[i]!, packed), valueLength(values[i]!, packed));
-  return leafNode(0, gen, keys, values, bytes, packed, base, undefined);
+  return leafNode(0, gen, keys, values, bytes, packed, undefined);
 }
 
 export function newBranch(keys: NodeKey[], children: ChildRef[], gen: number): BranchNode {
@@ -424,8 +406,8 @@ export function newBranch(keys: NodeKey[], children: ChildRef[], gen: number): B
 
 // Every leaf (and every branch) is built by one function with the same properties in the same
 // order, so V8 gives them one hidden class and the hot paths stay monomorphic.
-function leafNode(pageId: number, gen: number, keys: LeafKey[], values: LeafValue[], bytes: number, packed: Buffer | undefined, base: PagePin | undefined, source: LeafNode['source']): LeafNode {
-  return { kind: 'leaf', pageId, gen, keys, values, bytes, packed, base, source };
+function leafNode(pageId: number, gen: number, keys: LeafKey[], values: LeafValue[], bytes: number, packed: Buffer | undefined, source: LeafNode['source']): LeafNode {
+  return { kind: 'leaf', pageId, gen, keys, values, bytes, packed, source };
 }
 
 function branchNode(pageId: number, gen: number, keys: NodeKey[], children: ChildRef[], bytes: number): BranchNode {
@@ -452,8 +434,7 @@ export function leafValues(leaf: LeafNode): StoredValue[] {
   return values;
 }
 
-// A dirty leaf shares its clean page while the cache can pin it (cloneNode, LeafNode.base);
-// otherwise it copies it. Copies of clean pages for dirty leaves are carved from shared 256 KiB slabs. Allocating an
+// Copies of clean pages for dirty leaves are carved from shared 256 KiB slabs. Allocating an
 // ArrayBuffer per copy was the slowest part of a write after a checkpoint (profiled in the stalls
 // bench: ~58% of the writes that took over 8 ms, about 150 µs per 8 KiB allocation); a slab is
 // allocated once per ~30 copies. A slab stays alive while any copy carved from it does; copies
@@ -480,36 +461,27 @@ function packedCopy(page: Buffer, bytes: number): Buffer {
 
 /**
  * A dirty copy of a node for epoch `gen` (copy-on-write): the arrays are copied, keys and owned
- * values shared (immutable). A leaf's page bytes (`packed`, or a decoded leaf's page, whose keys
- * and values become offsets into them) are shared when `share` pins the page they live in (a
- * clean page in the cache: `pageId` is the page a decoded `node` was read from), else copied
- * into the current slab.
+ * values shared (immutable), `packed` copied into the current slab. A decoded leaf's page is
+ * copied once into the new leaf's own `packed` buffer (off-heap, exact size) and its keys and
+ * values become offsets into it.
  */
-export function cloneNode(node: TreeNode, gen: number, share?: SharePage, pageId?: number): TreeNode {
+export function cloneNode(node: TreeNode, gen: number): TreeNode {
   if (node.kind === 'leaf') {
     const source = node.source;
     if (source === undefined) {
-      let base: PagePin | undefined;
-      let packed = node.packed;
-      if (packed !== undefined) {
-        base = node.base === undefined ? undefined : share?.(node, undefined);
-        if (base === undefined) packed = packedCopy(packed, packed.length);
-      }
-      return leafNode(0, gen, node.keys.slice(), node.values.slice(), node.bytes, packed, base, undefined);
+      const packed = node.packed === undefined ? undefined : packedCopy(node.packed, node.packed.length);
+      return leafNode(0, gen, node.keys.slice(), node.values.slice(), node.bytes, packed, undefined);
     }
-    // Only a page that is its own allocation: a view into a larger read would keep all of it alive.
-    const own = source.page.byteOffset === 0 && source.page.buffer.byteLength === source.page.length;
-    const base = own ? share?.(node, pageId) : undefined;
-    const packed = base === undefined ? packedCopy(source.page, node.bytes) : source.page;
+    const packed = packedCopy(source.page, node.bytes);
     const values = new Array<LeafValue>(source.valueOffsets.length);
     for (let i = 0; i < values.length; i++) {
       const pos = source.valueOffsets[i]!;
       values[i] = packed[pos] === VALUE_OVERFLOW ? { page: packed.readUInt32LE(pos + 5), length: packed.readUInt32LE(pos + 1) } : pos;
     }
-    // Keys stay in the page's bytes too: the offsets carry over.
+    // Keys stay in the copy too: the copy has the page's layout, so the offsets carry over.
     const keys = new Array<LeafKey>(source.keyOffsets.length);
     for (let i = 0; i < keys.length; i++) keys[i] = source.keyOffsets[i]!;
-    return leafNode(0, gen, keys, values, node.bytes, packed, base, undefined);
+    return leafNode(0, gen, keys, values, node.bytes, packed, undefined);
   }
   return branchNode(0, gen, node.keys.slice(), node.children.slice(), node.bytes);
 }
@@ -635,7 +607,7 @@ export function decodeNode(page: Buffer, pageId: number, knownKeys?: readonly No
     }
     // Neither keys nor values are materialized: the leaf* functions read them from the page
     // (leafValues builds the values for the rare callers that need all of them).
-    return leafNode(pageId, -1, undefined as unknown as NodeKey[], undefined as unknown as LeafValue[], pos, undefined, undefined, { page, keyOffsets, valueOffsets });
+    return leafNode(pageId, -1, undefined as unknown as NodeKey[], undefined as unknown as LeafValue[], pos, undefined, { page, keyOffsets, valueOffsets });
   }
   if (type === PAGE_TYPE.BRANCH) {
     const children = new Array<ChildRef>(count);

@@ -31,7 +31,6 @@ import {
   type LeafNode,
   type LeafValue,
   type StoredValue,
-  type SharePage,
   type NodeKey,
   type OverflowRef,
   type TreeNode,
@@ -56,8 +55,6 @@ export interface NodeStore extends NodeSource {
   retire(pages: number): void;
   /** Dirty memory grew (or shrank) by about `bytes`. */
   dirtied(bytes: number): void;
-  /** Pins the page a copy-on-write of `node` can share, for the copy's lifetime (see SharePage). */
-  share: SharePage;
 }
 
 /** Bounds of a scan; at most one lower and one upper bound. Keys compare as unsigned bytes. */
@@ -375,9 +372,9 @@ export class BTree extends TreeReader {
       if (ref.gen === store.epoch && ref.pageId === 0) return ref;
       // Written, or being written by a checkpoint: this copy turns that page into garbage.
       if (ref.pageId !== 0 || store.captured(ref)) store.retire(1);
-      copy = cloneNode(ref, store.epoch, store.share);
+      copy = cloneNode(ref, store.epoch);
     } else {
-      copy = cloneNode(store.load(ref), store.epoch, store.share, ref);
+      copy = cloneNode(store.load(ref), store.epoch);
       store.retire(1);
     }
     store.dirtied(dirtyNodeBytes(copy));
@@ -561,7 +558,7 @@ function splitLeaf(node: LeafNode, appended: boolean, gen: number): Split {
   const n = node.keys.length;
   let at = n - 1;
   if (!appended) at = balancedSplit(node.keys.map((k, i) => leafEntryBytes(leafKeyLength(k, node.packed), valueLength(node.values[i]!, node.packed))), 0);
-  const right = newLeaf(node.keys.splice(at), node.values.splice(at), gen, node.packed, node.base);
+  const right = newLeaf(node.keys.splice(at), node.values.splice(at), gen, node.packed);
   node.bytes -= right.bytes - PAGE_HEADER_SIZE;
   return { key: leafKeyAt(right, 0), right };
 }

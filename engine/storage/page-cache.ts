@@ -18,31 +18,12 @@ export const DEFAULT_DIRTY_BYTES = 128 * 1024 * 1024;
 const EVICT_SLACK = 64;
 /** Cache keys are fileId * 2^32 + pageId, so ids stay below 2^20 to keep keys exact in a double. */
 const MAX_FILE_IDS = 2 ** 20;
-/** At most this share of the cache is pinned (1/2): the rest stays free for reads. */
-const MAX_PINNED_SHARE = 2;
-
-/** A cache entry, as pin() hands it out: opaque to everyone but the cache. */
-export interface CacheEntry<T> {
-  readonly value: T;
-  readonly bytes: number;
-  used: boolean;
-  /** Holders that share this page (dirty leaves built on it): never evicted while above 0. */
-  pins: number;
-  /**
-   * Out of the map (evicted, or its file closed or was replaced): it cannot be pinned again, and
-   * if it was dropped while pinned its bytes stay counted until its last unpin.
-   */
-  detached: boolean;
-}
 
 /**
  * A bounded LRU of decoded, clean (on-disk) pages, shared by every open page file in the process
  * so TETRA_CACHE_BYTES bounds memory however many tenants are open. Dirty pages are never here:
  * they belong to their tree until the next checkpoint writes them, and count against `dirty`, the
- * budget every store sharing this cache shares too. A dirty leaf may share the bytes of the clean
- * page it was copied from instead of copying them: that page is pinned here (pin/unpin) until the
- * checkpoint that writes the leaf (or the last snapshot that can read it) is done, so it counts
- * here once rather than in both budgets.
+ * budget every store sharing this cache shares too.
  */
 export class PageCache<T> {
   readonly #maxBytes: number;
@@ -50,9 +31,7 @@ export class PageCache<T> {
   // Map iteration order is insertion order. A hit only sets `used` (no Map mutation on the read
   // path); eviction gives used entries a second chance by moving them to the end (CLOCK-style
   // approximation of LRU).
-  readonly #entries = new Map<number, CacheEntry<T>>();
-  /** Bytes of pinned entries, attached or not (part of `bytes`). */
-  #pinnedBytes = 0;
+  readonly #entries = new Map<number, { value: T; bytes: number; used: boolean }>();
   #nextFileId = 1;
   readonly #maxFileIds: number;
   /** Ids of files that are open: a new file never gets one of these, however long they live. */
@@ -118,11 +97,11 @@ export class PageCache<T> {
   set(key: number, value: T, bytes: number): void {
     const old = this.#entries.get(key);
     if (old !== undefined) {
+      this.#bytes -= old.bytes;
       this.#entries.delete(key);
-      this.#drop(old);
     }
     if (bytes > this.#maxBytes) return;
-    this.#entries.set(key, { value, bytes, used: false, pins: 0, detached: false });
+    this.#entries.set(key, { value, bytes, used: false });
     this.#bytes += bytes;
     if (this.#bytes > this.#maxBytes) this.#evict();
   }
@@ -134,56 +113,9 @@ export class PageCache<T> {
     for (const [key, entry] of this.#entries) {
       if (key >= lo && key < hi) {
         this.#entries.delete(key);
-        this.#drop(entry);
+        this.#bytes -= entry.bytes;
       }
     }
-  }
-
-  /**
-   * Keeps the entry at `key` in the cache until unpin (an entry may be pinned several times),
-   * for a holder that shares its page: a dirty leaf built on a clean page refers to the page's
-   * bytes instead of copying them, so the page must stay counted here while the leaf lives.
-   * Undefined when the key is not cached (or, given `value`, holds another value) or pinning it
-   * would pin more than half the cache; the caller then copies what it needs.
-   */
-  pin(key: number, value?: T): CacheEntry<T> | undefined {
-    const entry = this.#entries.get(key);
-    if (entry === undefined || (value !== undefined && entry.value !== value)) return undefined;
-    return this.repin(entry) ? entry : undefined;
-  }
-
-  /**
-   * Pins an entry pin() handed out once more. False when it can no longer be pinned: dropped
-   * from the cache and unpinned since, or the pinned share is full.
-   */
-  repin(entry: CacheEntry<T>): boolean {
-    if (entry.pins > 0) {
-      entry.pins++;
-      return true;
-    }
-    if (entry.detached || this.#pinnedBytes + entry.bytes > this.#maxBytes / MAX_PINNED_SHARE) return false;
-    entry.pins = 1;
-    this.#pinnedBytes += entry.bytes;
-    return true;
-  }
-
-  /** Releases one pin; an entry with none left may be evicted again (a dropped one is forgotten). */
-  unpin(entry: CacheEntry<T>): void {
-    if (entry.pins <= 0) throw new Error('page cache: unpin of an entry that is not pinned');
-    if (--entry.pins > 0) return;
-    this.#pinnedBytes -= entry.bytes;
-    if (entry.detached) this.#bytes -= entry.bytes;
-  }
-
-  /** Bytes of pinned entries (included in `bytes`). */
-  get pinnedBytes(): number {
-    return this.#pinnedBytes;
-  }
-
-  /** An entry removed from the map: its bytes go now, or when its last pin does. */
-  #drop(entry: CacheEntry<T>): void {
-    entry.detached = true;
-    if (entry.pins === 0) this.#bytes -= entry.bytes;
   }
 
   get bytes(): number {
@@ -209,13 +141,9 @@ export class PageCache<T> {
     let chances = this.#entries.size;
     for (const [key, entry] of this.#entries) {
       if (this.#bytes <= target) break;
-      // Pinned entries stay where they are (at most half the cache: the rest can always go).
-      if (entry.pins > 0) continue;
       this.#entries.delete(key);
-      entry.detached = true;
       if (entry.used && chances-- > 0) {
         entry.used = false;
-        entry.detached = false;
         this.#entries.set(key, entry);
         continue;
       }

@@ -17,7 +17,6 @@ import {
   type ChildRef,
   type LeafNode,
   type OverflowRef,
-  type SharePage,
   type TreeNode,
   type NodeKey,
 } from './btree-node.js';
@@ -37,7 +36,7 @@ import {
   VALUE_OVERFLOW,
 } from './format.js';
 import type { DirtyBudget } from './dirty-budget.js';
-import { PageCache, type CacheEntry } from './page-cache.js';
+import { PageCache } from './page-cache.js';
 import { encodeHeader, fsyncDir, fsyncDirAsync, PageFile, sealPage, writeBuffersAt, type FileHeader, type PageFileTail } from './page-file.js';
 
 const fdatasyncAsync = promisify(fdatasync);
@@ -265,11 +264,8 @@ export class TreeSet implements NodeStore {
   #capturedBytes = 0;
   /** Checkpoints completed since open. */
   #checkpointSeq = 0;
-  /** Cache pins of dirty leaves sharing clean pages, released with the bytes of the same nodes. */
-  #pendingPins: Array<CacheEntry<TreeNode>> = [];
-  #capturedPins: Array<CacheEntry<TreeNode>> = [];
-  /** Bytes (and pins) of completed checkpoints still reachable from snapshots opened before they completed. */
-  readonly #held: Array<{ seq: number; bytes: number; pins: Array<CacheEntry<TreeNode>> }> = [];
+  /** Bytes of completed checkpoints still reachable from snapshots opened before they completed. */
+  readonly #held: Array<{ seq: number; bytes: number }> = [];
   #heldBytes = 0;
   readonly #snapshots = new Set<TreeSnapshot>();
 
@@ -296,7 +292,6 @@ export class TreeSet implements NodeStore {
     captured: () => false,
     retire: (pages) => this.retire(pages),
     dirtied: () => undefined,
-    share: () => undefined,
   };
 
   /**
@@ -362,31 +357,6 @@ export class TreeSet implements NodeStore {
     this.#epochUsed = true;
     this.#pendingBytes += bytes;
     this.#budget.add(bytes);
-  }
-
-  /**
-   * Pins, for a copy-on-write of `node`, the cached page it can share (SharePage): the page
-   * `pageId` of this file for a clean leaf, or a dirty leaf's `base` once more. The pin lasts as
-   * long as the copy's bytes count as dirty (released with them when the checkpoint that writes
-   * the copy is done, or when the last snapshot that can read it closes).
-   */
-  readonly share: SharePage = (node, pageId) => {
-    let pin: CacheEntry<TreeNode> | undefined;
-    if (node.base !== undefined) {
-      pin = node.base as CacheEntry<TreeNode>;
-      if (!this.#cache.repin(pin)) return undefined;
-    } else if (pageId !== undefined) {
-      pin = this.#cache.pin(PageCache.key(this.#source.fileId, pageId), node);
-      if (pin === undefined) return undefined;
-    } else {
-      return undefined;
-    }
-    this.#pendingPins.push(pin);
-    return pin;
-  };
-
-  #unpin(pins: Array<CacheEntry<TreeNode>>): void {
-    for (const pin of pins) this.#cache.unpin(pin);
   }
 
   /** Makes every existing dirty node copy-on-write, when any was made since the last time. */
@@ -472,10 +442,9 @@ export class TreeSet implements NodeStore {
     for (const s of this.#snapshots) if (s.seq < oldest) oldest = s.seq;
     // Generation g stays while a snapshot taken before it completed (s.seq < g.seq) is open.
     while (this.#held.length > 0 && this.#held[0]!.seq <= oldest) {
-      const { bytes, pins } = this.#held.shift()!;
+      const { bytes } = this.#held.shift()!;
       this.#heldBytes -= bytes;
       this.#budget.add(-bytes);
-      this.#unpin(pins);
     }
   }
 
@@ -535,9 +504,6 @@ export class TreeSet implements NodeStore {
     const capturedBytes = this.#pendingBytes;
     this.#capturedBytes = capturedBytes;
     this.#pendingBytes = 0;
-    const capturedPins = this.#pendingPins;
-    this.#capturedPins = capturedPins;
-    this.#pendingPins = [];
     const captured: Array<{ name: string; tree: BTree; root: ChildRef; count: number }> = [];
     const emptied: string[] = [];
     for (const name of this.#touched) {
@@ -629,13 +595,11 @@ export class TreeSet implements NodeStore {
     }
     this.#checkpointSeq++;
     this.#capturedBytes = 0;
-    this.#capturedPins = [];
     if (this.#snapshots.size === 0) {
       this.#budget.add(-capturedBytes);
-      this.#unpin(capturedPins);
     } else {
       // Snapshots open now may still read the captured nodes: keep them counted until they close.
-      this.#held.push({ seq: this.#checkpointSeq, bytes: capturedBytes, pins: capturedPins });
+      this.#held.push({ seq: this.#checkpointSeq, bytes: capturedBytes });
       this.#heldBytes += capturedBytes;
     }
   }
@@ -987,11 +951,6 @@ export class TreeSet implements NodeStore {
     this.#pendingBytes = 0;
     this.#capturedBytes = 0;
     this.#heldBytes = 0;
-    this.#unpin(this.#pendingPins);
-    this.#unpin(this.#capturedPins);
-    for (const { pins } of this.#held) this.#unpin(pins);
-    this.#pendingPins = [];
-    this.#capturedPins = [];
     this.#held.length = 0;
     this.#source.release();
   }
@@ -1105,7 +1064,6 @@ function writeCatalog(entries: Array<{ name: Buffer; root: number; count: number
     captured: () => false,
     retire: () => undefined,
     dirtied: () => undefined,
-    share: () => undefined,
   };
   const catalog = new BTree(detached, NO_PAGE, 0);
   for (const { name, root, count } of entries) catalog.put(name, catalogEntry(root, count));

@@ -41,9 +41,6 @@ async function bulkLoad(keys: number, batch: number, order: 'ascending' | 'rando
 /**
  * The live heap and buffers after a forced GC, above what the process held before the store had
  * any data, must stay within the page cache plus the dirty budget however many keys are loaded.
- * A batch applies atomically, so it may take dirty memory past the budget until the checkpoint
- * it starts makes room (by at most a quarter of the budget, the second check): at such a moment
- * the bound is the cache plus the dirty memory in use.
  */
 function expectWithinBound(samples: Sample[], cacheBytes: number, dirtyBytes: number, keys: number): void {
   const live = (s: Sample): number => s.heapUsed + s.arrayBuffers;
@@ -52,8 +49,7 @@ function expectWithinBound(samples: Sample[], cacheBytes: number, dirtyBytes: nu
   expect(during.length).toBeGreaterThanOrEqual(8);
   for (const s of during) {
     const used = live(s) - baseline;
-    const bound = cacheBytes + Math.max(dirtyBytes, s.dirty!);
-    expect(used, `after ${s.keys ?? keys} keys: ${(used / MiB).toFixed(2)} MiB live above the baseline, bound ${(bound / MiB).toFixed(2)} MiB`).toBeLessThanOrEqual(bound);
+    expect(used, `after ${s.keys ?? keys} keys: ${(used / MiB).toFixed(1)} MiB live above the baseline, bound ${(cacheBytes + dirtyBytes) / MiB} MiB`).toBeLessThanOrEqual(cacheBytes + dirtyBytes);
     expect(s.dirty!).toBeLessThanOrEqual(dirtyBytes * 1.25);
   }
   const reopened = samples.find((s) => s.label === 'reopened')!;
