@@ -349,7 +349,7 @@ const DIRTY_BUFFER_BYTES = 200;
 
 /**
  * Estimated heap held by one dirty leaf entry: its two array slots, and the strings or buffer it
- * owns (an inherited key's or value's bytes count with its leaf's `packed`).
+ * owns (an inherited key's or value's bytes count with the slab its leaf's `packed` was carved from).
  */
 export function dirtyEntryBytes(key: LeafKey, value: LeafValue): number {
   const keyHeld = typeof key === 'string' ? DIRTY_STRING_BYTES + key.length : 0;
@@ -366,7 +366,8 @@ export function dirtyBranchEntryBytes(keyLength: number): number {
 /** Estimated heap held by a whole dirty node (its entries and its own objects). */
 export function dirtyNodeBytes(node: TreeNode): number {
   let bytes = DIRTY_NODE_BYTES;
-  if (node.kind === 'leaf' && node.packed !== undefined) bytes += node.packed.length + DIRTY_BUFFER_BYTES;
+  // A leaf's copy of its page counts with the slab it was carved from (PageCopies).
+  if (node.kind === 'leaf' && node.packed !== undefined) bytes += DIRTY_BUFFER_BYTES;
   if (node.kind === 'leaf') for (let i = 0; i < node.keys.length; i++) bytes += dirtyEntryBytes(node.keys[i]!, node.values[i]!);
   else for (const key of node.keys) bytes += dirtyBranchEntryBytes(key.length);
   return bytes;
@@ -434,45 +435,71 @@ export function leafValues(leaf: LeafNode): StoredValue[] {
   return values;
 }
 
-// Copies of clean pages for dirty leaves are carved from shared 256 KiB slabs. Allocating an
-// ArrayBuffer per copy was the slowest part of a write after a checkpoint (profiled in the stalls
-// bench: ~58% of the writes that took over 8 ms, about 150 µs per 8 KiB allocation); a slab is
-// allocated once per ~30 copies. A slab stays alive while any copy carved from it does; copies
-// live until the checkpoint that writes their leaves (or a snapshot that reads them) is done, so
-// slabs are released a checkpoint at a time, and the dirty budget counts each copy's bytes.
+// Copies of clean pages for dirty leaves are carved from slabs. Allocating an ArrayBuffer per copy
+// was the slowest part of a write after a checkpoint (profiled in the stalls bench: ~58% of the
+// writes that took over 8 ms, about 150 µs per 8 KiB allocation). A slab stays alive while any copy
+// carved from it does, so each store has its own slabs and starts a new one at every checkpoint
+// capture: a slab then holds copies of one store's one generation of dirty nodes, which are
+// released together. Slabs shared by every store let a quiet tenant's few copies keep alive slabs
+// filled by a busy tenant's long-released ones (measured: 150 rounds of one write to a quiet store
+// and 500 to a busy, checkpointing one grew buffers by 42 MiB while the cache and the budget
+// counted 17). The budget counts a slab whole when it is allocated (its unused tail included), in
+// the generation it belongs to; slabs grow from 16 KiB to 256 KiB within a generation, so a store
+// that copies a page or two does not hold a large one.
 // A dirty leaf copied again in a later epoch takes its own copy of `packed` in the current slab
-// rather than sharing the old one: shared, a few leaves rewritten after each checkpoint kept
-// every slab of the epoch before alive (measured: 23 slabs, 5.9 MiB, held for 2.9 MiB of dirty
-// leaves under random writes), memory the budget never saw.
-const PACKED_SLAB_BYTES = 256 * 1024;
-let packedSlab: Buffer = Buffer.alloc(0);
-let packedSlabUsed = 0;
+// rather than sharing the old one, for the same reason.
+const MIN_SLAB_BYTES = 16 * 1024;
+const MAX_SLAB_BYTES = 256 * 1024;
 
-function packedCopy(page: Buffer, bytes: number): Buffer {
-  if (packedSlabUsed + bytes > packedSlab.length) {
-    packedSlab = Buffer.allocUnsafeSlow(PACKED_SLAB_BYTES);
-    packedSlabUsed = 0;
+/** Where one store's dirty leaves copy the bytes of the pages they were copied from (see above). */
+export class PageCopies {
+  #slab: Buffer = Buffer.alloc(0);
+  #used = 0;
+  #nextBytes = MIN_SLAB_BYTES;
+  readonly #counted: (bytes: number) => void;
+
+  /** `counted` is told the size of every slab allocated (the store adds it to its dirty bytes). */
+  constructor(counted: (bytes: number) => void) {
+    this.#counted = counted;
   }
-  const copy = packedSlab.subarray(packedSlabUsed, packedSlabUsed + bytes);
-  page.copy(copy, 0, 0, bytes);
-  packedSlabUsed += bytes;
-  return copy;
+
+  /** A copy of `page`'s first `bytes` bytes, carved from the current slab. */
+  copy(page: Buffer, bytes: number): Buffer {
+    if (this.#used + bytes > this.#slab.length) {
+      const size = Math.max(this.#nextBytes, bytes);
+      this.#slab = Buffer.allocUnsafeSlow(size);
+      this.#used = 0;
+      this.#nextBytes = Math.min(MAX_SLAB_BYTES, size * 2);
+      this.#counted(size);
+    }
+    const copy = this.#slab.subarray(this.#used, this.#used + bytes);
+    page.copy(copy, 0, 0, bytes);
+    this.#used += bytes;
+    return copy;
+  }
+
+  /** Starts a new generation: later copies never share a slab with earlier ones. */
+  restart(): void {
+    this.#slab = Buffer.alloc(0);
+    this.#used = 0;
+    this.#nextBytes = MIN_SLAB_BYTES;
+  }
 }
 
 /**
  * A dirty copy of a node for epoch `gen` (copy-on-write): the arrays are copied, keys and owned
- * values shared (immutable), `packed` copied into the current slab. A decoded leaf's page is
+ * values shared (immutable), `packed` copied into the store's current slab (`copies`). A decoded leaf's page is
  * copied once into the new leaf's own `packed` buffer (off-heap, exact size) and its keys and
  * values become offsets into it.
  */
-export function cloneNode(node: TreeNode, gen: number): TreeNode {
+export function cloneNode(node: TreeNode, gen: number, copies: PageCopies): TreeNode {
   if (node.kind === 'leaf') {
     const source = node.source;
     if (source === undefined) {
-      const packed = node.packed === undefined ? undefined : packedCopy(node.packed, node.packed.length);
+      const packed = node.packed === undefined ? undefined : copies.copy(node.packed, node.packed.length);
       return leafNode(0, gen, node.keys.slice(), node.values.slice(), node.bytes, packed, undefined);
     }
-    const packed = packedCopy(source.page, node.bytes);
+    const packed = copies.copy(source.page, node.bytes);
     const values = new Array<LeafValue>(source.valueOffsets.length);
     for (let i = 0; i < values.length; i++) {
       const pos = source.valueOffsets[i]!;

@@ -1,6 +1,7 @@
 import {
   branchEntryBytes,
   cloneNode,
+  PageCopies,
   DIRTY_NODE_OVERHEAD,
   dirtyBranchEntryBytes,
   dirtyEntryBytes,
@@ -55,6 +56,8 @@ export interface NodeStore extends NodeSource {
   retire(pages: number): void;
   /** Dirty memory grew (or shrank) by about `bytes`. */
   dirtied(bytes: number): void;
+  /** Where copies of pages for this store's dirty leaves are carved from (counted as it allocates). */
+  readonly copies: PageCopies;
 }
 
 /** Bounds of a scan; at most one lower and one upper bound. Keys compare as unsigned bytes. */
@@ -372,9 +375,9 @@ export class BTree extends TreeReader {
       if (ref.gen === store.epoch && ref.pageId === 0) return ref;
       // Written, or being written by a checkpoint: this copy turns that page into garbage.
       if (ref.pageId !== 0 || store.captured(ref)) store.retire(1);
-      copy = cloneNode(ref, store.epoch);
+      copy = cloneNode(ref, store.epoch, store.copies);
     } else {
-      copy = cloneNode(store.load(ref), store.epoch);
+      copy = cloneNode(store.load(ref), store.epoch, store.copies);
       store.retire(1);
     }
     store.dirtied(dirtyNodeBytes(copy));

@@ -5,6 +5,7 @@ import { fail } from '../errors.js';
 import { BTree, overflowPages, TreeReader, type NodeSource, type NodeStore } from './btree.js';
 import {
   cloneNode,
+  PageCopies,
   decodeNode,
   dirtyNodeBytes,
   encodeNode,
@@ -280,6 +281,12 @@ export class TreeSet implements NodeStore {
   }
 
   /**
+   * This store's slabs for its dirty leaves' page copies, counted in its dirty bytes as they are
+   * allocated; a new slab from each checkpoint capture on (see PageCopies).
+   */
+  readonly copies = new PageCopies((bytes) => this.dirtied(bytes));
+
+  /**
    * The catalog's view of this store: the same pages and epochs, but its nodes are not counted
    * against the budget (it changes only inside a checkpoint, which writes it at once).
    */
@@ -292,6 +299,8 @@ export class TreeSet implements NodeStore {
     captured: () => false,
     retire: (pages) => this.retire(pages),
     dirtied: () => undefined,
+    // Its copies are counted with the store's (they are carved from the same slabs).
+    copies: this.copies,
   };
 
   /**
@@ -501,6 +510,8 @@ export class TreeSet implements NodeStore {
     // Capture, synchronously: what the header at `lsn` will describe.
     this.#newEpoch();
     this.#captureEpoch = this.#epoch;
+    // Copies made from here on belong to the next generation: they never share its slabs.
+    this.copies.restart();
     const capturedBytes = this.#pendingBytes;
     this.#capturedBytes = capturedBytes;
     this.#pendingBytes = 0;
@@ -916,7 +927,7 @@ export class TreeSet implements NodeStore {
       if (ref.kind === 'leaf' && !ref.values.some(isOverflowRef)) return ref;
       let node = ref;
       if (node.gen !== epoch) {
-        node = cloneNode(node, epoch);
+        node = cloneNode(node, epoch, this.copies);
         this.dirtied(dirtyNodeBytes(node));
       }
       if (node.kind === 'branch') {
@@ -1064,6 +1075,7 @@ function writeCatalog(entries: Array<{ name: Buffer; root: number; count: number
     captured: () => false,
     retire: () => undefined,
     dirtied: () => undefined,
+    copies: new PageCopies(() => undefined),
   };
   const catalog = new BTree(detached, NO_PAGE, 0);
   for (const { name, root, count } of entries) catalog.put(name, catalogEntry(root, count));

@@ -15,6 +15,7 @@ import {
   lowerBound,
   newLeaf,
   nodeMemoryBytes,
+  PageCopies,
   upperBound,
   type LeafNode,
 } from '../../engine/storage/btree-node.js';
@@ -85,16 +86,22 @@ function expectLeafHolds(leaf: LeafNode, keys: string[], values: Map<string, str
 describe('dirty copies of decoded leaves', () => {
   it('keep inherited keys in their copy of the page and answer as a sorted array of strings, mixed with inserted keys', () => {
     const rand = seededRandom(11);
+    let slabBytes = 0;
+    const copies = new PageCopies((bytes) => (slabBytes += bytes));
     for (let round = 0; round < 200; round++) {
       const keys = [...new Set(Array.from({ length: randomInt(rand, 0, 60) }, () => randomKey(rand)))].sort();
       const values = new Map(keys.map((k) => [k, `v${k}`]));
       const page = Buffer.alloc(PAGE_SIZE);
       encodeNode(newLeaf(keys, keys.map((k) => values.get(k)!), 1), page);
-      const copy = cloneNode(decodeNode(page, 7), 2) as LeafNode;
+      const slabBefore = slabBytes;
+      const copy = cloneNode(decodeNode(page, 7), 2, copies) as LeafNode;
       // No string per inherited key: offsets only.
       expect(copy.keys.every((k) => typeof k === 'number')).toBe(true);
-      // The dirty budget counts them with the copy of the page (two array slots each), not as strings.
-      expect(dirtyNodeBytes(copy)).toBe(256 + 200 + copy.packed!.length + 32 * keys.length);
+      // The dirty budget counts them as two array slots each, not as strings; the copy of the page
+      // counts with the slab it was carved from (told to the store when the slab was allocated).
+      expect(dirtyNodeBytes(copy)).toBe(256 + 200 + 32 * keys.length);
+      if (slabBytes > slabBefore) expect(slabBytes - slabBefore).toBeGreaterThanOrEqual(copy.packed!.length);
+      expect(copy.packed!.buffer.byteLength).toBeLessThanOrEqual(256 * 1024);
       expectLeafHolds(copy, keys, values, rand);
       // The page the copy came from may be reused: the copy must not depend on it.
       page.fill(0xaa);
@@ -117,10 +124,32 @@ describe('dirty copies of decoded leaves', () => {
       }
       expectLeafHolds(copy, expected, values, rand);
       // A copy of the copy in a later epoch (its own `packed`), and the page the mixed leaf encodes to.
-      expectLeafHolds(cloneNode(copy, 3) as LeafNode, expected, values, rand);
+      expectLeafHolds(cloneNode(copy, 3, copies) as LeafNode, expected, values, rand);
       const written = Buffer.alloc(PAGE_SIZE);
       encodeNode(newLeaf(copy.keys, copy.values, 4, copy.packed), written);
       expectLeafHolds(decodeNode(written, 8) as LeafNode, expected, values, rand);
     }
+  });
+});
+
+describe('PageCopies', () => {
+  it('counts every slab as it allocates it, grows them within a generation, and never shares one across a restart', () => {
+    const slabs: number[] = [];
+    const copies = new PageCopies((bytes) => slabs.push(bytes));
+    const page = Buffer.alloc(PAGE_SIZE, 7);
+    const first = Array.from({ length: 40 }, () => copies.copy(page, 6000));
+    // 16 KiB, then doubling up to 256 KiB: a store that copies a page or two holds a small slab.
+    expect(slabs.slice(0, 5)).toEqual([16 * 1024, 32 * 1024, 64 * 1024, 128 * 1024, 256 * 1024]);
+    expect(Math.max(...slabs)).toBe(256 * 1024);
+    // Everything carved is inside what was counted.
+    expect(slabs.reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(40 * 6000);
+    expect(first.every((c) => c.length === 6000 && c[0] === 7 && c[5999] === 7)).toBe(true);
+    const counted = slabs.length;
+    copies.restart();
+    const next = copies.copy(page, 100);
+    // A new generation starts a new (small) slab: no earlier copy keeps it alive, nor it them.
+    expect(slabs.length).toBe(counted + 1);
+    expect(slabs[counted]).toBe(16 * 1024);
+    expect(first.some((c) => c.buffer === next.buffer)).toBe(false);
   });
 });
