@@ -285,6 +285,7 @@ export class TreeSet implements NodeStore {
    * allocated; a new slab from each checkpoint capture on (see PageCopies).
    */
   readonly copies = new PageCopies((bytes) => this.dirtied(bytes));
+  readonly #catalogCopies = new PageCopies(() => undefined);
 
   /**
    * The catalog's view of this store: the same pages and epochs, but its nodes are not counted
@@ -299,8 +300,9 @@ export class TreeSet implements NodeStore {
     captured: () => false,
     retire: (pages) => this.retire(pages),
     dirtied: () => undefined,
-    // Its copies are counted with the store's (they are carved from the same slabs).
-    copies: this.copies,
+    // Slabs of its own, dropped once each checkpoint has written the catalog: its copies live no
+    // longer than that, so no slab of them outlives the checkpoint (nor counts against the budget).
+    copies: this.#catalogCopies,
   };
 
   /**
@@ -570,6 +572,7 @@ export class TreeSet implements NodeStore {
       }
       for (const name of emptied) this.#catalog.delete(Buffer.from(name, 'utf8'));
       if (typeof this.#catalog.root !== 'number') this.#catalog.root = await this.#writeNode(this.#catalog.root, sink, flush, overflowed);
+      this.#catalogCopies.restart();
       await flush();
       const file = this.#source.file;
       const pagesWritten = flushed - first;
