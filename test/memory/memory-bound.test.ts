@@ -22,13 +22,9 @@ afterEach(() => {
   for (const d of dirs.splice(0)) d.remove();
 });
 
-/** Runs the bulk load in its own process (so the heap is the engine's alone) and returns its samples. */
-async function bulkLoad(keys: number, batch: number, order: 'ascending' | 'random', cacheBytes: number, dirtyBytes: number): Promise<Sample[]> {
-  const dir = tempDir('memory');
-  dirs.push(dir);
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', CHILD, `${dir.path}/store`, String(keys), '100', String(batch), String(cacheBytes), String(dirtyBytes), order], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+/** Runs `script` with `args` in a process of its own (so the heap is the engine's alone) and returns its stdout lines. */
+async function runChild(script: string, args: string[]): Promise<string[]> {
+  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
@@ -36,7 +32,15 @@ async function bulkLoad(keys: number, batch: number, order: 'ascending' | 'rando
   const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
   expect(err, 'child stderr').toBe('');
   expect(code).toBe(0);
-  return out.trim().split('\n').map((line) => JSON.parse(line) as Sample);
+  return out.trim().split('\n');
+}
+
+/** Runs the bulk load in its own process and returns its samples. */
+async function bulkLoad(keys: number, batch: number, order: 'ascending' | 'random', cacheBytes: number, dirtyBytes: number): Promise<Sample[]> {
+  const dir = tempDir('memory');
+  dirs.push(dir);
+  const lines = await runChild(CHILD, [`${dir.path}/store`, String(keys), '100', String(batch), String(cacheBytes), String(dirtyBytes), order]);
+  return lines.map((line) => JSON.parse(line) as Sample);
 }
 
 /**
@@ -83,15 +87,8 @@ describe('memory is bounded by configuration, not by data', () => {
     // ~42 MiB while the cache and the budget counted ~17.
     const dir = tempDir('memory-quiet');
     dirs.push(dir);
-    const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', QUIET_CHILD, dir.path, '150'], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
-    child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
-    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    expect(err, 'child stderr').toBe('');
-    expect(code).toBe(0);
-    const result = JSON.parse(out.trim()) as { liveGrowth: number; buffersGrowth: number; countedGrowth: number; quietPending: number };
+    const [line] = await runChild(QUIET_CHILD, [dir.path, '150']);
+    const result = JSON.parse(line!) as { liveGrowth: number; buffersGrowth: number; countedGrowth: number; quietPending: number };
     // The quiet tenant did keep its copies (about a page each).
     expect(result.quietPending).toBeGreaterThan(100 * 4096);
     expect(result.liveGrowth, `live grew ${(result.liveGrowth / MiB).toFixed(1)} MiB, counted ${(result.countedGrowth / MiB).toFixed(1)} MiB`).toBeLessThanOrEqual(result.countedGrowth + MiB);
