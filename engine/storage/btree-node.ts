@@ -442,8 +442,8 @@ export function leafValues(leaf: LeafNode): StoredValue[] {
 // capture: a slab then holds copies of one store's one generation of dirty nodes, which are
 // released together. Slabs shared by every store let a quiet tenant's few copies keep alive slabs
 // filled by a busy tenant's long-released ones (measured: 150 rounds of one write to a quiet store
-// and 500 to a busy, checkpointing one grew buffers by 42 MiB while the cache and the budget
-// counted 17). The budget counts a slab whole when it is allocated (its unused tail included), in
+// and 500 to a busy, checkpointing one: 38 MiB more live memory, of which the cache and the
+// budget counted 6.5; test/memory/memory-bound.test.ts). The budget counts a slab whole when it is allocated (its unused tail included), in
 // the generation it belongs to; slabs grow from 16 KiB to 256 KiB within a generation, so a store
 // that copies a page or two does not hold a large one.
 // A dirty leaf copied again in a later epoch takes its own copy of `packed` in the current slab
@@ -488,9 +488,9 @@ export class PageCopies {
 
 /**
  * A dirty copy of a node for epoch `gen` (copy-on-write): the arrays are copied, keys and owned
- * values shared (immutable), `packed` copied into the store's current slab (`copies`). A decoded leaf's page is
- * copied once into the new leaf's own `packed` buffer (off-heap, exact size) and its keys and
- * values become offsets into it.
+ * values shared (immutable), `packed` copied into the store's current slab (`copies`). A decoded
+ * leaf's page is copied once, its used bytes, into the new leaf's `packed` (off-heap), and its keys
+ * and values become offsets into it.
  */
 export function cloneNode(node: TreeNode, gen: number, copies: PageCopies): TreeNode {
   if (node.kind === 'leaf') {

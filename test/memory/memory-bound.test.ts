@@ -83,8 +83,8 @@ describe('memory is bounded by configuration, not by data', () => {
   it('a quiet tenant beside a busy one: the few pages the quiet one copied keep alive no more memory than is counted', async () => {
     // Copies of pages are carved from slabs, and a slab lives while any copy in it does. Slabs
     // shared by every store let each of the quiet tenant's copies (held until a checkpoint it never
-    // takes) keep alive a slab the busy tenant filled and released: 150 rounds grew buffers by
-    // ~42 MiB while the cache and the budget counted ~17.
+    // takes) keep alive a slab the busy tenant filled and released: 150 rounds grew live memory
+    // by 38 MiB while the cache and the budget counted 6.5.
     const dir = tempDir('memory-quiet');
     dirs.push(dir);
     const [line] = await runChild(QUIET_CHILD, [dir.path, '150']);
