@@ -22,7 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { docsCreateIndex, docsInsert } from '../engine/docs/index.js';
-import { PageCache, type TreeNode } from '../engine/storage/index.js';
+import { MemoryGovernor, PageCache, type TreeNode } from '../engine/storage/index.js';
 import { TenantStore } from '../engine/tenant/index.js';
 import { applyHeapGrowth, loadConfig } from '../server/config.js';
 import { makeQueryDocument } from './lib/documents.js';
@@ -64,7 +64,19 @@ const compactionWatch = setInterval(() => {
 }, 100);
 
 const mib = (bytes: number): string => (bytes / MiB).toFixed(0);
+// As server/app.ts starts it once the stores are open (TETRA_MEMORY_CHECK_MS=0: none).
+const governor = server.memoryCheckMs > 0 ? new MemoryGovernor(cache, { intervalMs: server.memoryCheckMs, heapGrowthPercent: server.heapGrowthPercent }) : undefined;
 const base = process.memoryUsage();
+// Between batches too: a spike inside a checkpoint or compaction is missed by the batch-end samples.
+let spike = 0;
+let atSpike = '';
+const spikeWatch = setInterval(() => {
+  const m = process.memoryUsage();
+  if (m.rss - base.rss > spike) {
+    spike = m.rss - base.rss;
+    atSpike = `heap ${mib(m.heapTotal)} committed / ${mib(m.heapUsed)} used, buffers ${mib(m.arrayBuffers)}, external ${mib(m.external)}, cache ${mib(cache.bytes)}, dirty ${mib(cache.dirty.bytes)} MiB, compacting ${store.stats().compacting}`;
+  }
+}, 20);
 let peak = 0;
 let atPeak = '';
 const start = performance.now();
@@ -94,7 +106,7 @@ for (let from = 0; from < size; from += BATCH) {
   const stats = store.stats();
   console.log(
     `${done.toLocaleString('en-US')}: ${Math.round(docsSince / ((now - lastAt) / 1000)).toLocaleString('en-US')} docs/s, ${((cpu.user + cpu.system) / docsSince).toFixed(1)} µs CPU/doc, ` +
-      `RSS +${mib(m.rss - base.rss)} MiB, cache ${mib(cache.bytes)}, dirty ${mib(cache.dirty.bytes)} MiB, cache hits ${cache.hits} misses ${cache.misses}, ` +
+      `RSS +${mib(m.rss - base.rss)} MiB, cache ${mib(cache.bytes)} (limit ${mib(cache.limit)}), dirty ${mib(cache.dirty.bytes)} (limit ${mib(cache.dirty.limit)}) MiB, cache hits ${cache.hits} misses ${cache.misses}, ` +
       `checkpoints ${checkpoints}, file ${mib(stats.pageFileBytes)} MiB (garbage ${stats.garbageRatio.toFixed(2)}), compacting ${(compactingMs / 1000).toFixed(1)} s${liveNote}`,
   );
   lastAt = now;
@@ -102,6 +114,13 @@ for (let from = 0; from < size; from += BATCH) {
 }
 const seconds = (performance.now() - start) / 1000;
 clearInterval(compactionWatch);
+clearInterval(spikeWatch);
 console.log(`loaded in ${seconds.toFixed(1)} s: ${Math.round(size / seconds).toLocaleString('en-US')} docs/s; peak RSS ${mib(peak)} MiB above open (${atPeak})${gcAfterCheckpoint ? `; forced collections ${gcMs.toFixed(0)} ms` : ''}`);
+console.log(`peak RSS sampled every 20 ms: ${mib(spike)} MiB above open (${atSpike})`);
+if (governor !== undefined) {
+  const g = governor.state;
+  console.log(`memory governor (every ${server.memoryCheckMs} ms): peak growth at its readings ${mib(g.peakGrowthBytes)} MiB against a bound of ${mib(g.boundBytes)}; ${g.cuts} cuts in ${g.readings} readings; cache limit ${mib(g.cacheLimitBytes)}, dirty limit ${mib(g.dirtyLimitBytes)} MiB, heap growth held: ${g.tightHeap}`);
+  governor.stop();
+}
 await store.close();
 rmSync(dir, { recursive: true, force: true });

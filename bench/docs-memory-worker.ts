@@ -9,9 +9,9 @@ import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { docsCreateIndex, docsInsert } from '../engine/docs/index.js';
-import { PageCache, type TreeNode } from '../engine/storage/index.js';
+import { MemoryGovernor, PageCache, type TreeNode } from '../engine/storage/index.js';
 import { TenantStore } from '../engine/tenant/index.js';
-import { applyHeapGrowth, DEFAULT_HEAP_GROWTH_PERCENT } from '../server/config.js';
+import { applyHeapGrowth, DEFAULT_HEAP_GROWTH_PERCENT, loadConfig } from '../server/config.js';
 import { dirBytes } from './lib/dir-bytes.js';
 import { makeDocument } from './lib/documents.js';
 import { sampledLoad, type SamplerResult } from './lib/sampler.js';
@@ -27,6 +27,8 @@ export interface DocsMemoryTask {
   maxSeconds: number;
   /** TETRA_HEAP_GROWTH_PERCENT (default: the server's). */
   heapGrowthPercent?: number;
+  /** The memory governor's reading interval (undefined: the server's default; 0: none). */
+  memoryCheckMs?: number;
 }
 
 export interface DocsMemoryRow extends SamplerResult {
@@ -69,6 +71,9 @@ async function run(task: DocsMemoryTask): Promise<DocsMemoryRow> {
   const cache = new PageCache<TreeNode>(task.cacheBytes, { dirtyBytes: task.dirtyBytes });
   const store = await TenantStore.open(task.dir, { cache, fsync: 'batch' });
   await (await docsCreateIndex(store, COLLECTION, { email: 1 })).durable;
+  // As server/app.ts starts it once the stores are open.
+  const checkMs = task.memoryCheckMs ?? loadConfig({}, []).memoryCheckMs;
+  const governor = checkMs > 0 ? new MemoryGovernor(cache, { intervalMs: checkMs, heapGrowthPercent: task.heapGrowthPercent ?? DEFAULT_HEAP_GROWTH_PERCENT }) : undefined;
   const base = process.memoryUsage();
   const extra = (): Record<string, number> => ({ dirtyMiB: cache.dirty.bytes / MiB, cacheMiB: cache.bytes / MiB });
   const { sampled, loaded, loadSeconds } = await sampledLoad({ size: task.size, batch: BATCH_DOCS, maxSeconds: task.maxSeconds, intervalMs: SAMPLE_MS, extra }, async (from, to) => {
@@ -78,6 +83,7 @@ async function run(task: DocsMemoryTask): Promise<DocsMemoryRow> {
   });
   const filesEndOfLoadMiB = dirBytes(task.dir) / MiB;
   const live = liveMemory();
+  governor?.stop();
   const t0 = performance.now();
   await store.close();
   const closeSeconds = (performance.now() - t0) / 1000;

@@ -57,7 +57,7 @@ function parseArgs(argv: string[]): Config {
     seconds: Number(value('seconds') ?? (quick ? 0.5 : 2)),
     maxLoadSeconds: Number(value('max-load-seconds') ?? (quick ? 60 : 240)),
     maxRssMiB: Math.floor(totalmem() / MiB / 2),
-    tetra: { cacheBytes: server.cacheBytes, dirtyBytes: server.dirtyBytes, fsync: server.fsync, snapshotMaxAgeMs: server.snapshotMaxAgeMs },
+    tetra: { cacheBytes: server.cacheBytes, dirtyBytes: server.dirtyBytes, fsync: server.fsync, snapshotMaxAgeMs: server.snapshotMaxAgeMs, memoryCheckMs: server.memoryCheckMs, heapGrowthPercent: server.heapGrowthPercent },
   };
   const positive = (n: number): boolean => Number.isInteger(n) && n > 0;
   if (!config.sizes.every(positive) || !config.engines.every((e) => DOCS_ENGINES.includes(e)) || !(config.seconds > 0) || !(config.maxLoadSeconds > 0)) {

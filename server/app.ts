@@ -7,7 +7,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import { refusal, TetraError } from '../engine/errors.js';
 import { docsExpiry } from '../engine/docs/index.js';
 import { KvExpiryService, scheduleAllTenants } from '../engine/kv/index.js';
-import { PageCache, type TreeNode } from '../engine/storage/index.js';
+import { MemoryGovernor, PageCache, type TreeNode } from '../engine/storage/index.js';
 import { SystemStore, type Principal } from '../engine/system/index.js';
 import { TenantRegistry } from '../engine/tenant/index.js';
 import { loadEmbedder, VectorService } from '../engine/vector/index.js';
@@ -177,6 +177,10 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
   const expiry = new KvExpiryService(registry, { sweepers: [docsExpiry], onError: (err, tenantId) => app.log.error({ err, tenantId }, 'active expiry failed') });
   const keys = new VerifiedKeyCache(system);
   const vectors = new VectorService({ embedder: embedding.embedder, memoryBytes: config.vectorMemoryBytes, onError: (err, what) => app.log.error({ err }, `${what} failed`) });
+  // Started once the stores are open and the embedding model loaded: the RSS growth it bounds is
+  // what the data brings, within cache + dirty budget + the vector graphs loaded (docs/configuration.md, Memory).
+  const governor =
+    config.memoryCheckMs > 0 ? new MemoryGovernor(cache, { intervalMs: config.memoryCheckMs, heapGrowthPercent: config.heapGrowthPercent, extraBytes: () => vectors.memoryUsed }) : undefined;
   lane = new FastLane({
     app,
     bodyLimit: config.bodyLimit,
@@ -300,6 +304,7 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     lane!.close();
   });
   app.addHook('onClose', async () => {
+    governor?.stop();
     await lane!.drained();
     await expiry.stop();
     await registry.close();

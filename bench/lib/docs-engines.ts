@@ -4,7 +4,7 @@
 // makeQueryDocument) with indexes on email and joined where it has indexes.
 import { join } from 'node:path';
 import { docsCreateIndex, docsFind, docsInsert, docsUpdate } from '../../engine/docs/index.js';
-import { PageCache, type FsyncMode, type TreeNode } from '../../engine/storage/index.js';
+import { MemoryGovernor, PageCache, type FsyncMode, type TreeNode } from '../../engine/storage/index.js';
 import { TenantStore } from '../../engine/tenant/index.js';
 import type { QueryDocument } from './documents.js';
 import { COLLECTION, FIND_LIMIT, INDEXED_FIELDS, mqlFilter, mqlUpdate, type QueryArgs } from './docs-workload.js';
@@ -30,6 +30,9 @@ export interface TetraSettings {
   dirtyBytes: number;
   fsync: FsyncMode;
   snapshotMaxAgeMs: number;
+  /** The memory governor's reading interval (0: none), and the heap growth it restores. */
+  memoryCheckMs: number;
+  heapGrowthPercent: number;
 }
 
 type Docs = ReadonlyArray<{ _id?: unknown }>;
@@ -79,6 +82,8 @@ async function openTetra(dir: string, settings: TetraSettings): Promise<DocsBenc
   const cache = new PageCache<TreeNode>(settings.cacheBytes, { dirtyBytes: settings.dirtyBytes });
   const store = await TenantStore.open(dir, { cache, fsync: settings.fsync, snapshotMaxAgeMs: settings.snapshotMaxAgeMs });
   for (const field of INDEXED_FIELDS) await (await docsCreateIndex(store, COLLECTION, { [field]: 1 })).durable;
+  // As server/app.ts starts it once the stores are open.
+  const governor = settings.memoryCheckMs > 0 ? new MemoryGovernor(cache, { intervalMs: settings.memoryCheckMs, heapGrowthPercent: settings.heapGrowthPercent }) : undefined;
   return {
     name: 'tetradb',
     sync: false,
@@ -99,6 +104,7 @@ async function openTetra(dir: string, settings: TetraSettings): Promise<DocsBenc
     },
     memoryExtra: () => ({ dirtyMiB: cache.dirty.bytes / MiB, cacheMiB: cache.bytes / MiB }),
     async close() {
+      governor?.stop();
       await store.close();
     },
   };

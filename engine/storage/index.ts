@@ -5,6 +5,7 @@ export { initChecksum, checksum32 } from './checksum.js';
 export { failpoint } from './failpoint.js';
 export { PageCache, DEFAULT_DIRTY_BYTES, type PageCacheOptions } from './page-cache.js';
 export { DirtyBudget, type DirtyOwner } from './dirty-budget.js';
+export { MemoryGovernor, type MemoryGovernorOptions, type MemoryGovernorState } from './memory-governor.js';
 export { AckPacer, ackPacer } from './ack-pacer.js';
 export { writeDerivedFile, readDerivedFile, removeDerivedFile, openDerivedWriter, type DerivedWriter } from './derived-file.js';
 export { PageFile, fsyncDir, ensureDirDurable, type FileHeader, type PageFileTail } from './page-file.js';

@@ -27,6 +27,11 @@ const MAX_FILE_IDS = 2 ** 20;
  */
 export class PageCache<T> {
   readonly #maxBytes: number;
+  /**
+   * The bound in force: maxBytes, or less while the memory governor (memory-governor.ts) has
+   * lowered it because the process's RSS passed what the configuration allows.
+   */
+  #limit: number;
   #bytes = 0;
   // Map iteration order is insertion order. A hit only sets `used` (no Map mutation on the read
   // path); eviction gives used entries a second chance by moving them to the end (CLOCK-style
@@ -42,6 +47,7 @@ export class PageCache<T> {
 
   constructor(maxBytes: number, options: PageCacheOptions = {}) {
     this.#maxBytes = Math.max(0, maxBytes);
+    this.#limit = this.#maxBytes;
     this.#maxFileIds = Math.min(MAX_FILE_IDS, Math.max(2, options.maxFileIds ?? MAX_FILE_IDS));
     this.dirty = new DirtyBudget(options.dirtyBytes ?? DEFAULT_DIRTY_BYTES);
   }
@@ -100,10 +106,10 @@ export class PageCache<T> {
       this.#bytes -= old.bytes;
       this.#entries.delete(key);
     }
-    if (bytes > this.#maxBytes) return;
+    if (bytes > this.#limit) return;
     this.#entries.set(key, { value, bytes, used: false });
     this.#bytes += bytes;
-    if (this.#bytes > this.#maxBytes) this.#evict();
+    if (this.#bytes > this.#limit) this.#evict();
   }
 
   /** Drops every page of one file (on close, or after compaction replaced it). */
@@ -122,8 +128,20 @@ export class PageCache<T> {
     return this.#bytes;
   }
 
+  /** The configured bound (TETRA_CACHE_BYTES). */
   get maxBytes(): number {
     return this.#maxBytes;
+  }
+
+  /** The bound in force now: maxBytes unless the memory governor lowered it. */
+  get limit(): number {
+    return this.#limit;
+  }
+
+  /** Sets the bound in force (clamped to 0..maxBytes), evicting down to it at once. */
+  setLimit(bytes: number): void {
+    this.#limit = Math.max(0, Math.min(this.#maxBytes, Math.floor(bytes)));
+    if (this.#bytes > this.#limit) this.#evict();
   }
 
   get size(): number {
@@ -136,7 +154,7 @@ export class PageCache<T> {
     // the Map from its head, over the holes the passes before it left there (V8 compacts them
     // only when it rehashes), which made one eviction cost up to a pass over the whole cache
     // (3.7% of a 1M-document load's CPU, in checkpoints caching the pages they wrote).
-    const target = this.#maxBytes - Math.floor(this.#maxBytes / EVICT_SLACK);
+    const target = this.#limit - Math.floor(this.#limit / EVICT_SLACK);
     // Bounded: each entry gets at most one second chance per eviction pass.
     let chances = this.#entries.size;
     for (const [key, entry] of this.#entries) {

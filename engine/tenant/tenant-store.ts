@@ -423,7 +423,7 @@ export class TenantStore implements DirtyOwner {
       this.#assertOpen();
       validateOps(ops);
       if (budget.exhausted) {
-        fail('UNAVAILABLE', `write refused: ${budget.bytes} bytes of changes are waiting for checkpoints (dirty budget ${budget.limit}); retry shortly`);
+        fail('UNAVAILABLE', `write refused: ${budget.bytes} bytes of changes are waiting for checkpoints (dirty budget ${budget.configured}); retry shortly`);
       }
     } catch (err) {
       return Promise.reject(err);

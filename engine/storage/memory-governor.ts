@@ -1,0 +1,206 @@
+import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import type { PageCache } from './page-cache.js';
+
+/**
+ * Keeps what the process holds within what the configuration gives it: the RSS growth since the
+ * governor started stays within the page cache's bound plus the dirty budget (plus memory other
+ * parts account for themselves, such as the vector graphs in memory).
+ *
+ * The cache and dirty budgets count what the engine keeps alive, and that stays within them. The
+ * process's RSS is more: garbage V8 has not collected yet (its policy lets the heap grow to a
+ * multiple of what the last full collection left live), the young generation, and what the
+ * allocator keeps after Buffers are freed. Loading 1M documents with the default budgets (256 +
+ * 128 MiB) the RSS grew by 600 MiB; with a 96 MiB cache, at the same speed, by 407
+ * (docs/benchmarks.md, "The memory governor"). The part no budget counts was ~180-200 MiB either
+ * way, and the cache was what could give way for it.
+ *
+ * So the governor reads the RSS every `intervalMs` and, while the growth is past CUT_ABOVE of
+ * the bound, pulls three levers in turn, cheapest first:
+ * 1. the cache's limit in force, lowered by the excess (evicting at once), down to a sixteenth of
+ *    its configured size: a load ran as fast with the cache at that floor;
+ * 2. V8's heap growth: collections start once the heap has grown TIGHT_HEAP_GROWTH percent past
+ *    what the last one left live, instead of V8's up to 4x (costs collection CPU while on);
+ * 3. the dirty budget's limit in force, down to half of it: checkpoints come sooner and writers
+ *    wait for them.
+ * What it cut counts as on its way out until V8's next full collection (or PENDING_MS), so a cut
+ * is not repeated while the heap still holds what was evicted. Once the growth is back below
+ * RAISE_BELOW of the bound, it gives back in the reverse order: the heap growth, then the dirty
+ * budget, then the cache in steps.
+ */
+export interface MemoryGovernorOptions {
+  /** How often the RSS is read, in milliseconds. */
+  intervalMs: number;
+  /** Bytes the bound allows for beyond the cache and the dirty budget, accounted by their owners (vector graphs). */
+  extraBytes?: () => number;
+  /** The heap growth percent configured (TETRA_HEAP_GROWTH_PERCENT, 0: V8's policy), restored when the pressure ends. */
+  heapGrowthPercent?: number;
+}
+
+/** What the governor sees and has done (tests and diagnostics). */
+export interface MemoryGovernorState {
+  /** RSS when the governor started: the growth is measured from it. */
+  baseRssBytes: number;
+  /** RSS growth at the last reading. */
+  growthBytes: number;
+  /** Peak RSS growth seen at a reading. */
+  peakGrowthBytes: number;
+  /** The bound at the last reading: configured cache + configured dirty budget + extra. */
+  boundBytes: number;
+  cacheLimitBytes: number;
+  dirtyLimitBytes: number;
+  /** True while the governor holds V8's heap growth at TIGHT_HEAP_GROWTH. */
+  tightHeap: boolean;
+  /** Readings that found the growth past the bound and lowered a limit. */
+  cuts: number;
+  readings: number;
+}
+
+/** The cache's limit is never lowered below this share of its configured size. */
+const CACHE_FLOOR = 1 / 16;
+/** The dirty budget's limit is never lowered below this share of its configured size. */
+const DIRTY_FLOOR = 1 / 2;
+/** The levers are pulled once the growth passes this share of the bound (readings are periodic). */
+const CUT_ABOVE = 0.8;
+/** Limits are raised again once the growth is below this share of the bound. */
+const RAISE_BELOW = 0.7;
+/** V8's heap growth percent while the governor holds it (measured: 1.23x of the budgets against 1.7x). */
+const TIGHT_HEAP_GROWTH = 20;
+/** A raise gives back at most this share of the configured budgets per reading. */
+const RAISE_STEP = 1 / 32;
+/** A cut counts as on its way out of the RSS for at most this long without a full collection. */
+const PENDING_MS = 2000;
+
+export class MemoryGovernor {
+  readonly #cache: PageCache<unknown>;
+  readonly #extra: () => number;
+  readonly #base: number;
+  readonly #timer: NodeJS.Timeout;
+  readonly #gcObserver: PerformanceObserver;
+  /** Bytes cut since the last full collection: evicted, not necessarily out of the RSS yet. */
+  #pending = 0;
+  #pendingSince = 0;
+  #growth = 0;
+  #peak = 0;
+  #bound = 0;
+  #cuts = 0;
+  #readings = 0;
+  #stopped = false;
+  #tightHeap = false;
+  readonly #heapGrowth: number;
+
+  constructor(cache: PageCache<unknown>, options: MemoryGovernorOptions) {
+    this.#cache = cache;
+    this.#extra = options.extraBytes ?? (() => 0);
+    this.#heapGrowth = options.heapGrowthPercent ?? 0;
+    this.#base = process.memoryUsage.rss();
+    this.#gcObserver = new PerformanceObserver((list) => {
+      // After a full (mark-compact) collection, what was evicted has left the heap: the next
+      // reading shows what the cut achieved.
+      if (list.getEntries().some((e) => (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR)) this.#pending = 0;
+    });
+    this.#gcObserver.observe({ entryTypes: ['gc'] });
+    this.#timer = setInterval(() => this.check(), Math.max(10, options.intervalMs));
+    this.#timer.unref();
+  }
+
+  /** Reads the RSS and adjusts the limits (also run every intervalMs). */
+  check(): void {
+    if (this.#stopped) return;
+    const cache = this.#cache;
+    const dirty = cache.dirty;
+    const growth = process.memoryUsage.rss() - this.#base;
+    const bound = cache.maxBytes + dirty.configured + this.#extra();
+    this.#growth = growth;
+    this.#bound = bound;
+    this.#readings++;
+    if (growth > this.#peak) this.#peak = growth;
+    const now = performance.now();
+    if (this.#pending > 0 && now - this.#pendingSince > PENDING_MS) this.#pending = 0;
+
+    const over = growth - bound * CUT_ABOVE;
+    if (over > 0) {
+      let cut = over - this.#pending;
+      if (cut <= 0) return;
+      let done = 0;
+      // 1. The cache: a lower limit frees memory at once (evicted pages are garbage).
+      const inUse = Math.min(cache.limit, cache.bytes);
+      const fromCache = Math.max(0, Math.min(cut, inUse - Math.floor(cache.maxBytes * CACHE_FLOOR)));
+      if (fromCache > 0) {
+        cache.setLimit(inUse - fromCache);
+        done += fromCache;
+        cut -= fromCache;
+      }
+      if (cut > 0 && !this.#tightHeap && (this.#heapGrowth === 0 || this.#heapGrowth > TIGHT_HEAP_GROWTH)) {
+        // 2. V8's heap growth; what it gives back shows after the next full collection.
+        holdHeapGrowth(true, this.#heapGrowth);
+        this.#tightHeap = true;
+        done += cut;
+        cut = 0;
+      }
+      if (cut > 0) {
+        // 3. The dirty budget: checkpoints come sooner, writers wait for them.
+        const before = dirty.limit;
+        dirty.setLimit(Math.max(Math.floor(dirty.configured * DIRTY_FLOOR), before - cut));
+        done += before - dirty.limit;
+      }
+      if (done > 0) {
+        this.#cuts++;
+        this.#pending += done;
+        this.#pendingSince = now;
+      }
+      return;
+    }
+    const room = bound * RAISE_BELOW - growth;
+    if (room <= 0) return;
+    if (this.#tightHeap) {
+      holdHeapGrowth(false, this.#heapGrowth);
+      this.#tightHeap = false;
+      return;
+    }
+    let give = Math.min(room, Math.ceil((cache.maxBytes + dirty.configured) * RAISE_STEP));
+    if (dirty.limit < dirty.configured) {
+      const before = dirty.limit;
+      dirty.setLimit(before + give);
+      give -= dirty.limit - before;
+    }
+    if (give > 0 && cache.limit < cache.maxBytes) cache.setLimit(cache.limit + give);
+  }
+
+  get state(): MemoryGovernorState {
+    return {
+      baseRssBytes: this.#base,
+      growthBytes: this.#growth,
+      peakGrowthBytes: this.#peak,
+      boundBytes: this.#bound,
+      cacheLimitBytes: this.#cache.limit,
+      dirtyLimitBytes: this.#cache.dirty.limit,
+      tightHeap: this.#tightHeap,
+      cuts: this.#cuts,
+      readings: this.#readings,
+    };
+  }
+
+  /** Stops reading and gives the limits back in full. */
+  stop(): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    clearInterval(this.#timer);
+    this.#gcObserver.disconnect();
+    if (this.#tightHeap) holdHeapGrowth(false, this.#heapGrowth);
+    this.#tightHeap = false;
+    this.#cache.setLimit(this.#cache.maxBytes);
+    this.#cache.dirty.setLimit(this.#cache.dirty.configured);
+  }
+}
+
+/** Governors holding V8's heap growth tight: the flag is the process's, shared by every governor. */
+let tightHolders = 0;
+
+function holdHeapGrowth(hold: boolean, configured: number): void {
+  tightHolders += hold ? 1 : -1;
+  // V8 reads the flag each time it sets the next collection's limit (server/config.ts applies the
+  // configured value the same way); 0 is V8's own policy.
+  if (hold && tightHolders === 1) setFlagsFromString(`--heap-growing-percent=${TIGHT_HEAP_GROWTH}`);
+  if (!hold && tightHolders === 0) setFlagsFromString(`--heap-growing-percent=${configured}`);
+}
