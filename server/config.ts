@@ -104,7 +104,7 @@ export const SETTINGS: Record<keyof ServerConfig, Setting> = {
   embeddingThreads: { env: 'TETRA_EMBEDDING_THREADS', flag: 'embedding-threads', kind: 'int', default: '0', min: 0, max: 256 },
   vectorMemoryBytes: { env: 'TETRA_VECTOR_MEMORY_BYTES', flag: 'vector-memory-bytes', kind: 'int', default: String(1024 * 1024 * 1024), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
   heapGrowthPercent: { env: 'TETRA_HEAP_GROWTH_PERCENT', flag: 'heap-growth-percent', kind: 'int', default: String(DEFAULT_HEAP_GROWTH_PERCENT), min: 0, max: 300 },
-  memoryCheckMs: { env: 'TETRA_MEMORY_CHECK_MS', flag: 'memory-check-ms', kind: 'int', default: '250', min: 0, max: 60_000 },
+  memoryCheckMs: { env: 'TETRA_MEMORY_CHECK_MS', flag: 'memory-check-ms', kind: 'int', default: '100', min: 0, max: 60_000 },
 };
 
 /**
