@@ -118,6 +118,13 @@ clearInterval(spikeWatch);
 console.log(`loaded in ${seconds.toFixed(1)} s: ${Math.round(size / seconds).toLocaleString('en-US')} docs/s; peak RSS ${mib(peak)} MiB above open (${atPeak})${gcAfterCheckpoint ? `; forced collections ${gcMs.toFixed(0)} ms` : ''}`);
 console.log(`peak RSS sampled every 20 ms: ${mib(spike)} MiB above open (${atSpike})`);
 if (governor !== undefined) {
+  const idle = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+  for (let t = 0; t < 3; t++) {
+    await idle(1000);
+    const m = process.memoryUsage();
+    const g = governor.state;
+    console.log(`idle ${t + 1} s after the load: RSS +${mib(m.rss - base.rss)} MiB (heap ${mib(m.heapTotal)} committed / ${mib(m.heapUsed)} used, external ${mib(m.external)}); governor: growth ${mib(g.growthBytes)}, free ${mib(g.freeBytes)}, pending ${mib(g.pendingBytes)}, readings ${g.readings}, cache ${mib(cache.bytes)} (limit ${mib(g.cacheLimitBytes)}), dirty limit ${mib(g.dirtyLimitBytes)}, heap growth held: ${g.tightHeap}`);
+  }
   const g = governor.state;
   console.log(`memory governor (every ${server.memoryCheckMs} ms): peak growth at its readings ${mib(g.peakGrowthBytes)} MiB against a bound of ${mib(g.boundBytes)}; ${g.cuts} cuts in ${g.readings} readings; cache limit ${mib(g.cacheLimitBytes)}, dirty limit ${mib(g.dirtyLimitBytes)} MiB, heap growth held: ${g.tightHeap}`);
   governor.stop();

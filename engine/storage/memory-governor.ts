@@ -25,8 +25,9 @@ import type { PageCache } from './page-cache.js';
  *    wait for them.
  * What it cut counts as on its way out until V8's next full collection (or PENDING_MS), so a cut
  * is not repeated while the heap still holds what was evicted. Once the growth is back below
- * RAISE_BELOW of the bound, it gives back in the reverse order: the heap growth, then the dirty
- * budget, then the cache in steps.
+ * RAISE_BELOW of the bound, or resident memory not in use (which new pages reuse before the RSS
+ * grows) leaves that much room, it gives back in the reverse order: the heap growth, then the
+ * dirty budget, then the cache in steps.
  */
 export interface MemoryGovernorOptions {
   /** How often the RSS is read, in milliseconds. */
@@ -43,6 +44,10 @@ export interface MemoryGovernorState {
   baseRssBytes: number;
   /** RSS growth at the last reading. */
   growthBytes: number;
+  /** Of the growth, what was resident but not in use (heap committed, Buffers freed) at the last reading. */
+  freeBytes: number;
+  /** What cuts have lowered that has not shown in the RSS yet (until the next full collection). */
+  pendingBytes: number;
   /** Peak RSS growth seen at a reading. */
   peakGrowthBytes: number;
   /** The bound at the last reading: configured cache + configured dirty budget + extra. */
@@ -51,7 +56,7 @@ export interface MemoryGovernorState {
   dirtyLimitBytes: number;
   /** True while the governor holds V8's heap growth at TIGHT_HEAP_GROWTH. */
   tightHeap: boolean;
-  /** Readings that found the growth past the bound and lowered a limit. */
+  /** Readings that found the growth past the cut line and pulled the levers. */
   cuts: number;
   readings: number;
 }
@@ -61,26 +66,35 @@ const CACHE_FLOOR = 1 / 16;
 /** The dirty budget's limit is never lowered below this share of its configured size. */
 const DIRTY_FLOOR = 1 / 2;
 /** The levers are pulled once the growth passes this share of the bound (readings are periodic). */
-const CUT_ABOVE = 0.8;
+const CUT_ABOVE = 0.7;
 /** Limits are raised again once the growth is below this share of the bound. */
-const RAISE_BELOW = 0.7;
+const RAISE_BELOW = 0.6;
 /** V8's heap growth percent while the governor holds it (measured: 1.23x of the budgets against 1.7x). */
 const TIGHT_HEAP_GROWTH = 20;
 /** A raise gives back at most this share of the configured budgets per reading. */
 const RAISE_STEP = 1 / 32;
 /** A cut counts as on its way out of the RSS for at most this long without a full collection. */
 const PENDING_MS = 2000;
+/** Raises into memory not in use (above the raise line) are at least this far apart. */
+const PROBE_EVERY_MS = 1000;
+/** The heap growth is given back after this long without a cut, even above the raise line. */
+const CALM_MS = 10_000;
 
 export class MemoryGovernor {
   readonly #cache: PageCache<unknown>;
   readonly #extra: () => number;
-  readonly #base: number;
+  readonly #base: NodeJS.MemoryUsage;
   readonly #timer: NodeJS.Timeout;
   readonly #gcObserver: PerformanceObserver;
   /** Bytes cut since the last full collection: evicted, not necessarily out of the RSS yet. */
   #pending = 0;
   #pendingSince = 0;
   #growth = 0;
+  #free = 0;
+  #lastCut = 0;
+  #lastRaiseAt = 0;
+  /** The RSS growth when the limits were last raised. */
+  #lastRaise = 0;
   #peak = 0;
   #bound = 0;
   #cuts = 0;
@@ -93,7 +107,7 @@ export class MemoryGovernor {
     this.#cache = cache;
     this.#extra = options.extraBytes ?? (() => 0);
     this.#heapGrowth = options.heapGrowthPercent ?? 0;
-    this.#base = process.memoryUsage.rss();
+    this.#base = process.memoryUsage();
     this.#gcObserver = new PerformanceObserver((list) => {
       // After a full (mark-compact) collection, what was evicted has left the heap: the next
       // reading shows what the cut achieved.
@@ -109,56 +123,79 @@ export class MemoryGovernor {
     if (this.#stopped) return;
     const cache = this.#cache;
     const dirty = cache.dirty;
-    const growth = process.memoryUsage.rss() - this.#base;
+    const m = process.memoryUsage();
+    const base = this.#base;
+    const growth = m.rss - base.rss;
     const bound = cache.maxBytes + dirty.configured + this.#extra();
+    const cutLine = bound * CUT_ABOVE;
+    const step = Math.ceil((cache.maxBytes + dirty.configured) * RAISE_STEP);
+    // In use: the heap (garbage not yet collected included) and Buffers; the rest of the growth
+    // is resident memory that new pages can reuse.
+    const inUse = m.heapUsed - base.heapUsed + (m.external - base.external);
     this.#growth = growth;
+    this.#free = Math.max(0, growth - inUse);
     this.#bound = bound;
     this.#readings++;
     if (growth > this.#peak) this.#peak = growth;
     const now = performance.now();
     if (this.#pending > 0 && now - this.#pendingSince > PENDING_MS) this.#pending = 0;
 
-    const over = growth - bound * CUT_ABOVE;
-    if (over > 0) {
-      let cut = over - this.#pending;
-      if (cut <= 0) return;
+    // Cut while the RSS is past the cut line, by how far, less what earlier cuts have not had time
+    // to free yet.
+    let cut = growth - cutLine - this.#pending;
+    if (cut > 0) {
       let done = 0;
-      // 1. The cache: a lower limit frees memory at once (evicted pages are garbage).
-      const inUse = Math.min(cache.limit, cache.bytes);
-      const fromCache = Math.max(0, Math.min(cut, inUse - Math.floor(cache.maxBytes * CACHE_FLOOR)));
+      // a. The cache: a lower limit frees memory at once (evicted pages are garbage).
+      const cached = Math.min(cache.limit, cache.bytes);
+      const fromCache = Math.max(0, Math.min(cut, cached - Math.floor(cache.maxBytes * CACHE_FLOOR)));
       if (fromCache > 0) {
-        cache.setLimit(inUse - fromCache);
+        cache.setLimit(cached - fromCache);
         done += fromCache;
         cut -= fromCache;
       }
+      // b. V8's heap growth, once the cache is at its floor: in a bulk load the RSS peaked with the
+      // heap at 2-2.5x what was in use (V8 lets it grow that far past what the last full
+      // collection left live).
       if (cut > 0 && !this.#tightHeap && (this.#heapGrowth === 0 || this.#heapGrowth > TIGHT_HEAP_GROWTH)) {
-        // 2. V8's heap growth; what it gives back shows after the next full collection.
         holdHeapGrowth(true, this.#heapGrowth);
         this.#tightHeap = true;
         done += cut;
         cut = 0;
       }
       if (cut > 0) {
-        // 3. The dirty budget: checkpoints come sooner, writers wait for them.
+        // c. The dirty budget: checkpoints come sooner, writers wait for them.
         const before = dirty.limit;
         dirty.setLimit(Math.max(Math.floor(dirty.configured * DIRTY_FLOOR), before - cut));
         done += before - dirty.limit;
       }
+      this.#cuts++;
+      this.#lastCut = now;
+      // The next raise is a probe: the ones after it need the RSS to have stayed where it was.
+      this.#lastRaise = Infinity;
       if (done > 0) {
-        this.#cuts++;
         this.#pending += done;
         this.#pendingSince = now;
       }
       return;
     }
-    const room = bound * RAISE_BELOW - growth;
-    if (room <= 0) return;
-    if (this.#tightHeap) {
+    if (this.#pending > 0 || growth > cutLine) return;
+    // Give back, in the reverse order: the heap growth below the raise line or after CALM_MS
+    // without a cut; the limits below the raise line, or when resident memory not in use could
+    // take a step and the last step did not raise the RSS.
+    const below = growth < bound * RAISE_BELOW;
+    if (this.#tightHeap && (below || now - this.#lastCut >= CALM_MS)) {
       holdHeapGrowth(false, this.#heapGrowth);
       this.#tightHeap = false;
-      return;
     }
-    let give = Math.min(room, Math.ceil((cache.maxBytes + dirty.configured) * RAISE_STEP));
+    // A probe into memory not in use: at most one a second, and only if the RSS has not grown
+    // since the last one, or that one is CALM_MS old (after a 1M-document load the RSS stayed
+    // ~250 MiB above start-up with ~70 MiB in use: memory the allocator keeps, which new pages reuse).
+    const sinceRaise = now - this.#lastRaiseAt;
+    const probe = this.#free >= 2 * step && sinceRaise >= PROBE_EVERY_MS && (growth <= this.#lastRaise + step / 4 || sinceRaise >= CALM_MS);
+    if (!below && !probe) return;
+    this.#lastRaise = growth;
+    this.#lastRaiseAt = now;
+    let give = step;
     if (dirty.limit < dirty.configured) {
       const before = dirty.limit;
       dirty.setLimit(before + give);
@@ -169,8 +206,10 @@ export class MemoryGovernor {
 
   get state(): MemoryGovernorState {
     return {
-      baseRssBytes: this.#base,
+      baseRssBytes: this.#base.rss,
       growthBytes: this.#growth,
+      freeBytes: this.#free,
+      pendingBytes: this.#pending,
       peakGrowthBytes: this.#peak,
       boundBytes: this.#bound,
       cacheLimitBytes: this.#cache.limit,
@@ -204,3 +243,4 @@ function holdHeapGrowth(hold: boolean, configured: number): void {
   if (hold && tightHolders === 1) setFlagsFromString(`--heap-growing-percent=${TIGHT_HEAP_GROWTH}`);
   if (!hold && tightHolders === 0) setFlagsFromString(`--heap-growing-percent=${configured}`);
 }
+

@@ -138,3 +138,59 @@ describe('the dirty budget across checkpoints', () => {
     await store.close();
   });
 });
+
+describe('limits in force below the configured ones (the memory governor lowers them)', () => {
+  it('PageCache.setLimit evicts down to the new limit at once, holds it, and never goes past maxBytes', () => {
+    const cache = new PageCache<string>(100_000);
+    const f = cache.allocateFileId();
+    for (let i = 1; i <= 50; i++) cache.set(PageCache.key(f, i), `p${i}`, 2_000);
+    expect(cache.bytes).toBe(100_000);
+    cache.get(PageCache.key(f, 50)); // used: survives the first pass
+    cache.setLimit(20_000);
+    expect(cache.limit).toBe(20_000);
+    expect(cache.bytes).toBeLessThanOrEqual(20_000);
+    expect(cache.get(PageCache.key(f, 50))).toBe('p50');
+    for (let i = 51; i <= 80; i++) cache.set(PageCache.key(f, i), `p${i}`, 2_000);
+    expect(cache.bytes).toBeLessThanOrEqual(20_000);
+    // An entry larger than the limit in force is not cached.
+    cache.set(PageCache.key(f, 99), 'big', 30_000);
+    expect(cache.has(PageCache.key(f, 99))).toBe(false);
+    cache.setLimit(10 ** 9);
+    expect(cache.limit).toBe(100_000);
+    for (let i = 100; i <= 200; i++) cache.set(PageCache.key(f, i), `p${i}`, 2_000);
+    expect(cache.bytes).toBeGreaterThan(90_000);
+    expect(cache.bytes).toBeLessThanOrEqual(100_000);
+  });
+
+  it('a lower dirty limit starts a checkpoint and holds acknowledgements until it makes room; refusal stays at twice the configured limit', async () => {
+    const MiB = 1024 * 1024;
+    const cache = new PageCache<TreeNode>(8 * MiB, { dirtyBytes: 32 * MiB });
+    const dir = tempDir('dirty-limit');
+    dirs.push(dir);
+    // No timed checkpoints and no WAL-size trigger in reach: only the budget starts one.
+    const store = await TenantStore.open(dir.path, { cache, checkpointIntervalMs: 0, fsync: 'off' });
+    let checkpoints = 0;
+    store.onCheckpoint(() => checkpoints++);
+    await store.write(Array.from({ length: 3000 }, (_, i) => ({ op: 'put' as const, tree: 't', key: Buffer.from(`k${String(i).padStart(6, '0')}`), value: Buffer.alloc(400, 1) })));
+    const used = cache.dirty.bytes;
+    expect(used).toBeGreaterThan(MiB);
+    expect(used).toBeLessThan(16 * MiB); // below the configured checkpoint threshold
+    expect(checkpoints).toBe(0);
+    expect(cache.dirty.full).toBe(false);
+
+    cache.dirty.setLimit(used / 2);
+    expect(cache.dirty.limit).toBe(Math.floor(used / 2));
+    expect(cache.dirty.full).toBe(true);
+    expect(cache.dirty.exhausted).toBe(false); // refusal counts from the configured 32 MiB
+    // An acknowledgement now waits for room, which the checkpoint the lower limit started makes.
+    const room = cache.dirty.room();
+    expect(room).toBeDefined();
+    await room;
+    expect(checkpoints).toBeGreaterThanOrEqual(1);
+    expect(cache.dirty.bytes).toBeLessThan(cache.dirty.limit);
+
+    cache.dirty.setLimit(10 ** 12);
+    expect(cache.dirty.limit).toBe(32 * MiB);
+    await store.close();
+  });
+});
