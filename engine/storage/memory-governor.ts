@@ -16,7 +16,8 @@ import type { PageCache } from './page-cache.js';
  * way, and the cache was what could give way for it.
  *
  * So the governor reads the RSS every `intervalMs` and, while the growth is past CUT_ABOVE of
- * the bound, pulls three levers in turn, cheapest first:
+ * the bound (a margin for what happens between readings and before a collection), pulls three
+ * levers in turn, cheapest first:
  * 1. the cache's limit in force, lowered by the excess (evicting at once), down to a sixteenth of
  *    its configured size: a load ran as fast with the cache at that floor;
  * 2. V8's heap growth: collections start once the heap has grown TIGHT_HEAP_GROWTH percent past
@@ -24,10 +25,14 @@ import type { PageCache } from './page-cache.js';
  * 3. the dirty budget's limit in force, down to half of it: checkpoints come sooner and writers
  *    wait for them.
  * What it cut counts as on its way out until V8's next full collection (or PENDING_MS), so a cut
- * is not repeated while the heap still holds what was evicted. Once the growth is back below
- * RAISE_BELOW of the bound, or resident memory not in use (which new pages reuse before the RSS
- * grows) leaves that much room, it gives back in the reverse order: the heap growth, then the
- * dirty budget, then the cache in steps.
+ * is not repeated while the heap still holds what was evicted. It gives back in the reverse order:
+ * the heap growth below RAISE_BELOW of the bound or after CALM_MS without a cut; the limits, a
+ * step per reading below RAISE_BELOW, and above it a step a second into resident memory not in
+ * use (which new pages reuse before the RSS grows), for as long as the RSS does not grow.
+ *
+ * Tried and not kept (docs/benchmarks.md): cutting only at new highs of the RSS (peaks past the
+ * bound in the docs bench), and full collections forced near the bound (the RSS peaked higher:
+ * the memory they freed was raised back into the cache).
  */
 export interface MemoryGovernorOptions {
   /** How often the RSS is read, in milliseconds. */
