@@ -81,9 +81,9 @@ const RAISE_STEP = 1 / 32;
 /** A cut counts as on its way out of the RSS for at most this long without a full collection. */
 const PENDING_MS = 2000;
 /** Raises into memory not in use (above the raise line) are at least this far apart. */
-const PROBE_EVERY_MS = 1000;
+const PROBE_EVERY_MS = 250;
 /** The heap growth is given back after this long without a cut, even above the raise line. */
-const CALM_MS = 10_000;
+const CALM_MS = 3000;
 
 export class MemoryGovernor {
   readonly #cache: PageCache<unknown>;
@@ -192,7 +192,7 @@ export class MemoryGovernor {
       holdHeapGrowth(false, this.#heapGrowth);
       this.#tightHeap = false;
     }
-    // A probe into memory not in use: at most one a second, and only if the RSS has not grown
+    // A probe into memory not in use: at most one every PROBE_EVERY_MS, and only if the RSS has not grown
     // since the last one, or that one is CALM_MS old (after a 1M-document load the RSS stayed
     // ~250 MiB above start-up with ~70 MiB in use: memory the allocator keeps, which new pages reuse).
     const sinceRaise = now - this.#lastRaiseAt;
