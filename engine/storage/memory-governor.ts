@@ -80,6 +80,8 @@ const TIGHT_HEAP_GROWTH = 20;
 const RAISE_STEP = 1 / 32;
 /** A cut counts as on its way out of the RSS for at most this long without a full collection. */
 const PENDING_MS = 2000;
+/** A cut smaller than this is reading noise (the RSS moves by a few pages between readings). */
+const MIN_CUT = 1024 * 1024;
 /** Raises into memory not in use (above the raise line) are at least this far apart. */
 const PROBE_EVERY_MS = 250;
 /** The heap growth is given back after this long without a cut, even above the raise line. */
@@ -148,7 +150,7 @@ export class MemoryGovernor {
     // Cut while the RSS is past the cut line, by how far, less what earlier cuts have not had time
     // to free yet.
     let cut = growth - cutLine - this.#pending;
-    if (cut > 0) {
+    if (cut > MIN_CUT) {
       let done = 0;
       // a. The cache: a lower limit frees memory at once (evicted pages are garbage).
       const cached = Math.min(cache.limit, cache.bytes);
