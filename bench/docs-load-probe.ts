@@ -22,9 +22,9 @@ import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { docsCreateIndex, docsInsert } from '../engine/docs/index.js';
-import { MemoryGovernor, PageCache, type TreeNode } from '../engine/storage/index.js';
+import { PageCache, type TreeNode } from '../engine/storage/index.js';
 import { TenantStore } from '../engine/tenant/index.js';
-import { applyHeapGrowth, loadConfig } from '../server/config.js';
+import { applyHeapGrowth, loadConfig, startMemoryGovernor } from '../server/config.js';
 import { makeQueryDocument } from './lib/documents.js';
 import { flagValue } from './lib/report.js';
 
@@ -65,7 +65,7 @@ const compactionWatch = setInterval(() => {
 
 const mib = (bytes: number): string => (bytes / MiB).toFixed(0);
 // As server/app.ts starts it once the stores are open (TETRA_MEMORY_CHECK_MS=0: none).
-const governor = server.memoryCheckMs > 0 ? new MemoryGovernor(cache, { intervalMs: server.memoryCheckMs, heapGrowthPercent: server.heapGrowthPercent }) : undefined;
+const governor = startMemoryGovernor(cache, server);
 const base = process.memoryUsage();
 // Between batches too: a spike inside a checkpoint or compaction is missed by the batch-end samples.
 let spike = 0;

@@ -9,9 +9,9 @@ import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { docsCreateIndex, docsInsert } from '../engine/docs/index.js';
-import { MemoryGovernor, PageCache, type TreeNode } from '../engine/storage/index.js';
+import { PageCache, type TreeNode } from '../engine/storage/index.js';
 import { TenantStore } from '../engine/tenant/index.js';
-import { applyHeapGrowth, DEFAULT_HEAP_GROWTH_PERCENT, loadConfig } from '../server/config.js';
+import { applyHeapGrowth, DEFAULT_HEAP_GROWTH_PERCENT, loadConfig, startMemoryGovernor } from '../server/config.js';
 import { dirBytes } from './lib/dir-bytes.js';
 import { makeDocument } from './lib/documents.js';
 import { sampledLoad, type SamplerResult } from './lib/sampler.js';
@@ -72,8 +72,7 @@ async function run(task: DocsMemoryTask): Promise<DocsMemoryRow> {
   const store = await TenantStore.open(task.dir, { cache, fsync: 'batch' });
   await (await docsCreateIndex(store, COLLECTION, { email: 1 })).durable;
   // As server/app.ts starts it once the stores are open.
-  const checkMs = task.memoryCheckMs ?? loadConfig({}, []).memoryCheckMs;
-  const governor = checkMs > 0 ? new MemoryGovernor(cache, { intervalMs: checkMs, heapGrowthPercent: task.heapGrowthPercent ?? DEFAULT_HEAP_GROWTH_PERCENT }) : undefined;
+  const governor = startMemoryGovernor(cache, { memoryCheckMs: task.memoryCheckMs ?? loadConfig({}, []).memoryCheckMs, heapGrowthPercent: task.heapGrowthPercent ?? DEFAULT_HEAP_GROWTH_PERCENT });
   const base = process.memoryUsage();
   const extra = (): Record<string, number> => ({ dirtyMiB: cache.dirty.bytes / MiB, cacheMiB: cache.bytes / MiB });
   const { sampled, loaded, loadSeconds } = await sampledLoad({ size: task.size, batch: BATCH_DOCS, maxSeconds: task.maxSeconds, intervalMs: SAMPLE_MS, extra }, async (from, to) => {

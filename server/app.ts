@@ -7,11 +7,11 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import { refusal, TetraError } from '../engine/errors.js';
 import { docsExpiry } from '../engine/docs/index.js';
 import { KvExpiryService, scheduleAllTenants } from '../engine/kv/index.js';
-import { MemoryGovernor, PageCache, type TreeNode } from '../engine/storage/index.js';
+import { PageCache, type TreeNode } from '../engine/storage/index.js';
 import { SystemStore, type Principal } from '../engine/system/index.js';
 import { TenantRegistry } from '../engine/tenant/index.js';
 import { loadEmbedder, VectorService } from '../engine/vector/index.js';
-import type { ServerConfig } from './config.js';
+import { startMemoryGovernor, type ServerConfig } from './config.js';
 import { sendError } from './error-handler.js';
 import { FastLane, LaneIncomingMessage } from './fast-lane.js';
 import { parseJsonBody } from './json-body.js';
@@ -179,8 +179,7 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
   const vectors = new VectorService({ embedder: embedding.embedder, memoryBytes: config.vectorMemoryBytes, onError: (err, what) => app.log.error({ err }, `${what} failed`) });
   // Started once the stores are open and the embedding model loaded: the RSS growth it bounds is
   // what the data brings, within cache + dirty budget + the vector graphs loaded (docs/configuration.md, Memory).
-  const governor =
-    config.memoryCheckMs > 0 ? new MemoryGovernor(cache, { intervalMs: config.memoryCheckMs, heapGrowthPercent: config.heapGrowthPercent, extraBytes: () => vectors.memoryUsed }) : undefined;
+  const governor = startMemoryGovernor(cache, config, () => vectors.memoryUsed);
   lane = new FastLane({
     app,
     bodyLimit: config.bodyLimit,

@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { setFlagsFromString } from 'node:v8';
 import { fail } from '../engine/errors.js';
-import { DEFAULT_DIRTY_BYTES, FSYNC_MODES, type FsyncMode } from '../engine/storage/index.js';
+import { DEFAULT_DIRTY_BYTES, FSYNC_MODES, MemoryGovernor, type FsyncMode, type PageCache } from '../engine/storage/index.js';
 import { TENANT_STORE_DEFAULTS } from '../engine/tenant/index.js';
 
 /** TETRA_HEAP_GROWTH_PERCENT's default (see docs/configuration.md, Memory). */
@@ -114,6 +114,20 @@ export const SETTINGS: Record<keyof ServerConfig, Setting> = {
  */
 export function applyHeapGrowth(percent: number): void {
   if (percent > 0) setFlagsFromString(`--heap-growing-percent=${percent}`);
+}
+
+/**
+ * The memory governor over `cache` as the service runs it (docs/configuration.md, Memory), or
+ * undefined when TETRA_MEMORY_CHECK_MS is 0. `extraBytes`: memory accounted elsewhere that the
+ * bound allows for (the vector graphs in memory). Stop it before closing the stores.
+ */
+export function startMemoryGovernor(
+  cache: PageCache<unknown>,
+  settings: Pick<ServerConfig, 'memoryCheckMs' | 'heapGrowthPercent'>,
+  extraBytes?: () => number,
+): MemoryGovernor | undefined {
+  if (settings.memoryCheckMs <= 0) return undefined;
+  return new MemoryGovernor(cache, { intervalMs: settings.memoryCheckMs, heapGrowthPercent: settings.heapGrowthPercent, ...(extraBytes === undefined ? {} : { extraBytes }) });
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;

@@ -4,8 +4,9 @@
 // makeQueryDocument) with indexes on email and joined where it has indexes.
 import { join } from 'node:path';
 import { docsCreateIndex, docsFind, docsInsert, docsUpdate } from '../../engine/docs/index.js';
-import { MemoryGovernor, PageCache, type FsyncMode, type TreeNode } from '../../engine/storage/index.js';
+import { PageCache, type FsyncMode, type TreeNode } from '../../engine/storage/index.js';
 import { TenantStore } from '../../engine/tenant/index.js';
+import { startMemoryGovernor } from '../../server/config.js';
 import type { QueryDocument } from './documents.js';
 import { COLLECTION, FIND_LIMIT, INDEXED_FIELDS, mqlFilter, mqlUpdate, type QueryArgs } from './docs-workload.js';
 
@@ -83,7 +84,7 @@ async function openTetra(dir: string, settings: TetraSettings): Promise<DocsBenc
   const store = await TenantStore.open(dir, { cache, fsync: settings.fsync, snapshotMaxAgeMs: settings.snapshotMaxAgeMs });
   for (const field of INDEXED_FIELDS) await (await docsCreateIndex(store, COLLECTION, { [field]: 1 })).durable;
   // As server/app.ts starts it once the stores are open.
-  const governor = settings.memoryCheckMs > 0 ? new MemoryGovernor(cache, { intervalMs: settings.memoryCheckMs, heapGrowthPercent: settings.heapGrowthPercent }) : undefined;
+  const governor = startMemoryGovernor(cache, settings);
   return {
     name: 'tetradb',
     sync: false,

@@ -3,8 +3,8 @@
 // batch, insert one row durably. Every adapter runs the same statements (lib/sql-workload.ts).
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { MemoryGovernor, PageCache, type TreeNode } from '../../engine/storage/index.js';
-import { loadConfig } from '../../server/config.js';
+import { PageCache, type TreeNode } from '../../engine/storage/index.js';
+import { loadConfig, startMemoryGovernor } from '../../server/config.js';
 import { TenantStore } from '../../engine/tenant/index.js';
 import type { SqlOptions, SqlOutcome, SqlStatementInput } from '../../engine/sql/sql-api.js';
 import { INSERT_ORDER, multiRowInsert, SCHEMA, toQuestionMarks, type Customer, type Order } from './sql-workload.js';
@@ -84,8 +84,7 @@ async function openTetra(dir: string, cacheBytes: number): Promise<SqlBenchEngin
   const cache = new PageCache<TreeNode>(cacheBytes);
   const store = await TenantStore.open(dir, { fsync: 'batch', cache });
   // The memory governor as server/app.ts starts it (TETRA_MEMORY_CHECK_MS, TETRA_HEAP_GROWTH_PERCENT).
-  const server = loadConfig(process.env, []);
-  const governor = server.memoryCheckMs > 0 ? new MemoryGovernor(cache, { intervalMs: server.memoryCheckMs, heapGrowthPercent: server.heapGrowthPercent }) : undefined;
+  const governor = startMemoryGovernor(cache, loadConfig(process.env, []));
   const run = async (statement: SqlStatementInput): Promise<unknown[]> => {
     const outcome = await sqlExecute(store, [statement]);
     if (outcome.durable !== undefined) await outcome.durable;
