@@ -10,6 +10,8 @@ import Database from 'better-sqlite3';
 import { isTetraError } from '../engine/errors.js';
 import { PageCache, type TreeNode } from '../engine/storage/index.js';
 import { TenantStore, type BatchOp } from '../engine/tenant/index.js';
+import type { MemoryGovernorState } from '../engine/storage/memory-governor.js';
+import { loadConfig, startMemoryGovernor } from '../server/config.js';
 import { keyOf, seededRandom, valueOf } from './lib/dataset.js';
 import { startSampler, type LoopDelay, type SamplerResult } from './lib/sampler.js';
 import { workerMain } from './lib/worker-main.js';
@@ -58,6 +60,8 @@ export interface StallsRow {
   fileMiBStart?: number;
   fileMiBEnd?: number;
   dirtyLimitMiB?: number;
+  /** tetradb only: the memory governor at the end of the window (undefined when TETRA_MEMORY_CHECK_MS=0). */
+  governor?: { cuts: number; readings: number; peakGrowthMiB: number; boundMiB: number; cacheLimitMiB: number };
 }
 
 /** What the workload needs of an engine. */
@@ -77,6 +81,8 @@ interface Target {
   longestSyncWriteMs(): number;
   /** Maintenance counters and figures, polled during the window. */
   poll(): { checkpointLsn?: number; fileBytes?: number; dirtyBytes?: number; dirtyLimit?: number };
+  /** tetradb: the memory governor's state, as server/app.ts runs it (undefined when off). */
+  governor?(): MemoryGovernorState | undefined;
   close(): Promise<void>;
 }
 
@@ -88,6 +94,8 @@ const MiB = 2 ** 20;
 async function openTetra(task: StallsTask): Promise<Target> {
   const cache = new PageCache<TreeNode>(task.cacheBytes, task.dirtyBytes === undefined ? {} : { dirtyBytes: task.dirtyBytes });
   const store = await TenantStore.open(task.dir, { cache, checkpointWalBytes: task.checkpointWalBytes, compactMinBytes: task.compactMinBytes });
+  // As server/app.ts starts it once the stores are open (TETRA_MEMORY_CHECK_MS=0: none).
+  const governor = startMemoryGovernor(cache, loadConfig(process.env, []));
   let longestSync = 0;
   return {
     async write(batch) {
@@ -127,7 +135,11 @@ async function openTetra(task: StallsTask): Promise<Target> {
       const s = store.stats();
       return { checkpointLsn: s.checkpointLsn, fileBytes: s.pageFileBytes, dirtyBytes: cache.dirty.bytes, dirtyLimit: cache.dirty.limit };
     },
-    close: () => store.close(),
+    governor: () => (governor === undefined ? undefined : { ...governor.state }),
+    async close() {
+      governor?.stop();
+      await store.close();
+    },
   };
 }
 
@@ -313,12 +325,18 @@ async function run(task: StallsTask): Promise<StallsRow> {
       reads: stats(readTimes),
       scans,
       ...(task.engine === 'tetradb'
-        ? { checkpoints, compactions, fileMiBStart: first.fileBytes! / MiB, fileMiBEnd: last.fileBytes! / MiB, dirtyLimitMiB: last.dirtyLimit! / MiB }
+        ? { checkpoints, compactions, fileMiBStart: first.fileBytes! / MiB, fileMiBEnd: last.fileBytes! / MiB, dirtyLimitMiB: last.dirtyLimit! / MiB, ...governorOf(target) }
         : {}),
     };
   } finally {
     await target.close();
   }
+}
+
+function governorOf(target: Target): Pick<StallsRow, 'governor'> {
+  const g = target.governor?.();
+  if (g === undefined) return {};
+  return { governor: { cuts: g.cuts, readings: g.readings, peakGrowthMiB: g.peakGrowthBytes / MiB, boundMiB: g.boundBytes / MiB, cacheLimitMiB: g.cacheLimitBytes / MiB } };
 }
 
 workerMain<StallsTask, Awaited<ReturnType<typeof run>>>(run);

@@ -74,6 +74,7 @@ function render(rows: StallsRow[], config: Config, dirtyLabel: string): { text: 
       'page file MiB start / end',
       'peak RSS MiB',
       'dirty peak / budget MiB',
+      'memory governor: cuts / readings, peak RSS growth / bound MiB',
     ],
     rows.map((r) => [
       r.task.label,
@@ -92,6 +93,7 @@ function render(rows: StallsRow[], config: Config, dirtyLabel: string): { text: 
       r.fileMiBStart !== undefined ? `${fmtInt(r.fileMiBStart)} / ${fmtInt(r.fileMiBEnd)}` : '-',
       fmtInt(r.window.peakRssMiB),
       r.dirtyLimitMiB !== undefined ? `${fmtNum(r.window.extraPeaks.dirtyMiB)} / ${fmtNum(r.dirtyLimitMiB, 0)}` : '-',
+      r.governor !== undefined ? `${fmtInt(r.governor.cuts)} / ${fmtInt(r.governor.readings)}, ${fmtInt(r.governor.peakGrowthMiB)} / ${fmtInt(r.governor.boundMiB)}` : r.task.engine === 'tetradb' ? 'off (TETRA_MEMORY_CHECK_MS=0)' : '-',
     ]),
   );
   const checks: string[] = [];
@@ -105,7 +107,7 @@ function render(rows: StallsRow[], config: Config, dirtyLabel: string): { text: 
   }
   const notes = [
     `- ${fmtInt(config.keys)} keys preloaded (100-byte values); then ${config.seconds} s of ${config.writers} writers (batches of ${BATCH_OPS}: ${100 - DELETE_SHARE * 100}% overwrites with new 100-byte values, ${DELETE_SHARE * 100}% deletes, random keys), ${config.readers} point readers, 1 reader scanning ${config.scanRows > 0 ? `${fmtInt(config.scanRows)} rows from a random key` : 'the whole tree'} per scan, in a loop (chunks of 256, an event-loop turn between chunks; a scan expired by the engine is counted and retried).`,
-    `- tetradb: TETRA defaults (cache 256 MiB, ${dirtyLabel}), checkpointWalBytes ${CHECKPOINT_WAL_BYTES / MiB} MiB and compactMinBytes ${COMPACT_MIN_BYTES / MiB} MiB (small, so maintenance runs in the window; defaults 32 MiB and 4 MiB), compaction at 50% garbage (default). A get waits for the durability fence (TenantStore.whenDurable), as a server response does; a scan runs on snapshot().scanChunks().`,
+    `- tetradb: TETRA defaults (cache 256 MiB, ${dirtyLabel}), checkpointWalBytes ${CHECKPOINT_WAL_BYTES / MiB} MiB and compactMinBytes ${COMPACT_MIN_BYTES / MiB} MiB (small, so maintenance runs in the window; defaults 32 MiB and 4 MiB), compaction at 50% garbage (default), the memory governor as npm start runs it (TETRA_MEMORY_CHECK_MS, default every 100 ms; 0: off). A get waits for the durability fence (TenantStore.whenDurable), as a server response does; a scan runs on snapshot().scanChunks().`,
     '- better-sqlite3: WAL, synchronous=FULL, cache 256 MiB; its calls are synchronous, so every writer and reader waits for one event-loop turn before each call; the scanner reads through a second connection (an open statement is a snapshot) 256 rows per turn. SQLite checkpoints its WAL itself (every 1000 pages) inside a commit.',
     `- Event-loop delay: monitorEventLoopDelay({ resolution: 10 }) over the window, as Node reports it (the 10 ms timer period included: an idle loop shows ~10 ms). "idle baseline" is the same measure over 2 s before the window with nothing running in the process: delay the machine alone adds.`,
   ];

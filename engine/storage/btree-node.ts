@@ -621,8 +621,11 @@ export function decodeNode(page: Buffer, pageId: number, knownKeys?: readonly No
   const count = page.readUInt16LE(PAGE_COUNT_OFFSET);
   let pos = PAGE_HEADER_SIZE;
   if (type === PAGE_TYPE.LEAF) {
-    const keyOffsets = new Uint16Array(count);
-    const valueOffsets = new Uint16Array(count);
+    // One allocation for both: an ArrayBuffer is a malloc, and mallocs on the main thread contend
+    // with V8's concurrent sweeper freeing the ones that died (see PageCopies).
+    const offsets = new Uint16Array(2 * count);
+    const keyOffsets = offsets.subarray(0, count);
+    const valueOffsets = offsets.subarray(count);
     for (let i = 0; i < count; i++) {
       const keyLength = page.readUInt16LE(pos);
       pos += 2;
