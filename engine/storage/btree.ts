@@ -140,12 +140,12 @@ export class TreeReader {
 
   /** Entries in key order (or reverse) within `range`, from the root this reader holds. */
   *scan(range: ScanRange = {}): Generator<Entry> {
-    for (const [leaf, i] of this.#walk(range)) yield [leafKeyBytes(leaf, i), this.readValue(leafValueAt(leaf, i))];
+    yield* this.#walk(range, (leaf, i) => [leafKeyBytes(leaf, i), this.readValue(leafValueAt(leaf, i))]);
   }
 
   /** Values only, in key order (or reverse): no key bytes are materialised. */
   *values(range: ScanRange = {}): Generator<Buffer> {
-    for (const [leaf, i] of this.#walk(range)) yield this.readValue(leafValueAt(leaf, i));
+    yield* this.#walk(range, (leaf, i) => this.readValue(leafValueAt(leaf, i)));
   }
 
   /**
@@ -215,7 +215,7 @@ export class TreeReader {
 
   /** Keys only: no overflow reads. */
   *keys(range: ScanRange = {}): Generator<Buffer> {
-    for (const [leaf, i] of this.#walk(range)) yield leafKeyBytes(leaf, i);
+    yield* this.#walk(range, leafKeyBytes);
   }
 
   /** Number of keys within `range` (O(1) without bounds). */
@@ -224,13 +224,25 @@ export class TreeReader {
     if (range.gt === undefined && range.gte === undefined && range.lt === undefined && range.lte === undefined) {
       return range.limit === undefined ? this.count : Math.min(this.count, range.limit);
     }
+    const start = this.#start(range);
+    if (start === undefined) return 0;
+    const { reverse, stopKey, stopInclusive, stack } = start;
     let n = 0;
-    for (const _ of this.#walk(range)) n++;
+    while (stack.length > 0 && n < start.limit) {
+      const top = stack[stack.length - 1]!;
+      if (stopKey !== undefined && pastStop(compareLeafKey(top.node as LeafNode, top.index, stopKey), stopInclusive, reverse)) break;
+      this.#advance(stack, reverse);
+      n++;
+    }
     return n;
   }
 
-  /** Yields (leaf, index) pairs; the pair is only valid until the next step. */
-  *#walk(range: ScanRange): Generator<[LeafNode, number]> {
+  /**
+   * Yields `read(leaf, i)` for every entry within `range`, in order. One generator and no pair
+   * per entry: scans run on every read path (the stalls bench allocated ~13% of its bytes in the
+   * [leaf, index] pairs a generator of pairs made).
+   */
+  *#walk<T>(range: ScanRange, read: (leaf: LeafNode, i: number) => T): Generator<T> {
     this.check();
     const start = this.#start(range);
     if (start === undefined) return;
@@ -242,7 +254,7 @@ export class TreeReader {
       if (stopKey !== undefined && pastStop(compareLeafKey(leaf, top.index, stopKey), stopInclusive, reverse)) return;
       const index = top.index;
       this.#advance(stack, reverse);
-      yield [leaf, index];
+      yield read(leaf, index);
       if (--limit <= 0) return;
       this.check();
     }
