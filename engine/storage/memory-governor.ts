@@ -20,10 +20,11 @@ import type { PageCache } from './page-cache.js';
  * levers in turn, cheapest first:
  * 1. the cache's limit in force, lowered by the excess (evicting at once), down to a sixteenth of
  *    its configured size: a load ran as fast with the cache at that floor;
- * 2. V8's heap growth: collections start once the heap has grown TIGHT_HEAP_GROWTH percent past
- *    what the last one left live, instead of V8's up to 4x (costs collection CPU while on);
- * 3. the dirty budget's limit in force, down to half of it: checkpoints come sooner and writers
- *    wait for them.
+ * 2. the dirty budget's limit in force, down to half of it: checkpoints come sooner and writers
+ *    wait for them;
+ * 3. with both at their floors, V8's heap growth: collections start once the heap has grown
+ *    TIGHT_HEAP_GROWTH percent past what the last one left live, instead of V8's up to 4x (a full
+ *    collection every few MiB allocated while on: the dearest lever).
  * What it cut counts as on its way out until V8's next full collection (or PENDING_MS), so a cut
  * is not repeated while the heap still holds what was evicted. It gives back in the reverse order:
  * the heap growth below RAISE_BELOW of the bound or after CALM_MS without a cut; the limits, a
@@ -160,20 +161,24 @@ export class MemoryGovernor {
         done += fromCache;
         cut -= fromCache;
       }
-      // b. V8's heap growth, once the cache is at its floor: in a bulk load the RSS peaked with the
-      // heap at 2-2.5x what was in use (V8 lets it grow that far past what the last full
-      // collection left live).
+      if (cut > 0) {
+        // b. The dirty budget, once the cache is at its floor: checkpoints come sooner, writers
+        // wait for them.
+        const before = dirty.limit;
+        dirty.setLimit(Math.max(Math.floor(dirty.configured * DIRTY_FLOOR), before - cut));
+        done += before - dirty.limit;
+        cut -= before - dirty.limit;
+      }
+      // c. V8's heap growth, only once both budgets are at their floors: in a bulk load the RSS
+      // peaked with the heap at 2-2.5x what was in use (V8 lets it grow that far past what the
+      // last full collection left live), but holding it costs a full collection every few MiB
+      // allocated. Pulled before the dirty budget, it cost a 1M-document load 22-37% of its
+      // speed for the same peak RSS (docs/benchmarks.md, "The heap lever last").
       if (cut > 0 && !this.#tightHeap && (this.#heapGrowth === 0 || this.#heapGrowth > TIGHT_HEAP_GROWTH)) {
         holdHeapGrowth(true, this.#heapGrowth);
         this.#tightHeap = true;
         done += cut;
         cut = 0;
-      }
-      if (cut > 0) {
-        // c. The dirty budget: checkpoints come sooner, writers wait for them.
-        const before = dirty.limit;
-        dirty.setLimit(Math.max(Math.floor(dirty.configured * DIRTY_FLOOR), before - cut));
-        done += before - dirty.limit;
       }
       this.#cuts++;
       this.#lastCut = now;

@@ -15,7 +15,7 @@ function filledCache(): PageCache<string> {
 }
 
 describe('MemoryGovernor', () => {
-  it('pulls the cache, then the heap growth, then the dirty budget while the RSS is past its bound, and gives everything back on stop', async () => {
+  it('pulls the cache, then the dirty budget, then (both at their floors) the heap growth while the RSS is past its bound, and gives everything back on stop', async () => {
     const cache = filledCache();
     const governor = new MemoryGovernor(cache, { intervalMs: 60_000 });
     try {
@@ -25,20 +25,23 @@ describe('MemoryGovernor', () => {
       expect(state.boundBytes).toBe(16 * MiB);
       expect(state.growthBytes).toBeGreaterThan(90 * MiB);
       expect(state.cuts).toBe(1);
-      // The cache down to its floor (a sixteenth), then V8's heap growth held.
+      // An excess larger than both budgets can give: the cache down to its floor (a sixteenth),
+      // the dirty budget down to half, and then V8's heap growth held.
       expect(cache.limit).toBe(512 * 1024);
       expect(cache.bytes).toBeLessThanOrEqual(cache.limit);
+      expect(cache.dirty.limit).toBe(4 * MiB);
       expect(state.tightHeap).toBe(true);
       // What was cut counts as pending: a reading right after cuts nothing more.
       governor.check();
       expect(governor.state.cuts).toBe(1);
-      expect(cache.dirty.limit).toBe(8 * MiB);
-      // Once the pending cut has had its time (no full collection needed), the next lever.
+      // Once the pending cut has had its time (no full collection needed), it cuts again; every
+      // lever is at its floor already.
       await new Promise((r) => setTimeout(r, 2100));
       governor.check();
       state = governor.state;
       expect(state.cuts).toBe(2);
       expect(cache.dirty.limit).toBe(4 * MiB); // down to half, no lower
+      expect(cache.limit).toBe(512 * 1024);
       expect(ballast[ballast.length - 1]).toBe(1);
     } finally {
       governor.stop();
@@ -46,6 +49,56 @@ describe('MemoryGovernor', () => {
     expect(cache.limit).toBe(8 * MiB);
     expect(cache.dirty.limit).toBe(8 * MiB);
     expect(governor.state.tightHeap).toBe(false);
+  });
+
+  it('takes a small excess from the cache alone, and a larger one from the dirty budget next, before touching the heap growth', () => {
+    const cache = filledCache();
+    // The bound is set per reading through the memory accounted elsewhere, so the excess over the
+    // cut line (70% of the bound) is what the test chooses, whatever the RSS grew by.
+    let extra = 1024 * MiB;
+    const governor = new MemoryGovernor(cache, { intervalMs: 60_000, extraBytes: () => extra });
+    try {
+      const ballast = Buffer.alloc(64 * MiB, 1);
+      governor.check();
+      expect(governor.state.cuts).toBe(0);
+      const growth = governor.state.growthBytes;
+      // An excess of ~4 MiB: the cache (8 MiB, floor 0.5) gives it all.
+      extra = Math.ceil((growth - 4 * MiB) / 0.7) - 16 * MiB;
+      governor.check();
+      let state = governor.state;
+      expect(state.cuts).toBe(1);
+      expect(cache.limit).toBeLessThan(6 * MiB);
+      expect(cache.limit).toBeGreaterThan(512 * 1024);
+      expect(cache.dirty.limit).toBe(8 * MiB);
+      expect(state.tightHeap).toBe(false);
+      governor.stop();
+
+      // A fresh cache and governor, an excess of ~10 MiB: the cache to its floor (7.5 MiB), the
+      // rest (~2.5 MiB) from the dirty budget, which stays above its floor (4 MiB), so the heap
+      // growth is left alone.
+      const cache2 = filledCache();
+      const second = new MemoryGovernor(cache2, { intervalMs: 60_000, extraBytes: () => extra });
+      try {
+        extra = 1024 * MiB;
+        const ballast2 = Buffer.alloc(64 * MiB, 2);
+        second.check();
+        const growth2 = second.state.growthBytes;
+        extra = Math.ceil((growth2 - 10 * MiB) / 0.7) - 16 * MiB;
+        second.check();
+        state = second.state;
+        expect(state.cuts).toBe(1);
+        expect(cache2.limit).toBe(512 * 1024);
+        expect(cache2.dirty.limit).toBeLessThan(7 * MiB);
+        expect(cache2.dirty.limit).toBeGreaterThan(4 * MiB);
+        expect(state.tightHeap).toBe(false);
+        expect(ballast2[0]).toBe(2);
+      } finally {
+        second.stop();
+      }
+      expect(ballast[0]).toBe(1);
+    } finally {
+      governor.stop();
+    }
   });
 
   it('counts the memory other parts account for (the vector graphs) into its bound', () => {
