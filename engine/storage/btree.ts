@@ -56,6 +56,12 @@ export interface NodeStore extends NodeSource {
   retire(pages: number): void;
   /** Dirty memory grew (or shrank) by about `bytes`. */
   dirtied(bytes: number): void;
+  /**
+   * The clean node at `pageId` for a copy-on-write: from the cache when it is there, else read
+   * and decoded without entering the cache. The copy replaces it in the live tree, which never
+   * reads that page again; cached, it would only push out pages that are still read.
+   */
+  loadToCopy(pageId: number): TreeNode;
   /** Where copies of pages for this store's dirty leaves are carved from (counted as it allocates). */
   readonly copies: PageCopies;
 }
@@ -389,7 +395,7 @@ export class BTree extends TreeReader {
       if (ref.pageId !== 0 || store.captured(ref)) store.retire(1);
       copy = cloneNode(ref, store.epoch, store.copies);
     } else {
-      copy = cloneNode(store.load(ref), store.epoch, store.copies);
+      copy = cloneNode(store.loadToCopy(ref), store.epoch, store.copies);
       store.retire(1);
     }
     store.dirtied(dirtyNodeBytes(copy));

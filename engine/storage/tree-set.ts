@@ -82,14 +82,23 @@ class PageSource implements NodeSource {
     const key = PageCache.key(this.fileId, pageId);
     const cached = this.#cache.get(key);
     if (cached !== undefined) return cached;
+    const node = this.#read(pageId);
+    this.#cache.set(key, node, nodeMemoryBytes(node));
+    return node;
+  }
+
+  /** load without caching a page that was not cached (see NodeStore.loadToCopy). */
+  loadToCopy(pageId: number): TreeNode {
+    return this.#cache.get(PageCache.key(this.fileId, pageId)) ?? this.#read(pageId);
+  }
+
+  #read(pageId: number): TreeNode {
     const page = this.file.readPages(pageId, 1);
     const type = page[PAGE_TYPE_OFFSET];
     if (type !== PAGE_TYPE.LEAF && type !== PAGE_TYPE.BRANCH) {
       fail('CORRUPTION', `${this.file.path}: page ${pageId} is not a tree page (type ${type})`, { file: this.file.path, page: pageId });
     }
-    const node = decodeNode(page, pageId);
-    this.#cache.set(key, node, nodeMemoryBytes(node));
-    return node;
+    return decodeNode(page, pageId);
   }
 
   /**
@@ -293,6 +302,7 @@ export class TreeSet implements NodeStore {
    */
   readonly #catalogStore: NodeStore = {
     load: (pageId) => this.load(pageId),
+    loadToCopy: (pageId) => this.loadToCopy(pageId),
     readOverflow: (ref) => this.readOverflow(ref),
     get epoch() {
       return 0;
@@ -344,6 +354,10 @@ export class TreeSet implements NodeStore {
 
   load(pageId: number): TreeNode {
     return this.#source.load(pageId);
+  }
+
+  loadToCopy(pageId: number): TreeNode {
+    return this.#source.loadToCopy(pageId);
   }
 
   readOverflow(ref: OverflowRef): Buffer {
@@ -1070,6 +1084,9 @@ function writeCatalog(entries: Array<{ name: Buffer; root: number; count: number
   const detached: NodeStore = {
     epoch: 1,
     load: () => {
+      throw new Error('detached catalog has no pages');
+    },
+    loadToCopy: () => {
       throw new Error('detached catalog has no pages');
     },
     readOverflow: () => {

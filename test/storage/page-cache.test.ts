@@ -120,6 +120,39 @@ describe('PageCache across a compaction', () => {
   });
 });
 
+describe('copy-on-write of pages that are not cached', () => {
+  it('reads them without caching them (the live tree never reads them again); reads still cache what they load', async () => {
+    const dir = tempDir('cow-uncached');
+    dirs.push(dir);
+    const key = (i: number): Buffer => Buffer.from(`key-${String(i).padStart(6, '0')}`);
+    const first = await TenantStore.open(dir.path, { cache: new PageCache<TreeNode>(8 * 1024 * 1024), checkpointIntervalMs: 0, fsync: 'off' });
+    await first.write(Array.from({ length: 20_000 }, (_, i) => ({ op: 'put' as const, tree: 't', key: key(i), value: Buffer.alloc(60, i % 251) })));
+    await first.close();
+
+    // A fresh cache: nothing of the tree is cached.
+    const cache = new PageCache<TreeNode>(8 * 1024 * 1024);
+    const store = await TenantStore.open(dir.path, { cache, checkpointIntervalMs: 0, fsync: 'off' });
+    const before = { size: cache.size, misses: cache.misses };
+    // A write copies the path from the root to the leaf of key 10,000 (a root branch over ~200
+    // leaves): two pages read...
+    await store.write([{ op: 'put', tree: 't', key: key(10_000), value: Buffer.from('new') }]);
+    expect(cache.misses).toBeGreaterThanOrEqual(before.misses + 2);
+    // ...and none of them cached.
+    expect(cache.size).toBe(before.size);
+    expect(store.get('t', key(10_000))?.toString()).toBe('new');
+    // A read far from it loads its own leaf (the path's branches are dirty copies now) and caches it.
+    expect(store.get('t', key(19_990))).toEqual(Buffer.alloc(60, 19_990 % 251));
+    expect(cache.size).toBeGreaterThan(before.size);
+    await store.checkpoint();
+    await store.close();
+
+    const reopened = await TenantStore.open(dir.path, { cache: new PageCache<TreeNode>(8 * 1024 * 1024), checkpointIntervalMs: 0, fsync: 'off' });
+    expect(reopened.get('t', key(10_000))?.toString()).toBe('new');
+    expect(reopened.get('t', key(9_999))).toEqual(Buffer.alloc(60, 9_999 % 251));
+    await reopened.close();
+  });
+});
+
 describe('the dirty budget across checkpoints', () => {
   it('counts nothing once a checkpoint with no write during it is done: the catalog copies it makes included', async () => {
     const cache = new PageCache<TreeNode>(8 * 1024 * 1024, { dirtyBytes: 64 * 1024 * 1024 });
