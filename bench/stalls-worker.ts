@@ -29,6 +29,8 @@ export interface StallsTask {
   /** Share of a batch's operations that are deletes (the rest overwrite or re-insert). */
   deleteShare: number;
   readers: number;
+  /** Write batches per second offered by all writers together, on a schedule; 0: closed loop. */
+  writeRate: number;
   cacheBytes: number;
   /** tetradb: dirty budget (absent: the engine's default) and maintenance thresholds. */
   dirtyBytes?: number;
@@ -264,9 +266,19 @@ async function run(task: StallsTask): Promise<StallsRow> {
     let refused = 0;
     const scans = { completed: 0, rows: 0, expired: 0 };
 
+    // Open loop: writer w starts batch k at started + (k * writers + w) / writeRate s, or at once
+    // when it is behind that schedule.
+    const period = task.writeRate > 0 ? (1000 * task.writers) / task.writeRate : 0;
     const writer = async (w: number): Promise<void> => {
       const rand = seededRandom(0x5eed + w);
+      let next = started + (period * w) / task.writers;
       while (!stop()) {
+        if (period > 0) {
+          const wait = next - performance.now();
+          if (wait > 0) await sleep(wait);
+          next += period;
+          if (stop()) break;
+        }
         const batch: Array<{ key: Buffer; value: Buffer | undefined }> = [];
         for (let i = 0; i < task.batchOps; i++) {
           const id = Math.floor(rand() * task.keys);

@@ -9,6 +9,8 @@
 //   npm --prefix bench run stalls                    500k keys, 30 s window
 //   npm --prefix bench run stalls -- --quick         100k keys, 10 s window
 //   node --import ./lib/ts-register.mjs stalls.bench.ts [--quick] [--keys=N] [--seconds=S] [--writers=N] [--readers=N] [--scan-rows=N]
+//        [--write-rate=N]   write batches/s offered by all writers together, on a schedule (open loop);
+//                           default 0: each writer sends its next batch once the last is acknowledged
 //
 // tetradb runs with its default cache (256 MiB) and dirty budget, or TETRA_DIRTY_BYTES from the
 // environment when set; SQLite gets the same cache.
@@ -32,6 +34,8 @@ interface Config {
   writers: number;
   readers: number;
   scanRows: number;
+  /** Write batches per second offered by all writers together (open loop); 0: as fast as acknowledged. */
+  writeRate: number;
 }
 
 function parseArgs(argv: string[]): Config {
@@ -44,9 +48,10 @@ function parseArgs(argv: string[]): Config {
     writers: Number(value('writers') ?? 16),
     readers: Number(value('readers') ?? 8),
     scanRows: Number(value('scan-rows') ?? 10_000),
+    writeRate: Number(value('write-rate') ?? 0),
   };
-  if (![config.keys, config.writers, config.readers].every((n) => Number.isInteger(n) && n > 0) || !(config.seconds > 0) || !(Number.isInteger(config.scanRows) && config.scanRows >= 0)) {
-    throw new Error('usage: stalls.bench.ts [--quick] [--keys=N] [--seconds=S] [--writers=N] [--readers=N] [--scan-rows=N (0: whole tree)]');
+  if (![config.keys, config.writers, config.readers].every((n) => Number.isInteger(n) && n > 0) || !(config.seconds > 0) || !(Number.isInteger(config.scanRows) && config.scanRows >= 0) || !(config.writeRate >= 0)) {
+    throw new Error('usage: stalls.bench.ts [--quick] [--keys=N] [--seconds=S] [--writers=N] [--readers=N] [--scan-rows=N (0: whole tree)] [--write-rate=batches/s (0: closed loop)]');
   }
   return config;
 }
@@ -106,7 +111,7 @@ function render(rows: StallsRow[], config: Config, dirtyLabel: string): { text: 
     checks.push(`${tetra.checkpoints >= 2 && tetra.compactions! >= 1 ? 'PASS' : 'FAIL'}  the window saw several checkpoints and a compaction: ${tetra.checkpoints} checkpoints, ${tetra.compactions} compactions`);
   }
   const notes = [
-    `- ${fmtInt(config.keys)} keys preloaded (100-byte values); then ${config.seconds} s of ${config.writers} writers (batches of ${BATCH_OPS}: ${100 - DELETE_SHARE * 100}% overwrites with new 100-byte values, ${DELETE_SHARE * 100}% deletes, random keys), ${config.readers} point readers, 1 reader scanning ${config.scanRows > 0 ? `${fmtInt(config.scanRows)} rows from a random key` : 'the whole tree'} per scan, in a loop (chunks of 256, an event-loop turn between chunks; a scan expired by the engine is counted and retried).`,
+    `- ${fmtInt(config.keys)} keys preloaded (100-byte values); then ${config.seconds} s of ${config.writers} writers (batches of ${BATCH_OPS}: ${100 - DELETE_SHARE * 100}% overwrites with new 100-byte values, ${DELETE_SHARE * 100}% deletes, random keys), ${config.readers} point readers, 1 reader scanning ${config.scanRows > 0 ? `${fmtInt(config.scanRows)} rows from a random key` : 'the whole tree'} per scan, in a loop (chunks of 256, an event-loop turn between chunks; a scan expired by the engine is counted and retried). ${config.writeRate > 0 ? `Writes offered at ${fmtInt(config.writeRate)} batches/s in all (open loop: each writer starts its batches on a fixed schedule, at once when it is behind it).` : 'Writers send their next batch as soon as the last is acknowledged (closed loop: a faster engine gets more load).'}`,
     `- tetradb: TETRA defaults (cache 256 MiB, ${dirtyLabel}), checkpointWalBytes ${CHECKPOINT_WAL_BYTES / MiB} MiB and compactMinBytes ${COMPACT_MIN_BYTES / MiB} MiB (small, so maintenance runs in the window; defaults 32 MiB and 4 MiB), compaction at 50% garbage (default), the memory governor as npm start runs it (TETRA_MEMORY_CHECK_MS, default every 100 ms; 0: off). A get waits for the durability fence (TenantStore.whenDurable), as a server response does; a scan runs on snapshot().scanChunks().`,
     '- better-sqlite3: WAL, synchronous=FULL, cache 256 MiB; its calls are synchronous, so every writer and reader waits for one event-loop turn before each call; the scanner reads through a second connection (an open statement is a snapshot) 256 rows per turn. SQLite checkpoints its WAL itself (every 1000 pages) inside a commit.',
     `- Event-loop delay: monitorEventLoopDelay({ resolution: 10 }) over the window, as Node reports it (the 10 ms timer period included: an idle loop shows ~10 ms). "idle baseline" is the same measure over 2 s before the window with nothing running in the process: delay the machine alone adds.`,
@@ -131,6 +136,7 @@ async function main(): Promise<void> {
       deleteShare: DELETE_SHARE,
       readers: config.readers,
       scanRows: config.scanRows,
+      writeRate: config.writeRate,
       cacheBytes: CACHE_BYTES,
       checkpointWalBytes: CHECKPOINT_WAL_BYTES,
       compactMinBytes: COMPACT_MIN_BYTES,
