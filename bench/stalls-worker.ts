@@ -137,7 +137,7 @@ async function openTetra(task: StallsTask): Promise<Target> {
       const s = store.stats();
       return { checkpointLsn: s.checkpointLsn, fileBytes: s.pageFileBytes, dirtyBytes: cache.dirty.bytes, dirtyLimit: cache.dirty.limit };
     },
-    governor: () => (governor === undefined ? undefined : { ...governor.state }),
+    governor: () => governor?.state,
     async close() {
       governor?.stop();
       await store.close();

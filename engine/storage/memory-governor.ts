@@ -255,4 +255,3 @@ function holdHeapGrowth(hold: boolean, configured: number): void {
   if (hold && tightHolders === 1) setFlagsFromString(`--heap-growing-percent=${TIGHT_HEAP_GROWTH}`);
   if (!hold && tightHolders === 0) setFlagsFromString(`--heap-growing-percent=${configured}`);
 }
-

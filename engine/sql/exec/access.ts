@@ -332,9 +332,10 @@ export function* lookupStored(table: TableReader, index: IndexDef | undefined, v
  * Closes a scan's iterator: what the scans' `finally` blocks run. A function of its own because the
  * close is the first code after a scan loop, which V8 compiles on-stack while the loop runs,
  * before the close has ever run. As a property read there (`runs.return?.()`), it had no type
- * feedback and deoptimized the fused GROUP BY at the end of every query, so the next query's scan
- * started unoptimized: 19-20 ms instead of 11.5-12 for the group-by of 100k rows in about half the
- * processes (docs/benchmarks.md, SQL at 100k, 2026-11-26).
+ * feedback and deoptimized the fused GROUP BY at the end of every query in a way that left the
+ * next query's scan unoptimized: 19-20 ms instead of 11.5-12 for the group-by of 100k rows in
+ * about half the processes. As a call it still deoptimizes there, but V8 keeps the compiled loop
+ * (docs/benchmarks.md, SQL at 100k, 2026-11-26).
  */
 export function closeRuns(runs: Iterator<unknown>): void {
   runs.return?.();

@@ -486,9 +486,9 @@ export class ScanAggregatePlan implements Plan {
     }
 
     if (!grouped && list.length === 0) newGroup('');
-    // The output rows are built by a function of their own: code after the scan loop, optimized
-    // with the loop (on-stack replacement) before it ever ran, deoptimized this generator at every
-    // query's end (V8: "insufficient type feedback"), so the next query's scan started unoptimized.
+    // The output rows are built by a function of their own, for the reason closeRuns is one (code
+    // after the scan loop is compiled with the loop before it has ever run): with this loop inline,
+    // 3 of 7 benchmark processes still ran the group-by of 100k rows at 19-21 ms instead of 12.
     yield* groupRows(list);
   }
 
