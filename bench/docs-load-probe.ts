@@ -15,6 +15,7 @@
 //   when V8 collects, so the peak of such a run is not the peak of a normal one.
 // --gc-after-checkpoint: a full collection after every checkpoint (an experiment: it pauses the
 //   event loop for as long as the collection takes).
+// PROBE_REPORT_EVERY=N in the environment: report every N documents instead of 100k.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,7 +31,7 @@ import { flagValue } from './lib/report.js';
 
 const MiB = 2 ** 20;
 const BATCH = 1000;
-const REPORT_EVERY = 100_000;
+const REPORT_EVERY = Number(process.env.PROBE_REPORT_EVERY ?? 100_000);
 const argv = process.argv.slice(2);
 const size = Number(argv.find((a) => !a.startsWith('--')) ?? 1_000_000);
 const indexes = (flagValue(argv, 'indexes') ?? 'email,joined').split(',').filter(Boolean);
