@@ -3,7 +3,7 @@
 // docs-worker.ts needs. Every engine holds the same documents (lib/documents.ts
 // makeQueryDocument) with indexes on email and joined where it has indexes.
 import { join } from 'node:path';
-import { docsCreateIndex, docsFind, docsInsert, docsUpdate } from '../../engine/docs/index.js';
+import { docsCreateIndex, docsFind, docsInsert, docsReplace, docsUpdate } from '../../engine/docs/index.js';
 import { PageCache, type FsyncMode, type TreeNode } from '../../engine/storage/index.js';
 import { TenantStore } from '../../engine/tenant/index.js';
 import { startMemoryGovernor } from '../../server/config.js';
@@ -48,6 +48,8 @@ export interface DocsBenchEngine {
   find(q: QueryArgs): Docs | Promise<Docs>;
   /** updateOne by _id: profile.city set, logins incremented; done (durable where the engine is) on return. */
   updateById(id: string, city: string): void | Promise<void>;
+  /** replaceOne by _id: the document replaced by `doc` (its _id kept); done (durable where the engine is) on return. */
+  replaceById(id: string, doc: Omit<QueryDocument, '_id'>): void | Promise<void>;
   /** After the load: what a user would do before querying (tetradb: checkpoint; Loki: build its indexes). */
   settle(): Promise<void>;
   /** Extra figures sampled with memory (tetradb: cache and dirty bytes in use). */
@@ -100,6 +102,10 @@ async function openTetra(dir: string, settings: TetraSettings): Promise<DocsBenc
       const written = await docsUpdate(store, COLLECTION, { _id: id }, mqlUpdate(city), { multi: false });
       await written.durable;
     },
+    async replaceById(id, doc) {
+      const written = await docsReplace(store, COLLECTION, { _id: id }, doc, {});
+      await written.durable;
+    },
     async settle() {
       await store.checkpoint();
     },
@@ -150,6 +156,12 @@ async function openLoki(): Promise<DocsBenchEngine> {
       doc.logins++;
       coll.update(doc);
     },
+    replaceById(id, doc) {
+      // Loki updates the object it holds (found by its $loki): a replacement is a new object with the old one's $loki and meta.
+      const old = coll.by('_id', id) as (QueryDocument & { $loki: number; meta: unknown }) | undefined;
+      if (old === undefined) throw new Error(`lokijs: no document ${id}`);
+      coll.update({ ...doc, _id: id, $loki: old.$loki, meta: old.meta } as QueryDocument);
+    },
     async settle() {
       // Built first: configureOptions alone sets the flag and then skips the dirty indexes (its
       // ensureIndex returns early once adaptive is on), leaving them empty in lokijs 1.5.12.
@@ -186,6 +198,10 @@ async function openNedb(filename: string | undefined): Promise<DocsBenchEngine> 
     async updateById(id, city) {
       await db.updateAsync({ _id: id }, mqlUpdate(city), {});
     },
+    async replaceById(id, doc) {
+      // An update without operators replaces the document, its _id kept.
+      await db.updateAsync({ _id: id }, { ...doc }, {});
+    },
     async settle() {},
     async close() {},
   };
@@ -207,6 +223,12 @@ async function openMingo(): Promise<DocsBenchEngine> {
     },
     updateById(id, city) {
       updateOne(docs as unknown as Array<Record<string, unknown>>, { _id: id }, mqlUpdate(city));
+    },
+    replaceById(id, doc) {
+      // mingo has no replaceOne: the first match of the same filter, found as its updateOne finds it, is swapped.
+      const i = docs.findIndex((d) => d._id === id);
+      if (i < 0) throw new Error(`mingo: no document ${id}`);
+      docs[i] = { ...doc, _id: id };
     },
     async settle() {},
     async close() {},

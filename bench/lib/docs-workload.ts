@@ -2,7 +2,7 @@
 // arguments at each size (seeded, so every engine gets the same sequence), and the sample every
 // engine answers before it is timed. The documents are lib/documents.ts makeQueryDocument(i).
 import { seededRandom } from './dataset.js';
-import { docEmail, docId, JOINED_SPAN_MS, JOINED_START_MS, randomDocNumbers } from './documents.js';
+import { docEmail, docId, JOINED_SPAN_MS, JOINED_START_MS, makeQueryDocument, randomDocNumbers, type QueryDocument } from './documents.js';
 import { checkOf, type SampleCheck } from './sql-workload.js';
 
 export const COLLECTION = 'people';
@@ -23,7 +23,7 @@ const PICKS = 65_536;
 const CITIES = ['Amsterdam', 'Berlin', 'Cairo', 'Dublin', 'Helsinki', 'Lisbon', 'Montreal', 'Nairobi', 'Osaka', 'Porto', 'Santiago', 'Vienna'];
 
 export type QueryName = 'find-id' | 'find-email' | 'find-range' | 'scan';
-export type OpName = 'insertMany' | QueryName | `update-${number}`;
+export type OpName = 'insertMany' | QueryName | `update-${number}` | 'replace';
 export const QUERY_NAMES: readonly QueryName[] = ['find-id', 'find-email', 'find-range', 'scan'];
 
 /** One call's arguments; every engine turns them into its own fastest idiomatic query. */
@@ -67,6 +67,7 @@ export const OP_LABELS: Record<QueryName | 'insertMany', string> = {
 };
 
 export function opLabel(op: OpName): string {
+  if (op === 'replace') return 'replaceOne by _id (the whole document, city and logins changed), 1 caller';
   if (op.startsWith('update-')) {
     const callers = Number(op.slice('update-'.length));
     return `updateOne by _id ($set + $inc), ${callers} caller${callers === 1 ? '' : 's'}`;
@@ -106,6 +107,18 @@ export function queryArgs(name: QueryName, size: number, count = PICKS, seed = 1
 /** `count` updates: the `_id` of a loaded document and the city it is set to. */
 export function updateArgs(size: number, count = PICKS, seed = 5): Array<{ id: string; city: string }> {
   return randomDocNumbers(size, count, seed * 19 + size).map((i, k) => ({ id: docId(i), city: CITIES[k % CITIES.length]! }));
+}
+
+/**
+ * `count` replacements: the `_id` of a loaded document and the document that replaces it (the
+ * same fields, `_id` left out, with the changes updateArgs makes: another city, one more login),
+ * so the indexed fields keep their values.
+ */
+export function replaceArgs(size: number, count = 4096, seed = 7): Array<{ id: string; doc: Omit<QueryDocument, '_id'> }> {
+  return randomDocNumbers(size, count, seed * 23 + size).map((i, k) => {
+    const { _id: _omitted, ...doc } = makeQueryDocument(i);
+    return { id: docId(i), doc: { ...doc, profile: { ...doc.profile, city: CITIES[k % CITIES.length]! }, logins: doc.logins + 1 } };
+  });
 }
 
 /** The sample every engine answers before it is timed: a few calls of every query. */

@@ -38,7 +38,7 @@ import { compileFilter, filterFields, type CompiledFilter } from './query/compil
 import { describePlan, planQuery, type Plan } from './query-planner.js';
 import { compileSort, type CompiledSort } from './sort.js';
 import { compileUpdate } from './update/compile-update.js';
-import { buildUpsertDocument } from './update/upsert.js';
+import { buildUpsertDocument, filterIdEquality } from './update/upsert.js';
 import { documentFromJson, validateDocument } from './validate.js';
 import { collectValues, parsePath } from './path.js';
 import { compareValues, getOwn, isPlainObject, MISSING, setOwn, type Doc } from './values.js';
@@ -867,6 +867,84 @@ export async function docsUpdate(store: TenantStore, collection: unknown, filter
     writes.push(inserted.durable);
   }
   return { result: outcome, durable: Promise.all(writes).then(() => undefined) };
+}
+
+/**
+ * Replaces the first document `filter` matches with `replacement`, as MongoDB's replaceOne does:
+ * every field becomes the replacement's, `_id` stays (a replacement may repeat it, never change
+ * it) and comes first. Replacing a document with an equal one (same fields, same order) matches
+ * it but modifies nothing. With `upsert`, no match inserts the replacement, its `_id` the
+ * replacement's, else the filter's `_id` equality, else a new one (the two must agree when both
+ * are given).
+ * @throws VALIDATION_FAILED for a bad collection name, replacement or upsert flag; QUERY_ERROR for
+ *   a bad filter, update operators in the replacement or a changed `_id`; DUPLICATE_KEY when a
+ *   unique index holds one of the replacement's keys (nothing written)
+ */
+export async function docsReplace(store: TenantStore, collection: unknown, filterSpec: unknown, replacementSpec: unknown, options: { upsert?: unknown }): Promise<Written<UpdateOutcome>> {
+  const name = validateCollectionName(collection);
+  if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
+  const filter = compileFilter(filterSpec);
+  if (!isPlainObject(replacementSpec)) fail('VALIDATION_FAILED', 'replacement must be an object (a whole document)', { field: 'replacement' });
+  for (const key of Object.keys(replacementSpec)) {
+    if (key.startsWith('$')) fail('QUERY_ERROR', `the replacement document must not contain update operators (found ${key}); use updateOne for them`, { field: 'replacement', operator: key });
+  }
+  if (options.upsert !== undefined && typeof options.upsert !== 'boolean') fail('VALIDATION_FAILED', 'upsert must be a boolean', { field: 'upsert' });
+  const replacement = documentFromJson(replacementSpec, { maxDepth: DOCS_LIMITS.maxDocumentDepth });
+  const givenId = getOwn(replacement, ID);
+  if (givenId !== MISSING && !isValidId(givenId)) fail('VALIDATION_FAILED', '_id must be a string, a number or a boolean', { field: 'replacement._id' });
+  const outcome: UpdateOutcome = { matchedCount: 0, modifiedCount: 0 };
+  const writes: Array<Promise<unknown>> = [];
+  let matched = false;
+  for await (const keys of candidateKeys(store, name, filter)) {
+    // One turn: re-read, re-test, replace, write.
+    const info = readCollection(store, name);
+    if (info === undefined) break; // dropped meanwhile
+    const flags = flagsOf(info);
+    const tree = docsTree(info);
+    const ops: BatchOp[] = [];
+    for (const pk of keys) {
+      const raw = store.get(tree, pk);
+      if (raw === undefined) continue;
+      const before = decodeDocument(raw);
+      if (!filter.test(before)) continue;
+      matched = true;
+      outcome.matchedCount = 1;
+      if (givenId !== MISSING && compareValues(givenId, before[ID]) !== 0) {
+        fail('QUERY_ERROR', `the replacement's _id (${JSON.stringify(givenId)}) differs from the document's (${JSON.stringify(before[ID])}): _id is immutable`, { path: ID });
+      }
+      const after = withIdFirst(replacement, before[ID]);
+      const bytes = encodeChecked(after);
+      if (!bytes.equals(raw)) {
+        ops.push({ op: 'put', tree, key: pk, value: bytes });
+        pushIndexOps(ops, info, indexChanges(store, info, pk, before, after, new Map()));
+        outcome.modifiedCount = 1;
+      }
+      break;
+    }
+    if (flagsOf(info) !== flags) ops.unshift(putCollection(info));
+    if (ops.length > 0) writes.push(store.write(ops));
+    if (matched) break;
+  }
+  if (!matched && options.upsert === true) {
+    const fromFilter = filterIdEquality(filter);
+    if (givenId !== MISSING && fromFilter !== MISSING && compareValues(givenId, fromFilter) !== 0) {
+      fail('QUERY_ERROR', `the replacement's _id (${JSON.stringify(givenId)}) differs from the filter's (${JSON.stringify(fromFilter)})`, { path: ID });
+    }
+    const id = givenId !== MISSING ? givenId : fromFilter;
+    if (id !== MISSING && !isValidId(id)) fail('VALIDATION_FAILED', '_id must be a string, a number or a boolean', { field: 'filter._id' });
+    const inserted = docsInsert(store, name, [withIdFirst(replacement, id === MISSING ? newObjectId() : id)], 'document');
+    outcome.upsertedId = inserted.result.insertedIds[0]!;
+    writes.push(inserted.durable);
+  }
+  return { result: outcome, durable: Promise.all(writes).then(() => undefined) };
+}
+
+/** `doc`'s fields after an `_id` of `id` (its own `_id`, if any, dropped). */
+function withIdFirst(doc: Doc, id: unknown): Doc {
+  const out: Doc = {};
+  setOwn(out, ID, id);
+  for (const key of Object.keys(doc)) if (key !== ID) setOwn(out, key, doc[key]);
+  return out;
 }
 
 /**

@@ -65,6 +65,7 @@ export {
   docsListCollections,
   docsListIndexes,
   docsNextExpiry,
+  docsReplace,
   docsUpdate,
   type CreateIndexOptions,
   type FindOptions,

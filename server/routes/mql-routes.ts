@@ -14,6 +14,7 @@ import {
   docsListCollections,
   docsListIndexes,
   docsNextExpiry,
+  docsReplace,
   docsUpdate,
   toJson,
   type FindResult,
@@ -186,6 +187,21 @@ export function mqlRoutes(app: FastifyInstance): void {
     );
   updateRoute('updateOne', false);
   updateRoute('updateMany', true);
+
+  route(
+    'replaceOne',
+    'Replace the first matching document with a whole new document (its _id kept)',
+    { collection, filter: anyObject, replacement: anyObject, upsert: { type: 'boolean' } },
+    ['collection', 'filter', 'replacement'],
+    { 200: { type: 'object', properties: { matchedCount: { type: 'integer' }, modifiedCount: { type: 'integer' }, upsertedId: idValue } } },
+    async (request) => {
+      const b = body<{ collection: string; filter: unknown; replacement: unknown; upsert?: boolean }>(request);
+      return withTenant(request, async (store) => {
+        checkQuota(store, config.quotaBytes, docsInsertCost([b.replacement]));
+        return settle(request, store, b.collection, await docsReplace(store, b.collection, b.filter, b.replacement, { upsert: b.upsert }));
+      });
+    },
+  );
 
   const deleteRoute = (path: string, multi: boolean): void =>
     route(

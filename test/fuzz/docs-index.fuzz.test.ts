@@ -32,6 +32,7 @@ import {
   docsDropIndex,
   docsFind,
   docsInsert,
+  docsReplace,
   docsUpdate,
   type Doc,
   type Written,
@@ -575,7 +576,7 @@ async function runSeed(seed: number): Promise<Stats> {
     await refreshKnown();
     const ops = randomInt(rand, 3, 7);
     for (let i = 0; i < ops; i++) {
-      const kind = pick(rand, ['insertMany', 'insertMany', 'updateOne', 'updateOne', 'moveUnique', 'updateMany', 'updateMany', 'upsert', 'deleteOne', 'deleteMany']);
+      const kind = pick(rand, ['insertMany', 'insertMany', 'updateOne', 'updateOne', 'moveUnique', 'updateMany', 'updateMany', 'upsert', 'replaceOne', 'replaceOne', 'deleteOne', 'deleteMany']);
       step = `write ${kind}`;
       switch (kind) {
         case 'insertMany': {
@@ -611,6 +612,17 @@ async function runSeed(seed: number): Promise<Stats> {
           const filter = { _id: ids.id(rand), u: ids.u(rand) };
           const update = randomUpdate(rand);
           await write(`upsert ${show(filter)} ${show(update)}`, (c) => docsUpdate(store, c, filter, update, { multi: false, upsert: true }));
+          break;
+        }
+        case 'replaceOne': {
+          // A whole new document (its unique u and indexed fields included) for the first match,
+          // by _id or u as updateOne's; an upsert names its _id, so both sides insert the same one.
+          const replacement = randomDoc(rand, ids);
+          if (rand() < 0.85) delete replacement['_id'];
+          const upsert = rand() < 0.3 && live.known.length < MAX_DOCS;
+          const by: Doc = upsert ? { _id: ids.id(rand) } : rand() < 0.6 ? { _id: operand(rand, '_id', live) } : { u: operand(rand, 'u', live) };
+          const filter = rand() < 0.5 ? by : { ...randomFilter(rand, live), ...by };
+          await write(`replaceOne ${show(filter)} ${show(replacement)}${upsert ? ' upsert' : ''}`, (c) => docsReplace(store, c, filter, structuredClone(replacement), { upsert }));
           break;
         }
         case 'deleteOne': {

@@ -59,6 +59,64 @@ describe('documents over HTTP: CRUD', () => {
     expect(again.body).toEqual({ matchedCount: 1, modifiedCount: 1 });
   });
 
+  it('replaces a whole document as replaceOne does: _id kept and first, an equal document not modified, upserts with the filter\'s _id', async () => {
+    await seed('rep', [{ _id: 1, name: 'Ada', age: 36, tags: ['math'] }, { _id: 2, name: 'Grace', age: 45 }, { _id: 3, name: 'Linus', age: 28 }]);
+    // The first match (in _id order, as updateOne picks it) loses every field the replacement lacks.
+    const res = await mql('replaceOne', { collection: 'rep', filter: { age: { $gt: 30 } }, replacement: { name: 'Ada L.', born: 1815 } });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ matchedCount: 1, modifiedCount: 1 });
+    expect((await mql('find', { collection: 'rep' })).body.documents).toEqual([
+      { _id: 1, name: 'Ada L.', born: 1815 },
+      { _id: 2, name: 'Grace', age: 45 },
+      { _id: 3, name: 'Linus', age: 28 },
+    ]);
+    // The replacement may repeat the _id (anywhere in it: it is stored first).
+    const same = await mql('replaceOne', { collection: 'rep', filter: { _id: 2 }, replacement: { name: 'Grace H.', _id: 2 } });
+    expect(same.body).toEqual({ matchedCount: 1, modifiedCount: 1 });
+    const grace = (await mql('findOne', { collection: 'rep', filter: { _id: 2 } })).body.document;
+    expect(grace).toEqual({ _id: 2, name: 'Grace H.' });
+    expect(Object.keys(grace)).toEqual(['_id', 'name']);
+    // An equal document matches and modifies nothing; one with its fields in another order is another document.
+    expect((await mql('replaceOne', { collection: 'rep', filter: { _id: 2 }, replacement: { name: 'Grace H.' } })).body).toEqual({ matchedCount: 1, modifiedCount: 0 });
+    expect((await mql('replaceOne', { collection: 'rep', filter: { _id: 3 }, replacement: { age: 28, name: 'Linus' } })).body).toEqual({ matchedCount: 1, modifiedCount: 1 });
+    expect(Object.keys((await mql('findOne', { collection: 'rep', filter: { _id: 3 } })).body.document)).toEqual(['_id', 'age', 'name']);
+    // No match: nothing, or with upsert the replacement, under the filter's _id...
+    expect((await mql('replaceOne', { collection: 'rep', filter: { _id: 9 }, replacement: { x: 1 } })).body).toEqual({ matchedCount: 0, modifiedCount: 0 });
+    expect((await mql('replaceOne', { collection: 'rep', filter: { _id: 9, kind: 'new' }, replacement: { x: 1 }, upsert: true })).body).toEqual({ matchedCount: 0, modifiedCount: 0, upsertedId: 9 });
+    // (only the _id: no other filter field is copied into a replacement)
+    expect((await mql('findOne', { collection: 'rep', filter: { _id: 9 } })).body.document).toEqual({ _id: 9, x: 1 });
+    // ...its own, or a new one.
+    expect((await mql('replaceOne', { collection: 'rep', filter: { name: 'nobody' }, replacement: { _id: 'own', y: 2 }, upsert: true })).body.upsertedId).toBe('own');
+    const fresh = await mql('replaceOne', { collection: 'rep', filter: { name: 'nobody' }, replacement: { z: 3 }, upsert: true });
+    expect(fresh.body.upsertedId).toMatch(/^[0-9a-f]{24}$/);
+    expect((await mql('findOne', { collection: 'rep', filter: { z: 3 } })).body.document).toEqual({ _id: fresh.body.upsertedId, z: 3 });
+    expect((await mql('countDocuments', { collection: 'rep' })).body.count).toBe(6);
+  });
+
+  it('keeps indexes in step with replaceOne: old keys gone, new keys found, unique keys enforced with nothing written', async () => {
+    await seed('repix', [{ _id: 1, email: 'a@x', tags: ['p', 'q'] }, { _id: 2, email: 'b@x', tags: ['q'] }]);
+    expect((await mql('createIndex', { collection: 'repix', keys: { email: 1 }, unique: true })).status).toBe(200);
+    expect((await mql('createIndex', { collection: 'repix', keys: { tags: 1 } })).status).toBe(200);
+    const dup = await mql('replaceOne', { collection: 'repix', filter: { _id: 2 }, replacement: { email: 'a@x' } });
+    expect(dup.status).toBe(409);
+    expect(dup.body.error.code).toBe('DUPLICATE_KEY');
+    expect((await mql('findOne', { collection: 'repix', filter: { _id: 2 } })).body.document).toEqual({ _id: 2, email: 'b@x', tags: ['q'] });
+    expect((await mql('replaceOne', { collection: 'repix', filter: { _id: 1 }, replacement: { email: 'c@x', tags: ['r'] } })).status).toBe(200);
+    const byTag = async (tag: string) => (await mql('find', { collection: 'repix', filter: { tags: tag }, projection: { _id: 1 } })).body.documents;
+    expect(await byTag('p')).toEqual([]);
+    expect(await byTag('q')).toEqual([{ _id: 2 }]);
+    expect(await byTag('r')).toEqual([{ _id: 1 }]);
+    const explained = await mql('find', { collection: 'repix', filter: { email: 'c@x' }, explain: true });
+    expect(explained.body.explain.plan.indexName).toBe('email_1');
+    expect(explained.body.documents).toEqual([{ _id: 1, email: 'c@x', tags: ['r'] }]);
+    // The old unique key is free again.
+    expect((await mql('insertOne', { collection: 'repix', document: { _id: 3, email: 'a@x' } })).status).toBe(201);
+    // An upsert whose _id is taken by a document the filter did not match is a duplicate.
+    const taken = await mql('replaceOne', { collection: 'repix', filter: { _id: 3, email: 'zzz' }, replacement: { email: 'd@x' }, upsert: true });
+    expect(taken.status).toBe(409);
+    expect((await mql('countDocuments', { collection: 'repix' })).body.count).toBe(3);
+  });
+
   it('round-trips dates as Extended JSON and compares them as dates', async () => {
     await seed('events', [
       { _id: 1, at: { $date: '2026-01-01T00:00:00Z' } },
@@ -86,6 +144,11 @@ describe('documents over HTTP: errors change nothing', () => {
     ['$where', 'find', { collection: 'e', filter: { $where: 'this.a > 1' } }, 400, 'QUERY_ERROR', '$where'],
     ['a replacement document', 'updateOne', { collection: 'e', filter: {}, update: { a: 1 } }, 400, 'QUERY_ERROR', 'replacement'],
     ['conflicting update paths', 'updateOne', { collection: 'e', filter: {}, update: { $set: { a: 1 }, $inc: { 'a.b': 1 } } }, 400, 'QUERY_ERROR', 'conflict'],
+    ['update operators in a replacement', 'replaceOne', { collection: 'e', filter: {}, replacement: { $set: { a: 1 } }, upsert: true }, 400, 'QUERY_ERROR', '$set'],
+    ['a replacement that is not an object', 'replaceOne', { collection: 'e', filter: {}, replacement: [1], upsert: true }, 400, 'VALIDATION_FAILED', 'replacement'],
+    ['a replacement _id that is null', 'replaceOne', { collection: 'e', filter: {}, replacement: { _id: null }, upsert: true }, 400, 'VALIDATION_FAILED', '_id'],
+    ['replacement and filter _ids that differ', 'replaceOne', { collection: 'e', filter: { _id: 1 }, replacement: { _id: 2 }, upsert: true }, 400, 'QUERY_ERROR', '_id'],
+    ['a replacement past the nesting limit', 'replaceOne', { collection: 'e', filter: {}, replacement: JSON.parse('{"d":'.repeat(120) + '1' + '}'.repeat(120)), upsert: true }, 400, 'VALIDATION_FAILED', 'nesting'],
     ['a null _id', 'insertOne', { collection: 'e', document: { _id: null } }, 400, 'VALIDATION_FAILED', '_id'],
     ['a $-prefixed field', 'insertOne', { collection: 'e', document: { $a: 1 } }, 400, 'VALIDATION_FAILED', '$a'],
     ['a collection name with $', 'insertOne', { collection: 'a$b', document: {} }, 400, 'VALIDATION_FAILED', '$'],
@@ -108,6 +171,15 @@ describe('documents over HTTP: errors change nothing', () => {
     expect(res.body.error.code).toBe('QUERY_ERROR');
     expect(res.body.error.message).toContain("immutable field '_id'");
     expect((await mql('find', { collection: 'ids' })).body.documents).toEqual([{ _id: 1, a: 1 }]);
+  });
+
+  it('refuses a replacement that changes _id and leaves the document as it was', async () => {
+    await seed('repids', [{ _id: 1, a: 1 }]);
+    const res = await mql('replaceOne', { collection: 'repids', filter: { _id: 1 }, replacement: { _id: 2, a: 2 } });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error.code).toBe('QUERY_ERROR');
+    expect(res.body.error.message).toContain('_id is immutable');
+    expect((await mql('find', { collection: 'repids' })).body.documents).toEqual([{ _id: 1, a: 1 }]);
   });
 
   it('insertMany is all or nothing: a duplicate _id names it and writes nothing', async () => {
@@ -216,6 +288,15 @@ describe('documents over HTTP: indexes and the planner', () => {
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(ids).toEqual(['new', 'none']);
+    // A replacement that gives a document a past date expires it the same way.
+    expect((await mql('replaceOne', { collection: 'ttl', filter: { _id: 'new' }, replacement: { at: { $date: past }, replaced: true } })).body).toEqual({ matchedCount: 1, modifiedCount: 1 });
+    const until = Date.now() + 5000;
+    while (Date.now() < until) {
+      ids = (await mql('find', { collection: 'ttl', sort: { _id: 1 } })).body.documents.map((d: { _id: string }) => d._id);
+      if (ids.length === 1) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(ids).toEqual(['none']);
   });
 });
 

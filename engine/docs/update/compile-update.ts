@@ -136,7 +136,7 @@ export function compileUpdate(update: unknown): CompiledUpdate {
   const names = Object.keys(converted);
   if (names.length === 0) invalid('update must contain at least one update operator, such as $set');
   if (names.some((n) => !n.startsWith('$'))) {
-    invalid('replacement documents are not supported by updateOne/updateMany; use update operators such as $set');
+    invalid('replacement documents are not supported by updateOne/updateMany; use update operators such as $set, or replaceOne to replace a whole document');
   }
   const actions = parseActions(converted);
   checkConflicts(actions);

@@ -85,3 +85,16 @@ export function buildUpsertDocument(filter: { readonly ast: AndNode }, update: C
   for (const key of Object.keys(doc)) if (key !== '_id') setOwn(ordered, key, doc[key]);
   return ordered;
 }
+
+/**
+ * The `_id` a replacement upsert takes from `filter` when its replacement has none: the value of
+ * an equality condition on `_id` itself (MongoDB takes no other field from the filter of a
+ * replacement), or MISSING. @throws QUERY_ERROR when the filter fixes `_id` twice
+ */
+export function filterIdEquality(filter: { readonly ast: AndNode }): unknown {
+  const equalities: Equality[] = [];
+  collect(filter.ast, equalities);
+  const ids = equalities.filter((e) => e.path === '_id');
+  checkInferable(ids);
+  return ids.length === 0 ? MISSING : cloneValue(ids[0]!.value);
+}
