@@ -823,42 +823,19 @@ export async function docsUpdate(store: TenantStore, collection: unknown, filter
   const update = compileUpdate(updateSpec);
   if (options.upsert !== undefined && typeof options.upsert !== 'boolean') fail('VALIDATION_FAILED', 'upsert must be a boolean', { field: 'upsert' });
   const outcome: UpdateOutcome = { matchedCount: 0, modifiedCount: 0 };
-  const writes: Array<Promise<unknown>> = [];
   const now = new Date();
-  for await (const keys of candidateKeys(store, name, filter)) {
-    // One turn: re-read, re-test, change, write.
-    const info = readCollection(store, name);
-    if (info === undefined) break; // dropped meanwhile
-    const flags = flagsOf(info);
-    const tree = docsTree(info);
-    const ops: BatchOp[] = [];
-    const pending = new Map<string, Buffer>();
-    let done = false;
-    for (const pk of keys) {
-      const raw = store.get(tree, pk);
-      if (raw === undefined) continue;
-      const before = decodeDocument(raw);
-      if (!filter.test(before)) continue;
-      outcome.matchedCount++;
-      const { doc: after, modified } = update.apply(before, { now });
-      if (modified) {
-        if (compareValues(after[ID], before[ID]) !== 0 || getOwn(after, ID) === MISSING) {
-          fail('QUERY_ERROR', "Performing an update on the path '_id' would modify the immutable field '_id'", { path: ID });
-        }
-        validateDocument(after, { maxDepth: DOCS_LIMITS.maxDocumentDepth });
-        ops.push({ op: 'put', tree, key: pk, value: encodeChecked(after) });
-        pushIndexOps(ops, info, indexChanges(store, info, pk, before, after, pending));
-        outcome.modifiedCount++;
-      }
-      if (!options.multi) {
-        done = true;
-        break;
-      }
+  const writes = await changeMatches(store, name, filter, options.multi, (m) => {
+    outcome.matchedCount++;
+    const { doc: after, modified } = update.apply(m.doc, { now });
+    if (!modified) return;
+    if (compareValues(after[ID], m.doc[ID]) !== 0 || getOwn(after, ID) === MISSING) {
+      fail('QUERY_ERROR', "Performing an update on the path '_id' would modify the immutable field '_id'", { path: ID });
     }
-    if (flagsOf(info) !== flags) ops.unshift(putCollection(info));
-    if (ops.length > 0) writes.push(store.write(ops));
-    if (done) break;
-  }
+    validateDocument(after, { maxDepth: DOCS_LIMITS.maxDocumentDepth });
+    m.ops.push({ op: 'put', tree: m.tree, key: m.pk, value: encodeChecked(after) });
+    pushIndexOps(m.ops, m.info, indexChanges(store, m.info, m.pk, m.doc, after, m.pending));
+    outcome.modifiedCount++;
+  });
   if (outcome.matchedCount === 0 && options.upsert === true) {
     const seeded = buildUpsertDocument(filter, update, { now });
     const doc = prepareDocument(seeded, 'upsert');
@@ -893,39 +870,19 @@ export async function docsReplace(store: TenantStore, collection: unknown, filte
   const givenId = getOwn(replacement, ID);
   if (givenId !== MISSING && !isValidId(givenId)) fail('VALIDATION_FAILED', '_id must be a string, a number or a boolean', { field: 'replacement._id' });
   const outcome: UpdateOutcome = { matchedCount: 0, modifiedCount: 0 };
-  const writes: Array<Promise<unknown>> = [];
-  let matched = false;
-  for await (const keys of candidateKeys(store, name, filter)) {
-    // One turn: re-read, re-test, replace, write.
-    const info = readCollection(store, name);
-    if (info === undefined) break; // dropped meanwhile
-    const flags = flagsOf(info);
-    const tree = docsTree(info);
-    const ops: BatchOp[] = [];
-    for (const pk of keys) {
-      const raw = store.get(tree, pk);
-      if (raw === undefined) continue;
-      const before = decodeDocument(raw);
-      if (!filter.test(before)) continue;
-      matched = true;
-      outcome.matchedCount = 1;
-      if (givenId !== MISSING && compareValues(givenId, before[ID]) !== 0) {
-        fail('QUERY_ERROR', `the replacement's _id (${JSON.stringify(givenId)}) differs from the document's (${JSON.stringify(before[ID])}): _id is immutable`, { path: ID });
-      }
-      const after = withIdFirst(replacement, before[ID]);
-      const bytes = encodeChecked(after);
-      if (!bytes.equals(raw)) {
-        ops.push({ op: 'put', tree, key: pk, value: bytes });
-        pushIndexOps(ops, info, indexChanges(store, info, pk, before, after, new Map()));
-        outcome.modifiedCount = 1;
-      }
-      break;
+  const writes = await changeMatches(store, name, filter, false, (m) => {
+    outcome.matchedCount = 1;
+    if (givenId !== MISSING && compareValues(givenId, m.doc[ID]) !== 0) {
+      fail('QUERY_ERROR', `the replacement's _id (${JSON.stringify(givenId)}) differs from the document's (${JSON.stringify(m.doc[ID])}): _id is immutable`, { path: ID });
     }
-    if (flagsOf(info) !== flags) ops.unshift(putCollection(info));
-    if (ops.length > 0) writes.push(store.write(ops));
-    if (matched) break;
-  }
-  if (!matched && options.upsert === true) {
+    const after = withIdFirst(replacement, m.doc[ID]);
+    const bytes = encodeChecked(after);
+    if (bytes.equals(m.raw)) return;
+    m.ops.push({ op: 'put', tree: m.tree, key: m.pk, value: bytes });
+    pushIndexOps(m.ops, m.info, indexChanges(store, m.info, m.pk, m.doc, after, m.pending));
+    outcome.modifiedCount = 1;
+  });
+  if (outcome.matchedCount === 0 && options.upsert === true) {
     const fromFilter = filterIdEquality(filter);
     if (givenId !== MISSING && fromFilter !== MISSING && compareValues(givenId, fromFilter) !== 0) {
       fail('QUERY_ERROR', `the replacement's _id (${JSON.stringify(givenId)}) differs from the filter's (${JSON.stringify(fromFilter)})`, { path: ID });
@@ -956,30 +913,60 @@ export async function docsDelete(store: TenantStore, collection: unknown, filter
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
   const filter = compileFilter(filterSpec);
   let deletedCount = 0;
+  const writes = await changeMatches(store, name, filter, options.multi, (m) => {
+    m.ops.push({ op: 'delete', tree: m.tree, key: m.pk });
+    pushIndexOps(m.ops, m.info, indexChanges(store, m.info, m.pk, m.doc, undefined, m.pending));
+    deletedCount++;
+  });
+  return { result: { deletedCount }, durable: Promise.all(writes).then(() => undefined) };
+}
+
+/** A document a write matched, with the batch its chunk's changes go into (see changeMatches). */
+interface Match {
+  readonly info: CollectionInfo;
+  readonly tree: string;
+  readonly pk: Buffer;
+  /** Its stored bytes. */
+  readonly raw: Buffer;
+  readonly doc: Doc;
+  /** The chunk's batch: the change pushes its ops here. */
+  readonly ops: BatchOp[];
+  /** Unique index keys the chunk's earlier changes claim (see indexChanges). */
+  readonly pending: Map<string, Buffer>;
+}
+
+/**
+ * Calls `change` for the first (`multi`: every) document `filter` matches. Candidates come a
+ * chunk at a time; each chunk is re-read, re-tested, changed and written as one batch in one
+ * turn, so a check a change makes (a unique key) still holds when its batch applies. A change that
+ * throws writes nothing of its chunk. Returns the chunks' writes.
+ */
+async function changeMatches(store: TenantStore, name: string, filter: CompiledFilter, multi: boolean, change: (match: Match) => void): Promise<Array<Promise<unknown>>> {
   const writes: Array<Promise<unknown>> = [];
   for await (const keys of candidateKeys(store, name, filter)) {
     const info = readCollection(store, name);
-    if (info === undefined) break;
+    if (info === undefined) break; // dropped meanwhile
+    const flags = flagsOf(info);
     const tree = docsTree(info);
     const ops: BatchOp[] = [];
+    const pending = new Map<string, Buffer>();
     let done = false;
     for (const pk of keys) {
       const raw = store.get(tree, pk);
       if (raw === undefined) continue;
       const doc = decodeDocument(raw);
       if (!filter.test(doc)) continue;
-      ops.push({ op: 'delete', tree, key: pk });
-      pushIndexOps(ops, info, indexChanges(store, info, pk, doc, undefined, new Map()));
-      deletedCount++;
-      if (!options.multi) {
+      change({ info, tree, pk, raw, doc, ops, pending });
+      if (!multi) {
         done = true;
         break;
       }
     }
+    if (flagsOf(info) !== flags) ops.unshift(putCollection(info));
     if (ops.length > 0) writes.push(store.write(ops));
     if (done) break;
   }
-  return { result: { deletedCount }, durable: Promise.all(writes).then(() => undefined) };
+  return writes;
 }
 
 // ---- Collections and indexes ------------------------------------------------------------------------
