@@ -38,10 +38,22 @@ import {
 } from './btree-node.js';
 import { BRANCH_CHILD_SIZE, NO_PAGE, PAGE_HEADER_SIZE, PAGE_SIZE } from './format.js';
 
+/** What one scan has put into the page cache (see NodeSource.scanLoad). */
+export interface ScanAdmission {
+  /** Bytes of leaves the scan read from the file and cached within its share (see TreeSet's PageSource.scanLoad). */
+  admitted: number;
+}
+
 /** Where a tree reads its clean pages. */
 export interface NodeSource {
   /** The decoded clean node at `pageId` (from the cache or the file). */
   load(pageId: number): TreeNode;
+  /**
+   * load for the pages a scan moves on to: a scan caches the leaves it reads up to a quarter of
+   * the cache (`scan` counts them), then only into free room, so one long scan cannot flush what
+   * other readers (other tenants) keep reading.
+   */
+  scanLoad?(pageId: number, scan: ScanAdmission): TreeNode;
   /** Reads a value stored on overflow pages. */
   readOverflow(ref: OverflowRef): Buffer;
 }
@@ -163,7 +175,7 @@ export class TreeReader {
     this.check();
     const start = this.#start(range);
     if (start === undefined) return;
-    const { reverse, stopKey, stopInclusive, stack } = start;
+    const { reverse, stopKey, stopInclusive, stack, scan } = start;
     let limit = start.limit;
     const run = new ValueRun();
     const overflow = (ref: OverflowRef): Buffer => this.source.readOverflow(ref);
@@ -190,7 +202,7 @@ export class TreeReader {
       this.check();
       // On to the next leaf: from this leaf's last entry in the walk's direction.
       top.index = end - step;
-      this.#advance(stack, reverse);
+      this.#advance(stack, reverse, scan);
     }
   }
 
@@ -203,7 +215,7 @@ export class TreeReader {
     this.check();
     const start = this.#start(range);
     if (start === undefined) return false;
-    const { reverse, stopKey, stopInclusive, stack } = start;
+    const { reverse, stopKey, stopInclusive, stack, scan } = start;
     let limit = start.limit;
     let taken = 0;
     while (stack.length > 0) {
@@ -214,7 +226,7 @@ export class TreeReader {
       out.push(this.readValue(leafValueAt(leaf, top.index)));
       taken++;
       if (--limit <= 0) return false;
-      this.#advance(stack, reverse);
+      this.#advance(stack, reverse, scan);
     }
     return false;
   }
@@ -232,12 +244,12 @@ export class TreeReader {
     }
     const start = this.#start(range);
     if (start === undefined) return 0;
-    const { reverse, stopKey, stopInclusive, stack } = start;
+    const { reverse, stopKey, stopInclusive, stack, scan } = start;
     let n = 0;
     while (stack.length > 0 && n < start.limit) {
       const top = stack[stack.length - 1]!;
       if (stopKey !== undefined && pastStop(compareLeafKey(top.node as LeafNode, top.index, stopKey), stopInclusive, reverse)) break;
-      this.#advance(stack, reverse);
+      this.#advance(stack, reverse, scan);
       n++;
     }
     return n;
@@ -252,14 +264,14 @@ export class TreeReader {
     this.check();
     const start = this.#start(range);
     if (start === undefined) return;
-    const { reverse, stopKey, stopInclusive, stack } = start;
+    const { reverse, stopKey, stopInclusive, stack, scan } = start;
     let limit = start.limit;
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!;
       const leaf = top.node as LeafNode;
       if (stopKey !== undefined && pastStop(compareLeafKey(leaf, top.index, stopKey), stopInclusive, reverse)) return;
       const index = top.index;
-      this.#advance(stack, reverse);
+      this.#advance(stack, reverse, scan);
       yield read(leaf, index);
       if (--limit <= 0) return;
       this.check();
@@ -270,7 +282,9 @@ export class TreeReader {
    * Where a walk of `range` starts (a path to its first entry) and the bound on its far end;
    * undefined when it yields nothing.
    */
-  #start(range: ScanRange): { reverse: boolean; limit: number; stopKey: NodeKey | undefined; stopInclusive: boolean; stack: Array<{ node: TreeNode; index: number }> } | undefined {
+  #start(
+    range: ScanRange,
+  ): { reverse: boolean; limit: number; stopKey: NodeKey | undefined; stopInclusive: boolean; stack: Array<{ node: TreeNode; index: number }>; scan: ScanAdmission } | undefined {
     const reverse = range.reverse === true;
     const limit = range.limit ?? Infinity;
     if (limit <= 0 || this.root === NO_PAGE) return undefined;
@@ -278,17 +292,19 @@ export class TreeReader {
     const seekBytes = reverse ? (range.lte ?? range.lt) : (range.gte ?? range.gt);
     const seekKey: NodeKey | undefined = seekBytes === undefined ? undefined : toNodeKey(seekBytes);
     const seekInclusive = reverse ? range.lte !== undefined : range.gte !== undefined;
+    const scan: ScanAdmission = { admitted: 0 };
     return {
       reverse,
       limit,
       stopKey: stopBytes === undefined ? undefined : toNodeKey(stopBytes),
       stopInclusive: reverse ? range.gte !== undefined : range.lte !== undefined,
-      stack: this.#seek(this.root, seekKey, seekInclusive, reverse),
+      stack: this.#seek(this.root, seekKey, seekInclusive, reverse, scan),
+      scan,
     };
   }
 
   /** A path from `root` to the first entry at/after (or at/before, reversed) `key`. */
-  #seek(root: ChildRef, key: NodeKey | undefined, inclusive: boolean, reverse: boolean): Array<{ node: TreeNode; index: number }> {
+  #seek(root: ChildRef, key: NodeKey | undefined, inclusive: boolean, reverse: boolean, scan: ScanAdmission): Array<{ node: TreeNode; index: number }> {
     const stack: Array<{ node: TreeNode; index: number }> = [];
     let node = this.node(root);
     for (;;) {
@@ -307,12 +323,12 @@ export class TreeReader {
       stack.push({ node, index });
       break;
     }
-    if (!valid(stack)) this.#advance(stack, reverse, true);
+    if (!valid(stack)) this.#advance(stack, reverse, scan, true);
     return stack;
   }
 
   /** Moves to the next (previous) entry; empties the stack at the end. */
-  #advance(stack: Array<{ node: TreeNode; index: number }>, reverse: boolean, positioned = false): void {
+  #advance(stack: Array<{ node: TreeNode; index: number }>, reverse: boolean, scan: ScanAdmission, positioned = false): void {
     const step = reverse ? -1 : 1;
     const top = stack[stack.length - 1]!;
     if (!positioned) top.index += step;
@@ -327,16 +343,23 @@ export class TreeReader {
         stack.pop();
         continue;
       }
-      let node = this.node(branch.children[frame.index]!);
+      let node = this.#scanNode(branch.children[frame.index]!, scan);
       while (node.kind === 'branch') {
         const index = reverse ? node.children.length - 1 : 0;
         stack.push({ node, index });
-        node = this.node(node.children[index]!);
+        node = this.#scanNode(node.children[index]!, scan);
       }
       stack.push({ node, index: reverse ? leafKeyCount(node) - 1 : 0 });
       if (valid(stack)) return;
       stack.pop(); // an empty leaf cannot exist in a well-formed tree; keep climbing anyway
     }
+  }
+
+  /** The node a scan moves on to (see NodeSource.scanLoad). */
+  #scanNode(ref: ChildRef, scan: ScanAdmission): TreeNode {
+    if (typeof ref !== 'number') return ref;
+    const source = this.source;
+    return source.scanLoad === undefined ? source.load(ref) : source.scanLoad(ref, scan);
   }
 
   /** Calls `visit` for every clean page reachable from the root (for dropping and compaction). */

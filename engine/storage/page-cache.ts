@@ -95,6 +95,14 @@ export class PageCache<T> {
     return entry.value;
   }
 
+  /**
+   * True when `bytes` more fit below the band an eviction pass frees (see #evict): room no
+   * eviction made, so filling it pushes nothing out, now or at the next pass.
+   */
+  hasFreeRoom(bytes: number): boolean {
+    return this.#bytes + bytes <= this.#limit - Math.floor(this.#limit / EVICT_SLACK);
+  }
+
   /** True when `key` is cached; unlike get, counts as neither a hit nor a use. */
   has(key: number): boolean {
     return this.#entries.has(key);

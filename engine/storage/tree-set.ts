@@ -2,7 +2,7 @@ import { close, closeSync, fdatasync, openSync, rename, unlinkSync, existsSync }
 import { promisify } from 'node:util';
 import { dirname, join } from 'node:path';
 import { fail } from '../errors.js';
-import { BTree, overflowPages, TreeReader, type NodeSource, type NodeStore } from './btree.js';
+import { BTree, overflowPages, TreeReader, type NodeSource, type NodeStore, type ScanAdmission } from './btree.js';
 import {
   cloneNode,
   PageCopies,
@@ -44,6 +44,13 @@ const fdatasyncAsync = promisify(fdatasync);
 const closeAsync = promisify(close);
 const renameAsync = promisify(rename);
 
+/**
+ * A scan may push other pages out of the cache for this share of it (1/4), then caches only into
+ * free room (see PageSource.scanLoad). PostgreSQL bounds its sequential scans the same way (a ring
+ * of buffers once a table is larger than a quarter of shared_buffers).
+ */
+const SCAN_EVICTION_SHARE = 4;
+
 /** A checkpoint or compaction holds one chunk being encoded and one being written. */
 const IO_CHUNKS_IN_MEMORY = 2;
 /** Children of a branch a compaction reads ahead at once (a window per level of the tree). */
@@ -84,6 +91,29 @@ class PageSource implements NodeSource {
     if (cached !== undefined) return cached;
     const node = this.#read(pageId);
     this.#cache.set(key, node, nodeMemoryBytes(node));
+    return node;
+  }
+
+  /**
+   * load for a scan (see NodeSource.scanLoad): branches are cached as load caches them. The
+   * leaves a scan reads from the file are cached up to a quarter of the cache (pushing other
+   * pages out if they must), then only into free room, which pushes nothing out: one scan never
+   * evicts more than a quarter of the cache, however long it is.
+   */
+  scanLoad(pageId: number, scan: ScanAdmission): TreeNode {
+    const key = PageCache.key(this.fileId, pageId);
+    const cached = this.#cache.get(key);
+    if (cached !== undefined) return cached;
+    const node = this.#read(pageId);
+    const bytes = nodeMemoryBytes(node);
+    if (node.kind === 'branch') {
+      this.#cache.set(key, node, bytes);
+    } else if (scan.admitted + bytes <= this.#cache.limit / SCAN_EVICTION_SHARE) {
+      scan.admitted += bytes;
+      this.#cache.set(key, node, bytes);
+    } else if (this.#cache.hasFreeRoom(bytes)) {
+      this.#cache.set(key, node, bytes);
+    }
     return node;
   }
 
@@ -157,6 +187,11 @@ export class TreeSnapshot implements NodeSource {
   load(pageId: number): TreeNode {
     this.check();
     return this.#source!.load(pageId);
+  }
+
+  scanLoad(pageId: number, scan: ScanAdmission): TreeNode {
+    this.check();
+    return this.#source!.scanLoad(pageId, scan);
   }
 
   readOverflow(ref: OverflowRef): Buffer {
@@ -358,6 +393,10 @@ export class TreeSet implements NodeStore {
 
   loadToCopy(pageId: number): TreeNode {
     return this.#source.loadToCopy(pageId);
+  }
+
+  scanLoad(pageId: number, scan: ScanAdmission): TreeNode {
+    return this.#source.scanLoad(pageId, scan);
   }
 
   readOverflow(ref: OverflowRef): Buffer {
