@@ -38,22 +38,16 @@ import {
 } from './btree-node.js';
 import { BRANCH_CHILD_SIZE, NO_PAGE, PAGE_HEADER_SIZE, PAGE_SIZE } from './format.js';
 
-/** What one scan has put into the page cache (see NodeSource.scanLoad). */
-export interface ScanAdmission {
-  /** Bytes of leaves the scan read from the file and cached within its share (see TreeSet's PageSource.scanLoad). */
-  admitted: number;
-}
-
 /** Where a tree reads its clean pages. */
 export interface NodeSource {
   /** The decoded clean node at `pageId` (from the cache or the file). */
   load(pageId: number): TreeNode;
   /**
-   * load for the pages a scan moves on to: a scan caches the leaves it reads up to a quarter of
-   * the cache (`scan` counts them), then only into free room, so one long scan cannot flush what
-   * other readers (other tenants) keep reading.
+   * load for the pages a scan moves on to: what it reads from the file enters the cache on
+   * probation (PageCache.setScanned), so one long scan cannot flush what other readers (other
+   * tenants) keep reading. Sources without it load as usual.
    */
-  scanLoad?(pageId: number, scan: ScanAdmission): TreeNode;
+  scanLoad?(pageId: number): TreeNode;
   /** Reads a value stored on overflow pages. */
   readOverflow(ref: OverflowRef): Buffer;
 }
@@ -175,7 +169,7 @@ export class TreeReader {
     this.check();
     const start = this.#start(range);
     if (start === undefined) return;
-    const { reverse, stopKey, stopInclusive, stack, scan } = start;
+    const { reverse, stopKey, stopInclusive, stack } = start;
     let limit = start.limit;
     const run = new ValueRun();
     const overflow = (ref: OverflowRef): Buffer => this.source.readOverflow(ref);
@@ -202,7 +196,7 @@ export class TreeReader {
       this.check();
       // On to the next leaf: from this leaf's last entry in the walk's direction.
       top.index = end - step;
-      this.#advance(stack, reverse, scan);
+      this.#advance(stack, reverse);
     }
   }
 
@@ -215,7 +209,7 @@ export class TreeReader {
     this.check();
     const start = this.#start(range);
     if (start === undefined) return false;
-    const { reverse, stopKey, stopInclusive, stack, scan } = start;
+    const { reverse, stopKey, stopInclusive, stack } = start;
     let limit = start.limit;
     let taken = 0;
     while (stack.length > 0) {
@@ -226,7 +220,7 @@ export class TreeReader {
       out.push(this.readValue(leafValueAt(leaf, top.index)));
       taken++;
       if (--limit <= 0) return false;
-      this.#advance(stack, reverse, scan);
+      this.#advance(stack, reverse);
     }
     return false;
   }
@@ -244,12 +238,12 @@ export class TreeReader {
     }
     const start = this.#start(range);
     if (start === undefined) return 0;
-    const { reverse, stopKey, stopInclusive, stack, scan } = start;
+    const { reverse, stopKey, stopInclusive, stack } = start;
     let n = 0;
     while (stack.length > 0 && n < start.limit) {
       const top = stack[stack.length - 1]!;
       if (stopKey !== undefined && pastStop(compareLeafKey(top.node as LeafNode, top.index, stopKey), stopInclusive, reverse)) break;
-      this.#advance(stack, reverse, scan);
+      this.#advance(stack, reverse);
       n++;
     }
     return n;
@@ -264,14 +258,14 @@ export class TreeReader {
     this.check();
     const start = this.#start(range);
     if (start === undefined) return;
-    const { reverse, stopKey, stopInclusive, stack, scan } = start;
+    const { reverse, stopKey, stopInclusive, stack } = start;
     let limit = start.limit;
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!;
       const leaf = top.node as LeafNode;
       if (stopKey !== undefined && pastStop(compareLeafKey(leaf, top.index, stopKey), stopInclusive, reverse)) return;
       const index = top.index;
-      this.#advance(stack, reverse, scan);
+      this.#advance(stack, reverse);
       yield read(leaf, index);
       if (--limit <= 0) return;
       this.check();
@@ -282,9 +276,7 @@ export class TreeReader {
    * Where a walk of `range` starts (a path to its first entry) and the bound on its far end;
    * undefined when it yields nothing.
    */
-  #start(
-    range: ScanRange,
-  ): { reverse: boolean; limit: number; stopKey: NodeKey | undefined; stopInclusive: boolean; stack: Array<{ node: TreeNode; index: number }>; scan: ScanAdmission } | undefined {
+  #start(range: ScanRange): { reverse: boolean; limit: number; stopKey: NodeKey | undefined; stopInclusive: boolean; stack: Array<{ node: TreeNode; index: number }> } | undefined {
     const reverse = range.reverse === true;
     const limit = range.limit ?? Infinity;
     if (limit <= 0 || this.root === NO_PAGE) return undefined;
@@ -292,19 +284,17 @@ export class TreeReader {
     const seekBytes = reverse ? (range.lte ?? range.lt) : (range.gte ?? range.gt);
     const seekKey: NodeKey | undefined = seekBytes === undefined ? undefined : toNodeKey(seekBytes);
     const seekInclusive = reverse ? range.lte !== undefined : range.gte !== undefined;
-    const scan: ScanAdmission = { admitted: 0 };
     return {
       reverse,
       limit,
       stopKey: stopBytes === undefined ? undefined : toNodeKey(stopBytes),
       stopInclusive: reverse ? range.gte !== undefined : range.lte !== undefined,
-      stack: this.#seek(this.root, seekKey, seekInclusive, reverse, scan),
-      scan,
+      stack: this.#seek(this.root, seekKey, seekInclusive, reverse),
     };
   }
 
   /** A path from `root` to the first entry at/after (or at/before, reversed) `key`. */
-  #seek(root: ChildRef, key: NodeKey | undefined, inclusive: boolean, reverse: boolean, scan: ScanAdmission): Array<{ node: TreeNode; index: number }> {
+  #seek(root: ChildRef, key: NodeKey | undefined, inclusive: boolean, reverse: boolean): Array<{ node: TreeNode; index: number }> {
     const stack: Array<{ node: TreeNode; index: number }> = [];
     let node = this.node(root);
     for (;;) {
@@ -323,12 +313,12 @@ export class TreeReader {
       stack.push({ node, index });
       break;
     }
-    if (!valid(stack)) this.#advance(stack, reverse, scan, true);
+    if (!valid(stack)) this.#advance(stack, reverse, true);
     return stack;
   }
 
   /** Moves to the next (previous) entry; empties the stack at the end. */
-  #advance(stack: Array<{ node: TreeNode; index: number }>, reverse: boolean, scan: ScanAdmission, positioned = false): void {
+  #advance(stack: Array<{ node: TreeNode; index: number }>, reverse: boolean, positioned = false): void {
     const step = reverse ? -1 : 1;
     const top = stack[stack.length - 1]!;
     if (!positioned) top.index += step;
@@ -343,11 +333,11 @@ export class TreeReader {
         stack.pop();
         continue;
       }
-      let node = this.#scanNode(branch.children[frame.index]!, scan);
+      let node = this.#scanNode(branch.children[frame.index]!);
       while (node.kind === 'branch') {
         const index = reverse ? node.children.length - 1 : 0;
         stack.push({ node, index });
-        node = this.#scanNode(node.children[index]!, scan);
+        node = this.#scanNode(node.children[index]!);
       }
       stack.push({ node, index: reverse ? leafKeyCount(node) - 1 : 0 });
       if (valid(stack)) return;
@@ -356,10 +346,10 @@ export class TreeReader {
   }
 
   /** The node a scan moves on to (see NodeSource.scanLoad). */
-  #scanNode(ref: ChildRef, scan: ScanAdmission): TreeNode {
+  #scanNode(ref: ChildRef): TreeNode {
     if (typeof ref !== 'number') return ref;
     const source = this.source;
-    return source.scanLoad === undefined ? source.load(ref) : source.scanLoad(ref, scan);
+    return source.scanLoad === undefined ? source.load(ref) : source.scanLoad(ref);
   }
 
   /** Calls `visit` for every clean page reachable from the root (for dropping and compaction). */

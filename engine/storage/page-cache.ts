@@ -37,6 +37,13 @@ export class PageCache<T> {
   // path); eviction gives used entries a second chance by moving them to the end (CLOCK-style
   // approximation of LRU).
   readonly #entries = new Map<number, { value: T; bytes: number; used: boolean }>();
+  /**
+   * Pages a scan read (setScanned), on probation: evicted first, oldest first, and moved to
+   * `#entries` when read again. A scan through more data than the cache churns only these, so it
+   * never pushes out the pages other readers use (the idea of 2Q; PostgreSQL gives a large
+   * sequential scan a small ring of buffers for the same reason).
+   */
+  readonly #scanned = new Map<number, { value: T; bytes: number; used: boolean }>();
   #nextFileId = 1;
   readonly #maxFileIds: number;
   /** Ids of files that are open: a new file never gets one of these, however long they live. */
@@ -85,37 +92,45 @@ export class PageCache<T> {
   }
 
   get(key: number): T | undefined {
-    const entry = this.#entries.get(key);
+    let entry = this.#entries.get(key);
     if (entry === undefined) {
-      this.misses++;
-      return undefined;
+      entry = this.#scanned.get(key);
+      if (entry === undefined) {
+        this.misses++;
+        return undefined;
+      }
+      // Read again after the scan that cached it: it joins the cache proper.
+      this.#scanned.delete(key);
+      this.#entries.set(key, entry);
     }
     this.hits++;
     entry.used = true;
     return entry.value;
   }
 
-  /**
-   * True when `bytes` more fit below the band an eviction pass frees (see #evict): room no
-   * eviction made, so filling it pushes nothing out, now or at the next pass.
-   */
-  hasFreeRoom(bytes: number): boolean {
-    return this.#bytes + bytes <= this.#limit - Math.floor(this.#limit / EVICT_SLACK);
-  }
-
   /** True when `key` is cached; unlike get, counts as neither a hit nor a use. */
   has(key: number): boolean {
-    return this.#entries.has(key);
+    return this.#entries.has(key) || this.#scanned.has(key);
   }
 
   set(key: number, value: T, bytes: number): void {
-    const old = this.#entries.get(key);
+    this.#put(this.#entries, key, value, bytes);
+  }
+
+  /** set for a page a scan read: on probation until read again (see #scanned). */
+  setScanned(key: number, value: T, bytes: number): void {
+    this.#put(this.#scanned, key, value, bytes);
+  }
+
+  #put(into: Map<number, { value: T; bytes: number; used: boolean }>, key: number, value: T, bytes: number): void {
+    const old = this.#entries.get(key) ?? this.#scanned.get(key);
     if (old !== undefined) {
       this.#bytes -= old.bytes;
       this.#entries.delete(key);
+      this.#scanned.delete(key);
     }
     if (bytes > this.#limit) return;
-    this.#entries.set(key, { value, bytes, used: false });
+    into.set(key, { value, bytes, used: false });
     this.#bytes += bytes;
     if (this.#bytes > this.#limit) this.#evict();
   }
@@ -124,10 +139,12 @@ export class PageCache<T> {
   purgeFile(fileId: number): void {
     const lo = PageCache.key(fileId, 0);
     const hi = PageCache.key(fileId + 1, 0);
-    for (const [key, entry] of this.#entries) {
-      if (key >= lo && key < hi) {
-        this.#entries.delete(key);
-        this.#bytes -= entry.bytes;
+    for (const map of [this.#entries, this.#scanned]) {
+      for (const [key, entry] of map) {
+        if (key >= lo && key < hi) {
+          map.delete(key);
+          this.#bytes -= entry.bytes;
+        }
       }
     }
   }
@@ -153,7 +170,7 @@ export class PageCache<T> {
   }
 
   get size(): number {
-    return this.#entries.size;
+    return this.#entries.size + this.#scanned.size;
   }
 
   #evict(): void {
@@ -163,6 +180,12 @@ export class PageCache<T> {
     // only when it rehashes), which made one eviction cost up to a pass over the whole cache
     // (3.7% of a 1M-document load's CPU, in checkpoints caching the pages they wrote).
     const target = this.#limit - Math.floor(this.#limit / EVICT_SLACK);
+    // Pages scans read and nobody read again go first, oldest first.
+    for (const [key, entry] of this.#scanned) {
+      if (this.#bytes <= target) return;
+      this.#scanned.delete(key);
+      this.#bytes -= entry.bytes;
+    }
     // Bounded: each entry gets at most one second chance per eviction pass.
     let chances = this.#entries.size;
     for (const [key, entry] of this.#entries) {

@@ -2,7 +2,7 @@ import { close, closeSync, fdatasync, openSync, rename, unlinkSync, existsSync }
 import { promisify } from 'node:util';
 import { dirname, join } from 'node:path';
 import { fail } from '../errors.js';
-import { BTree, overflowPages, TreeReader, type NodeSource, type NodeStore, type ScanAdmission } from './btree.js';
+import { BTree, overflowPages, TreeReader, type NodeSource, type NodeStore } from './btree.js';
 import {
   cloneNode,
   PageCopies,
@@ -43,13 +43,6 @@ import { encodeHeader, fsyncDir, fsyncDirAsync, PageFile, sealPage, writeBuffers
 const fdatasyncAsync = promisify(fdatasync);
 const closeAsync = promisify(close);
 const renameAsync = promisify(rename);
-
-/**
- * A scan may push other pages out of the cache for this share of it (1/4), then caches only into
- * free room (see PageSource.scanLoad). PostgreSQL bounds its sequential scans the same way (a ring
- * of buffers once a table is larger than a quarter of shared_buffers).
- */
-const SCAN_EVICTION_SHARE = 4;
 
 /** A checkpoint or compaction holds one chunk being encoded and one being written. */
 const IO_CHUNKS_IN_MEMORY = 2;
@@ -95,25 +88,17 @@ class PageSource implements NodeSource {
   }
 
   /**
-   * load for a scan (see NodeSource.scanLoad): branches are cached as load caches them. The
-   * leaves a scan reads from the file are cached up to a quarter of the cache (pushing other
-   * pages out if they must), then only into free room, which pushes nothing out: one scan never
-   * evicts more than a quarter of the cache, however long it is.
+   * load for a scan (see NodeSource.scanLoad): a leaf read from the file enters the cache on
+   * probation (PageCache.setScanned), so scans through more than the cache push out only what
+   * scans read; branches are cached as load caches them.
    */
-  scanLoad(pageId: number, scan: ScanAdmission): TreeNode {
+  scanLoad(pageId: number): TreeNode {
     const key = PageCache.key(this.fileId, pageId);
     const cached = this.#cache.get(key);
     if (cached !== undefined) return cached;
     const node = this.#read(pageId);
-    const bytes = nodeMemoryBytes(node);
-    if (node.kind === 'branch') {
-      this.#cache.set(key, node, bytes);
-    } else if (scan.admitted + bytes <= this.#cache.limit / SCAN_EVICTION_SHARE) {
-      scan.admitted += bytes;
-      this.#cache.set(key, node, bytes);
-    } else if (this.#cache.hasFreeRoom(bytes)) {
-      this.#cache.set(key, node, bytes);
-    }
+    if (node.kind === 'branch') this.#cache.set(key, node, nodeMemoryBytes(node));
+    else this.#cache.setScanned(key, node, nodeMemoryBytes(node));
     return node;
   }
 
@@ -189,9 +174,9 @@ export class TreeSnapshot implements NodeSource {
     return this.#source!.load(pageId);
   }
 
-  scanLoad(pageId: number, scan: ScanAdmission): TreeNode {
+  scanLoad(pageId: number): TreeNode {
     this.check();
-    return this.#source!.scanLoad(pageId, scan);
+    return this.#source!.scanLoad(pageId);
   }
 
   readOverflow(ref: OverflowRef): Buffer {
@@ -395,8 +380,8 @@ export class TreeSet implements NodeStore {
     return this.#source.loadToCopy(pageId);
   }
 
-  scanLoad(pageId: number, scan: ScanAdmission): TreeNode {
-    return this.#source.scanLoad(pageId, scan);
+  scanLoad(pageId: number): TreeNode {
+    return this.#source.scanLoad(pageId);
   }
 
   readOverflow(ref: OverflowRef): Buffer {
