@@ -19,11 +19,19 @@ const EVICT_SLACK = 64;
 /** Cache keys are fileId * 2^32 + pageId, so ids stay below 2^20 to keep keys exact in a double. */
 const MAX_FILE_IDS = 2 ** 20;
 
+/** A cached page: its decoded value, its estimated bytes, and whether it was read since the last eviction pass. */
+interface CacheEntry<T> {
+  value: T;
+  bytes: number;
+  used: boolean;
+}
+
 /**
  * A bounded LRU of decoded, clean (on-disk) pages, shared by every open page file in the process
  * so TETRA_CACHE_BYTES bounds memory however many tenants are open. Dirty pages are never here:
  * they belong to their tree until the next checkpoint writes them, and count against `dirty`, the
- * budget every store sharing this cache shares too.
+ * budget every store sharing this cache shares too. Pages scans read wait on probation (see
+ * #scanned).
  */
 export class PageCache<T> {
   readonly #maxBytes: number;
@@ -36,14 +44,14 @@ export class PageCache<T> {
   // Map iteration order is insertion order. A hit only sets `used` (no Map mutation on the read
   // path); eviction gives used entries a second chance by moving them to the end (CLOCK-style
   // approximation of LRU).
-  readonly #entries = new Map<number, { value: T; bytes: number; used: boolean }>();
+  readonly #entries = new Map<number, CacheEntry<T>>();
   /**
    * Pages a scan read (setScanned), on probation: evicted first, oldest first, and moved to
    * `#entries` when read again. A scan through more data than the cache churns only these, so it
    * never pushes out the pages other readers use (the idea of 2Q; PostgreSQL gives a large
    * sequential scan a small ring of buffers for the same reason).
    */
-  readonly #scanned = new Map<number, { value: T; bytes: number; used: boolean }>();
+  readonly #scanned = new Map<number, CacheEntry<T>>();
   #nextFileId = 1;
   readonly #maxFileIds: number;
   /** Ids of files that are open: a new file never gets one of these, however long they live. */
@@ -122,7 +130,7 @@ export class PageCache<T> {
     this.#put(this.#scanned, key, value, bytes);
   }
 
-  #put(into: Map<number, { value: T; bytes: number; used: boolean }>, key: number, value: T, bytes: number): void {
+  #put(into: Map<number, CacheEntry<T>>, key: number, value: T, bytes: number): void {
     const old = this.#entries.get(key) ?? this.#scanned.get(key);
     if (old !== undefined) {
       this.#bytes -= old.bytes;
