@@ -170,13 +170,16 @@ export function mqlRoutes(app: FastifyInstance): void {
     201,
   );
 
+  // What updateOne, updateMany and replaceOne answer.
+  const updateOutcome = { 200: { type: 'object', properties: { matchedCount: { type: 'integer' }, modifiedCount: { type: 'integer' }, upsertedId: idValue } } };
+
   const updateRoute = (path: string, multi: boolean): void =>
     route(
       path,
       multi ? 'Update every matching document with update operators' : 'Update the first matching document with update operators',
       { collection, filter: anyObject, update: anyObject, upsert: { type: 'boolean' } },
       ['collection', 'filter', 'update'],
-      { 200: { type: 'object', properties: { matchedCount: { type: 'integer' }, modifiedCount: { type: 'integer' }, upsertedId: idValue } } },
+      updateOutcome,
       async (request) => {
         const b = body<{ collection: string; filter: unknown; update: unknown; upsert?: boolean }>(request);
         return withTenant(request, async (store) => {
@@ -193,7 +196,7 @@ export function mqlRoutes(app: FastifyInstance): void {
     'Replace the first matching document with a whole new document (its _id kept)',
     { collection, filter: anyObject, replacement: anyObject, upsert: { type: 'boolean' } },
     ['collection', 'filter', 'replacement'],
-    { 200: { type: 'object', properties: { matchedCount: { type: 'integer' }, modifiedCount: { type: 'integer' }, upsertedId: idValue } } },
+    updateOutcome,
     async (request) => {
       const b = body<{ collection: string; filter: unknown; replacement: unknown; upsert?: boolean }>(request);
       return withTenant(request, async (store) => {
