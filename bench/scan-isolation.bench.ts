@@ -20,6 +20,7 @@ import { TenantStore } from '../engine/tenant/index.js';
 import { loadConfig, startMemoryGovernor } from '../server/config.js';
 import { docId, makeQueryDocument } from './lib/documents.js';
 import { flagValue, fmtInt, machineLine, table } from './lib/report.js';
+import { startSampler, type SamplerResult } from './lib/sampler.js';
 
 const argv = process.argv.slice(2);
 const cacheMiB = Number(flagValue(argv, 'cache-mib') ?? 32);
@@ -53,9 +54,11 @@ const governor = startMemoryGovernor(cache, server);
 
 /**
  * Reads of tenant A for `ms`, one at a time, each after an event-loop turn (as requests arrive
- * between the chunks of B's scan): ops/s, p50/p99 in µs, cache misses per 1000 reads.
+ * between the chunks of B's scan): ops/s, p50/p99 in µs, cache misses per 1000 reads, and the
+ * process's memory and event-loop delay sampled while they ran (every 50 ms).
  */
-async function hotReads(ms: number, seed: number): Promise<{ ops: number; p50: number; p99: number; missesPerK: number }> {
+async function hotReads(ms: number, seed: number): Promise<{ ops: number; p50: number; p99: number; missesPerK: number; sampled: SamplerResult }> {
+  const sampler = startSampler(50);
   const latencies: number[] = [];
   const missesBefore = cache.misses;
   let i = seed;
@@ -70,7 +73,7 @@ async function hotReads(ms: number, seed: number): Promise<{ ops: number; p50: n
   }
   latencies.sort((a, b) => a - b);
   const at = (q: number): number => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
-  return { ops: latencies.length / (ms / 1000), p50: at(0.5), p99: at(0.99), missesPerK: ((cache.misses - missesBefore) * 1000) / latencies.length };
+  return { ops: latencies.length / (ms / 1000), p50: at(0.5), p99: at(0.99), missesPerK: ((cache.misses - missesBefore) * 1000) / latencies.length, sampled: sampler.stop() };
 }
 
 // Warm A's pages: every hot document read once, then a short timed pass.
@@ -120,7 +123,16 @@ await scanned.close();
 rmSync(root, { recursive: true, force: true });
 
 const us = (v: number): string => (v >= 1000 ? `${(v / 1000).toFixed(2)} ms` : `${v.toFixed(1)} µs`);
-const row = (what: string, r: typeof alone, misses = true): string[] => [what, fmtInt(r.ops), (r.ops / alone.ops).toFixed(2) + 'x', us(r.p50), us(r.p99), misses ? r.missesPerK.toFixed(1) : '-'];
+const row = (what: string, r: typeof alone, misses = true): string[] => [
+  what,
+  fmtInt(r.ops),
+  (r.ops / alone.ops).toFixed(2) + 'x',
+  us(r.p50),
+  us(r.p99),
+  misses ? r.missesPerK.toFixed(1) : '-',
+  `${r.sampled.loop.p99Ms.toFixed(1)} / ${r.sampled.loop.maxMs.toFixed(1)}`,
+  `${r.sampled.peakRssMiB.toFixed(0)} / ${r.sampled.peakHeapMiB.toFixed(0)}`,
+];
 console.log(`## One tenant's scans against another's point reads (${((performance.now() - loadStart) / 60_000).toFixed(1)} min)\n`);
 console.log(`- ${machineLine()}`);
 console.log(
@@ -128,7 +140,7 @@ console.log(
 );
 console.log(
   table(
-    ['tenant A, find by _id', 'finds/s', 'of alone', 'p50', 'p99', 'cache misses per 1000 finds'],
+    ['tenant A, find by _id', 'finds/s', 'of alone', 'p50', 'p99', 'cache misses per 1000 finds', 'event loop p99 / max ms', 'peak RSS / heap MiB'],
     [
       row('alone', alone),
       row(`while tenant B scans (${duringScans.scans} scans, ${duringScans.msEach.toFixed(0)} ms each; misses are B's too)`, during, false),

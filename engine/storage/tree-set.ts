@@ -79,12 +79,7 @@ class PageSource implements NodeSource {
   }
 
   load(pageId: number): TreeNode {
-    const key = PageCache.key(this.fileId, pageId);
-    const cached = this.#cache.get(key);
-    if (cached !== undefined) return cached;
-    const node = this.#read(pageId);
-    this.#cache.set(key, node, nodeMemoryBytes(node));
-    return node;
+    return this.#load(pageId, false);
   }
 
   /**
@@ -93,12 +88,16 @@ class PageSource implements NodeSource {
    * scans read; branches are cached as load caches them.
    */
   scanLoad(pageId: number): TreeNode {
+    return this.#load(pageId, true);
+  }
+
+  #load(pageId: number, scanning: boolean): TreeNode {
     const key = PageCache.key(this.fileId, pageId);
     const cached = this.#cache.get(key);
     if (cached !== undefined) return cached;
     const node = this.#read(pageId);
-    if (node.kind === 'branch') this.#cache.set(key, node, nodeMemoryBytes(node));
-    else this.#cache.setScanned(key, node, nodeMemoryBytes(node));
+    if (scanning && node.kind === 'leaf') this.#cache.setScanned(key, node, nodeMemoryBytes(node));
+    else this.#cache.set(key, node, nodeMemoryBytes(node));
     return node;
   }
 
