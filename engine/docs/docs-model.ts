@@ -816,11 +816,17 @@ export interface UpdateOutcome {
  * @throws QUERY_ERROR for a bad filter or update, or an update the document does not admit
  * @throws DUPLICATE_KEY when the change would repeat a unique key (that document is not changed)
  */
-export async function docsUpdate(store: TenantStore, collection: unknown, filterSpec: unknown, updateSpec: unknown, options: { multi: boolean; upsert?: unknown }): Promise<Written<UpdateOutcome>> {
+export async function docsUpdate(
+  store: TenantStore,
+  collection: unknown,
+  filterSpec: unknown,
+  updateSpec: unknown,
+  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown },
+): Promise<Written<UpdateOutcome>> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
   const filter = compileFilter(filterSpec);
-  const update = compileUpdate(updateSpec);
+  const update = compileUpdate(updateSpec, { arrayFilters: options.arrayFilters, filter: filter.ast });
   if (options.upsert !== undefined && typeof options.upsert !== 'boolean') fail('VALIDATION_FAILED', 'upsert must be a boolean', { field: 'upsert' });
   const outcome: UpdateOutcome = { matchedCount: 0, modifiedCount: 0 };
   const now = new Date();

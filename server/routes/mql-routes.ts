@@ -177,14 +177,14 @@ export function mqlRoutes(app: FastifyInstance): void {
     route(
       path,
       multi ? 'Update every matching document with update operators' : 'Update the first matching document with update operators',
-      { collection, filter: anyObject, update: anyObject, upsert: { type: 'boolean' } },
+      { collection, filter: anyObject, update: anyObject, upsert: { type: 'boolean' }, arrayFilters: { type: 'array', items: anyObject } },
       ['collection', 'filter', 'update'],
       updateOutcome,
       async (request) => {
-        const b = body<{ collection: string; filter: unknown; update: unknown; upsert?: boolean }>(request);
+        const b = body<{ collection: string; filter: unknown; update: unknown; upsert?: boolean; arrayFilters?: unknown[] }>(request);
         return withTenant(request, async (store) => {
           checkQuota(store, config.quotaBytes, docsInsertCost([b.update]));
-          return settle(request, store, b.collection, await docsUpdate(store, b.collection, b.filter, b.update, { multi, upsert: b.upsert }));
+          return settle(request, store, b.collection, await docsUpdate(store, b.collection, b.filter, b.update, { multi, upsert: b.upsert, arrayFilters: b.arrayFilters }));
         });
       },
     );

@@ -235,6 +235,11 @@ export function compileFilter(filter: unknown): CompiledFilter {
   return { ast, test };
 }
 
+/** The predicate of an already parsed filter (a part of one, as the positional `$` of updates uses). */
+export function compileFilterAst(ast: AndNode): (doc: Doc) => boolean {
+  return compileNode(ast);
+}
+
 /**
  * A predicate over one value from an operator expression such as `{$gte: 6}`, with the value
  * read as if it sat at the end of a path (an array matches through its elements). $pull uses it.

@@ -1,7 +1,8 @@
 /**
  * The update compiler: validates a whole update document up front (operators, paths, operands,
- * `_id`, conflicts between paths), so that a bad update fails before any document is touched,
- * then applies it to copies of documents.
+ * `_id`, conflicts between paths, array filters), so that a bad update fails before any document
+ * is touched, then applies it to copies of documents. Positional paths (`a.$`, `a.$[]`,
+ * `a.$[id]`) are expanded per document into concrete paths (positional.ts) before applying.
  */
 
 import { fail } from '../../errors.js';
@@ -9,8 +10,10 @@ import { fromJson } from '../ejson.js';
 import { isValidId } from '../object-id.js';
 import { isArrayIndex } from '../path.js';
 import { cloneValue, compareStrings, getOwn, isPlainObject, MISSING, valuesEqual, type Doc } from '../values.js';
-import type { UpdateAction } from './operator.js';
+import type { AndNode } from '../query/filter-ast.js';
+import type { UpdateAction, UpdateOperator } from './operator.js';
 import { updateOperators } from './operator-table.js';
+import { checkPositionalPath, expandSteps, firstMatchFinder, isPositionalPart, parseArrayFilters, positionalNoMatch, positionalSteps, type ArrayFilters, type FirstMatch, type PathStep } from './positional.js';
 
 /** Options of CompiledUpdate.apply. */
 export interface ApplyOptions {
@@ -35,23 +38,31 @@ export interface CompiledUpdate {
   apply(doc: Doc, options?: ApplyOptions): UpdateResult;
 }
 
+/** What an update's positional paths depend on besides the document. */
+export interface CompileUpdateOptions {
+  /** The `arrayFilters` option: the filters `$[<identifier>]` components name. */
+  arrayFilters?: unknown;
+  /** The parsed filter of the update, which the positional `$` takes its element from. */
+  filter?: AndNode;
+}
+
 const ID = '_id';
-const POSITIONAL = /^\$(?:\[[^\]]*\])?$/;
 
 function invalid(message: string, details: Record<string, unknown> = {}): never {
   fail('QUERY_ERROR', message, details);
 }
 
-/** The components of an update path, refusing what MongoDB refuses and positional operators. @throws QUERY_ERROR */
+/** The components of an update path, refusing what MongoDB refuses; positional components are kept. @throws QUERY_ERROR */
 export function checkUpdatePath(path: string): string[] {
   if (path === '') invalid('An empty update path is not valid.', { path });
   const parts = path.split('.');
   for (const part of parts) {
     if (part === '') invalid(`The update path '${path}' contains an empty field name, which is not allowed.`, { path });
-    if (POSITIONAL.test(part)) invalid(`unsupported: positional update operators ('${part}' in '${path}') are not supported`, { path });
-    if (part.startsWith('$')) invalid(`The dollar ($) prefixed field '${part}' in '${path}' is not allowed`, { path });
     if (part.includes('\0')) invalid(`The update path '${path}' contains the NUL character`, { path });
+    if (isPositionalPart(part)) continue;
+    if (part.startsWith('$')) invalid(`The dollar ($) prefixed field '${part}' in '${path}' is not allowed`, { path });
   }
+  checkPositionalPath(path, parts);
   return parts;
 }
 
@@ -75,7 +86,9 @@ function isPrefix(shorter: readonly string[], longer: readonly string[]): boolea
   return shorter.length < longer.length && shorter.every((p, i) => p === longer[i]);
 }
 
-function checkConflicts(actions: readonly UpdateAction[]): void {
+// Two paths conflict when one equals or extends the other. `expanded`: the concrete paths of
+// one document (MongoDB's message for those differs from the one for paths as written).
+function checkConflicts(actions: readonly UpdateAction[], expanded: boolean): void {
   const paths = actions.flatMap((a) => [a.path, ...a.alsoChanges]).map((path) => ({ path, parts: path.split('.') }));
   // After sorting, a path is next to a path it equals or extends whenever any such path exists.
   paths.sort((x, y) => comparePaths(x.parts, y.parts));
@@ -83,7 +96,30 @@ function checkConflicts(actions: readonly UpdateAction[]): void {
     const prev = paths[i - 1]!;
     const cur = paths[i]!;
     if (prev.path === cur.path || isPrefix(prev.parts, cur.parts)) {
+      if (expanded) invalid(`Update created a conflict at '${cur.path}'`, { path: cur.path, conflictsWith: prev.path });
       invalid(`Updating the path '${cur.path}' would create a conflict at '${prev.path}'`, { path: cur.path, conflictsWith: prev.path });
+    }
+  }
+}
+
+const isArrayUpdate = (part: string): boolean => part !== '$' && isPositionalPart(part);
+
+// `$[]` and `$[<id>]` address a whole array: as in MongoDB, no other path may name a place in
+// that array by `$`, by index or by field name ("a.$[i]" with "a.0"). Two array updates of one
+// array are allowed; they conflict only where they expand to the same element.
+function checkArrayUpdateSiblings(actions: readonly UpdateAction[]): void {
+  const all = actions.flatMap((a) => [a.path, ...a.alsoChanges]).map((path) => ({ path, parts: path.split('.') }));
+  for (const x of all) {
+    if (!x.parts.some(isArrayUpdate)) continue;
+    for (const y of all) {
+      if (y === x) continue;
+      const n = Math.min(x.parts.length, y.parts.length);
+      let k = 0;
+      while (k < n && x.parts[k] === y.parts[k]) k++;
+      if (k === n || isArrayUpdate(x.parts[k]!) === isArrayUpdate(y.parts[k]!)) continue;
+      const other = isArrayUpdate(x.parts[k]!) ? y : x;
+      const at = x.parts.slice(0, k).join('.');
+      invalid(`Updating the path '${other.path}' would create a conflict at '${at}'`, { path: other.path, conflictsWith: at });
     }
   }
 }
@@ -99,8 +135,47 @@ function checkId(operator: string, parts: readonly string[], operand: unknown, p
   invalid(`Performing an update on the path '${path}' would modify the immutable field '_id'`, { operator, path });
 }
 
-function parseActions(update: Doc): UpdateAction[] {
-  const actions: UpdateAction[] = [];
+/** Most concrete actions a positional path keeps parsed (one per expanded path). */
+const MAX_CACHED_EXPANSIONS = 4096;
+
+/** One operator on one path as written. */
+interface Template {
+  readonly operator: string;
+  /** Parsed on the path as written: the action itself when the path is not positional. */
+  readonly action: UpdateAction;
+  /** The components, when some are positional. */
+  readonly steps: readonly PathStep[] | undefined;
+  /** The `$` finder, when the path has `$`. */
+  readonly first: FirstMatch | undefined;
+  /** The action on one concrete path of a positional one. */
+  concrete(parts: string[]): UpdateAction;
+}
+
+function template(entry: UpdateOperator, operator: string, path: string, parts: string[], operand: unknown, filter: AndNode | undefined): Template {
+  const action = entry.parse(path, parts, operand);
+  const steps = positionalSteps(parts);
+  const at = parts.indexOf('$');
+  const cache = new Map<string, UpdateAction>();
+  return {
+    operator,
+    action,
+    steps,
+    first: at < 0 ? undefined : firstMatchFinder(parts.slice(0, at), filter),
+    concrete(concreteParts) {
+      const concretePath = concreteParts.join('.');
+      let a = cache.get(concretePath);
+      if (a === undefined) {
+        a = entry.parse(concretePath, concreteParts, operand);
+        if (cache.size < MAX_CACHED_EXPANSIONS) cache.set(concretePath, a);
+      }
+      return a;
+    },
+  };
+}
+
+function parseTemplates(update: Doc, filters: ArrayFilters, filter: AndNode | undefined): Template[] {
+  const templates: Template[] = [];
+  const used = new Set<string>();
   for (const name of Object.keys(update)) {
     const entry = Object.hasOwn(OPERATORS, name) ? OPERATORS[name] : undefined;
     if (entry === undefined) invalid(`unknown update operator: ${name}`, { operator: name });
@@ -115,22 +190,58 @@ function parseActions(update: Doc): UpdateAction[] {
       const parts = checkUpdatePath(path);
       const value = operand[path];
       checkId(name, parts, value, path);
-      if (name === '$rename' && typeof value === 'string' && value.split('.')[0] === ID) {
-        invalid(`Performing an update on the path '${value}' would modify the immutable field '_id'`, { operator: name, path: value });
+      if (name === '$rename') {
+        if (parts.some(isPositionalPart)) invalid(`The source field for $rename may not be dynamic: ${path}`, { operator: name, path });
+        if (typeof value === 'string' && value.split('.').some(isPositionalPart)) {
+          invalid(`The destination field for $rename may not be dynamic: ${value}`, { operator: name, path: value });
+        }
+        if (typeof value === 'string' && value.split('.')[0] === ID) {
+          invalid(`Performing an update on the path '${value}' would modify the immutable field '_id'`, { operator: name, path: value });
+        }
       }
-      actions.push(entry.parse(path, parts, value));
+      const t = template(entry, name, path, parts, value, filter);
+      for (const step of t.steps ?? []) {
+        if (step.kind !== 'filtered') continue;
+        if (!filters.has(step.id)) invalid(`No array filter found for identifier '${step.id}' in path '${path}'`, { operator: name, path, identifier: step.id });
+        used.add(step.id);
+      }
+      templates.push(t);
     }
   }
-  return actions;
+  for (const id of filters.keys()) {
+    if (!used.has(id)) invalid(`The array filter for identifier '${id}' was not used in the update`, { field: 'arrayFilters', identifier: id });
+  }
+  return templates;
+}
+
+// The concrete actions of a positional update on one document, checked and in path order.
+function expand(templates: readonly Template[], doc: Doc, isInsert: boolean, filters: ArrayFilters): UpdateAction[] {
+  const out: UpdateAction[] = [];
+  for (const t of templates) {
+    if (t.steps === undefined) {
+      out.push(t.action);
+      continue;
+    }
+    // $setOnInsert does nothing outside an upsert's insert, wherever its path leads.
+    if (t.operator === '$setOnInsert' && !isInsert) continue;
+    // An upsert's new document matched no filter, so `$` has no element (MongoDB refuses it too).
+    const first = t.first === undefined ? undefined : isInsert ? positionalNoMatch(t.action.path) : t.first(doc);
+    for (const parts of expandSteps(doc, t.steps, filters, first)) out.push(t.concrete(parts));
+  }
+  checkConflicts(out, true);
+  out.sort((x, y) => comparePaths(x.parts, y.parts));
+  return out;
 }
 
 /**
  * Compiles an update document of operators (`{$set: {...}, $inc: {...}}`); `{$date: ...}`
- * values are converted first. @throws QUERY_ERROR for a replacement document, an unknown or
- * unsupported operator, a malformed operand, a change to `_id` or two conflicting paths;
- * VALIDATION_FAILED for a value that could not be stored (e.g. a field name with '$')
+ * values are converted first. Positional paths take their elements from `options`.
+ * @throws QUERY_ERROR for a replacement document, an unknown or unsupported operator, a
+ *   malformed operand, a change to `_id`, two conflicting paths, or array filters that are
+ *   malformed, missing or unused; VALIDATION_FAILED for a value that could not be stored (e.g. a
+ *   field name with '$') or arrayFilters that are not an array of objects
  */
-export function compileUpdate(update: unknown): CompiledUpdate {
+export function compileUpdate(update: unknown, options: CompileUpdateOptions = {}): CompiledUpdate {
   const converted = fromJson(update, { code: 'QUERY_ERROR' });
   if (!isPlainObject(converted)) invalid('update must be an object of update operators, such as {"$set": {"a": 1}}');
   const names = Object.keys(converted);
@@ -138,13 +249,18 @@ export function compileUpdate(update: unknown): CompiledUpdate {
   if (names.some((n) => !n.startsWith('$'))) {
     invalid('replacement documents are not supported by updateOne/updateMany; use update operators such as $set, or replaceOne to replace a whole document');
   }
-  const actions = parseActions(converted);
-  checkConflicts(actions);
-  actions.sort((x, y) => comparePaths(x.parts, y.parts));
+  const filters = parseArrayFilters(options.arrayFilters);
+  const templates = parseTemplates(converted, filters, options.filter);
+  const written = templates.map((t) => t.action);
+  checkConflicts(written, false);
+  const positional = templates.some((t) => t.steps !== undefined);
+  if (positional) checkArrayUpdateSiblings(written);
+  const sorted = [...written].sort((x, y) => comparePaths(x.parts, y.parts));
   return {
-    paths: actions.flatMap((a) => [a.path, ...a.alsoChanges]),
-    apply(doc, options = {}) {
-      const ctx = { isInsert: options.isInsert ?? false, now: options.now ?? new Date() };
+    paths: sorted.flatMap((a) => [a.path, ...a.alsoChanges]),
+    apply(doc, applyOptions = {}) {
+      const ctx = { isInsert: applyOptions.isInsert ?? false, now: applyOptions.now ?? new Date() };
+      const actions = positional ? expand(templates, doc, ctx.isInsert, filters) : sorted;
       const out = cloneValue(doc);
       let modified = false;
       for (const a of actions) if (a.apply(out, ctx)) modified = true;

@@ -139,7 +139,8 @@ describe('$rename (manual examples)', () => {
     ['a non-string destination', {}, { $rename: { a: 1 } }, /The 'to' field for \$rename must be a string/],
     ['the same path', {}, { $rename: { a: 'a' } }, /must differ/],
     ['a destination inside the source', {}, { $rename: { a: 'a.b' } }, /must not be on the same path/],
-    ['a positional destination', {}, { $rename: { a: 'b.$' } }, /positional update operators/],
+    ['a positional destination', {}, { $rename: { a: 'b.$' } }, /The destination field for \$rename may not be dynamic: b.\$/],
+    ['a positional source', {}, { $rename: { 'a.$[]': 'b' } }, /The source field for \$rename may not be dynamic: a.\$\[\]/],
   ];
   for (const [name, doc, update, message] of errors) {
     it(`refuses ${name}`, () => {
