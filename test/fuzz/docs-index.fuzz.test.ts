@@ -357,6 +357,32 @@ function randomUpdate(rand: Rand): Doc {
   return update;
 }
 
+/** An update of elements of `a` (scalars), `d` (documents: `d.e`, `d.f`) or `t` (dates) by `$`, `$[]` or `$[x]`. */
+function randomPositionalUpdate(rand: Rand, ids: { known: Array<string | number>; us: Array<string | number> }): { filter: Doc; update: Doc; arrayFilters: Doc[] | undefined } {
+  const form = pick(rand, ['$', '$[]', '$[x]']);
+  const field = pick(rand, ['a', 'd', 'd', 't']);
+  const sub = field === 'd' ? `.${pick(rand, ['e', 'f'])}` : '';
+  const value = (): unknown => (field === 'd' ? eValue(rand) : field === 't' ? date(rand) : scalar(rand));
+  // Mostly documents where the field is an array: `$[]` and `$[x]` refuse the others (on both sides).
+  let filter: Doc = rand() < 0.8 ? { [field]: { $type: 'array' } } : {};
+  if (rand() < 0.3) filter = { $and: [filter, randomFilter(rand, ids)] };
+  let arrayFilters: Doc[] | undefined;
+  let path: string;
+  if (form === '$') {
+    // `$` takes its element from a condition on the array, so the filter has one.
+    filter = { $and: [filter, { [field === 'd' ? `d${sub}` : field]: field === 'd' ? eValue(rand) : value() }] };
+    path = `${field}.$${sub}`;
+  } else if (form === '$[]') {
+    path = `${field}.$[]${sub}`;
+  } else {
+    arrayFilters = [field === 'd' ? { [`x${sub}`]: eValue(rand) } : { x: value() }];
+    path = `${field}.$[x]${sub}`;
+  }
+  const op = pick(rand, ['$set', '$set', '$unset', '$inc', '$max']);
+  const update: Doc = { [op]: { [path]: op === '$inc' ? 1 : op === '$unset' ? '' : value() } };
+  return { filter, update, arrayFilters };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Comparison
 
@@ -576,7 +602,7 @@ async function runSeed(seed: number): Promise<Stats> {
     await refreshKnown();
     const ops = randomInt(rand, 3, 7);
     for (let i = 0; i < ops; i++) {
-      const kind = pick(rand, ['insertMany', 'insertMany', 'updateOne', 'updateOne', 'moveUnique', 'updateMany', 'updateMany', 'upsert', 'replaceOne', 'replaceOne', 'deleteOne', 'deleteMany']);
+      const kind = pick(rand, ['insertMany', 'insertMany', 'updateOne', 'updateOne', 'moveUnique', 'updateMany', 'updateMany', 'positional', 'upsert', 'replaceOne', 'replaceOne', 'deleteOne', 'deleteMany']);
       step = `write ${kind}`;
       switch (kind) {
         case 'insertMany': {
@@ -605,6 +631,13 @@ async function runSeed(seed: number): Promise<Stats> {
           const filter = randomFilter(rand, live);
           const update = randomUpdate(rand);
           await write(`updateMany ${show(filter)} ${show(update)}`, (c) => docsUpdate(store, c, filter, update, { multi: true }));
+          break;
+        }
+        case 'positional': {
+          // Array elements of the multikey fields changed in place: the index entries of the
+          // elements changed must go and the new ones come, as the scan side sees them.
+          const { filter, update, arrayFilters } = randomPositionalUpdate(rand, live);
+          await write(`updateMany ${show(filter)} ${show(update)} arrayFilters ${arrayFilters === undefined ? 'none' : show(arrayFilters)}`, (c) => docsUpdate(store, c, filter, update, { multi: true, arrayFilters }));
           break;
         }
         case 'upsert': {

@@ -117,6 +117,61 @@ describe('documents over HTTP: CRUD', () => {
     expect((await mql('countDocuments', { collection: 'repix' })).body.count).toBe(3);
   });
 
+  it('updates array elements in place with $, $[] and $[<identifier>] and arrayFilters, keeping a multikey index in step', async () => {
+    await seed('orders', [
+      { _id: 1, items: [{ sku: 'a', qty: 1, tags: ['x'] }, { sku: 'b', qty: 5, tags: [] }], scores: [70, 95, 88] },
+      { _id: 2, items: [{ sku: 'b', qty: 2, tags: ['y'] }, { sku: 'c', qty: 9, tags: [] }], scores: [91] },
+    ]);
+    expect((await mql('createIndex', { collection: 'orders', keys: { 'items.sku': 1 } })).status).toBe(200);
+    // `$`: the element the filter matched, in each document of updateMany.
+    const first = await mql('updateMany', { collection: 'orders', filter: { 'items.sku': 'b' }, update: { $inc: { 'items.$.qty': 10 }, $set: { 'items.$.sku': 'B' } } });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body).toEqual({ matchedCount: 2, modifiedCount: 2 });
+    // `$[<identifier>]`: every element its filter matches.
+    const filtered = await mql('updateOne', { collection: 'orders', filter: { _id: 1 }, update: { $set: { 'scores.$[s]': 100 } }, arrayFilters: [{ s: { $gte: 90 } }] });
+    expect(filtered.body).toEqual({ matchedCount: 1, modifiedCount: 1 });
+    // `$[]` nested under `$[<identifier>]`.
+    const nested = await mql('updateMany', { collection: 'orders', filter: {}, update: { $push: { 'items.$[big].tags': 'bulk' } }, arrayFilters: [{ 'big.qty': { $gt: 8 } }] });
+    expect(nested.body).toEqual({ matchedCount: 2, modifiedCount: 2 });
+    const docs = (await mql('find', { collection: 'orders', sort: { _id: 1 } })).body.documents;
+    expect(docs).toEqual([
+      { _id: 1, items: [{ sku: 'a', qty: 1, tags: ['x'] }, { sku: 'B', qty: 15, tags: ['bulk'] }], scores: [70, 100, 88] },
+      { _id: 2, items: [{ sku: 'B', qty: 12, tags: ['y', 'bulk'] }, { sku: 'c', qty: 9, tags: ['bulk'] }], scores: [91] },
+    ]);
+    // The multikey index follows the renamed elements: old keys gone, new keys found through it.
+    const byB = await mql('find', { collection: 'orders', filter: { 'items.sku': 'B' }, explain: true });
+    expect(byB.body.explain.plan.indexName).toBe('items.sku_1');
+    expect(byB.body.documents.map((d: { _id: number }) => d._id)).toEqual([1, 2]);
+    expect((await mql('find', { collection: 'orders', filter: { 'items.sku': 'b' } })).body.documents).toEqual([]);
+    // Nothing matched by an array filter is matched, not modified.
+    expect((await mql('updateOne', { collection: 'orders', filter: { _id: 2 }, update: { $set: { 'scores.$[s]': 0 } }, arrayFilters: [{ s: { $lt: 0 } }] })).body).toEqual({ matchedCount: 1, modifiedCount: 0 });
+    // An upsert's new document has no element for `$`; $[] applies to an array the filter gives.
+    const up = await mql('updateOne', { collection: 'orders', filter: { _id: 3, scores: [1, 2] }, update: { $inc: { 'scores.$[]': 1 } }, upsert: true });
+    expect(up.body).toEqual({ matchedCount: 0, modifiedCount: 0, upsertedId: 3 });
+    expect((await mql('findOne', { collection: 'orders', filter: { _id: 3 } })).body.document).toEqual({ _id: 3, scores: [2, 3] });
+  });
+
+  it('refuses positional updates MongoDB refuses and changes nothing', async () => {
+    const docs = [{ _id: 1, a: [1, 2], n: 0 }, { _id: 2, a: 5, n: 0 }];
+    await seed('posbad', docs);
+    const cases: Array<[unknown, unknown, string, string]> = [
+      [{ filter: { _id: 1 }, update: { $set: { 'a.$': 0 } } }, 'QUERY_ERROR', 'The positional operator did not find the match needed from the query', 'a filter without a condition on the array'],
+      [{ filter: {}, update: { $inc: { 'a.$[]': 1, n: 1 } } }, 'QUERY_ERROR', 'Cannot apply array updates to non-array element a: 5', 'updateMany reaching a non-array'],
+      [{ filter: {}, update: { $set: { 'a.$[i]': 0 } } }, 'QUERY_ERROR', "No array filter found for identifier 'i'", 'a missing array filter'],
+      [{ filter: {}, update: { $set: { 'a.$[i]': 0 } }, arrayFilters: [{ i: 1 }, { j: 2 }] }, 'QUERY_ERROR', "identifier 'j' was not used", 'an unused array filter'],
+      [{ filter: {}, update: { $set: { 'a.$[i]': 0 } }, arrayFilters: [{ i: { $bad: 1 } }] }, 'QUERY_ERROR', '$bad', 'an unknown operator in an array filter'],
+      [{ filter: {}, update: { $set: { 'a.$[i]': 0 } }, arrayFilters: [5] }, 'VALIDATION_FAILED', 'arrayFilters', 'an array filter that is not an object'],
+      [{ filter: {}, update: { $set: { 'a.$[i]': 0, 'a.0': 1 } }, arrayFilters: [{ i: 1 }] }, 'QUERY_ERROR', "would create a conflict at 'a'", 'an index beside an array update'],
+    ];
+    for (const [body, code, message, what] of cases) {
+      const res = await mql('updateMany', { collection: 'posbad', ...(body as object) });
+      expect(res.status, `${what}: ${res.text}`).toBe(400);
+      expect(res.body.error.code, what).toBe(code);
+      expect(res.body.error.message, what).toContain(message);
+    }
+    expect((await mql('find', { collection: 'posbad', sort: { _id: 1 } })).body.documents).toEqual(docs);
+  });
+
   it('round-trips dates as Extended JSON and compares them as dates', async () => {
     await seed('events', [
       { _id: 1, at: { $date: '2026-01-01T00:00:00Z' } },
