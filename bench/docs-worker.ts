@@ -9,7 +9,7 @@
 import { performance } from 'node:perf_hooks';
 import { benchmarkSync, closedLoop, sampleSync } from './lib/harness.js';
 import { openDocsEngine, type DocsBenchEngine, type DocsEngineName, type TetraSettings } from './lib/docs-engines.js';
-import { BATCH_DOCS, checkOfDocs, QUERY_NAMES, queryArgs, replaceArgs, sampleQueries, updateArgs, type OpName, type QueryArgs } from './lib/docs-workload.js';
+import { BATCH_DOCS, checkOfDocs, positionalArgs, QUERY_NAMES, queryArgs, replaceArgs, sampleQueries, updateArgs, type OpName, type QueryArgs } from './lib/docs-workload.js';
 import { makeQueryDocument, type QueryDocument } from './lib/documents.js';
 import { sampledLoad, startSampler } from './lib/sampler.js';
 import { compareChecks, type SampleCheck } from './lib/sql-workload.js';
@@ -161,6 +161,13 @@ async function runTask(task: DocsTask): Promise<DocsWorkerResult> {
       await measure(task, engine, 'replace', 1, (i) => {
         const r = replacements[i % replacements.length]!;
         return engine.replaceById(r.id, r.doc);
+      }),
+    );
+    const retags = positionalArgs(task.size);
+    ops.push(
+      await measure(task, engine, 'positional', 1, (i) => {
+        const r = retags[i % retags.length]!;
+        return engine.retagById(r.id, r.tag);
       }),
     );
     const peaks = sampler.stop();

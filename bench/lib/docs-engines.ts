@@ -8,7 +8,7 @@ import { PageCache, type FsyncMode, type TreeNode } from '../../engine/storage/i
 import { TenantStore } from '../../engine/tenant/index.js';
 import { startMemoryGovernor } from '../../server/config.js';
 import type { QueryDocument } from './documents.js';
-import { COLLECTION, FIND_LIMIT, INDEXED_FIELDS, mqlFilter, mqlUpdate, type QueryArgs } from './docs-workload.js';
+import { COLLECTION, FIND_LIMIT, INDEXED_FIELDS, mqlFilter, mqlUpdate, positionalUpdate, type QueryArgs } from './docs-workload.js';
 
 export type DocsEngineName = 'tetradb' | 'lokijs' | 'nedb' | 'nedb-file' | 'mingo';
 export const DOCS_ENGINES: readonly DocsEngineName[] = ['mingo', 'lokijs', 'tetradb', 'nedb', 'nedb-file'];
@@ -50,6 +50,8 @@ export interface DocsBenchEngine {
   updateById(id: string, city: string): void | Promise<void>;
   /** replaceOne by _id: the document replaced by `doc` (its _id kept); done (durable where the engine is) on return. */
   replaceById(id: string, doc: Omit<QueryDocument, '_id'>): void | Promise<void>;
+  /** updateOne by _id: every tag other than `tag` becomes `tag` (positionalUpdate); done (durable where the engine is) on return. */
+  retagById(id: string, tag: string): void | Promise<void>;
   /** After the load: what a user would do before querying (tetradb: checkpoint; Loki: build its indexes). */
   settle(): Promise<void>;
   /** Extra figures sampled with memory (tetradb: cache and dirty bytes in use). */
@@ -104,6 +106,11 @@ async function openTetra(dir: string, settings: TetraSettings): Promise<DocsBenc
     },
     async replaceById(id, doc) {
       const written = await docsReplace(store, COLLECTION, { _id: id }, doc, {});
+      await written.durable;
+    },
+    async retagById(id, tag) {
+      const { update, arrayFilters } = positionalUpdate(tag);
+      const written = await docsUpdate(store, COLLECTION, { _id: id }, update, { multi: false, arrayFilters });
       await written.durable;
     },
     async settle() {
@@ -162,6 +169,13 @@ async function openLoki(): Promise<DocsBenchEngine> {
       if (old === undefined) throw new Error(`lokijs: no document ${id}`);
       coll.update({ ...doc, _id: id, $loki: old.$loki, meta: old.meta } as QueryDocument);
     },
+    retagById(id, tag) {
+      // Loki has no positional operators: the held object's array is changed and updated.
+      const doc = coll.by('_id', id);
+      if (doc === undefined) throw new Error(`lokijs: no document ${id}`);
+      doc.tags = doc.tags.map(() => tag);
+      coll.update(doc);
+    },
     async settle() {
       // Built first: configureOptions alone sets the flag and then skips the dirty indexes (its
       // ensureIndex returns early once adaptive is on), leaving them empty in lokijs 1.5.12.
@@ -202,6 +216,12 @@ async function openNedb(filename: string | undefined): Promise<DocsBenchEngine> 
       // An update without operators replaces the document, its _id kept.
       await db.updateAsync({ _id: id }, { ...doc }, {});
     },
+    async retagById(id, tag) {
+      // NeDB has no positional operators: read the document, change its array, $set it back.
+      const doc = await db.findOneAsync({ _id: id });
+      if (doc === null) throw new Error(`nedb: no document ${id}`);
+      await db.updateAsync({ _id: id }, { $set: { tags: doc.tags.map(() => tag) } }, {});
+    },
     async settle() {},
     async close() {},
   };
@@ -229,6 +249,10 @@ async function openMingo(): Promise<DocsBenchEngine> {
       const i = docs.findIndex((d) => d._id === id);
       if (i < 0) throw new Error(`mingo: no document ${id}`);
       docs[i] = { ...doc, _id: id };
+    },
+    retagById(id, tag) {
+      const { update, arrayFilters } = positionalUpdate(tag);
+      updateOne(docs as unknown as Array<Record<string, unknown>>, { _id: id }, update, { arrayFilters });
     },
     async settle() {},
     async close() {},

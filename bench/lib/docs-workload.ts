@@ -23,7 +23,7 @@ const PICKS = 65_536;
 const CITIES = ['Amsterdam', 'Berlin', 'Cairo', 'Dublin', 'Helsinki', 'Lisbon', 'Montreal', 'Nairobi', 'Osaka', 'Porto', 'Santiago', 'Vienna'];
 
 export type QueryName = 'find-id' | 'find-email' | 'find-range' | 'scan';
-export type OpName = 'insertMany' | QueryName | `update-${number}` | 'replace';
+export type OpName = 'insertMany' | QueryName | `update-${number}` | 'replace' | 'positional';
 export const QUERY_NAMES: readonly QueryName[] = ['find-id', 'find-email', 'find-range', 'scan'];
 
 /** One call's arguments; every engine turns them into its own fastest idiomatic query. */
@@ -68,6 +68,7 @@ export const OP_LABELS: Record<QueryName | 'insertMany', string> = {
 
 export function opLabel(op: OpName): string {
   if (op === 'replace') return 'replaceOne by _id (the whole document, city and logins changed), 1 caller';
+  if (op === 'positional') return 'updateOne by _id, tags.$[t] with arrayFilters (peers without them: read, change, write back), 1 caller';
   if (op.startsWith('update-')) {
     const callers = Number(op.slice('update-'.length));
     return `updateOne by _id ($set + $inc), ${callers} caller${callers === 1 ? '' : 's'}`;
@@ -119,6 +120,23 @@ export function replaceArgs(size: number, count = 4096, seed = 7): Array<{ id: s
     const { _id: _omitted, ...doc } = makeQueryDocument(i);
     return { id: docId(i), doc: { ...doc, profile: { ...doc.profile, city: CITIES[k % CITIES.length]! }, logins: doc.logins + 1 } };
   });
+}
+
+/** The tags of the benchmark documents (lib/documents.ts draws 2-4 of them per document). */
+const TAGS = ['admin', 'beta', 'billing', 'churn-risk', 'enterprise', 'free', 'mobile', 'newsletter', 'partner', 'pro', 'support', 'trial', 'vip', 'web'];
+
+/**
+ * `count` positional updates: the `_id` of a loaded document and a tag every other tag of it
+ * becomes (`{$set: {"tags.$[t]": tag}}` with arrayFilters `[{t: {$ne: tag}}]`). The tag changes
+ * from one call to the next, so a repeated document is changed again, never left as it was.
+ */
+export function positionalArgs(size: number, count = PICKS, seed = 9): Array<{ id: string; tag: string }> {
+  return randomDocNumbers(size, count, seed * 29 + size).map((i, k) => ({ id: docId(i), tag: TAGS[k % TAGS.length]! }));
+}
+
+/** The MQL update and arrayFilters of a positional update (tetradb and mingo take them as they are). */
+export function positionalUpdate(tag: string): { update: Record<string, unknown>; arrayFilters: Array<Record<string, unknown>> } {
+  return { update: { $set: { 'tags.$[t]': tag } }, arrayFilters: [{ t: { $ne: tag } }] };
 }
 
 /** The sample every engine answers before it is timed: a few calls of every query. */
