@@ -13,7 +13,7 @@ import { cloneValue, compareStrings, getOwn, isPlainObject, MISSING, valuesEqual
 import type { AndNode } from '../query/filter-ast.js';
 import type { UpdateAction, UpdateOperator } from './operator.js';
 import { updateOperators } from './operator-table.js';
-import { checkPositionalPath, expandSteps, firstMatchFinder, isPositionalPart, parseArrayFilters, positionalNoMatch, positionalSteps, type ArrayFilters, type FirstMatch, type PathStep } from './positional.js';
+import { checkPositionalPath, expandSteps, isPositionalPart, parseArrayFilters, positionalNoMatch, positionalSteps, positionFinder, type ArrayFilters, type PathStep, type PositionFinder } from './positional.js';
 
 /** Options of CompiledUpdate.apply. */
 export interface ApplyOptions {
@@ -145,22 +145,21 @@ interface Template {
   readonly action: UpdateAction;
   /** The components, when some are positional. */
   readonly steps: readonly PathStep[] | undefined;
-  /** The `$` finder, when the path has `$`. */
-  readonly first: FirstMatch | undefined;
+  /** True when the path has `$`. */
+  readonly hasFirst: boolean;
   /** The action on one concrete path of a positional one. */
   concrete(parts: string[]): UpdateAction;
 }
 
-function template(entry: UpdateOperator, operator: string, path: string, parts: string[], operand: unknown, filter: AndNode | undefined): Template {
+function template(entry: UpdateOperator, operator: string, path: string, parts: string[], operand: unknown): Template {
   const action = entry.parse(path, parts, operand);
   const steps = positionalSteps(parts);
-  const at = parts.indexOf('$');
   const cache = new Map<string, UpdateAction>();
   return {
     operator,
     action,
     steps,
-    first: at < 0 ? undefined : firstMatchFinder(parts.slice(0, at), filter),
+    hasFirst: parts.includes('$'),
     concrete(concreteParts) {
       const concretePath = concreteParts.join('.');
       let a = cache.get(concretePath);
@@ -173,7 +172,7 @@ function template(entry: UpdateOperator, operator: string, path: string, parts: 
   };
 }
 
-function parseTemplates(update: Doc, filters: ArrayFilters, filter: AndNode | undefined): Template[] {
+function parseTemplates(update: Doc, filters: ArrayFilters): Template[] {
   const templates: Template[] = [];
   const used = new Set<string>();
   for (const name of Object.keys(update)) {
@@ -199,7 +198,7 @@ function parseTemplates(update: Doc, filters: ArrayFilters, filter: AndNode | un
           invalid(`Performing an update on the path '${value}' would modify the immutable field '_id'`, { operator: name, path: value });
         }
       }
-      const t = template(entry, name, path, parts, value, filter);
+      const t = template(entry, name, path, parts, value);
       for (const step of t.steps ?? []) {
         if (step.kind !== 'filtered') continue;
         if (!filters.has(step.id)) invalid(`No array filter found for identifier '${step.id}' in path '${path}'`, { operator: name, path, identifier: step.id });
@@ -215,8 +214,9 @@ function parseTemplates(update: Doc, filters: ArrayFilters, filter: AndNode | un
 }
 
 // The concrete actions of a positional update on one document, checked and in path order.
-function expand(templates: readonly Template[], doc: Doc, isInsert: boolean, filters: ArrayFilters): UpdateAction[] {
+function expand(templates: readonly Template[], doc: Doc, isInsert: boolean, filters: ArrayFilters, position: PositionFinder): UpdateAction[] {
   const out: UpdateAction[] = [];
+  let recorded: number | undefined | null = null;
   for (const t of templates) {
     if (t.steps === undefined) {
       out.push(t.action);
@@ -225,7 +225,12 @@ function expand(templates: readonly Template[], doc: Doc, isInsert: boolean, fil
     // $setOnInsert does nothing outside an upsert's insert, wherever its path leads.
     if (t.operator === '$setOnInsert' && !isInsert) continue;
     // An upsert's new document matched no filter, so `$` has no element (MongoDB refuses it too).
-    const first = t.first === undefined ? undefined : isInsert ? positionalNoMatch(t.action.path) : t.first(doc);
+    let first: number | undefined;
+    if (t.hasFirst) {
+      if (isInsert) positionalNoMatch(t.action.path);
+      if (recorded === null) recorded = position(doc);
+      first = recorded ?? positionalNoMatch(t.action.path);
+    }
     for (const parts of expandSteps(doc, t.steps, filters, first)) out.push(t.concrete(parts));
   }
   checkConflicts(out, true);
@@ -250,17 +255,18 @@ export function compileUpdate(update: unknown, options: CompileUpdateOptions = {
     invalid('replacement documents are not supported by updateOne/updateMany; use update operators such as $set, or replaceOne to replace a whole document');
   }
   const filters = parseArrayFilters(options.arrayFilters);
-  const templates = parseTemplates(converted, filters, options.filter);
+  const templates = parseTemplates(converted, filters);
   const written = templates.map((t) => t.action);
   checkConflicts(written, false);
   const positional = templates.some((t) => t.steps !== undefined);
   if (positional) checkArrayUpdateSiblings(written);
+  const position = positional ? positionFinder(options.filter) : () => undefined;
   const sorted = [...written].sort((x, y) => comparePaths(x.parts, y.parts));
   return {
     paths: sorted.flatMap((a) => [a.path, ...a.alsoChanges]),
     apply(doc, applyOptions = {}) {
       const ctx = { isInsert: applyOptions.isInsert ?? false, now: applyOptions.now ?? new Date() };
-      const actions = positional ? expand(templates, doc, ctx.isInsert, filters) : sorted;
+      const actions = positional ? expand(templates, doc, ctx.isInsert, filters, position) : sorted;
       const out = cloneValue(doc);
       let modified = false;
       for (const a of actions) if (a.apply(out, ctx)) modified = true;

@@ -39,7 +39,7 @@ const students = [
   { _id: 5, grades: [{ grade: 80, mean: 75, std: 8 }, { grade: 85, mean: 90, std: 5 }, { grade: 90, mean: 85, std: 3 }] },
 ];
 
-describe('$ (the first element the filter matched)', () => {
+describe('$ (the element the filter matched)', () => {
   table([
     { name: 'a value in an array', doc: { _id: 1, grades: [85, 80, 80] }, filter: { _id: 1, grades: 80 }, update: { $set: { 'grades.$': 82 } }, expected: { _id: 1, grades: [85, 82, 80] } },
     {
@@ -64,12 +64,18 @@ describe('$ (the first element the filter matched)', () => {
       expected: { _id: 1, a: [1, 15, 7] },
     },
     {
-      name: '$and conditions on the array must hold for one element together',
-      doc: { _id: 1, a: [{ x: 1, y: 1 }, { x: 1, y: 2 }] },
-      filter: { $and: [{ 'a.x': 1 }, { 'a.y': 2 }] },
+      name: 'several conditions on the array: the last one records the element (use $elemMatch for one element matching all)',
+      doc: { _id: 1, a: [{ x: 1, y: 2 }, { x: 2, y: 2 }] },
+      filter: { 'a.x': 2, 'a.y': 2 },
       update: { $set: { 'a.$.z': true } },
-      expected: { _id: 1, a: [{ x: 1, y: 1 }, { x: 1, y: 2, z: true }] },
+      expected: { _id: 1, a: [{ x: 1, y: 2, z: true }, { x: 2, y: 2 }] },
     },
+    { name: '$and members in order, the last one wins', doc: { _id: 1, a: [1, 2, 3], b: [4, 5, 6] }, filter: { $and: [{ a: 1 }, { a: 2 }, { a: 3 }] }, update: { $set: { 'b.$': 0 } }, expected: { _id: 1, a: [1, 2, 3], b: [4, 5, 0] } },
+    { name: '$and members reversed', doc: { _id: 1, a: [1, 2, 3], b: [4, 5, 6] }, filter: { $and: [{ a: 3 }, { a: 2 }, { a: 1 }] }, update: { $set: { 'b.$': 0 } }, expected: { _id: 1, a: [1, 2, 3], b: [0, 5, 6] } },
+    { name: 'parallel arrays: the position a condition on another array recorded', doc: { _id: 1, x: [90, 91, 92], y: ['a', 'b', 'c'] }, filter: { x: 92 }, update: { $set: { 'y.$': 'z' } }, expected: { _id: 1, x: [90, 91, 92], y: ['a', 'b', 'z'] } },
+    { name: '$in: the first element matching any value', doc: { _id: 1, a: [1, 2, 3] }, filter: { a: { $in: [3, 2] } }, update: { $set: { 'a.$': 0 } }, expected: { _id: 1, a: [1, 0, 3] } },
+    { name: '$or over one path is an $in', doc: { _id: 1, a: [1, 2, 3], b: [4, 5, 6] }, filter: { $or: [{ a: 2 }, { a: 3 }] }, update: { $set: { 'b.$': 0 } }, expected: { _id: 1, a: [1, 2, 3], b: [4, 0, 6] } },
+    { name: 'nested $elemMatch', doc: { _id: 1, a: [[1, 2], [3, 4]], b: [[5, 6], [7, 8]] }, filter: { a: { $elemMatch: { $elemMatch: { $eq: 3 } } } }, update: { $set: { 'b.$': [] } }, expected: { _id: 1, a: [[1, 2], [3, 4]], b: [[5, 6], []] } },
     { name: '$unset sets the element to null', doc: { _id: 1, a: [1, 2, 3] }, filter: { a: 2 }, update: { $unset: { 'a.$': '' } }, expected: { _id: 1, a: [1, null, 3] } },
     { name: 'a nested array path', doc: { _id: 1, x: { y: [8, 7, 6] } }, filter: { 'x.y': 7 }, update: { $inc: { 'x.y.$': 1 } }, expected: { _id: 1, x: { y: [8, 8, 6] } } },
     { name: '$push into the matched element', doc: { _id: 1, a: [{ k: 'x', v: [] }, { k: 'y', v: [1] }] }, filter: { 'a.k': 'y' }, update: { $push: { 'a.$.v': 2 } }, expected: { _id: 1, a: [{ k: 'x', v: [] }, { k: 'y', v: [1, 2] }] } },
@@ -94,7 +100,9 @@ describe('$ (the first element the filter matched)', () => {
   it('refuses a filter without a condition on the array', () => refuses({ _id: 1, a: [1] }, { _id: 1 }, { $set: { 'a.$': 2 } }, undefined, NO_MATCH));
   it('refuses a condition that matched the field but no element (a negation)', () => refuses({ _id: 1, a: [1] }, { a: { $ne: 5 } }, { $set: { 'a.$': 2 } }, undefined, NO_MATCH));
   it('refuses a field that is not an array', () => refuses({ _id: 1, a: 1 }, { a: 1 }, { $set: { 'a.$': 2 } }, undefined, NO_MATCH));
-  it('refuses a condition under $or (not supported)', () => refuses({ _id: 1, a: [1] }, { $or: [{ a: 1 }, { b: 1 }] }, { $set: { 'a.$': 2 } }, undefined, NO_MATCH));
+  it('refuses a position from an $or over several paths', () => refuses({ _id: 1, a: [1] }, { $or: [{ a: 1 }, { b: 1 }] }, { $set: { 'a.$': 2 } }, undefined, NO_MATCH));
+  it('refuses a position from $nor', () => refuses({ _id: 1, a: [1] }, { $nor: [{ a: 5 }] }, { $set: { 'a.$': 2 } }, undefined, NO_MATCH));
+  it('refuses a position from a whole-array equality', () => refuses({ _id: 1, a: [4, 5, 6], c: [7, 8, 9] }, { a: [4, 5, 6] }, { $set: { 'c.$': 2 } }, undefined, NO_MATCH));
   it('refuses $ after $[]', () => refuses({ _id: 1, a: [[1]] }, { a: [1] }, { $set: { 'a.$[].$': 2 } }, undefined, /unsupported: the positional operator '\$' after/));
 });
 
