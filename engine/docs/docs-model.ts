@@ -34,7 +34,7 @@ import { documentKeys, entryKey, indexComponent, type IndexField } from './index
 import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
 import { compileProjection, type CompiledProjection } from './projection.js';
-import { compileFilter, filterFields, type CompiledFilter } from './query/compile-filter.js';
+import { compileFilter, filterFields, parseFilter, type CompiledFilter } from './query/compile-filter.js';
 import { describePlan, planQuery, type Plan } from './query-planner.js';
 import { compileSort, type CompiledSort } from './sort.js';
 import { compileUpdate } from './update/compile-update.js';
@@ -418,7 +418,8 @@ export function docsFindNow(store: TenantStore, collection: unknown, options: Fi
     const byId = idLookup(options);
     if (byId !== undefined) return findById(store, name, byId, options);
     query = compileQuery(options, defaults.limit ?? DOCS_MODEL_LIMITS.defaultFindLimit, DOCS_MODEL_LIMITS.maxFindLimit);
-    projection = compileProjection(options.projection);
+    const ast = query.filter.ast;
+    projection = compileProjection(options.projection, { filter: () => ast });
     explain = options.explain === true;
     if (options.explain !== undefined && typeof options.explain !== 'boolean') fail('VALIDATION_FAILED', 'explain must be a boolean', { field: 'explain' });
     if (!explain) {
@@ -570,7 +571,7 @@ function idLookup(options: FindOptions): string | number | boolean | undefined {
 /** A find by `_id` (see idLookup): one synchronous read, consistent by itself. */
 function findById(store: TenantStore, name: string, id: string | number | boolean, options: FindOptions): FindResult {
   integerOption(options.limit, 'limit', 1, DOCS_MODEL_LIMITS.maxFindLimit, 1);
-  const projection = compileProjection(options.projection);
+  const projection = compileProjection(options.projection, { filter: () => parseFilter(options.filter) });
   const info = readCollectionCached(store, store, name);
   if (info === undefined) return { documents: [] };
   if (typeof id === 'string' && Buffer.byteLength(id) > MAX_ID_BYTES) return { documents: [] }; // no stored id is that long

@@ -392,6 +392,20 @@ function randomProjection(rand: Rand): Doc {
     spec[path] = include;
   }
   if (rand() < 0.3) spec['_id'] = 0;
+  // Projection operators, in inclusion projections only: mingo takes a $slice alone as an
+  // inclusion and refuses one beside exclusions, where MongoDB returns every other field (the
+  // manual's $slice examples). $elemMatch on documents only: mingo's projection $elemMatch
+  // refuses operators on scalar elements (`{$elemMatch: {$gt: 0}}`), which MongoDB's accepts.
+  // test/docs/projection.test.ts covers both against the manual.
+  if (include === 1 && rand() < 0.4) {
+    const field = pick(rand, ['a', 'b', 'c'].filter((f) => !taken.some((t) => t === f || t.startsWith(`${f}.`))));
+    if (field !== undefined) {
+      spec[field] =
+        rand() < 0.6
+          ? { $slice: pick(rand, [1, 2, -1, -2, 0, [1, 1], [-2, 1], [0, 5], [5, 1]]) }
+          : { $elemMatch: pick(rand, [{ c: 1 }, { b: { $gte: 1 } }, { b: 'a', c: { $ne: 1 } }, { b: { $in: [1, 'a'] } }]) };
+    }
+  }
   return spec;
 }
 
@@ -449,6 +463,14 @@ function isSortPlain(doc: Doc, path: string): boolean {
 }
 
 const PROJECTION_RULES: ReadonlyArray<{ name: string; applies: (spec: Doc, doc: Doc, theirs: Doc | Error) => boolean }> = [
+  {
+    // The $elemMatch projection's document form matches only elements that are documents (or
+    // arrays) in MongoDB, as the query operator does; mingo also matches scalar elements
+    // (`{$elemMatch: {c: 1}}` picks the element 1).
+    name: 'elem-match-projection-scalar-elements',
+    applies: (spec, doc) =>
+      Object.entries(spec).some(([field, v]) => isPlainObject(v) && Object.hasOwn(v, '$elemMatch') && Array.isArray(doc[field]) && (doc[field] as unknown[]).some((el) => !isContainer(el))),
+  },
   {
     // mingo throws a TypeError excluding a dotted path through a null ("a.b": 0 on {a: null});
     // MongoDB returns the document unchanged there.

@@ -172,6 +172,28 @@ describe('documents over HTTP: CRUD', () => {
     expect((await mql('find', { collection: 'posbad', sort: { _id: 1 } })).body.documents).toEqual(docs);
   });
 
+  it('projects with $slice, $elemMatch and the positional $ through find and findOne', async () => {
+    await seed('proj', [
+      { _id: 1, title: 'a', comments: [1, 2, 3, 4], grades: [{ g: 70, s: 'x' }, { g: 90, s: 'y' }, { g: 95, s: 'z' }] },
+      { _id: 2, title: 'b', comments: [5], grades: [{ g: 60, s: 'x' }] },
+    ]);
+    const sliced = await mql('find', { collection: 'proj', projection: { comments: { $slice: -2 }, grades: 0 }, sort: { _id: 1 } });
+    expect(sliced.status, sliced.text).toBe(200);
+    expect(sliced.body.documents).toEqual([{ _id: 1, title: 'a', comments: [3, 4] }, { _id: 2, title: 'b', comments: [5] }]);
+    const elem = await mql('find', { collection: 'proj', projection: { title: 1, grades: { $elemMatch: { g: { $gte: 90 } } } }, sort: { _id: 1 } });
+    expect(elem.body.documents).toEqual([{ _id: 1, title: 'a', grades: [{ g: 90, s: 'y' }] }, { _id: 2, title: 'b' }]);
+    const positional = await mql('findOne', { collection: 'proj', filter: { 'grades.s': 'z' }, projection: { 'grades.$': 1, _id: 0 } });
+    expect(positional.body.document).toEqual({ grades: [{ g: 95, s: 'z' }] });
+    // A find by _id alone records no position: the array is there, so it is an error (as in MongoDB).
+    const none = await mql('find', { collection: 'proj', filter: { _id: 1 }, projection: { 'grades.$': 1 } });
+    expect(none.status, none.text).toBe(400);
+    expect(none.body.error.code).toBe('QUERY_ERROR');
+    expect(none.body.error.message).toContain("couldn't find a matching element");
+    const bad = await mql('find', { collection: 'proj', projection: { comments: { $slice: [1, 0] } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toContain('$slice limit must be positive');
+  });
+
   it('round-trips dates as Extended JSON and compares them as dates', async () => {
     await seed('events', [
       { _id: 1, at: { $date: '2026-01-01T00:00:00Z' } },
@@ -211,6 +233,7 @@ describe('documents over HTTP: errors change nothing', () => {
     ['a limit over 10000', 'find', { collection: 'e', limit: 10001 }, 400, 'VALIDATION_FAILED', 'limit'],
     ['a bad sort', 'find', { collection: 'e', sort: { a: 2 } }, 400, 'QUERY_ERROR', 'sort'],
     ['mixed projection', 'find', { collection: 'e', projection: { a: 1, b: 0 } }, 400, 'QUERY_ERROR', 'projection'],
+    ['two positional projections', 'find', { collection: 'e', filter: { a: 1, b: 1 }, projection: { 'a.$': 1, 'b.$': 1 } }, 400, 'QUERY_ERROR', 'positional'],
   ])('refuses %s', async (_what, op, json, status, code, mention) => {
     const res = await mql(op, json);
     expect(res.status, res.text).toBe(status);
