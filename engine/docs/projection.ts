@@ -21,7 +21,7 @@
 import { fail } from '../errors.js';
 import { compileFilter } from './query/compile-filter.js';
 import type { AndNode } from './query/filter-ast.js';
-import { firstArray, positionFinder } from './update/positional.js';
+import { firstArray, positionFinder } from './query/recorded-position.js';
 import { cloneValue, isPlainObject, MISSING, setOwn, type Doc } from './values.js';
 
 /** A compiled projection. */

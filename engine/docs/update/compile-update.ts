@@ -13,7 +13,8 @@ import { cloneValue, compareStrings, getOwn, isPlainObject, MISSING, valuesEqual
 import type { AndNode } from '../query/filter-ast.js';
 import type { UpdateAction, UpdateOperator } from './operator.js';
 import { updateOperators } from './operator-table.js';
-import { checkPositionalPath, expandSteps, isPositionalPart, parseArrayFilters, positionalNoMatch, positionalSteps, positionFinder, type ArrayFilters, type PathStep, type PositionFinder } from './positional.js';
+import { positionFinder, type PositionFinder } from '../query/recorded-position.js';
+import { checkPositionalPath, expandSteps, isPositionalPart, parseArrayFilters, positionalNoMatch, positionalSteps, type ArrayFilters, type PathStep } from './positional.js';
 
 /** Options of CompiledUpdate.apply. */
 export interface ApplyOptions {

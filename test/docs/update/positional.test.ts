@@ -103,7 +103,9 @@ describe('$ (the element the filter matched)', () => {
   it('refuses a position from an $or over several paths', () => refuses({ _id: 1, a: [1] }, { $or: [{ a: 1 }, { b: 1 }] }, { $set: { 'a.$': 2 } }, undefined, NO_MATCH));
   it('refuses a position from $nor', () => refuses({ _id: 1, a: [1] }, { $nor: [{ a: 5 }] }, { $set: { 'a.$': 2 } }, undefined, NO_MATCH));
   it('refuses a position from a whole-array equality', () => refuses({ _id: 1, a: [4, 5, 6], c: [7, 8, 9] }, { a: [4, 5, 6] }, { $set: { 'c.$': 2 } }, undefined, NO_MATCH));
-  it('refuses $ after $[]', () => refuses({ _id: 1, a: [[1]] }, { a: [1] }, { $set: { 'a.$[].$': 2 } }, undefined, /unsupported: the positional operator '\$' after/));
+  it('stands for the recorded position after $[] too', () => {
+    expect(apply({ _id: 1, a: [{ s: [1, 2] }, { s: [3, 4] }], k: [7, 8] }, { k: 8 }, { $set: { 'a.$[].s.$': 0 } }).doc).toStrictEqual({ _id: 1, a: [{ s: [1, 0] }, { s: [3, 0] }], k: [7, 8] });
+  });
 });
 
 describe('$[] (every element)', () => {
