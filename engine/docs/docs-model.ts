@@ -33,6 +33,9 @@ import { decodeDocument, encodeDocument, FieldReader, idKey, MAX_ID_BYTES } from
 import { documentKeys, entryKey, indexComponent, type IndexField } from './index-key.js';
 import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
+import { AGGREGATE_LIMITS, approxBytes, type StageContext } from './aggregate/stage.js';
+import { compilePipeline } from './aggregate/pipeline.js';
+import { fromJson } from './ejson.js';
 import { compileProjection, type CompiledProjection } from './projection.js';
 import { compileFilter, filterFields, parseFilter, type CompiledFilter } from './query/compile-filter.js';
 import { describePlan, planQuery, type Plan } from './query-planner.js';
@@ -608,6 +611,59 @@ export async function docsCount(store: TenantStore, collection: unknown, options
     }
     return Math.min(Math.max(n - skip, 0), limit);
   });
+}
+
+/**
+ * Runs an aggregation pipeline (aggregate/pipeline.ts) over a collection, on one snapshot of it
+ * and of every collection its $lookup stages read (the catalog entries read in the same turn).
+ * A leading $match goes to the query planner, so an index serves it; the documents then flow
+ * through the stages a chunk per turn. The result is bounded like find's.
+ * @throws VALIDATION_FAILED for a bad collection name; QUERY_ERROR for a bad pipeline, a stage
+ *   past its memory bound or a result past AGGREGATE_LIMITS.maxResultBytes
+ */
+export async function docsAggregate(store: TenantStore, collection: unknown, pipelineSpec: unknown): Promise<{ documents: Doc[] }> {
+  const name = validateCollectionName(collection);
+  const pipeline = compilePipeline(fromJson(pipelineSpec, { code: 'QUERY_ERROR' }));
+  const infos = new Map<string, CollectionInfo | undefined>();
+  for (const c of [name, ...pipeline.reads]) infos.set(c, readCollectionCached(store, store, c));
+  const trees = [...infos.values()].flatMap((info) => (info === undefined ? [] : treesOf(info)));
+  const snapshot = trees.length > 0 ? store.snapshot(trees) : undefined;
+  const matchAll = compileFilter({});
+  async function* read(collection: string, filter: CompiledFilter): AsyncGenerator<Doc[]> {
+    const info = infos.get(collection);
+    if (info === undefined || snapshot === undefined) return;
+    const plan = planQuery(info, filter.ast, []);
+    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: true })) {
+      const docs: Doc[] = [];
+      for (const c of chunk) if (filter.test(c.doc)) docs.push(c.doc);
+      if (docs.length > 0) yield docs;
+    }
+  }
+  const ctx: StageContext = {
+    vars: undefined,
+    scan: (collection) => read(collection, matchAll),
+    async lookup(collection, filterSpec) {
+      const out: Doc[] = [];
+      for await (const chunk of read(collection, compileFilter(filterSpec))) out.push(...chunk);
+      return out;
+    },
+  };
+  try {
+    const documents: Doc[] = [];
+    let bytes = 0;
+    for await (const chunk of pipeline.run(read(name, pipeline.leading ?? matchAll), ctx)) {
+      for (const d of chunk) {
+        bytes += approxBytes(d);
+        if (bytes > AGGREGATE_LIMITS.maxResultBytes) {
+          fail('QUERY_ERROR', `the result exceeds ${AGGREGATE_LIMITS.maxResultBytes} bytes: add a $limit, $match earlier or $project fewer fields`, { limit: AGGREGATE_LIMITS.maxResultBytes });
+        }
+        documents.push(d);
+      }
+    }
+    return { documents };
+  } finally {
+    snapshot?.close();
+  }
 }
 
 // ---- Index maintenance ------------------------------------------------------------------------

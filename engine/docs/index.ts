@@ -50,6 +50,7 @@ export { documentFromJson, validateDocument, validateFields, type ValidateOption
 // The collection layer over a tenant's store: CRUD, indexes, the planner and TTL expiry.
 export {
   DOCS_MODEL_LIMITS,
+  docsAggregate,
   docsCount,
   docsCreateIndex,
   docsDelete,
@@ -74,5 +75,8 @@ export {
   type UpdateOutcome,
   type Written,
 } from './docs-model.js';
+export { compilePipeline, type CompiledPipeline } from './aggregate/pipeline.js';
+export { AGGREGATE_LIMITS } from './aggregate/stage.js';
+export { compileExpression, EXPRESSION_OPERATOR_NAMES } from './aggregate/expression/operator-table.js';
 export { MAX_COLLECTION_NAME_BYTES } from './catalog.js';
 export { MAX_ID_BYTES } from './doc-codec.js';

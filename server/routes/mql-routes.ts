@@ -15,6 +15,7 @@ import {
   docsListIndexes,
   docsNextExpiry,
   docsReplace,
+  docsAggregate,
   docsUpdate,
   toJson,
   type FindResult,
@@ -105,6 +106,21 @@ export function mqlRoutes(app: FastifyInstance): void {
       const result = withTenantNow(request, (store) => docsFindNow(store, b.collection, b));
       const shape = (r: FindResult): unknown => ({ documents: r.documents.map(toJson), ...(r.explain !== undefined ? { explain: r.explain } : {}) });
       return result instanceof Promise ? result.then(shape) : shape(result);
+    },
+    200,
+    true,
+  );
+
+  route(
+    'aggregate',
+    'Run an aggregation pipeline ($match, $project, $addFields/$set, $unset, $group, $sort, $skip, $limit, $count, $sortByCount, $unwind, $lookup, $facet, $replaceRoot/$replaceWith)',
+    { collection, pipeline: { type: 'array', items: anyObject } },
+    ['collection', 'pipeline'],
+    { 200: { type: 'object', properties: { documents, executedBy: { type: 'string', enum: ['native'] } } } },
+    async (request) => {
+      const b = body<{ collection: string; pipeline: unknown }>(request);
+      const result = await withTenant(request, (store) => docsAggregate(store, b.collection, b.pipeline));
+      return { documents: result.documents.map(toJson), executedBy: 'native' };
     },
     200,
     true,

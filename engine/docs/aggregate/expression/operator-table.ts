@@ -1,0 +1,60 @@
+/**
+ * The one table of aggregation expression operators, grouped as in the MongoDB manual. A name
+ * that is absent is an unknown operator; the unsupported ones say why.
+ */
+
+import { arithmeticOperators } from './arithmetic.js';
+import { arrayOperators } from './array.js';
+import { comparisonOperators } from './comparison.js';
+import { conditionalOperators } from './conditional.js';
+import { dateOperators } from './date.js';
+import { makeCompiler, type Expr, type ExprTableEntry } from './expression.js';
+import { objectOperators } from './object.js';
+import { stringOperators } from './string.js';
+import { typeOperators } from './type.js';
+
+const unsupported = (reason: string): ExprTableEntry => ({ kind: 'unsupported', reason });
+
+const TABLE: Readonly<Record<string, ExprTableEntry>> = {
+  ...arithmeticOperators,
+  ...comparisonOperators,
+  ...conditionalOperators,
+  ...stringOperators,
+  ...arrayOperators,
+  ...typeOperators,
+  ...dateOperators,
+  ...objectOperators,
+  $function: unsupported('JavaScript is never executed'),
+  $accumulator: unsupported('JavaScript is never executed'),
+  $where: unsupported('JavaScript is never executed'),
+  $meta: unsupported('no text search scores'),
+  $toDecimal: unsupported('there is no decimal type'),
+  $toObjectId: unsupported('there is no ObjectId type'),
+  $dateAdd: unsupported('date arithmetic with units is not implemented; $add milliseconds'),
+  $dateSubtract: unsupported('date arithmetic with units is not implemented; $subtract milliseconds'),
+  $dateDiff: unsupported('date arithmetic with units is not implemented; $subtract two dates for milliseconds'),
+  $dateFromParts: unsupported('not implemented'),
+  $dateFromString: unsupported('not implemented; $toDate takes ISO-8601 strings'),
+  $dateTrunc: unsupported('not implemented'),
+  $substrBytes: unsupported('byte offsets are not implemented; use $substrCP'),
+  $substr: unsupported('byte offsets are not implemented; use $substrCP'),
+  $strLenBytes: unsupported('byte lengths are not implemented; use $strLenCP'),
+  $indexOfBytes: unsupported('byte offsets are not implemented; use $indexOfCP'),
+  $zip: unsupported('not implemented'),
+  $sortArray: unsupported('not implemented'),
+  $rand: unsupported('not implemented'),
+  $bitAnd: unsupported('bitwise operators are not implemented'),
+  $bitOr: unsupported('bitwise operators are not implemented'),
+  $bitXor: unsupported('bitwise operators are not implemented'),
+  $bitNot: unsupported('bitwise operators are not implemented'),
+};
+
+const compiler = makeCompiler(TABLE);
+
+/** Compiles an aggregation expression, with the user variables `names` defined. @throws QUERY_ERROR */
+export function compileExpression(spec: unknown, names?: ReadonlySet<string>): Expr {
+  return compiler(spec, names);
+}
+
+/** The names in the table (tests check each is documented). */
+export const EXPRESSION_OPERATOR_NAMES: readonly string[] = Object.keys(TABLE);

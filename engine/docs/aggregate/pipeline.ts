@@ -1,0 +1,135 @@
+/**
+ * Aggregation pipelines (manual: Aggregation Pipeline Stages): compiled whole before a document
+ * is read, so a bad stage fails before any work. One table of stages; an unknown one is a
+ * QUERY_ERROR naming it, the unsupported ones say why. A leading $match is handed to the query
+ * planner by the model (docs-model.ts), so an index serves it; a $limit right after a $sort
+ * bounds what the sort holds.
+ */
+
+import { isPlainObject } from '../values.js';
+import type { CompiledFilter } from '../query/compile-filter.js';
+import { AGGREGATE_LIMITS, stageError, type DocStream, type Stage, type StageContext } from './stage.js';
+import { facetStage } from './stages/facet.js';
+import { countStage, groupStage, sortByCountStage } from './stages/group.js';
+import { lookupStage } from './stages/lookup.js';
+import { matchStage, type MatchStage } from './stages/match.js';
+import { limitStage, skipStage, sortStage } from './stages/order.js';
+import { addFieldsStage, projectStage, replaceRootStage, unsetStage } from './stages/project.js';
+import { unwindStage } from './stages/unwind.js';
+
+const UNSUPPORTED: Record<string, string> = {
+  $out: 'writing a pipeline into a collection is not supported',
+  $merge: 'writing a pipeline into a collection is not supported',
+  $graphLookup: 'it runs on the external MongoDB (TETRA_MONGODB_URI), which this build does not reach',
+  $text: 'text search runs on the external MongoDB',
+  $search: 'Atlas Search is not available',
+  $geoNear: 'there are no geospatial indexes',
+  $bucket: 'not implemented; $group on a $switch of ranges does the same',
+  $bucketAuto: 'not implemented',
+  $sample: 'not implemented',
+  $redact: 'not implemented',
+  $setWindowFields: 'window functions are not implemented',
+  $densify: 'not implemented',
+  $fill: 'not implemented',
+  $unionWith: 'not implemented',
+  $collStats: 'not available',
+  $indexStats: 'not available',
+  $planCacheStats: 'not available',
+  $currentOp: 'not available',
+  $listSessions: 'not available',
+  $documents: 'not implemented',
+};
+
+/** A compiled pipeline. */
+export interface CompiledPipeline {
+  /** A leading $match's filter (without `$expr`), for the query planner; undefined when none. */
+  readonly leading: CompiledFilter | undefined;
+  /** Every collection the pipeline reads besides its own ($lookup), for the snapshot. */
+  readonly reads: readonly string[];
+  run(input: DocStream, ctx: StageContext): DocStream;
+}
+
+function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { stages: number }): Stage[] {
+  if (!Array.isArray(spec)) stageError('pipeline', 'the pipeline must be an array of stages');
+  const stages: Stage[] = [];
+  const sub = (s: unknown, n: ReadonlySet<string>) => compile(s, n, counter);
+  for (let i = 0; i < spec.length; i++) {
+    const item = spec[i];
+    if (++counter.stages > AGGREGATE_LIMITS.maxStages) stageError('pipeline', `the pipeline has more than ${AGGREGATE_LIMITS.maxStages} stages`);
+    if (!isPlainObject(item) || Object.keys(item).length !== 1) stageError('pipeline', 'A pipeline stage specification object must contain exactly one field.');
+    const name = Object.keys(item)[0]!;
+    const arg = item[name];
+    switch (name) {
+      case '$match':
+        stages.push(matchStage(arg, names));
+        break;
+      case '$project':
+        stages.push(projectStage(arg, names));
+        break;
+      case '$addFields':
+      case '$set':
+        stages.push(addFieldsStage(name, arg, names));
+        break;
+      case '$unset':
+        stages.push(unsetStage(arg));
+        break;
+      case '$replaceRoot':
+      case '$replaceWith':
+        stages.push(replaceRootStage(name, arg, names));
+        break;
+      case '$group':
+        stages.push(groupStage(arg, names));
+        break;
+      case '$count':
+        stages.push(countStage(arg));
+        break;
+      case '$sortByCount':
+        stages.push(sortByCountStage(arg, names));
+        break;
+      case '$sort': {
+        const next = spec[i + 1];
+        const limit = isPlainObject(next) && Object.keys(next).length === 1 && Object.hasOwn(next, '$limit') ? limitStage(next['$limit']).limit : undefined;
+        stages.push(sortStage(arg, limit));
+        break;
+      }
+      case '$skip':
+        stages.push(skipStage(arg));
+        break;
+      case '$limit':
+        stages.push(limitStage(arg));
+        break;
+      case '$unwind':
+        stages.push(unwindStage(arg));
+        break;
+      case '$lookup':
+        stages.push(lookupStage(arg, names, sub));
+        break;
+      case '$facet':
+        stages.push(facetStage(arg, names, sub));
+        break;
+      default:
+        if (Object.hasOwn(UNSUPPORTED, name)) stageError(name, `unsupported: the ${name} stage is not supported (${UNSUPPORTED[name]})`);
+        stageError(name, `Unrecognized pipeline stage name: '${name}'`);
+    }
+  }
+  return stages;
+}
+
+function compile(spec: unknown, names: ReadonlySet<string>, counter: { stages: number }): CompiledPipeline {
+  const stages = compileStages(spec, names, counter);
+  const first = stages[0];
+  return {
+    leading: first?.name === '$match' ? (first as MatchStage).filter : undefined,
+    reads: [...new Set(stages.flatMap((s) => s.reads))],
+    run(input, ctx) {
+      let stream = input;
+      for (const s of stages) stream = s.run(stream, ctx);
+      return stream;
+    },
+  };
+}
+
+/** Compiles a pipeline (an array of stage objects). @throws QUERY_ERROR for anything malformed, unknown or unsupported */
+export function compilePipeline(spec: unknown): CompiledPipeline {
+  return compile(spec, new Set(), { stages: 0 });
+}

@@ -1,0 +1,129 @@
+/**
+ * The shape every aggregation stage implements, and what they share. A stage turns a stream of
+ * document chunks into another; streaming stages work chunk by chunk, blocking ones ($group,
+ * $sort, $facet, $count) gather their input first, within AGGREGATE_LIMITS.maxBlockingBytes.
+ */
+
+import { fail } from '../../errors.js';
+import type { Scope } from './expression/expression.js';
+import { MISSING, type Doc } from '../values.js';
+
+/** Chunks of documents, in order. */
+export type DocStream = AsyncIterable<Doc[]>;
+
+export const AGGREGATE_LIMITS = {
+  /** Stages in a pipeline, sub-pipelines included (MongoDB: 1000). */
+  maxStages: 1000,
+  /** Estimated bytes a blocking stage may hold (MongoDB: 100 MB without allowDiskUse). */
+  maxBlockingBytes: 64 * 1024 * 1024,
+  /** Estimated bytes of the documents a pipeline returns (find's bound). */
+  maxResultBytes: 32 * 1024 * 1024,
+} as const;
+
+/** What a running stage may ask of the model: other collections, on the pipeline's snapshot. */
+export interface StageContext {
+  /** The documents of `collection` that `filter` matches (a compiled filter document), in plan order. */
+  lookup(collection: string, filter: Doc): Promise<Doc[]>;
+  /** Every document of `collection`, in chunks. */
+  scan(collection: string): DocStream;
+  /** The variables a sub-pipeline runs with ($lookup's `let`), if any. */
+  readonly vars: Scope | undefined;
+}
+
+/** A compiled stage. */
+export interface Stage {
+  readonly name: string;
+  /** Collections the stage reads besides its input ($lookup's `from`), for the snapshot. */
+  readonly reads: readonly string[];
+  run(input: DocStream, ctx: StageContext): DocStream;
+}
+
+/** Throws QUERY_ERROR naming the stage. @throws QUERY_ERROR */
+export function stageError(stage: string, message: string): never {
+  fail('QUERY_ERROR', message, { stage });
+}
+
+/** A stage that maps each chunk (streaming). */
+export function streaming(name: string, fn: (chunk: Doc[], ctx: StageContext) => Doc[] | Promise<Doc[]>, reads: readonly string[] = []): Stage {
+  return {
+    name,
+    reads,
+    async *run(input, ctx) {
+      for await (const chunk of input) {
+        const out = await fn(chunk, ctx);
+        if (out.length > 0) yield out;
+      }
+    },
+  };
+}
+
+/** A rough size of a value in memory (strings by length, numbers 8, containers with overhead). */
+export function approxBytes(v: unknown): number {
+  switch (typeof v) {
+    case 'string':
+      return 16 + 2 * v.length;
+    case 'number':
+    case 'boolean':
+      return 8;
+    case 'object': {
+      if (v === null) return 8;
+      if (v instanceof Date) return 24;
+      if (Array.isArray(v)) {
+        let n = 16;
+        for (const el of v) n += approxBytes(el);
+        return n;
+      }
+      let n = 16;
+      for (const k of Object.keys(v)) n += 16 + 2 * k.length + approxBytes((v as Doc)[k]);
+      return n;
+    }
+    default:
+      return 8;
+  }
+}
+
+/** Counts what a blocking stage holds against its bound. */
+export class BlockingBudget {
+  #bytes = 0;
+  readonly #stage: string;
+
+  constructor(stage: string) {
+    this.#stage = stage;
+  }
+
+  add(v: unknown): void {
+    this.#bytes += approxBytes(v);
+    if (this.#bytes > AGGREGATE_LIMITS.maxBlockingBytes) {
+      stageError(this.#stage, `${this.#stage} holds more than ${AGGREGATE_LIMITS.maxBlockingBytes} bytes of documents: filter earlier in the pipeline ($match), or project fewer fields`);
+    }
+  }
+}
+
+/** Gathers a whole stream, within a blocking stage's bound. */
+export async function gather(input: DocStream, stage: string): Promise<Doc[]> {
+  const budget = new BlockingBudget(stage);
+  const out: Doc[] = [];
+  for await (const chunk of input) {
+    for (const d of chunk) {
+      budget.add(d);
+      out.push(d);
+    }
+  }
+  return out;
+}
+
+/** Re-chunks an array as a stream. */
+export async function* chunksOf(docs: readonly Doc[], size = 256): DocStream {
+  for (let i = 0; i < docs.length; i += size) yield docs.slice(i, i + size);
+}
+
+/** A value the user wrote as a field name of an output document: no `$` first, no `.`. @throws QUERY_ERROR */
+export function outputField(stage: string, name: unknown, what: string): string {
+  if (typeof name !== 'string' || name === '') stageError(stage, `${stage}'s ${what} must be a non-empty string`);
+  if (name.startsWith('$')) stageError(stage, `${stage}'s ${what} must not start with '$': '${name}'`);
+  if (name.includes('.')) stageError(stage, `${stage}'s ${what} must not contain '.': '${name}'`);
+  if (name.includes('\0')) stageError(stage, `${stage}'s ${what} must not contain the NUL character`);
+  return name;
+}
+
+export { MISSING };

@@ -1,0 +1,39 @@
+/**
+ * $facet: several sub-pipelines over the same input (gathered within the blocking bound), one
+ * output document with each one's results in an array field.
+ */
+
+import { isPlainObject, setOwn, type Doc } from '../../values.js';
+import { chunksOf, gather, outputField, stageError, type Stage } from '../stage.js';
+import type { SubPipelineCompiler } from './lookup.js';
+
+const NOT_IN_FACET = new Set(['$facet', '$out', '$merge', '$collStats', '$indexStats', '$geoNear']);
+
+export function facetStage(spec: unknown, names: ReadonlySet<string>, compileSub: SubPipelineCompiler): Stage {
+  const stage = '$facet';
+  if (!isPlainObject(spec) || Object.keys(spec).length === 0) stageError(stage, 'the $facet specification must be a non-empty object');
+  const facets = Object.entries(spec).map(([name, pipeline]) => {
+    outputField(stage, name, 'output field');
+    if (Array.isArray(pipeline)) {
+      for (const s of pipeline) {
+        const op = isPlainObject(s) ? Object.keys(s)[0] : undefined;
+        if (op !== undefined && NOT_IN_FACET.has(op)) stageError(stage, `${op} is not allowed to be used within a $facet stage`);
+      }
+    }
+    return { name, pipeline: compileSub(pipeline, names) };
+  });
+  return {
+    name: stage,
+    reads: facets.flatMap((f) => f.pipeline.reads),
+    async *run(input, ctx) {
+      const docs = await gather(input, stage);
+      const out: Doc = {};
+      for (const f of facets) {
+        const results: Doc[] = [];
+        for await (const c of f.pipeline.run(chunksOf(docs), ctx)) results.push(...c);
+        setOwn(out, f.name, results);
+      }
+      yield [out];
+    },
+  };
+}

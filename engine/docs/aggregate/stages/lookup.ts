@@ -1,0 +1,99 @@
+/**
+ * $lookup (manual: $lookup): for each document, the documents of another collection of the
+ * same tenant, read on the pipeline's snapshot, in an array field `as`.
+ * - Equality form `{from, localField, foreignField, as}`: the foreign documents whose
+ *   `foreignField` equals the local value, or one of its elements when it is an array (query
+ *   equality, so through arrays on the foreign side too); a missing or null local value matches
+ *   foreign null and missing. It runs as a find with `{foreignField: {$in: values}}`, so an index
+ *   on `foreignField` serves it.
+ * - Pipeline form `{from, let, pipeline, as}` (optionally with localField/foreignField as well):
+ *   the sub-pipeline runs over the foreign collection with the `let` variables, which `$expr`
+ *   and other expressions read as `$$name`.
+ */
+
+import { validateCollectionName } from '../../catalog.js';
+import { collectValues } from '../../path.js';
+import { isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
+import { checkVariableName, type Expr } from '../expression/expression.js';
+import { compileExpression } from '../expression/operator-table.js';
+import { outputField, stageError, type DocStream, type Stage, type StageContext } from '../stage.js';
+import { scopeOf } from './project.js';
+
+/** How the pipeline module compiles a sub-pipeline (passed in to avoid a cycle). */
+export type SubPipelineCompiler = (spec: unknown, names: ReadonlySet<string>) => { run(input: DocStream, ctx: StageContext): DocStream; readonly reads: readonly string[] };
+
+function localValues(doc: Doc, path: string): unknown[] {
+  const values = collectValues(doc, path.split('.'), 'traverse-omit-array');
+  const present = values.filter((v) => v !== MISSING);
+  // A missing local value matches foreign null and missing, as null does; an empty array nothing.
+  return values.length > 0 && present.length === 0 ? [null] : present;
+}
+
+export function lookupStage(spec: unknown, names: ReadonlySet<string>, compileSub: SubPipelineCompiler): Stage {
+  const stage = '$lookup';
+  if (!isPlainObject(spec)) stageError(stage, 'the $lookup specification must be an object');
+  for (const k of Object.keys(spec)) if (!['from', 'localField', 'foreignField', 'as', 'let', 'pipeline'].includes(k)) stageError(stage, `unknown argument to $lookup: ${k}`);
+  const from = validateCollectionName(spec['from']);
+  const as = spec['as'];
+  if (typeof as !== 'string' || as === '' || as.startsWith('$')) stageError(stage, "$lookup's 'as' must be a field path that does not start with '$'");
+  const asParts = as.split('.').map((p) => outputField(stage, p, "'as'"));
+  const hasEquality = Object.hasOwn(spec, 'localField') || Object.hasOwn(spec, 'foreignField');
+  let localField: string | undefined;
+  let foreignField: string | undefined;
+  if (hasEquality) {
+    if (typeof spec['localField'] !== 'string' || typeof spec['foreignField'] !== 'string') stageError(stage, "$lookup requires both 'localField' and 'foreignField' as strings");
+    localField = spec['localField'];
+    foreignField = spec['foreignField'];
+  }
+  const vars: Array<readonly [string, Expr]> = [];
+  let sub: ReturnType<SubPipelineCompiler> | undefined;
+  if (Object.hasOwn(spec, 'pipeline')) {
+    if (Object.hasOwn(spec, 'let')) {
+      if (!isPlainObject(spec['let'])) stageError(stage, "$lookup's 'let' must be an object");
+      for (const [k, v] of Object.entries(spec['let'])) vars.push([checkVariableName(k, stage), compileExpression(v, names)]);
+    }
+    sub = compileSub(spec['pipeline'], new Set([...names, ...vars.map(([k]) => k)]));
+  } else {
+    if (!hasEquality) stageError(stage, "$lookup requires either 'localField' and 'foreignField', or 'pipeline'");
+    if (Object.hasOwn(spec, 'let')) stageError(stage, "$lookup with 'let' must also specify 'pipeline'");
+  }
+  const reads = [from, ...(sub?.reads ?? [])];
+  return {
+    name: stage,
+    reads,
+    async *run(input, ctx) {
+      for await (const chunk of input) {
+        const out: Doc[] = [];
+        for (const doc of chunk) {
+          const filter: Doc = localField === undefined ? {} : { [foreignField!]: { $in: localValues(doc, localField) } };
+          let matches: Doc[];
+          if (sub === undefined) matches = await ctx.lookup(from, filter);
+          else {
+            const scope = scopeOf(doc, ctx.vars);
+            const bound = scope.with(new Map(vars.map(([k, e]) => [k, e(scope)])));
+            const source = localField === undefined ? ctx.scan(from) : (async function* () {
+              yield await ctx.lookup(from, filter);
+            })();
+            matches = [];
+            for await (const c of sub.run(source, { ...ctx, vars: bound })) matches.push(...c);
+          }
+          out.push(setAt(doc, asParts, matches));
+        }
+        yield out;
+      }
+    },
+  };
+}
+
+function setAt(doc: Doc, parts: readonly string[], value: unknown): Doc {
+  const out: Doc = { ...doc };
+  let into = out;
+  for (let i = 0; i < parts.length - 1; i++) {
+    const cur = into[parts[i]!];
+    const next: Doc = isPlainObject(cur) ? { ...cur } : {};
+    setOwn(into, parts[i]!, next);
+    into = next;
+  }
+  setOwn(into, parts[parts.length - 1]!, value);
+  return out;
+}

@@ -1,0 +1,74 @@
+/**
+ * $sort (the find sort: sort.ts, BSON order, stable), $skip and $limit. $sort gathers its input
+ * within the blocking bound; a $limit right after it keeps only the best documents as they come.
+ */
+
+import { compileSort, sortDocuments } from '../../sort.js';
+import type { Doc } from '../../values.js';
+import { BlockingBudget, chunksOf, stageError, type Stage } from '../stage.js';
+
+function count(stage: string, v: unknown, min: number): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min) stageError(stage, `the ${stage} argument must be ${min === 0 ? 'a non-negative' : 'a positive'} integer, found ${JSON.stringify(v)}`);
+  return v;
+}
+
+export function sortStage(spec: unknown, limit?: number): Stage {
+  const sort = compileSort(spec);
+  if (sort.keys.length === 0) stageError('$sort', '$sort stage must have at least one sort key');
+  return {
+    name: '$sort',
+    reads: [],
+    async *run(input) {
+      const budget = new BlockingBudget('$sort');
+      let docs: Doc[] = [];
+      for await (const chunk of input) {
+        for (const d of chunk) {
+          budget.add(d);
+          docs.push(d);
+        }
+        // With a $limit after it, a sort holds at most twice the limit between trims.
+        if (limit !== undefined && docs.length > 2 * limit + 256) docs = sortDocuments(docs, sort).slice(0, limit);
+      }
+      const sorted = sortDocuments(docs, sort);
+      yield* chunksOf(limit === undefined ? sorted : sorted.slice(0, limit));
+    },
+  };
+}
+
+export function skipStage(spec: unknown): Stage {
+  const n = count('$skip', spec, 0);
+  return {
+    name: '$skip',
+    reads: [],
+    async *run(input) {
+      let skipped = 0;
+      for await (const chunk of input) {
+        if (skipped >= n) {
+          yield chunk;
+          continue;
+        }
+        const take = chunk.slice(Math.min(chunk.length, n - skipped));
+        skipped += chunk.length - take.length;
+        if (take.length > 0) yield take;
+      }
+    },
+  };
+}
+
+export function limitStage(spec: unknown): Stage & { readonly limit: number } {
+  const n = count('$limit', spec, 1);
+  return {
+    name: '$limit',
+    limit: n,
+    reads: [],
+    async *run(input) {
+      let taken = 0;
+      for await (const chunk of input) {
+        const take = chunk.slice(0, n - taken);
+        taken += take.length;
+        if (take.length > 0) yield take;
+        if (taken >= n) return;
+      }
+    },
+  };
+}

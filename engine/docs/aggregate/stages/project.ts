@@ -1,0 +1,137 @@
+/**
+ * The reshaping stages (manual: $project, $addFields/$set, $unset, $replaceRoot/$replaceWith).
+ * - $project: the find projection's inclusions and exclusions (projection.ts), plus computed
+ *   fields (`{total: {$add: ["$a", "$b"]}}`, `{"x.y": "$z"}`); computed fields make it an
+ *   inclusion, and exclusions admit none. A non-zero number or true includes.
+ * - $addFields / $set: each field set to its expression's value, computed on the input document;
+ *   existing fields keep their place, new ones are appended; `$$REMOVE` removes the field. A dot
+ *   path through an array sets the field in each element.
+ * - $unset: the exclusion projection of its path(s).
+ * - $replaceRoot / $replaceWith: the document becomes its expression's value, which must be an
+ *   object.
+ */
+
+import { compileProjection } from '../../projection.js';
+import { bsonTypeOf, getOwn, isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
+import { Scope, type Expr } from '../expression/expression.js';
+import { compileExpression } from '../expression/operator-table.js';
+import { stageError, streaming, type Stage } from '../stage.js';
+
+/** The scope a stage evaluates expressions of `doc` in (with $lookup's `let` variables). */
+export function scopeOf(doc: Doc, vars: Scope | undefined): Scope {
+  return vars === undefined ? Scope.of(doc) : vars.with(new Map([['ROOT', doc], ['CURRENT', doc]]));
+}
+
+// Sets `value` at `parts` of a copy-on-write document: objects are copied on the way, an array
+// sets the rest of the path in each element (non-document elements become documents).
+function setPath(target: unknown, parts: readonly string[], i: number, value: unknown): unknown {
+  if (Array.isArray(target) && i > 0) return target.map((el) => setPath(el, parts, i, value));
+  const out: Doc = isPlainObject(target) ? { ...target } : {};
+  const key = parts[i]!;
+  if (i === parts.length - 1) {
+    if (value === MISSING) delete out[key];
+    else setOwn(out, key, value);
+    return out;
+  }
+  const child = getOwn(out, key);
+  setOwn(out, key, setPath(child === MISSING ? {} : child, parts, i + 1, value));
+  return out;
+}
+
+function checkFieldPath(stage: string, path: string): string[] {
+  const parts = path.split('.');
+  for (const p of parts) {
+    if (p === '') stageError(stage, `${stage}: FieldPath field names may not be empty strings ('${path}')`);
+    if (p.startsWith('$')) stageError(stage, `${stage}: FieldPath field names may not start with '$' ('${path}')`);
+  }
+  return parts;
+}
+
+// Nested specifications ({a: {b: 1}}) are dot paths ("a.b": 1) unless they are expressions.
+function flatten(spec: Doc, prefix: string, out: Array<[string, unknown]>, stage: string): void {
+  for (const key of Object.keys(spec)) {
+    const path = prefix === '' ? key : `${prefix}.${key}`;
+    const v = spec[key];
+    if (isPlainObject(v) && Object.keys(v).length > 0 && !Object.keys(v)[0]!.startsWith('$')) flatten(v, path, out, stage);
+    else if (isPlainObject(v) && Object.keys(v).length === 0) stageError(stage, `${stage}: an empty object is not a valid value for '${path}'`);
+    else out.push([path, v]);
+  }
+}
+
+const isFlag = (v: unknown): v is number | boolean => typeof v === 'number' || typeof v === 'boolean';
+
+export function projectStage(spec: unknown, names: ReadonlySet<string>): Stage {
+  const stage = '$project';
+  if (!isPlainObject(spec) || Object.keys(spec).length === 0) stageError(stage, '$project specification must be an object with at least one field');
+  const entries: Array<[string, unknown]> = [];
+  flatten(spec, '', entries, stage);
+  const flags: Doc = {};
+  const computed: Array<{ parts: string[]; expr: Expr }> = [];
+  let excludes = false;
+  for (const [path, v] of entries) {
+    if (isFlag(v)) {
+      const include = v !== 0 && v !== false;
+      if (!include && path !== '_id') excludes = true;
+      flags[path] = include ? 1 : 0;
+    } else computed.push({ parts: checkFieldPath(stage, path), expr: compileExpression(v, names) });
+  }
+  if (excludes && computed.length > 0) stageError(stage, 'Invalid $project :: caused by :: Cannot use expression other than $meta in exclusion projection');
+  const computedId = computed.some((c) => c.parts.length === 1 && c.parts[0] === '_id');
+  if (computed.length > 0) {
+    // Computed fields are inclusions: the find projection keeps the included ones (and _id).
+    if (computedId) flags['_id'] = 0;
+    else if (!Object.hasOwn(flags, '_id')) flags['_id'] = 1;
+  }
+  const projection = Object.keys(flags).length > 0 ? compileProjection(flags) : undefined;
+  // With only computed fields and _id excluded, nothing of the input is kept.
+  const keepNothing = computed.length > 0 && !Object.values(flags).some((f) => f === 1);
+  return streaming(stage, (chunk, ctx) =>
+    chunk.map((doc) => {
+      let out: unknown = keepNothing ? {} : projection === undefined ? { ...doc } : projection.apply(doc);
+      if (computed.length > 0) {
+        const scope = scopeOf(doc, ctx.vars);
+        for (const c of computed) out = setPath(out, c.parts, 0, c.expr(scope));
+      }
+      return out as Doc;
+    }),
+  );
+}
+
+export function addFieldsStage(name: '$addFields' | '$set', spec: unknown, names: ReadonlySet<string>): Stage {
+  if (!isPlainObject(spec)) stageError(name, `${name} specification must be an object`);
+  const entries: Array<[string, unknown]> = [];
+  flatten(spec, '', entries, name);
+  const fields = entries.map(([path, v]) => ({ parts: checkFieldPath(name, path), expr: compileExpression(v, names) }));
+  return streaming(name, (chunk, ctx) =>
+    chunk.map((doc) => {
+      const scope = scopeOf(doc, ctx.vars);
+      const values = fields.map((f) => f.expr(scope));
+      let out: unknown = doc;
+      fields.forEach((f, i) => (out = setPath(out, f.parts, 0, values[i])));
+      return out as Doc;
+    }),
+  );
+}
+
+export function unsetStage(spec: unknown): Stage {
+  const paths = typeof spec === 'string' ? [spec] : spec;
+  if (!Array.isArray(paths) || paths.length === 0 || !paths.every((p) => typeof p === 'string')) stageError('$unset', '$unset specification must be a string or an array of strings');
+  const projection = compileProjection(Object.fromEntries(paths.map((p) => [p, 0])));
+  return streaming('$unset', (chunk) => chunk.map((doc) => projection.apply(doc)));
+}
+
+export function replaceRootStage(name: '$replaceRoot' | '$replaceWith', spec: unknown, names: ReadonlySet<string>): Stage {
+  let exprSpec: unknown = spec;
+  if (name === '$replaceRoot') {
+    if (!isPlainObject(spec) || !Object.hasOwn(spec, 'newRoot') || Object.keys(spec).length !== 1) stageError(name, "$replaceRoot requires exactly one field, 'newRoot'");
+    exprSpec = spec['newRoot'];
+  }
+  const expr = compileExpression(exprSpec, names);
+  return streaming(name, (chunk, ctx) =>
+    chunk.map((doc) => {
+      const v = expr(scopeOf(doc, ctx.vars));
+      if (!isPlainObject(v)) stageError(name, `'newRoot' expression must evaluate to an object, but resulting value was: ${v === MISSING ? 'missing' : bsonTypeOf(v)}`);
+      return v;
+    }),
+  );
+}
