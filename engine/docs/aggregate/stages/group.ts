@@ -136,12 +136,14 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>): Stage {
     const acc = spec[key];
     if (!isPlainObject(acc) || Object.keys(acc).length !== 1) stageError(stage, `The field '${name}' must be an accumulator object`);
     const op = Object.keys(acc)[0]!;
-    const factory = Object.hasOwn(ACCUMULATORS, op) ? ACCUMULATORS[op] : undefined;
-    if (factory === undefined) stageError(stage, `unknown group operator '${op}'`);
     if (op === '$count') {
       if (!isPlainObject(acc[op]) || Object.keys(acc[op]).length > 0) stageError(stage, '$count takes no arguments, i.e. $count: {}');
       fields.push({ name, make: ACCUMULATORS['$sum']!('$sum'), expr: () => 1 });
-    } else fields.push({ name, make: factory(op), expr: compileExpression(acc[op], names) });
+      continue;
+    }
+    const factory = Object.hasOwn(ACCUMULATORS, op) ? ACCUMULATORS[op] : undefined;
+    if (factory === undefined) stageError(stage, `unknown group operator '${op}'`);
+    fields.push({ name, make: factory(op), expr: compileExpression(acc[op], names) });
   }
   return {
     name: stage,
