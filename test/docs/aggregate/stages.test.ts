@@ -1,0 +1,196 @@
+// Aggregation stages through the document model on a real store (docsAggregate), with the
+// manual's examples and the behaviours MongoDB documents where mingo (the fuzz oracle) differs.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { docsAggregate, docsCreateIndex, docsInsert, type Doc } from '../../../engine/docs/index.js';
+import { PageCache, type TreeNode } from '../../../engine/storage/index.js';
+import { TenantStore } from '../../../engine/tenant/index.js';
+import { dirsRemovedAfterEach } from '../../helpers/temp-dir.js';
+
+const newDir = dirsRemovedAfterEach();
+let store: TenantStore;
+
+const sales: Doc[] = [
+  { _id: 1, item: 'abc', price: 10, quantity: 2, date: new Date('2014-03-01T08:00:00Z'), tags: ['a', 'b'] },
+  { _id: 2, item: 'jkl', price: 20, quantity: 1, date: new Date('2014-03-01T09:00:00Z'), tags: [] },
+  { _id: 3, item: 'xyz', price: 5, quantity: 10, date: new Date('2014-03-15T09:00:00Z'), tags: ['b'] },
+  { _id: 4, item: 'xyz', price: 5, quantity: 20, date: new Date('2014-04-04T11:21:39Z'), tags: null },
+  { _id: 5, item: 'abc', price: 10, quantity: 10, date: new Date('2014-04-04T21:23:13Z') },
+];
+
+beforeEach(async () => {
+  store = await TenantStore.open(newDir('agg-stages'), { cache: new PageCache<TreeNode>(16 << 20, { dirtyBytes: 8 << 20 }), fsync: 'off' });
+  await docsInsert(store, 'sales', structuredClone(sales)).durable;
+  await docsInsert(store, 'inventory', [{ _id: 'i1', sku: 'abc', instock: 120 }, { _id: 'i2', sku: 'xyz', instock: 60 }, { _id: 'i3', sku: null }, { _id: 'i4' }]).durable;
+});
+afterEach(async () => store.close());
+
+const run = async (pipeline: unknown[], collection = 'sales'): Promise<Doc[]> => (await docsAggregate(store, collection, pipeline)).documents;
+const refuses = async (pipeline: unknown, message: RegExp): Promise<void> => {
+  await expect(docsAggregate(store, 'sales', pipeline)).rejects.toMatchObject({ code: 'QUERY_ERROR', message: expect.stringMatching(message) });
+};
+
+describe('$group (manual examples)', () => {
+  it('groups by an expression with accumulators, in first-seen order', async () => {
+    expect(await run([{ $group: { _id: '$item', total: { $sum: { $multiply: ['$price', '$quantity'] } }, avgQty: { $avg: '$quantity' }, n: { $count: {} } } }])).toEqual([
+      { _id: 'abc', total: 120, avgQty: 6, n: 2 },
+      { _id: 'jkl', total: 20, avgQty: 1, n: 1 },
+      { _id: 'xyz', total: 150, avgQty: 15, n: 2 },
+    ]);
+  });
+  it('groups everything under _id null; $min/$max ignore null and missing, compare in BSON order; $first/$last', async () => {
+    expect(await run([{ $group: { _id: null, min: { $min: '$tags' }, maxDate: { $max: '$date' }, first: { $first: '$item' }, last: { $last: '$tags' } } }])).toEqual([
+      { _id: null, min: [], maxDate: new Date('2014-04-04T21:23:13Z'), first: 'abc', last: null },
+    ]);
+  });
+  it('$push and $addToSet leave missing values out (MongoDB; mingo adds null)', async () => {
+    expect(await run([{ $group: { _id: null, tags: { $push: '$tags' }, items: { $addToSet: '$item' } } }])).toEqual([{ _id: null, tags: [['a', 'b'], [], ['b'], null], items: ['abc', 'jkl', 'xyz'] }]);
+  });
+  it('takes 1 and 1.0, and equal documents, as one group', async () => {
+    await docsInsert(store, 'nums', [{ _id: 1, k: 1 }, { _id: 2, k: 1.0 }, { _id: 3, k: { a: 1 } }, { _id: 4, k: { a: 1 } }, { _id: 5 }, { _id: 6, k: null }]).durable;
+    expect(await run([{ $group: { _id: '$k', n: { $sum: 1 } } }], 'nums')).toEqual([{ _id: 1, n: 2 }, { _id: { a: 1 }, n: 2 }, { _id: null, n: 2 }]);
+  });
+  it('refuses a field without an accumulator, and a dotted field', async () => {
+    await refuses([{ $group: { _id: null, x: 1 } }], /must be an accumulator object/);
+    await refuses([{ $group: { _id: null, 'a.b': { $sum: 1 } } }], /must not contain '\.'/);
+    await refuses([{ $group: { x: { $sum: 1 } } }], /must include an _id/);
+    await refuses([{ $group: { _id: null, x: { $median: '$a' } } }], /unknown group operator '\$median'/);
+  });
+});
+
+describe('$match, $sort, $skip, $limit, $count, $sortByCount', () => {
+  it('filters with the find filter and $expr', async () => {
+    expect((await run([{ $match: { item: 'xyz', $expr: { $gt: [{ $multiply: ['$price', '$quantity'] }, 60] } } }])).map((d) => d['_id'])).toEqual([4]);
+  });
+  it('sorts on several keys, then skips and limits', async () => {
+    expect((await run([{ $sort: { price: -1, quantity: 1 } }, { $skip: 1 }, { $limit: 3 }])).map((d) => d['_id'])).toEqual([1, 5, 3]);
+  });
+  it('counts, and passes no document on for nothing (MongoDB; mingo passes {n: 0})', async () => {
+    expect(await run([{ $match: { price: { $gt: 6 } } }, { $count: 'n' }])).toEqual([{ n: 3 }]);
+    expect(await run([{ $match: { price: 999 } }, { $count: 'n' }])).toEqual([]);
+  });
+  it('sorts by count', async () => {
+    expect(await run([{ $sortByCount: '$item' }])).toEqual([{ _id: 'abc', count: 2 }, { _id: 'xyz', count: 2 }, { _id: 'jkl', count: 1 }]);
+  });
+  it('uses an index for a leading $match', async () => {
+    await (await docsCreateIndex(store, 'sales', { item: 1 })).durable;
+    expect((await run([{ $match: { item: 'abc' } }, { $project: { _id: 1 } }])).map((d) => d['_id'])).toEqual([1, 5]);
+  });
+  it('refuses bad counts', async () => {
+    await refuses([{ $limit: 0 }], /\$limit argument must be a positive integer/);
+    await refuses([{ $skip: -1 }], /\$skip argument must be a non-negative integer/);
+    await refuses([{ $count: '$n' }], /must not start with '\$'/);
+  });
+});
+
+describe('$project, $addFields/$set, $unset, $replaceRoot/$replaceWith', () => {
+  it('includes, computes and keeps _id first', async () => {
+    expect((await run([{ $match: { _id: 1 } }, { $project: { item: 1, total: { $multiply: ['$price', '$quantity'] }, 'x.y': '$quantity' } }]))[0]).toEqual({ _id: 1, item: 'abc', total: 20, x: { y: 2 } });
+  });
+  it('excludes', async () => {
+    expect((await run([{ $match: { _id: 2 } }, { $project: { date: 0, tags: 0, _id: 0 } }]))[0]).toEqual({ item: 'jkl', price: 20, quantity: 1 });
+  });
+  it('computes _id and leaves it out', async () => {
+    expect((await run([{ $match: { _id: 2 } }, { $project: { _id: '$item', q: '$quantity' } }]))[0]).toEqual({ _id: 'jkl', q: 1 });
+    expect((await run([{ $match: { _id: 2 } }, { $project: { _id: 0, q: '$quantity' } }]))[0]).toEqual({ q: 1 });
+  });
+  it('refuses expressions in an exclusion', async () => {
+    await refuses([{ $project: { a: 0, b: '$x' } }], /Cannot use expression other than \$meta in exclusion projection/);
+    await refuses([{ $project: {} }], /at least one field/);
+  });
+  it('adds fields, nested ones creating their document, $$REMOVE removing', async () => {
+    expect((await run([{ $match: { _id: 2 } }, { $addFields: { total: { $multiply: ['$price', '$quantity'] }, 'meta.n': 1, price: '$$REMOVE' } }]))[0]).toEqual({
+      _id: 2,
+      item: 'jkl',
+      quantity: 1,
+      date: sales[1]!['date'],
+      tags: [],
+      total: 20,
+      meta: { n: 1 },
+    });
+  });
+  it('creates the document of a nested field set to a missing value (MongoDB; mingo does not)', async () => {
+    expect((await run([{ $match: { _id: 2 } }, { $set: { 'meta.n': '$nope' } }, { $project: { meta: 1, _id: 0 } }]))[0]).toEqual({ meta: {} });
+  });
+  it('sets a dotted field in each element of an array', async () => {
+    await docsInsert(store, 'arr', [{ _id: 1, a: [{ x: 1 }, { x: 2 }] }]).durable;
+    expect((await run([{ $set: { 'a.y': 0 } }], 'arr'))[0]).toEqual({ _id: 1, a: [{ x: 1, y: 0 }, { x: 2, y: 0 }] });
+  });
+  it('unsets and replaces the root', async () => {
+    expect((await run([{ $match: { _id: 3 } }, { $unset: ['date', 'tags'] }]))[0]).toEqual({ _id: 3, item: 'xyz', price: 5, quantity: 10 });
+    expect((await run([{ $match: { _id: 3 } }, { $replaceWith: { item: '$item', doubled: { $multiply: [2, '$price'] } } }]))[0]).toEqual({ item: 'xyz', doubled: 10 });
+    await refuses([{ $replaceRoot: { newRoot: '$price' } }], /'newRoot' expression must evaluate to an object, but resulting value was: int/);
+  });
+});
+
+describe('$unwind (manual examples)', () => {
+  it('gives a document per element; empty, null and missing give none', async () => {
+    expect((await run([{ $unwind: '$tags' }])).map((d) => [d['_id'], d['tags']])).toEqual([[1, 'a'], [1, 'b'], [3, 'b']]);
+  });
+  it('keeps them with preserveNullAndEmptyArrays, with the index', async () => {
+    expect((await run([{ $unwind: { path: '$tags', includeArrayIndex: 'i', preserveNullAndEmptyArrays: true } }, { $project: { tags: 1, i: 1 } }]))).toEqual([
+      { _id: 1, tags: 'a', i: 0 },
+      { _id: 1, tags: 'b', i: 1 },
+      { _id: 2, i: null },
+      { _id: 3, tags: 'b', i: 0 },
+      { _id: 4, tags: null, i: null },
+      { _id: 5, i: null },
+    ]);
+  });
+  it('takes a scalar as a one-element array', async () => {
+    expect((await run([{ $match: { _id: 1 } }, { $unwind: '$item' }])).map((d) => d['item'])).toEqual(['abc']);
+  });
+  it('refuses a path without $', async () => refuses([{ $unwind: 'tags' }], /must be a string starting with '\$'/));
+});
+
+describe('$lookup and $facet', () => {
+  it('joins by equality; missing and null local values match foreign null and missing (MongoDB)', async () => {
+    await docsInsert(store, 'orders', [{ _id: 1, item: 'abc' }, { _id: 2, item: 'nope' }, { _id: 3 }]).durable;
+    const out = await run([{ $lookup: { from: 'inventory', localField: 'item', foreignField: 'sku', as: 'stock' } }, { $project: { ids: '$stock._id' } }], 'orders');
+    expect(out).toEqual([{ _id: 1, ids: ['i1'] }, { _id: 2, ids: [] }, { _id: 3, ids: ['i3', 'i4'] }]);
+  });
+  it('matches an array local value by its elements', async () => {
+    await docsInsert(store, 'orders', [{ _id: 1, items: ['abc', 'xyz'] }]).durable;
+    expect((await run([{ $lookup: { from: 'inventory', localField: 'items', foreignField: 'sku', as: 's' } }, { $project: { n: { $size: '$s' } } }], 'orders'))[0]).toEqual({ _id: 1, n: 2 });
+  });
+  it('runs a pipeline with let variables', async () => {
+    const out = await run([
+      { $match: { _id: { $in: [1, 3] } } },
+      { $lookup: { from: 'inventory', let: { want: '$item', q: '$quantity' }, pipeline: [{ $match: { $expr: { $and: [{ $eq: ['$sku', '$$want'] }, { $gte: ['$instock', '$$q'] }] } } }, { $project: { _id: 1 } }], as: 'ok' } },
+      { $project: { ok: 1 } },
+    ]);
+    expect(out).toEqual([{ _id: 1, ok: [{ _id: 'i1' }] }, { _id: 3, ok: [{ _id: 'i2' }] }]);
+  });
+  it('reads a collection that does not exist as empty', async () => {
+    expect((await run([{ $match: { _id: 1 } }, { $lookup: { from: 'nowhere', localField: 'item', foreignField: 'x', as: 'r' } }]))[0]!['r']).toEqual([]);
+  });
+  it('runs facets over the same input', async () => {
+    expect(await run([{ $facet: { byItem: [{ $sortByCount: '$item' }, { $limit: 1 }], total: [{ $count: 'n' }], priced: [{ $match: { price: { $gte: 10 } } }, { $project: { _id: 1 } }] } }])).toEqual([
+      { byItem: [{ _id: 'abc', count: 2 }], total: [{ n: 5 }], priced: [{ _id: 1 }, { _id: 2 }, { _id: 5 }] },
+    ]);
+  });
+  it('refuses a $facet inside a $facet, and a $lookup without its fields', async () => {
+    await refuses([{ $facet: { a: [{ $facet: { b: [] } }] } }], /\$facet is not allowed to be used within a \$facet stage/);
+    await refuses([{ $lookup: { from: 'inventory', as: 'x' } }], /requires either 'localField' and 'foreignField', or 'pipeline'/);
+  });
+});
+
+describe('pipelines', () => {
+  it('refuses what is not a pipeline, unknown stages and the unsupported ones by name', async () => {
+    await refuses({ $match: {} }, /the pipeline must be an array of stages/);
+    await refuses([{ $match: {}, $limit: 1 }], /exactly one field/);
+    await refuses([{ $nope: {} }], /Unrecognized pipeline stage name: '\$nope'/);
+    await refuses([{ $out: 'x' }], /unsupported: the \$out stage is not supported/);
+    await refuses([{ $graphLookup: {} }], /unsupported: the \$graphLookup stage is not supported \(it runs on the external MongoDB/);
+    await refuses([{ $match: { $where: 'true' } }], /\$where/);
+  });
+  it('on a collection that does not exist, returns nothing', async () => {
+    expect(await run([{ $match: {} }], 'none')).toEqual([]);
+  });
+  it('reads a snapshot: a write during a long pipeline does not show', async () => {
+    const many = Array.from({ length: 3000 }, (_, i) => ({ _id: 100 + i, n: i }));
+    await docsInsert(store, 'big', many).durable;
+    const pending = docsAggregate(store, 'big', [{ $group: { _id: null, n: { $sum: 1 } } }]);
+    await docsInsert(store, 'big', [{ _id: 1, n: -1 }]).durable;
+    expect((await pending).documents).toEqual([{ _id: null, n: 3000 }]);
+  });
+});
