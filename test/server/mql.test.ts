@@ -215,6 +215,56 @@ describe('documents over HTTP: CRUD', () => {
   });
 });
 
+describe('documents over HTTP: aggregation', () => {
+  it('runs a pipeline natively: $match through an index, $lookup, $group, $sort, dates as Extended JSON', async () => {
+    await seed('aorders', [
+      { _id: 1, cust: 'ada', amount: 12.5, at: { $date: '2026-01-02T00:00:00Z' } },
+      { _id: 2, cust: 'bob', amount: 3, at: { $date: '2026-01-03T00:00:00Z' } },
+      { _id: 3, cust: 'ada', amount: 7.5, at: { $date: '2026-02-01T00:00:00Z' } },
+    ]);
+    await seed('acusts', [{ _id: 'ada', name: 'Ada' }, { _id: 'bob', name: 'Bob' }]);
+    expect((await mql('createIndex', { collection: 'aorders', keys: { amount: 1 } })).status).toBe(200);
+    const res = await mql('aggregate', {
+      collection: 'aorders',
+      pipeline: [
+        { $match: { amount: { $gte: 5 } } },
+        { $lookup: { from: 'acusts', localField: 'cust', foreignField: '_id', as: 'c' } },
+        { $group: { _id: { $first: '$c.name' }, total: { $sum: '$amount' }, last: { $max: '$at' } } },
+        { $sort: { total: -1 } },
+      ],
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body).toEqual({ documents: [{ _id: 'Ada', total: 20, last: { $date: '2026-02-01T00:00:00.000Z' } }], executedBy: 'native' });
+    const dates = await mql('aggregate', { collection: 'aorders', pipeline: [{ $match: { at: { $lt: { $date: '2026-01-03T00:00:00Z' } } } }, { $project: { _id: 1 } }] });
+    expect(dates.body.documents).toEqual([{ _id: 1 }]);
+  });
+
+  it('refuses bad pipelines with the stage or operator named, and keeps tenants apart', async () => {
+    const cases: Array<[unknown, number, string, string]> = [
+      [[{ $nope: {} }], 400, 'QUERY_ERROR', '$nope'],
+      [[{ $out: 'x' }], 400, 'QUERY_ERROR', '$out'],
+      [[{ $project: { a: { $bogus: 1 } } }], 400, 'QUERY_ERROR', '$bogus'],
+      [[{ $project: { a: { $add: ['$s', 1] } } }], 400, 'QUERY_ERROR', 'not string'],
+      [[{ $project: { a: { $function: { body: 'x' } } } }], 400, 'QUERY_ERROR', 'JavaScript'],
+      [{ $match: {} }, 400, 'VALIDATION_FAILED', 'pipeline'],
+    ];
+    await seed('abad', [{ _id: 1, s: 'x' }]);
+    for (const [pipeline, status, code, mention] of cases) {
+      const res = await mql('aggregate', { collection: 'abad', pipeline });
+      expect(res.status, res.text).toBe(status);
+      expect(res.body.error.code).toBe(code);
+      expect(res.body.error.message).toContain(mention);
+    }
+    await seed('asecret', [{ _id: 1, k: 'a', secret: 's' }]);
+    const { apiKey: thirdKey } = await signup(server.url);
+    const other = await mql('aggregate', { collection: 'abad', pipeline: [{ $lookup: { from: 'asecret', pipeline: [], as: 'x' } }] }, thirdKey);
+    expect(other.body.documents).toEqual([]);
+    await mql('insertOne', { collection: 'abad', document: { _id: 9 } }, thirdKey);
+    const joined = await mql('aggregate', { collection: 'abad', pipeline: [{ $lookup: { from: 'asecret', pipeline: [], as: 'x' } }] }, thirdKey);
+    expect(joined.body.documents).toEqual([{ _id: 9, x: [] }]);
+  });
+});
+
 describe('documents over HTTP: errors change nothing', () => {
   it.each([
     ['an unknown operator', 'find', { collection: 'e', filter: { a: { $foo: 1 } } }, 400, 'QUERY_ERROR', '$foo'],
