@@ -9,7 +9,7 @@
 import { performance } from 'node:perf_hooks';
 import { benchmarkSync, closedLoop, sampleSync } from './lib/harness.js';
 import { openDocsEngine, type DocsBenchEngine, type DocsEngineName, type TetraSettings } from './lib/docs-engines.js';
-import { BATCH_DOCS, checkOfDocs, positionalArgs, QUERY_NAMES, queryArgs, replaceArgs, sampleQueries, updateArgs, type OpName, type QueryArgs } from './lib/docs-workload.js';
+import { aggregateArgs, BATCH_DOCS, checkOfDocs, checkOfGroups, positionalArgs, QUERY_NAMES, queryArgs, replaceArgs, sampleQueries, updateArgs, type OpName, type QueryArgs } from './lib/docs-workload.js';
 import { makeQueryDocument, type QueryDocument } from './lib/documents.js';
 import { sampledLoad, startSampler } from './lib/sampler.js';
 import { compareChecks, type SampleCheck } from './lib/sql-workload.js';
@@ -140,12 +140,15 @@ async function runTask(task: DocsTask): Promise<DocsWorkerResult> {
 
     const checks: SampleCheck[] = [];
     for (const q of sampleQueries(task.size)) checks.push(checkOfDocs(q, await engine.find(q)));
+    const groupings = aggregateArgs(task.size);
+    for (const a of aggregateArgs(task.size, 3, 99)) checks.push(checkOfGroups(a, await engine.aggregate(a)));
     if (task.expected !== undefined) compareChecks(task.engine, checks, task.expected.engine, task.expected.checks);
 
     for (const name of QUERY_NAMES) {
       const args: QueryArgs[] = queryArgs(name, task.size);
       ops.push(await measure(task, engine, name, 1, (i) => engine.find(args[i % args.length]!)));
     }
+    ops.push(await measure(task, engine, 'aggregate', 1, (i) => engine.aggregate(groupings[i % groupings.length]!)));
     // Writes last, so every query ran on the loaded documents.
     const updates = updateArgs(task.size);
     for (const callers of task.updateCallers) {

@@ -31,7 +31,7 @@ import type { SampleCheck } from './lib/sql-workload.js';
 
 const REFERENCE: DocsEngineName = 'mingo';
 const UPDATE_CALLERS = [1, 16];
-const OPS: OpName[] = ['insertMany', ...QUERY_NAMES, ...UPDATE_CALLERS.map((c) => `update-${c}` as const), 'replace', 'positional'];
+const OPS: OpName[] = ['insertMany', ...QUERY_NAMES, 'aggregate', ...UPDATE_CALLERS.map((c) => `update-${c}` as const), 'replace', 'positional'];
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
 
 interface Config {

@@ -3,12 +3,12 @@
 // docs-worker.ts needs. Every engine holds the same documents (lib/documents.ts
 // makeQueryDocument) with indexes on email and joined where it has indexes.
 import { join } from 'node:path';
-import { docsCreateIndex, docsFind, docsInsert, docsReplace, docsUpdate } from '../../engine/docs/index.js';
+import { docsAggregate, docsCreateIndex, docsFind, docsInsert, docsReplace, docsUpdate } from '../../engine/docs/index.js';
 import { PageCache, type FsyncMode, type TreeNode } from '../../engine/storage/index.js';
 import { TenantStore } from '../../engine/tenant/index.js';
 import { startMemoryGovernor } from '../../server/config.js';
 import type { QueryDocument } from './documents.js';
-import { COLLECTION, FIND_LIMIT, INDEXED_FIELDS, mqlFilter, mqlUpdate, positionalUpdate, type QueryArgs } from './docs-workload.js';
+import { COLLECTION, FIND_LIMIT, groupByCity, INDEXED_FIELDS, mqlAggregate, mqlFilter, mqlUpdate, positionalUpdate, type CityGroup, type GroupArgs, type QueryArgs } from './docs-workload.js';
 
 export type DocsEngineName = 'tetradb' | 'lokijs' | 'nedb' | 'nedb-file' | 'mingo';
 export const DOCS_ENGINES: readonly DocsEngineName[] = ['mingo', 'lokijs', 'tetradb', 'nedb', 'nedb-file'];
@@ -52,6 +52,8 @@ export interface DocsBenchEngine {
   replaceById(id: string, doc: Omit<QueryDocument, '_id'>): void | Promise<void>;
   /** updateOne by _id: every tag other than `tag` becomes `tag` (positionalUpdate); done (durable where the engine is) on return. */
   retagById(id: string, tag: string): void | Promise<void>;
+  /** The aggregation of mqlAggregate: a pipeline where the engine has them, else a find and a reduce in JavaScript. */
+  aggregate(a: GroupArgs): CityGroup[] | Promise<CityGroup[]>;
   /** After the load: what a user would do before querying (tetradb: checkpoint; Loki: build its indexes). */
   settle(): Promise<void>;
   /** Extra figures sampled with memory (tetradb: cache and dirty bytes in use). */
@@ -112,6 +114,9 @@ async function openTetra(dir: string, settings: TetraSettings): Promise<DocsBenc
       const { update, arrayFilters } = positionalUpdate(tag);
       const written = await docsUpdate(store, COLLECTION, { _id: id }, update, { multi: false, arrayFilters });
       await written.durable;
+    },
+    async aggregate(a) {
+      return (await docsAggregate(store, COLLECTION, mqlAggregate(a))).documents as unknown as CityGroup[];
     },
     async settle() {
       await store.checkpoint();
@@ -176,6 +181,9 @@ async function openLoki(): Promise<DocsBenchEngine> {
       doc.tags = doc.tags.map(() => tag);
       coll.update(doc);
     },
+    aggregate(a) {
+      return groupByCity(coll.find({ joined: { $between: [a.lo, a.hi] } }));
+    },
     async settle() {
       // Built first: configureOptions alone sets the flag and then skips the dirty indexes (its
       // ensureIndex returns early once adaptive is on), leaving them empty in lokijs 1.5.12.
@@ -222,13 +230,16 @@ async function openNedb(filename: string | undefined): Promise<DocsBenchEngine> 
       if (doc === null) throw new Error(`nedb: no document ${id}`);
       await db.updateAsync({ _id: id }, { $set: { tags: doc.tags.map(() => tag) } }, {});
     },
+    async aggregate(a) {
+      return groupByCity(await db.findAsync({ joined: { $gte: a.lo, $lte: a.hi } }));
+    },
     async settle() {},
     async close() {},
   };
 }
 
 async function openMingo(): Promise<DocsBenchEngine> {
-  const { find, updateOne } = await import('mingo');
+  const { aggregate, find, updateOne } = await import('mingo');
   const docs: QueryDocument[] = [];
   return {
     name: 'mingo',
@@ -253,6 +264,9 @@ async function openMingo(): Promise<DocsBenchEngine> {
     retagById(id, tag) {
       const { update, arrayFilters } = positionalUpdate(tag);
       updateOne(docs as unknown as Array<Record<string, unknown>>, { _id: id }, update, { arrayFilters });
+    },
+    aggregate(a) {
+      return aggregate(docs, mqlAggregate(a)) as unknown as CityGroup[];
     },
     async settle() {},
     async close() {},

@@ -23,7 +23,7 @@ const PICKS = 65_536;
 const CITIES = ['Amsterdam', 'Berlin', 'Cairo', 'Dublin', 'Helsinki', 'Lisbon', 'Montreal', 'Nairobi', 'Osaka', 'Porto', 'Santiago', 'Vienna'];
 
 export type QueryName = 'find-id' | 'find-email' | 'find-range' | 'scan';
-export type OpName = 'insertMany' | QueryName | `update-${number}` | 'replace' | 'positional';
+export type OpName = 'insertMany' | QueryName | `update-${number}` | 'replace' | 'positional' | 'aggregate';
 export const QUERY_NAMES: readonly QueryName[] = ['find-id', 'find-email', 'find-range', 'scan'];
 
 /** One call's arguments; every engine turns them into its own fastest idiomatic query. */
@@ -68,6 +68,7 @@ export const OP_LABELS: Record<QueryName | 'insertMany', string> = {
 
 export function opLabel(op: OpName): string {
   if (op === 'replace') return 'replaceOne by _id (the whole document, city and logins changed), 1 caller';
+  if (op === 'aggregate') return `aggregate: $match joined in a range (~${RANGE_DOCS * GROUP_RANGE_FACTOR} docs, indexed) + $group by city ($sum, $avg; peers without pipelines: find + reduce in JS)`;
   if (op === 'positional') return 'updateOne by _id, tags.$[t] with arrayFilters (peers without them: read, change, write back), 1 caller';
   if (op.startsWith('update-')) {
     const callers = Number(op.slice('update-'.length));
@@ -137,6 +138,56 @@ export function positionalArgs(size: number, count = PICKS, seed = 9): Array<{ i
 /** The MQL update and arrayFilters of a positional update (tetradb and mingo take them as they are). */
 export function positionalUpdate(tag: string): { update: Record<string, unknown>; arrayFilters: Array<Record<string, unknown>> } {
   return { update: { $set: { 'tags.$[t]': tag } }, arrayFilters: [{ t: { $ne: tag } }] };
+}
+
+/** How many times wider than the range query the aggregation's range is. */
+const GROUP_RANGE_FACTOR = 10;
+
+/** One aggregation call: `joined` between lo and hi, both included. */
+export interface GroupArgs {
+  lo: number;
+  hi: number;
+}
+
+/** One group of the aggregation's answer. */
+export interface CityGroup {
+  _id: string;
+  n: number;
+  avgAge: number;
+  logins: number;
+}
+
+/** `count` aggregation calls over `size` loaded documents. */
+export function aggregateArgs(size: number, count = PICKS, seed = 3): GroupArgs[] {
+  const rand = seededRandom(seed * 31 + size);
+  const width = Math.min(JOINED_SPAN_MS, rangeWidth(size) * GROUP_RANGE_FACTOR);
+  return Array.from({ length: count }, () => {
+    const lo = JOINED_START_MS + Math.floor(rand() * (JOINED_SPAN_MS - width));
+    return { lo, hi: lo + width - 1 };
+  });
+}
+
+/** The aggregation as a pipeline (tetradb and mingo run it as it is). */
+export function mqlAggregate(a: GroupArgs): Array<Record<string, unknown>> {
+  return [{ $match: { joined: { $gte: a.lo, $lte: a.hi } } }, { $group: { _id: '$profile.city', n: { $sum: 1 }, avgAge: { $avg: '$profile.age' }, logins: { $sum: '$logins' } } }];
+}
+
+/** The same answer computed in JavaScript from the matching documents (for engines without pipelines). */
+export function groupByCity(docs: ReadonlyArray<Pick<QueryDocument, 'profile' | 'logins'>>): CityGroup[] {
+  const groups = new Map<string, { n: number; age: number; logins: number }>();
+  for (const d of docs) {
+    const g = groups.get(d.profile.city) ?? { n: 0, age: 0, logins: 0 };
+    g.n++;
+    g.age += d.profile.age;
+    g.logins += d.logins;
+    groups.set(d.profile.city, g);
+  }
+  return [...groups].map(([city, g]) => ({ _id: city, n: g.n, avgAge: g.age / g.n, logins: g.logins }));
+}
+
+/** Count and checksum of an aggregation's groups (in any order). */
+export function checkOfGroups(a: GroupArgs, groups: readonly CityGroup[]): SampleCheck {
+  return checkOf(`aggregate ${JSON.stringify(a)}`, groups.map((g) => [g._id, g.n, g.avgAge.toFixed(6), g.logins]), false);
 }
 
 /** The sample every engine answers before it is timed: a few calls of every query. */

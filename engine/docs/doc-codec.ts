@@ -175,7 +175,11 @@ export class FieldReader {
       if (valueEnd < 0) return undefined;
       for (let n = 0; n < names.length; n++) {
         const name = names[n]!;
-        if (name.length !== keyLength || bytes.compare(name, 0, keyLength, keyStart, valueStart) !== 0) continue;
+        if (name.length !== keyLength) continue;
+        // Field names are short: a byte loop beats Buffer.compare's call overhead.
+        let j = 0;
+        while (j < keyLength && name[j] === bytes[keyStart + j]) j++;
+        if (j !== keyLength) continue;
         // A document's keys are unique, so each name is met at most once.
         setOwn(out, this.#keys[n]!, this.#value(bytes, valueStart, valueEnd));
         found++;

@@ -145,6 +145,8 @@ interface Chunk {
 interface ScanFilter {
   readonly filter: CompiledFilter;
   readonly whole: boolean;
+  /** Not whole: further top-level fields to decode besides the filter's (an aggregation's). */
+  readonly extra?: readonly string[];
 }
 
 /** After this many documents read through a prefilter for whole documents, it is kept only if it rejected at least half. */
@@ -163,7 +165,7 @@ class Prefilter {
     const fields = filterFields(scan.filter.ast);
     // A filter that reads no field passes every document: nothing to gain for whole ones.
     if (scan.whole && fields.length === 0) this.#off = true;
-    if (!scan.whole && !fields.includes(ID)) fields.push(ID);
+    if (!scan.whole) for (const f of [ID, ...(scan.extra ?? [])]) if (!fields.includes(f)) fields.push(f);
     this.#reader = new FieldReader(fields);
     this.#test = scan.filter.test;
     this.#whole = scan.whole;
@@ -629,11 +631,13 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   const trees = [...infos.values()].flatMap((info) => (info === undefined ? [] : treesOf(info)));
   const snapshot = trees.length > 0 ? store.snapshot(trees) : undefined;
   const matchAll = compileFilter({});
-  async function* read(collection: string, filter: CompiledFilter): AsyncGenerator<Doc[]> {
+  // `fields`: the top-level fields the pipeline reads (the rest is not decoded), or all of them.
+  async function* read(collection: string, filter: CompiledFilter, fields?: readonly string[]): AsyncGenerator<Doc[]> {
     const info = infos.get(collection);
     if (info === undefined || snapshot === undefined) return;
     const plan = planQuery(info, filter.ast, []);
-    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: true })) {
+    const scan: ScanFilter = fields === undefined ? { filter, whole: true } : { filter, whole: false, extra: fields };
+    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, scan)) {
       const docs: Doc[] = [];
       for (const c of chunk) if (filter.test(c.doc)) docs.push(c.doc);
       if (docs.length > 0) yield docs;
@@ -651,7 +655,7 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   try {
     const documents: Doc[] = [];
     let bytes = 0;
-    for await (const chunk of pipeline.run(read(name, pipeline.leading ?? matchAll), ctx)) {
+    for await (const chunk of pipeline.run(read(name, pipeline.leading ?? matchAll, pipeline.fields), ctx)) {
       for (const d of chunk) {
         bytes += approxBytes(d);
         if (bytes > AGGREGATE_LIMITS.maxResultBytes) {

@@ -7,6 +7,7 @@
  */
 
 import { isPlainObject } from '../values.js';
+import { pipelineFields } from './dependencies.js';
 import type { CompiledFilter } from '../query/compile-filter.js';
 import { AGGREGATE_LIMITS, stageError, type DocStream, type Stage, type StageContext } from './stage.js';
 import { facetStage } from './stages/facet.js';
@@ -46,6 +47,8 @@ export interface CompiledPipeline {
   readonly leading: CompiledFilter | undefined;
   /** Every collection the pipeline reads besides its own ($lookup), for the snapshot. */
   readonly reads: readonly string[];
+  /** The top-level fields of its input it reads (dependencies.ts), or undefined for whole documents. */
+  readonly fields: readonly string[] | undefined;
   run(input: DocStream, ctx: StageContext): DocStream;
 }
 
@@ -121,6 +124,7 @@ function compile(spec: unknown, names: ReadonlySet<string>, counter: { stages: n
   return {
     leading: first?.name === '$match' ? (first as MatchStage).filter : undefined,
     reads: [...new Set(stages.flatMap((s) => s.reads))],
+    fields: pipelineFields(stages),
     run(input, ctx) {
       let stream = input;
       for (const s of stages) stream = s.run(stream, ctx);

@@ -5,6 +5,7 @@
  */
 
 import { fail } from '../../errors.js';
+import type { Needs } from './dependencies.js';
 import type { Scope } from './expression/expression.js';
 import { MISSING, type Doc } from '../values.js';
 
@@ -35,6 +36,8 @@ export interface Stage {
   readonly name: string;
   /** Collections the stage reads besides its input ($lookup's `from`), for the snapshot. */
   readonly reads: readonly string[];
+  /** What it reads of its input (dependencies.ts). */
+  readonly needs: Needs;
   run(input: DocStream, ctx: StageContext): DocStream;
 }
 
@@ -44,10 +47,11 @@ export function stageError(stage: string, message: string): never {
 }
 
 /** A stage that maps each chunk (streaming). */
-export function streaming(name: string, fn: (chunk: Doc[], ctx: StageContext) => Doc[] | Promise<Doc[]>, reads: readonly string[] = []): Stage {
+export function streaming(name: string, needs: Needs, fn: (chunk: Doc[], ctx: StageContext) => Doc[] | Promise<Doc[]>, reads: readonly string[] = []): Stage {
   return {
     name,
     reads,
+    needs,
     async *run(input, ctx) {
       for await (const chunk of input) {
         const out = await fn(chunk, ctx);

@@ -20,16 +20,19 @@ import { getOwn, isPlainObject, MISSING, setOwn, type Doc } from '../../values.j
 /** Variables in force: ROOT, CURRENT and those the enclosing operators bound. */
 export class Scope {
   readonly #parent: Scope | undefined;
-  readonly #vars: ReadonlyMap<string, unknown>;
+  readonly #vars: ReadonlyMap<string, unknown> | undefined;
+  /** ROOT and CURRENT of a document's scope (no map for the common case). */
+  readonly #doc: Doc | undefined;
 
-  constructor(vars: ReadonlyMap<string, unknown>, parent?: Scope) {
+  constructor(vars: ReadonlyMap<string, unknown> | undefined, parent?: Scope, doc?: Doc) {
     this.#vars = vars;
     this.#parent = parent;
+    this.#doc = doc;
   }
 
   /** The scope of one document of a stage: ROOT and CURRENT are the document. */
   static of(doc: Doc): Scope {
-    return new Scope(new Map([['ROOT', doc], ['CURRENT', doc]]));
+    return new Scope(undefined, undefined, doc);
   }
 
   /** A scope with more variables. */
@@ -39,7 +42,8 @@ export class Scope {
 
   get(name: string): unknown {
     for (let s: Scope | undefined = this; s !== undefined; s = s.#parent) {
-      if (s.#vars.has(name)) return s.#vars.get(name);
+      if (s.#doc !== undefined && (name === 'ROOT' || name === 'CURRENT')) return s.#doc;
+      if (s.#vars !== undefined && s.#vars.has(name)) return s.#vars.get(name);
     }
     return MISSING;
   }

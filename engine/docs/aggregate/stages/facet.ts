@@ -22,9 +22,17 @@ export function facetStage(spec: unknown, names: ReadonlySet<string>, compileSub
     }
     return { name, pipeline: compileSub(pipeline, names) };
   });
+  // Each facet reads what its own pipeline needs; one that keeps whole documents needs them all.
+  const fields = new Set<string>();
+  let all = false;
+  for (const f of facets) {
+    if (f.pipeline.fields === undefined) all = true;
+    else for (const x of f.pipeline.fields) fields.add(x);
+  }
   return {
     name: stage,
     reads: facets.flatMap((f) => f.pipeline.reads),
+    needs: { fields: all ? 'all' : fields, replaces: true },
     async *run(input, ctx) {
       const docs = await gather(input, stage);
       const out: Doc = {};

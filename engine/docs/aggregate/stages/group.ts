@@ -11,6 +11,7 @@ import { extremeOf } from '../expression/array.js';
 import { isNullish, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { scopeOf } from './project.js';
+import { needsOf } from '../dependencies.js';
 import { BlockingBudget, chunksOf, outputField, stageError, type Stage } from '../stage.js';
 
 /** One accumulator's running state for one group. */
@@ -110,7 +111,12 @@ function stdDev(sample: boolean): AccumulatorFactory {
 
 /** The group of a key value: equal values in BSON terms share one. */
 export function groupKey(v: unknown): string {
-  return JSON.stringify(v === MISSING ? null : v, function (this: Record<string, unknown>, key: string) {
+  // Scalars without a JSON round trip (the common keys); the tags keep the types apart.
+  if (typeof v === 'string') return `s${v}`;
+  if (typeof v === 'number') return Number.isNaN(v) ? 'nNaN' : `n${Object.is(v, -0) ? 0 : v}`;
+  if (typeof v === 'boolean') return v ? 'T' : 'F';
+  if (v === null || v === MISSING) return 'N';
+  return 'j' + JSON.stringify(v === MISSING ? null : v, function (this: Record<string, unknown>, key: string) {
     const raw = this[key];
     if (raw instanceof Date) return { $date: raw.getTime() };
     if (typeof raw === 'number') return Object.is(raw, -0) ? 0 : Number.isNaN(raw) ? { $nan: 1 } : raw;
@@ -145,9 +151,11 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>): Stage {
     if (factory === undefined) stageError(stage, `unknown group operator '${op}'`);
     fields.push({ name, make: factory(op), expr: compileExpression(acc[op], names) });
   }
+  const exprs = [spec['_id'], ...Object.keys(spec).filter((k) => k !== '_id').map((k) => Object.values(spec[k] as object)[0])];
   return {
     name: stage,
     reads: [],
+    needs: needsOf(exprs, [], true),
     async *run(input, ctx) {
       const groups = new Map<string, { id: unknown; accs: Accumulator[] }>();
       const budget = new BlockingBudget(stage);
@@ -185,6 +193,7 @@ export function countStage(spec: unknown): Stage {
   return {
     name: '$count',
     reads: [],
+    needs: needsOf([], [], true),
     async *run(input) {
       let n = 0;
       for await (const chunk of input) n += chunk.length;
@@ -200,6 +209,7 @@ export function sortByCountStage(spec: unknown, names: ReadonlySet<string>): Sta
   return {
     name: '$sortByCount',
     reads: [],
+    needs: group.needs,
     async *run(input, ctx) {
       const out: Doc[] = [];
       for await (const chunk of group.run(input, ctx)) out.push(...chunk);

@@ -16,11 +16,12 @@ import { collectValues } from '../../path.js';
 import { isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
 import { checkVariableName, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
+import { needsOf } from '../dependencies.js';
 import { outputField, stageError, type DocStream, type Stage, type StageContext } from '../stage.js';
 import { scopeOf } from './project.js';
 
 /** How the pipeline module compiles a sub-pipeline (passed in to avoid a cycle). */
-export type SubPipelineCompiler = (spec: unknown, names: ReadonlySet<string>) => { run(input: DocStream, ctx: StageContext): DocStream; readonly reads: readonly string[] };
+export type SubPipelineCompiler = (spec: unknown, names: ReadonlySet<string>) => { run(input: DocStream, ctx: StageContext): DocStream; readonly reads: readonly string[]; readonly fields: readonly string[] | undefined };
 
 function localValues(doc: Doc, path: string): unknown[] {
   const values = collectValues(doc, path.split('.'), 'traverse-omit-array');
@@ -58,9 +59,11 @@ export function lookupStage(spec: unknown, names: ReadonlySet<string>, compileSu
     if (Object.hasOwn(spec, 'let')) stageError(stage, "$lookup with 'let' must also specify 'pipeline'");
   }
   const reads = [from, ...(sub?.reads ?? [])];
+  const letSpecs = isPlainObject(spec['let']) ? Object.values(spec['let']) : [];
   return {
     name: stage,
     reads,
+    needs: needsOf(letSpecs, localField === undefined ? [] : [localField], false),
     async *run(input, ctx) {
       for await (const chunk of input) {
         const out: Doc[] = [];

@@ -5,6 +5,7 @@
 
 import { compileSort, sortDocuments } from '../../sort.js';
 import type { Doc } from '../../values.js';
+import { needsOf, PASS_THROUGH } from '../dependencies.js';
 import { BlockingBudget, chunksOf, stageError, type Stage } from '../stage.js';
 
 function count(stage: string, v: unknown, min: number): number {
@@ -18,6 +19,7 @@ export function sortStage(spec: unknown, limit?: number): Stage {
   return {
     name: '$sort',
     reads: [],
+    needs: needsOf([], sort.keys.map((k) => k.path), false),
     async *run(input) {
       const budget = new BlockingBudget('$sort');
       let docs: Doc[] = [];
@@ -40,6 +42,7 @@ export function skipStage(spec: unknown): Stage {
   return {
     name: '$skip',
     reads: [],
+    needs: PASS_THROUGH,
     async *run(input) {
       let skipped = 0;
       for await (const chunk of input) {
@@ -61,6 +64,7 @@ export function limitStage(spec: unknown): Stage & { readonly limit: number } {
     name: '$limit',
     limit: n,
     reads: [],
+    needs: PASS_THROUGH,
     async *run(input) {
       let taken = 0;
       for await (const chunk of input) {

@@ -15,6 +15,7 @@ import { compileProjection } from '../../projection.js';
 import { bsonTypeOf, getOwn, isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
 import { Scope, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
+import { needsOf, PASS_THROUGH, READS_ALL } from '../dependencies.js';
 import { stageError, streaming, type Stage } from '../stage.js';
 
 /** The scope a stage evaluates expressions of `doc` in (with $lookup's `let` variables). */
@@ -85,7 +86,15 @@ export function projectStage(spec: unknown, names: ReadonlySet<string>): Stage {
   const projection = Object.keys(flags).length > 0 ? compileProjection(flags) : undefined;
   // With only computed fields and _id excluded, nothing of the input is kept.
   const keepNothing = computed.length > 0 && !Object.values(flags).some((f) => f === 1);
-  return streaming(stage, (chunk, ctx) =>
+  // An exclusion keeps every other field; an inclusion reads its paths and expressions only.
+  const needs = excludes
+    ? READS_ALL
+    : needsOf(
+        entries.filter(([, v]) => !isFlag(v)).map(([, v]) => v),
+        Object.keys(flags).filter((k) => flags[k] === 1),
+        true,
+      );
+  return streaming(stage, needs, (chunk, ctx) =>
     chunk.map((doc) => {
       let out: unknown = keepNothing ? {} : projection === undefined ? { ...doc } : projection.apply(doc);
       if (computed.length > 0) {
@@ -102,7 +111,7 @@ export function addFieldsStage(name: '$addFields' | '$set', spec: unknown, names
   const entries: Array<[string, unknown]> = [];
   flatten(spec, '', entries, name);
   const fields = entries.map(([path, v]) => ({ parts: checkFieldPath(name, path), expr: compileExpression(v, names) }));
-  return streaming(name, (chunk, ctx) =>
+  return streaming(name, needsOf(entries.map(([, v]) => v), [], false), (chunk, ctx) =>
     chunk.map((doc) => {
       const scope = scopeOf(doc, ctx.vars);
       const values = fields.map((f) => f.expr(scope));
@@ -117,7 +126,7 @@ export function unsetStage(spec: unknown): Stage {
   const paths = typeof spec === 'string' ? [spec] : spec;
   if (!Array.isArray(paths) || paths.length === 0 || !paths.every((p) => typeof p === 'string')) stageError('$unset', '$unset specification must be a string or an array of strings');
   const projection = compileProjection(Object.fromEntries(paths.map((p) => [p, 0])));
-  return streaming('$unset', (chunk) => chunk.map((doc) => projection.apply(doc)));
+  return streaming('$unset', PASS_THROUGH, (chunk) => chunk.map((doc) => projection.apply(doc)));
 }
 
 export function replaceRootStage(name: '$replaceRoot' | '$replaceWith', spec: unknown, names: ReadonlySet<string>): Stage {
@@ -127,7 +136,7 @@ export function replaceRootStage(name: '$replaceRoot' | '$replaceWith', spec: un
     exprSpec = spec['newRoot'];
   }
   const expr = compileExpression(exprSpec, names);
-  return streaming(name, (chunk, ctx) =>
+  return streaming(name, needsOf([exprSpec], [], true), (chunk, ctx) =>
     chunk.map((doc) => {
       const v = expr(scopeOf(doc, ctx.vars));
       if (!isPlainObject(v)) stageError(name, `'newRoot' expression must evaluate to an object, but resulting value was: ${v === MISSING ? 'missing' : bsonTypeOf(v)}`);

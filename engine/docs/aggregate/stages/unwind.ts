@@ -6,6 +6,7 @@
  */
 
 import { isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
+import { needsOf } from '../dependencies.js';
 import { outputField, stageError, streaming, type Stage } from '../stage.js';
 
 // A copy of `doc` with `value` at `parts` (objects copied on the way; MISSING removes).
@@ -35,7 +36,7 @@ export function unwindStage(spec: unknown): Stage {
   const indexField = options['includeArrayIndex'] === undefined ? undefined : outputField(stage, options['includeArrayIndex'], 'includeArrayIndex');
   const preserve = options['preserveNullAndEmptyArrays'] ?? false;
   if (typeof preserve !== 'boolean') stageError(stage, 'preserveNullAndEmptyArrays must be a boolean');
-  return streaming(stage, (chunk) => {
+  return streaming(stage, needsOf([], [parts.join('.')], false), (chunk) => {
     const out: Doc[] = [];
     for (const doc of chunk) {
       // Through objects only: the path names one place (through arrays $unwind sees nothing).

@@ -1,0 +1,18 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { docsAggregate, docsCreateIndex, docsInsert } from './engine/docs/index.js';
+import { PageCache, type TreeNode } from './engine/storage/index.js';
+import { TenantStore } from './engine/tenant/index.js';
+import { makeQueryDocument } from './bench/lib/documents.js';
+import { aggregateArgs, mqlAggregate } from './bench/lib/docs-workload.js';
+const store = await TenantStore.open(mkdtempSync(join(tmpdir(), 'aggp-')), { cache: new PageCache<TreeNode>(256 << 20, { dirtyBytes: 128 << 20 }), fsync: 'off' });
+await (await docsCreateIndex(store, 'people', { joined: 1 })).durable;
+for (let i = 0; i < 10000; i += 1000) await docsInsert(store, 'people', Array.from({ length: 1000 }, (_, k) => makeQueryDocument(i + k))).durable;
+await store.checkpoint?.();
+const args = aggregateArgs(10000, 2000);
+let t = performance.now();
+for (let i = 0; i < 300; i++) await docsAggregate(store, 'people', mqlAggregate(args[i]!));
+t = performance.now();
+for (let i = 0; i < 600; i++) await docsAggregate(store, 'people', mqlAggregate(args[i % 2000]!));
+console.log('ms per aggregate', ((performance.now() - t) / 600).toFixed(3));
