@@ -1,7 +1,7 @@
 // Aggregation stages through the document model on a real store (docsAggregate), with the
 // manual's examples and the behaviours MongoDB documents where mingo (the fuzz oracle) differs.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { docsAggregate, docsCreateIndex, docsInsert, type Doc } from '../../../engine/docs/index.js';
+import { compilePipeline, docsAggregate, docsCreateIndex, docsInsert, type Doc } from '../../../engine/docs/index.js';
 import { PageCache, type TreeNode } from '../../../engine/storage/index.js';
 import { TenantStore } from '../../../engine/tenant/index.js';
 import { dirsRemovedAfterEach } from '../../helpers/temp-dir.js';
@@ -192,5 +192,27 @@ describe('pipelines', () => {
     const pending = docsAggregate(store, 'big', [{ $group: { _id: null, n: { $sum: 1 } } }]);
     await docsInsert(store, 'big', [{ _id: 1, n: -1 }]).durable;
     expect((await pending).documents).toEqual([{ _id: null, n: 3000 }]);
+  });
+});
+
+describe('what a pipeline reads of its documents', () => {
+  const fields = (pipeline: unknown[]): string[] | undefined => {
+    const f = compilePipeline(pipeline).fields;
+    return f === undefined ? undefined : [...f].sort();
+  };
+  it('is the fields read up to the first stage that replaces the document', () => {
+    expect(fields([{ $match: { a: 1 } }, { $group: { _id: '$b.c', n: { $sum: '$d' } } }, { $project: { z: '$y' } }])).toEqual(['a', 'b', 'd']);
+    expect(fields([{ $sort: { s: 1 } }, { $project: { x: 1, y: { $add: ['$p', '$q.r'] } } }])).toEqual(['_id', 'p', 'q', 's', 'x']);
+    expect(fields([{ $unwind: '$u' }, { $count: 'n' }])).toEqual(['u']);
+  });
+  it('is the whole document when a stage may read anything, or nothing replaces it', () => {
+    expect(fields([{ $group: { _id: '$$ROOT' } }])).toBeUndefined();
+    expect(fields([{ $project: { a: 0 } }, { $group: { _id: null } }])).toBeUndefined();
+    expect(fields([{ $match: { a: 1 } }])).toBeUndefined();
+    expect(fields([{ $project: { v: { $getField: 'x' } } }])).toBeUndefined();
+  });
+  it('gives the same answers as whole documents', async () => {
+    expect(await run([{ $group: { _id: '$$ROOT.item', doc: { $first: '$$ROOT' } } }, { $sort: { _id: 1 } }, { $limit: 1 }])).toEqual([{ _id: 'abc', doc: sales[0] }]);
+    expect(await run([{ $match: { price: 5 } }, { $project: { item: 1, q: '$quantity' } }])).toEqual([{ _id: 3, item: 'xyz', q: 10 }, { _id: 4, item: 'xyz', q: 20 }]);
   });
 });
