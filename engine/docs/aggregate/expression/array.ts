@@ -7,15 +7,10 @@
 
 import { bsonTypeOf, compareValues, isPlainObject, MISSING, valuesEqual } from '../../values.js';
 import { compareAgg, truthy } from './comparison.js';
-import { checkVariableName, compileArgs, exprError, isNullish, unary, type Expr, type ExprOperator } from './expression.js';
+import { checkVariableName, compileArgs, exprError, intArg, isNullish, unary, type Expr, type ExprOperator } from './expression.js';
 
 function arr(v: unknown, name: string, what = 'argument'): unknown[] {
   if (!Array.isArray(v)) exprError(name, `${name}'s ${what} must be an array, but is ${bsonTypeOf(v)}`);
-  return v;
-}
-
-function int(v: unknown, name: string, what: string): number {
-  if (typeof v !== 'number' || !Number.isInteger(v)) exprError(name, `${name}: ${what} must be an integer, found: ${bsonTypeOf(v)}`);
   return v;
 }
 
@@ -33,7 +28,7 @@ const arrayElemAt: ExprOperator = {
       const at = i!(scope);
       if (isNullish(v) || isNullish(at)) return null;
       const list = arr(v, name, 'first argument');
-      const k = int(at, name, 'the index');
+      const k = intArg(at, name, 'the index');
       const pos = k < 0 ? list.length + k : k;
       return pos >= 0 && pos < list.length ? list[pos] : MISSING;
     };
@@ -88,11 +83,11 @@ const slice: ExprOperator = {
       if (values.some(isNullish)) return null;
       const list = arr(values[0], name, 'first argument');
       if (values.length === 2) {
-        const n = int(values[1], name, 'the count');
+        const n = intArg(values[1], name, 'the count');
         return n >= 0 ? list.slice(0, n) : list.slice(Math.max(0, list.length + n));
       }
-      const pos = int(values[1], name, 'the position');
-      const n = int(values[2], name, 'the count');
+      const pos = intArg(values[1], name, 'the position');
+      const n = intArg(values[2], name, 'the count');
       if (n <= 0) exprError(name, `Third argument to $slice must be positive: ${n}`);
       const start = pos >= 0 ? Math.min(pos, list.length) : Math.max(0, list.length + pos);
       return list.slice(start, start + n);
@@ -105,7 +100,7 @@ const range: ExprOperator = {
   compile(args, ctx, name) {
     const parts = compileArgs(args, ctx, name, 2, 3);
     return (scope) => {
-      const [from, to, step = 1] = parts.map((e, k) => int(e(scope), name, ['the start', 'the end', 'the step'][k]!));
+      const [from, to, step = 1] = parts.map((e, k) => intArg(e(scope), name, ['the start', 'the end', 'the step'][k]!));
       if (step === 0) exprError(name, "$range requires a non-zero step value");
       const out: number[] = [];
       for (let x = from!; step > 0 ? x < to! : x > to!; x += step) {
@@ -126,8 +121,8 @@ const indexOfArray: ExprOperator = {
       if (isNullish(list)) return null;
       const items = arr(list, name, 'first argument');
       const x = parts[1]!(scope);
-      const from = parts[2] === undefined ? 0 : int(parts[2](scope), name, 'the starting index');
-      const to = parts[3] === undefined ? items.length : Math.min(items.length, int(parts[3](scope), name, 'the ending index'));
+      const from = parts[2] === undefined ? 0 : intArg(parts[2](scope), name, 'the starting index');
+      const to = parts[3] === undefined ? items.length : Math.min(items.length, intArg(parts[3](scope), name, 'the ending index'));
       for (let i = from; i < to; i++) if (compareAgg(items[i], x) === 0) return i;
       return -1;
     };
@@ -182,7 +177,7 @@ const filter: ExprOperator = {
       if (limit !== undefined) {
         const l = limit(scope);
         if (!isNullish(l)) {
-          max = int(l, name, "'limit'");
+          max = intArg(l, name, "'limit'");
           if (max < 1) exprError(name, `$filter: 'limit' must be greater than 0: ${max}`);
         }
       }

@@ -15,7 +15,7 @@
  */
 
 import { fail } from '../../../errors.js';
-import { getOwn, isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
+import { bsonTypeOf, getOwn, isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
 
 /** Variables in force: ROOT, CURRENT and those the enclosing operators bound. */
 export class Scope {
@@ -204,6 +204,12 @@ export function unary(fn: (v: unknown, name: string) => unknown): ExprOperator {
       return (scope) => fn(a!(scope), name);
     },
   };
+}
+
+/** An argument that must be an integer. @throws QUERY_ERROR naming the operator and the type found */
+export function intArg(v: unknown, name: string, what: string): number {
+  if (typeof v !== 'number' || !Number.isInteger(v)) exprError(name, `${name}: ${what} must be an integer, found: ${bsonTypeOf(v)}`);
+  return v;
 }
 
 /** True for null and missing: most operators give null for them. */

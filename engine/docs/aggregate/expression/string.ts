@@ -6,7 +6,7 @@
 
 import { compilePcre } from '../../query/evaluation/pcre.js';
 import { bsonTypeOf, isPlainObject } from '../../values.js';
-import { compileArgs, exprError, isNullish, unary, type Expr, type ExprOperator } from './expression.js';
+import { compileArgs, exprError, intArg, isNullish, unary, type Expr, type ExprOperator } from './expression.js';
 
 /** A value as text where MongoDB coerces one (numbers, dates); null and missing are "". */
 export function coerceToString(v: unknown, name: string): string {
@@ -19,11 +19,6 @@ export function coerceToString(v: unknown, name: string): string {
 
 function str(v: unknown, name: string, what = 'argument'): string {
   if (typeof v !== 'string') exprError(name, `${name} requires a string ${what}, found: ${bsonTypeOf(v)}`);
-  return v;
-}
-
-function int(v: unknown, name: string, what: string): number {
-  if (typeof v !== 'number' || !Number.isInteger(v)) exprError(name, `${name}: ${what} must be an integer, found: ${bsonTypeOf(v)}`);
   return v;
 }
 
@@ -50,8 +45,8 @@ const substrCP: ExprOperator = {
     const [s, start, count] = compileArgs(args, ctx, name, 3);
     return (scope) => {
       const text = coerceToString(s!(scope), name);
-      const from = int(start!(scope), name, 'starting index');
-      const n = int(count!(scope), name, 'length');
+      const from = intArg(start!(scope), name, 'starting index');
+      const n = intArg(count!(scope), name, 'length');
       if (from < 0) exprError(name, `$substrCP: the starting index must be nonnegative integer.`);
       if (n < 0) exprError(name, `$substrCP: length must be a nonnegative integer.`);
       return [...text].slice(from, from + n).join('');
@@ -84,8 +79,8 @@ const indexOfCP: ExprOperator = {
       if (isNullish(text)) return null;
       const chars = [...str(text, name, 'first argument')];
       const needle = [...str(sub!(scope), name, 'second argument')];
-      const from = start === undefined ? 0 : int(start(scope), name, 'starting index');
-      const to = end === undefined ? chars.length : Math.min(chars.length, int(end(scope), name, 'ending index'));
+      const from = start === undefined ? 0 : intArg(start(scope), name, 'starting index');
+      const to = end === undefined ? chars.length : Math.min(chars.length, intArg(end(scope), name, 'ending index'));
       if (from < 0 || to < 0) exprError(name, `${name}: the indexes must be non-negative`);
       for (let i = from; i + needle.length <= to; i++) {
         let ok = true;
