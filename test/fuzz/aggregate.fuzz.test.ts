@@ -2,8 +2,8 @@
  * Differential fuzzing of aggregation pipelines against mingo (an independent implementation,
  * used as an oracle only): random documents (numbers, strings, nulls, missing fields, arrays,
  * embedded documents, dates) through random pipelines of $match (with $expr), $group, $project,
- * $addFields, $unwind, $sort + $limit/$skip, $count, $sortByCount, $replaceWith, $unset and
- * $lookup over a second collection, run through the real document model on a real store
+ * $addFields, $unwind, $sort + $limit/$skip, $count, $sortByCount, $replaceWith, $unset,
+ * $lookup over a second collection and $graphLookup over a third, run through the real document model on a real store
  * (docsAggregate). Results are compared as multisets (order where a unique sort fixed it), field
  * order aside; a difference is excused only by a named rule below, each listed in docs/mql.md.
  *
@@ -44,6 +44,15 @@ function randomDoc(rand: Rand, id: number): Doc {
   d['k'] = pick(rand, ['x', 'y', 'w', 'none']);
   return d;
 }
+
+/** A small graph for $graphLookup: node `_id`s, `next` a node or several, `w` a weight. */
+const GRAPH: Doc[] = [
+  { _id: 'x', next: 'y', w: 1 },
+  { _id: 'y', next: ['w', 'none'], w: 2 },
+  { _id: 'w', next: 'x', w: 4 },
+  { _id: 'none', w: 8 },
+  { _id: 'island', next: 'island', w: 16 },
+];
 
 const FOREIGN: Doc[] = [
   { _id: 'x', label: 'ex', w: 1, alias: 'zz' },
@@ -177,7 +186,16 @@ function randomPipeline(rand: Rand): { pipeline: Doc[]; ordered: boolean } {
         pipeline.push({ $lookup: { from: 'labels', localField: 'k', foreignField: pick(rand, ['_id', 'alias']), as: 'lk' } });
         break;
       case 10:
-        pipeline.push({ $unset: pick(rand, ['a', ['b', 'c'], 'c.d']) });
+        if (rand() < 0.5) {
+          pipeline.push({ $unset: pick(rand, ['a', ['b', 'c'], 'c.d']) });
+          break;
+        }
+        if (grouped) break;
+        // The order of the documents found is not specified: compared by count and weight.
+        pipeline.push(
+          { $graphLookup: { from: 'graph', startWith: '$k', connectFromField: 'next', connectToField: '_id', as: 'gl', ...(rand() < 0.5 ? { maxDepth: randomInt(rand, 0, 2) } : {}) } },
+          { $addFields: { gl: { $size: '$gl' }, glw: { $sum: '$gl.w' } } },
+        );
         break;
       default:
         if (grouped) break;
@@ -242,6 +260,7 @@ describe('aggregation pipelines against the mingo oracle', () => {
       const docs = Array.from({ length: DOCS }, (_, i) => randomDoc(rand, i));
       await docsInsert(store, 'main', structuredClone(docs)).durable;
       await docsInsert(store, 'labels', structuredClone(FOREIGN)).durable;
+      await docsInsert(store, 'graph', structuredClone(GRAPH)).durable;
       const counts = new Map<string, number>();
       let compared = 0;
       let nonEmpty = 0;
@@ -256,7 +275,7 @@ describe('aggregation pipelines against the mingo oracle', () => {
         }
         let theirs: Doc[] | Error;
         try {
-          theirs = aggregate(structuredClone(docs), structuredClone(pipeline), { collectionResolver: (name: string) => (name === 'labels' ? structuredClone(FOREIGN) : []) } as never) as Doc[];
+          theirs = aggregate(structuredClone(docs), structuredClone(pipeline), { collectionResolver: (name: string) => structuredClone(name === 'labels' ? FOREIGN : name === 'graph' ? GRAPH : []) } as never) as Doc[];
         } catch (err) {
           theirs = err as Error;
         }

@@ -12,6 +12,7 @@ import type { CompiledFilter } from '../query/compile-filter.js';
 import { AGGREGATE_LIMITS, stageError, type DocStream, type Stage, type StageContext } from './stage.js';
 import { facetStage } from './stages/facet.js';
 import { countStage, groupStage, sortByCountStage } from './stages/group.js';
+import { graphLookupStage } from './stages/graph-lookup.js';
 import { lookupStage } from './stages/lookup.js';
 import { matchStage, type MatchStage } from './stages/match.js';
 import { limitStage, skipStage, sortStage } from './stages/order.js';
@@ -21,8 +22,6 @@ import { unwindStage } from './stages/unwind.js';
 const UNSUPPORTED: Record<string, string> = {
   $out: 'writing a pipeline into a collection is not supported',
   $merge: 'writing a pipeline into a collection is not supported',
-  $graphLookup: 'it runs on the external MongoDB (TETRA_MONGODB_URI), which this build does not reach',
-  $text: 'text search runs on the external MongoDB',
   $search: 'Atlas Search is not available',
   $geoNear: 'there are no geospatial indexes',
   $bucket: 'not implemented; $group on a $switch of ranges does the same',
@@ -109,6 +108,9 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
         break;
       case '$facet':
         stages.push(facetStage(arg, names, sub));
+        break;
+      case '$graphLookup':
+        stages.push(graphLookupStage(arg, names));
         break;
       default:
         if (Object.hasOwn(UNSUPPORTED, name)) stageError(name, `unsupported: the ${name} stage is not supported (${UNSUPPORTED[name]})`);

@@ -180,7 +180,8 @@ describe('pipelines', () => {
     await refuses([{ $match: {}, $limit: 1 }], /exactly one field/);
     await refuses([{ $nope: {} }], /Unrecognized pipeline stage name: '\$nope'/);
     await refuses([{ $out: 'x' }], /unsupported: the \$out stage is not supported/);
-    await refuses([{ $graphLookup: {} }], /unsupported: the \$graphLookup stage is not supported \(it runs on the external MongoDB/);
+    await refuses([{ $match: { $text: { $search: 'x' } } }], /\$text/);
+    await refuses([{ $search: {} }], /unsupported: the \$search stage is not supported/);
     await refuses([{ $match: { $where: 'true' } }], /\$where/);
   });
   it('on a collection that does not exist, returns nothing', async () => {
@@ -215,4 +216,41 @@ describe('what a pipeline reads of its documents', () => {
     expect(await run([{ $group: { _id: '$$ROOT.item', doc: { $first: '$$ROOT' } } }, { $sort: { _id: 1 } }, { $limit: 1 }])).toEqual([{ _id: 'abc', doc: sales[0] }]);
     expect(await run([{ $match: { price: 5 } }, { $project: { item: 1, q: '$quantity' } }])).toEqual([{ _id: 3, item: 'xyz', q: 10 }, { _id: 4, item: 'xyz', q: 20 }]);
   });
+});
+
+describe('$graphLookup (manual examples)', () => {
+  const employees = [
+    { _id: 1, name: 'Dev' },
+    { _id: 2, name: 'Eliot', reportsTo: 'Dev' },
+    { _id: 3, name: 'Ron', reportsTo: 'Eliot' },
+    { _id: 4, name: 'Andrew', reportsTo: 'Eliot' },
+    { _id: 5, name: 'Asya', reportsTo: 'Ron' },
+    { _id: 6, name: 'Dan', reportsTo: 'Andrew' },
+  ];
+  const names = (docs: unknown): string[] => (docs as Doc[]).map((d) => `${String(d['name'])}${d['depth'] === undefined ? '' : `@${String(d['depth'])}`}`).sort();
+  it('follows the reporting hierarchy up, with depths', async () => {
+    await docsInsert(store, 'employees', structuredClone(employees)).durable;
+    const out = await run([{ $graphLookup: { from: 'employees', startWith: '$reportsTo', connectFromField: 'reportsTo', connectToField: 'name', as: 'chain', depthField: 'depth' } }, { $match: { name: 'Dan' } }], 'employees');
+    expect(names(out[0]!['chain'])).toEqual(['Andrew@0', 'Dev@2', 'Eliot@1']);
+  });
+  it('stops at maxDepth, and filters each round', async () => {
+    await docsInsert(store, 'employees', structuredClone(employees)).durable;
+    const capped = await run([{ $match: { name: 'Asya' } }, { $graphLookup: { from: 'employees', startWith: '$reportsTo', connectFromField: 'reportsTo', connectToField: 'name', as: 'chain', maxDepth: 1 } }], 'employees');
+    expect(names(capped[0]!['chain'])).toEqual(['Eliot', 'Ron']);
+    const restricted = await run([{ $match: { name: 'Asya' } }, { $graphLookup: { from: 'employees', startWith: '$reportsTo', connectFromField: 'reportsTo', connectToField: 'name', as: 'chain', restrictSearchWithMatch: { _id: { $ne: 2 } } } }], 'employees');
+    expect(names(restricted[0]!['chain'])).toEqual(['Ron']);
+  });
+  it('follows array values and stops at cycles', async () => {
+    await docsInsert(store, 'airports', [
+      { _id: 0, airport: 'JFK', connects: ['BOS', 'ORD'] },
+      { _id: 1, airport: 'BOS', connects: ['JFK', 'PWM'] },
+      { _id: 2, airport: 'ORD', connects: ['JFK'] },
+      { _id: 3, airport: 'PWM', connects: ['BOS', 'LHR'] },
+      { _id: 4, airport: 'LHR', connects: ['PWM'] },
+    ]).durable;
+    await docsInsert(store, 'travelers', [{ _id: 1, name: 'Dev', nearestAirport: 'JFK' }]).durable;
+    const out = await run([{ $graphLookup: { from: 'airports', startWith: '$nearestAirport', connectFromField: 'connects', connectToField: 'airport', maxDepth: 2, depthField: 'hops', as: 'dest' } }], 'travelers');
+    expect((out[0]!['dest'] as Doc[]).map((d) => `${String(d['airport'])}:${String(d['hops'])}`).sort()).toEqual(['BOS:1', 'JFK:0', 'ORD:1', 'PWM:2']);
+  });
+  it('refuses a missing argument', async () => refuses([{ $graphLookup: { from: 'x', startWith: '$a', connectFromField: 'b', as: 'c' } }], /requires 'connectToField'/));
 });
