@@ -95,11 +95,19 @@ export class BlockingBudget {
     this.#stage = stage;
   }
 
-  add(v: unknown): void {
-    this.#bytes += approxBytes(v);
+  /** Counts `v` as held; returns its estimated size. @throws QUERY_ERROR past the bound */
+  add(v: unknown): number {
+    const n = approxBytes(v);
+    this.#bytes += n;
     if (this.#bytes > AGGREGATE_LIMITS.maxBlockingBytes) {
       stageError(this.#stage, `${this.#stage} holds more than ${AGGREGATE_LIMITS.maxBlockingBytes} bytes of documents: filter earlier in the pipeline ($match), or project fewer fields`);
     }
+    return n;
+  }
+
+  /** What is held went down by `bytes` (a sort dropped documents past its limit). */
+  release(bytes: number): void {
+    this.#bytes -= bytes;
   }
 }
 

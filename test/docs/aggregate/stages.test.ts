@@ -254,3 +254,17 @@ describe('$graphLookup (manual examples)', () => {
   });
   it('refuses a missing argument', async () => refuses([{ $graphLookup: { from: 'x', startWith: '$a', connectFromField: 'b', as: 'c' } }], /requires 'connectToField'/));
 });
+
+describe('the bound on what blocking stages hold', () => {
+  it('refuses a sort of more than it may hold, and not a sort with a limit or a group of sums over the same documents', async () => {
+    const big = 'x'.repeat(2000);
+    // ~4 KB each by the estimate: 17,000 documents pass the 64 MiB bound.
+    for (let i = 0; i < 17_000; i += 1000) {
+      await docsInsert(store, 'bulky', Array.from({ length: 1000 }, (_, k) => ({ _id: i + k, k: (i + k) % 7, s: big }))).durable;
+    }
+    await expect(docsAggregate(store, 'bulky', [{ $sort: { k: 1 } }])).rejects.toMatchObject({ code: 'QUERY_ERROR', message: expect.stringMatching(/\$sort holds more than 67108864 bytes/) });
+    expect((await run([{ $sort: { k: -1, _id: 1 } }, { $limit: 2 }, { $project: { _id: 1 } }], 'bulky')).map((d) => d['_id'])).toEqual([6, 13]);
+    expect(await run([{ $group: { _id: '$k', n: { $sum: 1 }, len: { $sum: { $strLenCP: '$s' } } } }, { $sort: { _id: 1 } }, { $limit: 1 }], 'bulky')).toEqual([{ _id: 0, n: 2429, len: 2429 * 2000 }]);
+    await expect(docsAggregate(store, 'bulky', [{ $group: { _id: null, all: { $push: '$s' } } }])).rejects.toMatchObject({ code: 'QUERY_ERROR', message: expect.stringMatching(/\$group holds more than/) });
+  }, 60_000);
+});

@@ -128,7 +128,11 @@ interface Field {
   readonly name: string;
   readonly make: AccumulatorFactory;
   readonly expr: Expr;
+  /** True for accumulators that keep the values they take ($push, $addToSet...): they count against the bound. */
+  readonly keeps: boolean;
 }
+
+const KEEPS_VALUES = new Set(['$push', '$addToSet', '$mergeObjects', '$stdDevPop', '$stdDevSamp']);
 
 export function groupStage(spec: unknown, names: ReadonlySet<string>): Stage {
   const stage = '$group';
@@ -144,12 +148,12 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>): Stage {
     const op = Object.keys(acc)[0]!;
     if (op === '$count') {
       if (!isPlainObject(acc[op]) || Object.keys(acc[op]).length > 0) stageError(stage, '$count takes no arguments, i.e. $count: {}');
-      fields.push({ name, make: ACCUMULATORS['$sum']!('$sum'), expr: () => 1 });
+      fields.push({ name, make: ACCUMULATORS['$sum']!('$sum'), expr: () => 1, keeps: false });
       continue;
     }
     const factory = Object.hasOwn(ACCUMULATORS, op) ? ACCUMULATORS[op] : undefined;
     if (factory === undefined) stageError(stage, `unknown group operator '${op}'`);
-    fields.push({ name, make: factory(op), expr: compileExpression(acc[op], names) });
+    fields.push({ name, make: factory(op), expr: compileExpression(acc[op], names), keeps: KEEPS_VALUES.has(op) });
   }
   const exprs = [spec['_id'], ...Object.keys(spec).filter((k) => k !== '_id').map((k) => Object.values(spec[k] as object)[0])];
   return {
@@ -165,15 +169,18 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>): Stage {
           const idValue = id(scope);
           const key = groupKey(idValue);
           let g = groups.get(key);
+          const isNew = g === undefined;
           if (g === undefined) {
             g = { id: idValue === MISSING ? null : idValue, accs: fields.map((f) => f.make()) };
             groups.set(key, g);
             budget.add(g.id);
           }
           for (let i = 0; i < fields.length; i++) {
-            const v = fields[i]!.expr(scope);
+            const f = fields[i]!;
+            const v = f.expr(scope);
             g.accs[i]!.add(v);
-            budget.add(v);
+            // A group holds every value of $push and the like, one value of the others.
+            if (f.keeps || isNew) budget.add(v);
           }
         }
       }

@@ -23,13 +23,23 @@ export function sortStage(spec: unknown, limit?: number): Stage {
     async *run(input) {
       const budget = new BlockingBudget('$sort');
       let docs: Doc[] = [];
+      const sizes = new Map<Doc, number>();
       for await (const chunk of input) {
         for (const d of chunk) {
-          budget.add(d);
+          const n = budget.add(d);
+          if (limit !== undefined) sizes.set(d, n);
           docs.push(d);
         }
-        // With a $limit after it, a sort holds at most twice the limit between trims.
-        if (limit !== undefined && docs.length > 2 * limit + 256) docs = sortDocuments(docs, sort).slice(0, limit);
+        // With a $limit after it, a sort holds at most twice the limit between trims, and only
+        // what it holds counts against the bound.
+        if (limit !== undefined && docs.length > 2 * limit + 256) {
+          const sorted = sortDocuments(docs, sort);
+          for (const d of sorted.slice(limit)) {
+            budget.release(sizes.get(d)!);
+            sizes.delete(d);
+          }
+          docs = sorted.slice(0, limit);
+        }
       }
       const sorted = sortDocuments(docs, sort);
       yield* chunksOf(limit === undefined ? sorted : sorted.slice(0, limit));
