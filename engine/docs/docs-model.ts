@@ -33,7 +33,7 @@ import { decodeDocument, encodeDocument, FieldReader, idKey, MAX_ID_BYTES } from
 import { documentKeys, entryKey, indexComponent, type IndexField } from './index-key.js';
 import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
-import { AGGREGATE_LIMITS, approxBytes, type StageContext } from './aggregate/stage.js';
+import { AGGREGATE_LIMITS, approxBytes, BlockingBudget, type StageContext } from './aggregate/stage.js';
 import { compilePipeline } from './aggregate/pipeline.js';
 import { fromJson } from './ejson.js';
 import { compileProjection, type CompiledProjection } from './projection.js';
@@ -647,8 +647,15 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
     vars: undefined,
     scan: (collection) => read(collection, matchAll),
     async lookup(collection, filterSpec) {
+      // What one document's $lookup brings in is held whole, within the blocking bound.
+      const budget = new BlockingBudget('$lookup');
       const out: Doc[] = [];
-      for await (const chunk of read(collection, compileFilter(filterSpec))) out.push(...chunk);
+      for await (const chunk of read(collection, compileFilter(filterSpec))) {
+        for (const d of chunk) {
+          budget.add(d);
+          out.push(d);
+        }
+      }
       return out;
     },
   };
