@@ -37,7 +37,7 @@ import { AGGREGATE_LIMITS, approxBytes, BlockingBudget, type StageContext } from
 import { compilePipeline } from './aggregate/pipeline.js';
 import { fromJson } from './ejson.js';
 import { compileProjection, type CompiledProjection } from './projection.js';
-import { compileFilter, filterFields, parseFilter, type CompiledFilter } from './query/compile-filter.js';
+import { compileFilter, filterFields, filterReadsAll, parseFilter, type CompiledFilter } from './query/compile-filter.js';
 import { describePlan, planQuery, type Plan } from './query-planner.js';
 import { compileSort, type CompiledSort } from './sort.js';
 import { compileUpdate } from './update/compile-update.js';
@@ -163,8 +163,9 @@ class Prefilter {
 
   constructor(scan: ScanFilter) {
     const fields = filterFields(scan.filter.ast);
-    // A filter that reads no field passes every document: nothing to gain for whole ones.
-    if (scan.whole && fields.length === 0) this.#off = true;
+    // A filter that reads no field passes every document: nothing to gain for whole ones. One
+    // whose $expr may read any field cannot be tested on some fields.
+    if ((scan.whole && fields.length === 0) || filterReadsAll(scan.filter.ast)) this.#off = true;
     if (!scan.whole) for (const f of [ID, ...(scan.extra ?? [])]) if (!fields.includes(f)) fields.push(f);
     this.#reader = new FieldReader(fields);
     this.#test = scan.filter.test;

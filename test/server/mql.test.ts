@@ -215,6 +215,30 @@ describe('documents over HTTP: CRUD', () => {
   });
 });
 
+describe('documents over HTTP: $expr in filters', () => {
+  it('finds, counts, updates and deletes by comparing fields of one document', async () => {
+    await seed('budgets', [
+      { _id: 1, budget: 400, spent: 450 },
+      { _id: 2, budget: 100, spent: 150, tag: 'x' },
+      { _id: 3, budget: 100, spent: 50 },
+    ]);
+    expect((await mql('createIndex', { collection: 'budgets', keys: { budget: 1 } })).status).toBe(200);
+    const over = await mql('find', { collection: 'budgets', filter: { $expr: { $gt: ['$spent', '$budget'] } }, projection: { _id: 1 } });
+    expect(over.status, over.text).toBe(200);
+    expect(over.body.documents).toEqual([{ _id: 1 }, { _id: 2 }]);
+    // With an indexed condition beside it, and through the count's partial reads.
+    expect((await mql('find', { collection: 'budgets', filter: { budget: 100, $expr: { $gt: ['$spent', '$budget'] } }, projection: { _id: 1 } })).body.documents).toEqual([{ _id: 2 }]);
+    expect((await mql('countDocuments', { collection: 'budgets', filter: { $expr: { $lt: ['$spent', '$budget'] } } })).body).toEqual({ count: 1 });
+    expect((await mql('countDocuments', { collection: 'budgets', filter: { $expr: { $eq: [{ $type: '$$ROOT.tag' }, 'string'] } } })).body).toEqual({ count: 1 });
+    expect((await mql('updateMany', { collection: 'budgets', filter: { $expr: { $gt: ['$spent', '$budget'] } }, update: { $set: { over: true } } })).body).toEqual({ matchedCount: 2, modifiedCount: 2 });
+    expect((await mql('deleteMany', { collection: 'budgets', filter: { $expr: { $not: [{ $ifNull: ['$over', false] }] } } })).body).toEqual({ deletedCount: 1 });
+    const bad = await mql('find', { collection: 'budgets', filter: { $expr: { $bogus: 1 } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('QUERY_ERROR');
+    expect(bad.body.error.message).toContain('$bogus');
+  });
+});
+
 describe('documents over HTTP: aggregation', () => {
   it('runs a pipeline natively: $match through an index, $lookup, $group, $sort, dates as Extended JSON', async () => {
     await seed('aorders', [

@@ -12,6 +12,9 @@ import type { AndNode, FieldNode, FieldOp, FieldOpName, FilterNode } from './fil
 import { FIELD_OPERATORS, lookupOperator } from './operator-table.js';
 import { queryError, type CompileContext, type CompiledOp, type FieldOperator, type ParseContext, type Subject } from './operator.js';
 import { regexOperator } from './evaluation/regex.js';
+import { truthy } from '../aggregate/expression/comparison.js';
+import { Scope } from '../aggregate/expression/expression.js';
+import { compileExpression } from '../aggregate/expression/operator-table.js';
 
 /** A compiled filter: the AST for planners and explain, and the predicate. */
 export interface CompiledFilter {
@@ -25,16 +28,17 @@ function checkDepth(depth: number, operator: string): void {
   }
 }
 
-function parseContext(depth: number): ParseContext {
+function parseContext(depth: number, exprAllowed = true): ParseContext {
   return {
     depth,
+    exprAllowed,
     parseOperators: (expr, operator) => {
       checkDepth(depth + 1, operator);
       return parseOperators(expr, depth + 1);
     },
     parseFilter: (filter, operator) => {
       checkDepth(depth + 1, operator);
-      return collapse(parseFilterDocument(filter, depth + 1));
+      return collapse(parseFilterDocument(filter, depth + 1, exprAllowed && operator !== '$elemMatch'));
     },
   };
 }
@@ -83,9 +87,9 @@ function parseOperators(expr: Doc, depth: number): FieldOp[] {
 }
 
 /** The AND-ed conditions of one filter document. */
-function parseFilterDocument(filter: unknown, depth: number): FilterNode[] {
+function parseFilterDocument(filter: unknown, depth: number, exprAllowed = true): FilterNode[] {
   if (!isPlainObject(filter)) fail('QUERY_ERROR', 'filter must be an object such as {"a": 1}');
-  const ctx = parseContext(depth);
+  const ctx = parseContext(depth, exprAllowed);
   const conditions: FilterNode[] = [];
   for (const key of Object.keys(filter)) {
     const value = filter[key];
@@ -97,6 +101,7 @@ function parseFilterDocument(filter: unknown, depth: number): FilterNode[] {
     const entry = lookupOperator(key);
     switch (entry?.kind) {
       case 'logical':
+      case 'expr':
         conditions.push(entry.parse(value, ctx));
         break;
       case 'ignored':
@@ -217,6 +222,10 @@ function compileNode(node: FilterNode): (doc: Doc) => boolean {
         return ops.every((c) => c.matches(subject));
       };
     }
+    case 'expr': {
+      const expr = compileExpression(node.spec);
+      return (doc) => truthy(expr(Scope.of(doc)));
+    }
     default: {
       const unhandled: never = node;
       throw new Error(`unhandled filter node ${JSON.stringify(unhandled)}`);
@@ -265,10 +274,24 @@ export function filterFields(ast: AndNode): string[] {
     if (node.kind === 'field') {
       const dot = node.path.indexOf('.');
       out.add(dot < 0 ? node.path : node.path.slice(0, dot));
+    } else if (node.kind === 'expr') {
+      if (node.fields !== 'all') for (const f of node.fields) out.add(f);
     } else for (const child of node.children) visit(child);
   };
   visit(ast);
   return [...out];
+}
+
+/** True when the filter has an `$expr` that may read any field (filterFields then does not cover it). */
+export function filterReadsAll(ast: AndNode): boolean {
+  const visit = (node: FilterNode): boolean => (node.kind === 'expr' ? node.fields === 'all' : node.kind === 'field' ? false : node.children.some(visit));
+  return visit(ast);
+}
+
+/** True when the filter has an `$expr` anywhere. */
+export function filterHasExpr(ast: AndNode): boolean {
+  const visit = (node: FilterNode): boolean => (node.kind === 'expr' ? true : node.kind === 'field' ? false : node.children.some(visit));
+  return visit(ast);
 }
 
 /** Conditions per top-level AND-ed path (`{a: {$gt: 1}, b: 2}` -> a: [$gt 1], b: [$eq 2]), for planners. */

@@ -17,8 +17,8 @@ import type { BsonTypeAlias } from './element/type.js';
 
 export type { BsonTypeAlias };
 
-/** A filter node: a boolean combination or the conditions on one dot path. */
-export type FilterNode = AndNode | OrNode | NorNode | FieldNode;
+/** A filter node: a boolean combination, the conditions on one dot path, or an `$expr`. */
+export type FilterNode = AndNode | OrNode | NorNode | FieldNode | ExprNode;
 
 /** All children match (an empty `and` matches every document). */
 export interface AndNode {
@@ -36,6 +36,15 @@ export interface OrNode {
 export interface NorNode {
   readonly kind: 'nor';
   readonly children: readonly FilterNode[];
+}
+
+/** `{$expr: <aggregation expression>}`: true when the expression's value on the document is truthy. */
+export interface ExprNode {
+  readonly kind: 'expr';
+  /** The expression as written. */
+  readonly spec: unknown;
+  /** The top-level fields it reads, or 'all' (it reads `$$ROOT`, `$$CURRENT` or `$getField`). */
+  readonly fields: readonly string[] | 'all';
 }
 
 /** Every condition in `ops` holds for the values at `path` (a dot path such as "a.b.0"). */

@@ -11,6 +11,7 @@ import { inOperator, ninOperator } from './comparison/in.js';
 import { gteOperator, gtOperator, lteOperator, ltOperator } from './comparison/range.js';
 import { existsOperator } from './element/exists.js';
 import { typeOperator } from './element/type.js';
+import { exprOperator } from './evaluation/expr.js';
 import { modOperator } from './evaluation/mod.js';
 import { regexOperator } from './evaluation/regex.js';
 import type { FieldOpName } from './filter-ast.js';
@@ -62,7 +63,7 @@ export const QUERY_OPERATORS: Readonly<Record<string, QueryOperator>> = {
   $comment: { kind: 'ignored' },
   // Evaluation operators tetradb does not run.
   $where: unsupported('top', '$where is refused: tetradb never executes JavaScript from a query'),
-  $expr: unsupported('top', 'aggregation expressions in filters ($expr) are not supported'),
+  $expr: exprOperator,
   $jsonSchema: unsupported('top', '$jsonSchema is not supported'),
   $text: unsupported('top', '$text requires a text index and is not supported in filters'),
   $sampleRate: unsupported('top', '$sampleRate is not supported'),

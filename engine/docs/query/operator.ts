@@ -29,6 +29,8 @@ export interface ParseContext {
   parseOperators(expr: Doc, operator: string): FieldOp[];
   /** Parses a whole filter document one level deeper (the root of $elemMatch's document form). */
   parseFilter(filter: unknown, operator: string): FilterNode;
+  /** False inside $elemMatch, where MongoDB refuses `$expr`. */
+  readonly exprAllowed: boolean;
 }
 
 /** What an operator's compiler may call back into. */
@@ -56,6 +58,12 @@ export interface LogicalOperator {
   parse(operand: unknown, ctx: ParseContext): FilterNode;
 }
 
+/** `$expr`: an aggregation expression over the whole document. */
+export interface ExprOperator {
+  readonly kind: 'expr';
+  parse(operand: unknown, ctx: ParseContext): FilterNode;
+}
+
 /** A top-level operator with no effect on matching ($comment). */
 export interface IgnoredOperator {
   readonly kind: 'ignored';
@@ -74,7 +82,7 @@ export interface AnyFieldOperator {
   parse(operand: unknown, ctx: ParseContext): FieldOp;
 }
 
-export type QueryOperator = AnyFieldOperator | ExpandingOperator | LogicalOperator | IgnoredOperator | UnsupportedOperator;
+export type QueryOperator = AnyFieldOperator | ExpandingOperator | LogicalOperator | ExprOperator | IgnoredOperator | UnsupportedOperator;
 
 /** Throws QUERY_ERROR naming the operator. @throws QUERY_ERROR */
 export function queryError(operator: string, message: string, details: Record<string, unknown> = {}): never {

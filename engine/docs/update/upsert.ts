@@ -28,6 +28,7 @@ function collect(node: FilterNode, out: Equality[]): void {
       if (node.children.length === 1) collect(node.children[0]!, out);
       return;
     case 'nor':
+    case 'expr':
       return;
     case 'field':
       for (const op of node.ops) {

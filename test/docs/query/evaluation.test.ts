@@ -116,10 +116,36 @@ describe('$mod (manual examples)', () => {
   }
 });
 
+describe('$expr (manual examples)', () => {
+  const monthlyBudget = [
+    { _id: 1, category: 'food', budget: 400, spent: 450 },
+    { _id: 2, category: 'drinks', budget: 100, spent: 150 },
+    { _id: 3, category: 'clothes', budget: 100, spent: 50 },
+    { _id: 4, category: 'misc', budget: 500, spent: 300 },
+    { _id: 5, category: 'travel', budget: 200, spent: 650 },
+  ];
+  const cases: Array<[string, unknown, number[]]> = [
+    ['compares two fields of a document', { $expr: { $gt: ['$spent', '$budget'] } }, [1, 2, 5]],
+    ['with a conditional', { $expr: { $lt: [{ $cond: { if: { $gte: ['$budget', 300] }, then: { $multiply: ['$budget', 0.5] }, else: { $multiply: ['$budget', 0.75] } } }, '$spent'] } }, [1, 2, 4, 5]],
+    ['beside field conditions', { category: { $ne: 'food' }, $expr: { $gt: ['$spent', '$budget'] } }, [2, 5]],
+    ['inside $or', { $or: [{ _id: 3 }, { $expr: { $eq: ['$spent', 650] } }] }, [3, 5]],
+    ['a value that is not a boolean is truthy or not', { $expr: { $subtract: ['$spent', 450] } }, [2, 3, 4, 5]],
+    ['$$ROOT', { $expr: { $eq: ['$$ROOT.category', 'misc'] } }, [4]],
+  ];
+  for (const [name, filter, expected] of cases) it(name, () => expect(ids(monthlyBudget, filter)).toEqual(expected));
+  const errors: Array<[string, unknown, RegExp]> = [
+    ['inside $elemMatch', { a: { $elemMatch: { $expr: { $eq: ['$b', 1] } } } }, /\$expr can only be applied to the top-level document/],
+    ['an unknown expression operator', { $expr: { $nope: 1 } }, /Unrecognized expression '\$nope'/],
+    ['an undefined variable', { $expr: { $eq: ['$$x', 1] } }, /Use of undefined variable: x/],
+  ];
+  for (const [name, filter, message] of errors) {
+    it(`refuses ${name}`, () => expect(() => compileFilter(filter)).toThrow(expect.objectContaining({ code: 'QUERY_ERROR', message: expect.stringMatching(message) })));
+  }
+});
+
 describe('unsupported and unknown operators are never ignored', () => {
   const errors: Array<[string, unknown, RegExp]> = [
     ['$where (JavaScript is never executed)', { $where: 'this.a > 1' }, /unsupported operator: \$where .*never executes JavaScript/],
-    ['$expr', { $expr: { $gt: ['$a', 1] } }, /unsupported operator: \$expr/],
     ['$text', { $text: { $search: 'x' } }, /unsupported operator: \$text/],
     ['$jsonSchema', { $jsonSchema: {} }, /unsupported operator: \$jsonSchema/],
     ['$near', { loc: { $near: [0, 0] } }, /unsupported operator: \$near/],

@@ -4,8 +4,8 @@
  * when its value is truthy.
  */
 
-import { compileFilter, filterFields, type CompiledFilter } from '../../query/compile-filter.js';
-import { needsOf } from '../dependencies.js';
+import { compileFilter, filterFields, filterReadsAll, type CompiledFilter } from '../../query/compile-filter.js';
+import { needsOf, READS_ALL } from '../dependencies.js';
 import { isPlainObject, type Doc } from '../../values.js';
 import { Scope, type Expr } from '../expression/expression.js';
 import { truthy } from '../expression/comparison.js';
@@ -29,7 +29,7 @@ export function matchStage(spec: unknown, names: ReadonlySet<string>): MatchStag
     if (expr === undefined) return true;
     return truthy(expr(vars === undefined ? Scope.of(doc) : vars.with(new Map([['ROOT', doc], ['CURRENT', doc]]))));
   };
-  const needs = needsOf(expr === undefined ? [] : [exprSpec], filterFields(filter.ast), false);
+  const needs = filterReadsAll(filter.ast) ? READS_ALL : needsOf(expr === undefined ? [] : [exprSpec], filterFields(filter.ast), false);
   const stage = streaming('$match', needs, (chunk, ctx) => chunk.filter((d) => test(d, ctx.vars)));
   return { ...stage, filter, test };
 }
