@@ -191,7 +191,7 @@ describe('$[<identifier>] (the elements an array filter matches)', () => {
     ['an identifier that is not lower-case alphanumeric', { $set: { 'a.$[I]': 1 } }, [{ I: 0 }], /must be an alphanumeric string beginning with a lowercase letter, found 'I'/],
     ['an unknown operator in a filter', { $set: { 'a.$[i]': 1 } }, [{ i: { $foo: 1 } }], /unknown operator: \$foo/],
     ['$where in a filter', { $set: { 'a.$[i]': 1 } }, [{ $where: 'true' }], /\$where/],
-    ['$expr in a filter', { $set: { 'a.$[i]': 1 } }, [{ $expr: { $eq: ['$$i', 1] } }], /\$expr is not allowed in the context of an array filter|undefined variable/],
+    ['$expr in a filter', { $set: { 'a.$[i]': 1 } }, [{ i: 1, $expr: { $eq: [1, 1] } }], /\$expr is not allowed in the context of an array filter/],
     ['a filter that is not an object', { $set: { 'a.$[i]': 1 } }, ['bad'], /arrayFilters must be an array of filter documents/, 'VALIDATION_FAILED'],
     ['filters not in an array', { $set: { 'a.$[i]': 1 } }, { i: 0 } as unknown as unknown[], /arrayFilters must be an array of filter documents/, 'VALIDATION_FAILED'],
     ['an array update beside a $ of the same array', { $set: { 'a.$[i]': 0, 'a.$': 0 } }, [{ i: 0 }], /Updating the path 'a.\$' would create a conflict at 'a'/],
