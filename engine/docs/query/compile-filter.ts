@@ -19,7 +19,8 @@ import { compileExpression } from '../aggregate/expression/operator-table.js';
 /** A compiled filter: the AST for planners and explain, and the predicate. */
 export interface CompiledFilter {
   readonly ast: AndNode;
-  test(doc: Doc): boolean;
+  /** `vars`: the variables an `$expr` reads (a `$lookup` pipeline's `let`), when it has any. */
+  test(doc: Doc, vars?: Scope): boolean;
 }
 
 function checkDepth(depth: number, operator: string): void {
@@ -28,17 +29,20 @@ function checkDepth(depth: number, operator: string): void {
   }
 }
 
-function parseContext(depth: number, exprAllowed = true): ParseContext {
+const NO_NAMES: ReadonlySet<string> = new Set();
+
+function parseContext(depth: number, exprAllowed = true, names: ReadonlySet<string> = NO_NAMES): ParseContext {
   return {
     depth,
     exprAllowed,
+    names,
     parseOperators: (expr, operator) => {
       checkDepth(depth + 1, operator);
       return parseOperators(expr, depth + 1);
     },
     parseFilter: (filter, operator) => {
       checkDepth(depth + 1, operator);
-      return collapse(parseFilterDocument(filter, depth + 1, exprAllowed && operator !== '$elemMatch'));
+      return collapse(parseFilterDocument(filter, depth + 1, exprAllowed && operator !== '$elemMatch', names));
     },
   };
 }
@@ -87,9 +91,9 @@ function parseOperators(expr: Doc, depth: number): FieldOp[] {
 }
 
 /** The AND-ed conditions of one filter document. */
-function parseFilterDocument(filter: unknown, depth: number, exprAllowed = true): FilterNode[] {
+function parseFilterDocument(filter: unknown, depth: number, exprAllowed = true, names: ReadonlySet<string> = NO_NAMES): FilterNode[] {
   if (!isPlainObject(filter)) fail('QUERY_ERROR', 'filter must be an object such as {"a": 1}');
-  const ctx = parseContext(depth, exprAllowed);
+  const ctx = parseContext(depth, exprAllowed, names);
   const conditions: FilterNode[] = [];
   for (const key of Object.keys(filter)) {
     const value = filter[key];
@@ -146,9 +150,9 @@ function collapse(conditions: readonly FilterNode[]): FilterNode {
 }
 
 /** Parses a filter into its AST without compiling it. @throws QUERY_ERROR */
-export function parseFilter(filter: unknown): AndNode {
+export function parseFilter(filter: unknown, names: ReadonlySet<string> = NO_NAMES): AndNode {
   const converted = fromJson(filter ?? {}, { code: 'QUERY_ERROR' });
-  return andOf(parseFilterDocument(converted, 1));
+  return andOf(parseFilterDocument(converted, 1, true, names));
 }
 
 class PathSubject implements Subject {
@@ -195,20 +199,22 @@ function compileOp(op: FieldOp): CompiledOp {
   return operator.compile(op, compileContext);
 }
 
-function compileNode(node: FilterNode): (doc: Doc) => boolean {
+type Predicate = (doc: Doc, vars?: Scope) => boolean;
+
+function compileNode(node: FilterNode): Predicate {
   switch (node.kind) {
     case 'and': {
       const children = node.children.map(compileNode);
       if (children.length === 1) return children[0]!;
-      return (doc) => children.every((c) => c(doc));
+      return (doc, vars) => children.every((c) => c(doc, vars));
     }
     case 'or': {
       const children = node.children.map(compileNode);
-      return (doc) => children.some((c) => c(doc));
+      return (doc, vars) => children.some((c) => c(doc, vars));
     }
     case 'nor': {
       const children = node.children.map(compileNode);
-      return (doc) => !children.some((c) => c(doc));
+      return (doc, vars) => !children.some((c) => c(doc, vars));
     }
     case 'field': {
       const parts = parsePath(node.path);
@@ -223,8 +229,8 @@ function compileNode(node: FilterNode): (doc: Doc) => boolean {
       };
     }
     case 'expr': {
-      const expr = compileExpression(node.spec);
-      return (doc) => truthy(expr(Scope.of(doc)));
+      const expr = compileExpression(node.spec, new Set(node.names));
+      return (doc, vars) => truthy(expr(vars === undefined ? Scope.of(doc) : vars.with(new Map([['ROOT', doc], ['CURRENT', doc]]))));
     }
     default: {
       const unhandled: never = node;
@@ -235,11 +241,11 @@ function compileNode(node: FilterNode): (doc: Doc) => boolean {
 
 /**
  * Compiles an MQL filter (`{}`, undefined and null match everything). `{$date: ...}` values are
- * converted first. @throws QUERY_ERROR naming the operator for anything malformed, unknown or
- * unsupported
+ * converted first; `names` are the user variables an `$expr` may read (see CompiledFilter.test).
+ * @throws QUERY_ERROR naming the operator for anything malformed, unknown or unsupported
  */
-export function compileFilter(filter: unknown): CompiledFilter {
-  const ast = parseFilter(filter);
+export function compileFilter(filter: unknown, names?: ReadonlySet<string>): CompiledFilter {
+  const ast = parseFilter(filter, names);
   const test = compileNode(ast);
   return { ast, test };
 }

@@ -45,6 +45,8 @@ export interface ExprNode {
   readonly spec: unknown;
   /** The top-level fields it reads, or 'all' (it reads `$$ROOT`, `$$CURRENT` or `$getField`). */
   readonly fields: readonly string[] | 'all';
+  /** User variables it may read (a `$lookup` pipeline's `let`), given when the filter was compiled. */
+  readonly names: readonly string[];
 }
 
 /** Every condition in `ops` holds for the values at `path` (a dot path such as "a.b.0"). */

@@ -31,6 +31,8 @@ export interface ParseContext {
   parseFilter(filter: unknown, operator: string): FilterNode;
   /** False inside $elemMatch, where MongoDB refuses `$expr`. */
   readonly exprAllowed: boolean;
+  /** The user variables `$expr` may read (a `$lookup` pipeline's `let`). */
+  readonly names: ReadonlySet<string>;
 }
 
 /** What an operator's compiler may call back into. */
@@ -38,6 +40,9 @@ export interface CompileContext {
   compileOps(ops: readonly FieldOp[]): CompiledOp[];
   compileFilter(node: FilterNode): (doc: Doc) => boolean;
 }
+
+/** The variables an `$expr` reads at test time (aggregate/expression's Scope). */
+export type FilterVars = import('../aggregate/expression/expression.js').Scope;
 
 /** A field-level operator that appears in the AST as itself. */
 export interface FieldOperator<K extends FieldOpName> {

@@ -268,3 +268,14 @@ describe('the bound on what blocking stages hold', () => {
     await expect(docsAggregate(store, 'bulky', [{ $group: { _id: null, all: { $push: '$s' } } }])).rejects.toMatchObject({ code: 'QUERY_ERROR', message: expect.stringMatching(/\$group holds more than/) });
   }, 60_000);
 });
+
+describe('$lookup let variables in nested $expr', () => {
+  it('reads them inside $or and $and of the sub-pipeline $match', async () => {
+    const out = await run([
+      { $match: { _id: { $in: [1, 2] } } },
+      { $lookup: { from: 'inventory', let: { want: '$item' }, pipeline: [{ $match: { $or: [{ $expr: { $eq: ['$sku', '$$want'] } }, { _id: 'i4' }] } }, { $project: { _id: 1 } }], as: 'm' } },
+      { $project: { m: 1 } },
+    ]);
+    expect(out).toEqual([{ _id: 1, m: [{ _id: 'i1' }, { _id: 'i4' }] }, { _id: 2, m: [{ _id: 'i4' }] }]);
+  });
+});

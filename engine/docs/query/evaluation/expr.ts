@@ -14,8 +14,8 @@ export const exprOperator: ExprOperator = {
   parse(operand, ctx) {
     if (!ctx.exprAllowed) queryError('$expr', '$expr can only be applied to the top-level document, not inside $elemMatch');
     // Compiled once here so that a bad expression fails with the filter, naming its operator.
-    compileExpression(operand);
+    compileExpression(operand, ctx.names);
     const fields = new Set<string>();
-    return { kind: 'expr', spec: operand, fields: exprFields(operand, fields) ? [...fields] : 'all' };
+    return { kind: 'expr', spec: operand, fields: exprFields(operand, fields) ? [...fields] : 'all', names: [...ctx.names] };
   },
 };
