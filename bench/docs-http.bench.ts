@@ -86,12 +86,20 @@ function parseArgs(argv: string[]): Config {
 
 // ---- Workloads ----------------------------------------------------------------------------------
 
-type Workload = 'find-id' | 'find-email' | 'insert';
+type Workload = 'find-id' | 'find-email' | 'insert' | 'aggregate';
 const WORKLOADS: Record<Workload, string> = {
   'find-id': 'find by _id',
   'find-email': 'find by email (indexed)',
   insert: 'insertOne (durable)',
+  aggregate: 'aggregate: $match profile.age (no index, ~1/60 of the documents) + $group by city ($sum, $avg)',
 };
+
+/** The aggregation of the `aggregate` workload for one age (18-77 in the data). */
+function aggregatePipeline(age: number): Doc[] {
+  return [{ $match: { 'profile.age': age } }, { $group: { _id: '$profile.city', n: { $sum: 1 }, avgN: { $avg: '$n' } } }];
+}
+
+type Doc = Record<string, unknown>;
 
 interface RoundResult extends LoadResult {
   /** Peak server memory while the row ran, MiB (tetradb: VmRSS; the peer: Fastify VmRSS + PostgreSQL PSS). */
@@ -122,6 +130,8 @@ function bodyMaker(workload: Workload, docs: number, tag: string): () => string 
         const n = i++;
         return JSON.stringify({ collection: COLLECTION, document: makeDocument(docs + n, `ins-${tag}-${n}`, `ins-${tag}-${n}@example.com`) });
       };
+    case 'aggregate':
+      return () => JSON.stringify({ collection: COLLECTION, pipeline: aggregatePipeline(18 + (picks[i++ % PICKS]! % 60)) });
     default: {
       const never: never = workload;
       throw new Error(`unknown workload ${String(never)}`);
@@ -133,7 +143,7 @@ async function drive(config: Config, target: Target, workload: Workload | 'hello
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (target.apiKey !== '') headers.authorization = `Bearer ${target.apiKey}`;
   const next = workload === 'hello' ? undefined : bodyMaker(workload, config.docs, `${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
-  const path = workload === 'hello' ? '/hello' : workload === 'insert' ? '/api/mql/insertOne' : '/api/mql/find';
+  const path = workload === 'hello' ? '/hello' : workload === 'insert' ? '/api/mql/insertOne' : workload === 'aggregate' ? '/api/mql/aggregate' : '/api/mql/find';
   // Finds cycle through prebuilt requests (pooledRequests), as the hello-world's static GET does;
   // inserts need a new body each (unique ids), made as they go, for both stores alike.
   const requests =
@@ -181,6 +191,18 @@ async function spotCheck(target: Target, docs: number): Promise<void> {
       }
     }
   }
+}
+
+/** The aggregation's answer for a few ages, groups sorted by city: equal on every store before any timing. */
+async function aggregateAnswers(target: Target): Promise<string> {
+  const out: unknown[] = [];
+  for (const age of [18, 40, 77]) {
+    const r = await post(target, '/api/mql/aggregate', { collection: COLLECTION, pipeline: aggregatePipeline(age) });
+    if (r.status !== 200) throw new Error(`${target.name}: aggregate answered ${r.status}: ${JSON.stringify(r.json).slice(0, 300)}`);
+    const groups = (r.json.documents as Doc[]).map((g) => [g['_id'], g['n'], Number(g['avgN']).toFixed(6)]).sort((a, b) => String(a[0]).localeCompare(String(b[0])));
+    out.push(groups);
+  }
+  return JSON.stringify(out);
 }
 
 interface Row {
@@ -285,6 +307,9 @@ async function main(): Promise<void> {
       const size = Number((await pgClient.query<{ n: string }>(`SELECT pg_total_relation_size('${COLLECTION}') AS n`)).rows[0]!.n);
       loads.push({ target: pgTarget.name, seconds: pgLoad, memMiB: pgTarget.memory(), disk: `${fmtInt(size / MiB)} (pg_total_relation_size: table, TOAST, indexes; WAL not counted)` });
       await spotCheck(pgTarget, config.docs);
+      const ours = await aggregateAnswers(tetraTarget);
+      const theirs = await aggregateAnswers(pgTarget);
+      if (ours !== theirs) throw new Error(`the aggregation answers differ: tetradb ${ours.slice(0, 300)}, PostgreSQL ${theirs.slice(0, 300)}`);
       const plan = await pgClient.query<{ 'QUERY PLAN': string }>(`EXPLAIN SELECT doc FROM ${COLLECTION} WHERE doc->>'email' = $1 LIMIT 100`, [docEmail(1)]);
       notes.push(`- PostgreSQL plan for find by email: ${plan.rows.map((r) => r['QUERY PLAN'].trim()).join(' / ')} (ANALYZE after the load took ${fmtNum(analyzeSeconds, 2)} s, not in the load time)`);
     }
@@ -384,7 +409,7 @@ function render(config: Config, r: Results): string {
     `- tetradb: the server as \`npm start\` runs it (server/start.mjs: server/main.ts compiled by esbuild, server/config.ts defaults: fsync=batch, cache 256 MiB, log level info, log lines on stdout, which the bench discards), **except --rate-limit 0** (the default 1000 requests/s per API key would answer most requests 429) and a free port and fresh data directory. TETRA_* in the environment: ${tetraEnv.length > 0 ? tetraEnv.join(' ') : 'none'}. A response leaves only once the writes it could have seen are durable.`,
   );
   if (r.pgSettings !== undefined) {
-    out.push(`- Fastify + PostgreSQL: ${r.pgSettings}; a Fastify 5 server with node-postgres (pool of ${config.pgPool} connections, named prepared statements), the same JSON body schemas and bearer check as tetradb's routes; table \`${COLLECTION} (id text primary key, doc jsonb)\`, index \`((doc->>'email'))\`; finds are \`SELECT doc ... WHERE id = $1 LIMIT 100\` and \`... WHERE doc->>'email' = $1 LIMIT 100\`, insertOne one \`INSERT\` (autocommit), insertMany one multi-row \`INSERT\`.`);
+    out.push(`- Fastify + PostgreSQL: ${r.pgSettings}; a Fastify 5 server with node-postgres (pool of ${config.pgPool} connections, named prepared statements), the same JSON body schemas and bearer check as tetradb's routes; table \`${COLLECTION} (id text primary key, doc jsonb)\`, index \`((doc->>'email'))\`; finds are \`SELECT doc ... WHERE id = $1 LIMIT 100\` and \`... WHERE doc->>'email' = $1 LIMIT 100\`, insertOne one \`INSERT\` (autocommit), insertMany one multi-row \`INSERT\`, the aggregation \`SELECT doc->'profile'->>'city', count(*), avg((doc->>'n')::bigint) ... WHERE doc->'profile'->'age' = $1::jsonb GROUP BY 1\` (no index on the age, as in tetradb; the answers were checked equal on three ages before timing).`);
   }
   if (r.pgSkipped !== undefined) out.push(`- **${r.pgSkipped}**`);
   out.push(`- Server memory: peak while the row ran: tetradb VmRSS, sampled every 250 ms; the peer "front + postgres" = Fastify process VmRSS + the PSS of every PostgreSQL process (shared buffers counted once), sampled every second (reading ~20 processes' smaps costs the client some CPU).`);
@@ -410,7 +435,7 @@ function render(config: Config, r: Results): string {
         .map((row) => {
           const m = medianRound(row);
           const rps = row.rounds.map((x) => x.rps);
-          const request = row.workload === 'hello' ? 'GET /hello' : `${WORKLOADS[row.workload]}: POST /api/mql/${row.workload === 'insert' ? 'insertOne' : 'find'}`;
+          const request = row.workload === 'hello' ? 'GET /hello' : `${WORKLOADS[row.workload]}: POST /api/mql/${row.workload === 'insert' ? 'insertOne' : row.workload === 'aggregate' ? 'aggregate' : 'find'}`;
           const memMiB = Math.max(...row.rounds.map((x) => x.memMiB));
           return [
             row.target,

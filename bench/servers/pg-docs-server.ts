@@ -147,6 +147,25 @@ route(
   201,
 );
 
+// The one aggregation the benchmark sends, as its user would write it in SQL: the documents of one
+// age (no index on it, as in tetradb) counted and their logins-free fields grouped by city.
+const AGGREGATE_BY_AGE = { name: 'aggregate-by-age', text: `SELECT doc->'profile'->>'city' AS _id, count(*)::int AS n, avg((doc->>'n')::bigint)::float8 AS "avgN" FROM ${table} WHERE doc->'profile'->'age' = $1::jsonb GROUP BY 1` };
+
+route(
+  'aggregate',
+  { collection, pipeline: { type: 'array', items: anyObject } },
+  ['collection', 'pipeline'],
+  { 200: { type: 'object', properties: { documents: { type: 'array', items: anyObject } } } },
+  async (b) => {
+    // [{$match: {'profile.age': <number>}}, {$group: {_id: '$profile.city', n: {$sum: 1}, avgN: {$avg: '$n'}}}] only.
+    const [match, group] = b.pipeline as Doc[];
+    const age = (match?.$match as Doc | undefined)?.['profile.age'];
+    if (typeof age !== 'number' || group?.$group === undefined) throw badRequest('this peer supports the benchmark pipeline only');
+    const result = await pool.query<Doc>({ ...AGGREGATE_BY_AGE, values: [JSON.stringify(age)] });
+    return { documents: result.rows };
+  },
+);
+
 process.on('SIGTERM', () => {
   void app.close().then(() => pool.end()).then(() => process.exit(0));
 });
