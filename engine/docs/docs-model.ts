@@ -37,7 +37,7 @@ import { AGGREGATE_LIMITS, approxBytes, BlockingBudget, type StageContext } from
 import { compilePipeline } from './aggregate/pipeline.js';
 import { fromJson } from './ejson.js';
 import { compileProjection, type CompiledProjection } from './projection.js';
-import { compileFilter, filterFields, filterReadsAll, parseFilter, type CompiledFilter } from './query/compile-filter.js';
+import { compileFilter, filterPaths, filterReadsAll, parseFilter, type CompiledFilter } from './query/compile-filter.js';
 import { describePlan, planQuery, type Plan } from './query-planner.js';
 import { compileSort, type CompiledSort } from './sort.js';
 import { compileUpdate } from './update/compile-update.js';
@@ -145,7 +145,7 @@ interface Chunk {
 interface ScanFilter {
   readonly filter: CompiledFilter;
   readonly whole: boolean;
-  /** Not whole: further top-level fields to decode besides the filter's (an aggregation's). */
+  /** Not whole: further fields (dot paths) to decode besides the filter's (an aggregation's). */
   readonly extra?: readonly string[];
 }
 
@@ -162,11 +162,12 @@ class Prefilter {
   #off = false;
 
   constructor(scan: ScanFilter) {
-    const fields = filterFields(scan.filter.ast);
+    const fields = filterPaths(scan.filter.ast);
     // A filter that reads no field passes every document: nothing to gain for whole ones. One
     // whose $expr may read any field cannot be tested on some fields.
     if ((scan.whole && fields.length === 0) || filterReadsAll(scan.filter.ast)) this.#off = true;
-    if (!scan.whole) for (const f of [ID, ...(scan.extra ?? [])]) if (!fields.includes(f)) fields.push(f);
+    // Partial documents handed on carry `_id` and the fields asked for whole.
+    if (!scan.whole) fields.push(ID, ...(scan.extra ?? []));
     this.#reader = new FieldReader(fields);
     this.#test = scan.filter.test;
     this.#whole = scan.whole;
@@ -632,7 +633,7 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   const trees = [...infos.values()].flatMap((info) => (info === undefined ? [] : treesOf(info)));
   const snapshot = trees.length > 0 ? store.snapshot(trees) : undefined;
   const matchAll = compileFilter({});
-  // `fields`: the top-level fields the pipeline reads (the rest is not decoded), or all of them.
+  // `fields`: the paths the pipeline reads (the rest is not decoded), or all of them.
   async function* read(collection: string, filter: CompiledFilter, fields?: readonly string[]): AsyncGenerator<Doc[]> {
     const info = infos.get(collection);
     if (info === undefined || snapshot === undefined) return;

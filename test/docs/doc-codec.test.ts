@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeDocument, encodeDocument, FieldReader } from '../../engine/docs/doc-codec.js';
-import { filterFields, parseFilter, type Doc } from '../../engine/docs/index.js';
+import { compileFilter, filterFields, parseFilter, type Doc } from '../../engine/docs/index.js';
+import { filterPaths } from '../../engine/docs/query/compile-filter.js';
 import { randomInt, seededRandom } from '../helpers/random.js';
 
 type Rand = () => number;
@@ -75,6 +76,41 @@ describe('FieldReader', () => {
       expect(new FieldReader(['v']).read(bytes)).toStrictEqual({ v: decodeDocument(bytes).v });
       expect(new FieldReader(['after', '_id']).read(bytes)).toStrictEqual({ _id: 1, after: 'x'.repeat(300) });
     }
+  });
+
+  it('reads dot paths of embedded documents only as far as they name, and arrays on the way whole', () => {
+    const doc: Doc = { _id: 1, profile: { age: 40, city: 'Oslo', deep: { x: 1, y: 2 } }, list: [{ age: 1 }, { age: 2 }], s: 'str' };
+    const bytes = encodeDocument(doc);
+    expect(new FieldReader(['profile.age', 'profile.deep.y']).read(bytes)).toStrictEqual({ profile: { age: 40, deep: { y: 2 } } });
+    expect(new FieldReader(['profile.age', 'profile']).read(bytes)).toStrictEqual({ profile: doc['profile'] });
+    expect(new FieldReader(['list.age', 's.length']).read(bytes)).toStrictEqual({ list: doc['list'], s: 'str' });
+    expect(new FieldReader(['profile.nope']).read(bytes)).toStrictEqual({ profile: {} });
+  });
+
+  it('gives a filter on its paths the answers the whole document gives', () => {
+    const rand = seededRandom(0xd07);
+    const paths = ['nested', 'nested.k0', 'nested.k1.k0', 'nested.k3', 'list.k0', 'list.0', 'a.k1', 'b', 'c.k2.k1'];
+    const operand = (): unknown => pick(rand, [pick(rand, SCALARS), { $exists: rand() < 0.5 }, { $gt: pick(rand, [0, 'a', null]) }, { $type: pick(rand, ['object', 'array', 'string']) }, { $size: randomInt(rand, 0, 3) }, null]);
+    let compared = 0;
+    let matched = 0;
+    for (let i = 0; i < 400; i++) {
+      const d = randomDoc(rand, i);
+      const bytes = encodeDocument(d);
+      const whole = decodeDocument(bytes);
+      for (let r = 0; r < 5; r++) {
+        const spec: Doc = {};
+        for (let n = randomInt(rand, 1, 2); n > 0; n--) spec[pick(rand, paths)] = operand();
+        const filter = compileFilter(spec);
+        const partial = new FieldReader(filterPaths(filter.ast)).read(bytes);
+        if (partial === undefined) continue;
+        const expected = filter.test(whole);
+        if (expected) matched++;
+        expect(filter.test(partial), `${JSON.stringify(spec)} on ${JSON.stringify(d).slice(0, 300)}`).toBe(expected);
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(1500);
+    expect(matched).toBeGreaterThan(100);
   });
 
   it('leaves out fields the document lacks, and reads nothing for no names', () => {

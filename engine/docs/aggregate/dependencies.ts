@@ -1,6 +1,7 @@
 /**
- * Which top-level fields of its input a pipeline reads, so the model decodes only those (as
- * MongoDB's dependency analysis does): each stage declares the fields it reads and whether its
+ * Which fields of its input a pipeline reads (dot paths: an embedded document is read only as far
+ * as the paths name, FieldReader), so the model decodes only those (as MongoDB's dependency
+ * analysis does): each stage declares the fields it reads and whether its
  * output replaces the document ($group, an inclusion $project, $replaceRoot, $count...). The
  * fields read up to the first replacing stage are all the input needs; a stage that may read
  * anything ($$ROOT, an exclusion $project), or a pipeline that never replaces the document,
@@ -9,23 +10,23 @@
 
 /** What one stage reads of its input. */
 export interface Needs {
-  /** Top-level fields read, or 'all'. */
+  /** Dot paths read, or 'all'. */
   readonly fields: ReadonlySet<string> | 'all';
   /** True when the output no longer carries the input's fields. */
   readonly replaces: boolean;
 }
 
-/** Adds the top-level fields an expression (as written) reads to `out`; false when it may read any. */
+/** Adds the dot paths an expression (as written) reads to `out`; false when it may read any. */
 export function exprFields(spec: unknown, out: Set<string>): boolean {
   if (typeof spec === 'string') {
     if (spec.startsWith('$$')) {
       const [name, ...rest] = spec.slice(2).split('.');
       if (name !== 'ROOT' && name !== 'CURRENT') return true;
       if (rest.length === 0) return false;
-      out.add(rest[0]!);
+      out.add(rest.join('.'));
       return true;
     }
-    if (spec.startsWith('$') && spec.length > 1) out.add(spec.slice(1).split('.')[0]!);
+    if (spec.startsWith('$') && spec.length > 1) out.add(spec.slice(1));
     return true;
   }
   if (Array.isArray(spec)) return spec.every((s) => exprFields(s, out));
@@ -42,7 +43,7 @@ export function exprFields(spec: unknown, out: Set<string>): boolean {
 
 /** The needs of stages whose reads are the fields of some expressions and paths. */
 export function needsOf(exprs: readonly unknown[], paths: readonly string[], replaces: boolean): Needs {
-  const fields = new Set<string>(paths.map((p) => p.split('.')[0]!));
+  const fields = new Set<string>(paths);
   for (const e of exprs) if (!exprFields(e, fields)) return { fields: 'all', replaces };
   return { fields, replaces };
 }
@@ -53,7 +54,7 @@ export const PASS_THROUGH: Needs = { fields: new Set(), replaces: false };
 /** May read anything. */
 export const READS_ALL: Needs = { fields: 'all', replaces: false };
 
-/** The input fields a sequence of stages needs, or undefined for whole documents. */
+/** The input paths a sequence of stages needs, or undefined for whole documents. */
 export function pipelineFields(stages: ReadonlyArray<{ readonly needs: Needs }>): string[] | undefined {
   const fields = new Set<string>();
   for (const s of stages) {

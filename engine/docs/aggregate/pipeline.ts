@@ -46,7 +46,7 @@ export interface CompiledPipeline {
   readonly leading: CompiledFilter | undefined;
   /** Every collection the pipeline reads besides its own ($lookup), for the snapshot. */
   readonly reads: readonly string[];
-  /** The top-level fields of its input it reads (dependencies.ts), or undefined for whole documents. */
+  /** The paths of its input it reads (dependencies.ts), or undefined for whole documents. */
   readonly fields: readonly string[] | undefined;
   run(input: DocStream, ctx: StageContext): DocStream;
 }

@@ -281,6 +281,23 @@ export function filterFields(ast: AndNode): string[] {
       const dot = node.path.indexOf('.');
       out.add(dot < 0 ? node.path : node.path.slice(0, dot));
     } else if (node.kind === 'expr') {
+      if (node.fields !== 'all') for (const f of node.fields) out.add(f.split('.')[0]!);
+    } else for (const child of node.children) visit(child);
+  };
+  visit(ast);
+  return [...out];
+}
+
+/**
+ * The dot paths a filter reads (`{'a.b': 1, $or: [{c: 2}]}` -> a.b, c), for reading documents in
+ * part (FieldReader): a document holding only the values at these paths matches exactly when the
+ * whole document does. An `$expr` counts the field paths it reads.
+ */
+export function filterPaths(ast: AndNode): string[] {
+  const out = new Set<string>();
+  const visit = (node: FilterNode): void => {
+    if (node.kind === 'field') out.add(node.path);
+    else if (node.kind === 'expr') {
       if (node.fields !== 'all') for (const f of node.fields) out.add(f);
     } else for (const child of node.children) visit(child);
   };

@@ -43,7 +43,7 @@ export interface ExprNode {
   readonly kind: 'expr';
   /** The expression as written. */
   readonly spec: unknown;
-  /** The top-level fields it reads, or 'all' (it reads `$$ROOT`, `$$CURRENT` or `$getField`). */
+  /** The field paths it reads, or 'all' (it reads `$$ROOT`, `$$CURRENT` or `$getField`). */
   readonly fields: readonly string[] | 'all';
   /** User variables it may read (a `$lookup` pipeline's `let`), given when the filter was compiled. */
   readonly names: readonly string[];

@@ -201,9 +201,9 @@ describe('what a pipeline reads of its documents', () => {
     const f = compilePipeline(pipeline).fields;
     return f === undefined ? undefined : [...f].sort();
   };
-  it('is the fields read up to the first stage that replaces the document', () => {
-    expect(fields([{ $match: { a: 1 } }, { $group: { _id: '$b.c', n: { $sum: '$d' } } }, { $project: { z: '$y' } }])).toEqual(['a', 'b', 'd']);
-    expect(fields([{ $sort: { s: 1 } }, { $project: { x: 1, y: { $add: ['$p', '$q.r'] } } }])).toEqual(['_id', 'p', 'q', 's', 'x']);
+  it('is the paths read up to the first stage that replaces the document', () => {
+    expect(fields([{ $match: { a: 1 } }, { $group: { _id: '$b.c', n: { $sum: '$d' } } }, { $project: { z: '$y' } }])).toEqual(['a', 'b.c', 'd']);
+    expect(fields([{ $sort: { s: 1 } }, { $project: { x: 1, y: { $add: ['$p', '$q.r'] } } }])).toEqual(['_id', 'p', 'q.r', 's', 'x']);
     expect(fields([{ $unwind: '$u' }, { $count: 'n' }])).toEqual(['u']);
   });
   it('is the whole document when a stage may read anything, or nothing replaces it', () => {

@@ -3,7 +3,7 @@
  * pipeline its `$expr`s read the `let` variables.
  */
 
-import { compileFilter, filterFields, filterReadsAll, type CompiledFilter } from '../../query/compile-filter.js';
+import { compileFilter, filterPaths, filterReadsAll, type CompiledFilter } from '../../query/compile-filter.js';
 import { needsOf, READS_ALL } from '../dependencies.js';
 import { isPlainObject, type Doc } from '../../values.js';
 import type { Scope } from '../expression/expression.js';
@@ -21,7 +21,7 @@ export function matchStage(spec: unknown, names: ReadonlySet<string>): MatchStag
   // `$expr` anywhere in it reads the `let` variables of an enclosing $lookup pipeline.
   const filter = compileFilter(spec, names);
   const test = (doc: Doc, vars: Scope | undefined): boolean => filter.test(doc, vars);
-  const needs = filterReadsAll(filter.ast) ? READS_ALL : needsOf([], filterFields(filter.ast), false);
+  const needs = filterReadsAll(filter.ast) ? READS_ALL : needsOf([], filterPaths(filter.ast), false);
   const stage = streaming('$match', needs, (chunk, ctx) => chunk.filter((d) => test(d, ctx.vars)));
   return { ...stage, filter, test };
 }
