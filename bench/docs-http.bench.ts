@@ -153,7 +153,9 @@ async function drive(config: Config, target: Target, workload: Workload | 'hello
         ? { requests: [{ method: 'POST' as const, path, setupRequest: (req: any) => ({ ...req, body: next() }) }] }
         : pooledRequests('POST', path, headers, Array.from({ length: PICKS }, next), config.connections);
   const sampler = peakSampler(target.memory, target.sampleMs);
-  const result = await autocannon({ url: target.url, connections: config.connections, duration: seconds, headers, ...requests });
+  // An aggregation scans every document: with all connections queued on it, answers take longer
+  // than autocannon's default 10 s timeout on both stores, so its row waits up to a minute.
+  const result = await autocannon({ url: target.url, connections: config.connections, duration: seconds, headers, ...(workload === 'aggregate' ? { timeout: 60 } : {}), ...requests });
   return { ...loadResult(result), memMiB: sampler.stop() };
 }
 
