@@ -113,7 +113,7 @@ export function mqlRoutes(app: FastifyInstance): void {
 
   route(
     'aggregate',
-    'Run an aggregation pipeline ($match, $project, $addFields/$set, $unset, $group, $sort, $skip, $limit, $count, $sortByCount, $unwind, $lookup, $graphLookup, $facet, $replaceRoot/$replaceWith)',
+    'Run an aggregation pipeline ($match, $project, $addFields/$set, $unset, $group, $bucket, $sort, $skip, $limit, $count, $sortByCount, $unwind, $lookup, $graphLookup, $unionWith, $facet, $replaceRoot/$replaceWith)',
     { collection, pipeline: { type: 'array', items: anyObject } },
     ['collection', 'pipeline'],
     { 200: { type: 'object', properties: { documents, executedBy: { type: 'string', enum: ['native'] } } } },

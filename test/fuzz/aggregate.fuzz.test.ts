@@ -3,7 +3,7 @@
  * used as an oracle only): random documents (numbers, strings, nulls, missing fields, arrays,
  * embedded documents, dates) through random pipelines of $match (with $expr), $group, $project,
  * $addFields, $unwind, $sort + $limit/$skip, $count, $sortByCount, $replaceWith, $unset,
- * $lookup over a second collection and $graphLookup over a third, run through the real document model on a real store
+ * $lookup and $unionWith over a second collection, $graphLookup over a third, run through the real document model on a real store
  * (docsAggregate). Results are compared as multisets (order where a unique sort fixed it), field
  * order aside; a difference is excused only by a named rule below, each listed in docs/mql.md.
  *
@@ -186,8 +186,13 @@ function randomPipeline(rand: Rand): { pipeline: Doc[]; ordered: boolean } {
         pipeline.push({ $lookup: { from: 'labels', localField: 'k', foreignField: pick(rand, ['_id', 'alias']), as: 'lk' } });
         break;
       case 10:
-        if (rand() < 0.5) {
+        if (rand() < 0.4) {
           pipeline.push({ $unset: pick(rand, ['a', ['b', 'c'], 'c.d']) });
+          break;
+        }
+        if (rand() < 0.3) {
+          pipeline.push({ $unionWith: { coll: 'labels', pipeline: [{ $project: { _id: 1, w: 1 } }] } });
+          unique = false;
           break;
         }
         if (grouped) break;

@@ -10,6 +10,7 @@ import { isPlainObject } from '../values.js';
 import { pipelineFields } from './dependencies.js';
 import type { CompiledFilter } from '../query/compile-filter.js';
 import { AGGREGATE_LIMITS, stageError, type DocStream, type Stage, type StageContext } from './stage.js';
+import { bucketStage } from './stages/bucket.js';
 import { facetStage } from './stages/facet.js';
 import { countStage, groupStage, sortByCountStage } from './stages/group.js';
 import { graphLookupStage } from './stages/graph-lookup.js';
@@ -17,6 +18,7 @@ import { lookupStage } from './stages/lookup.js';
 import { matchStage, type MatchStage } from './stages/match.js';
 import { limitStage, skipStage, sortStage } from './stages/order.js';
 import { addFieldsStage, projectStage, replaceRootStage, unsetStage } from './stages/project.js';
+import { unionWithStage } from './stages/union-with.js';
 import { unwindStage } from './stages/unwind.js';
 
 const UNSUPPORTED: Record<string, string> = {
@@ -24,14 +26,12 @@ const UNSUPPORTED: Record<string, string> = {
   $merge: 'writing a pipeline into a collection is not supported',
   $search: 'Atlas Search is not available',
   $geoNear: 'there are no geospatial indexes',
-  $bucket: 'not implemented; $group on a $switch of ranges does the same',
   $bucketAuto: 'not implemented',
   $sample: 'not implemented',
   $redact: 'not implemented',
   $setWindowFields: 'window functions are not implemented',
   $densify: 'not implemented',
   $fill: 'not implemented',
-  $unionWith: 'not implemented',
   $collStats: 'not available',
   $indexStats: 'not available',
   $planCacheStats: 'not available',
@@ -111,6 +111,12 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
         break;
       case '$graphLookup':
         stages.push(graphLookupStage(arg, names));
+        break;
+      case '$unionWith':
+        stages.push(unionWithStage(arg, names, sub));
+        break;
+      case '$bucket':
+        stages.push(bucketStage(arg, names));
         break;
       default:
         if (Object.hasOwn(UNSUPPORTED, name)) stageError(name, `unsupported: the ${name} stage is not supported (${UNSUPPORTED[name]})`);

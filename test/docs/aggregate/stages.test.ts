@@ -279,3 +279,42 @@ describe('$lookup let variables in nested $expr', () => {
     expect(out).toEqual([{ _id: 1, m: [{ _id: 'i1' }, { _id: 'i4' }] }, { _id: 2, m: [{ _id: 'i4' }] }]);
   });
 });
+
+describe('$bucket and $unionWith (manual examples)', () => {
+  const artists = [
+    { _id: 1, last_name: 'Bernard', year_born: 1868 },
+    { _id: 2, last_name: 'Rippl-Ronai', year_born: 1861 },
+    { _id: 3, last_name: 'Ostroumova', year_born: 1871 },
+    { _id: 4, last_name: 'Van Gogh', year_born: 1853 },
+    { _id: 5, last_name: 'Maurer', year_born: 1868 },
+    { _id: 6, last_name: 'Munch', year_born: 1863 },
+    { _id: 7, last_name: 'Redon', year_born: 1840 },
+    { _id: 8, last_name: 'Diriks', year_born: 1855 },
+    { _id: 9, last_name: 'Later', year_born: 1900 },
+  ];
+  it('groups into the boundary ranges, the default last', async () => {
+    await docsInsert(store, 'artists', structuredClone(artists)).durable;
+    const out = await run([{ $bucket: { groupBy: '$year_born', boundaries: [1840, 1850, 1860, 1870, 1880], default: 'Other', output: { count: { $sum: 1 }, names: { $push: '$last_name' } } } }], 'artists');
+    expect(out).toEqual([
+      { _id: 1840, count: 1, names: ['Redon'] },
+      { _id: 1850, count: 2, names: ['Van Gogh', 'Diriks'] },
+      { _id: 1860, count: 4, names: ['Bernard', 'Rippl-Ronai', 'Maurer', 'Munch'] },
+      { _id: 1870, count: 1, names: ['Ostroumova'] },
+      { _id: 'Other', count: 1, names: ['Later'] },
+    ]);
+    expect(await run([{ $bucket: { groupBy: '$year_born', boundaries: [1800, 1860, 2000] } }], 'artists')).toEqual([{ _id: 1800, count: 3 }, { _id: 1860, count: 6 }]);
+  });
+  it('refuses a value outside every range without a default, and bad boundaries', async () => {
+    await docsInsert(store, 'artists', structuredClone(artists)).durable;
+    await expect(docsAggregate(store, 'artists', [{ $bucket: { groupBy: '$year_born', boundaries: [1840, 1880] } }])).rejects.toMatchObject({ message: expect.stringMatching(/could not find a matching branch/) });
+    await refuses([{ $bucket: { groupBy: '$x', boundaries: [3, 1] } }], /ascending order/);
+    await refuses([{ $bucket: { groupBy: '$x', boundaries: [1, 3], default: 2 } }], /'default' field must be less than the lowest boundary/);
+  });
+  it('appends another collection, through its own pipeline', async () => {
+    await docsInsert(store, 'artists', structuredClone(artists).slice(0, 2)).durable;
+    const out = await run([{ $match: { _id: 1 } }, { $project: { who: '$item' } }, { $unionWith: { coll: 'artists', pipeline: [{ $project: { who: '$last_name' } }] } }, { $unionWith: 'inventory' }, { $count: 'n' }]);
+    expect(out).toEqual([{ n: 1 + 2 + 4 }]);
+    const names = await run([{ $match: { _id: 1 } }, { $project: { who: '$item' } }, { $unionWith: { coll: 'artists', pipeline: [{ $project: { who: '$last_name' } }] } }]);
+    expect(names).toEqual([{ _id: 1, who: 'abc' }, { _id: 1, who: 'Bernard' }, { _id: 2, who: 'Rippl-Ronai' }]);
+  });
+});

@@ -134,11 +134,12 @@ interface Field {
 
 const KEEPS_VALUES = new Set(['$push', '$addToSet', '$mergeObjects', '$stdDevPop', '$stdDevSamp']);
 
-export function groupStage(spec: unknown, names: ReadonlySet<string>): Stage {
+/** `keyOf`: the group key of a document instead of the `_id` expression ($bucket's range). */
+export function groupStage(spec: unknown, names: ReadonlySet<string>, keyOf?: Expr): Stage {
   const stage = '$group';
   if (!isPlainObject(spec)) stageError(stage, 'a group specification must be an object');
   if (!Object.hasOwn(spec, '_id')) stageError(stage, "a group specification must include an _id");
-  const id = compileExpression(spec['_id'], names);
+  const id = keyOf ?? compileExpression(spec['_id'], names);
   const fields: Field[] = [];
   for (const key of Object.keys(spec)) {
     if (key === '_id') continue;

@@ -1,0 +1,31 @@
+/**
+ * $unionWith (manual: $unionWith): after its input, the documents of another collection of the
+ * same tenant (on the pipeline's snapshot), through their own pipeline when one is given:
+ * `{$unionWith: "other"}` or `{$unionWith: {coll, pipeline}}`.
+ */
+
+import { validateCollectionName } from '../../catalog.js';
+import { isPlainObject } from '../../values.js';
+import { PASS_THROUGH } from '../dependencies.js';
+import { stageError, type Stage } from '../stage.js';
+import type { SubPipelineCompiler } from './lookup.js';
+
+export function unionWithStage(spec: unknown, names: ReadonlySet<string>, compileSub: SubPipelineCompiler): Stage {
+  const stage = '$unionWith';
+  const options = typeof spec === 'string' ? { coll: spec } : spec;
+  if (!isPlainObject(options)) stageError(stage, '$unionWith takes a collection name or {coll, pipeline}');
+  for (const k of Object.keys(options)) if (k !== 'coll' && k !== 'pipeline') stageError(stage, `unknown argument to $unionWith: ${k}`);
+  const coll = validateCollectionName(options['coll']);
+  const sub = Object.hasOwn(options, 'pipeline') ? compileSub(options['pipeline'], names) : undefined;
+  return {
+    name: stage,
+    reads: [coll, ...(sub?.reads ?? [])],
+    // Its input passes through as it is: whatever later stages read of it.
+    needs: { ...PASS_THROUGH, fields: 'all' },
+    async *run(input, ctx) {
+      yield* input;
+      const other = ctx.scan(coll);
+      yield* sub === undefined ? other : sub.run(other, ctx);
+    },
+  };
+}
