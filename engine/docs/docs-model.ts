@@ -664,7 +664,8 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   try {
     const documents: Doc[] = [];
     let bytes = 0;
-    for await (const chunk of pipeline.run(read(name, pipeline.leading ?? matchAll, pipeline.fields), ctx)) {
+    // The leading $match is the read's filter: the pipeline does not test it again.
+    for await (const chunk of pipeline.run(read(name, pipeline.leading ?? matchAll, pipeline.fields), ctx, true)) {
       for (const d of chunk) {
         bytes += approxBytes(d);
         if (bytes > AGGREGATE_LIMITS.maxResultBytes) {

@@ -15,7 +15,7 @@
  * Object.prototype.
  */
 
-import { getOwn, isPlainObject, MISSING, type Doc } from './values.js';
+import { getOwn, isPlainObject, MISSING, setOwn, type Doc } from './values.js';
 
 /** How an array found at the end of a path is presented to an operator (see file comment). */
 export type LeafArrays = 'traverse' | 'traverse-omit-array' | 'no-traversal';
@@ -117,4 +117,31 @@ export function getPathValue(doc: unknown, parts: readonly string[]): unknown {
     if (cur === MISSING) return MISSING;
   }
   return cur;
+}
+
+/**
+ * A copy of `doc` with `value` at the dot path `parts`: the documents on the way are copied, a
+ * missing or non-document one becomes a document; MISSING removes the field (and then creates
+ * nothing on the way).
+ */
+export function withPath(doc: Doc, parts: readonly string[], value: unknown): Doc {
+  const out: Doc = { ...doc };
+  let into = out;
+  for (let i = 0; i < parts.length - 1; i++) {
+    const cur = getOwn(into, parts[i]!);
+    if (!isPlainObject(cur)) {
+      if (value === MISSING) return out;
+      const next: Doc = {};
+      setOwn(into, parts[i]!, next);
+      into = next;
+      continue;
+    }
+    const next: Doc = { ...cur };
+    setOwn(into, parts[i]!, next);
+    into = next;
+  }
+  const last = parts[parts.length - 1]!;
+  if (value === MISSING) delete into[last];
+  else setOwn(into, last, value);
+  return out;
 }

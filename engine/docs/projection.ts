@@ -21,6 +21,7 @@
 import { fail } from '../errors.js';
 import { compileFilter } from './query/compile-filter.js';
 import type { AndNode } from './query/filter-ast.js';
+import { withPath } from './path.js';
 import { firstArray, positionFinder } from './query/recorded-position.js';
 import { cloneValue, isPlainObject, MISSING, setOwn, type Doc } from './values.js';
 
@@ -228,15 +229,7 @@ function positionalView(doc: Doc, parts: readonly string[], position: (doc: Doc)
   if (at === undefined) return doc; // no array on the path: projected as a plain inclusion
   const i = position(doc);
   if (i === undefined || i >= at.array.length) invalid(`positional operator '${path}.$' couldn't find a matching element in the array`, path);
-  const view: Doc = { ...doc };
-  let into: Doc = view;
-  for (let j = 0; j < at.prefix.length - 1; j++) {
-    const copy: Doc = { ...(into[at.prefix[j]!] as Doc) };
-    setOwn(into, at.prefix[j]!, copy);
-    into = copy;
-  }
-  setOwn(into, at.prefix[at.prefix.length - 1]!, [at.array[i]]);
-  return view;
+  return withPath(doc, at.prefix, [at.array[i]]);
 }
 
 /**

@@ -48,7 +48,8 @@ export interface CompiledPipeline {
   readonly reads: readonly string[];
   /** The paths of its input it reads (dependencies.ts), or undefined for whole documents. */
   readonly fields: readonly string[] | undefined;
-  run(input: DocStream, ctx: StageContext): DocStream;
+  /** `leadingDone`: the input already passed the leading $match (the model read it through the planner). */
+  run(input: DocStream, ctx: StageContext, leadingDone?: boolean): DocStream;
 }
 
 function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { stages: number }): Stage[] {
@@ -133,9 +134,9 @@ function compile(spec: unknown, names: ReadonlySet<string>, counter: { stages: n
     leading: first?.name === '$match' ? (first as MatchStage).filter : undefined,
     reads: [...new Set(stages.flatMap((s) => s.reads))],
     fields: pipelineFields(stages),
-    run(input, ctx) {
+    run(input, ctx, leadingDone = false) {
       let stream = input;
-      for (const s of stages) stream = s.run(stream, ctx);
+      for (const s of leadingDone && first?.name === '$match' ? stages.slice(1) : stages) stream = s.run(stream, ctx);
       return stream;
     },
   };

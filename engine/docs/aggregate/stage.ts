@@ -7,7 +7,7 @@
 import { fail } from '../../errors.js';
 import type { Needs } from './dependencies.js';
 import type { Scope } from './expression/expression.js';
-import { MISSING, type Doc } from '../values.js';
+import type { Doc } from '../values.js';
 
 /** Chunks of documents, in order. */
 export type DocStream = AsyncIterable<Doc[]>;
@@ -138,4 +138,4 @@ export function outputField(stage: string, name: unknown, what: string): string 
   return name;
 }
 
-export { MISSING };
+

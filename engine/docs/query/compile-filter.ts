@@ -230,7 +230,7 @@ function compileNode(node: FilterNode): Predicate {
     }
     case 'expr': {
       const expr = compileExpression(node.spec, new Set(node.names));
-      return (doc, vars) => truthy(expr(vars === undefined ? Scope.of(doc) : vars.with(new Map([['ROOT', doc], ['CURRENT', doc]]))));
+      return (doc, vars) => truthy(expr(Scope.of(doc, vars)));
     }
     default: {
       const unhandled: never = node;
@@ -275,17 +275,7 @@ export function compileValueMatcher(expr: Doc): (value: unknown) => boolean {
  * ($elemMatch's inner paths are inside its field's values).
  */
 export function filterFields(ast: AndNode): string[] {
-  const out = new Set<string>();
-  const visit = (node: FilterNode): void => {
-    if (node.kind === 'field') {
-      const dot = node.path.indexOf('.');
-      out.add(dot < 0 ? node.path : node.path.slice(0, dot));
-    } else if (node.kind === 'expr') {
-      if (node.fields !== 'all') for (const f of node.fields) out.add(f.split('.')[0]!);
-    } else for (const child of node.children) visit(child);
-  };
-  visit(ast);
-  return [...out];
+  return [...new Set(filterPaths(ast).map((p) => p.split('.')[0]!))];
 }
 
 /**

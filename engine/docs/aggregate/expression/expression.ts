@@ -30,9 +30,9 @@ export class Scope {
     this.#doc = doc;
   }
 
-  /** The scope of one document of a stage: ROOT and CURRENT are the document. */
-  static of(doc: Doc): Scope {
-    return new Scope(undefined, undefined, doc);
+  /** The scope of one document of a stage: ROOT and CURRENT are the document, beside `vars` (a `$lookup` pipeline's `let`). */
+  static of(doc: Doc, vars?: Scope): Scope {
+    return new Scope(undefined, vars, doc);
   }
 
   /** A scope with more variables. */

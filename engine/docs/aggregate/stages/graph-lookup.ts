@@ -15,7 +15,7 @@ import { isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
 import { needsOf } from '../dependencies.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { groupKey } from './group.js';
-import { scopeOf } from './project.js';
+import { Scope } from '../expression/expression.js';
 import { BlockingBudget, outputField, stageError, type Stage } from '../stage.js';
 
 const OPTIONS = ['from', 'startWith', 'connectFromField', 'connectToField', 'as', 'maxDepth', 'depthField', 'restrictSearchWithMatch'];
@@ -54,7 +54,7 @@ export function graphLookupStage(spec: unknown, names: ReadonlySet<string>): Sta
           const found: Doc[] = [];
           const seenDocs = new Set<string>();
           const seenValues = new Set<string>();
-          const start = startWith(scopeOf(doc, ctx.vars));
+          const start = startWith(Scope.of(doc, ctx.vars));
           let values = (Array.isArray(start) ? start : [start]).filter((v) => v !== MISSING);
           for (let depth = 0; values.length > 0 && depth <= maxDepth; depth++) {
             const fresh = values.filter((v) => {

@@ -10,7 +10,7 @@ import { compareValues, isPlainObject, MISSING, setOwn, valuesEqual, type Doc } 
 import { extremeOf } from '../expression/array.js';
 import { isNullish, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
-import { scopeOf } from './project.js';
+import { Scope } from '../expression/expression.js';
 import { needsOf } from '../dependencies.js';
 import { BlockingBudget, chunksOf, outputField, stageError, type Stage } from '../stage.js';
 
@@ -166,7 +166,7 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>, keyOf?: Ex
       const budget = new BlockingBudget(stage);
       for await (const chunk of input) {
         for (const doc of chunk) {
-          const scope = scopeOf(doc, ctx.vars);
+          const scope = Scope.of(doc, ctx.vars);
           const idValue = id(scope);
           const key = groupKey(idValue);
           let g = groups.get(key);

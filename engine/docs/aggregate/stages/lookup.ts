@@ -12,13 +12,13 @@
  */
 
 import { validateCollectionName } from '../../catalog.js';
-import { collectValues } from '../../path.js';
-import { isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
+import { collectValues, withPath } from '../../path.js';
+import { isPlainObject, MISSING, type Doc } from '../../values.js';
 import { checkVariableName, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { needsOf } from '../dependencies.js';
 import { outputField, stageError, type DocStream, type Stage, type StageContext } from '../stage.js';
-import { scopeOf } from './project.js';
+import { Scope } from '../expression/expression.js';
 
 /** How the pipeline module compiles a sub-pipeline (passed in to avoid a cycle). */
 export type SubPipelineCompiler = (spec: unknown, names: ReadonlySet<string>) => { run(input: DocStream, ctx: StageContext): DocStream; readonly reads: readonly string[]; readonly fields: readonly string[] | undefined };
@@ -72,7 +72,7 @@ export function lookupStage(spec: unknown, names: ReadonlySet<string>, compileSu
           let matches: Doc[];
           if (sub === undefined) matches = await ctx.lookup(from, filter);
           else {
-            const scope = scopeOf(doc, ctx.vars);
+            const scope = Scope.of(doc, ctx.vars);
             const bound = scope.with(new Map(vars.map(([k, e]) => [k, e(scope)])));
             const source = localField === undefined ? ctx.scan(from) : (async function* () {
               yield await ctx.lookup(from, filter);
@@ -80,23 +80,10 @@ export function lookupStage(spec: unknown, names: ReadonlySet<string>, compileSu
             matches = [];
             for await (const c of sub.run(source, { ...ctx, vars: bound })) matches.push(...c);
           }
-          out.push(setAt(doc, asParts, matches));
+          out.push(withPath(doc, asParts, matches));
         }
         yield out;
       }
     },
   };
-}
-
-function setAt(doc: Doc, parts: readonly string[], value: unknown): Doc {
-  const out: Doc = { ...doc };
-  let into = out;
-  for (let i = 0; i < parts.length - 1; i++) {
-    const cur = into[parts[i]!];
-    const next: Doc = isPlainObject(cur) ? { ...cur } : {};
-    setOwn(into, parts[i]!, next);
-    into = next;
-  }
-  setOwn(into, parts[parts.length - 1]!, value);
-  return out;
 }

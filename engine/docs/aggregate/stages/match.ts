@@ -5,23 +5,20 @@
 
 import { compileFilter, filterPaths, filterReadsAll, type CompiledFilter } from '../../query/compile-filter.js';
 import { needsOf, READS_ALL } from '../dependencies.js';
-import { isPlainObject, type Doc } from '../../values.js';
-import type { Scope } from '../expression/expression.js';
+import { isPlainObject } from '../../values.js';
 import { stageError, streaming, type Stage } from '../stage.js';
 
 /** A $match, with the filter a leading one hands to the query planner. */
 export interface MatchStage extends Stage {
   /** The filter (the planner reads its field conditions; `$expr`s never use an index). */
   readonly filter: CompiledFilter;
-  test(doc: Doc, vars: Scope | undefined): boolean;
 }
 
 export function matchStage(spec: unknown, names: ReadonlySet<string>): MatchStage {
   if (!isPlainObject(spec)) stageError('$match', 'the $match filter must be an object');
   // `$expr` anywhere in it reads the `let` variables of an enclosing $lookup pipeline.
   const filter = compileFilter(spec, names);
-  const test = (doc: Doc, vars: Scope | undefined): boolean => filter.test(doc, vars);
   const needs = filterReadsAll(filter.ast) ? READS_ALL : needsOf([], filterPaths(filter.ast), false);
-  const stage = streaming('$match', needs, (chunk, ctx) => chunk.filter((d) => test(d, ctx.vars)));
-  return { ...stage, filter, test };
+  const stage = streaming('$match', needs, (chunk, ctx) => chunk.filter((d) => filter.test(d, ctx.vars)));
+  return { ...stage, filter };
 }

@@ -18,11 +18,6 @@ import { compileExpression } from '../expression/operator-table.js';
 import { needsOf, PASS_THROUGH, READS_ALL } from '../dependencies.js';
 import { stageError, streaming, type Stage } from '../stage.js';
 
-/** The scope a stage evaluates expressions of `doc` in (with $lookup's `let` variables). */
-export function scopeOf(doc: Doc, vars: Scope | undefined): Scope {
-  return vars === undefined ? Scope.of(doc) : vars.with(new Map([['ROOT', doc], ['CURRENT', doc]]));
-}
-
 // Sets `value` at `parts` of a copy-on-write document: objects are copied on the way, an array
 // sets the rest of the path in each element (non-document elements become documents).
 function setPath(target: unknown, parts: readonly string[], i: number, value: unknown): unknown {
@@ -98,7 +93,7 @@ export function projectStage(spec: unknown, names: ReadonlySet<string>): Stage {
     chunk.map((doc) => {
       let out: unknown = keepNothing ? {} : projection === undefined ? { ...doc } : projection.apply(doc);
       if (computed.length > 0) {
-        const scope = scopeOf(doc, ctx.vars);
+        const scope = Scope.of(doc, ctx.vars);
         for (const c of computed) out = setPath(out, c.parts, 0, c.expr(scope));
       }
       return out as Doc;
@@ -113,7 +108,7 @@ export function addFieldsStage(name: '$addFields' | '$set', spec: unknown, names
   const fields = entries.map(([path, v]) => ({ parts: checkFieldPath(name, path), expr: compileExpression(v, names) }));
   return streaming(name, needsOf(entries.map(([, v]) => v), [], false), (chunk, ctx) =>
     chunk.map((doc) => {
-      const scope = scopeOf(doc, ctx.vars);
+      const scope = Scope.of(doc, ctx.vars);
       const values = fields.map((f) => f.expr(scope));
       let out: unknown = doc;
       fields.forEach((f, i) => (out = setPath(out, f.parts, 0, values[i])));
@@ -138,7 +133,7 @@ export function replaceRootStage(name: '$replaceRoot' | '$replaceWith', spec: un
   const expr = compileExpression(exprSpec, names);
   return streaming(name, needsOf([exprSpec], [], true), (chunk, ctx) =>
     chunk.map((doc) => {
-      const v = expr(scopeOf(doc, ctx.vars));
+      const v = expr(Scope.of(doc, ctx.vars));
       if (!isPlainObject(v)) stageError(name, `'newRoot' expression must evaluate to an object, but resulting value was: ${v === MISSING ? 'missing' : bsonTypeOf(v)}`);
       return v;
     }),

@@ -6,7 +6,7 @@
 
 import { validateCollectionName } from '../../catalog.js';
 import { isPlainObject } from '../../values.js';
-import { PASS_THROUGH } from '../dependencies.js';
+import { READS_ALL } from '../dependencies.js';
 import { stageError, type Stage } from '../stage.js';
 import type { SubPipelineCompiler } from './lookup.js';
 
@@ -21,7 +21,7 @@ export function unionWithStage(spec: unknown, names: ReadonlySet<string>, compil
     name: stage,
     reads: [coll, ...(sub?.reads ?? [])],
     // Its input passes through as it is: whatever later stages read of it.
-    needs: { ...PASS_THROUGH, fields: 'all' },
+    needs: READS_ALL,
     async *run(input, ctx) {
       yield* input;
       const other = ctx.scan(coll);

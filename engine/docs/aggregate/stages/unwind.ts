@@ -5,24 +5,10 @@
  * document as it is, an empty array's field removed, the index null).
  */
 
-import { isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
+import { isPlainObject, MISSING, type Doc } from '../../values.js';
 import { needsOf } from '../dependencies.js';
+import { withPath } from '../../path.js';
 import { outputField, stageError, streaming, type Stage } from '../stage.js';
-
-// A copy of `doc` with `value` at `parts` (objects copied on the way; MISSING removes).
-function withValue(doc: Doc, parts: readonly string[], value: unknown): Doc {
-  const out: Doc = { ...doc };
-  let into = out;
-  for (let i = 0; i < parts.length - 1; i++) {
-    const next = { ...(into[parts[i]!] as Doc) };
-    setOwn(into, parts[i]!, next);
-    into = next;
-  }
-  const last = parts[parts.length - 1]!;
-  if (value === MISSING) delete into[last];
-  else setOwn(into, last, value);
-  return out;
-}
 
 export function unwindStage(spec: unknown): Stage {
   const stage = '$unwind';
@@ -43,7 +29,7 @@ export function unwindStage(spec: unknown): Stage {
       let v: unknown = doc;
       for (const p of parts) v = isPlainObject(v) ? (Object.hasOwn(v, p) ? v[p] : MISSING) : MISSING;
       const emit = (value: unknown, index: number | null): void => {
-        let d = withValue(doc, parts, value);
+        let d = withPath(doc, parts, value);
         if (indexField !== undefined) d = { ...d, [indexField]: index };
         out.push(d);
       };
