@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { refusal, TetraError } from '../engine/errors.js';
-import { docsExpiry } from '../engine/docs/index.js';
+import { docsExpiry, upgradeIdKeys } from '../engine/docs/index.js';
 import { KvExpiryService, scheduleAllTenants } from '../engine/kv/index.js';
 import { PageCache, type TreeNode } from '../engine/storage/index.js';
 import { SystemStore, type Principal } from '../engine/system/index.js';
@@ -79,6 +79,10 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     fsync: config.fsync,
     maxOpen: config.maxOpenTenants,
     snapshotMaxAgeMs: config.snapshotMaxAgeMs,
+    // Stored data written by earlier versions is brought up to date before a request reads it.
+    prepare: async (store) => {
+      await upgradeIdKeys(store);
+    },
   });
 
   // The embedder: all-MiniLM-L6-v2 when its files are in the model directory, else the fallback.

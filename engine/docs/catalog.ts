@@ -40,6 +40,11 @@ export interface CollectionInfo {
   readonly createdAt: number;
   nextIndexId: number;
   indexes: IndexInfo[];
+  /**
+   * Every `_id` in the collection's keys is exact (idComponent). Collections created before that
+   * lack it until upgradeIdKeys has rewritten their long string ids.
+   */
+  exactIds?: boolean;
 }
 
 const packr = new Packr({ useRecords: false });
@@ -98,6 +103,6 @@ export function newCollection(store: Reader, name: string, now: number): { info:
   const id = raw === undefined ? 1 : raw.readUInt32BE(0);
   const next = Buffer.allocUnsafe(4);
   next.writeUInt32BE(id + 1, 0);
-  const info: CollectionInfo = { name, id, createdAt: now, nextIndexId: 1, indexes: [] };
+  const info: CollectionInfo = { name, id, createdAt: now, nextIndexId: 1, indexes: [], exactIds: true };
   return { info, op: { op: 'put', tree: CATALOG_TREE, key: NEXT_ID_KEY, value: next } };
 }

@@ -12,7 +12,7 @@
 import { Packr } from 'msgpackr';
 import { fail } from '../errors.js';
 import { encodeKey } from '../storage/index.js';
-import { indexComponent } from './index-key.js';
+import { idComponent } from './index-key.js';
 import { isPlainObject, setOwn, type Doc } from './values.js';
 
 const FORMAT = { PLAIN: 1, PROTO_KEYS: 2 } as const;
@@ -274,5 +274,5 @@ export function idKey(id: string | number | boolean): Buffer {
   if (typeof id === 'string' && Buffer.byteLength(id) > MAX_ID_BYTES) {
     fail('VALIDATION_FAILED', `_id strings are limited to ${MAX_ID_BYTES} bytes of UTF-8`, { limit: MAX_ID_BYTES });
   }
-  return encodeKey([indexComponent(id).part]);
+  return encodeKey([idComponent(id).part]);
 }

@@ -30,7 +30,7 @@ import {
   type IndexInfo,
 } from './catalog.js';
 import { decodeDocument, encodeDocument, FieldReader, idKey, MAX_ID_BYTES } from './doc-codec.js';
-import { documentKeys, entryKey, indexComponent, type IndexField } from './index-key.js';
+import { documentKeys, entryKey, idComponent, indexComponent, type IndexField } from './index-key.js';
 import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
 import { AGGREGATE_LIMITS, approxBytes, BlockingBudget, type StageContext } from './aggregate/stage.js';
@@ -696,7 +696,7 @@ function entriesOf(index: IndexInfo, doc: Doc): ReadonlyMap<string, Buffer> {
   const keys = documentKeys(doc, index.fields);
   if (keys.multikey && !index.multikey) index.multikey = true;
   if (keys.lossy && !index.lossy) index.lossy = true;
-  const idPart = index.unique ? undefined : indexComponent(idOf(doc)).part;
+  const idPart = index.unique ? undefined : idComponent(idOf(doc)).part;
   const out = new Map<string, Buffer>();
   for (const parts of keys.entries) {
     const key = entryKey(parts, idPart);

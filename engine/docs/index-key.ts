@@ -88,6 +88,22 @@ export function indexComponent(v: unknown): Component {
   return { part: [bracket, true], lossy: true };
 }
 
+/**
+ * The component of an `_id` in a primary key or an index entry's suffix: exact at any length. An
+ * id names one document, so it is never shortened as other values are (two ids sharing their
+ * first STRING_PREFIX_CHARS characters once shared a key: the second insert was refused as a
+ * duplicate and a find by one id returned the other). Ids are bounded (MAX_ID_BYTES), so the key
+ * stays within MAX_KEY_BYTES.
+ */
+export function idComponent(id: unknown): Component {
+  return typeof id === 'string' ? { part: [TYPE_BRACKET.string, id], lossy: false } : indexComponent(id);
+}
+
+/** The component an index stored before ids were kept exact gave an `_id` (see upgradeIdKeys). */
+export function legacyIdComponent(id: unknown): Component {
+  return indexComponent(id);
+}
+
 /** The component of the empty-array key of a multikey index. */
 export const EMPTY_ARRAY_COMPONENT: Component = { part: [EMPTY_ARRAY_BRACKET], lossy: false };
 

@@ -75,6 +75,7 @@ export {
   type UpdateOutcome,
   type Written,
 } from './docs-model.js';
+export { upgradeIdKeys } from './upgrade.js';
 export { compilePipeline, type CompiledPipeline } from './aggregate/pipeline.js';
 export { AGGREGATE_LIMITS } from './aggregate/stage.js';
 export { compileExpression, EXPRESSION_OPERATOR_NAMES } from './aggregate/expression/operator-table.js';

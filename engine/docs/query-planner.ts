@@ -11,7 +11,7 @@
 
 import { keyPrefixRange, encodeKey, type KeyPart, type ScanRange } from '../storage/index.js';
 import type { CollectionInfo, IndexInfo } from './catalog.js';
-import { directed, EMPTY_ARRAY_COMPONENT, indexComponent, isScalarForBounds, type IndexField } from './index-key.js';
+import { directed, EMPTY_ARRAY_COMPONENT, idComponent, indexComponent, isScalarForBounds, type Component, type IndexField } from './index-key.js';
 import type { AndNode, FieldOp } from './query/filter-ast.js';
 import { topLevelConditions } from './query/compile-filter.js';
 import type { SortKey } from './sort.js';
@@ -39,14 +39,17 @@ const MAX_POINT_COMBINATIONS = 1000;
 
 const ID_FIELD: readonly IndexField[] = [{ path: '_id', direction: 1 }];
 
-function pointsOf(value: unknown): KeyPart[] {
+/** How a field's values become key components: indexComponent, or idComponent for the primary tree (ids are kept exact). */
+type ComponentOf = (v: unknown) => Component;
+
+function pointsOf(value: unknown, component: ComponentOf): KeyPart[] {
   if (Array.isArray(value)) {
     // Equality with an array matches the array itself as an element, or the whole field, whose
     // index keys are its elements: the first one (or the empty-array key) is among them.
-    const first = value.length === 0 ? EMPTY_ARRAY_COMPONENT.part : indexComponent(value[0]).part;
-    return [indexComponent(value).part, first];
+    const first = value.length === 0 ? EMPTY_ARRAY_COMPONENT.part : component(value[0]).part;
+    return [component(value).part, first];
   }
-  return [indexComponent(value).part];
+  return [component(value).part];
 }
 
 function bracketStart(bracket: number): Bound {
@@ -58,7 +61,7 @@ function bracketEnd(bracket: number): Bound {
 }
 
 /** The ascending bounds the conditions on one path give; undefined when none is usable. */
-function fieldBounds(ops: readonly FieldOp[], multikey: boolean): FieldBounds {
+function fieldBounds(ops: readonly FieldOp[], multikey: boolean, component: ComponentOf): FieldBounds {
   let points: KeyPart[] | undefined;
   let lo: Bound | undefined;
   let hi: Bound | undefined;
@@ -66,12 +69,12 @@ function fieldBounds(ops: readonly FieldOp[], multikey: boolean): FieldBounds {
   for (const op of ops) {
     switch (op.op) {
       case '$eq': {
-        const p = pointsOf(op.value);
+        const p = pointsOf(op.value, component);
         points = points === undefined ? p : points; // one equality bounds; others are filtered
         break;
       }
       case '$in':
-        if (points === undefined) points = op.value.flatMap(pointsOf);
+        if (points === undefined) points = op.value.flatMap((v) => pointsOf(v, component));
         break;
       case '$gt':
       case '$gte':
@@ -82,7 +85,7 @@ function fieldBounds(ops: readonly FieldOp[], multikey: boolean): FieldBounds {
         const b = typeBracket(v);
         if (bracket !== undefined && bracket !== b) return undefined; // both cannot hold: the filter decides
         bracket = b;
-        const c = indexComponent(v);
+        const c = component(v);
         const bound = { part: c.part, inclusive: op.op === '$gte' || op.op === '$lte' || c.lossy };
         if (op.op === '$gt' || op.op === '$gte') {
           lo = bound;
@@ -149,7 +152,7 @@ function boundsFor(fields: readonly IndexField[], conditions: Map<string, readon
   let eqFields = 0;
   for (const field of fields) {
     const ops = conditions.get(field.path);
-    const bounds = ops === undefined ? undefined : fieldBounds(ops, multikey);
+    const bounds = ops === undefined ? undefined : fieldBounds(ops, multikey, fields === ID_FIELD ? idComponent : indexComponent);
     if (bounds === undefined) break;
     if (bounds.kind === 'points') {
       if (prefixes.length * bounds.parts.length > MAX_POINT_COMBINATIONS) break;

@@ -14,6 +14,11 @@ export interface TenantRegistryOptions extends Omit<TenantStoreOptions, 'cache'>
   cacheBytes?: number;
   /** Or an existing cache to share with other registries. */
   cache?: PageCache<TreeNode>;
+  /**
+   * Run on every store as it opens, before any use gets it (upgrades of stored data). When it
+   * fails, the store is closed and the open fails with its error.
+   */
+  prepare?: (store: TenantStore) => Promise<void>;
 }
 
 interface Slot {
@@ -78,8 +83,17 @@ export class TenantRegistry {
     if (slot === undefined) {
       const dir = this.dirOf(tenantId);
       const created: Slot = { id: tenantId, opening: undefined as unknown as Promise<TenantStore>, store: undefined, users: 0, lastUsed: Date.now(), closing: undefined };
+      const prepare = this.#options.prepare;
       created.opening = TenantStore.open(dir, { ...this.#options, cache: this.cache }).then(
-        (store) => {
+        async (store) => {
+          if (prepare !== undefined) {
+            try {
+              await prepare(store);
+            } catch (err) {
+              await store.close().catch(() => undefined);
+              throw err;
+            }
+          }
           created.store = store;
           return store;
         },

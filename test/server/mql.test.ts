@@ -93,6 +93,32 @@ describe('documents over HTTP: CRUD', () => {
     expect((await mql('countDocuments', { collection: 'rep' })).body.count).toBe(6);
   });
 
+  it('keeps long string _ids apart: ids sharing their first 200 characters are different documents everywhere', async () => {
+    const base = 'x'.repeat(250);
+    const [a, b, c] = [`${base}-a`, `${base}-b`, `${base}-c`];
+    await seed('longids', [
+      { _id: a, v: 1, city: 'Oslo' },
+      { _id: b, v: 2, city: 'Oslo' },
+    ]);
+    expect((await mql('createIndex', { collection: 'longids', keys: { city: 1 } })).status).toBe(200);
+    expect((await mql('createIndex', { collection: 'longids', keys: { v: 1 }, unique: true })).status).toBe(200);
+    expect((await mql('insertOne', { collection: 'longids', document: { _id: c, v: 3, city: 'Oslo' } })).status).toBe(201);
+    const dup = await mql('insertOne', { collection: 'longids', document: { _id: b, v: 9 } });
+    expect(dup.status).toBe(409);
+    expect(dup.body.error.code).toBe('DUPLICATE_KEY');
+    const byId = async (id: string) => (await mql('findOne', { collection: 'longids', filter: { _id: id } })).body.document;
+    expect((await byId(b)).v).toBe(2);
+    expect(await byId(`${base}-z`)).toBeNull();
+    expect((await mql('find', { collection: 'longids', filter: { _id: { $in: [a, c] } }, projection: { v: 1, _id: 0 } })).body.documents).toEqual([{ v: 1 }, { v: 3 }]);
+    expect((await mql('find', { collection: 'longids', filter: { _id: { $gt: a } }, projection: { v: 1, _id: 0 } })).body.documents).toEqual([{ v: 2 }, { v: 3 }]);
+    expect((await mql('find', { collection: 'longids', filter: { city: 'Oslo' }, sort: { _id: -1 }, projection: { v: 1, _id: 0 } })).body.documents).toEqual([{ v: 3 }, { v: 2 }, { v: 1 }]);
+    expect((await mql('updateOne', { collection: 'longids', filter: { _id: b }, update: { $set: { v: 20 } } })).body).toEqual({ matchedCount: 1, modifiedCount: 1 });
+    expect((await mql('deleteOne', { collection: 'longids', filter: { _id: c } })).body).toEqual({ deletedCount: 1 });
+    expect((await mql('find', { collection: 'longids', filter: {}, projection: { v: 1, _id: 0 } })).body.documents).toEqual([{ v: 1 }, { v: 20 }]);
+    expect((await mql('find', { collection: 'longids', filter: { v: 20 }, projection: { _id: 1 } })).body.documents).toEqual([{ _id: b }]);
+    expect((await mql('countDocuments', { collection: 'longids', filter: { city: 'Oslo' } })).body.count).toBe(2);
+  });
+
   it('keeps indexes in step with replaceOne: old keys gone, new keys found, unique keys enforced with nothing written', async () => {
     await seed('repix', [{ _id: 1, email: 'a@x', tags: ['p', 'q'] }, { _id: 2, email: 'b@x', tags: ['q'] }]);
     expect((await mql('createIndex', { collection: 'repix', keys: { email: 1 }, unique: true })).status).toBe(200);
