@@ -14,6 +14,7 @@
 
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fail, isTetraError } from '../errors.js';
+import { encodeKey, prefixUpperBound, type KeyPart } from '../storage/index.js';
 import type { BatchOp, Snapshot, TenantStore } from '../tenant/index.js';
 import {
   CATALOG_TREE,
@@ -692,28 +693,83 @@ interface IndexChange {
   readonly deletes: Array<{ index: IndexInfo; key: Buffer }>;
 }
 
-function entriesOf(index: IndexInfo, doc: Doc): ReadonlyMap<string, Buffer> {
+/**
+ * One index entry of a document. `claim`: in a unique index, what the entry claims (its key, or
+ * for a shortened key, its values encoded whole); `shared`: for a shortened key in a unique
+ * index, the key without the `_id` suffix that every document with the same shortened values
+ * shares (the entry itself carries the suffix, so such documents do not overwrite each other).
+ */
+interface IndexEntry {
+  readonly key: Buffer;
+  readonly claim: string;
+  readonly shared?: Buffer;
+}
+
+function entriesOf(index: IndexInfo, doc: Doc): ReadonlyMap<string, IndexEntry> {
   const keys = documentKeys(doc, index.fields);
   if (keys.multikey && !index.multikey) index.multikey = true;
   if (keys.lossy && !index.lossy) index.lossy = true;
-  const idPart = index.unique ? undefined : idComponent(idOf(doc)).part;
-  const out = new Map<string, Buffer>();
-  for (const parts of keys.entries) {
+  const out = new Map<string, IndexEntry>();
+  let idPart: KeyPart | undefined;
+  for (let e = 0; e < keys.entries.length; e++) {
+    const parts = keys.entries[e]!;
+    const whole = keys.wholes[e];
+    if (index.unique && whole === undefined) {
+      const key = entryKey(parts, undefined);
+      const id = key.toString('latin1');
+      out.set(id, { key, claim: id });
+      continue;
+    }
+    idPart ??= idComponent(idOf(doc)).part;
     const key = entryKey(parts, idPart);
-    out.set(key.toString('latin1'), key);
+    if (!index.unique) {
+      out.set(key.toString('latin1'), { key, claim: '' });
+      continue;
+    }
+    // Keyed by its whole values too: a change within the shortened part keeps the key but is a
+    // new claim, which the unique check must see.
+    const claim = `whole:${encodeKey(whole!).toString('latin1')}`;
+    out.set(`${key.toString('latin1')}\u0000${claim}`, { key, claim, shared: entryKey(parts, undefined) });
   }
   return out;
 }
 
+/** The keys of `doc`'s entries in `index`, as they are stored now (for upgrades of older layouts). */
+export function indexEntryKeys(index: IndexInfo, doc: Doc): Buffer[] {
+  return [...entriesOf({ ...index }, doc).values()].map((e) => e.key);
+}
+
 // The entries of an absent document version (read only).
-const NO_ENTRIES: ReadonlyMap<string, Buffer> = new Map();
+const NO_ENTRIES: ReadonlyMap<string, IndexEntry> = new Map();
 
 // In `pending`: a unique key an earlier document of the same batch gave up (free to take again).
 const RELEASED = Buffer.alloc(0);
 
 /**
+ * The document (its key) holding unique entry `entry` in the live store, other than `pk`: for a
+ * whole key, the entry's value; for a shortened one, the first document sharing the shortened key
+ * whose values, encoded whole, are the entry's.
+ */
+function uniqueHolder(store: TenantStore, info: CollectionInfo, index: IndexInfo, entry: IndexEntry, pk: Buffer): Buffer | undefined {
+  const tree = indexTree(info, index);
+  if (entry.shared === undefined) {
+    const holder = store.get(tree, entry.key);
+    return holder !== undefined && !holder.equals(pk) ? holder : undefined;
+  }
+  // Every entry with these shortened values: the shared key followed by some document's id.
+  const end = prefixUpperBound(entry.shared);
+  for (const [, holderPk] of store.scan(tree, end === undefined ? { gte: entry.shared } : { gte: entry.shared, lt: end })) {
+    if (holderPk.equals(pk)) continue;
+    const raw = store.get(docsTree(info), holderPk);
+    if (raw === undefined) continue;
+    for (const other of entriesOf({ ...index }, decodeDocument(raw)).values()) if (other.claim === entry.claim) return Buffer.from(holderPk);
+  }
+  return undefined;
+}
+
+/**
  * The index changes from `before` to `after` (either may be absent), with unique checks against
- * the live store and `pending` (keys this batch already claimed or released). Flags
+ * the live store and `pending` (claims this batch already made or gave up). Flags
  * multikey/lossy on `info`.
  * @throws DUPLICATE_KEY naming the index and the key
  */
@@ -722,21 +778,21 @@ function indexChanges(store: TenantStore, info: CollectionInfo, pk: Buffer, befo
   for (const index of info.indexes) {
     const old = before === undefined ? NO_ENTRIES : entriesOf(index, before);
     const now = after === undefined ? NO_ENTRIES : entriesOf(index, after);
-    for (const [id, key] of old) {
+    for (const [id, entry] of old) {
       if (now.has(id)) continue;
-      change.deletes.push({ index, key });
-      if (index.unique) pending.set(`${index.id}:${id}`, RELEASED);
+      change.deletes.push({ index, key: entry.key });
+      if (index.unique) pending.set(`${index.id}:${entry.claim}`, RELEASED);
     }
-    for (const [id, key] of now) {
+    for (const [id, entry] of now) {
       if (old.has(id)) continue;
       if (index.unique) {
-        const claim = `${index.id}:${id}`;
+        const claim = `${index.id}:${entry.claim}`;
         const claimed = pending.get(claim);
-        const holder = claimed === RELEASED ? undefined : (claimed ?? store.get(indexTree(info, index), key));
-        if (holder !== undefined && !holder.equals(pk)) duplicateIndexKey(info, index, after!);
+        const holder = claimed === RELEASED ? undefined : claimed !== undefined ? (claimed.equals(pk) ? undefined : claimed) : uniqueHolder(store, info, index, entry, pk);
+        if (holder !== undefined) duplicateIndexKey(info, index, after!);
         pending.set(claim, pk);
       }
-      change.puts.push({ index, key, value: pk });
+      change.puts.push({ index, key: entry.key, value: pk });
     }
   }
   return change;

@@ -36,9 +36,12 @@ const CONTAINER_DEPTH = 8;
 export interface Component {
   readonly part: KeyPart;
   readonly lossy: boolean;
+  /** A lossy component's value encoded whole (for equality only: it may pass MAX_KEY_BYTES). */
+  readonly whole?: KeyPart;
 }
 
-function exact(v: unknown, depth: number): KeyPart | undefined {
+// `bounded`: undefined for values an index key shortens; unbounded, every value's whole encoding.
+function exact(v: unknown, depth: number, bounded = true): KeyPart | undefined {
   const bracket = typeBracket(v);
   switch (bracket) {
     case TYPE_BRACKET.null:
@@ -46,26 +49,26 @@ function exact(v: unknown, depth: number): KeyPart | undefined {
     case TYPE_BRACKET.number:
       return [bracket, v as number];
     case TYPE_BRACKET.string:
-      return (v as string).length > STRING_PREFIX_CHARS ? undefined : [bracket, v as string];
+      return bounded && (v as string).length > STRING_PREFIX_CHARS ? undefined : [bracket, v as string];
     case TYPE_BRACKET.bool:
       return [bracket, v as boolean];
     case TYPE_BRACKET.date:
       return [bracket, (v as Date).getTime()];
     case TYPE_BRACKET.object: {
-      if (depth >= CONTAINER_DEPTH) return undefined;
+      if (bounded && depth >= CONTAINER_DEPTH) return undefined;
       const fields: KeyPart[] = [];
       for (const [name, value] of Object.entries(v as Doc)) {
-        const inner = exact(value, depth + 1);
+        const inner = exact(value, depth + 1, bounded);
         if (inner === undefined) return undefined;
         fields.push(typeBracket(value), name, inner);
       }
       return [bracket, fields];
     }
     case TYPE_BRACKET.array: {
-      if (depth >= CONTAINER_DEPTH) return undefined;
+      if (bounded && depth >= CONTAINER_DEPTH) return undefined;
       const items: KeyPart[] = [];
       for (const value of v as unknown[]) {
-        const inner = exact(value, depth + 1);
+        const inner = exact(value, depth + 1, bounded);
         if (inner === undefined) return undefined;
         items.push(inner);
       }
@@ -84,8 +87,9 @@ export function indexComponent(v: unknown): Component {
     return { part, lossy: false };
   }
   const bracket = typeBracket(v);
-  if (bracket === TYPE_BRACKET.string) return { part: [bracket, Array.from(v as string).slice(0, STRING_PREFIX_CHARS).join(''), true], lossy: true };
-  return { part: [bracket, true], lossy: true };
+  const whole = exact(v, 0, false)!;
+  if (bracket === TYPE_BRACKET.string) return { part: [bracket, Array.from(v as string).slice(0, STRING_PREFIX_CHARS).join(''), true], lossy: true, whole };
+  return { part: [bracket, true], lossy: true, whole };
 }
 
 /**
@@ -127,6 +131,11 @@ export function directed(component: KeyPart, direction: 1 | -1): KeyPart {
 /** The index entries one document produces: key parts per entry (before the `_id` suffix). */
 export interface DocumentKeys {
   readonly entries: KeyPart[][];
+  /**
+   * Per entry: undefined when its key holds its values whole, else the values encoded whole (what
+   * tells two values apart that share a shortened key: a unique index compares these).
+   */
+  readonly wholes: Array<KeyPart[] | undefined>;
   /** Some field held an array: the index is multikey from now on. */
   readonly multikey: boolean;
   readonly lossy: boolean;
@@ -213,7 +222,15 @@ function scalarKeys(doc: Doc, fields: readonly IndexField[]): DocumentKeys | und
     lossy ||= c.lossy;
     entry.push(directed(c.part, field.direction));
   }
-  return { entries: [entry], multikey: false, lossy };
+  return { entries: [entry], wholes: [lossy ? wholeOf(doc, fields) : undefined], multikey: false, lossy };
+}
+
+// The whole encodings of a scalar document's values on `fields` (scalarKeys' one entry).
+function wholeOf(doc: Doc, fields: readonly IndexField[]): KeyPart[] {
+  return fields.map((f) => {
+    const c = indexComponent(scalarAt(doc, pathParts(f.path)));
+    return c.whole ?? c.part;
+  });
 }
 
 /**
@@ -255,13 +272,23 @@ export function documentKeysByWalk(doc: Doc, fields: readonly IndexField[]): Doc
     });
   }
   let entries: KeyPart[][] = [[]];
+  // Alongside, when some value is shortened: each entry's components, to encode its values whole.
+  let combos: Component[][] | undefined = lossy ? [[]] : undefined;
   for (let i = 0; i < fields.length; i++) {
     const next: KeyPart[][] = [];
-    for (const prefix of entries) for (const c of perField[i]!) next.push([...prefix, directed(c.part, fields[i]!.direction)]);
+    const nextCombos: Component[][] = [];
+    for (let e = 0; e < entries.length; e++) {
+      for (const c of perField[i]!) {
+        next.push([...entries[e]!, directed(c.part, fields[i]!.direction)]);
+        if (combos !== undefined) nextCombos.push([...combos[e]!, c]);
+      }
+    }
     entries = next;
+    if (combos !== undefined) combos = nextCombos;
     if (entries.length > MAX_ENTRIES_PER_DOCUMENT) fail('VALIDATION_FAILED', `a document may add at most ${MAX_ENTRIES_PER_DOCUMENT} keys to one index`);
   }
-  return { entries, multikey, lossy };
+  const wholes = combos === undefined ? entries.map(() => undefined) : combos.map((cs) => (cs.some((c) => c.lossy) ? cs.map((c) => c.whole ?? c.part) : undefined));
+  return { entries, wholes, multikey, lossy };
 }
 
 /** The tree key of one index entry; a non-unique index appends the document's id component. @throws VALIDATION_FAILED when too large */

@@ -3,8 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { docsTree, indexTree, readCollection, putCollection, type CollectionInfo } from '../../engine/docs/catalog.js';
 import { docsFind, docsInsert, docsCreateIndex, upgradeIdKeys } from '../../engine/docs/index.js';
-import { documentKeys, entryKey, idComponent, legacyIdComponent } from '../../engine/docs/index-key.js';
-import { idKey } from '../../engine/docs/doc-codec.js';
+import { legacyIdComponent } from '../../engine/docs/index-key.js';
+import { decodeDocument, idKey } from '../../engine/docs/doc-codec.js';
+import { indexEntryKeys } from '../../engine/docs/docs-model.js';
+import { legacyEntryKeys } from '../../engine/docs/upgrade.js';
 import { encodeKey } from '../../engine/storage/index.js';
 import { TenantStore, type BatchOp } from '../../engine/tenant/index.js';
 import { http, signup, startServer } from '../helpers/server.js';
@@ -12,24 +14,22 @@ import { storeOptions } from '../helpers/store-fixture.js';
 import { dirsRemovedAfterEach } from '../helpers/temp-dir.js';
 
 const newDir = dirsRemovedAfterEach();
+// Before the upgrade, a unique index held one document per shortened key: the fixtures' long
+// values sharing a 200-character prefix come only after it.
 const LONG = 'y'.repeat(240);
 
-/** Rewrites collection `name` of `store` as the old code stored it: long ids under shortened keys, no exactIds mark. */
+/** Rewrites collection `name` of `store` as the old code stored it: long ids under shortened keys, shortened unique entries without ids, no exactIds mark. */
 async function makeLegacy(store: TenantStore, name: string): Promise<void> {
   const info = readCollection(store, name)!;
   const ops: BatchOp[] = [];
   for (const [key, raw] of [...store.scan(docsTree(info))].map(([k, v]) => [Buffer.from(k), Buffer.from(v)] as const)) {
-    const { decodeDocument } = await import('../../engine/docs/doc-codec.js');
     const doc = decodeDocument(raw);
-    const id = doc._id as string;
-    if (typeof id !== 'string' || id.length <= 200) continue;
-    const legacyKey = encodeKey([legacyIdComponent(id).part]);
-    ops.push({ op: 'delete', tree: docsTree(info), key }, { op: 'put', tree: docsTree(info), key: legacyKey, value: raw });
+    const id = doc._id;
+    const legacyKey = typeof id === 'string' && id.length > 200 ? encodeKey([legacyIdComponent(id).part]) : key;
+    if (legacyKey !== key) ops.push({ op: 'delete', tree: docsTree(info), key }, { op: 'put', tree: docsTree(info), key: legacyKey, value: raw });
     for (const index of info.indexes) {
-      for (const parts of documentKeys(doc, index.fields).entries) {
-        if (!index.unique) ops.push({ op: 'delete', tree: indexTree(info, index), key: entryKey(parts, idComponent(id).part) });
-        ops.push({ op: 'put', tree: indexTree(info, index), key: entryKey(parts, index.unique ? undefined : legacyIdComponent(id).part), value: legacyKey });
-      }
+      for (const k of indexEntryKeys(index, doc)) ops.push({ op: 'delete', tree: indexTree(info, index), key: k });
+      for (const k of legacyEntryKeys(index, doc)) ops.push({ op: 'put', tree: indexTree(info, index), key: k, value: legacyKey });
     }
   }
   const { exactIds: _, ...old } = info;
@@ -41,9 +41,15 @@ describe('upgrading long _id keys written before ids were exact', () => {
   it('moves shortened keys and their index entries; finds, index reads and new inserts then work, and a second open changes nothing', async () => {
     const dir = newDir('upgrade-ids');
     let store = await TenantStore.open(dir, storeOptions());
-    await docsInsert(store, 'c', [{ _id: `${LONG}-1`, city: 'Rome', n: 1 }, { _id: 'short', city: 'Rome', n: 2 }, { _id: `${'z'.repeat(230)}`, city: 'Lima', n: 3 }]).durable;
+    await docsInsert(store, 'c', [
+      { _id: `${LONG}-1`, city: 'Rome', n: 1, code: `${LONG}:one` },
+      { _id: 'short', city: 'Rome', n: 2, code: 'two' },
+      { _id: `${'z'.repeat(230)}`, city: 'Lima', n: 3, code: `${'q'.repeat(240)}:three` },
+      { _id: 'm', city: 'Oslo', n: 6, code: `${'w'.repeat(240)}:six` },
+    ]).durable;
     await (await docsCreateIndex(store, 'c', { city: 1 })).durable;
     await (await docsCreateIndex(store, 'c', { n: 1 }, { unique: true })).durable;
+    await (await docsCreateIndex(store, 'c', { code: -1 }, { unique: true })).durable;
     await makeLegacy(store, 'c');
     await store.close();
 
@@ -57,9 +63,20 @@ describe('upgrading long _id keys written before ids were exact', () => {
     expect(await find({ _id: `${LONG}-1` })).toEqual([{ n: 1 }]);
     expect(await find({ city: 'Rome' })).toEqual([{ n: 1 }, { n: 2 }]);
     expect(await find({ n: 3 })).toEqual([{ n: 3 }]);
-    expect(await find({ n: { $gte: 1 } })).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }]);
-    await docsInsert(store, 'c', [{ _id: `${LONG}-2`, city: 'Rome', n: 4 }]).durable;
+    expect(await find({ n: { $gte: 1 } })).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 6 }]);
+    expect(await find({ code: `${'w'.repeat(240)}:six` })).toEqual([{ n: 6 }]);
+    expect(await find({ code: `${'q'.repeat(240)}:three` })).toEqual([{ n: 3 }]);
+    await docsInsert(store, 'c', [{ _id: `${LONG}-2`, city: 'Rome', n: 4, code: `${LONG}:four` }]).durable;
     expect(await find({ city: 'Rome' })).toEqual([{ n: 1 }, { n: 2 }, { n: 4 }]);
+    // The unique index on long codes holds its entries with ids now: a true duplicate is still refused.
+    expect(() => docsInsert(store, 'c', [{ _id: 'dup', n: 5, code: `${LONG}:one` }])).toThrow(/duplicate key/);
+    // Every entry of every index names a document that holds it, and none is left in the old layout.
+    const info = readCollection(store, 'c')!;
+    for (const index of info.indexes) {
+      const stored = [...store.scan(indexTree(info, index))].map(([k]) => Buffer.from(k).toString('hex')).sort();
+      const expected = [...store.scan(docsTree(info))].flatMap(([, raw]) => indexEntryKeys(index, decodeDocument(Buffer.from(raw)))).map((k) => k.toString('hex')).sort();
+      expect(stored, index.name).toEqual(expected);
+    }
     await store.close();
 
     store = await TenantStore.open(dir, storeOptions());

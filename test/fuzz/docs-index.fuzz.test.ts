@@ -40,7 +40,7 @@ import {
 // Internals, for one structural check: the index trees against the keys their documents make.
 import { docsTree, indexTree, readCollection } from '../../engine/docs/catalog.js';
 import { decodeDocument } from '../../engine/docs/doc-codec.js';
-import { documentKeys, entryKey, indexComponent } from '../../engine/docs/index-key.js';
+import { documentKeys, entryKey, idComponent } from '../../engine/docs/index-key.js';
 import { isTetraError } from '../../engine/errors.js';
 import { PageCache, type TreeNode } from '../../engine/storage/index.js';
 import { TenantStore } from '../../engine/tenant/index.js';
@@ -171,14 +171,18 @@ class Ids {
   #nextId = 0;
   #nextU = 0;
 
+  // Now and then a string past the 200 characters an index key keeps: ids and unique values that
+  // share their shortened key and must still be told apart.
   id(rand: Rand): number | string {
     const n = this.#nextId++;
-    return rand() < 0.8 ? n : `id-${n}`;
+    const r = rand();
+    return r < 0.75 ? n : r < 0.9 ? `id-${n}` : `${'i'.repeat(205)}-${n}`;
   }
 
   u(rand: Rand): number | string {
     const n = this.#nextU++;
-    return rand() < 0.8 ? n * 3 : `u${n}`;
+    const r = rand();
+    return r < 0.75 ? n * 3 : r < 0.9 ? `u${n}` : `${'u'.repeat(205)}${n}`;
   }
 }
 
@@ -443,8 +447,9 @@ function indexEntriesMismatch(store: TenantStore, collection: string): string | 
       const keys = documentKeys(doc, index.fields);
       if (keys.multikey && !index.multikey) return `index ${index.name} is not flagged multikey, but ${show(doc)} makes it so`;
       if (keys.lossy && !index.lossy) return `index ${index.name} is not flagged lossy, but ${show(doc)} makes it so`;
-      const idPart = index.unique ? undefined : indexComponent(doc['_id']).part;
-      for (const parts of keys.entries) want.set(entryKey(parts, idPart).toString('latin1'), pk);
+      // Ids are whole in keys; a unique entry carries the id only when its key shortens a value.
+      const idPart = idComponent(doc['_id']).part;
+      keys.entries.forEach((parts, e) => want.set(entryKey(parts, index.unique && keys.wholes[e] === undefined ? undefined : idPart).toString('latin1'), pk));
     }
     let entries = 0;
     for (const [key, value] of store.scan(indexTree(info, index))) {

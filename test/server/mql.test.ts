@@ -119,6 +119,43 @@ describe('documents over HTTP: CRUD', () => {
     expect((await mql('countDocuments', { collection: 'longids', filter: { city: 'Oslo' } })).body.count).toBe(2);
   });
 
+  it('decides unique keys on whole values: long strings and large documents that share a shortened index key are not duplicates', async () => {
+    const long = (s: string) => `${'k'.repeat(230)}${s}`;
+    const big = (n: number) => ({ items: Array.from({ length: 80 }, (_, i) => i), n });
+    expect((await mql('createIndex', { collection: 'ukeys', keys: { code: 1 }, unique: true })).status).toBe(200);
+    expect((await mql('createIndex', { collection: 'ukeys', keys: { shape: -1 }, unique: true })).status).toBe(200);
+    await seed('ukeys', [
+      { _id: 1, code: long('a'), shape: big(1) },
+      { _id: 2, code: long('b'), shape: big(2) },
+    ]);
+    // True duplicates: refused with nothing written, from the store and within one batch.
+    for (const document of [{ _id: 3, code: long('a') }, { _id: 3, shape: big(2) }]) {
+      const dup = await mql('insertOne', { collection: 'ukeys', document });
+      expect(dup.status, dup.text).toBe(409);
+      expect(dup.body.error.code).toBe('DUPLICATE_KEY');
+    }
+    const batch = await mql('insertMany', { collection: 'ukeys', documents: [{ _id: 4, code: long('c') }, { _id: 5, code: long('c') }] });
+    expect(batch.status).toBe(409);
+    expect((await mql('countDocuments', { collection: 'ukeys' })).body.count).toBe(2);
+    // An update onto another document's value is refused; one that frees a value lets it be taken.
+    const clash = await mql('updateOne', { collection: 'ukeys', filter: { _id: 2 }, update: { $set: { code: long('a') } } });
+    expect(clash.status).toBe(409);
+    expect((await mql('updateOne', { collection: 'ukeys', filter: { _id: 1 }, update: { $set: { code: long('z') } } })).status).toBe(200);
+    expect((await mql('insertOne', { collection: 'ukeys', document: { _id: 6, code: long('a') } })).status).toBe(201);
+    const byCode = async (code: string) => (await mql('find', { collection: 'ukeys', filter: { code }, projection: { _id: 1 } })).body.documents;
+    expect(await byCode(long('a'))).toEqual([{ _id: 6 }]);
+    expect(await byCode(long('z'))).toEqual([{ _id: 1 }]);
+    expect(await byCode(long('b'))).toEqual([{ _id: 2 }]);
+    expect((await mql('find', { collection: 'ukeys', filter: { shape: big(2) }, projection: { _id: 1 } })).body.documents).toEqual([{ _id: 2 }]);
+    // Building a unique index over such data: distinct values build, a true duplicate fails cleanly.
+    await seed('ubuild', [{ _id: 1, t: long('x') }, { _id: 2, t: long('y') }]);
+    expect((await mql('createIndex', { collection: 'ubuild', keys: { t: 1 }, unique: true })).status).toBe(200);
+    await seed('ubuild2', [{ _id: 1, t: long('x') }, { _id: 2, t: long('x') }]);
+    const failed = await mql('createIndex', { collection: 'ubuild2', keys: { t: 1 }, unique: true });
+    expect(failed.status).toBe(409);
+    expect((await mql('listIndexes', { collection: 'ubuild2' })).body.indexes.map((i: { name: string }) => i.name)).toEqual(['_id_']);
+  });
+
   it('keeps indexes in step with replaceOne: old keys gone, new keys found, unique keys enforced with nothing written', async () => {
     await seed('repix', [{ _id: 1, email: 'a@x', tags: ['p', 'q'] }, { _id: 2, email: 'b@x', tags: ['q'] }]);
     expect((await mql('createIndex', { collection: 'repix', keys: { email: 1 }, unique: true })).status).toBe(200);
