@@ -91,6 +91,20 @@ describe('SQL over HTTP', () => {
     expect((await ok('SELECT n FROM counter')).rows).toEqual([{ n: 40 }]);
   });
 
+  it('refuses an index row past the key limit with 54000, naming the index, and changes nothing', async () => {
+    const long = 'w'.repeat(3000);
+    await ok('CREATE TABLE wide (id text PRIMARY KEY, tag text UNIQUE, note text)');
+    await ok("INSERT INTO wide VALUES ('a', 't', 'n')");
+    const pk = await sqlError('INSERT INTO wide VALUES ($1, NULL, NULL)', '54000', [long]);
+    expect(pk.message).toMatch(/^index row size \d+ exceeds maximum 2048 for index "wide_pkey"$/);
+    const uq = await sqlError("UPDATE wide SET tag = $1 WHERE id = 'a'", '54000', [long]);
+    expect(uq.message).toMatch(/for index "wide_tag_key"$/);
+    await ok("INSERT INTO wide VALUES ('b', NULL, $1)", [long]);
+    await sqlError('CREATE INDEX wide_note ON wide (note)', '54000');
+    expect((await ok('SELECT id, tag FROM wide ORDER BY id')).rows).toEqual([{ id: 'a', tag: 't' }, { id: 'b', tag: null }]);
+    await sqlError('DROP INDEX wide_note', '42704');
+  });
+
   it('maps errors to SQL_ERROR with PostgreSQL SQLSTATEs and changes nothing', async () => {
     await ok('CREATE TABLE uniq (id int PRIMARY KEY, email text UNIQUE, parent int REFERENCES uniq(id), qty int CHECK (qty > 0))');
     await ok("INSERT INTO uniq VALUES (1, 'a@x', NULL, 1)");

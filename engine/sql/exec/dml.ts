@@ -2,6 +2,7 @@ import { indexTree, liveColumns, rowTree, SEQUENCE_TREE, type Catalog, type Colu
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode } from '../expression-eval.js';
 import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
+import { MAX_KEY_BYTES } from '../../storage/index.js';
 import { encodeKeyTuple, encodeRow } from '../store/sql-codec.js';
 import type { TxnView } from '../store/sql-view.js';
 import { NUMERIC_RANK, sqlFail, toText, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
@@ -52,7 +53,16 @@ export function indexEntry(index: IndexDef, physical: SqlValue[], pk: Buffer): {
   const values = index.columns.map((id) => physical[id]!);
   const prefix = encodeKeyTuple(values);
   const uniqueKey = index.unique && values.every((v) => v.value !== null) ? prefix : undefined;
-  return { key: Buffer.concat([prefix, pk]), uniqueKey };
+  return { key: checkedKey(Buffer.concat([prefix, pk]), index.name), uniqueKey };
+}
+
+/**
+ * `key` when it fits a tree key, else PostgreSQL's error for an index row past its B-tree's
+ * limit (54000; PostgreSQL's limit is 2704 bytes after compression, ours MAX_KEY_BYTES).
+ */
+function checkedKey(key: Buffer, index: string): Buffer {
+  if (key.length > MAX_KEY_BYTES) sqlFail('54000', `index row size ${key.length} exceeds maximum ${MAX_KEY_BYTES} for index "${index}"`);
+  return key;
 }
 
 export function writeIndexEntries(view: TxnView, indexes: IndexDef[], physical: SqlValue[], pk: Buffer, op: 'put' | 'delete'): void {
@@ -114,7 +124,7 @@ export class TableWriter {
   /** The primary key bytes of a row (a new hidden row id for tables without one). */
   keyOf(physical: SqlValue[]): Buffer {
     if (this.table.primaryKey.length === 0) return encodeKeyTuple([this.#nextval(`${this.table.id}.rowid`, 'int8')]);
-    return encodeKeyTuple(this.table.primaryKey.map((id) => physical[id]!));
+    return checkedKey(encodeKeyTuple(this.table.primaryKey.map((id) => physical[id]!)), `${this.table.name}_pkey`);
   }
 
   /** NOT NULL, CHECK and FOREIGN KEY checks of a new row version. */
