@@ -6,6 +6,7 @@ import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { refusal, TetraError } from '../engine/errors.js';
 import { docsExpiry, upgradeIdKeys } from '../engine/docs/index.js';
+import { MongoMirror } from './mongo-mirror.js';
 import { KvExpiryService, scheduleAllTenants } from '../engine/kv/index.js';
 import { PageCache, type TreeNode } from '../engine/storage/index.js';
 import { SystemStore, type Principal } from '../engine/system/index.js';
@@ -73,6 +74,11 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
   // One cache and one dirty budget for every store: memory is bounded by these two settings.
   const cache = new PageCache<TreeNode>(config.cacheBytes, { dirtyBytes: config.dirtyBytes });
   const system = await SystemStore.open({ dir: join(config.dataDir, 'system'), cache, fsync: config.fsync });
+  // With TETRA_MONGODB_URI: every tenant's collections mirrored there as its store opens.
+  const mirror =
+    config.mongodbUri === undefined
+      ? undefined
+      : new MongoMirror({ uri: config.mongodbUri, dbPrefix: config.mongodbDbPrefix, timeoutMs: config.mongodbTimeoutMs, maxQueueBytes: config.mongodbQueueBytes, log: { warn: (o, m) => app.log.warn(o, m), info: (o, m) => app.log.info(o, m) } });
   const registry = new TenantRegistry({
     dataDir: config.dataDir,
     cache,
@@ -80,8 +86,9 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     maxOpen: config.maxOpenTenants,
     snapshotMaxAgeMs: config.snapshotMaxAgeMs,
     // Stored data written by earlier versions is brought up to date before a request reads it.
-    prepare: async (store) => {
+    prepare: async (store, tenantId) => {
       await upgradeIdKeys(store);
+      mirror?.attach(tenantId, store);
     },
   });
 
@@ -209,6 +216,7 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     system,
     keys,
     registry,
+    mirror,
     expiry,
     vectors,
     embedding: { id: embedding.embedder.id, kind: embedding.embedder.kind, dims: embedding.embedder.dims, reason: embedding.reason },
@@ -311,6 +319,7 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     await lane!.drained();
     await expiry.stop();
     await registry.close();
+    await mirror?.close();
     await system.close();
     await embedding.embedder.close();
   });

@@ -42,8 +42,14 @@ export interface ServerConfig {
   sqlMaxResultBytes: number;
   /** Changes one SQL transaction may hold in memory until it commits. */
   sqlTxnBytes: number;
-  /** Reserved for the document and vector models (accepted and reported, not used yet). */
+  /** External MongoDB for the aggregation stages DESIGN.md routes there (server/mongo-routing.ts); unset: every stage runs natively. */
   mongodbUri: string | undefined;
+  /** Prefix of the MongoDB databases the mirror owns (`<prefix><tenantId>`, `<prefix>mirror`). */
+  mongodbDbPrefix: string;
+  /** How long a routed aggregation waits for the mirror and MongoDB before running natively. */
+  mongodbTimeoutMs: number;
+  /** Changes one tenant's mirror may queue while MongoDB is away; past it, the tenant is copied again once it is back. */
+  mongodbQueueBytes: number;
   embeddingModelDir: string;
   /** Most texts per ONNX session run (concurrent requests are batched together). */
   embeddingBatchSize: number;
@@ -99,6 +105,9 @@ export const SETTINGS: Record<keyof ServerConfig, Setting> = {
   sqlTxnBytes: { env: 'TETRA_SQL_TXN_BYTES', flag: 'sql-txn-bytes', kind: 'int', default: String(256 * 1024 * 1024), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
   sqlWorkBytes: { env: 'TETRA_SQL_WORK_BYTES', flag: 'sql-work-bytes', kind: 'int', default: String(64 * 1024 * 1024), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
   mongodbUri: { env: 'TETRA_MONGODB_URI', flag: 'mongodb-uri', kind: 'string', default: undefined },
+  mongodbDbPrefix: { env: 'TETRA_MONGODB_DB_PREFIX', flag: 'mongodb-db-prefix', kind: 'string', default: 'tetra_' },
+  mongodbTimeoutMs: { env: 'TETRA_MONGODB_TIMEOUT_MS', flag: 'mongodb-timeout-ms', kind: 'int', default: '5000', min: 100, max: 600_000 },
+  mongodbQueueBytes: { env: 'TETRA_MONGODB_QUEUE_BYTES', flag: 'mongodb-queue-bytes', kind: 'int', default: String(64 * 1024 * 1024), min: 64 * 1024, max: Number.MAX_SAFE_INTEGER },
   embeddingModelDir: { env: 'TETRA_EMBEDDING_MODEL_DIR', flag: 'embedding-model-dir', kind: 'string', default: './models/all-MiniLM-L6-v2' },
   embeddingBatchSize: { env: 'TETRA_EMBEDDING_BATCH', flag: 'embedding-batch', kind: 'int', default: '32', min: 1, max: 1024 },
   embeddingThreads: { env: 'TETRA_EMBEDDING_THREADS', flag: 'embedding-threads', kind: 'int', default: '0', min: 0, max: 256 },

@@ -4,6 +4,7 @@ import type { KvExpiryService } from '../engine/kv/index.js';
 import type { Principal, SystemStore } from '../engine/system/index.js';
 import type { TenantRegistry, TenantStore } from '../engine/tenant/index.js';
 import type { VectorService } from '../engine/vector/index.js';
+import type { MongoMirror } from './mongo-mirror.js';
 import type { ServerConfig } from './config.js';
 import type { FastLane } from './fast-lane.js';
 import type { VerifiedKeyCache } from './verified-key-cache.js';
@@ -17,6 +18,8 @@ export interface TetraContext {
   /** The hot routes' second way in (server/fast-lane.ts): routes add themselves to it. */
   lane: FastLane;
   registry: TenantRegistry;
+  /** The MongoDB mirror, when TETRA_MONGODB_URI is set (server/mongo-mirror.ts). */
+  mirror: MongoMirror | undefined;
   expiry: KvExpiryService;
   vectors: VectorService;
   /** The active embedder and why it was chosen (health reports it). */

@@ -79,6 +79,16 @@ export function readCollection(store: Reader, name: string): CollectionInfo | un
 }
 
 /** Every collection, by name. */
+/** A collection's catalog entry from its stored bytes (the value of a catalog put). */
+export function decodeCollectionInfo(value: Uint8Array): CollectionInfo {
+  return packr.unpack(value) as CollectionInfo;
+}
+
+/** True for the catalog key of a collection (the other key holds the next collection id). */
+export function isCollectionKey(key: Uint8Array): boolean {
+  return key.length > 0;
+}
+
 export function listCollectionInfos(store: Reader): CollectionInfo[] {
   const out: CollectionInfo[] = [];
   for (const [key, value] of store.scan(CATALOG_TREE)) if (key.length > 0) out.push(packr.unpack(value) as CollectionInfo);

@@ -76,6 +76,7 @@ export {
   type Written,
 } from './docs-model.js';
 export { upgradeIdKeys } from './upgrade.js';
+export { validateCollectionName } from './catalog.js';
 export { compilePipeline, type CompiledPipeline } from './aggregate/pipeline.js';
 export { AGGREGATE_LIMITS } from './aggregate/stage.js';
 export { compileExpression, EXPRESSION_OPERATOR_NAMES } from './aggregate/expression/operator-table.js';

@@ -18,7 +18,7 @@ export interface TenantRegistryOptions extends Omit<TenantStoreOptions, 'cache'>
    * Run on every store as it opens, before any use gets it (upgrades of stored data). When it
    * fails, the store is closed and the open fails with its error.
    */
-  prepare?: (store: TenantStore) => Promise<void>;
+  prepare?: (store: TenantStore, tenantId: string) => Promise<void>;
 }
 
 interface Slot {
@@ -88,7 +88,7 @@ export class TenantRegistry {
         async (store) => {
           if (prepare !== undefined) {
             try {
-              await prepare(store);
+              await prepare(store, tenantId);
             } catch (err) {
               await store.close().catch(() => undefined);
               throw err;

@@ -119,6 +119,7 @@ export class TenantStore implements DirtyOwner {
   #closing: Promise<void> | undefined;
   readonly #checkpointListeners = new Set<() => void>();
   readonly #closeListeners = new Set<() => Promise<void>>();
+  readonly #writeListeners = new Set<(lsn: number, ops: readonly BatchOp[]) => void>();
   readonly recovered: { records: number; bytes: number };
 
   private constructor(dir: string, options: Required<Omit<TenantStoreOptions, 'cache'>>, cache: PageCache<TreeNode>, trees: TreeSet, wal: WalWriter, lsn: number, recovered: { records: number; bytes: number }) {
@@ -439,6 +440,13 @@ export class TenantStore implements DirtyOwner {
       return Promise.reject(this.#broken);
     }
     this.#lsn = lsn;
+    for (const listener of this.#writeListeners) {
+      try {
+        listener(lsn, ops);
+      } catch {
+        // A listener's failure is its own (it keeps a derived copy): the batch stands.
+      }
+    }
     // The record waits in the log's queue until its fsync: it counts against the budget meanwhile.
     const queued = frame.length;
     budget.add(queued);
@@ -518,6 +526,16 @@ export class TenantStore implements DirtyOwner {
   onCheckpoint(listener: () => void): () => void {
     this.#checkpointListeners.add(listener);
     return () => this.#checkpointListeners.delete(listener);
+  }
+
+  /**
+   * Calls `listener` with every batch as it is applied, in lsn order, before it is durable (see
+   * whenDurable): for copies kept elsewhere (the MongoDB mirror). It must not keep `ops`' buffers,
+   * which the caller may reuse; what it throws is ignored.
+   */
+  onWrite(listener: (lsn: number, ops: readonly BatchOp[]) => void): () => void {
+    this.#writeListeners.add(listener);
+    return () => this.#writeListeners.delete(listener);
   }
 
   /** Awaits `listener` when close() begins, while the store still takes writes. */

@@ -18,10 +18,12 @@ import {
   docsAggregate,
   docsUpdate,
   toJson,
+  validateCollectionName,
   type FindResult,
   type Written,
 } from '../../engine/docs/index.js';
 import type { TenantStore } from '../../engine/tenant/index.js';
+import { aggregateExternally, pipelineRouting } from '../mongo-routing.js';
 import { authedErrors, bearer, errorRef } from '../schemas.js';
 import { principalOf, withTenant, withTenantNow, type RouteRequest } from '../tetra-context.js';
 
@@ -49,7 +51,7 @@ function checkQuota(store: TenantStore, quotaBytes: number, cost: number): void 
 
 /** The document routes: POST /api/mql/<operation>, Atlas Data API names and shapes. */
 export function mqlRoutes(app: FastifyInstance): void {
-  const { config, expiry, lane } = app.tetra;
+  const { config, expiry, lane, mirror } = app.tetra;
 
   /** Waits for durability, then wakes the expiry service when the collection has TTL indexes. */
   async function settle<T>(request: RouteRequest, store: TenantStore, name: string, write: Written<T>): Promise<T> {
@@ -116,9 +118,23 @@ export function mqlRoutes(app: FastifyInstance): void {
     'Run an aggregation pipeline ($match, $project, $addFields/$set, $unset, $group, $bucket, $sort, $skip, $limit, $count, $sortByCount, $unwind, $lookup, $graphLookup, $unionWith, $facet, $replaceRoot/$replaceWith)',
     { collection, pipeline: { type: 'array', items: anyObject } },
     ['collection', 'pipeline'],
-    { 200: { type: 'object', properties: { documents, executedBy: { type: 'string', enum: ['native'] } } } },
+    { 200: { type: 'object', properties: { documents, executedBy: { type: 'string', enum: ['native', 'external'] } } } },
     async (request) => {
       const b = body<{ collection: string; pipeline: unknown }>(request);
+      const routing = mirror === undefined ? undefined : pipelineRouting(b.pipeline);
+      if (mirror !== undefined && routing?.external === true) {
+        const { tenantId } = principalOf(request);
+        return withTenant(request, async (store) => {
+          const name = validateCollectionName(b.collection);
+          const lsn = store.lsn; // every write applied before this request: the mirror must hold them
+          const external = await aggregateExternally(mirror, tenantId, name, b.pipeline, lsn, config.mongodbTimeoutMs);
+          if (external !== undefined) return { documents: external.map(toJson), executedBy: 'external' };
+          if (routing.text) fail('UNAVAILABLE', `$text runs only on the external MongoDB, which did not answer within ${config.mongodbTimeoutMs} ms; retry shortly`);
+          request.server.log.warn({ tenantId, reqId: request.id }, 'aggregation routed to MongoDB ran natively: MongoDB did not answer in time');
+          const result = await docsAggregate(store, name, b.pipeline);
+          return { documents: result.documents.map(toJson), executedBy: 'native' };
+        });
+      }
       const result = await withTenant(request, (store) => docsAggregate(store, b.collection, b.pipeline));
       return { documents: result.documents.map(toJson), executedBy: 'native' };
     },

@@ -65,7 +65,7 @@ export const QUERY_OPERATORS: Readonly<Record<string, QueryOperator>> = {
   $where: unsupported('top', '$where is refused: tetradb never executes JavaScript from a query'),
   $expr: exprOperator,
   $jsonSchema: unsupported('top', '$jsonSchema is not supported'),
-  $text: unsupported('top', '$text requires a text index and is not supported in filters'),
+  $text: unsupported('top', '$text needs a text index, which tetradb does not have: an aggregation whose first $match uses it runs on the external MongoDB when TETRA_MONGODB_URI is set (docs/configuration.md)'),
   $sampleRate: unsupported('top', '$sampleRate is not supported'),
   // Geospatial
   $geoIntersects: unsupported('field', GEO),

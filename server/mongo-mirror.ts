@@ -1,0 +1,394 @@
+// The MongoDB mirror: with TETRA_MONGODB_URI set, every tenant's collections are copied to a
+// database of their own on that MongoDB and kept in step with each write, so the aggregation
+// stages DESIGN.md routes there ($lookup, $facet, $graphLookup, $text) can run on it
+// (server/mongo-routing.ts).
+//
+// - From the write-ahead log's batches: TenantStore.onWrite hands each batch over as it is
+//   applied; the mirror keeps the document changes (a put is a replace-or-insert by `_id`, a
+//   delete a delete, a dropped collection a drop) in a queue, and ships them once they are durable
+//   (TenantStore.whenDurable): MongoDB never holds a write a crash can still take away.
+// - What MongoDB holds is recorded as an lsn (database `<prefix>mirror`, collection `tenants`,
+//   one document per tenant). When a tenant's store opens and that lsn is not the store's, or the
+//   queue passed its bound while MongoDB was away, the mirror copies the tenant's collections again:
+//   chunk by chunk from the live store (each chunk sent once durable), replaying every change
+//   queued since the copy began, which converges on the store's state (changes are by `_id`).
+// - MongoDB away: shipping is retried with a growing pause (up to RETRY_MAX_MS); writes are never
+//   held up by it. Routed aggregations wait (up to the timeout) for the mirror to hold what the
+//   store held when they arrived, or run natively (mongo-routing.ts).
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { MongoClient, MongoServerError, type AnyBulkWriteOperation, type Db, type Document, type Filter } from 'mongodb';
+import { CATALOG_TREE, decodeCollectionInfo, docsTree, isCollectionKey, listCollectionInfos } from '../engine/docs/catalog.js';
+import { decodeDocument } from '../engine/docs/doc-codec.js';
+import { decodeKey } from '../engine/storage/index.js';
+import type { BatchOp, TenantStore } from '../engine/tenant/index.js';
+
+/** Changes queued per tenant beyond this many bytes: the queue is dropped and the tenant copied again once MongoDB is back. */
+const DEFAULT_MAX_QUEUE_BYTES = 64 * 1024 * 1024;
+/** Documents per insertMany while copying, and changes per bulkWrite while shipping. */
+const CHUNK = 1000;
+const RETRY_MIN_MS = 200;
+const RETRY_MAX_MS = 10_000;
+/** How long a closing store waits for its queue to reach MongoDB before it lets go (the next open copies what is missing). */
+const CLOSE_DRAIN_MS = 2000;
+/** MongoDB: a database name is at most 63 bytes. */
+const MAX_DB_NAME = 63;
+
+export interface MongoMirrorOptions {
+  uri: string;
+  /** Prefix of the databases the mirror owns: `<prefix><tenantId>` per tenant, `<prefix>mirror` for its bookkeeping. */
+  dbPrefix: string;
+  /** Bound on a MongoDB operation (server selection, each command). */
+  timeoutMs: number;
+  maxQueueBytes?: number;
+  log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
+}
+
+type Change = { kind: 'put'; coll: string; raw: Buffer } | { kind: 'delete'; coll: string; id: unknown } | { kind: 'drop'; coll: string };
+
+interface Entry {
+  readonly lsn: number;
+  readonly changes: Change[];
+  readonly bytes: number;
+}
+
+/** What MongoDB's `_id` of a stored document key is: the key's one component, `[bracket, id]` (ids are exact). */
+function idOfKey(key: Uint8Array): unknown {
+  const part = decodeKey(key)[0] as unknown[];
+  return part[1];
+}
+
+function isNamespaceNotFound(err: unknown): boolean {
+  return err instanceof MongoServerError && (err.code === 26 || err.codeName === 'NamespaceNotFound');
+}
+
+export class MongoMirror {
+  readonly client: MongoClient;
+  readonly #options: MongoMirrorOptions;
+  readonly #tenants = new Map<string, TenantMirror>();
+  #closed = false;
+
+  constructor(options: MongoMirrorOptions) {
+    this.#options = options;
+    this.client = new MongoClient(options.uri, {
+      serverSelectionTimeoutMS: options.timeoutMs,
+      connectTimeoutMS: options.timeoutMs,
+      socketTimeoutMS: Math.max(options.timeoutMs * 6, 30_000),
+    });
+  }
+
+  /** The database holding `tenantId`'s collections. */
+  dbName(tenantId: string): string {
+    const name = `${this.#options.dbPrefix}${tenantId}`;
+    if (Buffer.byteLength(name) <= MAX_DB_NAME) return name;
+    return `${this.#options.dbPrefix}h${createHash('sha256').update(tenantId).digest('hex').slice(0, 40)}`;
+  }
+
+  db(tenantId: string): Db {
+    return this.client.db(this.dbName(tenantId));
+  }
+
+  get stateCollection() {
+    return this.client.db(`${this.#options.dbPrefix}mirror`).collection<{ _id: string; lsn: number }>('tenants');
+  }
+
+  get options(): MongoMirrorOptions {
+    return this.#options;
+  }
+
+  /** Starts mirroring a store that just opened (the registry's prepare hook). */
+  attach(tenantId: string, store: TenantStore): void {
+    if (this.#closed) return;
+    this.#tenants.get(tenantId)?.stop();
+    this.#tenants.set(tenantId, new TenantMirror(this, tenantId, store, () => this.#tenants.get(tenantId)?.store === store && this.#tenants.delete(tenantId)));
+  }
+
+  /**
+   * True once MongoDB holds every batch up to `lsn` of the tenant (false after `timeoutMs`, or
+   * when the tenant is not being mirrored).
+   */
+  caughtUp(tenantId: string, lsn: number, timeoutMs: number): Promise<boolean> {
+    const t = this.#tenants.get(tenantId);
+    return t === undefined ? Promise.resolve(false) : t.caughtUp(lsn, timeoutMs);
+  }
+
+  /** What the mirror of one tenant is doing (tests, health). */
+  status(tenantId: string): { state: string; appliedLsn: number; queued: number } | undefined {
+    return this.#tenants.get(tenantId)?.status();
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    for (const t of this.#tenants.values()) t.stop();
+    this.#tenants.clear();
+    await this.client.close().catch(() => undefined);
+  }
+}
+
+class TenantMirror {
+  readonly store: TenantStore;
+  readonly #mirror: MongoMirror;
+  readonly #tenantId: string;
+  readonly #onStop: () => void;
+  readonly #offWrite: () => void;
+  readonly #offClose: () => void;
+  /** Collection trees (`docs.N`) to names, kept from the catalog's changes. */
+  readonly #names = new Map<string, string>();
+  #queue: Entry[] = [];
+  #queuedBytes = 0;
+  /** The lsn MongoDB holds everything up to. */
+  #applied = -1;
+  /** A copy is needed (at start, after the queue overflowed). */
+  #copy = true;
+  #stopped = false;
+  #wake: (() => void) | undefined;
+  #waiters: Array<{ lsn: number; resolve: (ok: boolean) => void }> = [];
+  #state = 'starting';
+  /** The store's lsn when the mirror attached: what MongoDB must hold to need no copy. */
+  readonly #openLsn: number;
+
+  constructor(mirror: MongoMirror, tenantId: string, store: TenantStore, onStop: () => void) {
+    this.#mirror = mirror;
+    this.#tenantId = tenantId;
+    this.store = store;
+    this.#onStop = onStop;
+    this.#openLsn = store.lsn;
+    this.#loadNames();
+    this.#offWrite = store.onWrite((lsn, ops) => this.#onBatch(lsn, ops));
+    this.#offClose = store.onClose(() => this.#drainThenStop());
+    void this.#run();
+  }
+
+  status(): { state: string; appliedLsn: number; queued: number } {
+    return { state: this.#state, appliedLsn: this.#applied, queued: this.#queue.length };
+  }
+
+  #loadNames(): void {
+    this.#names.clear();
+    for (const info of listCollectionInfos(this.store)) this.#names.set(docsTree(info), info.name);
+  }
+
+  // ---- Capture (synchronous, inside the store's write) --------------------------------------
+
+  #onBatch(lsn: number, ops: readonly BatchOp[]): void {
+    if (this.#stopped) return;
+    const changes: Change[] = [];
+    let bytes = 64;
+    // The catalog first: a batch that creates a collection puts its entry and its documents.
+    for (const op of ops) {
+      if (op.tree !== CATALOG_TREE || op.op === 'dropTree' || !isCollectionKey(op.key)) continue;
+      if (op.op === 'put') {
+        const info = decodeCollectionInfo(op.value);
+        this.#names.set(docsTree(info), info.name);
+      } else if (op.op === 'delete') {
+        const name = Buffer.from(op.key).toString('utf8');
+        changes.push({ kind: 'drop', coll: name });
+        for (const [tree, n] of this.#names) if (n === name) this.#names.delete(tree);
+      }
+    }
+    for (const op of ops) {
+      if (op.tree === CATALOG_TREE) continue;
+      const coll = this.#names.get(op.tree);
+      if (coll === undefined) continue; // an index tree, or not a document tree
+      if (op.op === 'put') {
+        const raw = Buffer.from(op.value); // the caller may reuse its buffers
+        changes.push({ kind: 'put', coll, raw });
+        bytes += raw.length + 32;
+      } else if (op.op === 'delete') {
+        changes.push({ kind: 'delete', coll, id: idOfKey(op.key) });
+        bytes += op.key.length + 32;
+      }
+    }
+    if (changes.length === 0) return;
+    if (this.#queuedBytes + bytes > (this.#mirror.options.maxQueueBytes ?? DEFAULT_MAX_QUEUE_BYTES)) {
+      // MongoDB has been away too long to keep every change: copy everything once it is back.
+      this.#queue = [];
+      this.#queuedBytes = 0;
+      this.#copy = true;
+    }
+    this.#queue.push({ lsn, changes, bytes });
+    this.#queuedBytes += bytes;
+    this.#wake?.();
+  }
+
+  // ---- Shipping -------------------------------------------------------------------------------
+
+  async #run(): Promise<void> {
+    let pause = RETRY_MIN_MS;
+    while (!this.#stopped) {
+      try {
+        if (this.#copy) {
+          this.#state = 'copying';
+          await this.#copyAll();
+        } else if (this.#queue.length > 0) {
+          this.#state = 'shipping';
+          await this.#ship();
+        } else {
+          this.#state = 'live';
+          await new Promise<void>((resolve) => (this.#wake = resolve));
+          this.#wake = undefined;
+          continue;
+        }
+        pause = RETRY_MIN_MS;
+      } catch (err) {
+        if (this.#stopped || this.store.closed || this.store.failed) break;
+        this.#state = 'retrying';
+        this.#mirror.options.log.warn({ err, tenantId: this.#tenantId }, 'MongoDB mirror: shipping failed, retrying');
+        await sleep(pause);
+        pause = Math.min(RETRY_MAX_MS, pause * 2);
+      }
+    }
+    this.stop();
+  }
+
+  /** The tenant's collections copied whole, then the changes queued meanwhile shipped. */
+  async #copyAll(): Promise<void> {
+    const state = this.#applied < 0 ? await this.#mirror.stateCollection.findOne({ _id: this.#tenantId }) : undefined;
+    if (state?.lsn === this.#openLsn) {
+      // MongoDB holds exactly what the store held when it opened: ship what came since.
+      this.#copy = false;
+      this.#setApplied(this.#openLsn);
+      return;
+    }
+    const startLsn = this.store.lsn;
+    this.#copy = false;
+    this.#mirror.options.log.info({ tenantId: this.#tenantId, lsn: startLsn, mirrored: state?.lsn ?? null }, 'MongoDB mirror: copying the tenant');
+    // Changes from here on are queued and replayed after the copy; earlier ones are in it.
+    this.#queue = this.#queue.filter((e) => e.lsn > startLsn);
+    this.#queuedBytes = this.#queue.reduce((n, e) => n + e.bytes, 0);
+    const db = this.#mirror.db(this.#tenantId);
+    const infos = listCollectionInfos(this.store);
+    const wanted = new Set(infos.map((i) => i.name));
+    for (const c of await db.listCollections({}, { nameOnly: true }).toArray()) {
+      if (!wanted.has(c.name) && !c.name.startsWith('system.')) await db.collection(c.name).drop().catch((err: unknown) => (isNamespaceNotFound(err) ? undefined : Promise.reject(err)));
+    }
+    for (const info of infos) {
+      const coll = db.collection(info.name);
+      // deleteMany, not drop: indexes made on the MongoDB side (a text index) stay.
+      await coll.deleteMany({});
+      const tree = docsTree(info);
+      let after: Buffer | undefined;
+      for (;;) {
+        if (this.#stopped) return;
+        // One chunk read in one turn, at one lsn; sent only once that lsn is durable.
+        const chunk: Document[] = [];
+        const readAt = this.store.lsn;
+        for (const [key, raw] of this.store.scan(tree, after === undefined ? {} : { gt: after })) {
+          chunk.push(decodeDocument(raw));
+          after = Buffer.from(key);
+          if (chunk.length >= CHUNK) break;
+        }
+        if (chunk.length === 0) break;
+        await this.store.whenDurable(readAt);
+        // A document may already be there (copied, then written and replayed): replace by _id.
+        await coll.bulkWrite(
+          chunk.map((d) => ({ replaceOne: { filter: { _id: d._id }, replacement: d, upsert: true } })),
+          { ordered: false },
+        );
+        if (chunk.length < CHUNK) break;
+      }
+    }
+    await this.store.whenDurable(startLsn);
+    await this.#mirror.stateCollection.updateOne({ _id: this.#tenantId }, { $set: { lsn: startLsn } }, { upsert: true });
+    if (this.#copy) return; // the queue overflowed meanwhile: copy again
+    this.#setApplied(startLsn);
+  }
+
+  /** Ships the queue's head (up to CHUNK changes) once durable, in order, then records its lsn. */
+  async #ship(): Promise<void> {
+    const batch: Entry[] = [];
+    let changes = 0;
+    for (const e of this.#queue) {
+      if (batch.length > 0 && changes + e.changes.length > CHUNK) break;
+      batch.push(e);
+      changes += e.changes.length;
+    }
+    const last = batch[batch.length - 1]!.lsn;
+    await this.store.whenDurable(last);
+    const db = this.#mirror.db(this.#tenantId);
+    // Consecutive changes to one collection go in one ordered bulkWrite; a drop on its own.
+    let coll: string | undefined;
+    let ops: AnyBulkWriteOperation[] = [];
+    const flush = async (): Promise<void> => {
+      if (coll !== undefined && ops.length > 0) await db.collection(coll).bulkWrite(ops, { ordered: true });
+      ops = [];
+    };
+    for (const e of batch) {
+      for (const c of e.changes) {
+        if (c.coll !== coll) {
+          await flush();
+          coll = c.coll;
+        }
+        if (c.kind === 'drop') {
+          await flush();
+          await db.collection(c.coll).drop().catch((err: unknown) => (isNamespaceNotFound(err) ? undefined : Promise.reject(err)));
+        } else if (c.kind === 'put') {
+          const doc = decodeDocument(c.raw);
+          ops.push({ replaceOne: { filter: { _id: doc._id } as Filter<Document>, replacement: doc, upsert: true } });
+        } else {
+          ops.push({ deleteOne: { filter: { _id: c.id } as Filter<Document> } });
+        }
+      }
+    }
+    await flush();
+    await this.#mirror.stateCollection.updateOne({ _id: this.#tenantId }, { $set: { lsn: last } }, { upsert: true });
+    if (this.#copy) return; // dropped meanwhile: the copy decides
+    const shipped = new Set(batch);
+    this.#queue = this.#queue.filter((e) => !shipped.has(e));
+    this.#queuedBytes -= batch.reduce((n, e) => n + e.bytes, 0);
+    this.#setApplied(last);
+  }
+
+  #setApplied(lsn: number): void {
+    this.#applied = Math.max(this.#applied, lsn);
+    if (this.#waiters.length === 0) return;
+    const still: Array<{ lsn: number; resolve: (ok: boolean) => void }> = [];
+    for (const w of this.#waiters) {
+      if (this.#holds(w.lsn)) w.resolve(true);
+      else still.push(w);
+    }
+    this.#waiters = still;
+  }
+
+  /**
+   * MongoDB holds every document change up to `lsn`: the first copy is done, none is running,
+   * and nothing at or before `lsn` waits in the queue.
+   */
+  #holds(lsn: number): boolean {
+    return !this.#copy && this.#applied >= 0 && (this.#queue.length === 0 || this.#queue[0]!.lsn > lsn);
+  }
+
+  caughtUp(lsn: number, timeoutMs: number): Promise<boolean> {
+    if (this.#holds(lsn)) return Promise.resolve(true);
+    if (this.#stopped) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const waiter = { lsn, resolve };
+      this.#waiters.push(waiter);
+      setTimeout(() => {
+        const i = this.#waiters.indexOf(waiter);
+        if (i >= 0) {
+          this.#waiters.splice(i, 1);
+          resolve(false);
+        }
+      }, timeoutMs).unref();
+    });
+  }
+
+  async #drainThenStop(): Promise<void> {
+    const deadline = Date.now() + CLOSE_DRAIN_MS;
+    // Only while shipping goes on: with MongoDB away, a closing store does not wait for it.
+    while (this.#queue.length > 0 && !this.#copy && !this.#stopped && this.#state !== 'retrying' && Date.now() < deadline) await sleep(20);
+    this.stop();
+  }
+
+  stop(): void {
+    if (this.#stopped) return;
+    this.#stopped = true;
+    this.#state = 'stopped';
+    this.#offWrite();
+    this.#offClose();
+    this.#wake?.();
+    for (const w of this.#waiters.splice(0)) w.resolve(false);
+    this.#onStop();
+  }
+}

@@ -1,0 +1,263 @@
+// Aggregation routing to an external MongoDB (TETRA_MONGODB_URI) and the mirror of the tenants'
+// collections it runs on: through the real server on a real port, the official driver, and a
+// stand-in MongoDB (test/helpers/mongo-standin.ts: no MongoDB server can be had here).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startMongoStandIn, type MongoStandIn } from '../helpers/mongo-standin.js';
+import { http, signup, startServer, type RunningServer } from '../helpers/server.js';
+import { spawnServer } from '../helpers/server-process.js';
+import { tempDir } from '../helpers/temp-dir.js';
+
+let mongo: MongoStandIn;
+let server: RunningServer;
+let native: RunningServer;
+beforeAll(async () => {
+  mongo = await startMongoStandIn();
+  server = await startServer({ mongodbUri: mongo.uri, mongodbTimeoutMs: 1500 });
+  native = await startServer();
+});
+afterAll(async () => {
+  await server?.stop();
+  await native?.stop();
+  await mongo?.stop();
+});
+
+const mql = <T = any>(base: string, key: string, op: string, json: unknown) => http<T>(base, 'POST', `/api/mql/${op}`, { json, apiKey: key });
+
+const CUSTOMERS = [
+  { _id: 'c1', name: 'Ada', city: 'London', manager: null },
+  { _id: 'c2', name: 'Grace', city: 'Arlington', manager: 'c1' },
+  { _id: 'c3', name: 'Edsger', city: 'Nuenen', manager: 'c2' },
+];
+const ORDERS = [
+  { _id: 1, customer: 'c1', total: 30, at: { $date: '2026-01-02T03:04:05Z' } },
+  { _id: 2, customer: 'c1', total: 12.5 },
+  { _id: 3, customer: 'c2', total: 7 },
+  { _id: 4, customer: 'c9', total: 1 },
+];
+const LOOKUP = [
+  { $lookup: { from: 'customers', localField: 'customer', foreignField: '_id', as: 'who' } },
+  { $sort: { _id: 1 } },
+];
+const FACET = [{ $facet: { big: [{ $match: { total: { $gte: 10 } } }, { $count: 'n' }], byCustomer: [{ $group: { _id: '$customer', sum: { $sum: '$total' } } }, { $sort: { _id: 1 } }] } }];
+const GRAPH = [
+  { $match: { _id: 'c3' } },
+  { $graphLookup: { from: 'customers', startWith: '$manager', connectFromField: 'manager', connectToField: '_id', as: 'chain', depthField: 'depth' } },
+  { $unwind: '$chain' },
+  { $sort: { 'chain._id': 1 } },
+  { $group: { _id: '$_id', chain: { $push: { id: '$chain._id', depth: '$chain.depth' } } } },
+];
+
+async function seed(base: string, key: string): Promise<void> {
+  expect((await mql(base, key, 'insertMany', { collection: 'customers', documents: CUSTOMERS })).status).toBe(201);
+  expect((await mql(base, key, 'insertMany', { collection: 'orders', documents: ORDERS })).status).toBe(201);
+}
+
+/** The tenant's mirrored documents as the stand-in holds them, as JSON (dates as the API shows them). */
+function mirrored(tenantId: string, collection: string): unknown[] {
+  return JSON.parse(JSON.stringify(mongo.docs(`tetra_${tenantId}`, collection), (_k, v) => v));
+}
+
+async function everything(base: string, key: string, collection: string): Promise<unknown[]> {
+  const res = await mql(base, key, 'find', { collection, filter: {}, sort: { _id: 1 }, limit: 10000 });
+  return JSON.parse(JSON.stringify(res.body.documents, (_k, v) => (v !== null && typeof v === 'object' && '$date' in v ? v.$date : v)));
+}
+
+describe('aggregation routed to an external MongoDB', () => {
+  it('runs $lookup, $facet and $graphLookup there, with the answers the native stages give', async () => {
+    const routed = await signup(server.url);
+    const plain = await signup(native.url);
+    await seed(server.url, routed.apiKey);
+    await seed(native.url, plain.apiKey);
+    for (const pipeline of [LOOKUP, FACET, GRAPH]) {
+      const external = await mql(server.url, routed.apiKey, 'aggregate', { collection: pipeline === GRAPH ? 'customers' : 'orders', pipeline });
+      expect(external.status, external.text).toBe(200);
+      expect(external.body.executedBy).toBe('external');
+      const reference = await mql(native.url, plain.apiKey, 'aggregate', { collection: pipeline === GRAPH ? 'customers' : 'orders', pipeline });
+      expect(reference.body.executedBy).toBe('native');
+      expect(external.body.documents).toEqual(reference.body.documents);
+    }
+    // A pipeline without those stages runs natively, MongoDB or not.
+    const plainStages = await mql(server.url, routed.apiKey, 'aggregate', { collection: 'orders', pipeline: [{ $group: { _id: null, n: { $sum: 1 } } }] });
+    expect(plainStages.body).toEqual({ documents: [{ _id: null, n: 4 }], executedBy: 'native' });
+    // Dates come back as the API writes them.
+    const dated = await mql(server.url, routed.apiKey, 'aggregate', { collection: 'orders', pipeline: [{ $match: { _id: 1 } }, ...LOOKUP] });
+    expect(dated.body.documents[0].at).toEqual({ $date: '2026-01-02T03:04:05.000Z' });
+  });
+
+  it('mirrors every acknowledged write, and a routed aggregation sees the writes made before it', async () => {
+    const t = await signup(server.url);
+    await seed(server.url, t.apiKey);
+    const ops: Array<[string, unknown]> = [
+      ['insertOne', { collection: 'orders', document: { _id: 5, customer: 'c3', total: 99 } }],
+      ['updateOne', { collection: 'orders', filter: { _id: 2 }, update: { $inc: { total: 1 }, $set: { note: 'late' } } }],
+      ['updateMany', { collection: 'orders', filter: { customer: 'c1' }, update: { $set: { vip: true } } }],
+      ['replaceOne', { collection: 'customers', filter: { _id: 'c3' }, replacement: { name: 'Dijkstra', city: 'Austin', manager: 'c2' } }],
+      ['deleteOne', { collection: 'orders', filter: { _id: 4 } }],
+      ['insertMany', { collection: 'scratch', documents: [{ _id: 'a' }, { _id: 'b' }] }],
+      ['dropCollection', { collection: 'scratch' }],
+      ['deleteMany', { collection: 'customers', filter: { city: 'London' } }],
+    ];
+    for (const [op, body] of ops) expect((await mql(server.url, t.apiKey, op, body)).status, op).toBeLessThan(300);
+    // Read-your-writes: the routed aggregation waits for the mirror to hold what came before it.
+    const res = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP });
+    expect(res.body.executedBy).toBe('external');
+    expect(res.body.documents.map((d: any) => [d._id, d.total, d.who.map((w: any) => w.name)])).toEqual([
+      [1, 30, []],
+      [2, 13.5, []],
+      [3, 7, ['Grace']],
+      [5, 99, ['Dijkstra']],
+    ]);
+    expect(mirrored(t.tenantId, 'orders')).toEqual(await everything(server.url, t.apiKey, 'orders'));
+    expect(mirrored(t.tenantId, 'customers')).toEqual(await everything(server.url, t.apiKey, 'customers'));
+    expect(mongo.dbs.get(`tetra_${t.tenantId}`)?.has('scratch')).toBe(false);
+  });
+
+  it('keeps tenants apart: each has its own database, and a $lookup reads only its own collections', async () => {
+    const a = await signup(server.url);
+    const b = await signup(server.url);
+    await seed(server.url, a.apiKey);
+    expect((await mql(server.url, b.apiKey, 'insertMany', { collection: 'orders', documents: [{ _id: 1, customer: 'c1', total: 5 }] })).status).toBe(201);
+    const res = await mql(server.url, b.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP });
+    expect(res.body).toEqual({ documents: [{ _id: 1, customer: 'c1', total: 5, who: [] }], executedBy: 'external' });
+    expect(mongo.docs(`tetra_${b.tenantId}`, 'customers')).toEqual([]);
+    expect(mongo.docs(`tetra_${a.tenantId}`, 'customers')).toHaveLength(3);
+  });
+
+  it('refuses what the native stages refuse, before anything reaches MongoDB', async () => {
+    const t = await signup(server.url);
+    await seed(server.url, t.apiKey);
+    const p = await signup(native.url);
+    await seed(native.url, p.apiKey);
+    const before = mongo.commands.filter((c) => c.name === 'aggregate').length;
+    for (const pipeline of [
+      [{ $lookup: { from: 'customers', localField: 'customer', foreignField: '_id', as: 'w' } }, { $out: 'copy' }],
+      [{ $lookup: { from: { db: 'other', coll: 'customers' }, localField: 'customer', foreignField: '_id', as: 'w' } }],
+      [{ $facet: { x: [{ $merge: { into: { db: 'other', coll: 'x' } } }] } }],
+      [{ $lookup: { from: 'customers', pipeline: [{ $match: { $where: 'true' } }], as: 'w' } }],
+      [{ $match: { $text: { $search: 'ada', $unknown: 1 } } }],
+      [{ $match: { $text: 'ada' } }],
+    ]) {
+      const res = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline });
+      expect(res.status, JSON.stringify(pipeline)).toBe(400);
+      const hasText = JSON.stringify(pipeline).includes('$text');
+      // Refused as the native stages refuse it ($text, which they never take, by its own checks).
+      if (hasText) expect(res.body.error.code).toBe('QUERY_ERROR');
+      else expect(res.body.error).toEqual((await mql(native.url, p.apiKey, 'aggregate', { collection: 'orders', pipeline })).body.error);
+    }
+    expect(mongo.commands.filter((c) => c.name === 'aggregate').length).toBe(before);
+  });
+
+  it('answers $text from MongoDB, with a text index made there; without one, MongoDB\'s error; without MongoDB, refused', async () => {
+    const t = await signup(server.url);
+    await seed(server.url, t.apiKey);
+    const search = [{ $match: { $text: { $search: 'grace' } } }, { $project: { name: 1 } }];
+    const missing = await mql(server.url, t.apiKey, 'aggregate', { collection: 'customers', pipeline: search });
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.code).toBe('QUERY_ERROR');
+    expect(missing.body.error.message).toMatch(/text index required/);
+    // The text index is made on the MongoDB side; the mirror keeps it (a copy empties collections, it does not drop them).
+    const { MongoClient } = await import('mongodb');
+    const client = new MongoClient(mongo.uri);
+    await client.db(`tetra_${t.tenantId}`).collection('customers').createIndex({ name: 'text' });
+    await client.close();
+    const found = await mql(server.url, t.apiKey, 'aggregate', { collection: 'customers', pipeline: search });
+    expect(found.body).toEqual({ documents: [{ _id: 'c2', name: 'Grace' }], executedBy: 'external' });
+    const p = await signup(native.url);
+    await seed(native.url, p.apiKey);
+    const refused = await mql(native.url, p.apiKey, 'aggregate', { collection: 'customers', pipeline: search });
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.message).toMatch(/TETRA_MONGODB_URI/);
+  });
+});
+
+describe('the mirror when MongoDB goes away and comes back', () => {
+  it('runs routed stages natively meanwhile ($text: 503), queues the writes, and ships them once MongoDB is back', async () => {
+    const t = await signup(server.url);
+    await seed(server.url, t.apiKey);
+    expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
+    await mongo.stop();
+    try {
+      expect((await mql(server.url, t.apiKey, 'insertOne', { collection: 'orders', document: { _id: 6, customer: 'c2', total: 3 } })).status).toBe(201);
+      const fallback = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP });
+      expect(fallback.body.executedBy).toBe('native');
+      expect(fallback.body.documents.map((d: any) => d._id)).toEqual([1, 2, 3, 4, 6]);
+      const text = await mql(server.url, t.apiKey, 'aggregate', { collection: 'customers', pipeline: [{ $match: { $text: { $search: 'ada' } } }] });
+      expect(text.status).toBe(503);
+      expect(text.body.error.code).toBe('UNAVAILABLE');
+    } finally {
+      await mongo.start();
+    }
+    // Back: the queued insert is shipped (retries back off up to 10 s), then aggregations route again.
+    const deadline = Date.now() + 20_000;
+    let res;
+    do {
+      res = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP });
+    } while (res.body.executedBy !== 'external' && Date.now() < deadline);
+    expect(res.body.executedBy).toBe('external');
+    expect(res.body.documents.map((d: any) => d._id)).toEqual([1, 2, 3, 4, 6]);
+    expect(mirrored(t.tenantId, 'orders')).toEqual(await everything(server.url, t.apiKey, 'orders'));
+  }, 40_000);
+
+  it('copies a tenant again when its mirror is behind: MongoDB wiped, or more changes than the queue holds', async () => {
+    const own = await startMongoStandIn();
+    const dir = tempDir('mirror-copy');
+    let s = await startServer({ dataDir: dir.path, mongodbUri: own.uri, mongodbTimeoutMs: 1500, mongodbQueueBytes: 64 * 1024 });
+    try {
+      const t = await signup(s.url);
+      await seed(s.url, t.apiKey);
+      expect((await mql(s.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
+      // MongoDB away while ~200 KB of documents arrive: past the 64 KiB queue, the changes are dropped.
+      await own.stop();
+      const big = Array.from({ length: 200 }, (_, i) => ({ _id: 100 + i, customer: 'c1', total: i, pad: 'x'.repeat(1000) }));
+      expect((await mql(s.url, t.apiKey, 'insertMany', { collection: 'orders', documents: big })).status).toBe(201);
+      expect((await mql(s.url, t.apiKey, 'deleteOne', { collection: 'orders', filter: { _id: 1 } })).status).toBe(200);
+      await own.start();
+      const deadline = Date.now() + 20_000;
+      while ((await mql(s.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: [{ $count: 'n' }, { $lookup: { from: 'x', pipeline: [], as: 'y' } }] })).body.executedBy !== 'external' && Date.now() < deadline);
+      expect(own.docs(`tetra_${t.tenantId}`, 'orders')).toHaveLength(203);
+      expect(own.docs(`tetra_${t.tenantId}`, 'orders').some((d) => d._id === 1)).toBe(false);
+      // Restart against a wiped MongoDB: the first routed aggregation finds everything there.
+      await s.stop({ keepData: true });
+      await own.stop();
+      await own.start({ wipe: true });
+      s = await startServer({ dataDir: dir.path, mongodbUri: own.uri, mongodbTimeoutMs: 5000 });
+      const res = await mql(s.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: [{ $match: { _id: { $lt: 100 } } }, ...LOOKUP] });
+      expect(res.body.executedBy).toBe('external');
+      expect(res.body.documents.map((d: any) => d._id)).toEqual([2, 3, 4]);
+      expect(own.docs(`tetra_${t.tenantId}`, 'customers')).toHaveLength(3);
+      expect(own.docs('tetra_mirror', 'tenants').find((d) => d._id === t.tenantId)).toBeDefined();
+    } finally {
+      await s.stop();
+      dir.remove();
+      await own.stop();
+    }
+  }, 60_000);
+
+  it('after a SIGKILL, holds every acknowledged write once the tenant opens again', async () => {
+    const own = await startMongoStandIn();
+    const dir = tempDir('mirror-kill');
+    const env = { TETRA_MONGODB_URI: own.uri, TETRA_MONGODB_TIMEOUT_MS: '5000' };
+    let proc = await spawnServer(dir.path, [], env);
+    try {
+      const t = await signup(proc.url);
+      await seed(proc.url, t.apiKey);
+      const acked: number[] = [];
+      for (let i = 0; i < 40; i++) {
+        const res = await mql(proc.url, t.apiKey, 'insertOne', { collection: 'orders', document: { _id: 1000 + i, customer: 'c2', total: i } });
+        if (res.status === 201) acked.push(1000 + i);
+      }
+      proc.child.kill('SIGKILL');
+      await proc.exited;
+      proc = await spawnServer(dir.path, [], env);
+      const res = await mql(proc.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: [{ $match: { _id: { $gte: 1000 } } }, ...LOOKUP] });
+      expect(res.body.executedBy, proc.output()).toBe('external');
+      expect(res.body.documents.map((d: any) => d._id)).toEqual(acked);
+      expect(own.docs(`tetra_${t.tenantId}`, 'orders').filter((d) => (d._id as number) >= 1000).map((d) => d._id)).toEqual(acked);
+    } finally {
+      proc.child.kill('SIGKILL');
+      await proc.exited;
+      dir.remove();
+      await own.stop();
+    }
+  }, 60_000);
+});
