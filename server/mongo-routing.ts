@@ -3,9 +3,10 @@
 // `$unionWith`'s pipelines too) runs on the external MongoDB, over the mirror of the tenant's
 // collections (server/mongo-mirror.ts), and answers `executedBy: "external"`.
 //
-// - Validated here first, as a native pipeline (with `$text` and `{$meta: "textScore"}` set
-//   aside): unknown or refused stages and operators, JavaScript, `$out`/`$merge` and any other
-//   database than the tenant's are refused the same way with or without MongoDB.
+// - Checked here first (checkRouted): only stages that read the tenant's own database (no
+//   `$out`, `$merge`, diagnostic stages, or `from`/`coll` naming another database) and no
+//   JavaScript, so a tenant never reaches another's data. MongoDB checks the rest, with its own
+//   (larger) set of operators.
 // - Read-your-writes: it runs once the mirror holds every write applied before the request
 //   arrived (MongoMirror.caughtUp), within the timeout.
 // - MongoDB away, or the mirror not caught up in time: the pipeline runs natively
@@ -14,7 +15,7 @@
 //   QUERY_ERROR with MongoDB's message.
 import { MongoServerError, type Document } from 'mongodb';
 import { fail, isTetraError } from '../engine/errors.js';
-import { AGGREGATE_LIMITS, compilePipeline, fromJson, isPlainObject, setOwn, type Doc } from '../engine/docs/index.js';
+import { AGGREGATE_LIMITS, fromJson, isPlainObject, setOwn, type Doc } from '../engine/docs/index.js';
 import { approxBytes } from '../engine/docs/aggregate/stage.js';
 import type { MongoMirror } from './mongo-mirror.js';
 
@@ -68,26 +69,63 @@ function checkText(spec: unknown): void {
   }
 }
 
-const isTextScore = (v: unknown): boolean => isPlainObject(v) && Object.keys(v).length === 1 && v.$meta === 'textScore';
+// Stages that read only the pipeline's own database and write nothing: what a routed pipeline
+// may hold, at any depth. The rest ($out, $merge, $currentOp, $collStats, $indexStats,
+// $listSessions, $changeStream, $planCacheStats, ...) is refused by name.
+const ALLOWED_STAGES = new Set([
+  '$addFields', '$bucket', '$bucketAuto', '$count', '$densify', '$documents', '$facet', '$fill', '$geoNear', '$graphLookup', '$group', '$limit',
+  '$lookup', '$match', '$project', '$redact', '$replaceRoot', '$replaceWith', '$sample', '$set', '$setWindowFields', '$skip', '$sort',
+  '$sortByCount', '$unionWith', '$unset', '$unwind',
+]);
+const JAVASCRIPT = new Set(['$function', '$accumulator', '$where']);
 
 /**
- * The pipeline with what only MongoDB has set aside, for the native compiler to validate the
- * rest: `$text` conditions checked and dropped, `{$meta: "textScore"}` a literal (a sort key on
- * it, a direction).
+ * Checks a pipeline bound for MongoDB: only stages that read the tenant's own database, every
+ * `from`/`coll` a collection name of it, no JavaScript. MongoDB checks the rest itself (its
+ * operators are more than the native ones: `$sortArray`, `$dateAdd`, ... work when routed).
+ * @throws QUERY_ERROR naming what is refused
  */
-function withoutText(v: unknown, inSort = false): unknown {
-  if (Array.isArray(v)) return v.map((x) => withoutText(x));
-  if (!isPlainObject(v)) return v;
-  if (isTextScore(v)) return inSort ? -1 : { $literal: 0 };
-  const out: Doc = {};
-  for (const [k, x] of Object.entries(v)) {
-    if (k === '$text') {
-      checkText(x);
-      continue;
+function checkRouted(stages: unknown, where = 'pipeline'): void {
+  if (!Array.isArray(stages)) fail('QUERY_ERROR', `${where} must be an array of stages`);
+  for (const stage of stages) {
+    if (!isPlainObject(stage) || Object.keys(stage).length !== 1) fail('QUERY_ERROR', `each stage of ${where} must be an object with one stage name`);
+    const [name, spec] = Object.entries(stage)[0]!;
+    if (!ALLOWED_STAGES.has(name)) fail('QUERY_ERROR', `${name} is not allowed in a pipeline run on the external MongoDB (stages there may only read the tenant's collections)`, { stage: name });
+    const collectionName = (v: unknown, field: string): void => {
+      if (typeof v !== 'string' || v.length === 0) fail('QUERY_ERROR', `${name}.${field} must be a collection name (another database cannot be read)`, { stage: name });
+    };
+    if (name === '$lookup' && isPlainObject(spec)) {
+      if (spec.from !== undefined || spec.pipeline === undefined) collectionName(spec.from, 'from');
+      if (spec.pipeline !== undefined) checkRouted(spec.pipeline, '$lookup.pipeline');
+    } else if (name === '$graphLookup' && isPlainObject(spec)) {
+      collectionName(spec.from, 'from');
+    } else if (name === '$unionWith') {
+      if (typeof spec === 'string') collectionName(spec, 'coll');
+      else if (isPlainObject(spec)) {
+        if (spec.coll !== undefined || spec.pipeline === undefined) collectionName(spec.coll, 'coll');
+        if (spec.pipeline !== undefined) checkRouted(spec.pipeline, '$unionWith.pipeline');
+      }
+    } else if (name === '$facet' && isPlainObject(spec)) {
+      for (const [facet, sub] of Object.entries(spec)) checkRouted(sub, `$facet.${facet}`);
+    } else if (name === '$match') {
+      checkTextIn(spec);
     }
-    setOwn(out, k, withoutText(x, k === '$sort'));
   }
-  return out;
+}
+
+function checkTextIn(filter: unknown): void {
+  if (Array.isArray(filter)) for (const x of filter) checkTextIn(x);
+  else if (isPlainObject(filter)) for (const [k, v] of Object.entries(filter)) k === '$text' ? checkText(v) : checkTextIn(v);
+}
+
+function checkNoJavaScript(v: unknown): void {
+  if (Array.isArray(v)) for (const x of v) checkNoJavaScript(x);
+  else if (isPlainObject(v)) {
+    for (const [k, x] of Object.entries(v)) {
+      if (JAVASCRIPT.has(k)) fail('QUERY_ERROR', `${k} is refused: no JavaScript runs on the service's behalf`, { operator: k });
+      checkNoJavaScript(x);
+    }
+  }
 }
 
 /** A value from MongoDB as the document model holds values (numbers, strings, Dates, plain objects and arrays). */
@@ -131,8 +169,8 @@ export interface ExternalOutcome {
  * @throws QUERY_ERROR for a pipeline the native compiler refuses, or MongoDB's query errors
  */
 export async function aggregateExternally(mirror: MongoMirror, tenantId: string, collection: string, pipeline: unknown, lsn: number, timeoutMs: number): Promise<Doc[] | undefined> {
-  if (!Array.isArray(pipeline)) fail('QUERY_ERROR', 'pipeline must be an array of stages');
-  compilePipeline(fromJson(withoutText(pipeline), { code: 'QUERY_ERROR' }));
+  checkRouted(pipeline);
+  checkNoJavaScript(pipeline);
   const started = Date.now();
   if (!(await mirror.caughtUp(tenantId, lsn, timeoutMs))) return undefined;
   const stages = fromJson(pipeline, { code: 'QUERY_ERROR' }) as Document[];
