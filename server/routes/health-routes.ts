@@ -29,6 +29,22 @@ export function healthRoutes(app: FastifyInstance): void {
                 },
               },
               tenant: { type: 'object', properties: { id: { type: 'string' }, storageBytes: { type: 'integer' } } },
+              mongodb: {
+                type: 'object',
+                description: 'The external MongoDB of aggregation routing (TETRA_MONGODB_URI), and the mirror of your collections there.',
+                properties: {
+                  configured: { type: 'boolean' },
+                  mirror: {
+                    type: 'object',
+                    nullable: true,
+                    properties: {
+                      state: { type: 'string', enum: ['starting', 'copying', 'shipping', 'live', 'retrying', 'stopped'] },
+                      mirroredLsn: { type: 'integer', description: 'the last batch of yours MongoDB holds (-1: not yet copied)' },
+                      queuedBatches: { type: 'integer', description: 'batches of yours waiting to be sent' },
+                    },
+                  },
+                },
+              },
             },
           },
           ...authedErrors,
@@ -38,12 +54,14 @@ export function healthRoutes(app: FastifyInstance): void {
     async (request) => {
       const { tetra } = app;
       const tenant = await withTenant(request, (store) => ({ id: request.principal!.tenantId, storageBytes: store.storageBytes }));
+      const mirror = tetra.mirror?.status(tenant.id);
       return {
         status: 'ok',
         version: tetra.version,
         uptimeSeconds: Math.round((Date.now() - tetra.startedAt) / 100) / 10,
         embedding: { model: tetra.embedding.id, kind: tetra.embedding.kind, dimensions: tetra.embedding.dims, reason: tetra.embedding.reason },
         tenant,
+        mongodb: tetra.mirror === undefined ? { configured: false } : { configured: true, mirror: mirror === undefined ? null : { state: mirror.state, mirroredLsn: mirror.appliedLsn, queuedBatches: mirror.queued } },
       };
     },
   );

@@ -110,6 +110,10 @@ describe('aggregation routed to an external MongoDB', () => {
     expect(mirrored(t.tenantId, 'orders')).toEqual(await everything(server.url, t.apiKey, 'orders'));
     expect(mirrored(t.tenantId, 'customers')).toEqual(await everything(server.url, t.apiKey, 'customers'));
     expect(mongo.dbs.get(`tetra_${t.tenantId}`)?.has('scratch')).toBe(false);
+    const health = await http(server.url, 'GET', '/api/health', { apiKey: t.apiKey });
+    expect(health.body.mongodb).toMatchObject({ configured: true, mirror: { state: 'live', queuedBatches: 0 } });
+    expect(health.body.mongodb.mirror.mirroredLsn).toBeGreaterThan(0);
+    expect((await http(native.url, 'GET', '/api/health', { apiKey: (await signup(native.url)).apiKey })).body.mongodb).toEqual({ configured: false });
   });
 
   it('keeps tenants apart: each has its own database, and a $lookup reads only its own collections', async () => {
