@@ -17,7 +17,7 @@
 //   store held when they arrived, or run natively (mongo-routing.ts).
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MongoClient, MongoServerError, type AnyBulkWriteOperation, type Db, type Document, type Filter } from 'mongodb';
+import { MongoClient, MongoServerError, type Db, type Document } from 'mongodb';
 import { CATALOG_TREE, decodeCollectionInfo, docsTree, isCollectionKey, listCollectionInfos } from '../engine/docs/catalog.js';
 import { decodeDocument } from '../engine/docs/doc-codec.js';
 import { decodeKey } from '../engine/storage/index.js';
@@ -31,6 +31,8 @@ const RETRY_MIN_MS = 200;
 const RETRY_MAX_MS = 10_000;
 /** How long a closing store waits for its queue to reach MongoDB before it lets go (the next open copies what is missing). */
 const CLOSE_DRAIN_MS = 2000;
+/** A mirrored write command's documents, at most (MongoDB takes 16 MiB of BSON a command). */
+const MAX_COMMAND_BYTES = 8 * 1024 * 1024;
 /** MongoDB: a database name is at most 63 bytes. */
 const MAX_DB_NAME = 63;
 
@@ -62,6 +64,17 @@ function isNamespaceNotFound(err: unknown): boolean {
   return err instanceof MongoServerError && (err.code === 26 || err.codeName === 'NamespaceNotFound');
 }
 
+/**
+ * One `update` command of upserting replacements (`put`) or `delete` command, ordered. Raw
+ * commands rather than the driver's bulkWrite, whose per-operation checks cost more than the
+ * documents' encoding. @throws when MongoDB refuses a statement
+ */
+async function writeCommand(db: Db, coll: string, kind: 'put' | 'delete', statements: Document[]): Promise<void> {
+  const reply = await db.command(kind === 'put' ? { update: coll, updates: statements, ordered: true } : { delete: coll, deletes: statements, ordered: true });
+  const errors = reply.writeErrors as Array<{ errmsg?: string }> | undefined;
+  if (errors !== undefined && errors.length > 0) throw new Error(`MongoDB refused a mirrored ${kind} in ${coll}: ${errors[0]!.errmsg ?? 'write error'}`);
+}
+
 export class MongoMirror {
   readonly client: MongoClient;
   readonly #options: MongoMirrorOptions;
@@ -84,8 +97,16 @@ export class MongoMirror {
     return `${this.#options.dbPrefix}h${createHash('sha256').update(tenantId).digest('hex').slice(0, 40)}`;
   }
 
+  readonly #dbs = new Map<string, Db>();
+
   db(tenantId: string): Db {
-    return this.client.db(this.dbName(tenantId));
+    let db = this.#dbs.get(tenantId);
+    if (db === undefined) {
+      if (this.#dbs.size >= 10_000) this.#dbs.clear();
+      db = this.client.db(this.dbName(tenantId));
+      this.#dbs.set(tenantId, db);
+    }
+    return db;
   }
 
   get stateCollection() {
@@ -263,29 +284,27 @@ class TenantMirror {
       if (!wanted.has(c.name) && !c.name.startsWith('system.')) await db.collection(c.name).drop().catch((err: unknown) => (isNamespaceNotFound(err) ? undefined : Promise.reject(err)));
     }
     for (const info of infos) {
-      const coll = db.collection(info.name);
       // deleteMany, not drop: indexes made on the MongoDB side (a text index) stay.
-      await coll.deleteMany({});
+      await db.collection(info.name).deleteMany({});
       const tree = docsTree(info);
       let after: Buffer | undefined;
       for (;;) {
         if (this.#stopped) return;
         // One chunk read in one turn, at one lsn; sent only once that lsn is durable.
         const chunk: Document[] = [];
+        let bytes = 0;
         const readAt = this.store.lsn;
         for (const [key, raw] of this.store.scan(tree, after === undefined ? {} : { gt: after })) {
-          chunk.push(decodeDocument(raw));
+          const doc = decodeDocument(raw);
+          // A document may already be there (copied, then written and replayed): replace by _id.
+          chunk.push({ q: { _id: doc._id }, u: doc, upsert: true });
+          bytes += raw.length + 64;
           after = Buffer.from(key);
-          if (chunk.length >= CHUNK) break;
+          if (chunk.length >= CHUNK || bytes >= MAX_COMMAND_BYTES) break;
         }
         if (chunk.length === 0) break;
         await this.store.whenDurable(readAt);
-        // A document may already be there (copied, then written and replayed): replace by _id.
-        await coll.bulkWrite(
-          chunk.map((d) => ({ replaceOne: { filter: { _id: d._id }, replacement: d, upsert: true } })),
-          { ordered: false },
-        );
-        if (chunk.length < CHUNK) break;
+        await writeCommand(db, info.name, 'put', chunk);
       }
     }
     await this.store.whenDurable(startLsn);
@@ -306,27 +325,30 @@ class TenantMirror {
     const last = batch[batch.length - 1]!.lsn;
     await this.store.whenDurable(last);
     const db = this.#mirror.db(this.#tenantId);
-    // Consecutive changes to one collection go in one ordered bulkWrite; a drop on its own.
-    let coll: string | undefined;
-    let ops: AnyBulkWriteOperation[] = [];
+    // Runs of puts and of deletes, in order, per collection (writeCommand); a drop on its own.
+    let run: { coll: string; kind: 'put' | 'delete'; statements: Document[]; bytes: number } | undefined;
     const flush = async (): Promise<void> => {
-      if (coll !== undefined && ops.length > 0) await db.collection(coll).bulkWrite(ops, { ordered: true });
-      ops = [];
+      if (run === undefined) return;
+      const { coll, kind, statements } = run;
+      run = undefined;
+      await writeCommand(db, coll, kind, statements);
     };
     for (const e of batch) {
       for (const c of e.changes) {
-        if (c.coll !== coll) {
-          await flush();
-          coll = c.coll;
-        }
         if (c.kind === 'drop') {
           await flush();
           await db.collection(c.coll).drop().catch((err: unknown) => (isNamespaceNotFound(err) ? undefined : Promise.reject(err)));
-        } else if (c.kind === 'put') {
+          continue;
+        }
+        const bytes = c.kind === 'put' ? c.raw.length + 64 : 64;
+        if (run !== undefined && (run.coll !== c.coll || run.kind !== c.kind || run.bytes + bytes > MAX_COMMAND_BYTES)) await flush();
+        run ??= { coll: c.coll, kind: c.kind, statements: [], bytes: 0 };
+        run.bytes += bytes;
+        if (c.kind === 'put') {
           const doc = decodeDocument(c.raw);
-          ops.push({ replaceOne: { filter: { _id: doc._id } as Filter<Document>, replacement: doc, upsert: true } });
+          run.statements.push({ q: { _id: doc._id }, u: doc, upsert: true });
         } else {
-          ops.push({ deleteOne: { filter: { _id: c.id } as Filter<Document> } });
+          run.statements.push({ q: { _id: c.id }, limit: 1 });
         }
       }
     }

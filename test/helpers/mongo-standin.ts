@@ -71,7 +71,19 @@ function applyText(docs: Doc[], pipeline: Doc[]): { docs: Doc[]; pipeline: Doc[]
   return { docs: kept, pipeline: [{ $match: rest }, ...pipeline.slice(1)] };
 }
 
-export async function startMongoStandIn(): Promise<MongoStandIn> {
+/**
+ * `port`: where to listen (default: any free port). `sink`: for benchmarks, documents written to databases other than `keepDb` are not kept, only
+ * their ids (the `count` command answers how many), so a large load costs the stand-in little.
+ */
+export async function startMongoStandIn(options: { sink?: boolean; keepDb?: string; port?: number } = {}): Promise<MongoStandIn> {
+  const sinkIds = new Map<string, Set<unknown>>();
+  const sunk = (db: string, coll: string): Set<unknown> | undefined => {
+    if (options.sink !== true || db === options.keepDb) return undefined;
+    const key = `${db}.${coll}`;
+    let ids = sinkIds.get(key);
+    if (ids === undefined) sinkIds.set(key, (ids = new Set()));
+    return ids;
+  };
   const dbs = new Map<string, Map<string, Doc[]>>();
   const indexes = new Map<string, Doc[]>();
   const commands: Array<{ name: string; db: string; body: Doc }> = [];
@@ -127,9 +139,18 @@ export async function startMongoStandIn(): Promise<MongoStandIn> {
         return { ok: 1 };
       case 'buildinfo':
         return { version: '7.0.0-standin', versionArray: [7, 0, 0, 0], ok: 1 };
+      case 'count': {
+        const ids = sunk(db, String(body.count));
+        return { n: ids !== undefined ? ids.size : (collectionOf(db, String(body.count), false) ?? []).length, ok: 1 };
+      }
       case 'insert': {
-        const docs = collectionOf(db, String(body.insert), true)!;
         const incoming = (body.documents as Doc[] | undefined) ?? sequences.get('documents') ?? [];
+        const ids = sunk(db, String(body.insert));
+        if (ids !== undefined) {
+          for (const d of incoming) ids.add(d._id);
+          return { n: incoming.length, ok: 1 };
+        }
+        const docs = collectionOf(db, String(body.insert), true)!;
         const writeErrors: Doc[] = [];
         incoming.forEach((d, index) => {
           if (docs.some((x) => Buffer.from(BSON.serialize({ v: x._id })).equals(BSON.serialize({ v: d._id })))) writeErrors.push({ index, code: 11000, errmsg: 'E11000 duplicate key error' });
@@ -139,8 +160,13 @@ export async function startMongoStandIn(): Promise<MongoStandIn> {
         return { n: incoming.length - writeErrors.length, ...(writeErrors.length > 0 ? { writeErrors } : {}), ok: 1 };
       }
       case 'update': {
-        const docs = collectionOf(db, String(body.update), true)!;
         const updates = (body.updates as Doc[] | undefined) ?? sequences.get('updates') ?? [];
+        const ids = sunk(db, String(body.update));
+        if (ids !== undefined) {
+          for (const u of updates) ids.add((u.q as Doc)._id);
+          return { n: updates.length, nModified: 0, ok: 1 };
+        }
+        const docs = collectionOf(db, String(body.update), true)!;
         let n = 0;
         let nModified = 0;
         const upserted: Doc[] = [];
@@ -167,8 +193,16 @@ export async function startMongoStandIn(): Promise<MongoStandIn> {
         return { n, nModified, ...(upserted.length > 0 ? { upserted } : {}), ok: 1 };
       }
       case 'delete': {
-        const docs = collectionOf(db, String(body.delete), false) ?? [];
         const deletes = (body.deletes as Doc[] | undefined) ?? sequences.get('deletes') ?? [];
+        const ids = sunk(db, String(body.delete));
+        if (ids !== undefined) {
+          for (const d of deletes) {
+            if ((d.q as Doc)._id !== undefined) ids.delete((d.q as Doc)._id);
+            else ids.clear();
+          }
+          return { n: deletes.length, ok: 1 };
+        }
+        const docs = collectionOf(db, String(body.delete), false) ?? [];
         let n = 0;
         for (const d of deletes) {
           const q = new Query(d.q as Doc);
@@ -317,8 +351,8 @@ export async function startMongoStandIn(): Promise<MongoStandIn> {
         sockets.add(socket);
         socket.on('close', () => sockets.delete(socket));
         socket.on('error', () => socket.destroy());
-        let pending = Buffer.alloc(0);
-        socket.on('data', (chunk) => {
+        let pending: Buffer = Buffer.alloc(0);
+        socket.on('data', (chunk: Buffer) => {
           pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
           while (pending.length >= 4) {
             const length = pending.readInt32LE(0);
@@ -336,7 +370,7 @@ export async function startMongoStandIn(): Promise<MongoStandIn> {
       });
     });
 
-  await listen(0);
+  await listen(options.port ?? 0);
   return {
     get uri() {
       return `mongodb://127.0.0.1:${port}/?directConnection=true&serverSelectionTimeoutMS=1000&connectTimeoutMS=1000`;
