@@ -190,7 +190,8 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
   const vectors = new VectorService({ embedder: embedding.embedder, memoryBytes: config.vectorMemoryBytes, onError: (err, what) => app.log.error({ err }, `${what} failed`) });
   // Started once the stores are open and the embedding model loaded: the RSS growth it bounds is
   // what the data brings, within cache + dirty budget + the vector graphs loaded (docs/configuration.md, Memory).
-  const governor = startMemoryGovernor(cache, config, () => vectors.memoryUsed);
+  // The MongoDB mirror's queue is within its own configured bound, counted like the vector graphs.
+  const governor = startMemoryGovernor(cache, config, () => vectors.memoryUsed + (mirror?.queuedBytes ?? 0));
   lane = new FastLane({
     app,
     bodyLimit: config.bodyLimit,

@@ -23,7 +23,7 @@ import { decodeDocument } from '../engine/docs/doc-codec.js';
 import { decodeKey } from '../engine/storage/index.js';
 import type { BatchOp, TenantStore } from '../engine/tenant/index.js';
 
-/** Changes queued per tenant beyond this many bytes: the queue is dropped and the tenant copied again once MongoDB is back. */
+/** Changes queued (all tenants) beyond this many bytes: the tenant adding to it is dropped and copied again once MongoDB is back. */
 const DEFAULT_MAX_QUEUE_BYTES = 64 * 1024 * 1024;
 /** Documents per insertMany while copying, and changes per bulkWrite while shipping. */
 const CHUNK = 1000;
@@ -31,6 +31,8 @@ const RETRY_MIN_MS = 200;
 const RETRY_MAX_MS = 10_000;
 /** How long a closing store waits for its queue to reach MongoDB before it lets go (the next open copies what is missing). */
 const CLOSE_DRAIN_MS = 2000;
+/** After MongoDB failed to answer, routed aggregations go native at once for this long (then one tries again). */
+const AWAY_MS = 2000;
 /** A mirrored write command's documents, at most (MongoDB takes 16 MiB of BSON a command). */
 const MAX_COMMAND_BYTES = 8 * 1024 * 1024;
 /** MongoDB: a database name is at most 63 bytes. */
@@ -80,6 +82,19 @@ export class MongoMirror {
   readonly #options: MongoMirrorOptions;
   readonly #tenants = new Map<string, TenantMirror>();
   #closed = false;
+  /** Bytes of changes all tenants' mirrors hold, waiting to be sent (bounded by maxQueueBytes). */
+  queuedBytes = 0;
+  /** Until when (ms since the epoch) MongoDB counts as away after a failed call: routed aggregations run natively at once. */
+  #awayUntil = 0;
+
+  /** Records that MongoDB did not answer: for AWAY_MS, routed aggregations do not wait for it. */
+  noteAway(): void {
+    this.#awayUntil = Date.now() + AWAY_MS;
+  }
+
+  get away(): boolean {
+    return Date.now() < this.#awayUntil;
+  }
 
   constructor(options: MongoMirrorOptions) {
     this.#options = options;
@@ -221,14 +236,15 @@ class TenantMirror {
       }
     }
     if (changes.length === 0) return;
-    if (this.#queuedBytes + bytes > (this.#mirror.options.maxQueueBytes ?? DEFAULT_MAX_QUEUE_BYTES)) {
-      // MongoDB has been away too long to keep every change: copy everything once it is back.
+    if (this.#mirror.queuedBytes + bytes > (this.#mirror.options.maxQueueBytes ?? DEFAULT_MAX_QUEUE_BYTES)) {
+      // MongoDB has been away too long to keep every change (the bound is all tenants'): copy
+      // this tenant again once it is back.
       this.#queue = [];
-      this.#queuedBytes = 0;
+      this.#setQueued(0);
       this.#copy = true;
     }
     this.#queue.push({ lsn, changes, bytes });
-    this.#queuedBytes += bytes;
+    this.#setQueued(this.#queuedBytes + bytes);
     this.#wake?.();
   }
 
@@ -254,6 +270,7 @@ class TenantMirror {
       } catch (err) {
         if (this.#stopped || this.store.closed || this.store.failed) break;
         this.#state = 'retrying';
+        this.#mirror.noteAway();
         this.#mirror.options.log.warn({ err, tenantId: this.#tenantId }, 'MongoDB mirror: shipping failed, retrying');
         await sleep(pause);
         pause = Math.min(RETRY_MAX_MS, pause * 2);
@@ -276,7 +293,7 @@ class TenantMirror {
     this.#mirror.options.log.info({ tenantId: this.#tenantId, lsn: startLsn, mirrored: state?.lsn ?? null }, 'MongoDB mirror: copying the tenant');
     // Changes from here on are queued and replayed after the copy; earlier ones are in it.
     this.#queue = this.#queue.filter((e) => e.lsn > startLsn);
-    this.#queuedBytes = this.#queue.reduce((n, e) => n + e.bytes, 0);
+    this.#setQueued(this.#queue.reduce((n, e) => n + e.bytes, 0));
     const db = this.#mirror.db(this.#tenantId);
     const infos = listCollectionInfos(this.store);
     const wanted = new Set(infos.map((i) => i.name));
@@ -357,8 +374,13 @@ class TenantMirror {
     if (this.#copy) return; // dropped meanwhile: the copy decides
     const shipped = new Set(batch);
     this.#queue = this.#queue.filter((e) => !shipped.has(e));
-    this.#queuedBytes -= batch.reduce((n, e) => n + e.bytes, 0);
+    this.#setQueued(this.#queuedBytes - batch.reduce((n, e) => n + e.bytes, 0));
     this.#setApplied(last);
+  }
+
+  #setQueued(bytes: number): void {
+    this.#mirror.queuedBytes += bytes - this.#queuedBytes;
+    this.#queuedBytes = bytes;
   }
 
   #setApplied(lsn: number): void {
@@ -409,6 +431,8 @@ class TenantMirror {
     this.#state = 'stopped';
     this.#offWrite();
     this.#offClose();
+    this.#queue = [];
+    this.#setQueued(0);
     this.#wake?.();
     for (const w of this.#waiters.splice(0)) w.resolve(false);
     this.#onStop();

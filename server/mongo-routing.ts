@@ -171,6 +171,8 @@ export interface ExternalOutcome {
 export async function aggregateExternally(mirror: MongoMirror, tenantId: string, collection: string, pipeline: unknown, lsn: number, timeoutMs: number): Promise<Doc[] | undefined> {
   checkRouted(pipeline);
   checkNoJavaScript(pipeline);
+  // MongoDB just failed to answer: do not make every request wait for it (one tries again after a while).
+  if (mirror.away) return undefined;
   const started = Date.now();
   if (!(await mirror.caughtUp(tenantId, lsn, timeoutMs))) return undefined;
   const stages = fromJson(pipeline, { code: 'QUERY_ERROR' }) as Document[];
@@ -197,6 +199,7 @@ export async function aggregateExternally(mirror: MongoMirror, tenantId: string,
       fail('QUERY_ERROR', `the external MongoDB refused the pipeline: ${err.message}`, { mongoCode: err.code ?? null });
     }
     if (isTetraError(err)) throw err;
+    mirror.noteAway();
     return undefined;
   }
 }
