@@ -170,6 +170,12 @@ export class FieldReader {
     return this.#map(bytes, 1, bytes.length, this.#root);
   }
 
+  /** read() of the stored document in bytes [start, end) of `bytes` (a page, read in place). */
+  readAt(bytes: Buffer, start: number, end: number): Doc | undefined {
+    if (bytes[start] !== FORMAT.PLAIN) return undefined;
+    return this.#map(bytes, start + 1, end, this.#root);
+  }
+
   // The map at `pos` (ending by `end`), cut down to `level`; undefined when it is not one.
   #map(bytes: Buffer, start: number, end: number, level: ReadLevel): Doc | undefined {
     let pos = start;
