@@ -158,11 +158,6 @@ export function fromBson(v: unknown): unknown {
   return out;
 }
 
-export interface ExternalOutcome {
-  readonly documents: Doc[];
-  readonly executedBy: 'external' | 'native';
-}
-
 /**
  * Runs `pipeline` on the tenant's mirror when it holds everything up to `lsn`; undefined when
  * MongoDB cannot answer in time (the caller runs it natively, or refuses a `$text`).

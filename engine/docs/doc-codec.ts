@@ -166,8 +166,7 @@ export class FieldReader {
    * bytes not a map with string keys): decode it whole.
    */
   read(bytes: Buffer): Doc | undefined {
-    if (bytes[0] !== FORMAT.PLAIN) return undefined;
-    return this.#map(bytes, 1, bytes.length, this.#root);
+    return this.readAt(bytes, 0, bytes.length);
   }
 
   /** read() of the stored document in bytes [start, end) of `bytes` (a page, read in place). */

@@ -179,32 +179,26 @@ class Prefilter {
   }
 
   /**
-   * candidate() of the stored document in bytes [start, start + length) of `buf` (a leaf's page,
-   * read in place: a Buffer is made only for a document that passes).
+   * The candidate of the stored document in bytes [start, start + length) of `buf` (a leaf's
+   * page, read in place: a Buffer is made only for a document that passes), or undefined when the
+   * filter rejects it.
    */
   candidateAt(buf: Buffer, start: number, length: number): Candidate | undefined {
-    if (this.#off) return { doc: decodeDocument(buf.subarray(start, start + length)), bytes: length };
+    const whole = (): Doc => decodeDocument(start === 0 && length === buf.length ? buf : buf.subarray(start, start + length));
+    if (this.#off) return { doc: whole(), bytes: length };
     const partial = this.#reader.readAt(buf, start, start + length);
-    if (partial === undefined) return { doc: decodeDocument(buf.subarray(start, start + length)), bytes: length };
+    if (partial === undefined) return { doc: whole(), bytes: length };
     if (!this.#test(partial)) {
       this.#count(false);
       return undefined;
     }
     this.#count(true);
-    return { doc: this.#whole ? decodeDocument(buf.subarray(start, start + length)) : partial, bytes: length };
+    return { doc: this.#whole ? whole() : partial, bytes: length };
   }
 
-  /** The candidate of a stored document, or undefined when the filter rejects it. */
+  /** candidateAt of a whole stored document. */
   candidate(raw: Buffer): Candidate | undefined {
-    if (this.#off) return { doc: decodeDocument(raw), bytes: raw.length };
-    const partial = this.#reader.read(raw);
-    if (partial === undefined) return { doc: decodeDocument(raw), bytes: raw.length };
-    if (!this.#test(partial)) {
-      this.#count(false);
-      return undefined;
-    }
-    this.#count(true);
-    return { doc: this.#whole ? decodeDocument(raw) : partial, bytes: raw.length };
+    return this.candidateAt(raw, 0, raw.length);
   }
 
   // A filter most documents pass makes whole-document reads decode each twice (its fields, then
@@ -298,8 +292,8 @@ function* candidateChunks(reader: Reader, info: CollectionInfo, plan: Plan, exam
 /**
  * A collection scan through a prefilter: the documents are read a leaf at a time, in place in
  * their pages (TreeReader.valueRuns), so a document the filter rejects costs no Buffer, no key
- * and no decode beyond the fields the filter reads. A leaf's documents are taken whole before a
- * chunk is handed on (a run is valid until the scan moves on).
+ * and no decode beyond the fields the filter reads. A chunk ends at CHUNK candidates or
+ * SCAN_CHUNK_READS documents read, mid-leaf if need be.
  */
 function* prefilteredScan(reader: Reader, tree: string, plan: Plan & { kind: 'primary' }, prefilter: Prefilter, examined: Examined): Generator<Chunk> {
   let chunk: Candidate[] = [];
@@ -309,15 +303,15 @@ function* prefilteredScan(reader: Reader, tree: string, plan: Plan & { kind: 'pr
       const { bufs, starts, lengths } = run;
       for (let i = 0; i < run.count; i++) {
         const c = prefilter.candidateAt(bufs[i]!, starts[i]!, lengths[i]!);
+        examined.keys++;
+        examined.docs++;
         if (c !== undefined) chunk.push(c);
-      }
-      examined.keys += run.count;
-      examined.docs += run.count;
-      reads += run.count;
-      if (reads >= SCAN_CHUNK_READS || chunk.length >= CHUNK) {
-        yield { candidates: chunk, more: true };
-        chunk = [];
-        reads = 0;
+        if (++reads >= SCAN_CHUNK_READS || chunk.length >= CHUNK) {
+          // Mid-run is fine: the run's pages are immutable and the scan does not move on meanwhile.
+          yield { candidates: chunk, more: true };
+          chunk = [];
+          reads = 0;
+        }
       }
     }
   }

@@ -63,6 +63,9 @@ describe('FieldReader', () => {
         const got = new FieldReader(names).read(bytes);
         // toStrictEqual tells -0 from 0, NaN from null and Dates by time; the key order is the stored one.
         expect(got).toStrictEqual(picked(whole, Object.keys(whole).filter((k) => names.includes(k))));
+        // In place, as a scan reads it inside its page: bytes around it are not read.
+        const page = Buffer.concat([Buffer.alloc(r * 7 + 1, 0xc1), bytes, Buffer.alloc(5, 0xc1)]);
+        expect(new FieldReader(names).readAt(page, r * 7 + 1, r * 7 + 1 + bytes.length)).toStrictEqual(got);
         compared++;
       }
     }
