@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, MongoServerError, type Db, type Document } from 'mongodb';
-import { CATALOG_TREE, decodeCollectionInfo, docsTree, isCollectionKey, listCollectionInfos } from '../engine/docs/catalog.js';
+import { CATALOG_TREE, decodeCollectionInfo, docsTree, isCollectionKey, listCollectionInfos, type CollectionInfo } from '../engine/docs/catalog.js';
 import { decodeDocument } from '../engine/docs/doc-codec.js';
 import { decodeKey } from '../engine/storage/index.js';
 import type { BatchOp, TenantStore } from '../engine/tenant/index.js';
@@ -48,7 +48,35 @@ export interface MongoMirrorOptions {
   log: { warn(obj: object, msg: string): void; info(obj: object, msg: string): void };
 }
 
-type Change = { kind: 'put'; coll: string; raw: Buffer } | { kind: 'delete'; coll: string; id: unknown } | { kind: 'drop'; coll: string };
+type Change =
+  | { kind: 'put'; coll: string; raw: Buffer }
+  | { kind: 'delete'; coll: string; id: unknown }
+  | { kind: 'drop'; coll: string }
+  | { kind: 'createIndex'; coll: string; index: IndexSpec }
+  | { kind: 'dropIndex'; coll: string; name: string };
+
+/** A tetradb index as the mirror makes it on MongoDB: its keys, named `tetra_<name>`, never unique or TTL. */
+interface IndexSpec {
+  readonly name: string;
+  readonly key: Record<string, 1 | -1>;
+}
+
+/**
+ * The indexes of a collection to make on the MongoDB side, by name. Plain indexes only: the
+ * mirror's documents already satisfy tetradb's unique indexes (a unique one there could only make
+ * a mirrored write fail), and a TTL index there would delete documents on its own.
+ */
+function indexSpecs(info: CollectionInfo): Map<string, IndexSpec> {
+  return new Map(info.indexes.map((ix) => [ix.name, { name: `${MIRROR_INDEX_PREFIX}${ix.name}`, key: Object.fromEntries(ix.fields.map((f) => [f.path, f.direction])) }]));
+}
+
+/** Indexes the mirror made carry this prefix: a copy drops those tetradb no longer has, and leaves the operator's own. */
+const MIRROR_INDEX_PREFIX = 'tetra_';
+
+/** MongoDB refused an index because one like it exists (a name or options taken by the operator's own): keep theirs. */
+function isIndexConflict(err: unknown): boolean {
+  return err instanceof MongoServerError && (err.code === 85 || err.code === 86 || err.codeName === 'IndexOptionsConflict' || err.codeName === 'IndexKeySpecsConflict');
+}
 
 interface Entry {
   readonly lsn: number;
@@ -170,12 +198,16 @@ class TenantMirror {
   readonly #offClose: () => void;
   /** Collection trees (`docs.N`) to names, kept from the catalog's changes. */
   readonly #names = new Map<string, string>();
+  /** Each collection's indexes as last seen in the catalog (to mirror their creation and removal). */
+  readonly #indexes = new Map<string, Map<string, IndexSpec>>();
   #queue: Entry[] = [];
   #queuedBytes = 0;
   /** The lsn MongoDB holds everything up to. */
   #applied = -1;
-  /** A copy is needed (at start, after the queue overflowed). */
+  /** A copy is needed or running (at start, after the queue overflowed); MongoDB is current only once it is done. */
   #copy = true;
+  /** Times the queue overflowed: a copy that saw one start meanwhile is not enough. */
+  #overflows = 0;
   #stopped = false;
   #wake: (() => void) | undefined;
   #waiters: Array<{ lsn: number; resolve: (ok: boolean) => void }> = [];
@@ -201,7 +233,11 @@ class TenantMirror {
 
   #loadNames(): void {
     this.#names.clear();
-    for (const info of listCollectionInfos(this.store)) this.#names.set(docsTree(info), info.name);
+    this.#indexes.clear();
+    for (const info of listCollectionInfos(this.store)) {
+      this.#names.set(docsTree(info), info.name);
+      this.#indexes.set(info.name, indexSpecs(info));
+    }
   }
 
   // ---- Capture (synchronous, inside the store's write) --------------------------------------
@@ -216,9 +252,15 @@ class TenantMirror {
       if (op.op === 'put') {
         const info = decodeCollectionInfo(op.value);
         this.#names.set(docsTree(info), info.name);
+        const before = this.#indexes.get(info.name) ?? new Map<string, IndexSpec>();
+        const now = indexSpecs(info);
+        for (const [name, index] of before) if (!now.has(name)) changes.push({ kind: 'dropIndex', coll: info.name, name: index.name });
+        for (const [name, index] of now) if (!before.has(name)) changes.push({ kind: 'createIndex', coll: info.name, index });
+        this.#indexes.set(info.name, now);
       } else if (op.op === 'delete') {
         const name = Buffer.from(op.key).toString('utf8');
         changes.push({ kind: 'drop', coll: name });
+        this.#indexes.delete(name);
         for (const [tree, n] of this.#names) if (n === name) this.#names.delete(tree);
       }
     }
@@ -242,6 +284,7 @@ class TenantMirror {
       this.#queue = [];
       this.#setQueued(0);
       this.#copy = true;
+      this.#overflows++;
     }
     this.#queue.push({ lsn, changes, bytes });
     this.#setQueued(this.#queuedBytes + bytes);
@@ -283,13 +326,18 @@ class TenantMirror {
   async #copyAll(): Promise<void> {
     const state = this.#applied < 0 ? await this.#mirror.stateCollection.findOne({ _id: this.#tenantId }) : undefined;
     if (state?.lsn === this.#openLsn) {
-      // MongoDB holds exactly what the store held when it opened: ship what came since.
+      // MongoDB holds exactly what the store held when it opened: ship what came since (after
+      // making sure of the indexes: a mirror written before they were mirrored has none).
+      const db = this.#mirror.db(this.#tenantId);
+      for (const info of listCollectionInfos(this.store)) {
+        for (const index of indexSpecs(info).values()) await this.#applyCollectionChange(db, { kind: 'createIndex', coll: info.name, index });
+      }
       this.#copy = false;
       this.#setApplied(this.#openLsn);
       return;
     }
     const startLsn = this.store.lsn;
-    this.#copy = false;
+    const overflows = this.#overflows;
     this.#mirror.options.log.info({ tenantId: this.#tenantId, lsn: startLsn, mirrored: state?.lsn ?? null }, 'MongoDB mirror: copying the tenant');
     // Changes from here on are queued and replayed after the copy; earlier ones are in it.
     this.#queue = this.#queue.filter((e) => e.lsn > startLsn);
@@ -303,6 +351,13 @@ class TenantMirror {
     for (const info of infos) {
       // deleteMany, not drop: indexes made on the MongoDB side (a text index) stay.
       await db.collection(info.name).deleteMany({});
+      const specs = indexSpecs(info);
+      const wantedIndexes = new Set([...specs.values()].map((i) => i.name));
+      for (const existing of await db.collection(info.name).listIndexes().toArray().catch((err: unknown) => (isNamespaceNotFound(err) ? [] : Promise.reject(err)))) {
+        const name = String(existing.name);
+        if (name.startsWith(MIRROR_INDEX_PREFIX) && !wantedIndexes.has(name)) await this.#applyCollectionChange(db, { kind: 'dropIndex', coll: info.name, name });
+      }
+      for (const index of specs.values()) await this.#applyCollectionChange(db, { kind: 'createIndex', coll: info.name, index });
       const tree = docsTree(info);
       let after: Buffer | undefined;
       for (;;) {
@@ -326,7 +381,8 @@ class TenantMirror {
     }
     await this.store.whenDurable(startLsn);
     await this.#mirror.stateCollection.updateOne({ _id: this.#tenantId }, { $set: { lsn: startLsn } }, { upsert: true });
-    if (this.#copy) return; // the queue overflowed meanwhile: copy again
+    if (this.#overflows !== overflows) return; // the queue overflowed meanwhile: copy again
+    this.#copy = false;
     this.#setApplied(startLsn);
   }
 
@@ -352,9 +408,9 @@ class TenantMirror {
     };
     for (const e of batch) {
       for (const c of e.changes) {
-        if (c.kind === 'drop') {
+        if (c.kind === 'drop' || c.kind === 'createIndex' || c.kind === 'dropIndex') {
           await flush();
-          await db.collection(c.coll).drop().catch((err: unknown) => (isNamespaceNotFound(err) ? undefined : Promise.reject(err)));
+          await this.#applyCollectionChange(db, c);
           continue;
         }
         const bytes = c.kind === 'put' ? c.raw.length + 64 : 64;
@@ -376,6 +432,15 @@ class TenantMirror {
     this.#queue = this.#queue.filter((e) => !shipped.has(e));
     this.#setQueued(this.#queuedBytes - batch.reduce((n, e) => n + e.bytes, 0));
     this.#setApplied(last);
+  }
+
+  /** A drop, or an index made or dropped, on the MongoDB side (what is already so is no error). */
+  async #applyCollectionChange(db: Db, c: Change & { kind: 'drop' | 'createIndex' | 'dropIndex' }): Promise<void> {
+    const coll = db.collection(c.coll);
+    const missingOk = (err: unknown): Promise<void> | undefined => (isNamespaceNotFound(err) || (err instanceof MongoServerError && err.code === 27) ? undefined : Promise.reject(err));
+    if (c.kind === 'drop') await coll.drop().then(() => undefined, missingOk);
+    else if (c.kind === 'dropIndex') await coll.dropIndex(c.name).then(() => undefined, missingOk);
+    else await coll.createIndex(c.index.key, { name: c.index.name }).then(() => undefined, (err: unknown) => (isIndexConflict(err) ? undefined : Promise.reject(err)));
   }
 
   #setQueued(bytes: number): void {

@@ -3,7 +3,7 @@
 // driver speaks (OP_MSG, and OP_QUERY for the legacy handshake), keeps its databases in memory,
 // and answers the commands the mirror and the routing send: hello, ping, buildInfo, endSessions,
 // insert, update (replacements and upserts), delete, find, aggregate, getMore, killCursors, drop,
-// dropDatabase, listCollections, createIndexes, listIndexes. Filters and pipelines run on mingo
+// dropDatabase, listCollections, createIndexes, dropIndexes, listIndexes. Filters and pipelines run on mingo
 // (a dev dependency, here as the engine behind the stand-in, as in the oracle suites).
 //
 // What it is not: MongoDB. `$text` is a minimal version (each term of `$search` as a
@@ -29,6 +29,8 @@ export interface MongoStandIn {
   readonly commands: Array<{ name: string; db: string; body: Doc }>;
   /** Documents of one collection (empty when missing), `_id` order. */
   docs(db: string, collection: string): Doc[];
+  /** The indexes made on one collection (createIndexes), `_id`'s not included. */
+  indexes(db: string, collection: string): Doc[];
   /** Closes the listener and every connection (the driver sees the server gone). */
   stop(): Promise<void>;
   /** Listens again on the same port, with the same data unless `wipe`. */
@@ -252,7 +254,16 @@ export async function startMongoStandIn(options: { sink?: boolean; keepDb?: stri
       case 'createindexes': {
         collectionOf(db, String(body.createIndexes), true);
         const key = `${db}.${String(body.createIndexes)}`;
-        indexes.set(key, [...(indexes.get(key) ?? []), ...(body.indexes as Doc[])]);
+        const added = body.indexes as Doc[];
+        indexes.set(key, [...(indexes.get(key) ?? []).filter((ix) => !added.some((a) => a.name === ix.name)), ...added]);
+        return { ok: 1 };
+      }
+      case 'dropindexes': {
+        const key = `${db}.${String(body.dropIndexes)}`;
+        const list = indexes.get(key) ?? [];
+        const kept = list.filter((ix) => ix.name !== body.index);
+        if (kept.length === list.length) return errorReply(27, 'IndexNotFound', `index not found with name [${String(body.index)}]`);
+        indexes.set(key, kept);
         return { ok: 1 };
       }
       case 'listindexes': {
@@ -381,6 +392,7 @@ export async function startMongoStandIn(options: { sink?: boolean; keepDb?: stri
     dbs,
     commands,
     docs: (db, collection) => [...(collectionOf(db, collection, false) ?? [])],
+    indexes: (db, collection) => [...(indexes.get(`${db}.${collection}`) ?? [])],
     async stop() {
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));

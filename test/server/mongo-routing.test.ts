@@ -116,6 +116,26 @@ describe('aggregation routed to an external MongoDB', () => {
     expect((await http(native.url, 'GET', '/api/health', { apiKey: (await signup(native.url)).apiKey })).body.mongodb).toEqual({ configured: false });
   });
 
+  it('mirrors tetradb\'s indexes as plain MongoDB indexes, and drops them with tetradb', async () => {
+    const t = await signup(server.url);
+    await seed(server.url, t.apiKey);
+    const db = `tetra_${t.tenantId}`;
+    const names = () => mongo.indexes(db, 'orders').map((ix) => [ix.name, ix.key, ix.unique ?? false, ix.expireAfterSeconds ?? null]);
+    expect((await mql(server.url, t.apiKey, 'createIndex', { collection: 'orders', keys: { customer: 1, total: -1 } })).status).toBe(200);
+    expect((await mql(server.url, t.apiKey, 'createIndex', { collection: 'orders', keys: { at: 1 }, expireAfterSeconds: 3600 })).status).toBe(200);
+    expect((await mql(server.url, t.apiKey, 'createIndex', { collection: 'orders', keys: { total: 1 }, unique: true })).status).toBe(200);
+    // A routed aggregation waits for the mirror: everything before it is there.
+    expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
+    expect(names()).toEqual([
+      ['tetra_customer_1_total_-1', { customer: 1, total: -1 }, false, null],
+      ['tetra_at_1', { at: 1 }, false, null],
+      ['tetra_total_1', { total: 1 }, false, null],
+    ]);
+    expect((await mql(server.url, t.apiKey, 'dropIndex', { collection: 'orders', index: 'at_1' })).status).toBe(200);
+    expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
+    expect(names().map((n) => n[0])).toEqual(['tetra_customer_1_total_-1', 'tetra_total_1']);
+  });
+
   it('keeps tenants apart: each has its own database, and a $lookup reads only its own collections', async () => {
     const a = await signup(server.url);
     const b = await signup(server.url);
@@ -226,6 +246,14 @@ describe('the mirror when MongoDB goes away and comes back', () => {
       const t = await signup(s.url);
       await seed(s.url, t.apiKey);
       expect((await mql(s.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
+      // On the MongoDB side: an index of the operator's own, and one named as the mirror names its
+      // own that tetradb does not have (as if dropped while MongoDB was away): the copy keeps the
+      // first and drops the second.
+      const { MongoClient } = await import('mongodb');
+      const client = new MongoClient(own.uri);
+      await client.db(`tetra_${t.tenantId}`).collection('orders').createIndex({ total: 1 }, { name: 'ops_total' });
+      await client.db(`tetra_${t.tenantId}`).collection('orders').createIndex({ gone: 1 }, { name: 'tetra_gone_1' });
+      await client.close();
       // MongoDB away while ~200 KB of documents arrive: past the 64 KiB queue, the changes are dropped.
       await own.stop();
       const big = Array.from({ length: 200 }, (_, i) => ({ _id: 100 + i, customer: 'c1', total: i, pad: 'x'.repeat(1000) }));
@@ -236,6 +264,7 @@ describe('the mirror when MongoDB goes away and comes back', () => {
       while ((await mql(s.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: [{ $count: 'n' }, { $lookup: { from: 'x', pipeline: [], as: 'y' } }] })).body.executedBy !== 'external' && Date.now() < deadline);
       expect(own.docs(`tetra_${t.tenantId}`, 'orders')).toHaveLength(203);
       expect(own.docs(`tetra_${t.tenantId}`, 'orders').some((d) => d._id === 1)).toBe(false);
+      expect(own.indexes(`tetra_${t.tenantId}`, 'orders').map((ix) => ix.name)).toEqual(['ops_total']);
       // Restart against a wiped MongoDB: the first routed aggregation finds everything there.
       await s.stop({ keepData: true });
       await own.stop();
