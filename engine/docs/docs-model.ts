@@ -159,7 +159,14 @@ const PREFILTER_TRIAL = 512;
 
 /** A ScanFilter applied to the stored documents of one read. */
 class Prefilter {
+  /** The fields a candidate carries on: the filter's, and for partial reads `_id` and the extra fields. */
   readonly #reader: FieldReader;
+  /**
+   * Partial reads whose handed-on fields go beyond the filter's: the filter's fields alone, read
+   * first, so a rejected document costs only those (an aggregation's `_id` and group fields are
+   * read for the documents that pass). Undefined when the filter's fields are all there is to read.
+   */
+  #testReader: FieldReader | undefined;
   readonly #test: (doc: Doc) => boolean;
   readonly #whole: boolean;
   #tried = 0;
@@ -171,9 +178,9 @@ class Prefilter {
     // A filter that reads no field passes every document: nothing to gain for whole ones. One
     // whose $expr may read any field cannot be tested on some fields.
     if ((scan.whole && fields.length === 0) || filterReadsAll(scan.filter.ast)) this.#off = true;
+    if (!scan.whole && fields.length > 0) this.#testReader = new FieldReader(fields);
     // Partial documents handed on carry `_id` and the fields asked for whole.
-    if (!scan.whole) fields.push(ID, ...(scan.extra ?? []));
-    this.#reader = new FieldReader(fields);
+    this.#reader = new FieldReader(scan.whole ? fields : [...fields, ID, ...(scan.extra ?? [])]);
     this.#test = scan.filter.test;
     this.#whole = scan.whole;
   }
@@ -186,14 +193,17 @@ class Prefilter {
   candidateAt(buf: Buffer, start: number, length: number): Candidate | undefined {
     const whole = (): Doc => decodeDocument(start === 0 && length === buf.length ? buf : buf.subarray(start, start + length));
     if (this.#off) return { doc: whole(), bytes: length };
-    const partial = this.#reader.readAt(buf, start, start + length);
-    if (partial === undefined) return { doc: whole(), bytes: length };
-    if (!this.#test(partial)) {
+    const end = start + length;
+    const tester = this.#testReader; // #count may drop it: this document was read by it
+    const probe = (tester ?? this.#reader).readAt(buf, start, end);
+    if (probe === undefined) return { doc: whole(), bytes: length };
+    if (!this.#test(probe)) {
       this.#count(false);
       return undefined;
     }
     this.#count(true);
-    return { doc: this.#whole ? whole() : partial, bytes: length };
+    if (this.#whole) return { doc: whole(), bytes: length };
+    return { doc: tester === undefined ? probe : (this.#reader.readAt(buf, start, end) ?? whole()), bytes: length };
   }
 
   /** candidateAt of a whole stored document. */
@@ -201,13 +211,16 @@ class Prefilter {
     return this.candidateAt(raw, 0, raw.length);
   }
 
-  // A filter most documents pass makes whole-document reads decode each twice (its fields, then
-  // all of it): past the trial, such a prefilter turns itself off.
+  // A filter most documents pass makes each document read twice (its fields, then all of it, or
+  // all it hands on): past the trial, such a prefilter reads once (whole documents: decodes them
+  // whole; partial ones: reads every field it hands on, then tests).
   #count(passed: boolean): void {
-    if (!this.#whole || this.#tried > PREFILTER_TRIAL) return;
+    if (this.#tried > PREFILTER_TRIAL) return;
     this.#tried++;
     if (passed) this.#passed++;
-    if (this.#tried === PREFILTER_TRIAL && this.#passed * 2 > PREFILTER_TRIAL) this.#off = true;
+    if (this.#tried !== PREFILTER_TRIAL || this.#passed * 2 <= PREFILTER_TRIAL) return;
+    if (this.#whole) this.#off = true;
+    else this.#testReader = undefined;
   }
 }
 
