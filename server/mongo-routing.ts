@@ -13,7 +13,8 @@
 //   (`executedBy: "native"`), except one with `$text`, which only MongoDB can answer: 503
 //   UNAVAILABLE. A query error from MongoDB (a `$text` without a text index there) is 400
 //   QUERY_ERROR with MongoDB's message.
-import { MongoServerError, type Document } from 'mongodb';
+// Types only: the driver is loaded with the mirror, when TETRA_MONGODB_URI is set (server/app.ts).
+import type { Document } from 'mongodb';
 import { fail, isTetraError } from '../engine/errors.js';
 import { AGGREGATE_LIMITS, fromJson, isPlainObject, setOwn, type Doc } from '../engine/docs/index.js';
 import { approxBytes } from '../engine/docs/aggregate/stage.js';
@@ -189,6 +190,7 @@ export async function aggregateExternally(mirror: MongoMirror, tenantId: string,
     }
     return documents;
   } catch (err) {
+    const { MongoServerError } = await import('mongodb');
     // MongoDB refused the query itself (not a connection, a time limit or an election): say why.
     if (err instanceof MongoServerError && err.code !== 50 && !err.hasErrorLabel('RetryableWriteError') && !err.hasErrorLabel('ResumableChangeStreamError')) {
       fail('QUERY_ERROR', `the external MongoDB refused the pipeline: ${err.message}`, { mongoCode: err.code ?? null });
