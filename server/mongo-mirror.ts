@@ -17,7 +17,7 @@
 //   store held when they arrived, or run natively (mongo-routing.ts).
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MongoClient, MongoServerError, type Db, type Document } from 'mongodb';
+import { MongoClient, MongoServerError, type Collection, type Db, type Document } from 'mongodb';
 import { CATALOG_TREE, decodeCollectionInfo, docsTree, isCollectionKey, listCollectionInfos, type CollectionInfo } from '../engine/docs/catalog.js';
 import { decodeDocument } from '../engine/docs/doc-codec.js';
 import { decodeKey } from '../engine/storage/index.js';
@@ -105,6 +105,11 @@ async function writeCommand(db: Db, coll: string, kind: 'put' | 'delete', statem
   if (errors !== undefined && errors.length > 0) throw new Error(`MongoDB refused a mirrored ${kind} in ${coll}: ${errors[0]!.errmsg ?? 'write error'}`);
 }
 
+/** The statement of an `update` command that puts `doc` in place of the document with its `_id`. */
+function upsertStatement(doc: Document): Document {
+  return { q: { _id: doc._id }, u: doc, upsert: true };
+}
+
 export class MongoMirror {
   readonly client: MongoClient;
   readonly #options: MongoMirrorOptions;
@@ -124,6 +129,9 @@ export class MongoMirror {
     return Date.now() < this.#awayUntil;
   }
 
+  /** What MongoDB holds of each tenant: the lsn of the last batch mirrored. */
+  readonly stateCollection: Collection<{ _id: string; lsn: number }>;
+
   constructor(options: MongoMirrorOptions) {
     this.#options = options;
     this.client = new MongoClient(options.uri, {
@@ -131,6 +139,7 @@ export class MongoMirror {
       connectTimeoutMS: options.timeoutMs,
       socketTimeoutMS: Math.max(options.timeoutMs * 6, 30_000),
     });
+    this.stateCollection = this.client.db(`${options.dbPrefix}mirror`).collection('tenants');
   }
 
   /** The database holding `tenantId`'s collections. */
@@ -152,9 +161,6 @@ export class MongoMirror {
     return db;
   }
 
-  get stateCollection() {
-    return this.client.db(`${this.#options.dbPrefix}mirror`).collection<{ _id: string; lsn: number }>('tenants');
-  }
 
   get options(): MongoMirrorOptions {
     return this.#options;
@@ -232,8 +238,6 @@ class TenantMirror {
   }
 
   #loadNames(): void {
-    this.#names.clear();
-    this.#indexes.clear();
     for (const info of listCollectionInfos(this.store)) {
       this.#names.set(docsTree(info), info.name);
       this.#indexes.set(info.name, indexSpecs(info));
@@ -329,9 +333,7 @@ class TenantMirror {
       // MongoDB holds exactly what the store held when it opened: ship what came since (after
       // making sure of the indexes: a mirror written before they were mirrored has none).
       const db = this.#mirror.db(this.#tenantId);
-      for (const info of listCollectionInfos(this.store)) {
-        for (const index of indexSpecs(info).values()) await this.#applyCollectionChange(db, { kind: 'createIndex', coll: info.name, index });
-      }
+      for (const info of listCollectionInfos(this.store)) await this.#ensureIndexes(db, info, false);
       this.#copy = false;
       this.#setApplied(this.#openLsn);
       return;
@@ -346,18 +348,12 @@ class TenantMirror {
     const infos = listCollectionInfos(this.store);
     const wanted = new Set(infos.map((i) => i.name));
     for (const c of await db.listCollections({}, { nameOnly: true }).toArray()) {
-      if (!wanted.has(c.name) && !c.name.startsWith('system.')) await db.collection(c.name).drop().catch((err: unknown) => (isNamespaceNotFound(err) ? undefined : Promise.reject(err)));
+      if (!wanted.has(c.name) && !c.name.startsWith('system.')) await this.#applyCollectionChange(db, { kind: 'drop', coll: c.name });
     }
     for (const info of infos) {
       // deleteMany, not drop: indexes made on the MongoDB side (a text index) stay.
       await db.collection(info.name).deleteMany({});
-      const specs = indexSpecs(info);
-      const wantedIndexes = new Set([...specs.values()].map((i) => i.name));
-      for (const existing of await db.collection(info.name).listIndexes().toArray().catch((err: unknown) => (isNamespaceNotFound(err) ? [] : Promise.reject(err)))) {
-        const name = String(existing.name);
-        if (name.startsWith(MIRROR_INDEX_PREFIX) && !wantedIndexes.has(name)) await this.#applyCollectionChange(db, { kind: 'dropIndex', coll: info.name, name });
-      }
-      for (const index of specs.values()) await this.#applyCollectionChange(db, { kind: 'createIndex', coll: info.name, index });
+      await this.#ensureIndexes(db, info, true);
       const tree = docsTree(info);
       let after: Buffer | undefined;
       for (;;) {
@@ -367,9 +363,8 @@ class TenantMirror {
         let bytes = 0;
         const readAt = this.store.lsn;
         for (const [key, raw] of this.store.scan(tree, after === undefined ? {} : { gt: after })) {
-          const doc = decodeDocument(raw);
           // A document may already be there (copied, then written and replayed): replace by _id.
-          chunk.push({ q: { _id: doc._id }, u: doc, upsert: true });
+          chunk.push(upsertStatement(decodeDocument(raw)));
           bytes += raw.length + 64;
           after = Buffer.from(key);
           if (chunk.length >= CHUNK || bytes >= MAX_COMMAND_BYTES) break;
@@ -418,8 +413,7 @@ class TenantMirror {
         run ??= { coll: c.coll, kind: c.kind, statements: [], bytes: 0 };
         run.bytes += bytes;
         if (c.kind === 'put') {
-          const doc = decodeDocument(c.raw);
-          run.statements.push({ q: { _id: doc._id }, u: doc, upsert: true });
+          run.statements.push(upsertStatement(decodeDocument(c.raw)));
         } else {
           run.statements.push({ q: { _id: c.id }, limit: 1 });
         }
@@ -432,6 +426,22 @@ class TenantMirror {
     this.#queue = this.#queue.filter((e) => !shipped.has(e));
     this.#setQueued(this.#queuedBytes - batch.reduce((n, e) => n + e.bytes, 0));
     this.#setApplied(last);
+  }
+
+  /**
+   * The collection's tetradb indexes made on the MongoDB side; `dropStale`: also drop the ones the
+   * mirror made (`tetra_` names) that tetradb no longer has, leaving the operator's own.
+   */
+  async #ensureIndexes(db: Db, info: CollectionInfo, dropStale: boolean): Promise<void> {
+    const specs = indexSpecs(info);
+    if (dropStale) {
+      const wanted = new Set([...specs.values()].map((i) => i.name));
+      for (const existing of await db.collection(info.name).listIndexes().toArray().catch((err: unknown) => (isNamespaceNotFound(err) ? [] : Promise.reject(err)))) {
+        const name = String(existing.name);
+        if (name.startsWith(MIRROR_INDEX_PREFIX) && !wanted.has(name)) await this.#applyCollectionChange(db, { kind: 'dropIndex', coll: info.name, name });
+      }
+    }
+    for (const index of specs.values()) await this.#applyCollectionChange(db, { kind: 'createIndex', coll: info.name, index });
   }
 
   /** A drop, or an index made or dropped, on the MongoDB side (what is already so is no error). */

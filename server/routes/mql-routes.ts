@@ -122,21 +122,18 @@ export function mqlRoutes(app: FastifyInstance): void {
     async (request) => {
       const b = body<{ collection: string; pipeline: unknown }>(request);
       const routing = mirror === undefined ? undefined : pipelineRouting(b.pipeline);
-      if (mirror !== undefined && routing?.external === true) {
-        const { tenantId } = principalOf(request);
-        return withTenant(request, async (store) => {
-          const name = validateCollectionName(b.collection);
-          const lsn = store.lsn; // every write applied before this request: the mirror must hold them
-          const external = await aggregateExternally(mirror, tenantId, name, b.pipeline, lsn, config.mongodbTimeoutMs);
+      const { tenantId } = principalOf(request);
+      return withTenant(request, async (store) => {
+        if (mirror !== undefined && routing?.external === true) {
+          // store.lsn: every write applied before this request, which the mirror must hold.
+          const external = await aggregateExternally(mirror, tenantId, validateCollectionName(b.collection), b.pipeline, store.lsn, config.mongodbTimeoutMs);
           if (external !== undefined) return { documents: external.map(toJson), executedBy: 'external' };
           if (routing.text) fail('UNAVAILABLE', `$text runs only on the external MongoDB, which did not answer within ${config.mongodbTimeoutMs} ms; retry shortly`);
           request.server.log.warn({ tenantId, reqId: request.id }, 'aggregation routed to MongoDB ran natively: MongoDB did not answer in time');
-          const result = await docsAggregate(store, name, b.pipeline);
-          return { documents: result.documents.map(toJson), executedBy: 'native' };
-        });
-      }
-      const result = await withTenant(request, (store) => docsAggregate(store, b.collection, b.pipeline));
-      return { documents: result.documents.map(toJson), executedBy: 'native' };
+        }
+        const result = await docsAggregate(store, b.collection, b.pipeline);
+        return { documents: result.documents.map(toJson), executedBy: 'native' };
+      });
     },
     200,
     true,
