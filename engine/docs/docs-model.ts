@@ -369,8 +369,10 @@ async function* candidates(snapshot: Snapshot, info: CollectionInfo, plan: Plan,
 }
 
 class TopK {
-  #docs: Candidate[] = [];
+  #docs: Array<{ c: Candidate; keys: unknown[] }> = [];
   #bytes = 0;
+  /** After a trim that kept `keep`: the keys of the last one kept. A later candidate that does not sort before it can never be kept. */
+  #worst: unknown[] | undefined;
   readonly #keep: number;
   readonly #sort: CompiledSort;
 
@@ -380,7 +382,12 @@ class TopK {
   }
 
   offer(c: Candidate): void {
-    this.#docs.push(c);
+    // Each candidate's sort keys are computed once (a comparison would otherwise walk both
+    // documents' paths again), and one that cannot make the cut is dropped at once (ties keep the
+    // order they came in: a later one ranks after the one it ties with).
+    const keys = this.#sort.keyOf(c.doc);
+    if (this.#worst !== undefined && this.#sort.compareKeyed(keys, this.#worst) >= 0) return;
+    this.#docs.push({ c, keys });
     this.#bytes += c.bytes;
     if (this.#docs.length >= Math.max(2 * this.#keep, 1024)) this.#trim();
     if (this.#bytes > DOCS_MODEL_LIMITS.maxSortBytes) {
@@ -392,14 +399,16 @@ class TopK {
 
   #trim(): void {
     // A stable sort keeps ties in the order they came (the plan's order), as sortDocuments does.
-    this.#docs.sort((a, b) => this.#sort.compare(a.doc, b.doc));
+    const sort = this.#sort;
+    this.#docs.sort((a, b) => sort.compareKeyed(a.keys, b.keys));
     const dropped = this.#docs.splice(this.#keep);
-    for (const d of dropped) this.#bytes -= d.bytes;
+    for (const d of dropped) this.#bytes -= d.c.bytes;
+    if (this.#docs.length === this.#keep && this.#keep > 0) this.#worst = this.#docs[this.#keep - 1]!.keys;
   }
 
   result(): Candidate[] {
     this.#trim();
-    return this.#docs;
+    return this.#docs.map((d) => d.c);
   }
 }
 
@@ -992,10 +1001,46 @@ export interface UpdateOutcome {
   upsertedId?: string | number | boolean;
 }
 
+/** Which document a findOneAnd* operation returns: as it was before the change, or after it. */
+export type ReturnDocument = 'before' | 'after';
+
+/** What findOneAndUpdate and findOneAndReplace answer: the document (projected) or null, and the counts. */
+export interface FindAndModifyOutcome extends UpdateOutcome {
+  document: Doc | null;
+}
+
+/** The documents one single-document change saw: the stored one (if any matched) and its new form (the inserted one for an upsert). */
+interface Changed {
+  before: Doc | undefined;
+  after: Doc | undefined;
+}
+
+/**
+ * The options of a change to one document (updateOne, replaceOne, deleteOne and the findOneAnd*
+ * operations): `sort` picks the first match in that order, as MongoDB's `sort` option does.
+ */
+function compileChangeSort(spec: unknown, multi: boolean): CompiledSort | undefined {
+  if (spec === undefined) return undefined;
+  if (multi) fail('VALIDATION_FAILED', 'sort applies to a change of one document only (updateOne, replaceOne, findOneAnd*)', { field: 'sort' });
+  const sort = compileSort(spec);
+  return sort.keys.length === 0 ? undefined : sort;
+}
+
+function checkUpsertFlag(upsert: unknown): void {
+  if (upsert !== undefined && typeof upsert !== 'boolean') fail('VALIDATION_FAILED', 'upsert must be a boolean', { field: 'upsert' });
+}
+
+function returnDocumentOption(value: unknown): ReturnDocument {
+  if (value === undefined) return 'before';
+  if (value !== 'before' && value !== 'after') fail('VALIDATION_FAILED', 'returnDocument must be "before" or "after"', { field: 'returnDocument' });
+  return value;
+}
+
 /**
  * Applies `update` to the first (`multi`: every) matching document; with `upsert` and no match,
  * inserts the document MongoDB would. Each document changes atomically; see the file comment.
- * @throws VALIDATION_FAILED for a bad collection name or a result document that cannot be stored
+ * `sort` (one document only) picks the first match in that order.
+ * @throws VALIDATION_FAILED for a bad collection name, flag or sort, or a result document that cannot be stored
  * @throws QUERY_ERROR for a bad filter or update, or an update the document does not admit
  * @throws DUPLICATE_KEY when the change would repeat a unique key (that document is not changed)
  */
@@ -1004,18 +1049,52 @@ export async function docsUpdate(
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
-  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown },
+  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown },
 ): Promise<Written<UpdateOutcome>> {
+  const { outcome, durable } = await updateDocuments(store, collection, filterSpec, updateSpec, options);
+  return { result: outcome, durable };
+}
+
+/**
+ * MongoDB's findOneAndUpdate: updateOne (with `sort`, `upsert` and `arrayFilters`) that also
+ * returns the document, as it was before the update (`returnDocument: "before"`, the default; null
+ * for an upsert) or after it, with `projection` applied; null when nothing matched.
+ * @throws as docsUpdate, and VALIDATION_FAILED / QUERY_ERROR for a bad returnDocument or projection
+ */
+export async function docsFindOneAndUpdate(
+  store: TenantStore,
+  collection: unknown,
+  filterSpec: unknown,
+  updateSpec: unknown,
+  options: { upsert?: unknown; arrayFilters?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown },
+): Promise<Written<FindAndModifyOutcome>> {
+  const returned = returnDocumentOption(options.returnDocument);
+  const projection = compileProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}) });
+  const { outcome, changed, durable } = await updateDocuments(store, collection, filterSpec, updateSpec, { ...options, multi: false });
+  return { result: { document: returnedDocument(changed, returned, projection), ...outcome }, durable };
+}
+
+async function updateDocuments(
+  store: TenantStore,
+  collection: unknown,
+  filterSpec: unknown,
+  updateSpec: unknown,
+  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown },
+): Promise<{ outcome: UpdateOutcome; changed: Changed; durable: Promise<void> }> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
   const filter = compileFilter(filterSpec);
   const update = compileUpdate(updateSpec, { arrayFilters: options.arrayFilters, filter: filter.ast });
-  if (options.upsert !== undefined && typeof options.upsert !== 'boolean') fail('VALIDATION_FAILED', 'upsert must be a boolean', { field: 'upsert' });
+  checkUpsertFlag(options.upsert);
+  const sort = compileChangeSort(options.sort, options.multi);
   const outcome: UpdateOutcome = { matchedCount: 0, modifiedCount: 0 };
+  const changed: Changed = { before: undefined, after: undefined };
   const now = new Date();
-  const writes = await changeMatches(store, name, filter, options.multi, (m) => {
+  const writes = await changeMatches(store, name, filter, options.multi, sort, (m) => {
     outcome.matchedCount++;
     const { doc: after, modified } = update.apply(m.doc, { now });
+    changed.before = m.doc;
+    changed.after = modified ? after : m.doc;
     if (!modified) return;
     if (compareValues(after[ID], m.doc[ID]) !== 0 || getOwn(after, ID) === MISSING) {
       fail('QUERY_ERROR', "Performing an update on the path '_id' would modify the immutable field '_id'", { path: ID });
@@ -1030,23 +1109,61 @@ export async function docsUpdate(
     const doc = prepareDocument(seeded, 'upsert');
     const inserted = docsInsert(store, name, [doc], 'document');
     outcome.upsertedId = inserted.result.insertedIds[0]!;
+    changed.after = doc;
     writes.push(inserted.durable);
   }
-  return { result: outcome, durable: Promise.all(writes).then(() => undefined) };
+  return { outcome, changed, durable: Promise.all(writes).then(() => undefined) };
+}
+
+/** The document a findOneAnd* operation answers with (see ReturnDocument), projected; null when there is none. */
+function returnedDocument(changed: Changed, returned: ReturnDocument, projection: CompiledProjection): Doc | null {
+  const doc = returned === 'before' ? changed.before : changed.after;
+  if (doc === undefined) return null;
+  return projection.mode === 'all' ? doc : projection.apply(doc);
 }
 
 /**
- * Replaces the first document `filter` matches with `replacement`, as MongoDB's replaceOne does:
- * every field becomes the replacement's, `_id` stays (a replacement may repeat it, never change
- * it) and comes first. Replacing a document with an equal one (same fields, same order) matches
- * it but modifies nothing. With `upsert`, no match inserts the replacement, its `_id` the
- * replacement's, else the filter's `_id` equality, else a new one (the two must agree when both
- * are given).
- * @throws VALIDATION_FAILED for a bad collection name, replacement or upsert flag; QUERY_ERROR for
+ * Replaces the first document `filter` matches (`sort`: the first in that order) with
+ * `replacement`, as MongoDB's replaceOne does: every field becomes the replacement's, `_id` stays
+ * (a replacement may repeat it, never change it) and comes first. Replacing a document with an
+ * equal one (same fields, same order) matches it but modifies nothing. With `upsert`, no match
+ * inserts the replacement, its `_id` the replacement's, else the filter's `_id` equality, else a
+ * new one (the two must agree when both are given).
+ * @throws VALIDATION_FAILED for a bad collection name, replacement, upsert flag or sort; QUERY_ERROR for
  *   a bad filter, update operators in the replacement or a changed `_id`; DUPLICATE_KEY when a
  *   unique index holds one of the replacement's keys (nothing written)
  */
-export async function docsReplace(store: TenantStore, collection: unknown, filterSpec: unknown, replacementSpec: unknown, options: { upsert?: unknown }): Promise<Written<UpdateOutcome>> {
+export async function docsReplace(store: TenantStore, collection: unknown, filterSpec: unknown, replacementSpec: unknown, options: { upsert?: unknown; sort?: unknown }): Promise<Written<UpdateOutcome>> {
+  const { outcome, durable } = await replaceDocument(store, collection, filterSpec, replacementSpec, options);
+  return { result: outcome, durable };
+}
+
+/**
+ * MongoDB's findOneAndReplace: replaceOne (with `sort` and `upsert`) that also returns the
+ * document, before the replacement (the default; null for an upsert) or after it
+ * (`returnDocument: "after"`), with `projection` applied; null when nothing matched.
+ * @throws as docsReplace, and VALIDATION_FAILED / QUERY_ERROR for a bad returnDocument or projection
+ */
+export async function docsFindOneAndReplace(
+  store: TenantStore,
+  collection: unknown,
+  filterSpec: unknown,
+  replacementSpec: unknown,
+  options: { upsert?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown },
+): Promise<Written<FindAndModifyOutcome>> {
+  const returned = returnDocumentOption(options.returnDocument);
+  const projection = compileProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}) });
+  const { outcome, changed, durable } = await replaceDocument(store, collection, filterSpec, replacementSpec, options);
+  return { result: { document: returnedDocument(changed, returned, projection), ...outcome }, durable };
+}
+
+async function replaceDocument(
+  store: TenantStore,
+  collection: unknown,
+  filterSpec: unknown,
+  replacementSpec: unknown,
+  options: { upsert?: unknown; sort?: unknown },
+): Promise<{ outcome: UpdateOutcome; changed: Changed; durable: Promise<void> }> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
   const filter = compileFilter(filterSpec);
@@ -1054,17 +1171,21 @@ export async function docsReplace(store: TenantStore, collection: unknown, filte
   for (const key of Object.keys(replacementSpec)) {
     if (key.startsWith('$')) fail('QUERY_ERROR', `the replacement document must not contain update operators (found ${key}); use updateOne for them`, { field: 'replacement', operator: key });
   }
-  if (options.upsert !== undefined && typeof options.upsert !== 'boolean') fail('VALIDATION_FAILED', 'upsert must be a boolean', { field: 'upsert' });
+  checkUpsertFlag(options.upsert);
+  const sort = compileChangeSort(options.sort, false);
   const replacement = documentFromJson(replacementSpec, { maxDepth: DOCS_LIMITS.maxDocumentDepth });
   const givenId = getOwn(replacement, ID);
   if (givenId !== MISSING && !isValidId(givenId)) fail('VALIDATION_FAILED', '_id must be a string, a number or a boolean', { field: 'replacement._id' });
   const outcome: UpdateOutcome = { matchedCount: 0, modifiedCount: 0 };
-  const writes = await changeMatches(store, name, filter, false, (m) => {
+  const changed: Changed = { before: undefined, after: undefined };
+  const writes = await changeMatches(store, name, filter, false, sort, (m) => {
     outcome.matchedCount = 1;
     if (givenId !== MISSING && compareValues(givenId, m.doc[ID]) !== 0) {
       fail('QUERY_ERROR', `the replacement's _id (${JSON.stringify(givenId)}) differs from the document's (${JSON.stringify(m.doc[ID])}): _id is immutable`, { path: ID });
     }
     const after = withIdFirst(replacement, m.doc[ID]);
+    changed.before = m.doc;
+    changed.after = after;
     const bytes = encodeChecked(after);
     if (bytes.equals(m.raw)) return;
     m.ops.push({ op: 'put', tree: m.tree, key: m.pk, value: bytes });
@@ -1078,11 +1199,13 @@ export async function docsReplace(store: TenantStore, collection: unknown, filte
     }
     const id = givenId !== MISSING ? givenId : fromFilter;
     if (id !== MISSING && !isValidId(id)) fail('VALIDATION_FAILED', '_id must be a string, a number or a boolean', { field: 'filter._id' });
-    const inserted = docsInsert(store, name, [withIdFirst(replacement, id === MISSING ? newObjectId() : id)], 'document');
+    const doc = withIdFirst(replacement, id === MISSING ? newObjectId() : id);
+    const inserted = docsInsert(store, name, [doc], 'document');
     outcome.upsertedId = inserted.result.insertedIds[0]!;
+    changed.after = doc;
     writes.push(inserted.durable);
   }
-  return { result: outcome, durable: Promise.all(writes).then(() => undefined) };
+  return { outcome, changed, durable: Promise.all(writes).then(() => undefined) };
 }
 
 /** `doc`'s fields after an `_id` of `id` (its own `_id`, if any, dropped). */
@@ -1098,16 +1221,41 @@ function withIdFirst(doc: Doc, id: unknown): Doc {
  * @throws VALIDATION_FAILED / QUERY_ERROR for a bad collection name or filter
  */
 export async function docsDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { multi: boolean }): Promise<Written<{ deletedCount: number }>> {
+  const { deletedCount, durable } = await deleteDocuments(store, collection, filterSpec, options.multi, undefined);
+  return { result: { deletedCount }, durable };
+}
+
+/**
+ * MongoDB's findOneAndDelete: deletes the first matching document (`sort`: the first in that
+ * order) and returns it, with `projection` applied; null when nothing matched.
+ * @throws VALIDATION_FAILED / QUERY_ERROR for a bad collection name, filter, sort or projection
+ */
+export async function docsFindOneAndDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { sort?: unknown; projection?: unknown }): Promise<Written<{ document: Doc | null }>> {
+  const projection = compileProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}) });
+  const { deleted, durable } = await deleteDocuments(store, collection, filterSpec, false, options.sort);
+  return { result: { document: returnedDocument({ before: deleted, after: undefined }, 'before', projection) }, durable };
+}
+
+async function deleteDocuments(
+  store: TenantStore,
+  collection: unknown,
+  filterSpec: unknown,
+  multi: boolean,
+  sortSpec: unknown,
+): Promise<{ deletedCount: number; deleted: Doc | undefined; durable: Promise<void> }> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
   const filter = compileFilter(filterSpec);
+  const sort = compileChangeSort(sortSpec, multi);
   let deletedCount = 0;
-  const writes = await changeMatches(store, name, filter, options.multi, (m) => {
+  let deleted: Doc | undefined;
+  const writes = await changeMatches(store, name, filter, multi, sort, (m) => {
     m.ops.push({ op: 'delete', tree: m.tree, key: m.pk });
     pushIndexOps(m.ops, m.info, indexChanges(store, m.info, m.pk, m.doc, undefined, m.pending));
+    deleted = m.doc;
     deletedCount++;
   });
-  return { result: { deletedCount }, durable: Promise.all(writes).then(() => undefined) };
+  return { deletedCount, deleted, durable: Promise.all(writes).then(() => undefined) };
 }
 
 /** A document a write matched, with the batch its chunk's changes go into (see changeMatches). */
@@ -1125,37 +1273,162 @@ interface Match {
 }
 
 /**
- * Calls `change` for the first (`multi`: every) document `filter` matches. Candidates come a
- * chunk at a time; each chunk is re-read, re-tested, changed and written as one batch in one
- * turn, so a check a change makes (a unique key) still holds when its batch applies. A change that
- * throws writes nothing of its chunk. Returns the chunks' writes.
+ * Calls `change` for the first (`multi`: every) document `filter` matches; with `sort` (one
+ * document only), the first in that order (changeFirstSorted). Candidates come a chunk at a time;
+ * each chunk is re-read, re-tested, changed and written as one batch in one turn, so a check a
+ * change makes (a unique key) still holds when its batch applies. A change that throws writes
+ * nothing of its chunk. Returns the chunks' writes.
  */
-async function changeMatches(store: TenantStore, name: string, filter: CompiledFilter, multi: boolean, change: (match: Match) => void): Promise<Array<Promise<unknown>>> {
+async function changeMatches(store: TenantStore, name: string, filter: CompiledFilter, multi: boolean, sort: CompiledSort | undefined, change: (match: Match) => void): Promise<Array<Promise<unknown>>> {
+  if (sort !== undefined) return changeFirstSorted(store, name, filter, sort, change);
   const writes: Array<Promise<unknown>> = [];
   for await (const keys of candidateKeys(store, name, filter)) {
     const info = readCollection(store, name);
     if (info === undefined) break; // dropped meanwhile
-    const flags = flagsOf(info);
+    const write = changeInOneTurn(store, info, keys, filter, multi, change);
+    if (write.promise !== undefined) writes.push(write.promise);
+    if (write.changed && !multi) break;
+  }
+  return writes;
+}
+
+/**
+ * The documents of `keys` (primary keys) that still match `filter`, read, changed by `change`
+ * (the first only unless `multi`) and written as one batch, all in this turn. `changed`: one was.
+ */
+function changeInOneTurn(
+  store: TenantStore,
+  info: CollectionInfo,
+  keys: readonly Buffer[],
+  filter: CompiledFilter,
+  multi: boolean,
+  change: (match: Match) => void,
+): { changed: boolean; promise: Promise<unknown> | undefined } {
+  const flags = flagsOf(info);
+  const tree = docsTree(info);
+  const ops: BatchOp[] = [];
+  const pending = new Map<string, Buffer>();
+  let changed = false;
+  for (const pk of keys) {
+    const raw = store.get(tree, pk);
+    if (raw === undefined) continue;
+    const doc = decodeDocument(raw);
+    if (!filter.test(doc)) continue;
+    change({ info, tree, pk, raw, doc, ops, pending });
+    changed = true;
+    if (!multi) break;
+  }
+  if (flagsOf(info) !== flags) ops.unshift(putCollection(info));
+  return { changed, promise: ops.length > 0 ? store.write(ops) : undefined };
+}
+
+/** Searches for the first match in sort order before a sorted change gives up (each search after a lost race). */
+const SORTED_CHANGE_ATTEMPTS = 64;
+/** The best matches a sorted change's search keeps, so a race lost to other writers of the first ones rarely costs another search. */
+const SORTED_CHANGE_CANDIDATES = 16;
+
+/**
+ * changeMatches of one document with a sort. The best SORTED_CHANGE_CANDIDATES matches in `sort`
+ * order are found as a find with that sort finds them (an index serves the sort when it can);
+ * then, in one turn, they are read again and the best of those that still match (by their
+ * current values) is changed. When concurrent writes changed or removed all of them meanwhile,
+ * the search runs again (MongoDB retries a findAndModify's write conflict alike). A document
+ * that began to match, or moved ahead in the order, after the search started is not seen by it:
+ * under concurrent writes the choice is the best of what the search saw (docs/mql.md).
+ * @throws CONFLICT when every candidate was taken away SORTED_CHANGE_ATTEMPTS times in a row
+ */
+async function changeFirstSorted(store: TenantStore, name: string, filter: CompiledFilter, sort: CompiledSort, change: (match: Match) => void): Promise<Array<Promise<unknown>>> {
+  const query: Query = { filter, sort, skip: 0, limit: SORTED_CHANGE_CANDIDATES };
+  const whole = compileProjection(undefined);
+  for (let attempt = 0; attempt < SORTED_CHANGE_ATTEMPTS; attempt++) {
+    const found = findInOneTurn(store, name, query, whole) ?? (await findOnSnapshot(store, name, query, whole, false)).documents;
+    if (found.length === 0) return [];
+    const info = readCollection(store, name);
+    if (info === undefined) return []; // dropped meanwhile
+    // The best of the candidates as they are now (unchanged candidates keep the search's order).
     const tree = docsTree(info);
-    const ops: BatchOp[] = [];
-    const pending = new Map<string, Buffer>();
-    let done = false;
-    for (const pk of keys) {
+    let best: { pk: Buffer; keys: unknown[] } | undefined;
+    for (const candidate of found) {
+      const pk = idKey(idOf(candidate));
       const raw = store.get(tree, pk);
       if (raw === undefined) continue;
       const doc = decodeDocument(raw);
       if (!filter.test(doc)) continue;
-      change({ info, tree, pk, raw, doc, ops, pending });
-      if (!multi) {
-        done = true;
-        break;
+      const keys = sort.keyOf(doc);
+      if (best === undefined || sort.compareKeyed(keys, best.keys) < 0) best = { pk, keys };
+    }
+    if (best !== undefined) {
+      const write = changeInOneTurn(store, info, [best.pk], filter, false, change);
+      return write.promise === undefined ? [] : [write.promise];
+    }
+    await nextTurn();
+  }
+  fail('CONFLICT', `the documents matching the filter first in sort order were changed by other writes ${SORTED_CHANGE_ATTEMPTS} times in a row; retry`);
+}
+
+/**
+ * MongoDB's distinct: the distinct values of `key` (a dot path) among the documents `filter`
+ * matches, in BSON order. An array holds its elements as values (not the array itself; an array
+ * inside it is one value); documents without the field add nothing; 1 and 1.0, and equal
+ * documents, are one value. Read on a snapshot, a chunk per turn.
+ * @throws VALIDATION_FAILED for a bad collection name or key; QUERY_ERROR for a bad filter or a
+ *   result past DOCS_MODEL_LIMITS.maxResultBytes
+ */
+export async function docsDistinct(store: TenantStore, collection: unknown, key: unknown, options: { filter?: unknown }): Promise<unknown[]> {
+  const name = validateCollectionName(collection);
+  if (typeof key !== 'string' || key === '' || key.includes('\0') || key.startsWith('$') || key.split('.').some((p) => p === '')) {
+    fail('VALIDATION_FAILED', 'key must be a field name or dot path such as "address.city"', { field: 'key' });
+  }
+  const filter = compileFilter(options.filter ?? {});
+  const parts = parsePath(key);
+  return onCollectionSnapshot(store, name, async (info, snapshot) => {
+    if (info === undefined || snapshot === undefined) return [];
+    const plan = planQuery(info, filter.ast, []);
+    const seen = new DistinctValues();
+    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false, extra: [key] })) {
+      for (const c of chunk) {
+        if (!filter.test(c.doc)) continue;
+        for (const v of collectValues(c.doc, parts, 'traverse-omit-array')) if (v !== MISSING) seen.add(v);
       }
     }
-    if (flagsOf(info) !== flags) ops.unshift(putCollection(info));
-    if (ops.length > 0) writes.push(store.write(ops));
-    if (done) break;
+    return seen.sorted();
+  });
+}
+
+/** The distinct values distinct collects, within the result bound. */
+class DistinctValues {
+  // Scalars by type and value (1 and 1.0 are one number); documents, arrays and dates compared by
+  // BSON order once collected.
+  readonly #scalars = new Map<string, unknown>();
+  readonly #others: unknown[] = [];
+  #bytes = 0;
+
+  add(value: unknown): void {
+    const t = typeof value;
+    if (value === null || t === 'string' || t === 'number' || t === 'boolean') {
+      const id = `${value === null ? 'null' : t}:${String(value)}`;
+      if (this.#scalars.has(id)) return;
+      this.#scalars.set(id, value);
+      this.#grow(value);
+      return;
+    }
+    this.#others.push(value);
+    this.#grow(value);
   }
-  return writes;
+
+  #grow(value: unknown): void {
+    this.#bytes += approxBytes(value);
+    if (this.#bytes > DOCS_MODEL_LIMITS.maxResultBytes) {
+      fail('QUERY_ERROR', `the distinct values exceed ${DOCS_MODEL_LIMITS.maxResultBytes} bytes: narrow the filter`, { limit: DOCS_MODEL_LIMITS.maxResultBytes });
+    }
+  }
+
+  sorted(): unknown[] {
+    const all = [...this.#scalars.values(), ...this.#others].sort(compareValues);
+    const out: unknown[] = [];
+    for (const v of all) if (out.length === 0 || compareValues(out[out.length - 1], v) !== 0) out.push(v);
+    return out;
+  }
 }
 
 // ---- Collections and indexes ------------------------------------------------------------------------

@@ -25,6 +25,9 @@ export interface CompiledSort {
   readonly keys: readonly SortKey[];
   /** Orders two documents (or any values: a non-document has every field missing). */
   compare(a: unknown, b: unknown): number;
+  /** A document's sort keys, computed once: compareKeyed of two documents' keys is compare of the documents. */
+  keyOf(doc: unknown): unknown[];
+  compareKeyed(a: readonly unknown[], b: readonly unknown[]): number;
 }
 
 // The sort key of an empty array: below null (MongoDB keys it as undefined).
@@ -84,6 +87,14 @@ export function compileSort(spec: unknown): CompiledSort {
     keys.push({ path, direction });
     parsed.push({ parts: checkSortPath(path), direction });
   }
+  const keyOf = (doc: unknown): unknown[] => parsed.map((k) => sortKeyOf(doc, k.parts, k.direction));
+  const compareKeyed = (x: readonly unknown[], y: readonly unknown[]): number => {
+    for (let i = 0; i < parsed.length; i++) {
+      const c = compareKeys(x[i], y[i]);
+      if (c !== 0) return c * parsed[i]!.direction;
+    }
+    return 0;
+  };
   return {
     keys,
     compare(a, b) {
@@ -93,20 +104,15 @@ export function compileSort(spec: unknown): CompiledSort {
       }
       return 0;
     },
+    keyOf,
+    compareKeyed,
   };
 }
 
 /** A sorted copy of `docs`, computing each document's keys once; stable. */
 export function sortDocuments<T>(docs: readonly T[], sort: CompiledSort): T[] {
   if (sort.keys.length === 0) return [...docs];
-  const parsed = sort.keys.map((k) => ({ parts: parsePath(k.path), direction: k.direction }));
-  const decorated = docs.map((doc, index) => ({ doc, index, keys: parsed.map((k) => sortKeyOf(doc, k.parts, k.direction)) }));
-  decorated.sort((x, y) => {
-    for (let i = 0; i < parsed.length; i++) {
-      const c = compareKeys(x.keys[i], y.keys[i]);
-      if (c !== 0) return c * parsed[i]!.direction;
-    }
-    return x.index - y.index;
-  });
+  const decorated = docs.map((doc, index) => ({ doc, index, keys: sort.keyOf(doc) }));
+  decorated.sort((x, y) => sort.compareKeyed(x.keys, y.keys) || x.index - y.index);
   return decorated.map((d) => d.doc);
 }

@@ -5,9 +5,13 @@ import {
   docsCount,
   docsCreateIndex,
   docsDelete,
+  docsDistinct,
   docsDropCollection,
   docsDropIndex,
   docsFindNow,
+  docsFindOneAndDelete,
+  docsFindOneAndReplace,
+  docsFindOneAndUpdate,
   docsFindOne,
   docsInsert,
   docsInsertCost,
@@ -19,6 +23,7 @@ import {
   docsUpdate,
   toJson,
   validateCollectionName,
+  type FindAndModifyOutcome,
   type FindResult,
   type Written,
 } from '../../engine/docs/index.js';
@@ -206,14 +211,15 @@ export function mqlRoutes(app: FastifyInstance): void {
     route(
       path,
       multi ? 'Update every matching document with update operators' : 'Update the first matching document with update operators',
-      { collection, filter: anyObject, update: anyObject, upsert: { type: 'boolean' }, arrayFilters: { type: 'array', items: anyObject } },
+      // updateOne takes a sort (MongoDB 8.0): the first match in that order is updated.
+      { collection, filter: anyObject, update: anyObject, upsert: { type: 'boolean' }, arrayFilters: { type: 'array', items: anyObject }, ...(multi ? {} : { sort: anyObject }) },
       ['collection', 'filter', 'update'],
       updateOutcome,
       async (request) => {
-        const b = body<{ collection: string; filter: unknown; update: unknown; upsert?: boolean; arrayFilters?: unknown[] }>(request);
+        const b = body<{ collection: string; filter: unknown; update: unknown; upsert?: boolean; arrayFilters?: unknown[]; sort?: unknown }>(request);
         return withTenant(request, async (store) => {
           checkQuota(store, config.quotaBytes, docsInsertCost([b.update]));
-          return settle(request, store, b.collection, await docsUpdate(store, b.collection, b.filter, b.update, { multi, upsert: b.upsert, arrayFilters: b.arrayFilters }));
+          return settle(request, store, b.collection, await docsUpdate(store, b.collection, b.filter, b.update, { multi, upsert: b.upsert, arrayFilters: b.arrayFilters, sort: b.sort }));
         });
       },
     );
@@ -223,16 +229,92 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'replaceOne',
     'Replace the first matching document with a whole new document (its _id kept)',
-    { collection, filter: anyObject, replacement: anyObject, upsert: { type: 'boolean' } },
+    { collection, filter: anyObject, replacement: anyObject, upsert: { type: 'boolean' }, sort: anyObject },
     ['collection', 'filter', 'replacement'],
     updateOutcome,
     async (request) => {
-      const b = body<{ collection: string; filter: unknown; replacement: unknown; upsert?: boolean }>(request);
+      const b = body<{ collection: string; filter: unknown; replacement: unknown; upsert?: boolean; sort?: unknown }>(request);
       return withTenant(request, async (store) => {
         checkQuota(store, config.quotaBytes, docsInsertCost([b.replacement]));
-        return settle(request, store, b.collection, await docsReplace(store, b.collection, b.filter, b.replacement, { upsert: b.upsert }));
+        return settle(request, store, b.collection, await docsReplace(store, b.collection, b.filter, b.replacement, { upsert: b.upsert, sort: b.sort }));
       });
     },
+  );
+
+  // What findOneAndUpdate and findOneAndReplace answer.
+  const findAndModifyOutcome = {
+    200: {
+      type: 'object',
+      properties: { document: { type: ['object', 'null'], additionalProperties: true }, matchedCount: { type: 'integer' }, modifiedCount: { type: 'integer' }, upsertedId: idValue },
+    },
+  };
+  const returnDocument = { type: 'string', enum: ['before', 'after'], description: 'the document before the change (default) or after it' } as const;
+  const shapeModified = (r: FindAndModifyOutcome): unknown => ({ ...r, document: r.document === null ? null : toJson(r.document) });
+
+  route(
+    'findOneAndUpdate',
+    'Update the first matching document (in sort order) and return it, before or after the update',
+    { collection, filter: anyObject, update: anyObject, sort: anyObject, projection: anyObject, upsert: { type: 'boolean' }, returnDocument, arrayFilters: { type: 'array', items: anyObject } },
+    ['collection', 'filter', 'update'],
+    findAndModifyOutcome,
+    async (request) => {
+      const b = body<{ collection: string; filter: unknown; update: unknown; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown }>(request);
+      return withTenant(request, async (store) => {
+        checkQuota(store, config.quotaBytes, docsInsertCost([b.update]));
+        return shapeModified(await settle(request, store, b.collection, await docsFindOneAndUpdate(store, b.collection, b.filter, b.update, b)));
+      });
+    },
+    200,
+    true,
+  );
+
+  route(
+    'findOneAndReplace',
+    'Replace the first matching document (in sort order) and return it, before or after the replacement',
+    { collection, filter: anyObject, replacement: anyObject, sort: anyObject, projection: anyObject, upsert: { type: 'boolean' }, returnDocument },
+    ['collection', 'filter', 'replacement'],
+    findAndModifyOutcome,
+    async (request) => {
+      const b = body<{ collection: string; filter: unknown; replacement: unknown; upsert?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown }>(request);
+      return withTenant(request, async (store) => {
+        checkQuota(store, config.quotaBytes, docsInsertCost([b.replacement]));
+        return shapeModified(await settle(request, store, b.collection, await docsFindOneAndReplace(store, b.collection, b.filter, b.replacement, b)));
+      });
+    },
+    200,
+    true,
+  );
+
+  route(
+    'findOneAndDelete',
+    'Delete the first matching document (in sort order) and return it',
+    { collection, filter: anyObject, sort: anyObject, projection: anyObject },
+    ['collection', 'filter'],
+    { 200: { type: 'object', properties: { document: { type: ['object', 'null'], additionalProperties: true } } } },
+    async (request) => {
+      const b = body<{ collection: string; filter: unknown; sort?: unknown; projection?: unknown }>(request);
+      return withTenant(request, async (store) => {
+        const { document } = await settle(request, store, b.collection, await docsFindOneAndDelete(store, b.collection, b.filter, b));
+        return { document: document === null ? null : toJson(document) };
+      });
+    },
+    200,
+    true,
+  );
+
+  route(
+    'distinct',
+    'The distinct values of a field among the matching documents, in BSON order',
+    { collection, key: { type: 'string', description: 'a field name or dot path' }, filter: anyObject },
+    ['collection', 'key'],
+    { 200: { type: 'object', properties: { values: { type: 'array' } } } },
+    async (request) => {
+      const b = body<{ collection: string; key: unknown; filter?: unknown }>(request);
+      const values = await withTenant(request, (store) => docsDistinct(store, b.collection, b.key, b));
+      return { values: values.map(toJson) };
+    },
+    200,
+    true,
   );
 
   const deleteRoute = (path: string, multi: boolean): void =>

@@ -651,3 +651,25 @@ describe('collection scans read the filter fields before the whole document', ()
     expect(await docsCount(store, 'scan', {})).toBe(1500 - want.length);
   });
 });
+
+describe('sorts the plan does not provide (a bounded in-memory top-k)', () => {
+  it('returns exactly the window of a full stable sort, ties in scan order, past several trims', async () => {
+    // 5000 documents with few distinct sort values (many ties), some arrays and missing fields:
+    // the top-k trims every 1024 candidates and then drops those that cannot make the cut; each
+    // window must equal the same window of the whole collection sorted stably in _id order.
+    const docs = Array.from({ length: 5000 }, (_, i) => {
+      const doc: Doc = { _id: i, g: (i * 7919) % 13 };
+      if (i % 5 === 0) doc['a'] = [(i * 31) % 17, (i * 17) % 11];
+      else if (i % 5 !== 1) doc['a'] = (i * 13) % 9;
+      return doc;
+    });
+    for (let i = 0; i < docs.length; i += 1000) await insert('topk', docs.slice(i, i + 1000));
+    for (const sortSpec of [{ g: 1 }, { g: -1 }, { a: 1 }, { a: -1, g: 1 }, { g: 1, a: -1 }]) {
+      const full = sortDocuments(docs, compileSort(sortSpec)).map((d) => d['_id']);
+      for (const [skip, limit] of [[0, 1], [0, 10], [3, 7], [500, 100], [1020, 10], [0, 2000], [4990, 100]] as Array<[number, number]>) {
+        const { documents } = await docsFind(store, 'topk', { filter: {}, sort: sortSpec, skip, limit });
+        expect(documents.map((d) => d['_id']), `${JSON.stringify(sortSpec)} skip ${skip} limit ${limit}`).toEqual(full.slice(skip, skip + limit));
+      }
+    }
+  });
+});
