@@ -263,6 +263,10 @@ export class VectorService {
   async #track(store: TenantStore, loading: Promise<NamespaceIndex>): Promise<NamespaceIndex> {
     const ns = await loading;
     this.#loaded.set(ns, { store });
+    // Every load is within the budget, a read's as much as a write's: the least recently used
+    // other namespaces make room. A read is never refused for it (a namespace larger than the
+    // budget on its own stays loaded while used; writes to it are refused, see #makeRoom).
+    this.#evict(ns, 0);
     return ns;
   }
 
@@ -287,14 +291,7 @@ export class VectorService {
    * @throws QUOTA_EXCEEDED when even that is not enough
    */
   #makeRoom(keep: NamespaceIndex, bytes: number): void {
-    let used = this.memoryUsed;
-    if (used + bytes <= this.#memoryBytes) return;
-    for (const [ns, { store }] of [...this.#loaded]) {
-      if (used + bytes <= this.#memoryBytes) break;
-      if (ns === keep) continue;
-      used -= ns.memoryBytes();
-      this.#unload(store, ns);
-    }
+    const used = this.#evict(keep, bytes);
     if (used + bytes > this.#memoryBytes) {
       fail(
         'QUOTA_EXCEEDED',
@@ -302,6 +299,22 @@ export class VectorService {
         { memoryBytes: this.#memoryBytes, usedBytes: used },
       );
     }
+  }
+
+  /**
+   * Unloads the least recently used namespaces other than `keep` until the loaded graphs and
+   * `bytes` more fit in the budget, or only `keep` is left; returns the bytes then in use.
+   */
+  #evict(keep: NamespaceIndex, bytes: number): number {
+    let used = this.memoryUsed;
+    if (used + bytes <= this.#memoryBytes) return used;
+    for (const [ns, { store }] of [...this.#loaded]) {
+      if (used + bytes <= this.#memoryBytes) break;
+      if (ns === keep) continue;
+      used -= ns.memoryBytes();
+      this.#unload(store, ns);
+    }
+    return used;
   }
 
   #unload(store: TenantStore, ns: NamespaceIndex): void {

@@ -249,6 +249,30 @@ describe('vector service over a real store', () => {
     await store.close();
   });
 
+  it('keeps reads within the memory budget too: loading a namespace to query it unloads the least recently used', async () => {
+    const dir = newDir('vec-budget-reads');
+    let store = await open(dir);
+    let service = new VectorService({ embedder: createFallbackEmbedder() });
+    const names = ['r0', 'r1', 'r2', 'r3'];
+    for (let i = 0; i < names.length; i++) {
+      await service.upsert(store, records.slice(i * 200, i * 200 + 200), names[i]!);
+      await service.settle(store, names[i]!);
+    }
+    await store.close(); // graph files for all four
+    store = await open(dir);
+    // Room for one such graph (about 1.7 MB at 384 dimensions), not two.
+    service = new VectorService({ embedder: createFallbackEmbedder(), memoryBytes: 3_000_000 });
+    for (const round of [0, 1]) {
+      for (const name of names) {
+        const res = await service.query(store, { query: 'item', topK: 500, namespace: name, exact: true });
+        expect(res.matches, `${name} round ${round}`).toHaveLength(200);
+        expect(service.memoryUsed, `after querying ${name}`).toBeLessThanOrEqual(3_000_000);
+        expect((await service.namespaces(store)).filter((n) => n.loaded).map((n) => n.namespace)).toEqual([name]);
+      }
+    }
+    await store.close();
+  });
+
   it('reloads an unloaded namespace only after its last graph file is written, missing nothing', async () => {
     const dir = newDir('vec-unload');
     let store = await open(dir);
