@@ -1484,7 +1484,8 @@ function parseKeys(keys: unknown): IndexField[] {
   const fields: IndexField[] = [];
   for (const [path, direction] of Object.entries(keys)) {
     if (direction !== 1 && direction !== -1) fail('VALIDATION_FAILED', `index key ${path} must be 1 or -1 (text, hashed and geo indexes are not supported)`, { field: `keys.${path}` });
-    if (path === '' || path.startsWith('$') || path.split('.').some((p) => p === '')) fail('VALIDATION_FAILED', `invalid index key path '${path}'`, { field: 'keys' });
+    // As MongoDB: no empty component and none starting with `$` (stored field names never do).
+    if (path === '' || path.split('.').some((p) => p === '' || p.startsWith('$'))) fail('VALIDATION_FAILED', `invalid index key path '${path}'`, { field: 'keys' });
     fields.push({ path, direction });
   }
   if (fields.length > 32) fail('VALIDATION_FAILED', 'an index has at most 32 fields', { field: 'keys' });

@@ -147,6 +147,12 @@ function randomPipeline(rand: Rand): { pipeline: Doc[]; ordered: boolean } {
         break;
       }
       case 3: {
+        if (rand() < 0.15) {
+          // Exclusions only ({_id: 0} alone once read too few fields for the stages after it).
+          pipeline.push({ $project: pick(rand, [{ _id: 0 }, { _id: 0, a: 0 }, { 'c.d': 0 }]) });
+          if (JSON.stringify(pipeline[pipeline.length - 1]).includes('_id')) unique = false;
+          break;
+        }
         const spec: Doc = { r: anyExpr(rand) };
         if (rand() < 0.5) spec['g'] = 1;
         if (rand() < 0.3) spec['s'] = numberExpr(rand, 0);

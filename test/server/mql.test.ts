@@ -371,6 +371,9 @@ describe('documents over HTTP: errors change nothing', () => {
     ['a bad sort', 'find', { collection: 'e', sort: { a: 2 } }, 400, 'QUERY_ERROR', 'sort'],
     ['mixed projection', 'find', { collection: 'e', projection: { a: 1, b: 0 } }, 400, 'QUERY_ERROR', 'projection'],
     ['two positional projections', 'find', { collection: 'e', filter: { a: 1, b: 1 }, projection: { 'a.$': 1, 'b.$': 1 } }, 400, 'QUERY_ERROR', 'positional'],
+    ['an index key starting with $', 'createIndex', { collection: 'e', keys: { $a: 1 } }, 400, 'VALIDATION_FAILED', 'index key path'],
+    ['an index key with a $ component (MongoDB: illegal field name)', 'createIndex', { collection: 'e', keys: { 'a.$': 1 } }, 400, 'VALIDATION_FAILED', 'index key path'],
+    ['an index key with an empty component', 'createIndex', { collection: 'e', keys: { 'a..b': 1 } }, 400, 'VALIDATION_FAILED', 'index key path'],
   ])('refuses %s', async (_what, op, json, status, code, mention) => {
     const res = await mql(op, json);
     expect(res.status, res.text).toBe(status);

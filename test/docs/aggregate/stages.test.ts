@@ -89,6 +89,15 @@ describe('$project, $addFields/$set, $unset, $replaceRoot/$replaceWith', () => {
   it('excludes', async () => {
     expect((await run([{ $match: { _id: 2 } }, { $project: { date: 0, tags: 0, _id: 0 } }]))[0]).toEqual({ item: 'jkl', price: 20, quantity: 1 });
   });
+  it('excludes _id alone, keeping every other field (the manual: "Suppress the _id field"), also for the stages after it', async () => {
+    // The pipeline's field analysis once read only _id and the $match fields for this stage.
+    const { _id, ...rest } = (await run([{ $match: { _id: 2 } }]))[0]!;
+    expect(_id).toBe(2);
+    expect((await run([{ $match: { _id: 2 } }, { $project: { _id: 0 } }]))[0]).toEqual(rest);
+    expect((await run([{ $project: { _id: false } }, { $match: { item: 'jkl' } }]))[0]).toEqual(rest);
+    expect(await run([{ $match: { _id: 2 } }, { $project: { _id: 0 } }, { $group: { _id: '$item', q: { $sum: '$quantity' } } }])).toEqual([{ _id: 'jkl', q: 1 }]);
+    expect((await run([{ $facet: { f: [{ $match: { _id: 2 } }, { $project: { _id: 0 } }] } }]))[0]).toEqual({ f: [rest] });
+  });
   it('computes _id and leaves it out', async () => {
     expect((await run([{ $match: { _id: 2 } }, { $project: { _id: '$item', q: '$quantity' } }]))[0]).toEqual({ _id: 'jkl', q: 1 });
     expect((await run([{ $match: { _id: 2 } }, { $project: { _id: 0, q: '$quantity' } }]))[0]).toEqual({ q: 1 });

@@ -81,8 +81,9 @@ export function projectStage(spec: unknown, names: ReadonlySet<string>): Stage {
   const projection = Object.keys(flags).length > 0 ? compileProjection(flags) : undefined;
   // With only computed fields and _id excluded, nothing of the input is kept.
   const keepNothing = computed.length > 0 && !Object.values(flags).some((f) => f === 1);
-  // An exclusion keeps every other field; an inclusion reads its paths and expressions only.
-  const needs = excludes
+  // An exclusion keeps every other field, `{_id: 0}` alone included; an inclusion reads its
+  // paths and expressions only.
+  const needs = excludes || (computed.length === 0 && projection?.mode === 'exclusion')
     ? READS_ALL
     : needsOf(
         entries.filter(([, v]) => !isFlag(v)).map(([, v]) => v),
