@@ -134,16 +134,22 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     // Errors Node's HTTP parser raises before a request exists (a request that did not arrive
     // in time, oversized headers, malformed HTTP) get the service's error body too, then the
-    // connection closes (as Fastify's own handler does).
+    // connection closes (as Fastify's own handler does). No request exists: the id is a new one.
     clientErrorHandler: (err: NodeJS.ErrnoException, socket) => {
       if (err.code === 'ECONNRESET' || socket.destroyed) return;
       const code = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'REQUEST_TIMEOUT' : err.code === 'HPE_HEADER_OVERFLOW' ? 'HEADERS_TOO_LARGE' : 'VALIDATION_FAILED';
       const tetra = new TetraError(code, code === 'VALIDATION_FAILED' ? 'malformed HTTP request' : undefined);
       const body = JSON.stringify({ error: { code: tetra.code, message: tetra.message } });
       if (socket.writable) {
-        socket.write(`HTTP/1.1 ${tetra.status} ${STATUS_CODES[tetra.status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nConnection: close\r\n\r\n${body}`);
+        socket.write(`HTTP/1.1 ${tetra.status} ${STATUS_CODES[tetra.status]}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json; charset=utf-8\r\nX-Request-Id: ${randomUUID()}\r\nConnection: close\r\n\r\n${body}`);
       }
       socket.destroy(err);
+    },
+    // The router's own refusals (a path that is not valid percent-encoding, a parameter past
+    // maxParamLength) come before any hook: the service's error body and request id, not Fastify's.
+    frameworkErrors: (err, request, reply) => {
+      void reply.header('x-request-id', request.id);
+      sendError(err, request, reply);
     },
     forceCloseConnections: 'idle',
     // Requests that arrive while closing are refused by the onRequest hook below, with the

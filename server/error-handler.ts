@@ -14,6 +14,14 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'VALIDATION_FAILED',
   FST_ERR_CTP_EMPTY_JSON_BODY: 'INVALID_JSON',
   FST_ERR_CTP_INVALID_JSON_BODY: 'INVALID_JSON',
+  // Raised by the router before a route is found (through Fastify's frameworkErrors option).
+  FST_ERR_BAD_URL: 'VALIDATION_FAILED',
+  FST_ERR_MAX_PARAM_LENGTH: 'VALIDATION_FAILED',
+};
+
+const FASTIFY_MESSAGES: Record<string, string> = {
+  FST_ERR_BAD_URL: 'the URL path is not valid percent-encoded UTF-8',
+  FST_ERR_MAX_PARAM_LENGTH: 'a URL path parameter is too long',
 };
 
 interface AjvIssue {
@@ -49,7 +57,7 @@ export function toTetraError(err: unknown): TetraError {
   }
   const mapped = e.code !== undefined ? FASTIFY_CODES[e.code] : undefined;
   if (mapped !== undefined) {
-    const message = mapped === 'PAYLOAD_TOO_LARGE' ? 'request body is larger than the configured limit' : ERROR_CODES[mapped].message;
+    const message = mapped === 'PAYLOAD_TOO_LARGE' ? 'request body is larger than the configured limit' : (FASTIFY_MESSAGES[e.code] ?? ERROR_CODES[mapped].message);
     return new TetraError(mapped, message);
   }
   if (e instanceof SyntaxError) return new TetraError('INVALID_JSON', 'request body is not valid JSON');

@@ -397,14 +397,15 @@ export class VectorService {
 
   /**
    * Embeds and stores records (replacing any with the same id), all in one atomic batch; resolves
-   * once durable. Later duplicates of an id in one call win.
+   * once durable. Later duplicates of an id in one call win. `many`: the records came as the
+   * `vectors` array of upsertMany, and errors name them `vectors[i]` (default: when there are
+   * several).
    * @throws VALIDATION_FAILED for bad input (nothing written)
    */
-  async upsert(store: TenantStore, items: readonly VectorInput[], namespace: unknown, quota?: (bytes: number) => void): Promise<{ upserted: number }> {
+  async upsert(store: TenantStore, items: readonly VectorInput[], namespace: unknown, quota?: (bytes: number) => void, many = items.length > 1): Promise<{ upserted: number }> {
     const name = validateNamespace(namespace);
     if (!Array.isArray(items) || items.length === 0) fail('VALIDATION_FAILED', 'vectors must be a non-empty array', { field: 'vectors' });
     if (items.length > VECTOR_LIMITS.maxUpsertMany) fail('VALIDATION_FAILED', `at most ${VECTOR_LIMITS.maxUpsertMany} vectors per request`, { field: 'vectors', limit: VECTOR_LIMITS.maxUpsertMany });
-    const many = items.length > 1;
     const checked = items.map((item, i) => {
       const at = many ? `vectors[${i}].` : '';
       if (item === null || typeof item !== 'object' || Array.isArray(item)) fail('VALIDATION_FAILED', `${many ? `vectors[${i}]` : 'the body'} must be an object`);
@@ -412,7 +413,7 @@ export class VectorService {
     });
     checked.forEach((c, i) => {
       if (c.metadata !== undefined && metadataBytes(c.metadata) > VECTOR_LIMITS.maxMetadataBytes) {
-        fail('VALIDATION_FAILED', `${many ? `vectors[${i}].` : ''}metadata must be at most ${VECTOR_LIMITS.maxMetadataBytes} bytes encoded`, { field: 'metadata', limit: VECTOR_LIMITS.maxMetadataBytes });
+        fail('VALIDATION_FAILED', `${many ? `vectors[${i}].` : ''}metadata must be at most ${VECTOR_LIMITS.maxMetadataBytes} bytes encoded`, { field: `${many ? `vectors[${i}].` : ''}metadata`, limit: VECTOR_LIMITS.maxMetadataBytes });
       }
     });
     const vectors = await this.embedder.embed(checked.map((c) => c.text));
@@ -544,7 +545,7 @@ export class VectorService {
     const includeText = bool(input.includeText, 'includeText', true);
     const includeMetadata = bool(input.includeMetadata, 'includeMetadata', true);
     const exact = bool(input.exact, 'exact', false);
-    const ef = input.efSearch === undefined || input.efSearch === null ? undefined : integer(input.efSearch, 'efSearch', 1, 4000, 0);
+    const ef = input.efSearch === undefined || input.efSearch === null ? undefined : integer(input.efSearch, 'efSearch', 0, 4000, 0);
     const filter = filterOf(input.filter);
     let vector: Float32Array;
     if (input.vector !== undefined && input.vector !== null) {

@@ -25,7 +25,9 @@ export function signupRoute(app: FastifyInstance): void {
           type: 'object',
           required: ['orgName', 'email'],
           additionalProperties: false,
-          properties: { orgName: { type: 'string', minLength: 1, maxLength: 200 }, email: { type: 'string', maxLength: 254 } },
+          // Loose bounds on what arrives: the limits (200 characters of name, 254 of address)
+          // apply after trimming, in the system store (docs/api.md).
+          properties: { orgName: { type: 'string', minLength: 1, maxLength: 1024 }, email: { type: 'string', maxLength: 1024 } },
         },
         response: {
           201: { type: 'object', properties: { apiKey: { type: 'string' }, user: userSchema, tenant: tenantSchema } },

@@ -24,6 +24,10 @@ function checkQuota(store: TenantStore, quotaBytes: number, cost: number): void 
 }
 
 /** The key-value routes: PUT/GET/DELETE /api/kv/{key}, GET /api/kv. */
+// A key's routes take no query parameters: `?ttl=60` on a PUT is refused rather than ignored
+// (ttl goes in the body), as the list route refuses parameters it does not know.
+const noQuery = { type: 'object', additionalProperties: false, properties: {} } as const;
+
 export function kvRoutes(app: FastifyInstance): void {
   const { config, expiry, lane } = app.tetra;
   // PUT, GET and DELETE of one key are the hot routes: the fast lane serves them too (keys
@@ -77,6 +81,7 @@ export function kvRoutes(app: FastifyInstance): void {
         tags: ['kv'],
         security: bearer,
         params: keyParam,
+        querystring: noQuery,
         body: putBody,
         response: { 200: { type: 'object', properties: { key: { type: 'string' }, expiresAt: nullableIsoDate } }, 507: errorRef, ...authedErrors },
       },
@@ -92,6 +97,7 @@ export function kvRoutes(app: FastifyInstance): void {
         tags: ['kv'],
         security: bearer,
         params: keyParam,
+        querystring: noQuery,
         response: {
           200: {
             type: 'object',
@@ -113,6 +119,7 @@ export function kvRoutes(app: FastifyInstance): void {
         tags: ['kv'],
         security: bearer,
         params: keyParam,
+        querystring: noQuery,
         response: { 200: { type: 'object', properties: { key: { type: 'string' }, deleted: { type: 'boolean' } } }, 404: errorRef, ...authedErrors },
       },
     },

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { fail } from '../../engine/errors.js';
 import type { TenantStore } from '../../engine/tenant/index.js';
-import { VECTOR_LIMITS, type VectorService } from '../../engine/vector/index.js';
+import { validateVectorId, VECTOR_LIMITS, type VectorService } from '../../engine/vector/index.js';
 import { authedErrors, bearer, errorRef } from '../schemas.js';
 import { withTenant } from '../tetra-context.js';
 
@@ -79,7 +79,7 @@ export function vectorRoutes(app: FastifyInstance, vectors: VectorService): void
     },
     async (request) => {
       const b = body<{ vectors: unknown[]; namespace?: unknown }>(request);
-      return withTenant(request, (store) => vectors.upsert(store, b.vectors as never, b.namespace, quota(store)));
+      return withTenant(request, (store) => vectors.upsert(store, b.vectors as never, b.namespace, quota(store), true));
     },
   );
 
@@ -147,6 +147,7 @@ export function vectorRoutes(app: FastifyInstance, vectors: VectorService): void
         summary: 'Your namespaces with their record counts and HNSW parameters',
         tags: ['vector'],
         security: bearer,
+        body: { type: ['object', 'null'], additionalProperties: false, properties: {} },
         response: {
           200: {
             type: 'object',
@@ -264,7 +265,8 @@ export function vectorRoutes(app: FastifyInstance, vectors: VectorService): void
       },
     },
     async (request) => {
-      const recordId = (request.params as { '*': string })['*'];
+      // Checked here so an empty or overlong id is named as the path's `id`, not as `ids[0]`.
+      const recordId = validateVectorId((request.params as { '*': string })['*']);
       const ns = (request.query as { namespace?: string }).namespace;
       const { deleted } = await withTenant(request, (store) => vectors.delete(store, { ids: [recordId], namespace: ns }));
       return { id: recordId, deleted: deleted === 1 };

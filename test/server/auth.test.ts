@@ -58,6 +58,16 @@ describe('signup', () => {
     const res = await http(server.url, 'POST', '/api/auth/signup', { json: { orgName: 'y'.repeat(200), email: 'long@example.com' } });
     expect(res.status).toBe(201);
   });
+
+  it('counts the limits after trimming (docs/api.md): 200 characters of name and a 254-character address within spaces', async () => {
+    const local = 'l'.repeat(64);
+    const email = `${local}@${'d'.repeat(60)}.${'e'.repeat(60)}.${'f'.repeat(60)}.${'g'.repeat(3)}`;
+    expect(email.length).toBeLessThanOrEqual(254);
+    const res = await http(server.url, 'POST', '/api/auth/signup', { json: { orgName: `  ${'z'.repeat(200)}  `, email: `   ${email}   ` } });
+    expect(res.status, res.text).toBe(201);
+    expect(res.body.tenant.name).toBe('z'.repeat(200));
+    expect(res.body.user.email).toBe(email);
+  });
 });
 
 describe('API keys', () => {

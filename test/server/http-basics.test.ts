@@ -19,6 +19,16 @@ function expectEnvelope(res: { status: number; body: any; text: string; headers:
 }
 
 describe('the HTTP envelope', () => {
+  it('answers a path that is not valid percent-encoding with 400 VALIDATION_FAILED in the envelope, on every route', async () => {
+    for (const [method, path] of [['GET', '/api/kv/%ZZ'], ['GET', '/api/kv/%C3'], ['PUT', '/api/kv/a%ZZ'], ['GET', '/api/vector/%ZZ'], ['POST', '/api/mql/find%ZZ'], ['GET', '/api/nope/%ZZ']] as const) {
+      for (const key of [apiKey, undefined]) {
+        const res = await http(server.url, method, path, { apiKey: key, ...(method === 'GET' ? {} : { json: { value: 'v' } }) });
+        expectEnvelope(res, 400, 'VALIDATION_FAILED');
+        expect(res.body.error.message).toContain('percent-encoded');
+      }
+    }
+  });
+
   it('answers unknown routes with 404 NOT_FOUND in the error envelope', async () => {
     expectEnvelope(await http(server.url, 'GET', '/api/nope'), 404, 'NOT_FOUND');
     expectEnvelope(await http(server.url, 'POST', '/api/kv/x/y', { json: {}, apiKey }), 404, 'NOT_FOUND');

@@ -65,6 +65,16 @@ describe('key-value over HTTP', () => {
     expect((await http(server.url, 'GET', path(key), { apiKey })).status).toBe(Buffer.byteLength(key) > 512 ? 400 : 404);
   });
 
+  it('refuses query parameters on a key (a ttl given as ?ttl=60 is not silently ignored), writing nothing', async () => {
+    for (const method of ['PUT', 'GET', 'DELETE'] as const) {
+      const res = await http(server.url, method, `${path('q')}?ttl=60`, { ...(method === 'PUT' ? { json: { value: 'v' } } : {}), apiKey });
+      expect(res.status, `${method} ${res.text}`).toBe(400);
+      expect(res.body.error.code).toBe('VALIDATION_FAILED');
+      expect(res.body.error.message).toContain('ttl');
+    }
+    expect((await http(server.url, 'GET', path('q'), { apiKey })).status).toBe(404);
+  });
+
   it('rejects an empty key', async () => {
     const res = await http(server.url, 'PUT', '/api/kv/', { json: { value: 'v' }, apiKey });
     expect(res.status).toBe(400);

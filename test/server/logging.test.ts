@@ -65,12 +65,12 @@ describe('logging', () => {
   it('writes exactly one access line per request at debug', async () => {
     const { url, lines } = await start({ logLevel: 'debug' });
     const { apiKey } = await signup(url);
-    const put = await http(url, 'PUT', '/api/kv/a?x=1', { json: { value: 'v' }, apiKey, headers: { 'x-request-id': 'log-put-1' } });
+    const put = await http(url, 'PUT', '/api/kv/a%62', { json: { value: 'v' }, apiKey, headers: { 'x-request-id': 'log-put-1' } });
     expect(put.status).toBe(200);
     const missing = await http(url, 'GET', '/api/kv/nothing', { apiKey, headers: { 'x-request-id': 'log-get-1' } });
     expect(missing.status).toBe(404);
     expect(ofRequest(lines, 'log-put-1')).toEqual([
-      { level: DEBUG, time: expect.any(Number), pid: process.pid, hostname: expect.any(String), reqId: 'log-put-1', msg: 'request completed', method: 'PUT', url: '/api/kv/a?x=1', statusCode: 200, responseTime: expect.any(Number) },
+      { level: DEBUG, time: expect.any(Number), pid: process.pid, hostname: expect.any(String), reqId: 'log-put-1', msg: 'request completed', method: 'PUT', url: '/api/kv/a%62', statusCode: 200, responseTime: expect.any(Number) },
     ]);
     expect(ofRequest(lines, 'log-get-1')).toMatchObject([{ level: DEBUG, msg: 'request completed', method: 'GET', url: '/api/kv/nothing', statusCode: 404 }]);
     expect(ofRequest(lines, 'log-put-1')[0]!.responseTime).toBeGreaterThanOrEqual(0);

@@ -186,6 +186,13 @@ describe('vector endpoints', () => {
     expect(conflict.body.error.code).toBe('CONFLICT');
     expect((await call('POST', '/api/vector/configure', { namespace: 'tuned', efSearch: 100 })).body.efSearch).toBe(100);
     expect((await call('POST', '/api/vector/configure', { namespace: 'tuned', M: 1000 })).status).toBe(400);
+    // A query's efSearch: 0 is the namespace's own setting, as configure's 0 is adaptive.
+    for (const efSearch of [0, 1, 4000]) {
+      const res = await call('POST', '/api/vector/query', { namespace: 'tuned', query: 'something', topK: 1, efSearch });
+      expect(res.status, res.text).toBe(200);
+      expect(res.body.matches.map((m: { id: string }) => m.id)).toEqual(['x']);
+    }
+    for (const efSearch of [-1, 4001, 1.5]) expect((await call('POST', '/api/vector/query', { namespace: 'tuned', query: 'x', efSearch })).status).toBe(400);
   });
 
   it('validates input and changes nothing on bad input', async () => {
@@ -219,6 +226,27 @@ describe('vector endpoints', () => {
     // The valid first record of the refused batch was not written.
     expect((await call('GET', '/api/vector/ok')).status).toBe(404);
     expect((await call('GET', '/api/vector/a')).status).toBe(404);
+  });
+
+  it('names the field at fault as the request has it', async () => {
+    const cases: Array<[string, string, unknown, string]> = [
+      // upsertMany names its records vectors[i], a batch of one included.
+      ['POST', '/api/vector/upsertMany', { vectors: [{ id: '', text: 'x' }] }, 'vectors[0].id'],
+      ['POST', '/api/vector/upsertMany', { vectors: [{ id: 'a', text: 'x', metadata: { big: 'y'.repeat(41 * 1024) } }] }, 'vectors[0].metadata'],
+      ['POST', '/api/vector/upsertMany', { vectors: [{ id: 'a', text: 'x' }, { id: 'b', text: '' }] }, 'vectors[1].text'],
+      ['POST', '/api/vector/upsert', { id: '', text: 'x' }, 'id'],
+      ['DELETE', `/api/vector/${'x'.repeat(513)}`, undefined, 'id'],
+      ['DELETE', '/api/vector/', undefined, 'id'],
+    ];
+    for (const [method, path, json, field] of cases) {
+      const res = await call(method, path, json);
+      expect(res.status, `${method} ${path.slice(0, 40)} ${res.text}`).toBe(400);
+      expect(res.body.error.details?.field, res.text).toBe(field);
+    }
+    // Listing the namespaces takes no fields.
+    expect((await call('POST', '/api/vector/namespaces', { x: 1 })).status).toBe(400);
+    expect((await call('POST', '/api/vector/namespaces', {})).status).toBe(200);
+    expect((await call('POST', '/api/vector/namespaces')).status).toBe(200);
   });
 
   it('needs an API key', async () => {
