@@ -200,15 +200,18 @@ export class NamespaceIndex {
   }
 
   /**
-   * Memory `count` more vectors may take: each its id map entries, and the vectors and level-0
-   * links of the arena chunks they need (the graph allocates 1024 nodes at a time).
+   * Memory `count` more vectors may take at their peak: each its id map entry, its place in the
+   * queue (the vector waits there until the graph takes it, as memoryBytes counts it), and the
+   * vectors and level-0 links of the arena chunks they need (the graph allocates 1024 nodes at a
+   * time, while the queue still holds what it takes). Measured against memoryBytes in
+   * test/vector/vector-service.test.ts.
    */
   growthBytes(count: number): number {
     const perNode = this.#dims * 4 + (2 * this.info.M + 1) * 4;
     // The arena grows by whole chunks of 1024 nodes: the new chunks this write may need.
     const nodes = this.#graph.nodeLimit + this.#pending.size;
     const chunks = Math.ceil((nodes + count) / 1024) - Math.ceil(nodes / 1024);
-    return count * (8 + 120) + Math.max(chunks * 1024, count) * perNode;
+    return count * (8 + 120) + count * (perNode + 8 + 120) + Math.max(chunks * 1024, count) * perNode;
   }
 
   get graph(): HnswIndex {

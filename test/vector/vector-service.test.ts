@@ -249,6 +249,44 @@ describe('vector service over a real store', () => {
     await store.close();
   });
 
+  it('never lets an accepted write take the graphs past the budget, at any moment of its indexing', async () => {
+    // A write is admitted on an estimate of its peak: the queued vectors and the arena chunk the
+    // graph allocates while the queue still holds them. Sampled every turn while it settles.
+    for (const budget of [2_500_000, 3_200_000, 6_000_000]) {
+      const dir = newDir('vec-budget-peak');
+      const store = await open(dir);
+      const service = new VectorService({ embedder: createFallbackEmbedder(), memoryBytes: budget });
+      let peak = 0;
+      let sampling = true;
+      const sampler = (async () => {
+        while (sampling) {
+          peak = Math.max(peak, service.memoryUsed);
+          await new Promise((r) => setImmediate(r));
+        }
+      })();
+      let accepted = 0;
+      let refused = 0;
+      for (const [from, count] of [[0, 700], [700, 1], [701, 400], [1101, 1000], [2101, 1000]] as Array<[number, number]>) {
+        const done = await service.upsert(store, records.slice(from, from + count), 'peak').then(
+          () => true,
+          (err: { code?: string }) => {
+            expect(err.code).toBe('QUOTA_EXCEEDED');
+            return false;
+          },
+        );
+        if (done) accepted++;
+        else refused++;
+        await service.settle(store, 'peak');
+      }
+      sampling = false;
+      await sampler;
+      expect(peak, `budget ${budget}`).toBeLessThanOrEqual(budget);
+      expect(accepted, `budget ${budget}`).toBeGreaterThan(0);
+      if (budget === 2_500_000) expect(refused).toBeGreaterThan(0);
+      await store.close();
+    }
+  });
+
   it('keeps reads within the memory budget too: loading a namespace to query it unloads the least recently used', async () => {
     const dir = newDir('vec-budget-reads');
     let store = await open(dir);
