@@ -20,13 +20,21 @@ export const errorSchema = {
 
 const errorRef = { $ref: 'Error#' } as const;
 
-/** Error responses every authenticated route can give. */
-export const authedErrors = {
+/** Error responses any route can give: bad input, a request not arrived in time, a body too large or not JSON, server trouble. */
+export const anyRouteErrors = {
   400: errorRef,
-  401: errorRef,
-  429: errorRef,
+  408: errorRef,
+  413: errorRef,
+  415: errorRef,
   503: errorRef,
   500: errorRef,
+} as const;
+
+/** Error responses every authenticated route can give. */
+export const authedErrors = {
+  ...anyRouteErrors,
+  401: errorRef,
+  429: errorRef,
 } as const;
 
 export const isoDate = { type: 'string', format: 'date-time' } as const;

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { TetraError } from '../../engine/errors.js';
 import { RateLimiter } from '../rate-limiter.js';
-import { authedErrors, bearer, errorRef, isoDate, nullableIsoDate } from '../schemas.js';
+import { anyRouteErrors, authedErrors, bearer, errorRef, isoDate, nullableIsoDate } from '../schemas.js';
 import { principalOf } from '../tetra-context.js';
 
 const userSchema = { type: 'object', properties: { id: { type: 'string' }, email: { type: 'string' }, createdAt: isoDate } } as const;
@@ -31,7 +31,7 @@ export function signupRoute(app: FastifyInstance): void {
         },
         response: {
           201: { type: 'object', properties: { apiKey: { type: 'string' }, user: userSchema, tenant: tenantSchema } },
-          400: errorRef,
+          ...anyRouteErrors,
           409: errorRef,
           429: errorRef,
         },

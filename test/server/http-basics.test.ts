@@ -84,6 +84,14 @@ describe('the HTTP envelope', () => {
     expect(Object.keys(res.body.paths['/api/kv/{*}'])).toEqual(expect.arrayContaining(['put', 'get', 'delete']));
     expect(res.body.paths['/api/kv/{*}'].put.requestBody.content['application/json'].schema.required).toEqual(['value']);
     expect(res.body.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
+    // Every operation lists the errors any request can get, and the authenticated ones 401 and 429.
+    for (const [path, item] of Object.entries(res.body.paths as Record<string, Record<string, { responses: Record<string, unknown> }>>)) {
+      for (const [method, op] of Object.entries(item)) {
+        const statuses = Object.keys(op.responses);
+        expect(statuses, `${method} ${path}`).toEqual(expect.arrayContaining(['400', '408', '413', '415', '429', '500', '503']));
+        if (path !== '/api/auth/signup') expect(statuses, `${method} ${path}`).toContain('401');
+      }
+    }
   });
 
   it('reports health for the calling tenant', async () => {
