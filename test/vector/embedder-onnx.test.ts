@@ -1,5 +1,7 @@
 import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createOnnxEmbedder, loadEmbedder, type OnnxEmbedder } from '../../engine/vector/embedder/index.js';
 import { dirsRemovedAfterEach, tempDir } from '../helpers/temp-dir.js';
@@ -96,6 +98,31 @@ describe('ONNX embedder on a tiny model (tokenizer -> session -> pooling -> norm
       expect(maxAbsDiff(vectors[i]!, single!)).toBeLessThan(1e-6);
     }
     expect(await embedder.embed([])).toEqual([]);
+  });
+});
+
+describe('ONNX embedder: memory', () => {
+  it('gives back what a run takes: large batches leave no arena resident (no budget counts it)', async () => {
+    // 1024 dimensions, batches of 32 x 256 tokens: each run's tensors are tens of MiB. ONNX
+    // Runtime's default CPU arena kept ~300 MiB resident after such runs (the memory governor then
+    // cut the page cache for it); the embedder turns the arena off.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const dir = newDir('onnx-memory');
+    writeTinyModel(dir, { dims: 1024 });
+    const big = await createOnnxEmbedder({ modelDir: dir, batchSize: 32, intraOpThreads: 1 });
+    try {
+      gc();
+      const before = process.memoryUsage().rss;
+      const long = Array.from({ length: 32 }, (_, i) => `the quick brown fox jumps over the lazy dog ${i} `.repeat(40));
+      for (let r = 0; r < 3; r++) expect(await big.embed(long)).toHaveLength(32);
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const grown = (process.memoryUsage().rss - before) / 2 ** 20;
+      expect(grown).toBeLessThan(150);
+    } finally {
+      await big.close();
+    }
   });
 });
 

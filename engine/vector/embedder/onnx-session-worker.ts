@@ -58,6 +58,7 @@ export interface OnnxSessionOptions {
   graphOptimizationLevel: 'disabled' | 'basic' | 'extended' | 'all';
   executionMode: 'sequential' | 'parallel';
   logSeverityLevel: 0 | 1 | 2 | 3 | 4;
+  enableCpuMemArena?: boolean;
 }
 
 export interface Int64Feed {
