@@ -166,22 +166,23 @@ export function decimalSqrtToScale(x: Decimal, rscale: number): Decimal {
   return new Decimal((root + 5n) / 10n, rscale);
 }
 
-function isqrt(n: bigint): bigint {
+/**
+ * floor(sqrt(n)) by Newton's method from a power of two at or above the root, so every step
+ * decreases and it ends in O(log) steps for any size (a float estimate can fall below the root
+ * for large n, and counting up from there took ~1e15 steps for sqrt(1e60)).
+ */
+export function isqrt(n: bigint): bigint {
   if (n < 2n) return n;
-  let x = BigInt(Math.floor(Math.sqrt(Number(n))));
-  // Newton steps from the float estimate until stable.
+  let x = 1n << BigInt(Math.ceil(n.toString(2).length / 2));
   for (;;) {
     const y = (x + n / x) >> 1n;
-    if (y >= x) break;
+    if (y >= x) return x;
     x = y;
   }
-  while (x * x > n) x--;
-  while ((x + 1n) * (x + 1n) <= n) x++;
-  return x;
 }
 
 /** Integer division of bigints rounding half away from zero. */
-function divRound(num: bigint, den: bigint): bigint {
+export function divRound(num: bigint, den: bigint): bigint {
   let q = num / den;
   const r = num % den;
   if (r !== 0n) {

@@ -828,6 +828,13 @@ function keywordOf(n: AstNode): string | null {
   return n.type === 'origin' ? String(n.value).toLowerCase() : null;
 }
 
+/** The keywords between a call's arguments (`substring(s FROM a FOR b)`: "from for"), or "". */
+function separatorsOf(node: AstNode): string {
+  const seps = (node as { separator?: unknown }).separator;
+  if (!Array.isArray(seps)) return '';
+  return seps.map((sep: { value?: unknown }) => String(sep?.value ?? '').toLowerCase()).join(' ');
+}
+
 function compileFunction(node: AstNode, env: CompileEnv): CompiledExpr {
   const nameParts = (node.name as { name?: { value: unknown }[] } | undefined)?.name ?? [];
   if (nameParts.length !== 1) return unsupported('schema-qualified function names');
@@ -847,6 +854,9 @@ function compileFunction(node: AstNode, env: CompileEnv): CompiledExpr {
     if (fromAt >= 0) argNodes = [...argNodes.slice(fromAt + 1), ...argNodes.slice(0, fromAt)];
   } else if (name === 'position') {
     argNodes = argNodes.filter((n) => keywordOf(n) !== 'in');
+  } else if (name === 'substring' && argNodes.length === 2 && separatorsOf(node) === 'for') {
+    // substring(s FOR n) is substring(s FROM 1 FOR n); the parser gives it as (s, n).
+    argNodes = [argNodes[0]!, { type: 'number', value: 1 } as AstNode, argNodes[1]!];
   }
   const stray = argNodes.find((n) => keywordOf(n) !== null);
   if (stray) return unsupported(`keyword ${String(stray.value)} in ${name}()`);

@@ -150,7 +150,12 @@ function wrapCastItems(node: unknown): unknown {
 }
 
 function isRead(a: Ast): boolean {
-  return a.type === 'select' || (a.type === 'transaction');
+  if (a.type === 'select') return true;
+  if (a.type !== 'transaction') return false;
+  // Savepoints need the transaction's state (ROLLBACK TO a name never set is 3B001): a request
+  // using them runs as a writing one, even when it writes nothing.
+  const action = String((a.expr as Ast | undefined)?.action?.value ?? '').toUpperCase();
+  return action !== 'SAVEPOINT' && action !== 'ROLLBACK TO' && action !== 'RELEASE';
 }
 
 /** A request parsed and ready to run. */

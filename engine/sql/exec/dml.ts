@@ -129,6 +129,12 @@ export class TableWriter {
 
   /** NOT NULL, CHECK and FOREIGN KEY checks of a new row version. */
   validate(physical: SqlValue[], x: Exec): void {
+    this.validateRow(physical, x);
+    this.validateReferences(physical);
+  }
+
+  /** NOT NULL and CHECK: what PostgreSQL tests of a proposed row before ON CONFLICT looks for a conflict. */
+  validateRow(physical: SqlValue[], x: Exec): void {
     for (const c of this.live) {
       if (c.notNull && physical[c.id]!.value === null) sqlFail('23502', `null value in column "${c.name}" of relation "${this.table.name}" violates not-null constraint`);
     }
@@ -139,6 +145,10 @@ export class TableWriter {
         if (c.expr.evaluate(ctx).value === false) sqlFail('23514', `new row for relation "${this.table.name}" violates check constraint "${c.name}"`);
       }
     }
+  }
+
+  /** Foreign keys: tested for a row that is written (after ON CONFLICT decided it is). */
+  validateReferences(physical: SqlValue[]): void {
     for (const fk of this.table.foreignKeys) {
       const values = fk.columns.map((id) => physical[id]!);
       if (values.some((v) => v.value === null)) continue;
@@ -303,6 +313,13 @@ function returning(ast: Ast, writer: TableWriter, env: PlanEnv, alias: string, e
   return { exprs, columns };
 }
 
+/** PostgreSQL refuses SET a = 1, a = 2 (in UPDATE and ON CONFLICT DO UPDATE). */
+function checkSingleAssignments(sets: ReadonlyArray<{ col: ColumnDef }>): void {
+  for (let i = 0; i < sets.length; i++) {
+    if (sets.findIndex((s) => s.col === sets[i]!.col) !== i) sqlFail('42601', `multiple assignments to same column "${sets[i]!.col.name}"`);
+  }
+}
+
 /** INSERT INTO t [(cols)] VALUES ... | SELECT ... [ON CONFLICT ...] [RETURNING ...]. */
 export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generator<Step, DmlResult> {
   const tref = (ast.table as Ast[])[0]!;
@@ -315,6 +332,9 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
         return writer.live.find((l) => l.name === name) ?? sqlFail('42703', `column "${name}" of relation "${table.name}" does not exist`);
       })
     : writer.live;
+  for (let i = 0; i < targetCols.length; i++) {
+    if (targetCols.indexOf(targetCols[i]!) !== i) sqlFail('42701', `column "${targetCols[i]!.name}" specified more than once`);
+  }
   const ret = returning(ast, writer, env, alias);
   // The source rows: VALUES lists (with DEFAULT) or a query.
   const values = ast.values as Ast;
@@ -372,6 +392,7 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
         const col = writer.live.find((l) => l.name === columnName(s)) ?? sqlFail('42703', `column "${columnName(s)}" of relation "${table.name}" does not exist`);
         return { col, expr: compileExpression(s.value as Ast, cenv) };
       });
+      checkSingleAssignments(sets);
       doUpdate = { sets, where: action.where ? compileExpression(action.where as Ast, cenv) : undefined };
     } else if (!(action?.type === 'origin' && String(action.value).toLowerCase() === 'nothing')) unsupported('this ON CONFLICT action');
   }
@@ -398,6 +419,9 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
     });
     for (const c of writer.live) if (!given.has(c.id)) physical[c.id] = writer.defaultOf(c, x);
     const key = writer.keyOf(physical);
+    // As PostgreSQL: the proposed row's NOT NULL and CHECK constraints hold before ON CONFLICT
+    // looks for a conflict (a row DO NOTHING skips must still be a valid row).
+    writer.validateRow(physical, x);
     if (conflict) {
       const existing = writer.conflictKey(physical, key, conflictTarget);
       if (existing !== undefined) {
@@ -417,7 +441,7 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
         continue;
       }
     }
-    writer.validate(physical, x);
+    writer.validateReferences(physical);
     writer.checkUnique(physical, key, undefined);
     writer.insert(physical, key);
     touched.add(key.toString('latin1'));
@@ -476,6 +500,7 @@ export function* update(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
     const isDefault = value.type === 'column_ref' && String((value.column as Ast)?.expr?.value ?? '').toUpperCase() === 'DEFAULT';
     return { col, expr: isDefault ? undefined : compileExpression(value, cenv) };
   });
+  checkSingleAssignments(sets);
   const where = ast.where ? compilePredicate(ast.where as Ast, cenv, 'WHERE') : undefined;
   const ret = returning(ast, writer, env, alias, fromPlan?.columns);
   const candidates = yield* targetRows(table, alias, ast.where as Ast | null, env, x, fromPlan?.columns);

@@ -303,7 +303,7 @@ export function planQuery(ast: Ast, env: PlanEnv): Plan {
   const last = members[members.length - 1]!;
   // A parenthesised member keeps its own ORDER BY / LIMIT; the trailing ones of the whole come
   // as _orderby/_limit, or (without parentheses) on the last member.
-  const plans = members.map((m) => planSelect(m, e, m.parentheses_symbol === true));
+  const plans = members.map((m) => planSelect(m, e, m.parentheses_symbol === true, true));
   const tail: Ast =
     (Array.isArray(ast._orderby) && ast._orderby.length > 0) || (Array.isArray(ast._limit?.value) && ast._limit.value.length > 0)
       ? ({ type: 'select', orderby: ast._orderby ?? null, limit: ast._limit ?? null } as Ast)
@@ -356,15 +356,21 @@ function setOp(left: Plan, right: Plan, op: string): Plan {
 
 function coerceSlot(i: number, from: SqlTypeName, to: SqlTypeName): CompiledExpr {
   const e: CompiledExpr = { type: from, evaluate: (ctx) => ctx.row![i]! };
-  return from === to ? e : { type: to, evaluate: (ctx) => castValue(e.evaluate(ctx), { type: to }) };
+  if (from === to) return e;
+  // An untyped literal of a set operation's member is converted as its row passes
+  // (`SELECT 'a' UNION SELECT 2`: 22P02, as in PostgreSQL).
+  return { type: to, evaluate: (ctx) => castValue(e.evaluate(ctx), { type: to }) };
 }
 
 /** WITH [RECURSIVE]: each CTE is planned once and materialised on first use. */
 function planWith(withs: Ast[], env: PlanEnv): PlanEnv {
   const ctes = new Map(env.ctes);
   const e: PlanEnv = { ...env, ctes };
+  const seen = new Set<string>();
   for (const w of withs) {
     const name = tableName((w.name as Ast).value ?? w.name);
+    if (seen.has(name)) sqlFail('42712', `WITH query name "${name}" specified more than once`);
+    seen.add(name);
     const names = Array.isArray(w.columns) ? (w.columns as Ast[]).map((c) => columnName(c)) : undefined;
     const stmt = (w.stmt as Ast).ast ?? w.stmt;
     const selfRef = w.recursive === true && JSON.stringify(stmt).includes(`"table":"${name}"`);
@@ -595,7 +601,12 @@ function callName(n: Ast): string {
  * Plans one SELECT block. With `withOrder`, its own ORDER BY / LIMIT apply (false for the
  * members of a set operation, whose trailing ORDER BY belongs to the whole).
  */
-export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean): Plan {
+/**
+ * `keepUnknown`: a member of a set operation, whose untyped literals (`'2'`, NULL) keep their
+ * unknown type for the set operation to resolve against the other member (`SELECT 1 UNION
+ * SELECT '2'` is integer in PostgreSQL); elsewhere they become text here.
+ */
+export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnknown = false): Plan {
   if (ast.into?.position) unsupported('SELECT INTO');
   const where = ast.where as Ast | null;
   const source = planFrom(ast.from as Ast[] | null, where, env, withOrder ? orderHintOf(ast) : undefined);
@@ -721,8 +732,8 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean): Plan {
   // Projection, with hidden sort keys for ORDER BY expressions outside the select list.
   const outEnv = exprEnv(env, scope, resolveExtra, 'SELECT');
   const exprs = items.map((i) => compileExpression(i.node, outEnv));
-  const columns: PlanColumn[] = items.map((item, i) => ({ name: item.name, type: outputType(exprs[i]!.type), qualifier: null }));
-  const finalExprs = exprs.map((e) => (e.type === 'unknown' ? coerce(e, 'text') : e));
+  const columns: PlanColumn[] = items.map((item, i) => ({ name: item.name, type: keepUnknown ? exprs[i]!.type : outputType(exprs[i]!.type), qualifier: null }));
+  const finalExprs = keepUnknown ? exprs : exprs.map((e) => (e.type === 'unknown' ? coerce(e, 'text') : e));
   const visible = columns.length;
   const extraExprs: CompiledExpr[] = [];
   const extraCols: PlanColumn[] = [];

@@ -3,6 +3,7 @@
  * scales (numeric.c: ln_var, log_var, exp_var, power_var, power_var_int). Values are computed in
  * bigint fixed point with guard digits and rounded half away from zero to the result scale.
  */
+import { divRound, isqrt } from '../decimal.js';
 import { Decimal, sqlFail } from '../sql-types.js';
 
 /** PostgreSQL's NUMERIC_MIN_SIG_DIGITS and NUMERIC_MAX_DISPLAY_SCALE. */
@@ -10,25 +11,6 @@ const MIN_SIG_DIGITS = 16;
 const MAX_DISPLAY_SCALE = 1000;
 
 const pow10 = (n: number): bigint => 10n ** BigInt(n);
-
-/** a / b rounded half away from zero. */
-function divRound(a: bigint, b: bigint): bigint {
-  const neg = a < 0n !== b < 0n;
-  const x = a < 0n ? -a : a;
-  const y = b < 0n ? -b : b;
-  const q = (2n * x + y) / (2n * y);
-  return neg ? -q : q;
-}
-
-function isqrt(n: bigint): bigint {
-  if (n < 2n) return n;
-  let x = 1n << BigInt(Math.ceil(n.toString(2).length / 2));
-  for (;;) {
-    const y = (x + n / x) >> 1n;
-    if (y >= x) return x;
-    x = y;
-  }
-}
 
 const clampScale = (...candidates: number[]): number => Math.min(Math.max(...candidates, 0), MAX_DISPLAY_SCALE);
 
