@@ -741,6 +741,12 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
       }
     }
     return { documents };
+  } catch (err) {
+    // A value past what JavaScript can hold (a string past V8's limit, an array of too many
+    // elements) is the pipeline's doing, not a fault of the service: a 400, as MongoDB refuses a
+    // value past its BSON limit.
+    if (err instanceof RangeError) fail('QUERY_ERROR', `the pipeline built a value too large to hold (${err.message}): add a $limit or $match earlier`, undefined, err);
+    throw err;
   } finally {
     snapshot?.close();
   }

@@ -61,6 +61,15 @@ export function streaming(name: string, needs: Needs, fn: (chunk: Doc[], ctx: St
   };
 }
 
+/**
+ * Appends every item to `out`. Not `out.push(...items)`: spreading passes each item as an
+ * argument, and past ~120k of them V8 throws RangeError (a $unwind of a large array makes chunks
+ * that size).
+ */
+export function pushAll<T>(out: T[], items: readonly T[]): void {
+  for (let i = 0; i < items.length; i++) out.push(items[i]!);
+}
+
 /** A rough size of a value in memory (strings by length, numbers 8, containers with overhead). */
 export function approxBytes(v: unknown): number {
   switch (typeof v) {

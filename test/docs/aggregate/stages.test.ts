@@ -327,3 +327,58 @@ describe('$bucket and $unionWith (manual examples)', () => {
     expect(names).toEqual([{ _id: 1, who: 'abc' }, { _id: 1, who: 'Bernard' }, { _id: 2, who: 'Rippl-Ronai' }]);
   });
 });
+
+describe('large values', () => {
+  // One stored document under 1 MiB with an array of 150,000 numbers.
+  const big = Array.from({ length: 150_000 }, (_, i) => i % 1000);
+  beforeEach(async () => {
+    await docsInsert(store, 'big', [{ _id: 1, big }]).durable;
+  });
+
+  it('concatenates, unwinds into $facet and $lookup pipelines past 120k elements (spreading them as arguments threw RangeError: a 500)', async () => {
+    expect(await run([{ $project: { n: { $size: { $concatArrays: ['$big', [1]] } } } }], 'big')).toEqual([{ _id: 1, n: 150_001 }]);
+    expect(await run([{ $facet: { u: [{ $unwind: '$big' }, { $count: 'n' }] } }], 'big')).toEqual([{ u: [{ n: 150_000 }] }]);
+    const [looked] = await run([{ $lookup: { from: 'big', pipeline: [{ $unwind: '$big' }, { $project: { big: 1, _id: 0 } }], as: 'x' } }, { $project: { n: { $size: '$x' } } }], 'big');
+    expect(looked).toEqual({ _id: 1, n: 150_000 });
+    expect(await run([{ $unwind: '$big' }, { $group: { _id: null, n: { $sum: 1 } } }], 'big')).toEqual([{ _id: null, n: 150_000 }]);
+  });
+
+  it('refuses a string built past 16 MiB characters with a 400, not a 500', async () => {
+    await expect(
+      docsAggregate(store, 'big', [{ $project: { s: { $reduce: { input: { $range: [0, 30] }, initialValue: 'ab', in: { $concat: ['$$value', '$$value'] } } } } }]),
+    ).rejects.toMatchObject({ code: 'QUERY_ERROR', message: expect.stringMatching(/\$concat would make a string of more than/) });
+  });
+
+  it('keeps distinct values by hashing: set operators and $addToSet over 150k values (comparing every pair took minutes)', async () => {
+    const [out] = await run(
+      [
+        {
+          $project: {
+            _id: 0,
+            union: { $size: { $setUnion: ['$big', { $range: [500, 1500] }] } },
+            inter: { $size: { $setIntersection: ['$big', { $range: [990, 2000] }] } },
+            diff: { $size: { $setDifference: ['$big', { $range: [0, 10] }] } },
+            equals: { $setEquals: ['$big', { $range: [0, 1000] }] },
+            subset: { $setIsSubset: [{ $range: [0, 1000] }, '$big'] },
+          },
+        },
+      ],
+      'big',
+    );
+    expect(out).toEqual({ union: 1500, inter: 10, diff: 990, equals: true, subset: true });
+    const [set] = await run([{ $unwind: '$big' }, { $group: { _id: null, s: { $addToSet: '$big' } } }, { $project: { n: { $size: '$s' } } }], 'big');
+    expect(set).toEqual({ _id: null, n: 1000 });
+    // Equal in BSON terms is one value: 1 and 1.0, -0 and 0, equal documents (field order counts), equal dates.
+    const [mixed] = await run([
+      { $limit: 1 },
+      {
+        $project: {
+          _id: 0,
+          u: { $setUnion: [[1, 1.0, 0, -0, { a: 1, b: 2 }, { a: 1, b: 2 }, { b: 2, a: 1 }, { $literal: 'x' }, [1], [1]], [] ] },
+          d: { $setUnion: [[{ $toDate: 0 }, { $toDate: 0 }, { $toDate: 1 }]] },
+        },
+      },
+    ]);
+    expect(mixed).toEqual({ u: [1, 0, { a: 1, b: 2 }, { b: 2, a: 1 }, 'x', [1]], d: [new Date(0), new Date(1)] });
+  }, 30_000);
+});

@@ -5,7 +5,8 @@
  * (`$size`, `$in`: errors; `$isArray`: false); other types are errors naming the type.
  */
 
-import { bsonTypeOf, compareValues, isPlainObject, MISSING, valuesEqual } from '../../values.js';
+import { bsonTypeOf, compareValues, isPlainObject, MISSING } from '../../values.js';
+import { ValueSet } from '../value-key.js';
 import { compareAgg, truthy } from './comparison.js';
 import { checkVariableName, compileArgs, exprError, intArg, isNullish, unary, type Expr, type ExprOperator } from './expression.js';
 
@@ -67,7 +68,8 @@ const concatArrays: ExprOperator = {
         const v = e(scope);
         if (isNullish(v)) return null;
         if (!Array.isArray(v)) exprError(name, `$concatArrays only supports arrays, not ${bsonTypeOf(v)}`);
-        out.push(...v);
+        // One by one: out.push(...v) throws RangeError past ~120k elements.
+        for (let i = 0; i < v.length; i++) out.push(v[i]);
       }
       return out;
     };
@@ -244,13 +246,14 @@ export function extremeOf(values: readonly unknown[], sign: 1 | -1): unknown {
   return best === MISSING ? null : best;
 }
 
-function setOf(v: unknown, name: string): unknown[] {
-  const out: unknown[] = [];
-  for (const el of arr(v, name)) if (!out.some((x) => valuesEqual(x, el))) out.push(el);
+/** The distinct elements of an array, first occurrences in order. */
+function setOf(v: unknown, name: string): ValueSet {
+  const out = new ValueSet();
+  for (const el of arr(v, name)) out.add(el);
   return out;
 }
 
-function setOperator(fn: (sets: unknown[][]) => unknown, min: number, max = Infinity): ExprOperator {
+function setOperator(fn: (sets: ValueSet[]) => unknown, min: number, max = Infinity): ExprOperator {
   return {
     kind: 'expression',
     compile(args, ctx, name) {
@@ -264,7 +267,6 @@ function setOperator(fn: (sets: unknown[][]) => unknown, min: number, max = Infi
   };
 }
 
-const has = (set: readonly unknown[], x: unknown): boolean => set.some((y) => valuesEqual(x, y));
 
 export const arrayOperators: Record<string, ExprOperator> = {
   $size: size,
@@ -288,11 +290,15 @@ export const arrayOperators: Record<string, ExprOperator> = {
   }),
   $max: accumulatorExpression((values) => extremeOf(values, 1)),
   $min: accumulatorExpression((values) => extremeOf(values, -1)),
-  $setUnion: setOperator((sets) => sets.reduce((acc, s) => [...acc, ...s.filter((x) => !has(acc, x))], [] as unknown[]), 0),
-  $setIntersection: setOperator((sets) => (sets.length === 0 ? [] : sets[0]!.filter((x) => sets.every((s) => has(s, x)))), 0),
-  $setDifference: setOperator(([a, b]) => a!.filter((x) => !has(b!, x)), 2, 2),
-  $setEquals: setOperator((sets) => sets.every((s) => s.length === sets[0]!.length && s.every((x) => has(sets[0]!, x))), 2),
-  $setIsSubset: setOperator(([a, b]) => a!.every((x) => has(b!, x)), 2, 2),
+  $setUnion: setOperator((sets) => {
+    const union = new ValueSet();
+    for (const s of sets) for (const x of s.values) union.add(x);
+    return union.values;
+  }, 0),
+  $setIntersection: setOperator((sets) => (sets.length === 0 ? [] : sets[0]!.values.filter((x) => sets.every((s) => s.has(x)))), 0),
+  $setDifference: setOperator(([a, b]) => a!.values.filter((x) => !b!.has(x)), 2, 2),
+  $setEquals: setOperator((sets) => sets.every((s) => s.size === sets[0]!.size && s.values.every((x) => sets[0]!.has(x))), 2),
+  $setIsSubset: setOperator(([a, b]) => a!.values.every((x) => b!.has(x)), 2, 2),
   $allElementsTrue: unary((v, name) => arr(v, name).every(truthy)),
   $anyElementTrue: unary((v, name) => arr(v, name).some(truthy)),
 };

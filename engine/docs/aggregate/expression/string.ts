@@ -17,6 +17,9 @@ export function coerceToString(v: unknown, name: string): string {
   return exprError(name, `can't convert from BSON type ${bsonTypeOf(v)} to String`);
 }
 
+/** The longest string an expression builds (MongoDB: a value within the 16 MiB BSON limit). */
+const MAX_STRING_LENGTH = 16 * 1024 * 1024;
+
 function str(v: unknown, name: string, what = 'argument'): string {
   if (typeof v !== 'string') exprError(name, `${name} requires a string ${what}, found: ${bsonTypeOf(v)}`);
   return v;
@@ -32,6 +35,7 @@ const concat: ExprOperator = {
         const v = e(scope);
         if (isNullish(v)) return null;
         if (typeof v !== 'string') exprError(name, `$concat only supports strings, not ${bsonTypeOf(v)}`);
+        if (out.length + v.length > MAX_STRING_LENGTH) exprError(name, `$concat would make a string of more than ${MAX_STRING_LENGTH} characters`);
         out += v;
       }
       return out;

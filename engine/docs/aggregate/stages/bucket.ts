@@ -10,7 +10,7 @@ import { compareValues, isPlainObject, type Doc } from '../../values.js';
 import { compareAgg } from '../expression/comparison.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { needsOf } from '../dependencies.js';
-import { chunksOf, stageError, type Stage } from '../stage.js';
+import { chunksOf, pushAll, stageError, type Stage } from '../stage.js';
 import { groupStage } from './group.js';
 
 export function bucketStage(spec: unknown, names: ReadonlySet<string>): Stage {
@@ -53,7 +53,7 @@ export function bucketStage(spec: unknown, names: ReadonlySet<string>): Stage {
     needs: needsOf([spec['groupBy'], ...Object.values(output).map((acc) => (isPlainObject(acc) ? Object.values(acc)[0] : acc))], [], true),
     async *run(input, ctx) {
       const out: Doc[] = [];
-      for await (const c of group.run(input, ctx)) out.push(...c);
+      for await (const c of group.run(input, ctx)) pushAll(out, c);
       out.sort((a, b) => {
         const da = compareValues(a['_id'], fallback) === 0 && hasDefault;
         const db = compareValues(b['_id'], fallback) === 0 && hasDefault;

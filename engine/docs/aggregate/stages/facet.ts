@@ -4,7 +4,7 @@
  */
 
 import { isPlainObject, setOwn, type Doc } from '../../values.js';
-import { chunksOf, gather, outputField, stageError, type Stage } from '../stage.js';
+import { chunksOf, gather, outputField, pushAll, stageError, type Stage } from '../stage.js';
 import type { SubPipelineCompiler } from './lookup.js';
 
 const NOT_IN_FACET = new Set(['$facet', '$out', '$merge', '$collStats', '$indexStats', '$geoNear']);
@@ -38,7 +38,7 @@ export function facetStage(spec: unknown, names: ReadonlySet<string>, compileSub
       const out: Doc = {};
       for (const f of facets) {
         const results: Doc[] = [];
-        for await (const c of f.pipeline.run(chunksOf(docs), ctx)) results.push(...c);
+        for await (const c of f.pipeline.run(chunksOf(docs), ctx)) pushAll(results, c);
         setOwn(out, f.name, results);
       }
       yield [out];

@@ -14,7 +14,7 @@ import { collectValues } from '../../path.js';
 import { isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
 import { needsOf } from '../dependencies.js';
 import { compileExpression } from '../expression/operator-table.js';
-import { groupKey } from './group.js';
+import { groupKey } from '../value-key.js';
 import { Scope } from '../expression/expression.js';
 import { BlockingBudget, outputField, stageError, type Stage } from '../stage.js';
 

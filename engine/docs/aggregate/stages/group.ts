@@ -6,13 +6,14 @@
  * $count, $mergeObjects, $stdDevPop, $stdDevSamp.
  */
 
-import { compareValues, isPlainObject, MISSING, setOwn, valuesEqual, type Doc } from '../../values.js';
+import { compareValues, isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
 import { extremeOf } from '../expression/array.js';
 import { isNullish, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { Scope } from '../expression/expression.js';
 import { needsOf } from '../dependencies.js';
-import { BlockingBudget, chunksOf, outputField, stageError, type Stage } from '../stage.js';
+import { BlockingBudget, chunksOf, outputField, pushAll, stageError, type Stage } from '../stage.js';
+import { groupKey, ValueSet } from '../value-key.js';
 
 /** One accumulator's running state for one group. */
 interface Accumulator {
@@ -75,8 +76,8 @@ const ACCUMULATORS: Record<string, (name: string) => AccumulatorFactory> = {
     return { add: (v) => void (v !== MISSING && out.push(v)), result: () => out };
   },
   $addToSet: () => () => {
-    const out: unknown[] = [];
-    return { add: (v) => void (v !== MISSING && !out.some((x) => valuesEqual(x, v)) && out.push(v)), result: () => out };
+    const out = new ValueSet();
+    return { add: (v) => void (v !== MISSING && out.add(v)), result: () => out.values };
   },
   $mergeObjects: (name) => () => {
     const out: Doc = {};
@@ -107,21 +108,6 @@ function stdDev(sample: boolean): AccumulatorFactory {
       },
     };
   };
-}
-
-/** The group of a key value: equal values in BSON terms share one. */
-export function groupKey(v: unknown): string {
-  // Scalars without a JSON round trip (the common keys); the tags keep the types apart.
-  if (typeof v === 'string') return `s${v}`;
-  if (typeof v === 'number') return Number.isNaN(v) ? 'nNaN' : `n${Object.is(v, -0) ? 0 : v}`;
-  if (typeof v === 'boolean') return v ? 'T' : 'F';
-  if (v === null || v === MISSING) return 'N';
-  return 'j' + JSON.stringify(v === MISSING ? null : v, function (this: Record<string, unknown>, key: string) {
-    const raw = this[key];
-    if (raw instanceof Date) return { $date: raw.getTime() };
-    if (typeof raw === 'number') return Object.is(raw, -0) ? 0 : Number.isNaN(raw) ? { $nan: 1 } : raw;
-    return raw;
-  });
 }
 
 interface Field {
@@ -220,7 +206,7 @@ export function sortByCountStage(spec: unknown, names: ReadonlySet<string>): Sta
     needs: group.needs,
     async *run(input, ctx) {
       const out: Doc[] = [];
-      for await (const chunk of group.run(input, ctx)) out.push(...chunk);
+      for await (const chunk of group.run(input, ctx)) pushAll(out, chunk);
       out.sort((a, b) => compareValues(b['count'], a['count']));
       yield* chunksOf(out);
     },

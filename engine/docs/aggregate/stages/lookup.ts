@@ -17,7 +17,7 @@ import { isPlainObject, MISSING, type Doc } from '../../values.js';
 import { checkVariableName, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { needsOf } from '../dependencies.js';
-import { outputField, stageError, type DocStream, type Stage, type StageContext } from '../stage.js';
+import { outputField, pushAll, stageError, type DocStream, type Stage, type StageContext } from '../stage.js';
 import { Scope } from '../expression/expression.js';
 
 /** How the pipeline module compiles a sub-pipeline (passed in to avoid a cycle). */
@@ -78,7 +78,7 @@ export function lookupStage(spec: unknown, names: ReadonlySet<string>, compileSu
               yield await ctx.lookup(from, filter);
             })();
             matches = [];
-            for await (const c of sub.run(source, { ...ctx, vars: bound })) matches.push(...c);
+            for await (const c of sub.run(source, { ...ctx, vars: bound })) pushAll(matches, c);
           }
           out.push(withPath(doc, asParts, matches));
         }
