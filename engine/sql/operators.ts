@@ -1,6 +1,6 @@
 import { roundHalfEven, TYPE_DISPLAY } from './sql-cast.js';
 import { isArrayValue, makeInt, NUMERIC_RANK, sqlFail, jsonbText, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue } from './sql-types.js';
-import { addInterval, DAYS_PER_MONTH, MICROS_PER_DAY, negateInterval } from './functions/calendar.js';
+import { addDays, addInterval, DAYS_PER_MONTH, MICROS_PER_DAY, negateInterval } from './functions/calendar.js';
 
 export type ArithOp = '+' | '-' | '*' | '/' | '%';
 
@@ -127,8 +127,8 @@ export function applyArith(op: ArithOp, a: NonNullSqlValue, b: NonNullSqlValue, 
   }
   if (result === 'date') {
     if (a.type === 'date' && b.type === 'date') return { type: 'int4', value: a.value - b.value };
-    if (a.type === 'date' && b.type === 'int4') return { type: 'date', value: op === '+' ? a.value + b.value : a.value - b.value };
-    if (a.type === 'int4' && b.type === 'date') return { type: 'date', value: a.value + b.value };
+    if (a.type === 'date' && b.type === 'int4') return { type: 'date', value: addDays(a.value, op === '+' ? b.value : -b.value) };
+    if (a.type === 'int4' && b.type === 'date') return { type: 'date', value: addDays(b.value, a.value) };
   }
   if (result === 'int4' && a.type === 'date' && b.type === 'date') return { type: 'int4', value: a.value - b.value };
   if ((a.type === 'int2' || a.type === 'int4' || a.type === 'int8') && a.type === b.type) {

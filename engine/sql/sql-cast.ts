@@ -1,5 +1,5 @@
 import { Decimal } from './decimal.js';
-import { DAYS_PER_MONTH } from './functions/calendar.js';
+import { checkDate, checkTimestamp, DAYS_PER_MONTH, daysFromCivil, daysInMonth, TIMESTAMP_END } from './functions/calendar.js';
 import {
   INT_RANGES,
   isArrayType,
@@ -124,7 +124,12 @@ function castNonNull(v: NonNullSqlValue, to: SqlTypeName): SqlValue {
       if (to === 'int4') return { type: 'int4', value: v.value ? 1 : 0 };
       return noCast(v.type, to);
     case 'date':
-      if (to === 'timestamp' || to === 'timestamptz') return { type: to, value: BigInt(v.value) * MICROS_PER_DAY };
+      if (to === 'timestamp' || to === 'timestamptz') {
+        // Every timestamp is a valid date, but the date range reaches further.
+        const micros = BigInt(v.value) * MICROS_PER_DAY;
+        if (micros >= TIMESTAMP_END) sqlFail('22008', 'date out of range for timestamp');
+        return { type: to, value: micros };
+      }
       return noCast(v.type, to);
     case 'timestamp':
     case 'timestamptz':
@@ -213,28 +218,16 @@ export function parseText(raw: string, to: SqlTypeName): SqlValue {
       return { type: 'float8', value: n };
     }
     case 'date': {
-      const m = /^(\d{4})-(\d{1,2})-(\d{1,2})$/.exec(s);
-      if (!m) return sqlFail('22007', `invalid input syntax for type date: "${raw}"`);
-      return { type: 'date', value: Number(civilDays(raw, Number(m[1]), Number(m[2]), Number(m[3]))) };
+      const dt = parseDateTime(raw, to);
+      return { type: 'date', value: checkDate(dt.days, raw) };
     }
     case 'timestamp':
     case 'timestamptz': {
-      const m = /^(\d{4})-(\d{1,2})-(\d{1,2})(?:[ T](\d{1,2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i.exec(s);
-      if (!m) return sqlFail('22007', `invalid input syntax for type ${TYPE_DISPLAY[to]}: "${raw}"`);
-      const days = civilDays(raw, Number(m[1]), Number(m[2]), Number(m[3]));
-      const h = Number(m[4] ?? 0);
-      const mi = Number(m[5] ?? 0);
-      const sec = Number(m[6] ?? 0);
-      if (h > 24 || mi > 59 || sec > 60 || (h === 24 && (mi > 0 || sec > 0))) sqlFail('22008', `date/time field value out of range: "${raw}"`);
-      let micros = days * MICROS_PER_DAY + BigInt(h * 3600 + mi * 60 + sec) * 1_000_000n + BigInt((m[7] ?? '').padEnd(6, '0') || '0');
-      const zone = m[8];
-      if (zone !== undefined && to === 'timestamptz' && zone.toUpperCase() !== 'Z') {
-        const sign = zone.startsWith('-') ? -1n : 1n;
-        const digits = zone.slice(1).replace(':', '');
-        const offMin = BigInt(Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || 0));
-        micros -= sign * offMin * 60_000_000n;
-      }
-      return { type: to, value: micros };
+      const dt = parseDateTime(raw, to);
+      let micros = BigInt(dt.days) * MICROS_PER_DAY + dt.micros;
+      // A zone is read but ignored for timestamp without time zone, as PostgreSQL does.
+      if (to === 'timestamptz') micros -= dt.zoneMicros;
+      return { type: to, value: checkTimestamp(micros, raw) };
     }
     case 'jsonb': {
       let parsed: unknown;
@@ -264,14 +257,71 @@ export function parseText(raw: string, to: SqlTypeName): SqlValue {
   }
 }
 
-/** Days since 1970-01-01 for a proleptic Gregorian date. @throws SQL_ERROR 22008 bad day/month */
-function civilDays(raw: string, y: number, mo: number, d: number): bigint {
-  const dt = new Date(Date.UTC(2000, mo - 1, d));
-  dt.setUTCFullYear(y);
-  if (mo < 1 || mo > 12 || d < 1 || dt.getUTCMonth() !== mo - 1 || dt.getUTCDate() !== d) {
-    sqlFail('22008', `date/time field value out of range: "${raw}"`);
+/**
+ * The date/time input forms read: `YYYY-MM-DD` (four or more year digits) or `YYYYMMDD` /
+ * `YYMMDD` (six or more digits: day and month are the last four, two-digit years are
+ * 1970-2069), an optional era `BC` / `AD` after the date or at the end, an optional time
+ * `hh:mm[:ss[.fraction]]` after a space or `T`, an optional zone `Z` / `+hh[[:]mm]`.
+ */
+const DATETIME_INPUT =
+  /^(?:(\d{4,})-(\d{1,2})-(\d{1,2})|(\d{6,}))(?:\s*(bc|ad)\b)?(?:(?:\s+|t)(\d{1,2}):(\d{1,2})(?::(\d{1,2})(\.\d+)?)?)?\s*(z|[+-]\d{2}(?::?\d{2})?)?(?:\s*(bc|ad))?$/i;
+
+/** Special input words PostgreSQL accepts that have no value here (no infinite dates, no clock). */
+const UNSUPPORTED_DATETIME_WORDS = new Set(['infinity', '+infinity', '-infinity', 'now', 'today', 'tomorrow', 'yesterday']);
+
+/**
+ * Reads date/time input text (PostgreSQL's DecodeDateTime for the forms above, plus `epoch`)
+ * into days since 1970-01-01, the time of day and the zone's offset east of UTC. Fractions of a
+ * second round to microseconds with rint(), as PostgreSQL. The value is not range-checked.
+ * @throws SQL_ERROR 22007 unreadable, 22008 a field out of range, 0A000 infinity / now / today
+ */
+function parseDateTime(raw: string, to: 'date' | 'timestamp' | 'timestamptz'): { days: number; micros: bigint; zoneMicros: bigint } {
+  const s = raw.trim();
+  const word = s.toLowerCase();
+  if (word === 'epoch') return { days: 0, micros: 0n, zoneMicros: 0n };
+  if (UNSUPPORTED_DATETIME_WORDS.has(word)) sqlFail('0A000', `unsupported: "${word}" as a ${TYPE_DISPLAY[to]}`);
+  const m = DATETIME_INPUT.exec(s);
+  if (m === null || (m[5] !== undefined && m[11] !== undefined)) return sqlFail('22007', `invalid input syntax for type ${TYPE_DISPLAY[to]}: "${raw}"`);
+  const fieldOverflow = (): never => sqlFail('22008', `date/time field value out of range: "${raw}"`);
+  let year: number;
+  let month: number;
+  let day: number;
+  let twoDigitYear = false;
+  if (m[1] !== undefined) {
+    [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  } else {
+    const digits = m[4]!;
+    year = Number(digits.slice(0, -4));
+    month = Number(digits.slice(-4, -2));
+    day = Number(digits.slice(-2));
+    twoDigitYear = digits.length === 6;
   }
-  return BigInt(Math.round(dt.getTime() / 86_400_000));
+  if ((m[5] ?? m[11])?.toLowerCase() === 'bc') {
+    if (year < 1) fieldOverflow();
+    // 1 BC is the proleptic year 0, 2 BC is -1.
+    year = 1 - year;
+  } else if (twoDigitYear) {
+    year += year < 70 ? 2000 : 1900;
+  } else if (year < 1) {
+    fieldOverflow();
+  }
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) fieldOverflow();
+  const hour = Number(m[6] ?? 0);
+  const minute = Number(m[7] ?? 0);
+  const second = Number(m[8] ?? 0);
+  const fraction = m[9] === undefined ? 0 : roundHalfEven(Number(m[9]) * 1e6);
+  const micros = ((hour * 60 + minute) * 60 + second) * 1e6 + fraction;
+  // PostgreSQL's time_overflows: 24:00:00 and a leap second :60 are allowed, nothing past 24:00.
+  if (hour > 24 || minute > 59 || second > 60 || fraction > 1e6 || micros > 86_400e6) fieldOverflow();
+  let zoneMicros = 0n;
+  const zone = m[10];
+  if (zone !== undefined && zone.toUpperCase() !== 'Z') {
+    const sign = zone.startsWith('-') ? -1n : 1n;
+    const digits = zone.slice(1).replace(':', '');
+    zoneMicros = sign * BigInt(Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2, 4) || 0)) * 60_000_000n;
+  }
+  // A date keeps only the date part: '2024-01-01 24:00' is still 2024-01-01.
+  return { days: daysFromCivil(year, month, day), micros: to === 'date' ? 0n : BigInt(micros), zoneMicros };
 }
 
 export { jsonbText };

@@ -131,45 +131,53 @@ export function numericLiteral(text: string): SqlValue {
   return { type: 'numeric', value: d };
 }
 
-/** Days since epoch -> 'YYYY-MM-DD'. */
+/**
+ * Days since epoch -> PostgreSQL's ISO text: 'YYYY-MM-DD', years past 9999 with all their digits,
+ * years before 1 as 'YYYY-MM-DD BC' (there is no year 0: day numbers in year 0 are 1 BC).
+ */
 export function formatDate(days: number): string {
-  return civilDate(days) ?? new Date(days * 86_400_000).toISOString().slice(0, 10);
+  const { text, bc } = civilDate(days);
+  return bc ? `${text} BC` : text;
 }
 
 const pad2 = (n: number): string => (n < 10 ? `0${n}` : String(n));
 
-/** 'YYYY-MM-DD' of a day number for years 1..9999, else undefined (the caller falls back). */
-function civilDate(days: number): string | undefined {
+/** 'YYYY-MM-DD' of a day number in PostgreSQL's AD/BC numbering, and whether it is BC. */
+function civilDate(days: number): { text: string; bc: boolean } {
   const { year, month, day } = civilFromDays(days);
-  if (year < 1 || year > 9999) return undefined;
-  return `${String(year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}`;
+  const bc = year < 1;
+  return { text: `${String(bc ? 1 - year : year).padStart(4, '0')}-${pad2(month)}-${pad2(day)}`, bc };
 }
 
-/** Microseconds since epoch -> 'YYYY-MM-DD HH:MM:SS[.ffffff]' (PostgreSQL's text form, UTC). */
+const MICROS_PER_DAY = 86_400_000_000;
+
+/**
+ * Microseconds since epoch -> 'YYYY-MM-DD HH:MM:SS[.ffffff][+00][ BC]' (PostgreSQL's text form,
+ * UTC; the era comes last, after the zone).
+ */
 export function formatTimestamp(micros: bigint, tz: boolean): string {
-  let ms: number;
-  let frac: number;
+  let day: number;
+  let time: number;
   if (micros >= -9_007_199_254_740_991n && micros <= 9_007_199_254_740_991n) {
-    // Number arithmetic (exact below 2^53) is much cheaper than bigint division.
+    // Number arithmetic is exact below 2^53 and much cheaper than bigint division; % is exact.
     const m = Number(micros);
-    ms = Math.floor(m / 1000);
-    frac = m - Math.floor(m / 1_000_000) * 1_000_000;
+    time = m % MICROS_PER_DAY;
+    if (time < 0) time += MICROS_PER_DAY;
+    day = (m - time) / MICROS_PER_DAY;
   } else {
-    ms = Number(micros / 1000n - (micros % 1000n < 0n ? 1n : 0n));
-    frac = Number(((micros % 1_000_000n) + 1_000_000n) % 1_000_000n);
+    const big = BigInt(MICROS_PER_DAY);
+    let rest = micros % big;
+    if (rest < 0n) rest += big;
+    day = Number((micros - rest) / big);
+    time = Number(rest);
   }
-  const day = Math.floor(ms / 86_400_000);
-  const date = civilDate(day);
-  let out: string;
-  if (date !== undefined) {
-    const secs = Math.floor((ms - day * 86_400_000) / 1000);
-    out = `${date} ${pad2(Math.floor(secs / 3600))}:${pad2(Math.floor(secs / 60) % 60)}:${pad2(secs % 60)}`;
-  } else {
-    const iso = new Date(ms).toISOString();
-    out = `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
-  }
+  const { text, bc } = civilDate(day);
+  const secs = Math.floor(time / 1_000_000);
+  const frac = time - secs * 1_000_000;
+  let out = `${text} ${pad2(Math.floor(secs / 3600))}:${pad2(Math.floor(secs / 60) % 60)}:${pad2(secs % 60)}`;
   if (frac !== 0) out += `.${String(frac).padStart(6, '0').replace(/0+$/, '')}`;
-  return tz ? `${out}+00` : out;
+  if (tz) out += '+00';
+  return bc ? `${out} BC` : out;
 }
 
 /** Text form of a value, as PostgreSQL's output function (used by ::text and ||). */

@@ -20,7 +20,6 @@ const KNOWN_DIFFERENCES: Record<string, string> = {
   "json_build_object('a', 1)": 'no separate json type: json_build_object builds jsonb (PostgreSQL: json, printed as {"a" : 1})',
   "json_build_array(1, 'x')": 'no separate json type: json_build_array builds jsonb (PostgreSQL: json, printed as [1, "x"] with type json)',
   'jsonb_build_array(1.50, 2)': 'jsonb numbers are held as JS doubles: the numeric scale (1.50) is not kept',
-  'make_date(-44, 3, 15)': 'BC dates are computed but printed in ISO form (-000043-03-15); PostgreSQL prints 0044-03-15 BC',
   "extract(julian FROM DATE '2024-01-01')": 'node-sql-parser only accepts a fixed list of EXTRACT fields (42601); date_part(\'julian\', ...) works',
   "extract(foo FROM DATE '2024-01-01')": 'node-sql-parser rejects unknown EXTRACT fields as a syntax error (42601); PostgreSQL: 22023',
   "to_char(1, 'S9')": 'number templates other than 9 0 . D , G and FM (S, MI, PR, L, EEEE, RN, TH, V) are refused (0A000)',

@@ -4,7 +4,9 @@
  * functions and the interval operators. Pure integer arithmetic, so years before 1970 and after
  * 2038 behave like any other.
  */
-import type { Interval } from '../sql-types.js';
+// sql-types imports this module for its output functions; sqlFail is only called, never read
+// while the modules load, so the cycle is harmless.
+import { sqlFail, type Interval } from '../sql-types.js';
 
 export const MICROS_PER_SECOND = 1_000_000n;
 export const MICROS_PER_MINUTE = 60_000_000n;
@@ -12,6 +14,41 @@ export const MICROS_PER_HOUR = 3_600_000_000n;
 export const MICROS_PER_DAY = 86_400_000_000n;
 /** PostgreSQL counts a month as 30 days when it must compare or justify intervals. */
 export const DAYS_PER_MONTH = 30;
+
+/**
+ * The dates a date holds, as days since 1970-01-01: PostgreSQL's range, from 4714-11-24 BC
+ * (Julian day 0) up to 5874897-12-31; DATE_END_DAYS is the first day past it.
+ */
+export const DATE_MIN_DAYS = -2_440_588;
+export const DATE_END_DAYS = 2_145_042_906;
+
+/**
+ * The instants a timestamp holds, as microseconds since 1970: from 4714-11-24 00:00:00 BC, as
+ * PostgreSQL, up to 294246-12-31 23:59:59.999999 (TIMESTAMP_END is 294247-01-01). PostgreSQL
+ * counts from 2000 and reaches 294276; an int64 counted from 1970 (the stored form) ends in
+ * January 294247, and the range stops at the last whole year before that.
+ */
+export const TIMESTAMP_MIN = BigInt(DATE_MIN_DAYS) * MICROS_PER_DAY;
+/** 294247-01-01 is day 106,751,982 since 1970. */
+export const TIMESTAMP_END = 106_751_982n * MICROS_PER_DAY;
+
+/** A day number checked against the date range. @throws SQL_ERROR 22008 date out of range */
+export function checkDate(days: number, input?: string): number {
+  // Negated so that NaN (from a non-finite operand) fails too.
+  if (!(days >= DATE_MIN_DAYS && days < DATE_END_DAYS)) sqlFail('22008', input === undefined ? 'date out of range' : `date out of range: "${input}"`);
+  return days;
+}
+
+/** Microseconds checked against the timestamp range. @throws SQL_ERROR 22008 timestamp out of range */
+export function checkTimestamp(micros: bigint, input?: string): bigint {
+  if (micros < TIMESTAMP_MIN || micros >= TIMESTAMP_END) sqlFail('22008', input === undefined ? 'timestamp out of range' : `timestamp out of range: "${input}"`);
+  return micros;
+}
+
+/** date + integer (date_pli). @throws SQL_ERROR 22008 date out of range */
+export function addDays(days: number, n: number): number {
+  return checkDate(days + n);
+}
 
 /** Floor division for bigint (JavaScript's `/` truncates toward zero). */
 export function floorDiv(a: bigint, b: bigint): bigint {
@@ -83,7 +120,9 @@ export function timestampFromFields(year: number, month: number, day: number, ho
 
 /**
  * timestamp + interval as PostgreSQL's timestamp_pl_interval: months first (clamping the day to
- * the month's length), then days, then the time part.
+ * the month's length), then days, then the time part; like PostgreSQL, each step must stay in
+ * range, so a later field cannot bring back a value an earlier one pushed out.
+ * @throws SQL_ERROR 22008 timestamp out of range
  */
 export function addInterval(micros: bigint, iv: Interval): bigint {
   let t = micros;
@@ -93,10 +132,10 @@ export function addInterval(micros: bigint, iv: Interval): bigint {
     const year = Math.floor(total / 12);
     const month = total - year * 12 + 1;
     const day = Math.min(f.day, daysInMonth(year, month));
-    t = BigInt(daysFromCivil(year, month, day)) * MICROS_PER_DAY + (t - BigInt(f.days) * MICROS_PER_DAY);
+    t = checkTimestamp(BigInt(daysFromCivil(year, month, day)) * MICROS_PER_DAY + (t - BigInt(f.days) * MICROS_PER_DAY));
   }
-  if (iv.days !== 0) t += BigInt(iv.days) * MICROS_PER_DAY;
-  return t + iv.micros;
+  if (iv.days !== 0) t = checkTimestamp(t + BigInt(iv.days) * MICROS_PER_DAY);
+  return checkTimestamp(t + iv.micros);
 }
 
 export function negateInterval(iv: Interval): Interval {

@@ -25,7 +25,8 @@ export function sqlToJson(v: SqlValue): JsonValue {
     case 'timestamp':
     case 'timestamptz': {
       const t = toText(nn).replace(' ', 'T');
-      return nn.type === 'timestamptz' ? t.replace(/\+00$/, '+00:00') : t;
+      // The zone is written +00:00 in JSON; a BC era stays last ('...+00:00 BC').
+      return nn.type === 'timestamptz' ? t.replace(/\+00( BC)?$/, '+00:00$1') : t;
     }
     case 'unknown':
     case 'text':

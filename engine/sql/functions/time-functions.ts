@@ -2,6 +2,8 @@ import type { CompiledExpr } from '../compiled-expr.js';
 import { TYPE_DISPLAY } from '../sql-cast.js';
 import { Decimal, sqlFail, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import {
+  checkDate,
+  checkTimestamp,
   civilFromDays,
   dayOfWeek,
   daysFromCivil,
@@ -42,6 +44,9 @@ const num = (unscaled: bigint, scale = 0): SqlValue => ({ type: 'numeric', value
 /** PostgreSQL's year numbering: there is no year 0, so the proleptic year 0 is 1 BC (-1). */
 const pgYear = (y: number): number => (y > 0 ? y : y - 1);
 
+/** The year as to_char prints it (ADJUST_YEAR): BC years count up from 1 BC, the era apart. */
+const eraYear = (y: number): number => (y > 0 ? y : 1 - y);
+
 /** Julian day number of a date (PostgreSQL's date2j). */
 const julianDay = (days: number): bigint => BigInt(days + 2440588);
 
@@ -76,6 +81,9 @@ const canonicalField = (raw: string): string | undefined => FIELD_ALIASES[raw.tr
 /** Date fields shared by date and timestamp EXTRACT (all integers). */
 function dateField(field: string, f: { year: number; month: number; day: number }, days: number): bigint | undefined {
   const year = pgYear(f.year);
+  // Decades, centuries and millennia are counted from the proleptic year (1 BC is 0), as
+  // PostgreSQL's timestamp_part does with its tm_year; C's division truncates, as Math.trunc.
+  const y = f.year;
   switch (field) {
     case 'day':
       return BigInt(f.day);
@@ -86,11 +94,11 @@ function dateField(field: string, f: { year: number; month: number; day: number 
     case 'year':
       return BigInt(year);
     case 'decade':
-      return BigInt(year >= 0 ? Math.trunc(year / 10) : -Math.trunc((8 - (year - 1)) / 10));
+      return BigInt(y >= 0 ? Math.trunc(y / 10) : -Math.trunc((8 - (y - 1)) / 10));
     case 'century':
-      return BigInt(year > 0 ? Math.trunc((year + 99) / 100) : -Math.trunc((99 - (year - 1)) / 100));
+      return BigInt(y > 0 ? Math.trunc((y + 99) / 100) : -Math.trunc((99 - (y - 1)) / 100));
     case 'millennium':
-      return BigInt(year > 0 ? Math.trunc((year + 999) / 1000) : -Math.trunc((999 - (year - 1)) / 1000));
+      return BigInt(y > 0 ? Math.trunc((y + 999) / 1000) : -Math.trunc((999 - (y - 1)) / 1000));
     case 'week':
       return BigInt(isoWeek(days).week);
     case 'isoyear': {
@@ -265,21 +273,13 @@ function truncTimestamp(rawField: string, t: bigint, type: SqlTypeName): bigint 
       return at(f.year, Math.floor((f.month - 1) / 3) * 3 + 1, 1);
     case 'year':
       return at(f.year, 1, 1);
-    case 'decade': {
-      const y = pgYear(f.year);
-      const d = y > 0 ? Math.trunc(y / 10) * 10 : -((8 - (y - 1)) / 10 | 0) * 10;
-      return at(d > 0 ? d : d + 1, 1, 1);
-    }
-    case 'century': {
-      const y = pgYear(f.year);
-      const c = y > 0 ? Math.trunc((y + 99) / 100) * 100 - 99 : -(Math.trunc((99 - (y - 1)) / 100) * 100 - 1);
-      return at(c > 0 ? c : c + 1, 1, 1);
-    }
-    case 'millennium': {
-      const y = pgYear(f.year);
-      const m = y > 0 ? Math.trunc((y + 999) / 1000) * 1000 - 999 : -(Math.trunc((999 - (y - 1)) / 1000) * 1000 - 1);
-      return at(m > 0 ? m : m + 1, 1, 1);
-    }
+    // PostgreSQL's timestamp_trunc on the proleptic year (1 BC is 0), with C's truncating division.
+    case 'decade':
+      return at(f.year > 0 ? Math.trunc(f.year / 10) * 10 : -Math.trunc((8 - (f.year - 1)) / 10) * 10, 1, 1);
+    case 'century':
+      return at(f.year > 0 ? Math.trunc((f.year + 99) / 100) * 100 - 99 : -Math.trunc((99 - (f.year - 1)) / 100) * 100 + 1, 1, 1);
+    case 'millennium':
+      return at(f.year > 0 ? Math.trunc((f.year + 999) / 1000) * 1000 - 999 : -Math.trunc((999 - (f.year - 1)) / 1000) * 1000 + 1, 1, 1);
     default:
       return field === undefined ? unitNotRecognized(rawField, type) : unitNotSupported(rawField, type);
   }
@@ -325,8 +325,9 @@ const dateTrunc: FunctionDef = {
   compile(name, args) {
     if (args.length === 2 && args[1]!.type === 'unknown') sqlFail('42725', `function ${name}(${args.map((a) => TYPE_DISPLAY[a.type]).join(', ')}) is not unique`);
     return strict(
-      { args: ['text', 'timestamptz'], returns: 'timestamptz', impl: ([f, t]) => ({ type: 'timestamptz', value: truncTimestamp(str(f!), micros(t!), 'timestamptz') }) },
-      { args: ['text', 'timestamp'], returns: 'timestamp', impl: ([f, t]) => ({ type: 'timestamp', value: truncTimestamp(str(f!), micros(t!), 'timestamp') }) },
+      // Truncating the earliest timestamps can step before the range (to 4714-01-01 BC).
+      { args: ['text', 'timestamptz'], returns: 'timestamptz', impl: ([f, t]) => ({ type: 'timestamptz', value: checkTimestamp(truncTimestamp(str(f!), micros(t!), 'timestamptz')) }) },
+      { args: ['text', 'timestamp'], returns: 'timestamp', impl: ([f, t]) => ({ type: 'timestamp', value: checkTimestamp(truncTimestamp(str(f!), micros(t!), 'timestamp')) }) },
       { args: ['text', 'interval'], returns: 'interval', impl: ([f, i]) => ({ type: 'interval', value: truncInterval(str(f!), iv(i!)) }) },
     ).compile(name, args);
   },
@@ -337,7 +338,7 @@ function makeDate(y: number, m: number, d: number, what: string): number {
   if (y === 0 || m < 1 || m > 12) sqlFail('22008', `date field value out of range: ${what}`);
   const year = y < 0 ? y + 1 : y;
   if (d < 1 || d > daysInMonth(year, m)) sqlFail('22008', `date field value out of range: ${what}`);
-  return daysFromCivil(year, m, d);
+  return checkDate(daysFromCivil(year, m, d));
 }
 
 const makeTimestamp = (y: number, mo: number, d: number, h: number, mi: number, sec: number): bigint => {
@@ -345,7 +346,7 @@ const makeTimestamp = (y: number, mo: number, d: number, h: number, mi: number, 
   if (h < 0 || h > 24 || mi < 0 || mi > 59 || sec < 0 || sec > 60 || (h === 24 && (mi > 0 || sec > 0))) {
     sqlFail('22008', `time field value out of range: ${h}:${String(mi).padStart(2, '0')}:${String(sec).padStart(2, '0')}`);
   }
-  return timestampFromFields(1970, 1, 1 + days, h, mi, BigInt(Math.round(sec * 1e6)));
+  return checkTimestamp(timestampFromFields(1970, 1, 1 + days, h, mi, BigInt(Math.round(sec * 1e6))));
 };
 
 /**
@@ -407,12 +408,16 @@ const TO_CHAR_PATTERNS: [RegExp, Formatter][] = [
   [/^(a\.m\.|p\.m\.)/, (f) => (f.hour < 12 ? 'a.m.' : 'p.m.')],
   [/^(AM|PM)/, (f) => (f.hour < 12 ? 'AM' : 'PM')],
   [/^(am|pm)/, (f) => (f.hour < 12 ? 'am' : 'pm')],
-  [/^Y,YYY/i, (f) => { const y = pgYear(f.year); return `${Math.trunc(y / 1000)},${pad(y % 1000, 3, false)}`; }],
-  [/^IYYY/i, (f, fm) => pad(isoWeek(f.days).isoYear, 4, fm)],
-  [/^YYYY/i, (f, fm) => pad(pgYear(f.year), 4, fm)],
-  [/^YYY/i, (f, fm) => pad(pgYear(f.year) % 1000, 3, fm)],
-  [/^YY/i, (f, fm) => pad(pgYear(f.year) % 100, 2, fm)],
-  [/^Y/i, (f) => String(pgYear(f.year) % 10)],
+  [/^Y,YYY/i, (f) => { const y = eraYear(f.year); return `${Math.trunc(y / 1000)},${pad(y % 1000, 3, false)}`; }],
+  [/^IYYY/i, (f, fm) => pad(eraYear(isoWeek(f.days).isoYear), 4, fm)],
+  [/^YYYY/i, (f, fm) => pad(eraYear(f.year), 4, fm)],
+  [/^YYY/i, (f, fm) => pad(eraYear(f.year) % 1000, 3, fm)],
+  [/^YY/i, (f, fm) => pad(eraYear(f.year) % 100, 2, fm)],
+  [/^Y/i, (f) => String(eraYear(f.year) % 10)],
+  [/^(A\.D\.|B\.C\.)/, (f) => (f.year > 0 ? 'A.D.' : 'B.C.')],
+  [/^(a\.d\.|b\.c\.)/, (f) => (f.year > 0 ? 'a.d.' : 'b.c.')],
+  [/^(AD|BC)/, (f) => (f.year > 0 ? 'AD' : 'BC')],
+  [/^(ad|bc)/, (f) => (f.year > 0 ? 'ad' : 'bc')],
   [/^(MONTH|Month|month)/, (f, fm) => (fm ? MONTHS[f.month - 1]! : MONTHS[f.month - 1]!.padEnd(9))],
   [/^(MON|Mon|mon)/, (f) => MONTHS[f.month - 1]!.slice(0, 3)],
   [/^MM/i, (f, fm) => pad(f.month, 2, fm)],
@@ -425,7 +430,7 @@ const TO_CHAR_PATTERNS: [RegExp, Formatter][] = [
   [/^IW/i, (f, fm) => pad(isoWeek(f.days).week, 2, fm)],
   [/^WW/i, (f, fm) => pad(Math.floor((f.days - daysFromCivil(f.year, 1, 1)) / 7) + 1, 2, fm)],
   [/^Q/i, (f) => String(Math.floor((f.month - 1) / 3) + 1)],
-  [/^CC/i, (f, fm) => { const y = pgYear(f.year); return pad(y > 0 ? Math.trunc((y + 99) / 100) : -Math.trunc((99 - (y - 1)) / 100), 2, fm); }],
+  [/^CC/i, (f, fm) => pad(f.year > 0 ? Math.trunc((f.year - 1) / 100) + 1 : Math.trunc(f.year / 100) - 1, 2, fm)],
   [/^J/i, (f) => String(julianDay(f.days))],
   [/^(TZ|tz)/, (_f, _fm, tz) => (tz ? 'UTC' : '')],
 ];
