@@ -441,21 +441,25 @@ const between: BinaryHandler = (op, node, env) => {
   };
 };
 
-/** Translates a LIKE pattern to an anchored RegExp. @throws SQL_ERROR 22025 trailing escape */
-export function likeToRegExp(pattern: string, escape: string | null, insensitive: boolean): RegExp {
+/**
+ * Translates a LIKE pattern to an anchored RegExp. A pattern ending in its escape character
+ * (`dangling`) gets instead one that matches when PostgreSQL's matcher would reach that escape
+ * with text left: PostgreSQL reports it only then (22025), a mismatch before it is just false.
+ */
+export function likeToRegExp(pattern: string, escape: string | null, insensitive: boolean): { re: RegExp; dangling: boolean } {
   let re = '';
   const cs = [...pattern];
   for (let i = 0; i < cs.length; i++) {
     const c = cs[i]!;
     if (escape !== null && c === escape) {
       const next = cs[++i];
-      if (next === undefined) sqlFail('22025', 'LIKE pattern must not end with escape character');
+      if (next === undefined) return { re: new RegExp(`^${re}.`, insensitive ? 'isu' : 'su'), dangling: true };
       re += next.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
     } else if (c === '%') re += '.*';
     else if (c === '_') re += '.';
     else re += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
   }
-  return new RegExp(`^${re}$`, insensitive ? 'isu' : 'su');
+  return { re: new RegExp(`^${re}$`, insensitive ? 'isu' : 'su'), dangling: false };
 }
 
 const like: BinaryHandler = (op, node, env) => {
@@ -481,7 +485,9 @@ const like: BinaryHandler = (op, node, env) => {
         e = ev === '' ? null : ev;
       }
       if (s === null || p === null) return { type: 'boolean', value: null };
-      return { type: 'boolean', value: likeToRegExp(p, e, insensitive).test(s) !== negated };
+      const { re, dangling } = likeToRegExp(p, e, insensitive);
+      if (dangling && re.test(s)) sqlFail('22025', 'LIKE pattern must not end with escape character');
+      return { type: 'boolean', value: (dangling ? false : re.test(s)) !== negated };
     },
   };
 };
@@ -707,7 +713,15 @@ function compileBinary(node: AstNode, env: CompileEnv): CompiledExpr {
 
 function compileUnary(node: AstNode, env: CompileEnv): CompiledExpr {
   const op = String(node.operator).toUpperCase();
-  const e = compileExpression(node.expr as AstNode, env);
+  const operand = node.expr as AstNode;
+  if (op === '-' && (operand.type === 'number' || operand.type === 'bigint')) {
+    // PostgreSQL's grammar folds a minus over a numeric literal (parenthesised or not) into one
+    // negative literal, typed by its own value: -2147483648 is an integer, -9223372036854775808
+    // a bigint, though their magnitudes are not.
+    const text = String(operand.value);
+    return constant(numericLiteral(text.startsWith('-') ? text.slice(1) : `-${text.startsWith('+') ? text.slice(1) : text}`));
+  }
+  const e = compileExpression(operand, env);
   if (op === 'NOT') {
     const b = asBoolean(e, 'NOT');
     return {

@@ -2,6 +2,8 @@ import nodeSqlParser from 'node-sql-parser';
 import { compileExpression, type AstNode, type CompileEnv } from './expression-eval.js';
 import type { EvalContext } from './compiled-expr.js';
 import { paramsFromJson } from './sql-params.js';
+import { restoreLiterals } from './sql-literals.js';
+import { protectLiteralText } from './sql-rewrite.js';
 import { sqlFail, toText, type SqlTypeName, type SqlValue } from './sql-types.js';
 
 const { Parser } = nodeSqlParser;
@@ -28,8 +30,11 @@ export interface SelectOptions {
 
 /** Parses PostgreSQL-dialect SQL. @throws SQL_ERROR 42601 on a syntax error */
 export function parseSql(sql: string): unknown {
+  const { text, literals } = protectLiteralText(sql);
   try {
-    return parser.astify(sql, { database: 'PostgreSQL' });
+    const ast = parser.astify(text, { database: 'PostgreSQL' });
+    if (literals !== undefined) restoreLiterals(ast, literals);
+    return ast;
   } catch (err) {
     return sqlFail('42601', `syntax error: ${(err as Error).message.split('\n')[0]}`);
   }

@@ -6,6 +6,7 @@ import { Catalog } from './catalog.js';
 import type { AstNode } from './expression-eval.js';
 import { unsupported } from './expression-eval.js';
 import { paramsFromJson } from './sql-params.js';
+import { restoreLiterals } from './sql-literals.js';
 import { prepareStatements } from './sql-rewrite.js';
 import type { SqlColumn, SqlOptions, SqlOutcome, SqlResult, SqlStatementInput } from './sql-api.js';
 import { LiveReader, SnapshotReader, TxnView, type SqlReader } from './store/sql-view.js';
@@ -101,6 +102,7 @@ function parse(s: TenantSql, sql: string): Parsed {
       const position = at === undefined || prepared.offset < 0 ? undefined : at + 1 + prepared.offset + base;
       throw new TetraError('SQL_ERROR', `syntax error: ${e.message.split('\n')[0]}`, position === undefined ? { sqlstate: '42601' } : { sqlstate: '42601', position });
     }
+    if (prepared.literals !== undefined) restoreLiterals(ast, prepared.literals);
     for (const a of Array.isArray(ast) ? ast : [ast]) if (a !== null && a !== undefined) statements.push(wrapCastItems(a) as Ast);
   }
   if (statements.length === 0) sqlFail('42601', 'empty query');

@@ -1,10 +1,13 @@
 import type { AstNode } from './expression-eval.js';
+import { protectLiterals, type LiteralValues } from './sql-literals.js';
 import { sqlFail } from './sql-types.js';
 
 /**
  * What node-sql-parser (PostgreSQL mode) cannot read, made readable before it parses: the text
  * is split into statements and tokenised (strings, quoted identifiers, dollar quotes and comments
  * are kept whole, so nothing inside them is ever rewritten), then
+ *  - literals the parser would misread are made safe (sql-literals.ts): the statement carries the
+ *    values to put back into its AST;
  *  - statements the parser has no grammar for become ASTs here: SAVEPOINT, ROLLBACK TO
  *    [SAVEPOINT], RELEASE [SAVEPOINT], ALTER TABLE ... RENAME [COLUMN] a TO b,
  *    INSERT INTO t DEFAULT VALUES;
@@ -27,7 +30,8 @@ const AGGREGATES_WITH_DISTINCT = new Set(['sum', 'avg', 'min', 'max', 'bool_and'
 /** The column list meaning "the referenced table's primary key". */
 export const PRIMARY_KEY_MARKER = '__tetra_primary_key__';
 
-interface Token {
+/** One token of the pre-pass. */
+export interface Token {
   text: string;
   /** Lower-cased word for keywords and plain identifiers; undefined for everything else. */
   word?: string;
@@ -35,8 +39,13 @@ interface Token {
   space: string;
 }
 
-/** One statement of a request: its text for the parser, or an AST built here. */
-export type Prepared = { text: string; offset: number } | { ast: AstNode & Record<string, unknown> };
+/**
+ * One statement of a request: its text for the parser (with the literal values its AST needs
+ * back, see restoreLiterals), or an AST built here.
+ */
+export type Prepared = { text: string; offset: number; literals?: LiteralValues } | { ast: AstNode & Record<string, unknown> };
+
+const NUMBER_TOKEN = /\d*(?:\.\d*)?(?:[eE][+-]?\d+)?/y;
 
 function tokenize(sql: string): { tokens: Token[]; lead: string } {
   const tokens: Token[] = [];
@@ -77,6 +86,16 @@ function tokenize(sql: string): { tokens: Token[]; lead: string } {
           break;
         } else i++;
       }
+    } else if ((c === 'u' || c === 'U') && sql[i + 1] === '&' && sql[i + 2] === "'") {
+      // U&'...': a standard string (no backslash escapes end it), decoded in sql-literals.ts.
+      i += 3;
+      while (i < n) {
+        if (sql[i] === "'" && sql[i + 1] === "'") i += 2;
+        else if (sql[i] === "'") {
+          i++;
+          break;
+        } else i++;
+      }
     } else if (c === '"') {
       i++;
       while (i < n) {
@@ -93,8 +112,10 @@ function tokenize(sql: string): { tokens: Token[]; lead: string } {
     } else if (/[A-Za-z_\u0080-\uffff]/.test(c)) {
       while (i < n && /[A-Za-z0-9_$\u0080-\uffff]/.test(sql[i]!)) i++;
       word = sql.slice(start, i).toLowerCase();
-    } else if (/[0-9]/.test(c)) {
-      while (i < n && /[0-9.eE]/.test(sql[i]!)) i++;
+    } else if (/[0-9]/.test(c) || (c === '.' && /[0-9]/.test(sql[i + 1] ?? '') && !/[A-Za-z0-9_"\])\]]/.test(sql[i - 1] ?? ''))) {
+      // A number: digits, a fraction, an exponent (`1e-5` is one token, its sign no operator).
+      NUMBER_TOKEN.lastIndex = i;
+      i += NUMBER_TOKEN.exec(sql)![0].length;
     } else i++;
     const text = sql.slice(start, i);
     tokens.push({ text, ...(word !== undefined ? { word } : {}), space: skipSpace() });
@@ -110,6 +131,16 @@ function ident(t: Token | undefined): string | undefined {
   if (t.word !== undefined) return t.word;
   if (t.text.startsWith('"') && t.text.endsWith('"') && t.text.length >= 2) return t.text.slice(1, -1).replace(/""/g, '"');
   return undefined;
+}
+
+/**
+ * The text with only its literals made safe, for a caller that parses without the other rewrites
+ * (it puts the values back with restoreLiterals).
+ */
+export function protectLiteralText(sql: string): { text: string; literals: LiteralValues | undefined } {
+  const { tokens, lead } = tokenize(sql);
+  const { tokens: out, literals } = protectLiterals(tokens);
+  return { text: out === tokens ? sql : lead + render(out), literals };
 }
 
 /** Splits a request into statements and prepares each (see the module comment). */
@@ -140,7 +171,8 @@ export function prepareStatements(sql: string): Prepared[] {
   return out;
 }
 
-function prepareOne(tokens: Token[], offset: number): Prepared {
+function prepareOne(source: Token[], offset: number): Prepared {
+  const { tokens, literals } = protectLiterals(source);
   const w = (i: number): string | undefined => tokens[i]?.word;
   const trailing = (from: number): boolean => from === tokens.length;
   // SAVEPOINT name / RELEASE [SAVEPOINT] name / ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT] name
@@ -182,11 +214,12 @@ function prepareOne(tokens: Token[], offset: number): Prepared {
       // Parse `INSERT INTO t VALUES () RETURNING ...` is not possible either: keep the RETURNING
       // list by parsing a stand-in statement and swapping its values.
       const rest = render(tokens.slice(5));
-      return { text: `INSERT INTO ${tokens[2]!.text} VALUES (DEFAULT) ${rest}`.replace(/\s+$/, ''), offset: -1 };
+      return { text: `INSERT INTO ${tokens[2]!.text} VALUES (DEFAULT) ${rest}`.replace(/\s+$/, ''), offset: -1, ...(literals !== undefined ? { literals } : {}) };
     }
   }
   const rewritten = rewriteDistinct(rewriteDelete(rewriteValues(rewriteTokens(tokens))));
-  return { text: render(rewritten).replace(/\s+$/, ''), offset: rewritten === tokens ? offset : -1 };
+  const text = render(rewritten).replace(/\s+$/, '');
+  return literals === undefined ? { text, offset: rewritten === source ? offset : -1 } : { text, offset: -1, literals };
 }
 
 function savepointAst(action: string, name: string | undefined): AstNode & Record<string, unknown> {
@@ -206,12 +239,6 @@ function rewriteTokens(tokens: Token[]): Token[] {
     if (t.text === '(') depth++;
     else if (t.text === ')') depth--;
     const w = t.word;
-    // E'...' strings with backslash escapes -> a plain '...' string of the same value.
-    if ((t.text.startsWith("E'") || t.text.startsWith("e'")) && t.text.endsWith("'") && t.text.length >= 3) {
-      const o = copy();
-      o[i] = { ...t, text: `'${unescapeE(t.text.slice(2, -1)).replace(/'/g, "''")}'` };
-      continue;
-    }
     if ((w === 'intersect' || w === 'except') && out[i + 1]?.word === 'all') {
       const o = copy();
       o[i + 1] = { text: '', space: '' };
@@ -442,39 +469,4 @@ function rewriteDelete(tokens: Token[]): Token[] {
   const items = render(tokens.slice(using + 1, where < 0 ? returning : where)).trimEnd();
   const cond = where < 0 ? 'TRUE' : render(tokens.slice(where + 1, returning)).trimEnd();
   return [...tokens.slice(0, using), { text: `WHERE EXISTS (SELECT 1 FROM ${items} WHERE ${cond})`, space: ' ' }, ...tokens.slice(returning)];
-}
-
-/** The value of an E'...' string body: PostgreSQL's backslash escapes and doubled quotes. */
-function unescapeE(body: string): string {
-  let out = '';
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i]!;
-    if (c === "'" && body[i + 1] === "'") {
-      out += "'";
-      i++;
-      continue;
-    }
-    if (c !== '\\' || i + 1 >= body.length) {
-      out += c;
-      continue;
-    }
-    const n = body[++i]!;
-    const simple: Record<string, string> = { b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };
-    if (n in simple) out += simple[n];
-    else if (n === 'x' && /^[0-9a-fA-F]{1,2}/.test(body.slice(i + 1))) {
-      const hex = /^[0-9a-fA-F]{1,2}/.exec(body.slice(i + 1))![0];
-      out += String.fromCharCode(parseInt(hex, 16));
-      i += hex.length;
-    } else if (/[0-7]/.test(n)) {
-      const oct = /^[0-7]{1,3}/.exec(body.slice(i))![0];
-      out += String.fromCharCode(parseInt(oct, 8) & 0xff);
-      i += oct.length - 1;
-    } else if ((n === 'u' && /^[0-9a-fA-F]{4}/.test(body.slice(i + 1))) || (n === 'U' && /^[0-9a-fA-F]{8}/.test(body.slice(i + 1)))) {
-      const len = n === 'u' ? 4 : 8;
-      out += String.fromCodePoint(parseInt(body.slice(i + 1, i + 1 + len), 16));
-      i += len;
-    } else out += n;
-  }
-  if (out.includes('\0')) sqlFail('22021', 'invalid byte sequence for encoding "UTF8": 0x00');
-  return out;
 }

@@ -116,6 +116,21 @@ describe('SQL execution', () => {
     expect(await sqlstateOf(Promise.resolve(sqlExecute(store, [{ sql: 'SELECT $1 + 1', params: [2_147_483_647] }])))).toBe('22003');
   });
 
+  it('binds parameters next to protected literals, from the parse cache too', async () => {
+    const store = await fresh();
+    await q(store, 'CREATE TABLE lit (id INT PRIMARY KEY, s TEXT, n NUMERIC)');
+    const insert = "INSERT INTO lit VALUES ($1, 'C:\\new\\' || $2, CAST($3 AS numeric) + 0.00000000000000000001)";
+    await q(store, insert, [1, 'a\\b', 1]);
+    await q(store, insert, [2, "it's", '-9007199254740993']);
+    const select = "SELECT id, s, n, $1 || 'x\\y' FROM lit WHERE s LIKE 'C:\\\\new%' ORDER BY id";
+    for (let i = 0; i < 2; i++) {
+      expect(await q(store, select, ['\\'])).toEqual([
+        [1, 'C:\\new\\a\\b', '1.00000000000000000001', '\\x\\y'],
+        [2, "C:\\new\\it's", '-9007199254740992.99999999999999999999', '\\x\\y'],
+      ]);
+    }
+  });
+
   it('shares the slice among statements waiting for a turn, and gives it back whole when they end, however they end', async () => {
     const store = await fresh();
     await q(store, `CREATE TABLE t (id int PRIMARY KEY, v int); INSERT INTO t SELECT k, k % 10 FROM (${series(60_000)}) s`);

@@ -953,6 +953,12 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
       natural.add(i + 1);
       return { ...f, as: null } as Ast;
     }
+    // node-sql-parser reads `t CROSS JOIN u` (t without alias) as t aliased CROSS, then a JOIN
+    // without ON: that is the cross join. ("CROSS" as a real alias needs quotes, and its JOIN an ON.)
+    const next = from[i + 1];
+    if (typeof f.as === 'string' && f.as.toUpperCase() === 'CROSS' && next?.join === 'INNER JOIN' && (next.on ?? null) === null && next.using === undefined) {
+      return { ...f, as: null } as Ast;
+    }
     return f;
   });
   const items = cleaned.map((f, i) => fromItem(f, i, env));
