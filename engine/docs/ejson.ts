@@ -34,23 +34,40 @@ function isLeap(year: number): boolean {
 export function parseIsoDate(text: string): number | undefined {
   const m = ISO_DATE.exec(text);
   if (m === null) return undefined;
-  const [year, month, day, hour, minute, second] = [m[1], m[2], m[3], m[4], m[5], m[6]].map(Number) as [number, number, number, number, number, number];
+  return composeDate(m[1]!, m[2]!, m[3]!, m[4]!, m[5]!, m[6]!, m[7], m[8] === 'Z' ? undefined : m[9], m[10], m[11]);
+}
+
+// The date strings $toDate and $convert read (MongoDB's date parser): a date alone, or with a
+// time after T or a space (seconds and fraction optional), then an optional offset (Z, +05:00,
+// +0500, +05, also after a space); no offset is UTC.
+const LOOSE_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?)? ?(Z|([+-])(\d{2}):?(\d{2})?)?$/;
+
+/** A date string as $toDate reads it (see LOOSE_DATE), as epoch milliseconds; undefined when it is not one. */
+export function parseDateString(text: string): number | undefined {
+  const m = LOOSE_DATE.exec(text.trim());
+  if (m === null) return undefined;
+  return composeDate(m[1]!, m[2]!, m[3]!, m[4] ?? '0', m[5] ?? '0', m[6] ?? '0', m[7], m[8] === undefined || m[8] === 'Z' ? undefined : m[9], m[10], m[11] ?? '0');
+}
+
+/** Epoch milliseconds of validated date parts; `sign` undefined: UTC. Undefined for an impossible date. */
+function composeDate(y: string, mo: string, d: string, h: string, mi: string, s: string, fraction: string | undefined, sign: string | undefined, oh: string | undefined, om: string | undefined): number | undefined {
+  const [year, month, day, hour, minute, second] = [y, mo, d, h, mi, s].map(Number) as [number, number, number, number, number, number];
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
   if (hour > 23 || minute > 59 || second > 59) return undefined;
   let offset = 0;
-  if (m[8] !== 'Z') {
-    const oh = Number(m[10]);
-    const om = Number(m[11]);
-    if (oh > 23 || om > 59) return undefined;
-    offset = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
+  if (sign !== undefined) {
+    const offH = Number(oh);
+    const offM = Number(om);
+    if (offH > 23 || offM > 59) return undefined;
+    offset = (sign === '-' ? -1 : 1) * (offH * 60 + offM);
   }
   // Fractions beyond milliseconds are truncated: a Date holds whole milliseconds.
-  const ms = m[7] === undefined ? 0 : Number(m[7].slice(0, 3).padEnd(3, '0'));
+  const ms = fraction === undefined ? 0 : Number(fraction.slice(0, 3).padEnd(3, '0'));
   // setUTCFullYear, not Date.UTC: Date.UTC maps years 0-99 to 1900-1999.
-  const d = new Date(0);
-  d.setUTCFullYear(year, month - 1, day);
-  d.setUTCHours(hour, minute, second, ms);
-  return d.getTime() - offset * MS_PER_MINUTE;
+  const date = new Date(0);
+  date.setUTCFullYear(year, month - 1, day);
+  date.setUTCHours(hour, minute, second, ms);
+  return date.getTime() - offset * MS_PER_MINUTE;
 }
 
 function dateFrom(operand: unknown, path: string, code: ErrorCode): Date {
@@ -126,14 +143,17 @@ function needsConversion(value: unknown, depth: number): boolean {
   return false;
 }
 
-function holdsDate(value: unknown): boolean {
+// True when a value holds a Date or a number JSON cannot carry (Infinity, NaN: an aggregation can
+// compute them), which toJson must convert.
+function needsJsonForm(value: unknown): boolean {
+  if (typeof value === 'number') return !Number.isFinite(value);
   if (typeof value !== 'object' || value === null) return false;
   if (value instanceof Date) return true;
   if (Array.isArray(value)) {
-    for (const el of value) if (holdsDate(el)) return true;
+    for (const el of value) if (needsJsonForm(el)) return true;
     return false;
   }
-  for (const key of Object.keys(value)) if (holdsDate((value as Doc)[key])) return true;
+  for (const key of Object.keys(value)) if (needsJsonForm((value as Doc)[key])) return true;
   return false;
 }
 
@@ -148,15 +168,18 @@ function dateToJson(d: Date): unknown {
 }
 
 /**
- * A JSON-ready form of a document value: every Date becomes `{$date: "<ISO-8601>"}`. A value
- * without dates is returned as it is (not copied).
+ * A JSON-ready form of a document value: every Date becomes `{$date: "<ISO-8601>"}`, and a number
+ * JSON cannot carry becomes MongoDB's Extended JSON for it (`{$numberDouble: "Infinity"}`,
+ * `"-Infinity"`, `"NaN"`), as mongosh and the drivers print them. A value without either is
+ * returned as it is (not copied).
  */
 export function toJson(value: unknown): unknown {
-  if (!holdsDate(value)) return value;
+  if (!needsJsonForm(value)) return value;
   return datesToJson(value);
 }
 
 function datesToJson(value: unknown): unknown {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : { $numberDouble: Number.isNaN(value) ? 'NaN' : value > 0 ? 'Infinity' : '-Infinity' };
   if (typeof value !== 'object' || value === null) return value;
   if (value instanceof Date) return dateToJson(value);
   if (Array.isArray(value)) return value.map(datesToJson);

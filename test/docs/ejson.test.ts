@@ -66,6 +66,13 @@ describe('toJson', () => {
     expect(toJson({ a: new Date(0), b: [new Date(1)], c: 1 })).toStrictEqual({ a: { $date: '1970-01-01T00:00:00.000Z' }, b: [{ $date: '1970-01-01T00:00:00.001Z' }], c: 1 });
   });
 
+  it('writes numbers JSON cannot carry as MongoDB Extended JSON ($numberDouble), anywhere in the value', () => {
+    expect(toJson(Infinity)).toStrictEqual({ $numberDouble: 'Infinity' });
+    expect(toJson({ a: [-Infinity, 1, { b: NaN }], c: 'x' })).toStrictEqual({ a: [{ $numberDouble: '-Infinity' }, 1, { b: { $numberDouble: 'NaN' } }], c: 'x' });
+    const plain = { a: [1, 2], b: 'x' };
+    expect(toJson(plain)).toBe(plain); // nothing to convert: not copied
+  });
+
   it('round-trips through fromJson, also outside four-digit years', () => {
     for (const ms of [0, -1, Date.UTC(9999, 11, 31), Date.UTC(10000, 0, 1), -62198755200001]) {
       expect(fromJson(JSON.parse(JSON.stringify(toJson({ d: new Date(ms) }))))).toStrictEqual({ d: new Date(ms) });

@@ -324,6 +324,10 @@ describe('documents over HTTP: aggregation', () => {
     expect(res.body).toEqual({ documents: [{ _id: 'Ada', total: 20, last: { $date: '2026-02-01T00:00:00.000Z' } }], executedBy: 'native' });
     const dates = await mql('aggregate', { collection: 'aorders', pipeline: [{ $match: { at: { $lt: { $date: '2026-01-03T00:00:00Z' } } } }, { $project: { _id: 1 } }] });
     expect(dates.body.documents).toEqual([{ _id: 1 }]);
+    // Numbers JSON cannot carry come back in MongoDB's Extended JSON, never as null.
+    const inf = await mql('aggregate', { collection: 'aorders', pipeline: [{ $limit: 1 }, { $project: { _id: 0, big: { $multiply: [1e308, 10] }, neg: { $multiply: [-1e308, 10] }, nan: { $pow: [-8, 1 / 3] } } }] });
+    expect(inf.status, inf.text).toBe(200);
+    expect(inf.body.documents).toEqual([{ big: { $numberDouble: 'Infinity' }, neg: { $numberDouble: '-Infinity' }, nan: { $numberDouble: 'NaN' } }]);
   });
 
   it('refuses bad pipelines with the stage or operator named, and keeps tenants apart', async () => {

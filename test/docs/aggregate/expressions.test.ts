@@ -189,3 +189,21 @@ describe('the documentation', () => {
     expect(missing).toEqual([]);
   });
 });
+
+describe('dates as MongoDB reads and writes them (manual: $toDate, $dateToString, $add)', () => {
+  table([
+    ['$toDate of a date alone: midnight UTC', { $toDate: '2018-03-20' }, new Date('2018-03-20T00:00:00Z')],
+    ['$toDate with a time and no offset: UTC', { $toDate: '2018-03-20T11:00:06' }, new Date('2018-03-20T11:00:06Z')],
+    ['$toDate with a space and an offset', { $toDate: '2018-03-20 11:00:06 +0500' }, new Date('2018-03-20T06:00:06Z')],
+    ['$toDate with a fraction and Z', { $toDate: '2018-03-20 11:00:06.575Z' }, new Date('2018-03-20T11:00:06.575Z')],
+    ['$convert to date with onError keeps a readable date', { $convert: { input: '2024-01-01', to: 'date', onError: 'bad' } }, new Date('2024-01-01T00:00:00Z')],
+    ['$convert to date with onError for an unreadable one', { $convert: { input: '01/02/2024', to: 'date', onError: 'bad' } }, 'bad'],
+  ]);
+  refuses('$toDate of an impossible day', { $toDate: '2024-02-30' }, /Error parsing date string/);
+  refuses('$toDate of a number past the date range', { $toDate: 1e20 }, /date overflow/);
+  refuses('$add of a date and a number past the range', { $add: ['$d', 1e20] }, /date overflow in \$add/);
+  refuses('$subtract taking a date past the range', { $subtract: ['$d', 1e20] }, /date overflow/);
+  refuses('$dateToString %Y of a year past 9999', { $dateToString: { date: { $toDate: 1e15 }, format: '%Y' } }, /only defined on year 0-9999/);
+  refuses('$dateToString %Y of a year before 0', { $dateToString: { date: { $toDate: -1e14 }, format: '%Y-%m-%d' } }, /only defined on year 0-9999/);
+  refuses('$pow of 0 to a negative exponent', { $pow: [0, -1] }, /\$pow cannot take a base of 0 and a negative exponent/);
+});

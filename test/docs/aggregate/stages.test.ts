@@ -102,6 +102,28 @@ describe('$project, $addFields/$set, $unset, $replaceRoot/$replaceWith', () => {
     expect((await run([{ $match: { _id: 2 } }, { $project: { _id: '$item', q: '$quantity' } }]))[0]).toEqual({ _id: 'jkl', q: 1 });
     expect((await run([{ $match: { _id: 2 } }, { $project: { _id: 0, q: '$quantity' } }]))[0]).toEqual({ q: 1 });
   });
+  it('applies a computed dot path along the input\'s arrays (MongoDB jstests projection_semantics.js, testComputedProjections)', async () => {
+    await docsInsert(store, 'shapes', [
+      { _id: 1, a: ['scalar', { b: 1, c: 1, d: 1 }, { b: 2, c: 2 }, { b: 3 }] },
+      { _id: 3, a: [] },
+      { _id: 4, a: [[], [{ b: [[1, 2], { c: 1, d: 1 }] }]] },
+      { _id: 5, a: 5 },
+      { _id: 7, a: [{ c: 1 }, { c: 2 }, 3], x: 9 },
+    ]).durable;
+    const ids = async (pipeline: unknown[]): Promise<unknown[]> => (await run(pipeline, 'shapes')).map((d) => d['a']);
+    const v = 'new value';
+    expect(await ids([{ $project: { 'a.b': v } }])).toEqual([[{ b: v }, { b: v }, { b: v }, { b: v }], [], [[], [{ b: v }]], { b: v }, [{ b: v }, { b: v }, { b: v }]]);
+    expect(await ids([{ $project: { 'a.b.c': v } }])).toEqual([
+      [{ b: { c: v } }, { b: { c: v } }, { b: { c: v } }, { b: { c: v } }],
+      [],
+      [[], [{ b: [[{ c: v }, { c: v }], { c: v }] }]],
+      { b: { c: v } },
+      [{ b: { c: v } }, { b: { c: v } }, { b: { c: v } }],
+    ]);
+    // Beside an inclusion: the scalar the inclusion drops comes back as a document of the computed field.
+    expect((await run([{ $match: { _id: 7 } }, { $project: { 'a.c': 1, 'a.b': '$x' } }], 'shapes'))[0]).toEqual({ _id: 7, a: [{ c: 1, b: 9 }, { c: 2, b: 9 }, { b: 9 }] });
+    expect((await run([{ $match: { _id: 7 } }, { $project: { a: { b: '$x', e: { $literal: 1 } } } }], 'shapes'))[0]).toEqual({ _id: 7, a: [{ b: 9, e: 1 }, { b: 9, e: 1 }, { b: 9, e: 1 }] });
+  });
   it('refuses expressions in an exclusion', async () => {
     await refuses([{ $project: { a: 0, b: '$x' } }], /Cannot use expression other than \$meta in exclusion projection/);
     await refuses([{ $project: {} }], /at least one field/);

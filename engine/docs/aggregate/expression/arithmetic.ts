@@ -12,6 +12,17 @@ function num(v: unknown, name: string): number {
   return v;
 }
 
+/**
+ * The date `ms` milliseconds after the epoch. MongoDB's dates are 64-bit milliseconds; a
+ * JavaScript Date holds +-8.64e15 (years -271821 to 275760): past that, "date overflow" as
+ * MongoDB reports one past its range, never an invalid Date rendered as null.
+ */
+export function dateAt(ms: number, name: string): Date {
+  const d = new Date(ms);
+  if (Number.isNaN(d.getTime())) exprError(name, `date overflow in ${name}`);
+  return d;
+}
+
 const add: ExprOperator = {
   kind: 'expression',
   compile(args, ctx, name) {
@@ -28,7 +39,7 @@ const add: ExprOperator = {
         } else if (typeof v === 'number') total += v;
         else exprError(name, `$add only supports numeric or date types, not ${bsonTypeOf(v)}`);
       }
-      return date === undefined ? total : new Date(date.getTime() + total);
+      return date === undefined ? total : dateAt(date.getTime() + total, name);
     };
   },
 };
@@ -67,7 +78,7 @@ function binary(fn: (a: unknown, b: unknown, name: string) => unknown): ExprOper
 const subtract = binary((a, b, name) => {
   if (a instanceof Date) {
     if (b instanceof Date) return a.getTime() - b.getTime();
-    if (typeof b === 'number') return new Date(a.getTime() - b);
+    if (typeof b === 'number') return dateAt(a.getTime() - b, name);
   } else if (typeof a === 'number' && typeof b === 'number') return a - b;
   return exprError(name, `can't $subtract ${bsonTypeOf(b)} from ${bsonTypeOf(a)}`);
 });
@@ -82,7 +93,12 @@ const mod = binary((a, b, name) => {
   return num(a, name) % (b as number);
 });
 
-const pow = binary((a, b, name) => num(a, name) ** num(b, name));
+const pow = binary((a, b, name) => {
+  const base = num(a, name);
+  const exponent = num(b, name);
+  if (base === 0 && exponent < 0) exprError(name, '$pow cannot take a base of 0 and a negative exponent');
+  return base ** exponent;
+});
 
 const log = binary((a, b, name) => {
   const x = num(a, name);

@@ -61,9 +61,13 @@ function format(d: Date, spec: string, name: string): string {
     }
     const f = spec[++i];
     switch (f) {
-      case 'Y':
-        out += pad(d.getUTCFullYear(), 4);
+      case 'Y': {
+        // MongoDB formats four-digit years only (error 18537 otherwise).
+        const year = d.getUTCFullYear();
+        if (year < 0 || year > 9999) exprError(name, `$dateToString is only defined on year 0-9999, tried to use year ${year}`);
+        out += pad(year, 4);
         break;
+      }
       case 'm':
         out += pad(d.getUTCMonth() + 1);
         break;

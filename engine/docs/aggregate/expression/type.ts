@@ -5,7 +5,8 @@
  * missing converts to null; a value that cannot convert is a QUERY_ERROR naming both types.
  */
 
-import { parseIsoDate } from '../../ejson.js';
+import { parseDateString } from '../../ejson.js';
+import { dateAt } from './arithmetic.js';
 import { bsonTypeOf, isPlainObject, MISSING } from '../../values.js';
 import { exprError, isNullish, unary, type ExprOperator } from './expression.js';
 import { coerceToString } from './string.js';
@@ -59,11 +60,14 @@ export function convert(v: unknown, to: Target, name: string): unknown {
       return cannot(v, to, name);
     case 'date':
       if (v instanceof Date) return v;
-      if (typeof v === 'number') return new Date(v);
+      if (typeof v === 'number') {
+        if (!Number.isFinite(v)) exprError(name, `Attempt to convert ${v} to a date in $convert with no onError value`);
+        return dateAt(Math.trunc(v), name);
+      }
       if (typeof v === 'string') {
-        const ms = parseIsoDate(v);
+        const ms = parseDateString(v);
         if (ms === undefined) exprError(name, `Error parsing date string '${v}' in $convert with no onError value`);
-        return new Date(ms);
+        return dateAt(ms, name);
       }
       return cannot(v, to, name);
     default: {

@@ -34,6 +34,37 @@ function setPath(target: unknown, parts: readonly string[], i: number, value: un
   return out;
 }
 
+// $project's computed field at a dot path: as setPath, but along the input document's arrays
+// (MongoDB applies computed fields over the input's structure, jstests projection_semantics.js):
+// every element of an input array on the path gets the rest of the path, one that is not a
+// document becoming one, and an element the inclusion projection dropped (a scalar) coming back
+// as that new document; an array inside an array is walked alike.
+function setComputed(target: unknown, input: unknown, parts: readonly string[], i: number, value: unknown): Doc {
+  const out: Doc = isPlainObject(target) ? { ...target } : {};
+  const key = parts[i]!;
+  if (i === parts.length - 1) {
+    if (value === MISSING) delete out[key];
+    else setOwn(out, key, value);
+    return out;
+  }
+  const childIn = isPlainObject(input) ? getOwn(input, key) : MISSING;
+  const childOut = getOwn(out, key);
+  setOwn(out, key, Array.isArray(childIn) ? setComputedInArray(childOut, childIn, parts, i + 1, value) : setComputed(childOut, childIn, parts, i + 1, value));
+  return out;
+}
+
+function setComputedInArray(target: unknown, input: readonly unknown[], parts: readonly string[], i: number, value: unknown): unknown[] {
+  const outs = Array.isArray(target) ? target : [];
+  // The projection kept the input array's documents and arrays, in order, and dropped the rest;
+  // once a computed field has given every element its place, the two line up one to one.
+  const aligned = outs.length === input.length;
+  let k = 0;
+  return input.map((el) => {
+    const o = aligned || isPlainObject(el) || Array.isArray(el) ? outs[k++] : undefined;
+    return Array.isArray(el) ? setComputedInArray(o, el, parts, i, value) : setComputed(o, el, parts, i, value);
+  });
+}
+
 function checkFieldPath(stage: string, path: string): string[] {
   const parts = path.split('.');
   for (const p of parts) {
@@ -87,7 +118,8 @@ export function projectStage(spec: unknown, names: ReadonlySet<string>): Stage {
     ? READS_ALL
     : needsOf(
         entries.filter(([, v]) => !isFlag(v)).map(([, v]) => v),
-        Object.keys(flags).filter((k) => flags[k] === 1),
+        // A computed dot path follows the input's structure above its last field (setComputed).
+        [...Object.keys(flags).filter((k) => flags[k] === 1), ...computed.filter((c) => c.parts.length > 1).map((c) => c.parts.slice(0, -1).join('.'))],
         true,
       );
   return streaming(stage, needs, (chunk, ctx) =>
@@ -95,7 +127,7 @@ export function projectStage(spec: unknown, names: ReadonlySet<string>): Stage {
       let out: unknown = keepNothing ? {} : projection === undefined ? { ...doc } : projection.apply(doc);
       if (computed.length > 0) {
         const scope = Scope.of(doc, ctx.vars);
-        for (const c of computed) out = setPath(out, c.parts, 0, c.expr(scope));
+        for (const c of computed) out = setComputed(out, doc, c.parts, 0, c.expr(scope));
       }
       return out as Doc;
     }),
