@@ -5,11 +5,12 @@
 // insertMany in batches of 1000 (the peer: one multi-row INSERT per batch), with an index on
 // `email` created first (tetradb createIndex {email: 1}; PostgreSQL ((doc->>'email'))). Then, with
 // autocannon from this process, the same connections and duration for every row: find by _id
-// (random loaded ids), find by email (random loaded emails) and durable insertOne of new
-// documents. Prints req/s, ratios, p50/p99, errors and server memory, then the issue's targets as
-// PASS/FAIL lines. Last, a memory section: N documents loaded into a TenantStore through
-// docsInsert in a worker process (docs-memory-worker.ts), peak RSS and heap against the
-// configured bound (cache + dirty budget).
+// (random loaded ids), find by email (random loaded emails), durable insertOne of new documents,
+// durable findOneAndUpdate by email ($inc, the document returned), and with a few callers (scans
+// of an unindexed field) an aggregation and a distinct. Prints req/s, ratios, p50/p99, errors and
+// server memory, then the issue's targets as PASS/FAIL lines. Last, a memory section: N documents
+// loaded into a TenantStore through docsInsert in a worker process (docs-memory-worker.ts), peak
+// RSS and heap against the configured bound (cache + dirty budget).
 //
 //   npm --prefix bench run docs                  100k documents, 3 rounds of 10 s per row, 1M documents
 //                                                for the memory section
@@ -44,8 +45,11 @@ const PICKS = 65_536;
 /** Documents compared field by field against the generator on each target before the runs. */
 const SPOT_CHECKS = 25;
 const PG_NAME = 'fastify + postgresql';
-/** Callers of the aggregation row (the others use --connections). */
+/** Callers of the scan rows, aggregate and distinct (the others use --connections). */
 const AGGREGATE_CONNECTIONS = 4;
+/** Documents each store changes through findOneAndUpdate, and ages it answers distinct for, before the runs. */
+const MODIFY_CHECKS = 5;
+const DISTINCT_CHECK_AGES = [18, 40, 77];
 const SERVER_CACHE_BYTES = 256 * MiB;
 const SMALL_CACHE_BYTES = 32 * MiB;
 const DEFAULT_PG_URL = 'postgres://tetrabench:tetrabench@127.0.0.1:5432/tetrabench';
@@ -88,17 +92,49 @@ function parseArgs(argv: string[]): Config {
 
 // ---- Workloads ----------------------------------------------------------------------------------
 
-type Workload = 'find-id' | 'find-email' | 'insert' | 'aggregate';
+type Workload = 'find-id' | 'find-email' | 'insert' | 'find-and-modify' | 'aggregate' | 'distinct';
+/** The workloads a run executes, in this order. */
 const WORKLOADS: Record<Workload, string> = {
   'find-id': 'find by _id',
   'find-email': 'find by email (indexed)',
   insert: 'insertOne (durable)',
+  'find-and-modify': 'findOneAndUpdate by email (indexed), $inc logins, returnDocument after (durable)',
   aggregate: 'aggregate: $match profile.age (no index, ~1/60 of the documents) + $group by city ($sum, $avg), 4 callers',
+  distinct: 'distinct profile.city where profile.age (no index, ~1/60 of the documents), 4 callers',
 };
+/** The route each workload posts to (under /api/mql/). */
+const ROUTES: Record<Workload, string> = {
+  'find-id': 'find',
+  'find-email': 'find',
+  insert: 'insertOne',
+  'find-and-modify': 'findOneAndUpdate',
+  aggregate: 'aggregate',
+  distinct: 'distinct',
+};
+/** The workloads that scan ~every document per request: AGGREGATE_CONNECTIONS callers, a long timeout. */
+const SCANS: ReadonlySet<Workload> = new Set<Workload>(['aggregate', 'distinct']);
 
 /** The aggregation of the `aggregate` workload for one age (18-77 in the data). */
 function aggregatePipeline(age: number): Doc[] {
   return [{ $match: { 'profile.age': age } }, { $group: { _id: '$profile.city', n: { $sum: 1 }, avgN: { $avg: '$n' } } }];
+}
+
+/**
+ * The findOneAndUpdate of the `find-and-modify` workload for the document with `email`: a
+ * counter bump that returns the document as changed. makeDocument has no `logins` (nor any counter: `n` is the
+ * document's number, which the aggregation averages, and `profile.age` is what the scan rows
+ * match), so the first bump of a document creates it at 1 (MongoDB's $inc rule; the peer's
+ * COALESCE), each later one adds 1. An $inc always changes the document, so every request is a
+ * durable write on both stores (a $set to a value the document already holds would be a no-op
+ * that tetradb answers without writing).
+ */
+function findAndModifyRequest(email: string): Doc {
+  return { collection: COLLECTION, filter: { email }, update: { $inc: { logins: 1 } }, returnDocument: 'after' };
+}
+
+/** The distinct of the `distinct` workload for one age (18-77 in the data). */
+function distinctRequest(age: number): Doc {
+  return { collection: COLLECTION, key: 'profile.city', filter: { 'profile.age': age } };
 }
 
 type Doc = Record<string, unknown>;
@@ -132,8 +168,12 @@ function bodyMaker(workload: Workload, docs: number, tag: string): () => string 
         const n = i++;
         return JSON.stringify({ collection: COLLECTION, document: makeDocument(docs + n, `ins-${tag}-${n}`, `ins-${tag}-${n}@example.com`) });
       };
+    case 'find-and-modify':
+      return () => JSON.stringify(findAndModifyRequest(docEmail(picks[i++ % PICKS]!)));
     case 'aggregate':
       return () => JSON.stringify({ collection: COLLECTION, pipeline: aggregatePipeline(18 + (picks[i++ % PICKS]! % 60)) });
+    case 'distinct':
+      return () => JSON.stringify(distinctRequest(18 + (picks[i++ % PICKS]! % 60)));
     default: {
       const never: never = workload;
       throw new Error(`unknown workload ${String(never)}`);
@@ -145,8 +185,9 @@ async function drive(config: Config, target: Target, workload: Workload | 'hello
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (target.apiKey !== '') headers.authorization = `Bearer ${target.apiKey}`;
   const next = workload === 'hello' ? undefined : bodyMaker(workload, config.docs, `${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
-  const path = workload === 'hello' ? '/hello' : workload === 'insert' ? '/api/mql/insertOne' : workload === 'aggregate' ? '/api/mql/aggregate' : '/api/mql/find';
-  // Finds cycle through prebuilt requests (pooledRequests), as the hello-world's static GET does;
+  const path = workload === 'hello' ? '/hello' : `/api/mql/${ROUTES[workload]}`;
+  // Finds (and the other requests that may repeat: findOneAndUpdate bumps a counter each time)
+  // cycle through prebuilt requests (pooledRequests), as the hello-world's static GET does;
   // inserts need a new body each (unique ids), made as they go, for both stores alike.
   const requests =
     next === undefined
@@ -155,11 +196,13 @@ async function drive(config: Config, target: Target, workload: Workload | 'hello
         ? { requests: [{ method: 'POST' as const, path, setupRequest: (req: any) => ({ ...req, body: next() }) }] }
         : pooledRequests('POST', path, headers, Array.from({ length: PICKS }, next), config.connections);
   const sampler = peakSampler(target.memory, target.sampleMs);
-  // An aggregation scans every document: with every connection on it at once, an answer takes
-  // longer than the row (each store interleaves the scans), so its row runs AGGREGATE_CONNECTIONS
-  // callers, an analytics load, and waits up to a minute for an answer, on both stores.
-  const connections = workload === 'aggregate' ? Math.min(config.connections, AGGREGATE_CONNECTIONS) : config.connections;
-  const result = await autocannon({ url: target.url, connections, duration: seconds, headers, ...(workload === 'aggregate' ? { timeout: 60 } : {}), ...requests });
+  // An aggregation (and a distinct) scans every document: with every connection on it at once, an
+  // answer takes longer than the row (each store interleaves the scans), so its row runs
+  // AGGREGATE_CONNECTIONS callers, an analytics load, and waits up to a minute for an answer, on
+  // both stores.
+  const scan = workload !== 'hello' && SCANS.has(workload);
+  const connections = scan ? Math.min(config.connections, AGGREGATE_CONNECTIONS) : config.connections;
+  const result = await autocannon({ url: target.url, connections, duration: seconds, headers, ...(scan ? { timeout: 60 } : {}), ...requests });
   return { ...loadResult(result), memMiB: sampler.stop() };
 }
 
@@ -209,6 +252,76 @@ async function aggregateAnswers(target: Target): Promise<string> {
     out.push(groups);
   }
   return JSON.stringify(out);
+}
+
+/**
+ * findOneAndUpdate on a few loaded documents, and on an email no document has: each answer must
+ * be the document as it was read just before with `logins` one higher (created at 1), counts 1 (0
+ * and null for the miss), and a find afterwards must return the document as answered. Returns the
+ * answers, which must be equal on every store (before any timing, as all are changed alike).
+ */
+async function findAndModifyAnswers(target: Target, docs: number): Promise<unknown[]> {
+  const picks = [...new Set(randomDocNumbers(docs, MODIFY_CHECKS, 43))];
+  const out: unknown[] = [];
+  for (const i of picks) {
+    const read = await post(target, '/api/mql/find', { collection: COLLECTION, filter: { email: docEmail(i) } });
+    const before = read.json.documents?.[0] as Doc | undefined;
+    if (read.status !== 200 || before === undefined) throw new Error(`${target.name}: find by email ${docEmail(i)} answered ${read.status} ${JSON.stringify(read.json).slice(0, 300)}`);
+    const expected = { ...before, logins: (typeof before['logins'] === 'number' ? before['logins'] : 0) + 1 };
+    const r = await post(target, '/api/mql/findOneAndUpdate', findAndModifyRequest(docEmail(i)));
+    if (r.status !== 200 || r.json.matchedCount !== 1 || r.json.modifiedCount !== 1 || !isDeepStrictEqual(r.json.document, expected)) {
+      throw new Error(`${target.name}: findOneAndUpdate of ${docEmail(i)} answered ${r.status} ${JSON.stringify(r.json).slice(0, 300)}, expected the document with logins ${expected.logins}`);
+    }
+    const after = await post(target, '/api/mql/find', { collection: COLLECTION, filter: { email: docEmail(i) } });
+    if (after.status !== 200 || after.json.documents?.length !== 1 || !isDeepStrictEqual(after.json.documents[0], expected)) {
+      throw new Error(`${target.name}: after findOneAndUpdate, find ${docEmail(i)} answered ${after.status} ${JSON.stringify(after.json).slice(0, 300)}`);
+    }
+    out.push(r.json);
+  }
+  const miss = await post(target, '/api/mql/findOneAndUpdate', findAndModifyRequest('nobody@example.com'));
+  if (miss.status !== 200 || miss.json.document !== null || miss.json.matchedCount !== 0 || miss.json.modifiedCount !== 0) {
+    throw new Error(`${target.name}: findOneAndUpdate of an absent email answered ${miss.status} ${JSON.stringify(miss.json).slice(0, 300)}`);
+  }
+  out.push(miss.json);
+  return out;
+}
+
+/** Strings by code point, as BSON orders them (JavaScript's < compares UTF-16 units). */
+function byCodePoint(a: string, b: string): number {
+  for (let i = 0; i < a.length && i < b.length; ) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(i)!;
+    if (x !== y) return x - y;
+    i += x > 0xffff ? 2 : 1;
+  }
+  return a.length - b.length;
+}
+
+/** The cities of the loaded documents of each of DISTINCT_CHECK_AGES, by code point, as the generator makes them. */
+function expectedDistinct(docs: number): Map<number, string[]> {
+  const cities = new Map(DISTINCT_CHECK_AGES.map((age) => [age, new Set<string>()]));
+  for (let i = 0; i < docs; i++) {
+    const d = makeDocument(i);
+    cities.get(d.profile.age)?.add(d.profile.city);
+  }
+  return new Map([...cities].map(([age, set]) => [age, [...set].sort(byCodePoint)]));
+}
+
+/**
+ * distinct's answer for a few ages, in the order the store gives (BSON order, the order is part
+ * of the answer): each must equal what the generator says the loaded documents hold (the checks
+ * before it change no city or age); returned to be compared across stores too.
+ */
+async function distinctAnswers(target: Target, expectedByAge: Map<number, string[]>): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const [age, expected] of expectedByAge) {
+    const r = await post(target, '/api/mql/distinct', distinctRequest(age));
+    if (r.status !== 200 || !isDeepStrictEqual(r.json.values, expected)) {
+      throw new Error(`${target.name}: distinct profile.city for age ${age} answered ${r.status} ${JSON.stringify(r.json).slice(0, 300)}, expected ${JSON.stringify(expected)}`);
+    }
+    out.push(r.json.values);
+  }
+  return out;
 }
 
 interface Row {
@@ -320,9 +433,20 @@ async function main(): Promise<void> {
       notes.push(`- PostgreSQL plan for find by email: ${plan.rows.map((r) => r['QUERY PLAN'].trim()).join(' / ')} (ANALYZE after the load took ${fmtNum(analyzeSeconds, 2)} s, not in the load time)`);
     }
 
+    // findOneAndUpdate and distinct answer alike on every store (and as the generator says)
+    // before any timing; these change `logins` of a few documents, which no check above reads.
+    const stores = pgTarget === undefined ? [tetraTarget] : [tetraTarget, pgTarget];
+    const modified = await Promise.all(stores.map((t) => findAndModifyAnswers(t, config.docs)));
+    const expectedCities = expectedDistinct(config.docs);
+    const distinct = await Promise.all(stores.map((t) => distinctAnswers(t, expectedCities)));
+    for (const [what, answers] of [['findOneAndUpdate', modified], ['distinct', distinct]] as const) {
+      if (answers.length > 1 && !isDeepStrictEqual(answers[0], answers[1])) {
+        throw new Error(`the ${what} answers differ: tetradb ${JSON.stringify(answers[0]).slice(0, 300)}, PostgreSQL ${JSON.stringify(answers[1]).slice(0, 300)}`);
+      }
+    }
+
     // Warm-up, then the rounds: hello-world, then each workload on each store, the stores'
     // order alternating from round to round.
-    const stores = pgTarget === undefined ? [tetraTarget] : [tetraTarget, pgTarget];
     await drive(config, helloTarget, 'hello', config.warmupSeconds);
     for (const t of stores) for (const w of Object.keys(WORKLOADS) as Workload[]) await drive(config, t, w, config.warmupSeconds);
     const rowOf = (target: string, workload: Row['workload']): Row => {
@@ -410,12 +534,12 @@ function render(config: Config, r: Results): string {
   out.push(`## Documents over HTTP (${config.quick ? 'quick' : 'full'} run, ${fmtNum(r.minutes)} min)\n`);
   out.push(r.machine);
   out.push(`- ${fmtInt(config.docs)} documents of ~${fmtInt(avgBytes)} bytes of JSON ({_id: "doc-000000042", email (unique), n, name, tags [2-4], profile {age, city}, bio}), the same in both stores, loaded through insertMany in batches of ${LOAD_BATCH}, one batch at a time, after the email index was created.`);
-  out.push(`- autocannon in this process: ${config.connections} connections, ${config.seconds} s per row, after a warm-up of ${config.warmupSeconds} s per server and workload (not reported; the warm-up inserts count in the stores' sizes). ${config.rounds > 1 ? `${config.rounds} rounds, every server running throughout: each round runs hello-world, then each workload on both stores (their order alternating by round); a row shows its median round (req/s, p50, p99), the min-max over rounds, errors and peak memory over all rounds, and ratios are the median of the per-round ratios (each against the same round's peer).` : 'One round: hello-world, then each workload on both stores, every server running throughout.'} Finds pick from ${fmtInt(PICKS)} random loaded documents (the same for both stores), each connection cycling through its own slice of them in prebuilt requests (as the hello-world's static GET is prebuilt); each returns one document. Inserts are new documents with unique _id and email. Before the runs, ${SPOT_CHECKS} random documents are read back by _id and by email from each store and compared with the generator.`);
+  out.push(`- autocannon in this process: ${config.connections} connections, ${config.seconds} s per row, after a warm-up of ${config.warmupSeconds} s per server and workload (not reported; the warm-up inserts count in the stores' sizes). ${config.rounds > 1 ? `${config.rounds} rounds, every server running throughout: each round runs hello-world, then each workload on both stores (their order alternating by round); a row shows its median round (req/s, p50, p99), the min-max over rounds, errors and peak memory over all rounds, and ratios are the median of the per-round ratios (each against the same round's peer).` : 'One round: hello-world, then each workload on both stores, every server running throughout.'} Finds pick from ${fmtInt(PICKS)} random loaded documents (the same for both stores), each connection cycling through its own slice of them in prebuilt requests (as the hello-world's static GET is prebuilt); each returns one document. Inserts are new documents with unique _id and email. findOneAndUpdate picks by email the same way (prebuilt too) and bumps \`logins\`, which the generated documents lack: a document's first bump creates it at 1, as $inc does in MongoDB. The scan rows (aggregate, distinct) pick an age 18-77 the same way. Before the runs, ${SPOT_CHECKS} random documents are read back by _id and by email from each store and compared with the generator; ${MODIFY_CHECKS} are changed through findOneAndUpdate on each store (the answer must be the document just read with logins + 1, counts 1, and a find must then return it; an absent email must answer null and 0), and distinct must answer the generator's cities for ages ${DISTINCT_CHECK_AGES.join(', ')}${r.pgSettings !== undefined ? '; the two stores answered these alike' : ''}.`);
   out.push(
     `- tetradb: the server as \`npm start\` runs it (server/start.mjs: server/main.ts compiled by esbuild, server/config.ts defaults: fsync=batch, cache 256 MiB, log level info, log lines on stdout, which the bench discards), **except --rate-limit 0** (the default 1000 requests/s per API key would answer most requests 429) and a free port and fresh data directory. TETRA_* in the environment: ${tetraEnv.length > 0 ? tetraEnv.join(' ') : 'none'}. A response leaves only once the writes it could have seen are durable.`,
   );
   if (r.pgSettings !== undefined) {
-    out.push(`- Fastify + PostgreSQL: ${r.pgSettings}; a Fastify 5 server with node-postgres (pool of ${config.pgPool} connections, named prepared statements), the same JSON body schemas and bearer check as tetradb's routes; table \`${COLLECTION} (id text primary key, doc jsonb)\`, index \`((doc->>'email'))\`; finds are \`SELECT doc ... WHERE id = $1 LIMIT 100\` and \`... WHERE doc->>'email' = $1 LIMIT 100\`, insertOne one \`INSERT\` (autocommit), insertMany one multi-row \`INSERT\`, the aggregation \`SELECT doc->'profile'->>'city', count(*), avg((doc->>'n')::bigint) ... WHERE doc->'profile'->'age' = $1::jsonb GROUP BY 1\` (no index on the age, as in tetradb; the answers were checked equal on three ages before timing).`);
+    out.push(`- Fastify + PostgreSQL: ${r.pgSettings}; a Fastify 5 server with node-postgres (pool of ${config.pgPool} connections, named prepared statements), the same JSON body schemas and bearer check as tetradb's routes; table \`${COLLECTION} (id text primary key, doc jsonb)\`, index \`((doc->>'email'))\`; finds are \`SELECT doc ... WHERE id = $1 LIMIT 100\` and \`... WHERE doc->>'email' = $1 LIMIT 100\`, insertOne one \`INSERT\` (autocommit), insertMany one multi-row \`INSERT\`, the aggregation \`SELECT doc->'profile'->>'city', count(*), avg((doc->>'n')::bigint) ... WHERE doc->'profile'->'age' = $1::jsonb GROUP BY 1\` (no index on the age, as in tetradb; the answers were checked equal on three ages before timing); findOneAndUpdate one \`UPDATE ... SET doc = jsonb_set(doc, '{logins}', to_jsonb(COALESCE((doc->>'logins')::bigint, 0) + 1)) WHERE doc->>'email' = $1 RETURNING doc\` (autocommit), distinct \`SELECT DISTINCT doc->'profile'->'city' ... WHERE (doc->'profile'->>'age')::int = $1\`, sorted by code point in the Fastify process (BSON order, as tetradb answers).`);
   }
   if (r.pgSkipped !== undefined) out.push(`- **${r.pgSkipped}**`);
   out.push(`- Server memory: peak while the row ran: tetradb VmRSS, sampled every 250 ms; the peer "front + postgres" = Fastify process VmRSS + the PSS of every PostgreSQL process (shared buffers counted once), sampled every second (reading ~20 processes' smaps costs the client some CPU).`);
@@ -441,7 +565,7 @@ function render(config: Config, r: Results): string {
         .map((row) => {
           const m = medianRound(row);
           const rps = row.rounds.map((x) => x.rps);
-          const request = row.workload === 'hello' ? 'GET /hello' : `${WORKLOADS[row.workload]}: POST /api/mql/${row.workload === 'insert' ? 'insertOne' : row.workload === 'aggregate' ? 'aggregate' : 'find'}`;
+          const request = row.workload === 'hello' ? 'GET /hello' : `${WORKLOADS[row.workload]}: POST /api/mql/${ROUTES[row.workload]}`;
           const memMiB = Math.max(...row.rounds.map((x) => x.memMiB));
           return [
             row.target,

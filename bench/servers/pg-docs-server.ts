@@ -8,7 +8,8 @@
 //   node --import tsx servers/pg-docs-server.ts <port> <apiKey> <table> <poolSize>
 //   (connection from PG* environment variables or DATABASE_URL)
 //
-// Filters it understands: {} , {_id: <string>}, {email: <string>}; anything else is a 400. Prints
+// Filters it understands: {} , {_id: <string>}, {email: <string>}; anything else is a 400. The
+// aggregate, findOneAndUpdate and distinct routes take the benchmark's one request shape each. Prints
 // "ready" when listening, or "pg-unavailable: <reason>" and exits 3 when PostgreSQL cannot be used.
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
@@ -163,6 +164,73 @@ route(
     if (typeof age !== 'number' || group?.$group === undefined) throw badRequest('this peer supports the benchmark pipeline only');
     const result = await pool.query<Doc>({ ...AGGREGATE_BY_AGE, values: [JSON.stringify(age)] });
     return { documents: result.rows };
+  },
+);
+
+// findOneAndUpdate as its user would write it in SQL: one UPDATE ... RETURNING by the indexed email,
+// autocommit (durable when acknowledged, as tetradb's answer is). The benchmark's update only:
+// {$inc: {logins: 1}} with returnDocument "after". $inc of an absent field sets it to the increment
+// (MongoDB's rule), hence the COALESCE. Emails are unique in the benchmark's data, so the WHERE
+// matches one row at most, as findOneAndUpdate changes one document at most.
+const INC_LOGINS_BY_EMAIL = {
+  name: 'inc-logins-by-email',
+  text: `UPDATE ${table} SET doc = jsonb_set(doc, '{logins}', to_jsonb(COALESCE((doc->>'logins')::bigint, 0) + 1)) WHERE doc->>'email' = $1 RETURNING doc`,
+};
+
+route(
+  'findOneAndUpdate',
+  { collection, filter: anyObject, update: anyObject, sort: anyObject, projection: anyObject, upsert: { type: 'boolean' }, returnDocument: { type: 'string', enum: ['before', 'after'] } },
+  ['collection', 'filter', 'update'],
+  { 200: { type: 'object', properties: { document: { type: ['object', 'null'], additionalProperties: true }, matchedCount: { type: 'integer' }, modifiedCount: { type: 'integer' } } } },
+  async (b) => {
+    const filter = b.filter as Doc;
+    const inc = (b.update as Doc).$inc as Doc | undefined;
+    const benchmarkShape =
+      Object.keys(filter).length === 1 && typeof filter.email === 'string' &&
+      Object.keys(b.update as Doc).length === 1 && inc !== undefined && Object.keys(inc).length === 1 && inc.logins === 1 &&
+      b.returnDocument === 'after' && b.sort === undefined && b.projection === undefined && b.upsert !== true;
+    if (!benchmarkShape) throw badRequest('this peer supports {filter: {email: string}, update: {$inc: {logins: 1}}, returnDocument: "after"} only');
+    const result = await pool.query<{ doc: Doc }>({ ...INC_LOGINS_BY_EMAIL, values: [filter.email] });
+    const doc = result.rows[0]?.doc;
+    return doc === undefined ? { document: null, matchedCount: 0, modifiedCount: 0 } : { document: doc, matchedCount: 1, modifiedCount: 1 };
+  },
+);
+
+// distinct as its user would write it in SQL: the cities of one age (no index on it, as in
+// tetradb). SQL NULL is a document without the field, which contributes nothing in tetradb too.
+const DISTINCT_CITY_BY_AGE = {
+  name: 'distinct-city-by-age',
+  text: `SELECT DISTINCT doc->'profile'->'city' AS v FROM ${table} WHERE (doc->'profile'->>'age')::int = $1 AND doc->'profile'->'city' IS NOT NULL`,
+};
+
+/** Strings by code point, as BSON orders them (JavaScript's < compares UTF-16 units). */
+function byCodePoint(a: string, b: string): number {
+  for (let i = 0; i < a.length && i < b.length; ) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(i)!;
+    if (x !== y) return x - y;
+    i += x > 0xffff ? 2 : 1;
+  }
+  return a.length - b.length;
+}
+
+route(
+  'distinct',
+  { collection, key: { type: 'string' }, filter: anyObject },
+  ['collection', 'key'],
+  { 200: { type: 'object', properties: { values: { type: 'array' } } } },
+  async (b) => {
+    // {key: "profile.city", filter: {"profile.age": <integer>}} only.
+    const filter = (b.filter ?? {}) as Doc;
+    const age = filter['profile.age'];
+    if (b.key !== 'profile.city' || Object.keys(filter).length !== 1 || typeof age !== 'number' || !Number.isInteger(age)) {
+      throw badRequest('this peer supports {key: "profile.city", filter: {"profile.age": <integer>}} only');
+    }
+    const result = await pool.query<{ v: unknown }>({ ...DISTINCT_CITY_BY_AGE, values: [age] });
+    const values = result.rows.map((r) => r.v);
+    // Every city in the data is a string; sorting in SQL would use the database's collation.
+    if (!values.every((v): v is string => typeof v === 'string')) throw new Error('this peer sorts string values only');
+    return { values: values.sort(byCodePoint) };
   },
 );
 
