@@ -170,6 +170,9 @@ async function durable(store: TenantStore): Promise<void> {
   await store.whenDurable(store.lsn);
 }
 
+/** Queued vectors an unload puts in the graph before writing its file (more: the log covers them). */
+const UNLOAD_SETTLE_MAX = 10_000;
+
 export class VectorService {
   readonly embedder: TextEmbedder;
   readonly #tenants = new WeakMap<TenantStore, TenantVectors>();
@@ -213,7 +216,7 @@ export class VectorService {
           if (ns === undefined) continue;
           // A short queue is worth applying so the file covers it; a long one is caught up
           // from the log on the next open instead of holding the close up.
-          if (ns.pendingCount <= 10_000) {
+          if (ns.pendingCount <= UNLOAD_SETTLE_MAX) {
             await ns.settled();
             await ns.persist().catch((err: unknown) => this.#onError(err, 'vector graph snapshot'));
           }
@@ -320,9 +323,12 @@ export class VectorService {
   #unload(store: TenantStore, ns: NamespaceIndex): void {
     this.#loaded.delete(ns);
     const tenant = this.#tenants.get(store);
-    // Written in the background when it can be; the log covers whatever it does not.
-    const done = ns
-      .persist()
+    // Written in the background; the log covers whatever it does not. Vectors still queued are
+    // put in the graph first (as at close): a file written only once the queue is empty, so
+    // without this a namespace unloaded right after a write had none, and was rebuilt from all
+    // its records at its next use.
+    const done = (ns.pendingCount <= UNLOAD_SETTLE_MAX ? ns.settled() : Promise.resolve())
+      .then(() => ns.persist())
       .catch((err: unknown) => this.#onError(err, 'vector graph snapshot'))
       .finally(() => {
         ns.close();

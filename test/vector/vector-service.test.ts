@@ -331,6 +331,20 @@ describe('vector service over a real store', () => {
     await store.close();
   });
 
+  it('writes the graph file of a namespace unloaded right after a write, so it reloads from the file, not from its records', async () => {
+    const dir = newDir('vec-unload-pending');
+    const store = await open(dir);
+    const service = new VectorService({ embedder: createFallbackEmbedder(), memoryBytes: 3_000_000 });
+    await service.upsert(store, records.slice(0, 500), 'first'); // queued, not yet in the graph
+    await service.upsert(store, records.slice(500, 800), 'second'); // unloads 'first' at once
+    const res = await service.query(store, { query: 'item', topK: 600, namespace: 'first', exact: true });
+    expect(res.matches).toHaveLength(500);
+    const status = (await service.status(store, 'first'))!;
+    expect(status.loadedFrom).toMatch(/^graph file/);
+    expect(status.graphNodes).toBe(500);
+    await store.close();
+  });
+
   it('keeps each namespace in its own graph and file', async () => {
     const dir = newDir('vec-ns');
     let store = await open(dir);
