@@ -1,6 +1,7 @@
 import nodeSqlParser from 'node-sql-parser';
 import { compileExpression, type AstNode, type CompileEnv } from './expression-eval.js';
 import type { EvalContext } from './compiled-expr.js';
+import { figureColumnName } from './exec/column-names.js';
 import { paramsFromJson } from './sql-params.js';
 import { restoreLiterals } from './sql-literals.js';
 import { protectLiteralText } from './sql-rewrite.js';
@@ -75,7 +76,7 @@ export function evaluateSelectExpressions(sql: string, params: readonly unknown[
     if (col.type === 'star' || (node.type === 'column_ref' && (node as { column?: unknown }).column === '*')) sqlFail('0A000', 'unsupported: *');
     const compiled = compileExpression(node, env);
     const value = compiled.evaluate(ctx);
-    columns.push({ name: typeof col.as === 'string' ? col.as : defaultColumnName(node), type: compiled.type === 'unknown' ? 'text' : compiled.type });
+    columns.push({ name: typeof col.as === 'string' ? col.as : figureColumnName(node), type: compiled.type === 'unknown' ? 'text' : compiled.type });
     values.push(value);
     row.push(toJsValue(value));
   }
@@ -85,28 +86,6 @@ export function evaluateSelectExpressions(sql: string, params: readonly unknown[
 function isEmptyLimit(v: unknown): boolean {
   const l = v as { value?: unknown[] } | null;
   return l === null || !Array.isArray(l.value) || l.value.length === 0;
-}
-
-/** PostgreSQL's FigureColname, for the node kinds supported here. */
-function defaultColumnName(node: AstNode): string {
-  switch (node.type) {
-    case 'function': {
-      const parts = (node.name as { name?: { value: unknown }[] }).name ?? [];
-      return String(parts[parts.length - 1]?.value ?? '?column?').toLowerCase();
-    }
-    case 'cast': {
-      const inner = defaultColumnName(node.expr as AstNode);
-      if (inner !== '?column?') return inner;
-      const t = (node.target as { dataType: string; length?: number }[])[0];
-      const dt = (t?.dataType ?? '').toLowerCase();
-      const map: Record<string, string> = { integer: 'int4', int: t?.length === 8 ? 'int8' : t?.length === 2 ? 'int2' : 'int4', smallint: 'int2', bigint: 'int8', 'double precision': 'float8', float: 'float8', boolean: 'bool', decimal: 'numeric', 'character varying': 'varchar' };
-      return map[dt] ?? dt;
-    }
-    case 'case':
-      return 'case';
-    default:
-      return '?column?';
-  }
 }
 
 /**

@@ -111,7 +111,8 @@ function castNonNull(v: NonNullSqlValue, to: SqlTypeName): SqlValue {
       return noCast(v.type, to);
     case 'numeric':
       if (to === 'int2' || to === 'int4' || to === 'int8') return makeInt(to, v.value.round(0).unscaled);
-      if (to === 'float8') return { type: 'float8', value: v.value.toNumber() };
+      // PostgreSQL converts through the numeric's text, with float8in's range checks.
+      if (to === 'float8') return { type: 'float8', value: float8FromText(v.value.toString(), v.value.toString()) };
       return noCast(v.type, to);
     case 'float8':
       if (to === 'int2' || to === 'int4' || to === 'int8') {
@@ -213,9 +214,7 @@ export function parseText(raw: string, to: SqlTypeName): SqlValue {
       const special: Record<string, number> = { nan: NaN, infinity: Infinity, '+infinity': Infinity, '-infinity': -Infinity, inf: Infinity, '+inf': Infinity, '-inf': -Infinity };
       if (l in special) return { type: 'float8', value: special[l]! };
       if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s)) sqlFail('22P02', `invalid input syntax for type double precision: "${raw}"`);
-      const n = Number(s);
-      if (!Number.isFinite(n)) sqlFail('22003', `"${raw}" is out of range for type double precision`);
-      return { type: 'float8', value: n };
+      return { type: 'float8', value: float8FromText(s, raw) };
     }
     case 'date': {
       const dt = parseDateTime(raw, to);
@@ -407,4 +406,16 @@ export function parseInterval(raw: string, unit?: string): Interval {
   // -0 would print as "-0"; normalise.
   const iv = { months: months + 0, days: days + 0, micros };
   return ago ? { months: -iv.months + 0, days: -iv.days + 0, micros: -iv.micros } : iv;
+}
+
+/**
+ * A decimal text as double precision, refused as float8in does (strtod's ERANGE): past the range,
+ * or so small that it underflows to zero (a denormal such as 1e-320 is kept).
+ * @throws SQL_ERROR 22003
+ */
+function float8FromText(s: string, raw: string): number {
+  const n = Number(s);
+  const mantissa = s.split(/[eE]/)[0]!;
+  if (!Number.isFinite(n) || (n === 0 && /[1-9]/.test(mantissa))) sqlFail('22003', `"${raw}" is out of range for type double precision`);
+  return n;
 }

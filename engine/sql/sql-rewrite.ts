@@ -15,7 +15,10 @@ import { sqlFail } from './sql-types.js';
  *    `INTERSECT ALL` / `EXCEPT ALL` -> the plain operator plus a marker column in the right-hand
  *    SELECT (removed by the planner, which then keeps duplicates); `DELETE FROM t RETURNING`
  *    -> `DELETE FROM t WHERE TRUE RETURNING`; `REFERENCES t` without columns ->
- *    `REFERENCES t (<primary key marker>)`.
+ *    `REFERENCES t (<primary key marker>)`; `LIMIT NULL` -> `LIMIT ALL`, `LIMIT <expr>` ->
+ *    `LIMIT (SELECT <expr>)`; aggregates with OVER the parser cannot read (WINDOW_CALL_PREFIX),
+ *    INSERT ... ON CONFLICT without a column list (ALL_COLUMNS_MARKER), DELETE ... USING ...
+ *    RETURNING (USING_MARKER).
  */
 
 /** The marker column name of an ALL set operation's right-hand SELECT. */
@@ -26,6 +29,28 @@ export const DISTINCT_PREFIX = '__tetra_distinct__';
 export const NO_ARGUMENT = '__tetra_noarg__';
 // count, string_agg and array_agg take DISTINCT natively (count's DISTINCT (e) form excepted).
 const AGGREGATES_WITH_DISTINCT = new Set(['sum', 'avg', 'min', 'max', 'bool_and', 'bool_or', 'every', 'stddev', 'stddev_samp', 'stddev_pop', 'variance', 'var_samp', 'var_pop', 'jsonb_agg', 'json_agg', 'jsonb_object_agg', 'json_object_agg']);
+
+/**
+ * Prefix of the marker argument that names an aggregate called with OVER, or with FILTER and
+ * OVER: the parser reads OVER only after count/sum/avg/min/max and its own window functions, and
+ * never after FILTER, so `bool_and(x) FILTER (WHERE c) OVER w` goes through ntile as
+ * `ntile(__tetra_over__bool_and, x, __tetra_filter__, (c)) OVER w`.
+ */
+export const WINDOW_CALL_PREFIX = '__tetra_over__';
+/** In a WINDOW_CALL_PREFIX call, separates the arguments from the FILTER condition after it. */
+export const FILTER_MARKER = '__tetra_filter__';
+// The calls the parser reads with OVER as they are (without FILTER).
+const NATIVE_OVER = new Set(['count', 'sum', 'avg', 'min', 'max', 'row_number', 'rank', 'dense_rank', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'nth_value']);
+
+/**
+ * A column list made only of this name stands for "no column list": the parser reads ON CONFLICT
+ * only after one (`INSERT INTO t VALUES (1, 2) ON CONFLICT ...` -> `INSERT INTO t (<marker>,
+ * <marker>) VALUES ...`, one per value, as the parser checks the count).
+ */
+export const ALL_COLUMNS_MARKER = '__tetra_all_columns__';
+
+/** In `DELETE FROM t, <marker>, items`, stands for USING (see rewriteDelete). */
+export const USING_MARKER = '__tetra_using__';
 
 /** The column list meaning "the referenced table's primary key". */
 export const PRIMARY_KEY_MARKER = '__tetra_primary_key__';
@@ -217,7 +242,7 @@ function prepareOne(source: Token[], offset: number): Prepared {
       return { text: `INSERT INTO ${tokens[2]!.text} VALUES (DEFAULT) ${rest}`.replace(/\s+$/, ''), offset: -1, ...(literals !== undefined ? { literals } : {}) };
     }
   }
-  const rewritten = rewriteDistinct(rewriteDelete(rewriteValues(rewriteTokens(tokens))));
+  const rewritten = rewriteDistinct(rewriteDelete(rewriteValues(rewriteWindowCalls(rewriteTokens(rewriteInsertColumns(tokens))))));
   const text = render(rewritten).replace(/\s+$/, '');
   return literals === undefined ? { text, offset: rewritten === source ? offset : -1 } : { text, offset: -1, literals };
 }
@@ -260,6 +285,31 @@ function rewriteTokens(tokens: Token[]): Token[] {
         o[i + 1] = { text: count, space: o[j + 1]!.space || ' ' };
         for (let k = i + 2; k <= j + 1; k++) o[k] = { text: '', space: '' };
         i = j + 1;
+        continue;
+      }
+    }
+    // LIMIT NULL (no limit) and LIMIT <expression>: the parser reads a number, a parameter, ALL
+    // or a parenthesised query there, so an expression becomes a scalar subquery.
+    if (w === 'limit' && out[i + 1] !== undefined) {
+      let end = i + 1;
+      let d = 0;
+      for (; end < out.length; end++) {
+        const e = out[end]!;
+        if (e.text === '(') d++;
+        else if (e.text === ')' && --d < 0) break;
+        if (d === 0 && (e.word === 'offset' || e.word === 'fetch' || e.word === 'for')) break;
+      }
+      const expr = out.slice(i + 1, end);
+      if (expr.length === 1 && expr[0]!.word === 'null') {
+        const o = copy();
+        o[i + 1] = { ...o[i + 1]!, text: 'ALL' };
+        continue;
+      }
+      if (expr.length > 1 && expr[0]!.text !== '(') {
+        const o = copy();
+        o[i + 1] = { ...o[i + 1]!, text: `(SELECT ${o[i + 1]!.text}` };
+        o[end - 1] = { ...o[end - 1]!, text: `${o[end - 1]!.text})` };
+        i = end - 1;
         continue;
       }
     }
@@ -306,6 +356,82 @@ function rewriteTokens(tokens: Token[]): Token[] {
     }
   }
   return out === tokens ? tokens : out.filter((t) => t.text !== '' || t.space !== '');
+}
+
+/** `INSERT INTO t VALUES | SELECT | WITH ... ON CONFLICT` without a column list: see ALL_COLUMNS_MARKER. */
+function rewriteInsertColumns(tokens: Token[]): Token[] {
+  if (tokens[0]?.word !== 'insert' || tokens[1]?.word !== 'into' || tokens[2]?.word === undefined) return tokens;
+  const body = tokens[3]?.word;
+  if (body !== 'values' && body !== 'select' && body !== 'with') return tokens;
+  let depth = 0;
+  let conflict = false;
+  for (let i = 3; i < tokens.length && !conflict; i++) {
+    if (tokens[i]!.text === '(') depth++;
+    else if (tokens[i]!.text === ')') depth--;
+    else if (depth === 0 && tokens[i]!.word === 'on' && tokens[i + 1]?.word === 'conflict') conflict = true;
+  }
+  if (!conflict) return tokens;
+  let count = 1;
+  if (body === 'values') {
+    const close = tokens[4]?.text === '(' ? closingParen(tokens, 4) : -1;
+    if (close < 0) return tokens;
+    let d = 0;
+    for (let i = 5; i < close; i++) {
+      if (tokens[i]!.text === '(') d++;
+      else if (tokens[i]!.text === ')') d--;
+      else if (d === 0 && tokens[i]!.text === ',') count++;
+    }
+  }
+  const columns = `(${Array.from({ length: count }, () => ALL_COLUMNS_MARKER).join(', ')})`;
+  return [...tokens.slice(0, 3), { text: columns, space: ' ' }, ...tokens.slice(3)];
+}
+
+/** Index of the `)` closing the `(` at `open`, or -1. */
+function closingParen(tokens: Token[], open: number): number {
+  let depth = 0;
+  for (let i = open; i < tokens.length; i++) {
+    if (tokens[i]!.text === '(') depth++;
+    else if (tokens[i]!.text === ')' && --depth === 0) return i;
+  }
+  return -1;
+}
+
+/** `name(args) [FILTER (WHERE c)] OVER` the parser cannot read -> the ntile form of WINDOW_CALL_PREFIX. */
+function rewriteWindowCalls(tokens: Token[]): Token[] {
+  let out = tokens;
+  for (let i = 0; i < out.length; i++) {
+    const t = out[i]!;
+    if (t.word === undefined || out[i + 1]?.text !== '(' || out[i - 1]?.text === '.') continue;
+    const close = closingParen(out, i + 1);
+    if (close < 0) continue;
+    let over = close + 1;
+    let condition: Token[] | undefined;
+    if (out[over]?.word === 'filter' && out[over + 1]?.text === '(' && out[over + 2]?.word === 'where') {
+      const end = closingParen(out, over + 1);
+      if (end < 0) continue;
+      condition = out.slice(over + 3, end);
+      over = end + 1;
+    }
+    const name = t.text.toLowerCase();
+    if (out[over]?.word !== 'over' || (condition === undefined && NATIVE_OVER.has(name))) continue;
+    const args = out.slice(i + 2, close);
+    let depth = 0;
+    for (let k = 0; k < args.length; k++) {
+      if (args[k]!.text === '(') depth++;
+      else if (args[k]!.text === ')') depth--;
+      else if (depth === 0 && args[k]!.word === 'order' && args[k + 1]?.word === 'by') sqlFail('0A000', 'aggregate ORDER BY is not implemented for window functions');
+    }
+    const call: Token[] = [
+      { text: 'ntile', space: '' },
+      { text: '(', space: '' },
+      { text: `${WINDOW_CALL_PREFIX}${name}`, space: '' },
+      ...(args.length > 0 ? [{ text: ',', space: ' ' }, ...args] : []),
+      ...(condition !== undefined ? [{ text: ',', space: ' ' }, { text: FILTER_MARKER, space: '' }, { text: ',', space: ' ' }, { text: '(', space: '' }, ...condition, { text: ')', space: '' }] : []),
+      { text: ')', space: out[over - 1]!.space || ' ' },
+    ];
+    out = [...out.slice(0, i), ...call, ...out.slice(over)];
+  }
+  return out;
 }
 
 /** Keywords and operators that end an operand of a comparison (scanning outwards from it). */
@@ -446,7 +572,12 @@ function rewriteValues(tokens: Token[]): Token[] {
   return tokens;
 }
 
-/** `DELETE FROM t [alias] USING items WHERE cond` -> `DELETE FROM t [alias] WHERE EXISTS (SELECT 1 FROM items WHERE cond)`. */
+/**
+ * `DELETE FROM t [alias] USING items WHERE cond` -> `DELETE FROM t [alias] WHERE EXISTS (SELECT 1
+ * FROM items WHERE cond)`; with RETURNING, which may name the USING items' columns (and whose `*`
+ * includes them), -> `DELETE FROM t [alias], <USING_MARKER>, items WHERE cond RETURNING ...`, which
+ * the planner joins as UPDATE ... FROM does.
+ */
 function rewriteDelete(tokens: Token[]): Token[] {
   if (tokens[0]?.word !== 'delete') return tokens;
   let depth = 0;
@@ -466,6 +597,7 @@ function rewriteDelete(tokens: Token[]): Token[] {
     }
   }
   if (using < 0) return tokens;
+  if (returning < tokens.length) return [...tokens.slice(0, using), { text: `, ${USING_MARKER},`, space: ' ' }, ...tokens.slice(using + 1)];
   const items = render(tokens.slice(using + 1, where < 0 ? returning : where)).trimEnd();
   const cond = where < 0 ? 'TRUE' : render(tokens.slice(where + 1, returning)).trimEnd();
   return [...tokens.slice(0, using), { text: `WHERE EXISTS (SELECT 1 FROM ${items} WHERE ${cond})`, space: ' ' }, ...tokens.slice(returning)];

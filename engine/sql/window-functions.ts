@@ -36,6 +36,8 @@ export interface WindowPartition {
   args(row: number): readonly SqlValue[];
   /** Peer group number per row (rows equal under the window's ORDER BY share one); all 0 without ORDER BY. */
   readonly peers: Int32Array | number[];
+  /** With FILTER: whether a row feeds the aggregate (absent: every row does). */
+  readonly included?: (row: number) => boolean;
 }
 
 export interface WindowFunctionDef {
@@ -282,11 +284,11 @@ function aggregateOverFrames(agg: AggregateDef, p: WindowPartition, frame: Windo
     let value: SqlValue;
     if (anchored) {
       running ??= agg.create();
-      for (; added <= h; added++) running.add(p.args(added));
+      for (; added <= h; added++) if (p.included?.(added) !== false) running.add(p.args(added));
       value = h < l ? agg.create().result() : running.result();
     } else {
       const acc = agg.create();
-      for (let r = l; r <= h; r++) acc.add(p.args(r));
+      for (let r = l; r <= h; r++) if (p.included?.(r) !== false) acc.add(p.args(r));
       value = acc.result();
     }
     prev = { lo: l, hi: h, value };

@@ -8,7 +8,9 @@ import type { TxnView } from '../store/sql-view.js';
 import { NUMERIC_RANK, sqlFail, toText, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { prefixEnd, readStored, TableReader, type StoredRow } from './access.js';
 import { PAUSE, type Exec, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
-import { columnName, Scope, tableName } from './scope.js';
+import { ALL_COLUMNS_MARKER, USING_MARKER } from '../sql-rewrite.js';
+import { figureColumnName } from './column-names.js';
+import { columnName, columnQualifier, Scope, tableName } from './scope.js';
 import { compilePredicate, conjuncts, exprEnv, planFrom, planQuery, tableAccess, type PlanEnv } from './select.js';
 
 type Ast = AstNode & Record<string, any>;
@@ -289,10 +291,14 @@ export class TableWriter {
   }
 }
 
+/**
+ * The RETURNING list over the target's live columns followed by `extra` (the FROM / USING items'
+ * columns, which `*` includes, as in PostgreSQL).
+ */
 function returning(ast: Ast, writer: TableWriter, env: PlanEnv, alias: string, extra: PlanColumn[] = []): { exprs: CompiledExpr[]; columns: PlanColumn[] } | undefined {
   const r = ast.returning as Ast | null | undefined;
   if (!r) return undefined;
-  const cols = [...writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias })), ...extra];
+  const cols: PlanColumn[] = [...writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias })), ...extra];
   const scope = new Scope(cols, env.parent);
   const cenv = exprEnv(env, scope, undefined, 'RETURNING');
   const exprs: CompiledExpr[] = [];
@@ -300,15 +306,21 @@ function returning(ast: Ast, writer: TableWriter, env: PlanEnv, alias: string, e
   for (const item of r.columns as Ast[]) {
     const node = (item.expr ?? item) as Ast;
     if (node.type === 'column_ref' && columnName(node) === '*') {
-      writer.live.forEach((c, i) => {
+      const q = columnQualifier(node);
+      let any = false;
+      cols.forEach((c, i) => {
+        if (c.hidden || (q !== null && c.qualifier !== q)) return;
+        any = true;
+        c.used = true; // as a resolved reference would: the scan then decodes it
         exprs.push({ type: c.type, evaluate: (ctx) => ctx.row![i]! });
         columns.push({ name: c.name, type: c.type, qualifier: null });
       });
+      if (!any && q !== null) sqlFail('42P01', `missing FROM-clause entry for table "${q}"`);
       continue;
     }
     const e = compileExpression(node, cenv);
     exprs.push(e);
-    columns.push({ name: typeof item.as === 'string' ? item.as : node.type === 'column_ref' ? columnName(node) : '?column?', type: e.type === 'unknown' ? 'text' : e.type, qualifier: null });
+    columns.push({ name: typeof item.as === 'string' ? item.as : figureColumnName(node), type: e.type === 'unknown' ? 'text' : e.type, qualifier: null });
   }
   return { exprs, columns };
 }
@@ -326,11 +338,12 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
   const table = env.catalog.mustTable(tableName(tref.table));
   const alias = tref.as ? tableName(tref.as) : table.name;
   const writer = new TableWriter(table, env.catalog, view, env);
-  const targetCols: ColumnDef[] = Array.isArray(ast.columns) && ast.columns.length > 0
-    ? (ast.columns as unknown[]).map((c) => {
-        const name = typeof c === 'string' ? c.toLowerCase() : columnName({ type: 'column_ref', column: { expr: c } } as unknown as Ast);
-        return writer.live.find((l) => l.name === name) ?? sqlFail('42703', `column "${name}" of relation "${table.name}" does not exist`);
-      })
+  const names = ((Array.isArray(ast.columns) ? ast.columns : []) as unknown[]).map((c) =>
+    typeof c === 'string' ? c.toLowerCase() : columnName({ type: 'column_ref', column: { expr: c } } as unknown as Ast),
+  );
+  // A list made only of the marker is the pre-pass standing in for no list (see sql-rewrite.ts).
+  const targetCols: ColumnDef[] = names.length > 0 && !names.every((n) => n === ALL_COLUMNS_MARKER)
+    ? names.map((name) => writer.live.find((l) => l.name === name) ?? sqlFail('42703', `column "${name}" of relation "${table.name}" does not exist`))
     : writer.live;
   for (let i = 0; i < targetCols.length; i++) {
     if (targetCols.indexOf(targetCols[i]!) !== i) sqlFail('42701', `column "${targetCols[i]!.name}" specified more than once`);
@@ -539,21 +552,50 @@ export function* update(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
   return { count, columns: ret?.columns ?? [], rows: ret === undefined ? undefined : out };
 }
 
-/** DELETE FROM t [WHERE ...] [RETURNING ...]. */
+/** DELETE FROM t [USING ...] [WHERE ...] [RETURNING ...]. */
 export function* deleteRows(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generator<Step, DmlResult> {
-  const tref = ((ast.from ?? ast.table) as Ast[])[0]!;
-  if (Array.isArray(ast.from) && ast.from.length > 1) unsupported('DELETE ... USING');
+  const items = (ast.from ?? ast.table) as Ast[];
+  const tref = items[0]!;
+  // USING reaches here as `t, <marker>, items` only with RETURNING (sql-rewrite.ts; without it
+  // the pre-pass makes it a WHERE EXISTS); a plain `DELETE FROM t, u` is PostgreSQL's syntax error.
+  const usingItems = items.length > 1 && items[1]!.table === USING_MARKER ? items.slice(2) : undefined;
+  if (items.length > 1 && usingItems === undefined) sqlFail('42601', 'syntax error at or near ","');
   const table = env.catalog.mustTable(tableName(tref.table));
   const alias = tref.as ? tableName(tref.as) : table.name;
   const writer = new TableWriter(table, env.catalog, view, env);
-  const ret = returning(ast, writer, env, alias);
-  const candidates = yield* targetRows(table, alias, ast.where as Ast | null, env, x, undefined);
+  const usingPlan = usingItems === undefined ? undefined : planFrom(usingItems, null, env).plan;
+  const ret = returning(ast, writer, env, alias, usingPlan?.columns);
+  const candidates = yield* targetRows(table, alias, ast.where as Ast | null, env, x, usingPlan?.columns);
+  let usingRows: Row[] | undefined;
+  let where: CompiledExpr | undefined;
+  if (usingPlan !== undefined) {
+    const own = writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias }));
+    const scope = new Scope([...own, ...usingPlan.columns], env.parent);
+    if (ast.where) where = compilePredicate(ast.where as Ast, exprEnv(env, scope, undefined, 'WHERE'), 'WHERE');
+    usingRows = [];
+    for (const s of usingPlan.rows(x)) if (s !== PAUSE) usingRows.push(s);
+  }
+  const ctx = x.ctx();
   let count = 0;
   const out: Row[] = [];
   for (const c of candidates) {
+    const live = writer.reader.toLive(c.physical);
+    let row: Row | undefined = live;
+    if (usingRows !== undefined) {
+      // Deleted once, with the first matching USING row (as UPDATE ... FROM).
+      row = undefined;
+      for (const ur of usingRows) {
+        ctx.row = live.concat(ur);
+        if (where === undefined || where.evaluate(ctx).value === true) {
+          row = ctx.row;
+          break;
+        }
+      }
+      if (row === undefined) continue;
+    }
     writer.remove(c.physical, c.key, x);
     count++;
-    if (ret !== undefined) out.push(project(ret.exprs, writer.reader.toLive(c.physical), x));
+    if (ret !== undefined) out.push(project(ret.exprs, row, x));
     if (x.tick()) yield PAUSE;
   }
   return { count, columns: ret?.columns ?? [], rows: ret === undefined ? undefined : out };

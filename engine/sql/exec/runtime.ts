@@ -24,6 +24,12 @@ export interface PlanColumn {
   hidden?: boolean;
   /** Set when an expression resolved a reference to it: base table scans decode only these. */
   used?: boolean;
+  /**
+   * A base table's column: `scan` is one object per table occurrence in FROM (shared by its
+   * columns), `primaryKey` whether the column is in that table's primary key. GROUP BY reads
+   * these for functional dependencies.
+   */
+  origin?: { scan: object; primaryKey: boolean };
 }
 
 /** One node of EXPLAIN output. */

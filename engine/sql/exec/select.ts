@@ -4,11 +4,11 @@ import { liveColumns } from '../catalog.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
 import { parseSql } from '../select-expressions.js';
-import { DISTINCT_PREFIX, NO_ARGUMENT, REWRITE_FUNCTIONS, SET_ALL_MARKER } from '../sql-rewrite.js';
+import { DISTINCT_PREFIX, FILTER_MARKER, NO_ARGUMENT, REWRITE_FUNCTIONS, SET_ALL_MARKER, WINDOW_CALL_PREFIX } from '../sql-rewrite.js';
 import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
 import { compareValues, resolveComparison } from '../operators.js';
 import { commonType, coerce } from '../type-resolution.js';
-import { frameFromAst, resolveWindowFunction } from '../window-functions.js';
+import { frameFromAst, isWindowOnlyName, resolveWindowFunction } from '../window-functions.js';
 import { sqlFail, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { boundable, TableScanPlan, type AccessPath } from './access.js';
 import { LookupJoinPlan, type LookupSpec } from './lookup-join.js';
@@ -18,6 +18,8 @@ import { AliasPlan, DistinctPlan, FilterPlan, JoinPlan, LimitPlan, MaterializePl
 import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 import { columnName, columnQualifier, exprKey, Scope, slotExpr, tableName } from './scope.js';
 import { informationSchemaPlan } from './information-schema.js';
+import { FUNCTION_TABLE } from '../functions/function-table.js';
+import { figureColumnName } from './column-names.js';
 import { WindowPlan, type WindowCall } from './window-plan.js';
 
 /** What planning a query needs: the catalog, parameter types, enclosing scope, visible CTEs. */
@@ -41,6 +43,7 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
         const r = extra(n, self);
         if (r !== undefined) return r;
       }
+      if (context === 'aggregate function calls' && (n.type === 'window_func' || n.over)) sqlFail('42803', 'aggregate function calls cannot contain window function calls');
       switch (n.type) {
         case 'column_ref': {
           const name = columnName(n);
@@ -486,55 +489,64 @@ function expandColumns(ast: Ast, scope: Scope): SelectItem[] {
       for (const c of cols) items.push({ node: { type: 'column_ref', table: c.qualifier, column: { expr: { type: 'double_quote_string', value: c.name } } }, name: c.name });
       continue;
     }
-    items.push({ node, name: typeof col.as === 'string' ? col.as : defaultName(node) });
+    items.push({ node, name: typeof col.as === 'string' ? col.as : figureColumnName(node) });
   }
   return items;
 }
 
-/** PostgreSQL's default output column name (FigureColname). */
-export function defaultName(node: Ast): string {
-  return figureName(node).name;
+/**
+ * Columns read outside aggregates that depend functionally on the GROUP BY: those of a table
+ * whose whole primary key is grouped (PostgreSQL accepts `SELECT id, a FROM t GROUP BY id` when
+ * id is t's primary key). Grouping by them too leaves the groups as they are and makes their
+ * values available after aggregation.
+ */
+function dependentColumns(groupNodes: Ast[], scope: Scope, nodes: unknown[]): Ast[] {
+  const grouped = new Set<PlanColumn>();
+  for (const g of groupNodes) {
+    if (g.type !== 'column_ref') continue;
+    const slot = tryResolve(scope, g);
+    if (slot !== undefined && slot.depth === 0) grouped.add(slot.column);
+  }
+  const scans = new Set<object>();
+  for (const c of grouped) {
+    const scan = c.origin?.scan;
+    if (scan === undefined || scans.has(scan)) continue;
+    const key = scope.columns.filter((k) => k.origin?.scan === scan && k.origin.primaryKey);
+    if (key.length > 0 && key.every((k) => grouped.has(k))) scans.add(scan);
+  }
+  if (scans.size === 0) return [];
+  const out: Ast[] = [];
+  const walk = (node: unknown): void => {
+    if (node === null || typeof node !== 'object') return;
+    if (Array.isArray(node)) {
+      for (const n of node) walk(n);
+      return;
+    }
+    const n = node as Ast;
+    if (n.ast !== undefined) return;
+    if ((n.type === 'aggr_func' || (n.type === 'function' && isAggregateName(functionName(n)))) && !n.over) return;
+    if (n.type === 'column_ref') {
+      const slot = tryResolve(scope, n);
+      if (slot !== undefined && slot.depth === 0 && !grouped.has(slot.column) && slot.column.origin !== undefined && scans.has(slot.column.origin.scan)) {
+        grouped.add(slot.column);
+        out.push(n);
+      }
+      return;
+    }
+    for (const k of Object.keys(n)) if (k !== 'loc') walk(n[k]);
+  };
+  walk(nodes);
+  return out;
 }
 
-/** The name and its strength: 2 for a column or function name, 1 for a fallback (type name, case). */
-function figureName(node: Ast): { name: string; strength: number } {
-  switch (node.type) {
-    case 'column_ref':
-      return { name: columnName(node), strength: 2 };
-    case 'aggr_func':
-    case 'window_func':
-      return { name: String(node.name).toLowerCase(), strength: 2 };
-    case 'function': {
-      const name = callName(node);
-      if (name === '' || name === 'not' || name.startsWith('__tetra_')) return { name: '?column?', strength: 0 };
-      return { name: FUNCTION_COLUMN_NAMES[name] ?? name, strength: 2 };
-    }
-    case 'cast': {
-      const inner = figureName(node.expr as Ast);
-      if (inner.strength > 1) return inner;
-      const t = (node.target as Ast[])[(node.target as Ast[]).length - 1] as Ast | undefined;
-      const dt = String(t?.dataType ?? '').toLowerCase();
-      const map: Record<string, string> = { integer: 'int4', int: t?.length === 8 ? 'int8' : t?.length === 2 ? 'int2' : 'int4', int4: 'int4', int8: 'int8', int2: 'int2', smallint: 'int2', bigint: 'int8', 'double precision': 'float8', float: 'float8', float8: 'float8', real: 'float4', boolean: 'bool', bool: 'bool', decimal: 'numeric', varchar: 'varchar', 'character varying': 'varchar', char: 'bpchar', character: 'bpchar' };
-      return { name: map[dt] ?? dt, strength: 1 };
-    }
-    case 'case': {
-      const otherwise = ((node.args ?? []) as Ast[]).find((a) => a.type === 'else');
-      const inner = otherwise === undefined ? undefined : figureName(otherwise.result as Ast);
-      if (inner !== undefined && inner.strength > 1) return inner;
-      return { name: 'case', strength: 1 };
-    }
-    default:
-      if (node.ast !== undefined) {
-        const cols = (node.ast as Ast).columns as Ast[] | undefined;
-        const first = cols?.[0];
-        if (first !== undefined) return typeof first.as === 'string' ? { name: first.as, strength: 2 } : figureName((first.expr ?? first) as Ast);
-      }
-      return { name: '?column?', strength: 0 };
+function tryResolve(scope: Scope, n: Ast): ReturnType<Scope['resolve']> | undefined {
+  if (columnName(n) === '*') return undefined;
+  try {
+    return scope.resolve(columnQualifier(n), columnName(n));
+  } catch {
+    return undefined;
   }
 }
-
-/** Functions PostgreSQL's grammar renames (trim is btrim, ...). */
-const FUNCTION_COLUMN_NAMES: Record<string, string> = { trim: 'btrim', ltrim: 'ltrim', rtrim: 'rtrim', substring: 'substring', position: 'position', coalesce: 'coalesce', nullif: 'nullif', greatest: 'greatest', least: 'least', current_timestamp: 'current_timestamp', current_date: 'current_date', localtimestamp: 'localtimestamp' };
 
 /** Collects aggregate calls (not inside subqueries or window calls). */
 function collectAggregates(node: unknown, out: Ast[]): void {
@@ -572,8 +584,16 @@ function collectWindows(node: unknown, out: Ast[]): void {
   for (const k of Object.keys(n)) if (k !== 'loc') collectWindows(n[k], out);
 }
 
-/** Arguments of an aggregate / window call node: [exprs], star, distinct. */
-function callArgs(n: Ast): { args: Ast[]; star: boolean; distinct: boolean; orderby?: Ast[] } {
+/** The aggregate a WINDOW_CALL_PREFIX call stands for (see sql-rewrite.ts), as written (DISTINCT prefix kept). */
+function windowCallName(n: Ast): string | undefined {
+  const first = n.type === 'function' ? ((n.args?.value as Ast[] | undefined)?.[0]) : undefined;
+  if (first?.type !== 'column_ref') return undefined;
+  const name = columnName(first);
+  return name.startsWith(WINDOW_CALL_PREFIX) ? name.slice(WINDOW_CALL_PREFIX.length) : undefined;
+}
+
+/** Arguments of an aggregate / window call node: [exprs], star, distinct, and its FILTER condition. */
+function callArgs(n: Ast): { args: Ast[]; star: boolean; distinct: boolean; orderby?: Ast[]; filter?: Ast } {
   if (n.type === 'aggr_func' || n.type === 'window_func') {
     const a = n.args as Ast | null | undefined;
     if (a === null || a === undefined) return { args: [], star: false, distinct: false };
@@ -587,11 +607,24 @@ function callArgs(n: Ast): { args: Ast[]; star: boolean; distinct: boolean; orde
   }
   let list = (n.args?.value ?? []) as Ast[];
   if (list.length === 1 && list[0]!.type === 'column_ref' && columnName(list[0]!).startsWith(NO_ARGUMENT)) list = [];
+  const windowCall = windowCallName(n);
+  let filter: Ast | undefined;
+  if (windowCall !== undefined) {
+    list = list.slice(1);
+    const at = list.findIndex((a) => a.type === 'column_ref' && columnName(a) === FILTER_MARKER);
+    if (at >= 0) {
+      filter = list[at + 1];
+      list = list.slice(0, at);
+    }
+  }
   const star = list.length === 1 && (list[0]!.type === 'star' || (list[0]!.type === 'column_ref' && columnName(list[0]!) === '*'));
-  return { args: star ? [] : list, star, distinct: distinctCall(n) || String(n.args?.distinct ?? '').toUpperCase() === 'DISTINCT' };
+  const distinct = distinctCall(n) || windowCall?.startsWith(DISTINCT_PREFIX) === true || String(n.args?.distinct ?? '').toUpperCase() === 'DISTINCT';
+  return { args: star ? [] : list, star, distinct, ...(filter !== undefined ? { filter } : {}) };
 }
 
 function callName(n: Ast): string {
+  const windowCall = windowCallName(n);
+  if (windowCall !== undefined) return windowCall.startsWith(DISTINCT_PREFIX) ? windowCall.slice(DISTINCT_PREFIX.length) : windowCall;
   const first = (n.args?.value as Ast[] | undefined)?.[0];
   if (first?.type === 'column_ref' && columnName(first).startsWith(NO_ARGUMENT)) return columnName(first).slice(NO_ARGUMENT.length);
   return n.type === 'function' ? functionName(n) : String(n.name).toLowerCase();
@@ -629,6 +662,7 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnkno
     }
     return g;
   });
+  groupNodes.push(...dependentColumns(groupNodes, scope, [...items.map((i) => i.node), ast.having, ...orderby.map((o) => o.expr)]));
   const aggNodes: Ast[] = [];
   collectAggregates(items.map((i) => i.node), aggNodes);
   collectAggregates(ast.having, aggNodes);
@@ -704,15 +738,19 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnkno
       const over = w.over as Ast;
       let spec = (over.as_window_specification?.window_specification ?? over.as_window_specification ?? {}) as Ast;
       if (typeof over.as_window_specification === 'string') spec = named.get(over.as_window_specification.toLowerCase()) ?? sqlFail('42704', `window "${over.as_window_specification}" does not exist`);
-      const { args, star, distinct: d, orderby: inner } = callArgs(w);
-      if (w.filter || inner !== undefined) unsupported('FILTER or ORDER BY inside a window function call');
+      const { args, star, distinct: d, orderby: inner, filter: filterNode } = callArgs(w);
+      if (inner !== undefined) sqlFail('0A000', 'aggregate ORDER BY is not implemented for window functions');
+      const name = callName(w);
+      if (!isWindowOnlyName(name) && !isAggregateName(name) && FUNCTION_TABLE.has(name)) sqlFail('42809', `OVER specified, but ${name} is not a window function nor an aggregate function`);
+      if (filterNode !== undefined && isWindowOnlyName(name)) sqlFail('0A000', 'FILTER is not implemented for non-aggregate window functions');
       const compiledArgs = args.map((x) => compileExpression(x, baseEnv));
+      const filter = filterNode === undefined ? undefined : compilePredicate(filterNode, exprEnv(env, scope, resolveExtra, 'FILTER'), 'FILTER');
       const partition = ((spec.partitionby ?? []) as Ast[]).map((p) => compileExpression((p.expr ?? p) as Ast, baseEnv));
       const orderItems = (spec.orderby ?? []) as Ast[];
       const order = orderItems.map((o) => compileExpression(o.expr as Ast, baseEnv));
       const orderKeys = orderItems.map((o) => sortDirection(o));
-      const def = resolveWindowFunction({ name: callName(w), argTypes: compiledArgs.map((c) => c.type), distinct: d, star, hasOrderBy: order.length > 0, frame: frameFromAst(spec.window_frame_clause) });
-      calls.push({ def, args: compiledArgs, partition, order, orderKeys });
+      const def = resolveWindowFunction({ name, argTypes: compiledArgs.map((c) => c.type), distinct: d, star, hasOrderBy: order.length > 0, frame: frameFromAst(spec.window_frame_clause) });
+      calls.push({ def, args: compiledArgs, partition, order, orderKeys, ...(filter !== undefined ? { filter } : {}) });
     }
     const offset = plan.columns.length;
     plan = new WindowPlan(plan, calls, [...plan.columns, ...calls.map((c, i) => ({ name: `win${i}`, type: c.def.resultType, qualifier: null, hidden: true }))]);
@@ -737,30 +775,49 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnkno
   const visible = columns.length;
   const extraExprs: CompiledExpr[] = [];
   const extraCols: PlanColumn[] = [];
+  const extraKeys: string[] = [];
   const hiddenSlot = (node: Ast): number => {
     const key = exprKey(node, scope);
     const existing = items.findIndex((it) => exprKey(it.node, scope) === key);
     if (existing >= 0) return existing;
+    const extra = extraKeys.indexOf(key);
+    if (extra >= 0) return visible + extra;
     if (distinct) sqlFail('42P10', 'for SELECT DISTINCT, ORDER BY expressions must appear in select list');
     extraExprs.push(compileExpression(node, outEnv));
+    extraKeys.push(key);
     extraCols.push({ name: `sort${extraCols.length}`, type: extraExprs[extraExprs.length - 1]!.type, qualifier: null, hidden: true });
     return visible + extraExprs.length - 1;
   };
-  const orderSlots = orderby.map((o) => {
-    const n = o.expr as Ast;
+  // ORDER BY / DISTINCT ON items: a position, an output column name (PostgreSQL's SQL92 rule:
+  // output names win over input columns, and two different outputs of the name are ambiguous),
+  // else an expression over the input.
+  const targetSlot = (n: Ast, clause: string): number => {
     if (n.type === 'number') return positional(columns, n.value);
     if (n.type === 'column_ref' && columnQualifier(n) === null) {
       const name = columnName(n);
-      const byAlias = items.findIndex((it, i) => columns[i]!.name === name && (it.node.type !== 'column_ref' || true));
-      if (byAlias >= 0 && !scope.columns.some((c) => c.name === name && !items.some((x) => x.node === n))) return byAlias;
-      if (byAlias >= 0 && items.filter((_, i) => columns[i]!.name === name).length === 1) return byAlias;
+      const matches = columns.flatMap((c, i) => (c.name === name ? [i] : []));
+      if (matches.length > 0) {
+        const first = exprKey(items[matches[0]!]!.node, scope);
+        if (matches.some((i) => exprKey(items[i]!.node, scope) !== first)) sqlFail('42702', `${clause} "${name}" is ambiguous`);
+        return matches[0]!;
+      }
     }
     return hiddenSlot(n);
-  });
-  const distinctSlots = distinctOn.map((n) => {
-    if (n.type === 'number') return positional(columns, n.value);
-    return hiddenSlot(n);
-  });
+  };
+  const orderSlots = orderby.map((o) => targetSlot(o.expr as Ast, 'ORDER BY'));
+  const distinctSlots = distinctOn.map((n) => targetSlot(n, 'DISTINCT ON'));
+  if (distinctSlots.length > 0 && orderSlots.length > 0) {
+    // PostgreSQL's transformDistinctOnClause: the leading ORDER BY items must be the DISTINCT ON
+    // expressions (in any order); an ORDER BY item outside them may only follow all of them.
+    let skipped = false;
+    const covered = new Set<number>();
+    for (const slot of orderSlots) {
+      if (!distinctSlots.includes(slot)) skipped = true;
+      else if (skipped) sqlFail('42P10', 'SELECT DISTINCT ON expressions must match initial ORDER BY expressions');
+      else covered.add(slot);
+    }
+    if (skipped && distinctSlots.some((slot) => !covered.has(slot))) sqlFail('42P10', 'SELECT DISTINCT ON expressions must match initial ORDER BY expressions');
+  }
   plan = new ProjectPlan(plan, [...finalExprs, ...extraExprs], [...columns, ...extraCols]);
   if (distinct) plan = new DistinctPlan(plan, columns.map((_, i) => i));
   const keys: SortKey[] = orderby.map((o, i) => ({ index: orderSlots[i]!, ...sortDirection(o) }));
@@ -856,12 +913,15 @@ function limitOf(ast: Ast, env: PlanEnv, scope: Scope): { count: ((x: Exec) => n
   const cenv = exprEnv(env, scope, undefined, 'LIMIT');
   const asNumber = (node: Ast, what: string): ((x: Exec) => number | undefined) => {
     if (node.type === 'origin' && String(node.value).toUpperCase() === 'ALL') return () => undefined;
-    const e = compileExpression(node, cenv);
+    // LIMIT (SELECT ...): a scalar subquery (also what the pre-pass makes of LIMIT <expression>).
+    const e = compileExpression(node.type === 'select' ? ({ ast: node } as unknown as Ast) : node, cenv);
+    if (e.type !== 'unknown' && !['int2', 'int4', 'int8', 'numeric', 'float8'].includes(e.type)) sqlFail('42804', `argument of ${what} must be type bigint, not type ${TYPE_DISPLAY[e.type] ?? e.type}`);
     return (x) => {
       const v = castValue(e.evaluate(x.ctx()), { type: 'int8' });
       if (v.value === null) return undefined;
       const n = Number(v.value);
-      if (n < 0) sqlFail('2201W', `${what} must not be negative`);
+      // 2201W invalid row count in limit clause, 2201X in result offset clause.
+      if (n < 0) sqlFail(what === 'OFFSET' ? '2201X' : '2201W', `${what} must not be negative`);
       return n;
     };
   };
@@ -1304,7 +1364,8 @@ export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: P
   const orderHint = hint !== undefined && hintIds!.every((id) => id !== undefined) ? { columns: hintIds as number[], desc: hint.desc } : undefined;
   const cols = liveColumns(table);
   // The scan's own column objects: references resolved here mark what the scan must decode.
-  const columns: PlanColumn[] = cols.map((c) => ({ name: c.name, type: c.type, qualifier: alias }));
+  const scan = {};
+  const columns: PlanColumn[] = cols.map((c) => ({ name: c.name, type: c.type, qualifier: alias, origin: { scan, primaryKey: table.primaryKey.includes(c.id) } }));
   const scope = new Scope(columns, env.parent);
   // Bounds read no column of this table (checked per condition): compiled over its scope, they
   // only read enclosing rows.

@@ -11,6 +11,8 @@ export interface WindowCall {
   partition: CompiledExpr[];
   order: CompiledExpr[];
   orderKeys: Omit<SortKey, 'index'>[];
+  /** `agg(...) FILTER (WHERE ...) OVER`: only rows where it is true feed the aggregate. */
+  filter?: CompiledExpr;
 }
 
 /**
@@ -44,11 +46,13 @@ export class WindowPlan implements Plan {
       const part: SqlValue[][] = [];
       const ord: SqlValue[][] = [];
       const args: SqlValue[][] = [];
-      for (const row of rows) {
-        ctx.row = row;
+      const filtered = call.filter === undefined ? undefined : new Uint8Array(rows.length);
+      for (let r = 0; r < rows.length; r++) {
+        ctx.row = rows[r]!;
         part.push(call.partition.map((e) => e.evaluate(ctx)));
         ord.push(call.order.map((e) => e.evaluate(ctx)));
         args.push(call.args.map((e) => e.evaluate(ctx)));
+        if (filtered !== undefined) filtered[r] = call.filter!.evaluate(ctx).value === true ? 1 : 0;
       }
       const partKey = part.map((p) => (p.length === 0 ? '' : hashKey(p)));
       const compareOrder = (a: number, b: number): number => {
@@ -70,7 +74,8 @@ export class WindowPlan implements Plan {
         members.sort((a, b) => compareOrder(a, b) || a - b);
         const peers = new Int32Array(members.length);
         for (let i = 1; i < members.length; i++) peers[i] = peers[i - 1]! + (compareOrder(members[i - 1]!, members[i]!) === 0 ? 0 : 1);
-        const values = call.def.evaluate({ size: members.length, args: (i: number) => args[members[i]!]!, peers });
+        const included = filtered === undefined ? undefined : (i: number): boolean => filtered[members[i]!] === 1;
+        const values = call.def.evaluate({ size: members.length, args: (i: number) => args[members[i]!]!, peers, ...(included !== undefined ? { included } : {}) });
         for (let i = 0; i < members.length; i++) results[c]![members[i]!] = values[i]!;
       }
       if (x.tick()) yield PAUSE;
