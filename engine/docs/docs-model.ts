@@ -1074,9 +1074,18 @@ export async function docsFindOneAndUpdate(
   updateSpec: unknown,
   options: { upsert?: unknown; arrayFilters?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown },
 ): Promise<Written<FindAndModifyOutcome>> {
+  return findAndModify(filterSpec, options, () => updateDocuments(store, collection, filterSpec, updateSpec, { ...options, multi: false }));
+}
+
+/** The findOneAnd* operations' part: the options checked first, then the change, then the document it answers with. */
+async function findAndModify(
+  filterSpec: unknown,
+  options: { projection?: unknown; returnDocument?: unknown },
+  change: () => Promise<{ outcome: UpdateOutcome; changed: Changed; durable: Promise<void> }>,
+): Promise<Written<FindAndModifyOutcome>> {
   const returned = returnDocumentOption(options.returnDocument);
   const projection = compileProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}) });
-  const { outcome, changed, durable } = await updateDocuments(store, collection, filterSpec, updateSpec, { ...options, multi: false });
+  const { outcome, changed, durable } = await change();
   return { result: { document: returnedDocument(changed, returned, projection), ...outcome }, durable };
 }
 
@@ -1157,10 +1166,7 @@ export async function docsFindOneAndReplace(
   replacementSpec: unknown,
   options: { upsert?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown },
 ): Promise<Written<FindAndModifyOutcome>> {
-  const returned = returnDocumentOption(options.returnDocument);
-  const projection = compileProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}) });
-  const { outcome, changed, durable } = await replaceDocument(store, collection, filterSpec, replacementSpec, options);
-  return { result: { document: returnedDocument(changed, returned, projection), ...outcome }, durable };
+  return findAndModify(filterSpec, options, () => replaceDocument(store, collection, filterSpec, replacementSpec, options));
 }
 
 async function replaceDocument(

@@ -18,28 +18,13 @@ import { compileExpression } from '../expression/operator-table.js';
 import { needsOf, PASS_THROUGH, READS_ALL } from '../dependencies.js';
 import { stageError, streaming, type Stage } from '../stage.js';
 
-// Sets `value` at `parts` of a copy-on-write document: objects are copied on the way, an array
-// sets the rest of the path in each element (non-document elements become documents).
-function setPath(target: unknown, parts: readonly string[], i: number, value: unknown): unknown {
-  if (Array.isArray(target) && i > 0) return target.map((el) => setPath(el, parts, i, value));
-  const out: Doc = isPlainObject(target) ? { ...target } : {};
-  const key = parts[i]!;
-  if (i === parts.length - 1) {
-    if (value === MISSING) delete out[key];
-    else setOwn(out, key, value);
-    return out;
-  }
-  const child = getOwn(out, key);
-  setOwn(out, key, setPath(child === MISSING ? {} : child, parts, i + 1, value));
-  return out;
-}
-
-// $project's computed field at a dot path: as setPath, but along the input document's arrays
+// Sets `value` at `parts` of a copy-on-write document (`target`; objects are copied on the way)
+// along the arrays of `input`: every element of an input array on the path gets the rest of the
+// path, one that is not a document becoming one; an array inside an array is walked alike.
+// $addFields passes the document as both. $project passes its projected output and the input
 // (MongoDB applies computed fields over the input's structure, jstests projection_semantics.js):
-// every element of an input array on the path gets the rest of the path, one that is not a
-// document becoming one, and an element the inclusion projection dropped (a scalar) coming back
-// as that new document; an array inside an array is walked alike.
-function setComputed(target: unknown, input: unknown, parts: readonly string[], i: number, value: unknown): Doc {
+// an element the inclusion projection dropped (a scalar) comes back as a document of the field.
+function setAlong(target: unknown, input: unknown, parts: readonly string[], i: number, value: unknown): Doc {
   const out: Doc = isPlainObject(target) ? { ...target } : {};
   const key = parts[i]!;
   if (i === parts.length - 1) {
@@ -49,11 +34,11 @@ function setComputed(target: unknown, input: unknown, parts: readonly string[], 
   }
   const childIn = isPlainObject(input) ? getOwn(input, key) : MISSING;
   const childOut = getOwn(out, key);
-  setOwn(out, key, Array.isArray(childIn) ? setComputedInArray(childOut, childIn, parts, i + 1, value) : setComputed(childOut, childIn, parts, i + 1, value));
+  setOwn(out, key, Array.isArray(childIn) ? setAlongInArray(childOut, childIn, parts, i + 1, value) : setAlong(childOut, childIn, parts, i + 1, value));
   return out;
 }
 
-function setComputedInArray(target: unknown, input: readonly unknown[], parts: readonly string[], i: number, value: unknown): unknown[] {
+function setAlongInArray(target: unknown, input: readonly unknown[], parts: readonly string[], i: number, value: unknown): unknown[] {
   const outs = Array.isArray(target) ? target : [];
   // The projection kept the input array's documents and arrays, in order, and dropped the rest;
   // once a computed field has given every element its place, the two line up one to one.
@@ -61,7 +46,7 @@ function setComputedInArray(target: unknown, input: readonly unknown[], parts: r
   let k = 0;
   return input.map((el) => {
     const o = aligned || isPlainObject(el) || Array.isArray(el) ? outs[k++] : undefined;
-    return Array.isArray(el) ? setComputedInArray(o, el, parts, i, value) : setComputed(o, el, parts, i, value);
+    return Array.isArray(el) ? setAlongInArray(o, el, parts, i, value) : setAlong(o, el, parts, i, value);
   });
 }
 
@@ -118,7 +103,7 @@ export function projectStage(spec: unknown, names: ReadonlySet<string>): Stage {
     ? READS_ALL
     : needsOf(
         entries.filter(([, v]) => !isFlag(v)).map(([, v]) => v),
-        // A computed dot path follows the input's structure above its last field (setComputed).
+        // A computed dot path follows the input's structure above its last field (setAlong).
         [...Object.keys(flags).filter((k) => flags[k] === 1), ...computed.filter((c) => c.parts.length > 1).map((c) => c.parts.slice(0, -1).join('.'))],
         true,
       );
@@ -127,7 +112,7 @@ export function projectStage(spec: unknown, names: ReadonlySet<string>): Stage {
       let out: unknown = keepNothing ? {} : projection === undefined ? { ...doc } : projection.apply(doc);
       if (computed.length > 0) {
         const scope = Scope.of(doc, ctx.vars);
-        for (const c of computed) out = setComputed(out, doc, c.parts, 0, c.expr(scope));
+        for (const c of computed) out = setAlong(out, doc, c.parts, 0, c.expr(scope));
       }
       return out as Doc;
     }),
@@ -144,7 +129,7 @@ export function addFieldsStage(name: '$addFields' | '$set', spec: unknown, names
       const scope = Scope.of(doc, ctx.vars);
       const values = fields.map((f) => f.expr(scope));
       let out: unknown = doc;
-      fields.forEach((f, i) => (out = setPath(out, f.parts, 0, values[i])));
+      fields.forEach((f, i) => (out = setAlong(out, out, f.parts, 0, values[i])));
       return out as Doc;
     }),
   );
