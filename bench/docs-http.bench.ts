@@ -33,6 +33,7 @@ import pg from 'pg';
 import { DEFAULT_DIRTY_BYTES } from '../engine/storage/index.js';
 import type { DocsMemoryRow, DocsMemoryTask } from './docs-memory-worker.js';
 import { dirBytes } from './lib/dir-bytes.js';
+import { byCodePoint } from './lib/code-points.js';
 import { docEmail, docId, makeDocument, randomDocNumbers } from './lib/documents.js';
 import { freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
 import { loadResult, pooledRequests, type LoadResult } from './lib/load-result.js';
@@ -286,16 +287,6 @@ async function findAndModifyAnswers(target: Target, docs: number): Promise<unkno
   return out;
 }
 
-/** Strings by code point, as BSON orders them (JavaScript's < compares UTF-16 units). */
-function byCodePoint(a: string, b: string): number {
-  for (let i = 0; i < a.length && i < b.length; ) {
-    const x = a.codePointAt(i)!;
-    const y = b.codePointAt(i)!;
-    if (x !== y) return x - y;
-    i += x > 0xffff ? 2 : 1;
-  }
-  return a.length - b.length;
-}
 
 /** The cities of the loaded documents of each of DISTINCT_CHECK_AGES, by code point, as the generator makes them. */
 function expectedDistinct(docs: number): Map<number, string[]> {

@@ -14,6 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
 import pg from 'pg';
+import { byCodePoint } from '../lib/code-points.js';
 
 const [port, apiKey, table, poolSize] = process.argv.slice(2) as [string, string, string, string];
 if (!/^[a-z_][a-z0-9_]*$/.test(table ?? '')) throw new Error(`table name must be a plain identifier, got ${table}`);
@@ -203,16 +204,6 @@ const DISTINCT_CITY_BY_AGE = {
   text: `SELECT DISTINCT doc->'profile'->'city' AS v FROM ${table} WHERE (doc->'profile'->>'age')::int = $1 AND doc->'profile'->'city' IS NOT NULL`,
 };
 
-/** Strings by code point, as BSON orders them (JavaScript's < compares UTF-16 units). */
-function byCodePoint(a: string, b: string): number {
-  for (let i = 0; i < a.length && i < b.length; ) {
-    const x = a.codePointAt(i)!;
-    const y = b.codePointAt(i)!;
-    if (x !== y) return x - y;
-    i += x > 0xffff ? 2 : 1;
-  }
-  return a.length - b.length;
-}
 
 route(
   'distinct',
