@@ -95,9 +95,6 @@ const REPLAY_YIELD_RECORDS = 1024;
  * the engine before whenDurable() says the batches it could have seen are durable
  * (TenantRegistry.use does this for every caller). Ranged reads run on snapshots.
  */
-/** A store with changes and no write for this long checkpoints (see #checkpointIfDue). */
-const IDLE_CHECKPOINT_MS = 2_000;
-
 export class TenantStore implements DirtyOwner {
   readonly dir: string;
   readonly #options: Required<Omit<TenantStoreOptions, 'cache'>>;
@@ -119,7 +116,6 @@ export class TenantStore implements DirtyOwner {
   #checkpointQueued = false;
   #timer: NodeJS.Timeout | undefined;
   #lastCheckpointAt = Date.now();
-  #lastWriteAt = 0;
   #closing: Promise<void> | undefined;
   readonly #checkpointListeners = new Set<() => void>();
   readonly #closeListeners = new Set<() => Promise<void>>();
@@ -139,7 +135,7 @@ export class TenantStore implements DirtyOwner {
     this.#brokenSignal.catch(() => undefined);
     const tick = [options.checkpointIntervalMs, options.snapshotMaxAgeMs].filter((ms) => ms > 0);
     if (tick.length > 0) {
-      this.#timer = setInterval(() => this.#tick(), Math.max(50, Math.min(...tick, 1_000)));
+      this.#timer = setInterval(() => this.#tick(), Math.max(50, Math.min(...tick, 5_000)));
       this.#timer.unref();
     }
     cache.dirty.register(this);
@@ -434,7 +430,6 @@ export class TenantStore implements DirtyOwner {
       return Promise.reject(err);
     }
     if (ops.length === 0) return Promise.resolve({ lsn: this.#lsn });
-    this.#lastWriteAt = Date.now();
     const lsn = this.#lsn + 1;
     const frame = walRecordFrame(lsn, ops);
     try {
@@ -639,13 +634,7 @@ export class TenantStore implements DirtyOwner {
 
   #checkpointIfDue(): void {
     if (this.#closed || this.#broken || this.#options.checkpointIntervalMs <= 0) return;
-    const now = Date.now();
-    // Due by age, or once writes have stopped for IDLE_CHECKPOINT_MS: changes left dirty after a
-    // burst of writes hold memory (copied leaves) until a checkpoint, and the memory governor
-    // takes it out of the page cache meanwhile, which reads then pay for (docs/benchmarks.md,
-    // session 27: a scan after 10 s of random updates ran 4-5x slower).
-    const idle = this.#lastWriteAt > this.#lastCheckpointAt && now - this.#lastWriteAt >= IDLE_CHECKPOINT_MS;
-    if (!idle && now - this.#lastCheckpointAt < this.#options.checkpointIntervalMs) return;
+    if (Date.now() - this.#lastCheckpointAt < this.#options.checkpointIntervalMs) return;
     if (this.#trees.hasChanges || this.#trees.header.checkpointLsn !== this.#lsn) this.#scheduleCheckpoint();
   }
 
