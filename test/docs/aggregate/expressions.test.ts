@@ -206,4 +206,5 @@ describe('dates as MongoDB reads and writes them (manual: $toDate, $dateToString
   refuses('$dateToString %Y of a year past 9999', { $dateToString: { date: { $toDate: 1e15 }, format: '%Y' } }, /only defined on year 0-9999/);
   refuses('$dateToString %Y of a year before 0', { $dateToString: { date: { $toDate: -1e14 }, format: '%Y-%m-%d' } }, /only defined on year 0-9999/);
   refuses('$pow of 0 to a negative exponent', { $pow: [0, -1] }, /\$pow cannot take a base of 0 and a negative exponent/);
+  table([['$toString of -0 keeps the sign', { $toString: { $multiply: [-1, 0] } }, '-0']]);
 });

@@ -339,6 +339,8 @@ describe('$bucket and $unionWith (manual examples)', () => {
     await docsInsert(store, 'artists', structuredClone(artists)).durable;
     await expect(docsAggregate(store, 'artists', [{ $bucket: { groupBy: '$year_born', boundaries: [1840, 1880] } }])).rejects.toMatchObject({ message: expect.stringMatching(/could not find a matching branch/) });
     await refuses([{ $bucket: { groupBy: '$x', boundaries: [3, 1] } }], /ascending order/);
+    await refuses([{ $bucket: { groupBy: '$x', boundaries: [0, 5, 'a', 'z'] } }], /must have the same type; found int and string/);
+    expect(await run([{ $bucket: { groupBy: '$year_born', boundaries: [1800, 1860.5, 2000] } }], 'artists')).toHaveLength(2); // numbers of any kind mix
     await refuses([{ $bucket: { groupBy: '$x', boundaries: [1, 3], default: 2 } }], /'default' field must be less than the lowest boundary/);
   });
   it('appends another collection, through its own pipeline', async () => {

@@ -39,6 +39,8 @@ export function convert(v: unknown, to: Target, name: string): unknown {
   switch (to) {
     case 'string':
       if (isPlainObject(v) || Array.isArray(v)) return cannot(v, to, name);
+      // -0 keeps its sign, as MongoDB writes it ("-0"; String(-0) is "0").
+      if (Object.is(v, -0)) return '-0';
       return typeof v === 'boolean' ? String(v) : coerceToString(v, name);
     case 'int':
     case 'long':

@@ -6,7 +6,7 @@
  * in boundary order, the default last.
  */
 
-import { compareValues, isPlainObject, type Doc } from '../../values.js';
+import { bsonTypeOf, compareValues, isPlainObject, typeBracket, type Doc } from '../../values.js';
 import { compareAgg } from '../expression/comparison.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { needsOf } from '../dependencies.js';
@@ -21,6 +21,10 @@ export function bucketStage(spec: unknown, names: ReadonlySet<string>): Stage {
   const boundaries = spec['boundaries'];
   if (!Array.isArray(boundaries) || boundaries.length < 2) stageError(stage, "The $bucket 'boundaries' field must be an array with at least two values");
   for (let i = 1; i < boundaries.length; i++) {
+    // As MongoDB: one type for all boundaries, numbers of any kind together.
+    if (typeBracket(boundaries[i - 1]) !== typeBracket(boundaries[i])) {
+      stageError(stage, `All values in the 'boundaries' option to $bucket must have the same type; found ${bsonTypeOf(boundaries[i - 1])} and ${bsonTypeOf(boundaries[i])}`);
+    }
     if (compareValues(boundaries[i - 1], boundaries[i]) >= 0) stageError(stage, "The $bucket 'boundaries' field must be an array of values in ascending order");
   }
   const hasDefault = Object.hasOwn(spec, 'default');
