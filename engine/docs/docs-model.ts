@@ -36,6 +36,7 @@ import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
 import { AGGREGATE_LIMITS, approxBytes, BlockingBudget, type StageContext } from './aggregate/stage.js';
 import { compilePipeline } from './aggregate/pipeline.js';
+import { ValueSet } from './aggregate/value-key.js';
 import { fromJson } from './ejson.js';
 import { compileProjection, type CompiledProjection } from './projection.js';
 import { compileFilter, filterPaths, filterReadsAll, parseFilter, type CompiledFilter } from './query/compile-filter.js';
@@ -1407,28 +1408,13 @@ export async function docsDistinct(store: TenantStore, collection: unknown, key:
   });
 }
 
-/** The distinct values distinct collects, within the result bound. */
+/** The distinct values distinct collects (ValueSet: equal in BSON terms is one), within the result bound. */
 class DistinctValues {
-  // Scalars by type and value (1 and 1.0 are one number); documents, arrays and dates compared by
-  // BSON order once collected.
-  readonly #scalars = new Map<string, unknown>();
-  readonly #others: unknown[] = [];
+  readonly #set = new ValueSet();
   #bytes = 0;
 
   add(value: unknown): void {
-    const t = typeof value;
-    if (value === null || t === 'string' || t === 'number' || t === 'boolean') {
-      const id = `${value === null ? 'null' : t}:${String(value)}`;
-      if (this.#scalars.has(id)) return;
-      this.#scalars.set(id, value);
-      this.#grow(value);
-      return;
-    }
-    this.#others.push(value);
-    this.#grow(value);
-  }
-
-  #grow(value: unknown): void {
+    if (!this.#set.add(value)) return;
     this.#bytes += approxBytes(value);
     if (this.#bytes > DOCS_MODEL_LIMITS.maxResultBytes) {
       fail('QUERY_ERROR', `the distinct values exceed ${DOCS_MODEL_LIMITS.maxResultBytes} bytes: narrow the filter`, { limit: DOCS_MODEL_LIMITS.maxResultBytes });
@@ -1436,10 +1422,7 @@ class DistinctValues {
   }
 
   sorted(): unknown[] {
-    const all = [...this.#scalars.values(), ...this.#others].sort(compareValues);
-    const out: unknown[] = [];
-    for (const v of all) if (out.length === 0 || compareValues(out[out.length - 1], v) !== 0) out.push(v);
-    return out;
+    return this.#set.values.sort(compareValues);
   }
 }
 

@@ -175,15 +175,15 @@ function dateToJson(d: Date): unknown {
  */
 export function toJson(value: unknown): unknown {
   if (!needsJsonForm(value)) return value;
-  return datesToJson(value);
+  return toJsonForm(value);
 }
 
-function datesToJson(value: unknown): unknown {
+function toJsonForm(value: unknown): unknown {
   if (typeof value === 'number') return Number.isFinite(value) ? value : { $numberDouble: Number.isNaN(value) ? 'NaN' : value > 0 ? 'Infinity' : '-Infinity' };
   if (typeof value !== 'object' || value === null) return value;
   if (value instanceof Date) return dateToJson(value);
-  if (Array.isArray(value)) return value.map(datesToJson);
+  if (Array.isArray(value)) return value.map(toJsonForm);
   const out: Doc = {};
-  for (const key of Object.keys(value)) setOwn(out, key, datesToJson((value as Doc)[key]));
+  for (const key of Object.keys(value)) setOwn(out, key, toJsonForm((value as Doc)[key]));
   return out;
 }

@@ -249,40 +249,37 @@ export function mqlRoutes(app: FastifyInstance): void {
     },
   };
   const returnDocument = { type: 'string', enum: ['before', 'after'], description: 'the document before the change (default) or after it' } as const;
-  const shapeModified = (r: FindAndModifyOutcome): unknown => ({ ...r, document: r.document === null ? null : toJson(r.document) });
-
-  route(
-    'findOneAndUpdate',
-    'Update the first matching document (in sort order) and return it, before or after the update',
-    { collection, filter: anyObject, update: anyObject, sort: anyObject, projection: anyObject, upsert: { type: 'boolean' }, returnDocument, arrayFilters: { type: 'array', items: anyObject } },
-    ['collection', 'filter', 'update'],
-    findAndModifyOutcome,
-    async (request) => {
-      const b = body<{ collection: string; filter: unknown; update: unknown; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown }>(request);
-      return withTenant(request, async (store) => {
-        checkQuota(store, config.quotaBytes, docsInsertCost([b.update]));
-        return shapeModified(await settle(request, store, b.collection, await docsFindOneAndUpdate(store, b.collection, b.filter, b.update, b)));
-      });
-    },
-    200,
-    true,
+  type FindAndModifyBody = { collection: string; filter: unknown; update?: unknown; replacement?: unknown; sort?: unknown; projection?: unknown; upsert?: unknown; returnDocument?: unknown; arrayFilters?: unknown };
+  /** findOneAndUpdate and findOneAndReplace: `field` (update or replacement) is what changes the document. */
+  const findAndModifyRoute = (
+    path: string,
+    summary: string,
+    field: 'update' | 'replacement',
+    properties: Record<string, unknown>,
+    modify: (store: TenantStore, b: FindAndModifyBody) => Promise<Written<FindAndModifyOutcome>>,
+  ): void =>
+    route(
+      path,
+      summary,
+      { collection, filter: anyObject, [field]: anyObject, sort: anyObject, projection: anyObject, upsert: { type: 'boolean' }, returnDocument, ...properties },
+      ['collection', 'filter', field],
+      findAndModifyOutcome,
+      async (request) => {
+        const b = body<FindAndModifyBody>(request);
+        return withTenant(request, async (store) => {
+          checkQuota(store, config.quotaBytes, docsInsertCost([b[field]]));
+          const r = await settle(request, store, b.collection, await modify(store, b));
+          return { ...r, document: toJson(r.document) };
+        });
+      },
+      200,
+      true,
+    );
+  findAndModifyRoute('findOneAndUpdate', 'Update the first matching document (in sort order) and return it, before or after the update', 'update', { arrayFilters: { type: 'array', items: anyObject } }, (store, b) =>
+    docsFindOneAndUpdate(store, b.collection, b.filter, b.update, b),
   );
-
-  route(
-    'findOneAndReplace',
-    'Replace the first matching document (in sort order) and return it, before or after the replacement',
-    { collection, filter: anyObject, replacement: anyObject, sort: anyObject, projection: anyObject, upsert: { type: 'boolean' }, returnDocument },
-    ['collection', 'filter', 'replacement'],
-    findAndModifyOutcome,
-    async (request) => {
-      const b = body<{ collection: string; filter: unknown; replacement: unknown; upsert?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown }>(request);
-      return withTenant(request, async (store) => {
-        checkQuota(store, config.quotaBytes, docsInsertCost([b.replacement]));
-        return shapeModified(await settle(request, store, b.collection, await docsFindOneAndReplace(store, b.collection, b.filter, b.replacement, b)));
-      });
-    },
-    200,
-    true,
+  findAndModifyRoute('findOneAndReplace', 'Replace the first matching document (in sort order) and return it, before or after the replacement', 'replacement', {}, (store, b) =>
+    docsFindOneAndReplace(store, b.collection, b.filter, b.replacement, b),
   );
 
   route(
@@ -295,7 +292,7 @@ export function mqlRoutes(app: FastifyInstance): void {
       const b = body<{ collection: string; filter: unknown; sort?: unknown; projection?: unknown }>(request);
       return withTenant(request, async (store) => {
         const { document } = await settle(request, store, b.collection, await docsFindOneAndDelete(store, b.collection, b.filter, b));
-        return { document: document === null ? null : toJson(document) };
+        return { document: toJson(document) };
       });
     },
     200,
