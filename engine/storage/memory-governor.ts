@@ -16,9 +16,9 @@ import type { PageCache } from './page-cache.js';
  * way, and the cache was what could give way for it.
  *
  * So the governor reads the RSS every `intervalMs` and, while the growth (less, while writes
- * are few, the resident memory not in use, which new allocations reuse first) is past CUT_ABOVE
- * of the bound (a margin for what happens between readings and before a collection), pulls three
- * levers in turn, cheapest first:
+ * are few or have stopped, the resident memory not in use, which new allocations reuse first) is
+ * past CUT_ABOVE of the bound (a margin for what happens between readings and before a
+ * collection), pulls three levers in turn, cheapest first:
  * 1. the cache's limit in force, lowered by the excess (evicting at once), down to a sixteenth of
  *    its configured size: a load ran as fast with the cache at that floor;
  * 2. the dirty budget's limit in force, down to half of it: checkpoints come sooner and writers
@@ -29,8 +29,9 @@ import type { PageCache } from './page-cache.js';
  * What it cut counts as on its way out until V8's next full collection (or PENDING_MS), so a cut
  * is not repeated while the heap still holds what was evicted. It gives back in the reverse order:
  * the heap growth below RAISE_BELOW of the bound or after CALM_MS without a cut; the limits, a
- * step per reading below RAISE_BELOW, and above it a step a second into resident memory not in
- * use (which new pages reuse before the RSS grows), for as long as the RSS does not grow.
+ * step per reading below RAISE_BELOW, and above it (past the cut line too, once writes are few or
+ * have stopped) a step every PROBE_EVERY_MS into resident memory not in use (which new pages
+ * reuse before the RSS grows), for as long as the RSS does not grow.
  *
  * Tried and not kept (docs/benchmarks.md): cutting only at new highs of the RSS (peaks past the
  * bound in the docs bench), and full collections forced near the bound (the RSS peaked higher:
@@ -43,6 +44,10 @@ export interface MemoryGovernorOptions {
   extraBytes?: () => number;
   /** The heap growth percent configured (TETRA_HEAP_GROWTH_PERCENT, 0: V8's policy), restored when the pressure ends. */
   heapGrowthPercent?: number;
+  /** Reads the process's memory (default process.memoryUsage): tests give the readings they need. */
+  memoryUsage?: () => NodeJS.MemoryUsage;
+  /** The clock in milliseconds (default performance.now). */
+  now?: () => number;
 }
 
 /** What the governor sees and has done (tests and diagnostics). */
@@ -80,6 +85,8 @@ const RAISE_BELOW = 0.6;
 const TIGHT_HEAP_GROWTH = 20;
 /** Below this share of the dirty budget in use, writes are few (reads): memory not in use counts as room. */
 const QUIET_DIRTY = 1 / 8;
+/** Dirty memory that has not grown for this long means writes have stopped: memory not in use counts as room too. */
+const WRITES_STOPPED_MS = 1000;
 /** A raise gives back at most this share of the configured budgets per reading. */
 const RAISE_STEP = 1 / 32;
 /** A cut counts as on its way out of the RSS for at most this long without a full collection. */
@@ -103,6 +110,9 @@ export class MemoryGovernor {
   #growth = 0;
   #free = 0;
   #lastCut = 0;
+  /** The dirty bytes at the last reading, and when they last grew. */
+  #lastDirty = 0;
+  #dirtyGrewAt = 0;
   #lastRaiseAt = 0;
   /** The RSS growth when the limits were last raised. */
   #lastRaise = 0;
@@ -113,12 +123,16 @@ export class MemoryGovernor {
   #stopped = false;
   #tightHeap = false;
   readonly #heapGrowth: number;
+  readonly #memoryUsage: () => NodeJS.MemoryUsage;
+  readonly #now: () => number;
 
   constructor(cache: PageCache<unknown>, options: MemoryGovernorOptions) {
     this.#cache = cache;
     this.#extra = options.extraBytes ?? (() => 0);
     this.#heapGrowth = options.heapGrowthPercent ?? 0;
-    this.#base = process.memoryUsage();
+    this.#memoryUsage = options.memoryUsage ?? (() => process.memoryUsage());
+    this.#now = options.now ?? (() => performance.now());
+    this.#base = this.#memoryUsage();
     this.#gcObserver = new PerformanceObserver((list) => {
       // After a full (mark-compact) collection, what was evicted has left the heap: the next
       // reading shows what the cut achieved.
@@ -134,7 +148,7 @@ export class MemoryGovernor {
     if (this.#stopped) return;
     const cache = this.#cache;
     const dirty = cache.dirty;
-    const m = process.memoryUsage();
+    const m = this.#memoryUsage();
     const base = this.#base;
     const growth = m.rss - base.rss;
     const bound = cache.maxBytes + dirty.configured + this.#extra();
@@ -148,8 +162,10 @@ export class MemoryGovernor {
     this.#bound = bound;
     this.#readings++;
     if (growth > this.#peak) this.#peak = growth;
-    const now = performance.now();
+    const now = this.#now();
     if (this.#pending > 0 && now - this.#pendingSince > PENDING_MS) this.#pending = 0;
+    if (dirty.bytes > this.#lastDirty) this.#dirtyGrewAt = now;
+    this.#lastDirty = dirty.bytes;
 
     // Cut while the RSS is past the cut line, by how far, less what earlier cuts have not had time
     // to free yet and, while writes are few, less the resident memory not in use (the allocator
@@ -158,8 +174,12 @@ export class MemoryGovernor {
     // session 26: the 100k read rows 1.5-2.4x slower, peak RSS 425 against 413 ungoverned). During
     // a load it is not subtracted: the 1M load's RSS then reached 0.99x of the bound, not 0.9x.
     // While writes are few (the dirty budget nearly empty: reads), the memory not in use counts as
-    // room: new pages and Buffers reuse it before the RSS grows, and a cut only adds to it.
-    const quiet = dirty.bytes < dirty.configured * QUIET_DIRTY;
+    // room: new pages and Buffers reuse it before the RSS grows, and a cut only adds to it. So it
+    // does once writes have stopped, while what they left waits for the next checkpoint (up to a
+    // minute): after a burst of random updates the cache stayed at its floor with the RSS past
+    // the cut line in memory not in use (250 of 290 MiB), and the scans that followed read every
+    // page from the file, 2-3x slower (docs/benchmarks.md, session 28).
+    const quiet = dirty.bytes < dirty.configured * QUIET_DIRTY || now - this.#dirtyGrewAt >= WRITES_STOPPED_MS;
     let cut = growth - cutLine - this.#pending - (quiet ? this.#free : 0);
     if (cut > MIN_CUT) {
       let done = 0;
@@ -200,7 +220,8 @@ export class MemoryGovernor {
       }
       return;
     }
-    if (this.#pending > 0 || growth > cutLine) return;
+    // Past the cut line, only memory not in use (once writes are few) leaves room to give back into.
+    if (this.#pending > 0 || (growth > cutLine && !quiet)) return;
     // Give back, in the reverse order: the heap growth below the raise line or after CALM_MS
     // without a cut; the limits below the raise line, or when resident memory not in use could
     // take a step and the last step did not raise the RSS.

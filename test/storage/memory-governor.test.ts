@@ -120,3 +120,87 @@ describe('MemoryGovernor', () => {
     }
   });
 });
+
+// Readings the test chooses (the options' memoryUsage and clock): what the process holds after a
+// burst of writes, when the RSS stays high but little of it is in use.
+describe('MemoryGovernor after writes stop', () => {
+  const BASE: NodeJS.MemoryUsage = { rss: 200 * MiB, heapTotal: 40 * MiB, heapUsed: 30 * MiB, external: 10 * MiB, arrayBuffers: 5 * MiB };
+
+  /** A governor over a full 64 MiB cache and a 32 MiB dirty budget (bound 96 MiB, cut line 67.2), its readings set by `at`. */
+  function governed(): { cache: PageCache<string>; governor: MemoryGovernor; at: (ms: number, rssGrowth: number, inUse: number, dirty: number) => void; fill: () => void } {
+    const cache = new PageCache<string>(64 * MiB, { dirtyBytes: 32 * MiB });
+    const file = cache.allocateFileId();
+    const fill = (): void => {
+      for (let i = 0; i < 1024; i++) cache.set(PageCache.key(file, i), `p${i}`, 64 * 1024);
+    };
+    fill();
+    let reading = BASE;
+    let clock = 0;
+    const governor = new MemoryGovernor(cache, { intervalMs: 60_000, memoryUsage: () => reading, now: () => clock });
+    return {
+      cache,
+      governor,
+      fill,
+      at(ms, rssGrowth, inUse, dirty) {
+        clock = ms;
+        reading = { ...BASE, rss: BASE.rss + rssGrowth, heapUsed: BASE.heapUsed + inUse };
+        cache.dirty.add(dirty - cache.dirty.bytes);
+        governor.check();
+      },
+    };
+  }
+
+  it('cuts the cache while writes go on and gives it back once they stop, though the RSS stays past the cut line in memory not in use', () => {
+    const { cache, governor, at } = governed();
+    try {
+      // A burst of writes: dirty memory growing, the RSS 130 MiB up (past the 67.2 MiB cut line),
+      // only 30 MiB of it in use. While writes go on, memory not in use is no room (a load's RSS
+      // grows through it): the cache is cut to its floor.
+      at(0, 130 * MiB, 30 * MiB, 8 * MiB);
+      at(100, 130 * MiB, 30 * MiB, 12 * MiB);
+      expect(governor.state.cuts).toBeGreaterThan(0);
+      expect(cache.limit).toBe(4 * MiB);
+      // Writes continue for a while: no give-back.
+      for (let t = 200; t <= 2600; t += 100) at(t, 130 * MiB, 30 * MiB, 12 * MiB + t * 1024);
+      expect(cache.limit).toBe(4 * MiB);
+      // The writes stop. The dirty data stays (12+ MiB, past an eighth of the budget, until a
+      // checkpoint) and so does the RSS, but the 100 MiB not in use is room: after a second
+      // without dirty growth, the limits come back a step at a time while the RSS does not grow.
+      const dirtyLeft = cache.dirty.bytes;
+      const cutsBefore = governor.state.cuts;
+      for (let t = 2700; t <= 3600; t += 100) at(t, 130 * MiB, 30 * MiB, dirtyLeft);
+      expect(cache.limit).toBe(4 * MiB); // not within the first second
+      for (let t = 3700; t <= 12_000; t += 100) at(t, 130 * MiB, 30 * MiB, dirtyLeft);
+      expect(governor.state.cuts).toBe(cutsBefore);
+      expect(cache.limit).toBe(64 * MiB);
+      expect(cache.dirty.limit).toBe(32 * MiB);
+    } finally {
+      governor.stop();
+    }
+  });
+
+  it('stops giving back when a step makes the RSS grow, and cuts again once what is in use passes the cut line', () => {
+    const { cache, governor, at, fill } = governed();
+    try {
+      at(0, 130 * MiB, 30 * MiB, 8 * MiB);
+      at(100, 130 * MiB, 30 * MiB, 12 * MiB);
+      expect(cache.limit).toBe(4 * MiB);
+      // Writes stopped; pending cuts expire after 2 s.
+      let t = 2200;
+      for (; t <= 3400; t += 100) at(t, 130 * MiB, 30 * MiB, 12 * MiB);
+      const raised = cache.limit;
+      expect(raised).toBeGreaterThan(4 * MiB);
+      // The step raised the RSS (the allocator had no room after all): no further step while it
+      // stays there (the next probe only after CALM_MS, 3 s).
+      const grown = 130 * MiB + 6 * MiB;
+      for (const end = t + 2500; t <= end; t += 100) at(t, grown, 30 * MiB, 12 * MiB);
+      expect(cache.limit).toBe(raised);
+      // Reads fill the cache: what is in use passes the cut line, and the cache is cut again.
+      fill();
+      at(t, 140 * MiB, 125 * MiB, 12 * MiB);
+      expect(cache.limit).toBeLessThan(raised);
+    } finally {
+      governor.stop();
+    }
+  });
+});
