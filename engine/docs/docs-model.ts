@@ -1294,6 +1294,8 @@ interface Match {
  */
 async function changeMatches(store: TenantStore, name: string, filter: CompiledFilter, multi: boolean, sort: CompiledSort | undefined, change: (match: Match) => void): Promise<Array<Promise<unknown>>> {
   if (sort !== undefined) return changeFirstSorted(store, name, filter, sort, change);
+  const now = changeNow(store, name, filter, multi, change);
+  if (now !== undefined) return now;
   const writes: Array<Promise<unknown>> = [];
   for await (const keys of candidateKeys(store, name, filter)) {
     const info = readCollection(store, name);
@@ -1303,6 +1305,38 @@ async function changeMatches(store: TenantStore, name: string, filter: CompiledF
     if (write.changed && !multi) break;
   }
   return writes;
+}
+
+/**
+ * changeMatches in the calling turn, from the live store, when the plan's first chunk holds a
+ * match (one document to change) or its chunks hold every candidate (all of them); undefined when
+ * the search goes on past a chunk, and the snapshot path searches again from the start.
+ *
+ * No snapshot, so no new write epoch: a snapshot open at a write makes every dirty page
+ * copy-on-write, and updates by `_id` arriving back to back each copied their leaf, its branches
+ * and the root again, though an earlier update had already copied them (docs/benchmarks.md,
+ * session 28). Reading and writing in one turn is consistent by itself: nothing runs in between.
+ */
+function changeNow(store: TenantStore, name: string, filter: CompiledFilter, multi: boolean, change: (match: Match) => void): Array<Promise<unknown>> | undefined {
+  const info = readCollection(store, name);
+  if (info === undefined) return [];
+  const plan = planQuery(info, filter.ast, []);
+  const live: Reader = { get: (tree, key) => store.get(tree, key), scan: (tree, range) => store.scanNow(tree, range), valueRuns: (tree, range) => store.valueRuns(tree, range) };
+  const keys: Buffer[] = [];
+  let complete = true;
+  // The loop ends (closing the scan and any snapshot it holds) before anything is written.
+  for (const chunk of candidateChunks(live, info, plan, { keys: 0, docs: 0 }, { filter, whole: false })) {
+    for (const c of chunk.candidates) if (filter.test(c.doc)) keys.push(idKey(idOf(c.doc)));
+    if (!multi && keys.length > 0) break;
+    if (chunk.more) {
+      complete = false;
+      break;
+    }
+  }
+  if (!complete && (multi || keys.length === 0)) return undefined;
+  if (keys.length === 0) return [];
+  const write = changeInOneTurn(store, info, keys, filter, multi, change);
+  return write.promise === undefined ? [] : [write.promise];
 }
 
 /**
