@@ -27,6 +27,12 @@ export interface Accumulator {
   add(args: readonly SqlValue[]): void;
   /** The aggregate over the rows added so far; does not consume the state (may be called again). */
   result(): SqlValue;
+  /**
+   * Takes out the earliest row still in (a window frame whose start moved on), given its arguments
+   * again: PostgreSQL's inverse transition. False when the state cannot tell the result without
+   * it (the caller folds the frame again). Only accumulators from AggregateDef.createMoving have it.
+   */
+  removeOldest?(args: readonly SqlValue[]): boolean;
   /** Approximate bytes held by growing state (DISTINCT sets, string_agg, array_agg); absent when constant. */
   readonly bytes?: number;
 }
@@ -37,6 +43,13 @@ export interface AggregateDef {
   /** The types the arguments are read as (unknown literals are converted to these). */
   readonly argTypes: readonly SqlTypeName[];
   create(): Accumulator;
+  /**
+   * Accumulators with removeOldest, for window frames whose start moves; absent for aggregates
+   * PostgreSQL gives no inverse (float sums and moments, which would round differently,
+   * string_agg, array_agg, json aggregates). min/max have one here (a monotonic deque) though
+   * PostgreSQL refolds them: the result is the same value.
+   */
+  createMoving?(): Accumulator;
   /** add() keeps no reference to the array it is given: the caller may reuse it. */
   readonly reusableArgs?: boolean;
 }
@@ -47,7 +60,7 @@ export interface AggregateOptions {
   star: boolean;
 }
 
-type Resolved = { resultType: SqlTypeName; argTypes: SqlTypeName[]; create: () => Accumulator };
+type Resolved = { resultType: SqlTypeName; argTypes: SqlTypeName[]; create: () => Accumulator; createMoving?: () => Accumulator };
 
 /** Resolves one aggregate's overload; undefined when none matches (42883). */
 type Resolver = (name: string, argTypes: readonly SqlTypeName[]) => Resolved | undefined;
@@ -75,16 +88,16 @@ function oneArg(pick: (t: SqlTypeName) => Resolved | undefined): Resolver {
 
 const RESOLVERS: Record<string, Resolver> = {
   count: (_name, argTypes) =>
-    argTypes.length === 1 ? { resultType: 'int8', argTypes: [argTypes[0] === 'unknown' ? 'text' : argTypes[0]!], create: () => new CountAcc(false) } : undefined,
+    argTypes.length === 1 ? moving({ resultType: 'int8', argTypes: [argTypes[0] === 'unknown' ? 'text' : argTypes[0]!], create: () => new CountAcc(false) }) : undefined,
   sum: oneArg((t) => {
-    if (t === 'int2' || t === 'int4') return { resultType: 'int8', argTypes: [t], create: () => new IntSumAcc('int8') };
-    if (t === 'int8') return { resultType: 'numeric', argTypes: [t], create: () => new IntSumAcc('numeric') };
-    if (t === 'numeric') return { resultType: 'numeric', argTypes: [t], create: () => new NumericSumAcc() };
+    if (t === 'int2' || t === 'int4') return moving({ resultType: 'int8', argTypes: [t], create: () => new IntSumAcc('int8') });
+    if (t === 'int8') return moving({ resultType: 'numeric', argTypes: [t], create: () => new IntSumAcc('numeric') });
+    if (t === 'numeric') return moving({ resultType: 'numeric', argTypes: [t], create: () => new NumericSumAcc() });
     if (t === 'float8') return { resultType: 'float8', argTypes: [t], create: () => new FloatSumAcc() };
     return undefined;
   }),
   avg: oneArg((t) => {
-    if (EXACT.includes(t)) return { resultType: 'numeric', argTypes: [t], create: () => new NumericMomentsAcc('avg') };
+    if (EXACT.includes(t)) return moving({ resultType: 'numeric', argTypes: [t], create: () => new NumericMomentsAcc('avg') });
     if (t === 'float8') return { resultType: 'float8', argTypes: [t], create: () => new FloatMomentsAcc('avg') };
     return undefined;
   }),
@@ -120,13 +133,18 @@ const RESOLVERS: Record<string, Resolver> = {
   var_pop: moments('var_pop'),
 };
 
+/** An overload whose accumulator has removeOldest itself. */
+function moving(r: Resolved): Resolved {
+  return { ...r, createMoving: r.create };
+}
+
 function minMax(sign: 1 | -1): Resolver {
   return (_name, argTypes) => {
     if (argTypes.length !== 1) return undefined;
     // An unknown literal resolves as text (min/max have a string-category overload).
     const t = argTypes[0] === 'unknown' ? 'text' : argTypes[0]!;
     if (!ORDERED.includes(t) && !isArrayType(t)) return undefined;
-    return { resultType: t, argTypes: [t], create: () => new MinMaxAcc(t, sign) };
+    return { resultType: t, argTypes: [t], create: () => new MinMaxAcc(t, sign), createMoving: () => new MovingMinMaxAcc(t, sign) };
   };
 }
 
@@ -193,7 +211,7 @@ class JsonObjectAggAcc implements Accumulator {
 function boolAgg(and: boolean): Resolver {
   return (_name, argTypes) =>
     argTypes.length === 1 && (argTypes[0] === 'boolean' || argTypes[0] === 'unknown')
-      ? { resultType: 'boolean', argTypes: ['boolean'], create: () => new BoolAcc(and) }
+      ? moving({ resultType: 'boolean', argTypes: ['boolean'], create: () => new BoolAcc(and) })
       : undefined;
 }
 
@@ -201,7 +219,7 @@ type MomentKind = 'avg' | 'var_samp' | 'var_pop' | 'stddev_samp' | 'stddev_pop';
 
 function moments(kind: MomentKind): Resolver {
   return oneArg((t) => {
-    if (EXACT.includes(t)) return { resultType: 'numeric', argTypes: [t], create: () => new NumericMomentsAcc(kind) };
+    if (EXACT.includes(t)) return moving({ resultType: 'numeric', argTypes: [t], create: () => new NumericMomentsAcc(kind) });
     if (t === 'float8') return { resultType: 'float8', argTypes: [t], create: () => new FloatMomentsAcc(kind) };
     return undefined;
   });
@@ -220,7 +238,7 @@ export function isAggregateName(name: string): boolean {
 export function resolveAggregate(name: string, argTypes: readonly SqlTypeName[], options: AggregateOptions): AggregateDef {
   const lower = name.toLowerCase();
   if (options.star) {
-    if (lower === 'count' && argTypes.length === 0) return { name: lower, resultType: 'int8', argTypes: [], create: () => new CountAcc(true), reusableArgs: true };
+    if (lower === 'count' && argTypes.length === 0) return { name: lower, resultType: 'int8', argTypes: [], create: () => new CountAcc(true), createMoving: () => new CountAcc(true), reusableArgs: true };
     return sqlFail('42809', `${lower}(*) specified, but ${lower} is not an aggregate function`);
   }
   const resolver = Object.hasOwn(RESOLVERS, lower) ? RESOLVERS[lower] : undefined;
@@ -231,11 +249,14 @@ export function resolveAggregate(name: string, argTypes: readonly SqlTypeName[],
   // Arguments already of the resolved types (the usual case) need no converting wrapper.
   const exact = coerceTo.length === argTypes.length && coerceTo.every((t, i) => t === argTypes[i]);
   const coerced = exact ? create : (): Accumulator => new CoercingAcc(create(), coerceTo);
+  const createMoving = resolved.createMoving;
+  const coercedMoving = createMoving === undefined || exact ? createMoving : (): Accumulator => new CoercingAcc(createMoving(), coerceTo);
   return {
     name: lower,
     resultType,
     argTypes: coerceTo,
     create: options.distinct ? () => new DistinctAcc(coerced, coerceTo) : coerced,
+    ...(coercedMoving !== undefined && !options.distinct ? { createMoving: coercedMoving } : {}),
     // Only DISTINCT keeps argument arrays (to feed them later); every other accumulator reads them.
     reusableArgs: !options.distinct,
   };
@@ -258,6 +279,14 @@ class CoercingAcc implements Accumulator {
   }
 
   add(args: readonly SqlValue[]): void {
+    this.#inner.add(this.#coerce(args));
+  }
+
+  removeOldest(args: readonly SqlValue[]): boolean {
+    return this.#inner.removeOldest!(this.#coerce(args));
+  }
+
+  #coerce(args: readonly SqlValue[]): readonly SqlValue[] {
     let out = args;
     for (let i = 0; i < this.#types.length; i++) {
       const t = this.#types[i]!;
@@ -267,7 +296,7 @@ class CoercingAcc implements Accumulator {
         (out as SqlValue[])[i] = castValue(a, { type: t });
       }
     }
-    this.#inner.add(out);
+    return out;
   }
 
   result(): SqlValue {
@@ -287,6 +316,11 @@ class CountAcc implements Accumulator {
     if (this.#star || args[0]!.value !== null) this.#n++;
   }
 
+  removeOldest(args: readonly SqlValue[]): boolean {
+    if (this.#star || args[0]!.value !== null) this.#n--;
+    return true;
+  }
+
   result(): SqlValue {
     return { type: 'int8', value: this.#n };
   }
@@ -296,6 +330,8 @@ class CountAcc implements Accumulator {
 class IntSumAcc implements Accumulator {
   readonly #type: 'int8' | 'numeric';
   #sum: bigint | null = null;
+  /** Non-NULL inputs in: the sum is NULL again when the last one leaves. */
+  #n = 0;
 
   constructor(type: 'int8' | 'numeric') {
     this.#type = type;
@@ -304,7 +340,15 @@ class IntSumAcc implements Accumulator {
   add(args: readonly SqlValue[]): void {
     const v = args[0]!.value;
     if (v === null) return;
+    this.#n++;
     this.#sum = (this.#sum ?? 0n) + BigInt(v as number | bigint);
+  }
+
+  removeOldest(args: readonly SqlValue[]): boolean {
+    const v = args[0]!.value;
+    if (v === null) return true;
+    this.#sum = --this.#n === 0 ? null : this.#sum! - BigInt(v as number | bigint);
+    return true;
   }
 
   result(): SqlValue {
@@ -316,15 +360,54 @@ class IntSumAcc implements Accumulator {
 
 class NumericSumAcc implements Accumulator {
   #sum: Decimal | null = null;
+  readonly #scales = new ScaleCount();
 
   add(args: readonly SqlValue[]): void {
     const v = args[0]!.value as Decimal | null;
     if (v === null) return;
+    this.#scales.add(v.scale);
     this.#sum = this.#sum === null ? v : this.#sum.add(v);
+  }
+
+  removeOldest(args: readonly SqlValue[]): boolean {
+    const v = args[0]!.value as Decimal | null;
+    if (v === null) return true;
+    if (!this.#scales.remove(v.scale)) return false;
+    this.#sum = this.#scales.n === 0 ? null : this.#sum!.sub(v);
+    return true;
   }
 
   result(): SqlValue {
     return { type: 'numeric', value: this.#sum };
+  }
+}
+
+/**
+ * A numeric sum's scale is the largest of its inputs'. Taking out the last input of that scale
+ * would need the largest of the rest, which is not kept: as PostgreSQL's do_numeric_discard, that
+ * removal fails and the frame is folded again (unless nothing is left).
+ */
+class ScaleCount {
+  n = 0;
+  #max = 0;
+  #atMax = 0;
+
+  add(scale: number): void {
+    this.n++;
+    if (scale > this.#max) {
+      this.#max = scale;
+      this.#atMax = 1;
+    } else if (scale === this.#max) this.#atMax++;
+  }
+
+  remove(scale: number): boolean {
+    if (scale === this.#max) {
+      if (this.#atMax > 1 || this.#max === 0) this.#atMax--;
+      else if (this.n === 1) this.#max = this.#atMax = 0;
+      else return false;
+    }
+    this.n--;
+    return true;
   }
 }
 
@@ -356,6 +439,7 @@ class NumericMomentsAcc implements Accumulator {
   #n = 0n;
   #sumX = new Decimal(0n, 0);
   #sumX2 = new Decimal(0n, 0);
+  readonly #scales = new ScaleCount();
 
   constructor(kind: MomentKind) {
     this.#kind = kind;
@@ -366,8 +450,24 @@ class NumericMomentsAcc implements Accumulator {
     if (a.value === null) return;
     const x = a.type === 'numeric' ? a.value : Decimal.fromBigInt(BigInt(a.value as number | bigint));
     this.#n++;
+    this.#scales.add(x.scale);
     this.#sumX = this.#sumX.add(x);
     if (this.#kind !== 'avg') this.#sumX2 = this.#sumX2.add(x.mul(x));
+  }
+
+  removeOldest(args: readonly SqlValue[]): boolean {
+    const a = args[0]!;
+    if (a.value === null) return true;
+    const x = a.type === 'numeric' ? a.value : Decimal.fromBigInt(BigInt(a.value as number | bigint));
+    if (!this.#scales.remove(x.scale)) return false;
+    this.#n--;
+    if (this.#n === 0n) {
+      this.#sumX = this.#sumX2 = new Decimal(0n, 0);
+      return true;
+    }
+    this.#sumX = this.#sumX.sub(x);
+    if (this.#kind !== 'avg') this.#sumX2 = this.#sumX2.sub(x.mul(x));
+    return true;
   }
 
   result(): SqlValue {
@@ -466,9 +566,59 @@ class MinMaxAcc implements Accumulator {
   }
 }
 
+/** bool_and / bool_or by counting non-NULL and true inputs (PostgreSQL's moving-aggregate state), so rows can leave. */
+/**
+ * min/max over a frame that slides forward: a deque of the values that can still become the
+ * result, best first. A new value drops every worse-or-equal one behind it (the newer wins ties,
+ * as in MinMaxAcc), and the front leaves when its row does, so each row enters and leaves once.
+ */
+class MovingMinMaxAcc implements Accumulator {
+  readonly #type: SqlTypeName;
+  readonly #sign: 1 | -1;
+  readonly #values: NonNullSqlValue[] = [];
+  readonly #rows: number[] = [];
+  #head = 0;
+  #added = 0;
+  #removed = 0;
+
+  constructor(type: SqlTypeName, sign: 1 | -1) {
+    this.#type = type;
+    this.#sign = sign;
+  }
+
+  add(args: readonly SqlValue[]): void {
+    const row = this.#added++;
+    const v = args[0]!;
+    if (v.value === null) return;
+    const nn = v as NonNullSqlValue;
+    while (this.#values.length > this.#head && compareValues(this.#values[this.#values.length - 1]!, nn) * this.#sign <= 0) {
+      this.#values.pop();
+      this.#rows.pop();
+    }
+    this.#values.push(nn);
+    this.#rows.push(row);
+  }
+
+  removeOldest(): boolean {
+    const row = this.#removed++;
+    if (this.#head < this.#rows.length && this.#rows[this.#head] === row) this.#head++;
+    if (this.#head > 1024 && this.#head * 2 > this.#values.length) {
+      this.#values.splice(0, this.#head);
+      this.#rows.splice(0, this.#head);
+      this.#head = 0;
+    }
+    return true;
+  }
+
+  result(): SqlValue {
+    return this.#head < this.#values.length ? this.#values[this.#head]! : { type: this.#type, value: null };
+  }
+}
+
 class BoolAcc implements Accumulator {
   readonly #and: boolean;
-  #acc: boolean | null = null;
+  #n = 0;
+  #trues = 0;
 
   constructor(and: boolean) {
     this.#and = and;
@@ -477,11 +627,21 @@ class BoolAcc implements Accumulator {
   add(args: readonly SqlValue[]): void {
     const v = args[0]!.value as boolean | null;
     if (v === null) return;
-    this.#acc = this.#acc === null ? v : this.#and ? this.#acc && v : this.#acc || v;
+    this.#n++;
+    if (v) this.#trues++;
+  }
+
+  removeOldest(args: readonly SqlValue[]): boolean {
+    const v = args[0]!.value as boolean | null;
+    if (v === null) return true;
+    this.#n--;
+    if (v) this.#trues--;
+    return true;
   }
 
   result(): SqlValue {
-    return { type: 'boolean', value: this.#acc };
+    if (this.#n === 0) return { type: 'boolean', value: null };
+    return { type: 'boolean', value: this.#and ? this.#trues === this.#n : this.#trues > 0 };
   }
 }
 

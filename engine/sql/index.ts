@@ -32,10 +32,10 @@ export {
 } from './select-expressions.js';
 export { isAggregateName, resolveAggregate, type Accumulator, type AggregateDef, type AggregateOptions } from './aggregates.js';
 export {
-  frameFromAst,
+  computeFrame,
   isWindowOnlyName,
+  rangeOffsetType,
   resolveWindowFunction,
-  validateFrame,
   type FrameBound,
   type WindowFrame,
   type WindowFunctionDef,

@@ -18,7 +18,7 @@ import { sqlFail } from './sql-types.js';
  *    `REFERENCES t (<primary key marker>)`; `LIMIT NULL` -> `LIMIT ALL`, `LIMIT <expr>` ->
  *    `LIMIT (SELECT <expr>)`; aggregates with OVER the parser cannot read (WINDOW_CALL_PREFIX),
  *    INSERT ... ON CONFLICT without a column list (ALL_COLUMNS_MARKER), DELETE ... USING ...
- *    RETURNING (USING_MARKER).
+ *    RETURNING (USING_MARKER); window frames and base window names (WINDOW_SPEC_MARKER).
  */
 
 /** The marker column name of an ALL set operation's right-hand SELECT. */
@@ -41,6 +41,12 @@ export const WINDOW_CALL_PREFIX = '__tetra_over__';
 export const FILTER_MARKER = '__tetra_filter__';
 // The calls the parser reads with OVER as they are (without FILTER).
 const NATIVE_OVER = new Set(['count', 'sum', 'avg', 'min', 'max', 'row_number', 'rank', 'dense_rank', 'ntile', 'lag', 'lead', 'first_value', 'last_value', 'nth_value']);
+
+/**
+ * The marker a window specification carries its frame and its base window in (WINDOW_SPEC_MARKER
+ * and rewriteWindowSpecs).
+ */
+export const WINDOW_SPEC_MARKER = '__tetra_window__';
 
 /**
  * A column list made only of this name stands for "no column list": the parser reads ON CONFLICT
@@ -242,7 +248,7 @@ function prepareOne(source: Token[], offset: number): Prepared {
       return { text: `INSERT INTO ${tokens[2]!.text} VALUES (DEFAULT) ${rest}`.replace(/\s+$/, ''), offset: -1, ...(literals !== undefined ? { literals } : {}) };
     }
   }
-  const rewritten = rewriteDistinct(rewriteDelete(rewriteValues(rewriteWindowCalls(rewriteTokens(rewriteInsertColumns(tokens))))));
+  const rewritten = rewriteDistinct(rewriteDelete(rewriteValues(rewriteWindowCalls(rewriteTokens(rewriteInsertColumns(rewriteWindowSpecs(tokens)))))));
   const text = render(rewritten).replace(/\s+$/, '');
   return literals === undefined ? { text, offset: rewritten === source ? offset : -1 } : { text, offset: -1, literals };
 }
@@ -297,7 +303,7 @@ function rewriteTokens(tokens: Token[]): Token[] {
         const e = out[end]!;
         if (e.text === '(') d++;
         else if (e.text === ')' && --d < 0) break;
-        if (d === 0 && (e.word === 'offset' || e.word === 'fetch' || e.word === 'for')) break;
+        if (d === 0 && (e.word === 'offset' || e.word === 'fetch' || e.word === 'for' || e.word === 'window')) break;
       }
       const expr = out.slice(i + 1, end);
       if (expr.length === 1 && expr[0]!.word === 'null') {
@@ -432,6 +438,185 @@ function rewriteWindowCalls(tokens: Token[]): Token[] {
     out = [...out.slice(0, i), ...call, ...out.slice(over)];
   }
   return out;
+}
+
+const FRAME_MODES = new Set(['rows', 'range', 'groups']);
+const SPEC_KEYWORDS = new Set(['partition', 'order', ...FRAME_MODES]);
+
+/**
+ * Window specifications, `OVER (...)` and `WINDOW w AS (...)`: the parser reads a frame only in a
+ * few forms (not `N PRECEDING` as its end, not RANGE or GROUPS, no EXCLUDE, no expressions or
+ * parameters as offsets) and no base window name (`OVER (w ROWS ...)`; it drops `OVER (w)`
+ * silently). Both leave the text as one marker call appended to the ORDER BY list, whose
+ * arguments the planner reads (exec/window-spec.ts):
+ * `OVER (w ORDER BY x RANGE BETWEEN $1 PRECEDING AND CURRENT ROW EXCLUDE TIES)` ->
+ * `OVER (ORDER BY x, __tetra_window__('w', 'range', 'preceding', ($1), 'current row', NULL, 'ties'))`.
+ * Every frame goes this way, so the planner has one reader of frames. The frame's shape is
+ * checked here, where PostgreSQL's grammar checks it (42P20).
+ */
+function rewriteWindowSpecs(tokens: Token[]): Token[] {
+  let out = moveWindowClauses(tokens);
+  for (let i = 0; i < out.length; i++) {
+    let open = -1;
+    if (out[i]!.word === 'over' && out[i + 1]?.text === '(') open = i + 1;
+    else if ((out[i]!.word === 'window' || (out[i]!.text === ',' && inWindowClause(out, i))) && ident(out[i + 1]) !== undefined && out[i + 2]?.word === 'as' && out[i + 3]?.text === '(') open = i + 3;
+    if (open < 0) continue;
+    const close = closingParen(out, open);
+    if (close < 0) continue;
+    const spec = windowSpecTokens(out.slice(open + 1, close));
+    if (spec === undefined) continue;
+    out = [...out.slice(0, open), { text: '(', space: '' }, ...spec, { text: ')', space: out[close]!.space }, ...out.slice(close + 1)];
+  }
+  return out;
+}
+
+/**
+ * The parser reads a WINDOW clause only after ORDER BY / LIMIT / OFFSET, and silently drops those
+ * when they follow it (`... WINDOW w AS (...) ORDER BY x` came back unordered): the clause moves
+ * to the end of its SELECT block, where it means the same.
+ */
+function moveWindowClauses(tokens: Token[]): Token[] {
+  let out = tokens;
+  for (let i = 0; i < out.length; i++) {
+    if (out[i]!.word !== 'window' || ident(out[i + 1]) === undefined || out[i + 2]?.word !== 'as' || out[i + 3]?.text !== '(') continue;
+    let end = closingParen(out, i + 3) + 1;
+    while (end > 0 && out[end]?.text === ',' && ident(out[end + 1]) !== undefined && out[end + 2]?.word === 'as' && out[end + 3]?.text === '(') end = closingParen(out, end + 3) + 1;
+    const next = out[end]?.word;
+    if (end <= 0 || (next !== 'order' && next !== 'limit' && next !== 'offset' && next !== 'fetch')) continue;
+    let blockEnd = end;
+    for (let depth = 0; blockEnd < out.length; blockEnd++) {
+      const t = out[blockEnd]!;
+      if (t.text === '(') depth++;
+      else if (t.text === ')' && --depth < 0) break;
+      else if (depth === 0 && (t.text === ';' || t.word === 'union' || t.word === 'intersect' || t.word === 'except' || t.word === 'for')) break;
+    }
+    const clause = out.slice(i, end);
+    const before = out[blockEnd - 1]!;
+    out = [...out.slice(0, i), ...out.slice(end, blockEnd - 1), { ...before, space: before.space || ' ' }, ...clause.slice(0, -1), { ...clause[clause.length - 1]!, space: before.space }, ...out.slice(blockEnd)];
+    i = blockEnd - 1;
+  }
+  return out;
+}
+
+/** True when the `,` at `at` separates two definitions of a WINDOW clause (`WINDOW a AS (...), b AS (...)`). */
+function inWindowClause(tokens: Token[], at: number): boolean {
+  if (tokens[at - 1]?.text !== ')') return false;
+  let open = at - 1;
+  for (let depth = 0; open >= 0; open--) {
+    if (tokens[open]!.text === ')') depth++;
+    else if (tokens[open]!.text === '(' && --depth === 0) break;
+  }
+  return tokens[open - 1]?.word === 'as' && ident(tokens[open - 2]) !== undefined && (tokens[open - 3]?.word === 'window' || (tokens[open - 3]?.text === ',' && inWindowClause(tokens, open - 3)));
+}
+
+type ParsedBound = { kind: string; offset?: Token[] };
+
+/** The tokens inside a window specification's parentheses with its base name and frame as the marker; undefined when it has neither. */
+function windowSpecTokens(inner: Token[]): Token[] | undefined {
+  let from = 0;
+  let base: string | undefined;
+  const first = inner[0];
+  if (first !== undefined && (first.word === undefined ? first.text.startsWith('"') : !SPEC_KEYWORDS.has(first.word))) {
+    base = ident(first);
+    from = 1;
+  }
+  // The frame starts at the last ROWS / RANGE / GROUPS of this level that the rest reads as a
+  // frame (a column may be named rows).
+  let frame: { at: number; mode: string; start: ParsedBound; end: ParsedBound; exclude: string } | undefined;
+  for (let k = inner.length - 1; k >= from && frame === undefined; k--) {
+    const w = inner[k]!.word;
+    if (w === undefined || !FRAME_MODES.has(w) || depthAt(inner, k) !== 0) continue;
+    const parsed = parseFrame(inner, k + 1);
+    if (parsed !== undefined) frame = { at: k, mode: w, ...parsed };
+  }
+  if (base === undefined && frame === undefined) return undefined;
+  const body = inner.slice(from, frame?.at ?? inner.length);
+  let ordered = false;
+  for (let k = 0, depth = 0; k < body.length; k++) {
+    if (body[k]!.text === '(') depth++;
+    else if (body[k]!.text === ')') depth--;
+    else if (depth === 0 && body[k]!.word === 'order' && body[k + 1]?.word === 'by') ordered = true;
+  }
+  const str = (s: string | undefined): string => (s === undefined ? 'NULL' : `'${s.replace(/'/g, "''")}'`);
+  // An offset's own spacing, comments dropped (a `--` comment would swallow the closing parenthesis).
+  const offset = (b: ParsedBound | undefined): string => (b?.offset === undefined ? 'NULL' : `(${b.offset.map((t, i) => t.text + (i < b.offset!.length - 1 && t.space !== '' ? ' ' : '')).join('')})`);
+  const args = [str(base), str(frame?.mode), str(frame?.start.kind), offset(frame?.start), str(frame?.end.kind), offset(frame?.end), str(frame?.exclude)];
+  const last = body[body.length - 1];
+  const lead: Token[] = body.length === 0 ? [] : [...body.slice(0, -1), { ...last!, space: ordered ? '' : last!.space || ' ' }];
+  return [...lead, { text: `${ordered ? ', ' : 'ORDER BY '}${WINDOW_SPEC_MARKER}(${args.join(', ')})`, space: '' }];
+}
+
+/** Parenthesis depth just before token `k` of a list. */
+function depthAt(tokens: Token[], k: number): number {
+  let depth = 0;
+  for (let i = 0; i < k; i++) {
+    if (tokens[i]!.text === '(') depth++;
+    else if (tokens[i]!.text === ')') depth--;
+  }
+  return depth;
+}
+
+/**
+ * `BETWEEN <bound> AND <bound> [EXCLUDE ...]` or `<bound> [EXCLUDE ...]` from `at` to the end;
+ * undefined when the tokens are not that.
+ * @throws SQL_ERROR 42P20 for the bounds PostgreSQL's grammar refuses
+ */
+function parseFrame(tokens: Token[], at: number): { start: ParsedBound; end: ParsedBound; exclude: string } | undefined {
+  let start: ParsedBound | undefined;
+  let end: ParsedBound | undefined;
+  let next: number;
+  const between = tokens[at]?.word === 'between';
+  if (between) {
+    const s = parseBound(tokens, at + 1);
+    if (s === undefined || tokens[s.next]?.word !== 'and') return undefined;
+    const e = parseBound(tokens, s.next + 1);
+    if (e === undefined) return undefined;
+    start = s.bound;
+    end = e.bound;
+    next = e.next;
+  } else {
+    const s = parseBound(tokens, at);
+    if (s === undefined) return undefined;
+    start = s.bound;
+    end = { kind: 'current row' };
+    next = s.next;
+  }
+  let exclude = 'no others';
+  if (tokens[next]?.word === 'exclude') {
+    const a = tokens[next + 1]?.word;
+    const b = tokens[next + 2]?.word;
+    if (a === 'current' && b === 'row') exclude = 'current row';
+    else if (a === 'no' && b === 'others') exclude = 'no others';
+    else if (a === 'group' || a === 'ties') exclude = a;
+    else return undefined;
+    next += a === 'group' || a === 'ties' ? 2 : 3;
+  }
+  if (next !== tokens.length) return undefined;
+  // PostgreSQL's grammar (gram.y, frame_extent) refuses these.
+  if (start.kind === 'unbounded following') sqlFail('42P20', 'frame start cannot be UNBOUNDED FOLLOWING');
+  if (!between && start.kind === 'following') sqlFail('42P20', 'frame starting from following row cannot end with current row');
+  if (end.kind === 'unbounded preceding') sqlFail('42P20', 'frame end cannot be UNBOUNDED PRECEDING');
+  if (start.kind === 'current row' && end.kind === 'preceding') sqlFail('42P20', 'frame starting from current row cannot have preceding rows');
+  if (start.kind === 'following' && (end.kind === 'preceding' || end.kind === 'current row')) sqlFail('42P20', 'frame starting from following row cannot have preceding rows');
+  return { start, end, exclude };
+}
+
+/** One frame bound from `at`: UNBOUNDED PRECEDING | UNBOUNDED FOLLOWING | CURRENT ROW | <expr> PRECEDING | <expr> FOLLOWING. */
+function parseBound(tokens: Token[], at: number): { bound: ParsedBound; next: number } | undefined {
+  const a = tokens[at]?.word;
+  const b = tokens[at + 1]?.word;
+  if (a === 'unbounded' && (b === 'preceding' || b === 'following')) return { bound: { kind: `unbounded ${b}` }, next: at + 2 };
+  if (a === 'current' && b === 'row') return { bound: { kind: 'current row' }, next: at + 2 };
+  for (let k = at, depth = 0; k < tokens.length; k++) {
+    const t = tokens[k]!;
+    if (t.text === '(') depth++;
+    else if (t.text === ')') depth--;
+    else if (depth === 0 && (t.word === 'preceding' || t.word === 'following')) {
+      if (k === at) return undefined;
+      return { bound: { kind: t.word, offset: tokens.slice(at, k) }, next: k + 1 };
+    }
+  }
+  return undefined;
 }
 
 /** Keywords and operators that end an operand of a comparison (scanning outwards from it). */

@@ -3,20 +3,34 @@
 // every aggregate of aggregates.ts over a frame. Pure: rows come in, one value per row goes out.
 import { resolveAggregate, type Accumulator, type AggregateDef } from './aggregates.js';
 import { castValue, TYPE_DISPLAY } from './sql-cast.js';
-import { sqlFail, type SqlTypeName, type SqlValue } from './sql-types.js';
+import { addInterval, MICROS_PER_DAY, negateInterval } from './functions/calendar.js';
+import { intervalSpan } from './operators.js';
+import { sqlFail, type Decimal, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue } from './sql-types.js';
 import { commonType } from './type-resolution.js';
 
-export type FrameBound =
+export type FrameMode = 'rows' | 'range' | 'groups';
+
+/**
+ * A frame bound. Offsets are of type O: the planner's offset expressions, or (the default) their
+ * values, computed once per execution as PostgreSQL does: int8 for ROWS and GROUPS, for RANGE the
+ * type rangeOffsetType chose for the ORDER BY column.
+ */
+export type FrameBound<O = NonNullSqlValue> =
   | { readonly kind: 'unbounded_preceding' }
-  | { readonly kind: 'preceding'; readonly offset: number }
+  | { readonly kind: 'preceding'; readonly offset: O }
   | { readonly kind: 'current_row' }
-  | { readonly kind: 'following'; readonly offset: number }
+  | { readonly kind: 'following'; readonly offset: O }
   | { readonly kind: 'unbounded_following' };
 
-export interface WindowFrame {
-  readonly mode: 'rows' | 'range';
-  readonly start: FrameBound;
-  readonly end: FrameBound;
+export interface WindowFrame<O = NonNullSqlValue> {
+  readonly mode: FrameMode;
+  readonly start: FrameBound<O>;
+  readonly end: FrameBound<O>;
+  /** EXCLUDE CURRENT ROW / GROUP / TIES; absent for EXCLUDE NO OTHERS. */
+  readonly exclude?: 'current_row' | 'group' | 'ties';
+  /** RANGE with an offset: the single ORDER BY column's direction and where its NULLs sort. */
+  readonly descending?: boolean;
+  readonly nullsFirst?: boolean;
 }
 
 export interface WindowSpec {
@@ -25,8 +39,6 @@ export interface WindowSpec {
   readonly distinct?: boolean;
   readonly star?: boolean;
   readonly hasOrderBy: boolean;
-  /** Absent: PostgreSQL's default, RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW. */
-  readonly frame?: WindowFrame;
 }
 
 /** One partition, sorted by the window's ORDER BY. */
@@ -38,6 +50,10 @@ export interface WindowPartition {
   readonly peers: Int32Array | number[];
   /** With FILTER: whether a row feeds the aggregate (absent: every row does). */
   readonly included?: (row: number) => boolean;
+  /** The window's frame with its offsets computed; absent: the default, RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW. */
+  readonly frame?: WindowFrame;
+  /** RANGE with an offset: a row's value of the single ORDER BY column. */
+  readonly orderValue?: (row: number) => SqlValue;
 }
 
 export interface WindowFunctionDef {
@@ -58,21 +74,18 @@ export function isWindowOnlyName(name: string): boolean {
 }
 
 /**
- * Resolves a window function call.
- * @throws SQL_ERROR 42883 unknown function or argument types, 0A000 DISTINCT or unsupported
- *   frames, 42P20 / 22013 invalid frames
+ * Resolves a window function call. Its frame comes with each partition (WindowPartition.frame).
+ * @throws SQL_ERROR 42883 unknown function or argument types, 0A000 DISTINCT
  */
 export function resolveWindowFunction(spec: WindowSpec): WindowFunctionDef {
   const name = spec.name.toLowerCase();
   if (spec.distinct) sqlFail('0A000', 'DISTINCT is not implemented for window functions');
-  const frame = spec.frame ?? DEFAULT_FRAME;
-  validateFrame(frame);
   if (isWindowOnlyName(name)) {
     if (spec.star) sqlFail('42809', `${name}(*) specified, but ${name} is not an aggregate function`);
-    return windowOnly(name as WindowOnlyName, spec.argTypes, frame);
+    return windowOnly(name as WindowOnlyName, spec.argTypes);
   }
   const agg = resolveAggregate(name, spec.argTypes, { distinct: false, star: spec.star ?? false });
-  return { resultType: agg.resultType, evaluate: (p) => aggregateOverFrames(agg, p, frame) };
+  return { resultType: agg.resultType, evaluate: (p) => aggregateOverFrames(agg, p) };
 }
 
 function noFunction(name: string, argTypes: readonly SqlTypeName[]): never {
@@ -84,7 +97,7 @@ function int4Like(t: SqlTypeName | undefined): boolean {
   return t === 'int4' || t === 'int2' || t === 'unknown';
 }
 
-function windowOnly(name: WindowOnlyName, argTypes: readonly SqlTypeName[], frame: WindowFrame): WindowFunctionDef {
+function windowOnly(name: WindowOnlyName, argTypes: readonly SqlTypeName[]): WindowFunctionDef {
   const n = argTypes.length;
   switch (name) {
     case 'row_number':
@@ -115,7 +128,7 @@ function windowOnly(name: WindowOnlyName, argTypes: readonly SqlTypeName[], fram
     case 'nth_value': {
       if (name === 'nth_value' ? n !== 2 || !int4Like(argTypes[1]) : n !== 1) return noFunction(name, argTypes);
       const type = argTypes[0] === 'unknown' ? 'text' : argTypes[0]!;
-      return { resultType: type, evaluate: (p) => frameValue(name, p, frame, type) };
+      return { resultType: type, evaluate: (p) => frameValue(name, p, type) };
     }
     default: {
       const never: never = name;
@@ -203,92 +216,323 @@ function lagLead(p: WindowPartition, direction: -1 | 1, type: SqlTypeName, arity
   return out;
 }
 
-function frameValue(name: 'first_value' | 'last_value' | 'nth_value', p: WindowPartition, frame: WindowFrame, type: SqlTypeName): SqlValue[] {
-  const bounds = frameBounds(p, frame);
+function frameValue(name: 'first_value' | 'last_value' | 'nth_value', p: WindowPartition, type: SqlTypeName): SqlValue[] {
+  const frames = frameBounds(p, p.frame ?? DEFAULT_FRAME);
   const out: SqlValue[] = [];
   for (let i = 0; i < p.size; i++) {
-    const lo = bounds.lo[i]!;
-    const hi = bounds.hi[i]!;
-    let target: number;
-    if (name === 'first_value') target = lo;
-    else if (name === 'last_value') target = hi;
-    else {
+    let nth = 1;
+    if (name === 'nth_value') {
       const nArg = p.args(i)[1]!;
       if (nArg.value === null) {
         out.push({ type, value: null });
         continue;
       }
-      const nth = Number(as(nArg, 'int4').value);
+      nth = Number(as(nArg, 'int4').value);
       if (nth <= 0) sqlFail('22016', 'argument of nth_value must be greater than zero');
-      target = lo + nth - 1;
     }
-    out.push(lo <= hi && target <= hi ? as(p.args(target)[0]!, type) : { type, value: null });
+    const segments = frames.segments(i);
+    let target = -1;
+    if (name === 'last_value') {
+      const last = segments[segments.length - 1];
+      if (last !== undefined) target = last[1];
+    } else {
+      for (const [a, b] of segments) {
+        if (nth <= b - a + 1) {
+          target = a + nth - 1;
+          break;
+        }
+        nth -= b - a + 1;
+      }
+    }
+    out.push(target < 0 ? { type, value: null } : as(p.args(target)[0]!, type));
   }
   return out;
 }
 
-/** Inclusive frame bounds per row; lo > hi is an empty frame. */
-function frameBounds(p: WindowPartition, frame: WindowFrame): { lo: Int32Array; hi: Int32Array } {
-  const peers = frame.mode === 'range' ? peerBounds(p) : undefined;
-  const lo = new Int32Array(p.size);
-  const hi = new Int32Array(p.size);
-  const n = p.size;
-  for (let i = 0; i < n; i++) {
-    lo[i] = Math.max(0, boundIndex(frame.start, i, n, peers?.first[i] ?? i));
-    hi[i] = Math.min(n - 1, boundIndex(frame.end, i, n, peers?.last[i] ?? i));
-  }
-  return { lo, hi };
+// ---- frames -----------------------------------------------------------------------------
+
+/** Each row's frame: rows lo..hi (empty when lo > hi), and the non-empty row ranges left after EXCLUDE, in order. */
+interface FrameRows {
+  readonly lo: Int32Array;
+  readonly hi: Int32Array;
+  segments(row: number): [number, number][];
 }
 
-/** The row a bound points at for row i (before clamping); `current` is i, or its first/last peer in RANGE mode. */
-function boundIndex(b: FrameBound, i: number, n: number, current: number): number {
-  switch (b.kind) {
-    case 'unbounded_preceding':
-      return 0;
-    case 'preceding':
-      return i - b.offset;
-    case 'current_row':
-      return current;
-    case 'following':
-      return i + b.offset;
-    case 'unbounded_following':
-      return n - 1;
-    default: {
-      const never: never = b;
-      return never;
+/**
+ * Frame bounds per row, as PostgreSQL's update_frameheadpos / update_frametailpos place them:
+ * ROWS counts rows, GROUPS counts peer groups, RANGE compares the ORDER BY value with the current
+ * row's plus or minus the offset. Heads and tails only move forward as the current row does, so
+ * each is one pass over the partition.
+ */
+function frameBounds(p: WindowPartition, frame: WindowFrame): FrameRows {
+  const n = p.size;
+  const { first, last } = peerBounds(p);
+  const lo = new Int32Array(n);
+  const hi = new Int32Array(n);
+  // Peer group numbers and each group's first and last row, for GROUPS.
+  let group: Int32Array | undefined;
+  const groupFirst: number[] = [];
+  const groupLast: number[] = [];
+  if (frame.mode === 'groups') {
+    group = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      if (first[i] === i) groupFirst.push(i);
+      group[i] = groupFirst.length - 1;
+      groupLast[group[i]!] = i;
     }
+  }
+  const groups = groupFirst.length;
+  const offsetOf = (b: FrameBound): number => Number((b as { offset: NonNullSqlValue }).offset.value);
+  const { start, end } = frame;
+  const rangeStart = frame.mode === 'range' && (start.kind === 'preceding' || start.kind === 'following') ? rangeBound(p, frame, start, true) : undefined;
+  const rangeEnd = frame.mode === 'range' && (end.kind === 'preceding' || end.kind === 'following') ? rangeBound(p, frame, end, false) : undefined;
+  for (let i = 0; i < n; i++) {
+    const g = group?.[i] ?? 0;
+    switch (start.kind) {
+      case 'unbounded_preceding':
+        lo[i] = 0;
+        break;
+      case 'current_row':
+        lo[i] = frame.mode === 'rows' ? i : first[i]!;
+        break;
+      case 'preceding':
+      case 'following': {
+        const off = start.kind === 'preceding' ? -offsetOf(start) : offsetOf(start);
+        if (frame.mode === 'rows') lo[i] = Math.min(n, Math.max(0, i + off));
+        else if (frame.mode === 'groups') lo[i] = g + off >= groups ? n : groupFirst[Math.max(0, g + off)]!;
+        else lo[i] = rangeStart![i]!;
+        break;
+      }
+      case 'unbounded_following':
+        return sqlFail('42P20', 'frame start cannot be UNBOUNDED FOLLOWING');
+      default: {
+        const never: never = start;
+        return never;
+      }
+    }
+    switch (end.kind) {
+      case 'unbounded_following':
+        hi[i] = n - 1;
+        break;
+      case 'current_row':
+        hi[i] = frame.mode === 'rows' ? i : last[i]!;
+        break;
+      case 'preceding':
+      case 'following': {
+        const off = end.kind === 'preceding' ? -offsetOf(end) : offsetOf(end);
+        if (frame.mode === 'rows') hi[i] = Math.max(-1, Math.min(n - 1, i + off));
+        else if (frame.mode === 'groups') hi[i] = g + off < 0 ? -1 : groupLast[Math.min(groups - 1, g + off)]!;
+        else hi[i] = rangeEnd![i]!;
+        break;
+      }
+      case 'unbounded_preceding':
+        return sqlFail('42P20', 'frame end cannot be UNBOUNDED PRECEDING');
+      default: {
+        const never: never = end;
+        return never;
+      }
+    }
+  }
+  const exclude = frame.exclude;
+  const segments = (i: number): [number, number][] => {
+    const l = lo[i]!;
+    const h = hi[i]!;
+    if (exclude === undefined) return l <= h ? [[l, h]] : [];
+    // EXCLUDE takes the current row, or its peer group (TIES keeps the row itself), out of lo..hi.
+    const exLo = exclude === 'current_row' ? i : first[i]!;
+    const exHi = exclude === 'current_row' ? i : last[i]!;
+    const out: [number, number][] = [[l, Math.min(h, exLo - 1)]];
+    if (exclude === 'ties') out.push([Math.max(l, i), Math.min(h, i)]);
+    out.push([Math.max(l, exHi + 1), h]);
+    return out.filter(([a, b]) => a <= b);
+  };
+  return { lo, hi, segments };
+}
+
+/**
+ * RANGE offset bounds (first row of each frame for a start, last for an end): a row is in when
+ * PostgreSQL's in_range(value, current, offset, sub, less) holds. NULLs compare only by where
+ * they sort: they are peers of each other, before every value with NULLS FIRST and after every
+ * value with NULLS LAST, whatever the offset.
+ */
+function rangeBound(p: WindowPartition, frame: WindowFrame, bound: FrameBound & { offset: NonNullSqlValue }, isStart: boolean): Int32Array {
+  const n = p.size;
+  const value = p.orderValue!;
+  const nullsFirst = frame.nullsFirst === true;
+  // PostgreSQL's flags: subtract for PRECEDING, the head wants value >= sum and the tail
+  // value <= sum; DESC flips both.
+  let sub = bound.kind === 'preceding';
+  let less = !isStart;
+  if (frame.descending === true) {
+    sub = !sub;
+    less = !less;
+  }
+  let inRange: InRange | undefined;
+  const test = (v: SqlValue, base: SqlValue): boolean => {
+    inRange ??= inRangeFunction(bound.offset, v.type);
+    return inRange(v as NonNullSqlValue, base as NonNullSqlValue, sub, less);
+  };
+  const out = new Int32Array(n);
+  let pos = 0;
+  for (let i = 0; i < n; i++) {
+    const cur = value(i);
+    const curNull = cur.value === null;
+    if (isStart) {
+      // The head: the first row in range.
+      for (; pos < n; pos++) {
+        const v = value(pos);
+        const vNull = v.value === null;
+        if (vNull || curNull) {
+          if (nullsFirst ? !vNull || curNull : vNull || !curNull) break;
+        } else if (test(v, cur)) break;
+      }
+      out[i] = pos;
+    } else {
+      // The tail: pos is the first row past the frame.
+      for (; pos < n; pos++) {
+        const v = value(pos);
+        const vNull = v.value === null;
+        if (vNull || curNull) {
+          if (nullsFirst ? !vNull : !curNull) break;
+        } else if (!test(v, cur)) break;
+      }
+      out[i] = pos - 1;
+    }
+  }
+  return out;
+}
+
+type InRange = (value: NonNullSqlValue, base: NonNullSqlValue, sub: boolean, less: boolean) => boolean;
+
+function badOffset(): never {
+  return sqlFail('22013', 'invalid preceding or following size in window function');
+}
+
+/**
+ * PostgreSQL's in_range support function for an ORDER BY value type: whether value <= base ± offset
+ * (less) or value >= base ± offset. Exact for integers, numerics and dates; float8 as
+ * in_range_float8_float8 (NaN after everything, infinite bases against infinite offsets).
+ * @throws SQL_ERROR 22013 a negative (or NaN) offset, checked at the first comparison as PostgreSQL does
+ */
+function inRangeFunction(offset: NonNullSqlValue, type: SqlTypeName): InRange {
+  const cmp = (x: bigint, s: bigint, less: boolean): boolean => (less ? x <= s : x >= s);
+  switch (type) {
+    case 'int2':
+    case 'int4':
+    case 'int8': {
+      const o = BigInt(offset.value as number | bigint);
+      if (o < 0n) badOffset();
+      return (v, b, sub, less) => cmp(BigInt(v.value as number | bigint), BigInt(b.value as number | bigint) + (sub ? -o : o), less);
+    }
+    case 'numeric': {
+      const o = as(offset, 'numeric').value as Decimal;
+      if (o.sign() < 0) badOffset();
+      return (v, b, sub, less) => {
+        const c = (v.value as Decimal).cmp(sub ? (b.value as Decimal).sub(o) : (b.value as Decimal).add(o));
+        return less ? c <= 0 : c >= 0;
+      };
+    }
+    case 'float8': {
+      const o = as(offset, 'float8').value as number;
+      if (Number.isNaN(o) || o < 0) badOffset();
+      return (v, b, sub, less) => {
+        const val = v.value as number;
+        const base = b.value as number;
+        if (Number.isNaN(val)) return Number.isNaN(base) ? true : !less;
+        if (Number.isNaN(base)) return less;
+        if (!Number.isFinite(o) && !Number.isFinite(base) && (sub ? base > 0 : base < 0)) return true;
+        const sum = sub ? base - o : base + o;
+        return less ? val <= sum : val >= sum;
+      };
+    }
+    case 'date':
+    case 'timestamp':
+    case 'timestamptz': {
+      const iv = offset.value as Interval;
+      if (intervalSpan(iv) < 0n) badOffset();
+      const back = negateInterval(iv);
+      // A date compares as the timestamp of its midnight (in_range_date_interval).
+      const micros = (x: NonNullSqlValue): bigint => (x.type === 'date' ? BigInt(x.value) * MICROS_PER_DAY : (x.value as bigint));
+      return (v, b, sub, less) => cmp(micros(v), addInterval(micros(b), sub ? back : iv), less);
+    }
+    case 'interval': {
+      const iv = offset.value as Interval;
+      if (intervalSpan(iv) < 0n) badOffset();
+      return (v, b, sub, less) => {
+        const base = b.value as Interval;
+        const k = sub ? -1 : 1;
+        const sum: Interval = { months: base.months + k * iv.months, days: base.days + k * iv.days, micros: base.micros + BigInt(k) * iv.micros };
+        return cmp(intervalSpan(v.value as Interval), intervalSpan(sum), less);
+      };
+    }
+    default:
+      return sqlFail('0A000', `RANGE with offset PRECEDING/FOLLOWING is not supported for column type ${TYPE_DISPLAY[type]}`);
   }
 }
 
 /**
- * An aggregate over each row's frame. A frame anchored at the partition start only grows, so one
- * accumulator runs through the partition and its result is taken once per distinct frame end
- * (once per peer group for the default frame): O(n). Other frames restart the aggregate per row
- * (O(n · frame width)); PostgreSQL does the same for aggregates without an inverse transition,
- * which keeps float sums rounding the same way.
+ * An aggregate over each row's frame. Frames only move forward, so one accumulator follows them:
+ * rows entering are added, and rows leaving are taken out through the aggregate's inverse
+ * (count, sums and averages of exact types, bool_and/bool_or, and min/max through a monotonic
+ * deque), so a sliding frame costs O(n). An aggregate without an inverse (float sums, string_agg,
+ * array_agg, ...) folds the frame anew when its start moves, as PostgreSQL does, which keeps float
+ * sums rounding as PostgreSQL's do. With EXCLUDE every row's frame is folded anew, as in
+ * PostgreSQL. Rows sharing a frame (peers under the default frame) share one result.
  */
-function aggregateOverFrames(agg: AggregateDef, p: WindowPartition, frame: WindowFrame): SqlValue[] {
-  const { lo, hi } = frameBounds(p, frame);
+function aggregateOverFrames(agg: AggregateDef, p: WindowPartition): SqlValue[] {
+  const frame = p.frame ?? DEFAULT_FRAME;
+  const frames = frameBounds(p, frame);
+  const included = p.included;
   const out: SqlValue[] = [];
-  const anchored = frame.start.kind === 'unbounded_preceding';
-  let running: Accumulator | undefined;
-  let added = 0;
+  let empty: SqlValue | undefined;
+  if (frame.exclude !== undefined) {
+    let prevKey = '';
+    let prev: SqlValue | undefined;
+    for (let i = 0; i < p.size; i++) {
+      const segments = frames.segments(i);
+      const key = segments.join(';');
+      if (prev === undefined || key !== prevKey) {
+        const acc = agg.create();
+        for (const [a, b] of segments) for (let r = a; r <= b; r++) if (included?.(r) !== false) acc.add(p.args(r));
+        prev = acc.result();
+        prevKey = key;
+      }
+      out.push(prev);
+    }
+    return out;
+  }
+  // A frame whose start never moves needs no inverse (and min/max no deque).
+  const moving = frame.start.kind !== 'unbounded_preceding' && agg.createMoving !== undefined;
+  const create = moving ? agg.createMoving! : agg.create;
+  let acc: Accumulator | undefined;
+  let accLo = 0;
+  let accHi = -1;
   let prev: { lo: number; hi: number; value: SqlValue } | undefined;
   for (let i = 0; i < p.size; i++) {
-    const l = lo[i]!;
-    const h = hi[i]!;
+    const l = frames.lo[i]!;
+    const h = frames.hi[i]!;
     if (prev !== undefined && prev.lo === l && prev.hi === h) {
       out.push(prev.value);
       continue;
     }
     let value: SqlValue;
-    if (anchored) {
-      running ??= agg.create();
-      for (; added <= h; added++) if (p.included?.(added) !== false) running.add(p.args(added));
-      value = h < l ? agg.create().result() : running.result();
-    } else {
-      const acc = agg.create();
-      for (let r = l; r <= h; r++) if (p.included?.(r) !== false) acc.add(p.args(r));
+    if (l > h) value = empty ??= agg.create().result();
+    else {
+      if (acc === undefined || l > accHi) {
+        acc = create();
+        accLo = l;
+        accHi = l - 1;
+      } else if (l > accLo) {
+        let restart = !moving;
+        for (let r = accLo; r < l && !restart; r++) if (included?.(r) !== false && !acc.removeOldest!(p.args(r))) restart = true;
+        if (restart) {
+          acc = create();
+          accHi = l - 1;
+        }
+        accLo = l;
+      }
+      for (let r = accHi + 1; r <= h; r++) if (included?.(r) !== false) acc.add(p.args(r));
+      accHi = h;
       value = acc.result();
     }
     prev = { lo: l, hi: h, value };
@@ -297,79 +541,44 @@ function aggregateOverFrames(agg: AggregateDef, p: WindowPartition, frame: Windo
   return out;
 }
 
-// ---- frames -----------------------------------------------------------------------------
+/**
+ * A planned frame with its offsets computed, once per execution (PostgreSQL's
+ * calculate_frame_offsets, which runs even when there are no rows).
+ * @throws SQL_ERROR 22004 a NULL offset, 22013 a negative ROWS or GROUPS offset (RANGE offsets are
+ *   checked by the comparison, see inRangeFunction)
+ */
+export function computeFrame<O>(frame: WindowFrame<O>, valueOf: (offset: O) => SqlValue): WindowFrame {
+  const bound = (b: FrameBound<O>, which: 'starting' | 'ending'): FrameBound => {
+    if (b.kind !== 'preceding' && b.kind !== 'following') return b;
+    const v = valueOf(b.offset);
+    if (v.value === null) return sqlFail('22004', `frame ${which} offset must not be null`);
+    if (frame.mode !== 'range' && BigInt(v.value as number | bigint) < 0n) sqlFail('22013', `frame ${which} offset must not be negative`);
+    return { kind: b.kind, offset: v as NonNullSqlValue };
+  };
+  const start = bound(frame.start, 'starting');
+  return { ...frame, start, end: bound(frame.end, 'ending') };
+}
+
+const INTEGER_TYPES: readonly SqlTypeName[] = ['int2', 'int4', 'int8'];
 
 /**
- * Checks a frame as PostgreSQL's parser does.
- * @throws SQL_ERROR 42P20 impossible bounds, 22013 negative offsets, 0A000 RANGE with offsets
+ * The type a RANGE offset is converted to for an ORDER BY column type, as PostgreSQL picks an
+ * in_range function: integers take integer offsets, numeric and float8 any number that converts
+ * implicitly, dates, timestamps and intervals an interval; an untyped literal takes the column's
+ * own offset type.
+ * @throws SQL_ERROR 0A000 a column type without in_range, or an offset type it does not take
  */
-export function validateFrame(frame: WindowFrame): void {
-  const { start, end } = frame;
-  if (start.kind === 'unbounded_following') sqlFail('42P20', 'frame start cannot be UNBOUNDED FOLLOWING');
-  if (end.kind === 'unbounded_preceding') sqlFail('42P20', 'frame end cannot be UNBOUNDED PRECEDING');
-  if (start.kind === 'current_row' && end.kind === 'preceding') sqlFail('42P20', 'frame starting from current row cannot have preceding rows');
-  if (start.kind === 'following' && (end.kind === 'preceding' || end.kind === 'current_row')) {
-    sqlFail('42P20', 'frame starting from following row cannot have preceding rows');
+export function rangeOffsetType(orderType: SqlTypeName, offsetType: SqlTypeName): SqlTypeName {
+  let accepts: readonly SqlTypeName[];
+  let target: SqlTypeName;
+  if (INTEGER_TYPES.includes(orderType)) [accepts, target] = [INTEGER_TYPES, orderType];
+  else if (orderType === 'numeric') [accepts, target] = [[...INTEGER_TYPES, 'numeric'], 'numeric'];
+  else if (orderType === 'float8') [accepts, target] = [[...INTEGER_TYPES, 'numeric', 'float8'], 'float8'];
+  else if (orderType === 'date' || orderType === 'timestamp' || orderType === 'timestamptz' || orderType === 'interval') [accepts, target] = [['interval'], 'interval'];
+  else return sqlFail('0A000', `RANGE with offset PRECEDING/FOLLOWING is not supported for column type ${TYPE_DISPLAY[orderType]}`);
+  if (offsetType === 'unknown') return target;
+  if (!accepts.includes(offsetType)) {
+    sqlFail('0A000', `RANGE with offset PRECEDING/FOLLOWING is not supported for column type ${TYPE_DISPLAY[orderType]} and offset type ${TYPE_DISPLAY[offsetType]}`);
   }
-  for (const [b, which] of [
-    [start, 'starting'],
-    [end, 'ending'],
-  ] as const) {
-    if (b.kind !== 'preceding' && b.kind !== 'following') continue;
-    if (frame.mode === 'range') sqlFail('0A000', 'unsupported: RANGE frames with offset PRECEDING/FOLLOWING');
-    if (!Number.isInteger(b.offset)) sqlFail('22023', `frame ${which} offset must be an integer`);
-    if (b.offset < 0) sqlFail('22013', `frame ${which} offset must not be negative`);
-  }
-}
-
-type AstLike = { type?: unknown; value?: unknown; expr?: unknown; left?: unknown; right?: unknown; operator?: unknown } & Record<string, unknown>;
-
-/**
- * The frame of a node-sql-parser window: accepts the `window_frame_clause` node, the
- * `window_specification` holding it, or the `over` node. Undefined when the window has no frame
- * clause (the caller then uses the default frame).
- * @throws SQL_ERROR 0A000 for frame forms not understood, 42P20 / 22013 as validateFrame
- */
-export function frameFromAst(node: unknown): WindowFrame | undefined {
-  if (node === null || node === undefined) return undefined;
-  const n = node as AstLike;
-  if (n.type === 'window') {
-    const spec = (n.as_window_specification as { window_specification?: unknown } | string | null | undefined) ?? undefined;
-    if (typeof spec !== 'object' || spec === null) return undefined;
-    return frameFromAst((spec.window_specification as AstLike | undefined)?.window_frame_clause);
-  }
-  if ('window_frame_clause' in n) return frameFromAst(n.window_frame_clause);
-  let frame: WindowFrame;
-  if (n.type === 'binary_expr' && String(n.operator).toUpperCase() === 'BETWEEN') {
-    const mode = frameMode((n.left as AstLike | undefined)?.value);
-    const bounds = (n.right as AstLike | undefined)?.value;
-    if (!Array.isArray(bounds) || bounds.length !== 2) return sqlFail('0A000', 'unsupported: window frame clause');
-    frame = { mode, start: frameBound(bounds[0]), end: frameBound(bounds[1]) };
-  } else if (typeof n.type === 'string' && ['rows', 'range'].includes(n.type.toLowerCase())) {
-    // `ROWS <bound>` is short for ROWS BETWEEN <bound> AND CURRENT ROW.
-    frame = { mode: frameMode(n.type), start: frameBound(n.expr), end: { kind: 'current_row' } };
-  } else {
-    return sqlFail('0A000', `unsupported: window frame clause ${String(n.type)}`);
-  }
-  validateFrame(frame);
-  return frame;
-}
-
-function frameMode(v: unknown): 'rows' | 'range' {
-  const m = String(v).toLowerCase();
-  if (m === 'rows' || m === 'range') return m;
-  return sqlFail('0A000', `unsupported: ${m.toUpperCase()} window frames`);
-}
-
-function frameBound(node: unknown): FrameBound {
-  const text = String((node as AstLike | undefined)?.value ?? '')
-    .trim()
-    .replace(/\s+/g, ' ')
-    .toLowerCase();
-  if (text === 'current row') return { kind: 'current_row' };
-  if (text === 'unbounded preceding') return { kind: 'unbounded_preceding' };
-  if (text === 'unbounded following') return { kind: 'unbounded_following' };
-  const m = /^(-?\d+) (preceding|following)$/.exec(text);
-  if (m === null) return sqlFail('0A000', `unsupported: window frame bound ${JSON.stringify(text)}`);
-  return { kind: m[2] === 'preceding' ? 'preceding' : 'following', offset: Number(m[1]) };
+  return INTEGER_TYPES.includes(orderType) ? offsetType : target;
 }

@@ -116,6 +116,18 @@ describe('SQL execution', () => {
     expect(await sqlstateOf(Promise.resolve(sqlExecute(store, [{ sql: 'SELECT $1 + 1', params: [2_147_483_647] }])))).toBe('22003');
   });
 
+  it('takes window frame offsets from parameters, computed per execution of the cached plan', async () => {
+    const store = await fresh();
+    await q(store, 'CREATE TABLE w (id INT PRIMARY KEY, v INT, d DATE); INSERT INTO w VALUES (1, 10, \'2024-01-01\'), (2, 20, \'2024-01-02\'), (3, 30, \'2024-01-04\'), (4, 40, \'2024-01-05\')');
+    const rows = 'SELECT id, sum(v) OVER (ORDER BY id ROWS BETWEEN $1 PRECEDING AND $2 FOLLOWING) FROM w ORDER BY id';
+    expect(await q(store, rows, [1, 0])).toEqual([[1, 10], [2, 30], [3, 50], [4, 70]]);
+    expect(await q(store, rows, [0, 1])).toEqual([[1, 30], [2, 50], [3, 70], [4, 40]]);
+    expect(await q(store, 'SELECT id, count(*) OVER (ORDER BY v RANGE BETWEEN $1 PRECEDING AND CURRENT ROW) FROM w ORDER BY id', [15])).toEqual([[1, 1], [2, 2], [3, 2], [4, 2]]);
+    expect(await q(store, 'SELECT id, count(*) OVER (ORDER BY d RANGE BETWEEN $1 PRECEDING AND CURRENT ROW) FROM w ORDER BY id', ['1 day'])).toEqual([[1, 1], [2, 2], [3, 1], [4, 2]]);
+    expect(await sqlstateOf(q(store, rows, [null, 0]))).toBe('22004');
+    expect(await sqlstateOf(q(store, rows, [0, -1]))).toBe('22013');
+  });
+
   it('binds parameters next to protected literals, from the parse cache too', async () => {
     const store = await fresh();
     await q(store, 'CREATE TABLE lit (id INT PRIMARY KEY, s TEXT, n NUMERIC)');

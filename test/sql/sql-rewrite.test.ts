@@ -38,6 +38,34 @@ describe('the SQL pre-pass', () => {
     expect(texts("SELECT E'it\\'s\\n' AS s")).toEqual(["SELECT 'it''s\n' AS s"]);
     expect(texts('SELECT x FROM a INTERSECT ALL SELECT x FROM b')[0]).toMatch(/INTERSECT\s+SELECT '__tetra_set_all__' AS __tetra_set_all__, x FROM b/);
   });
+
+  it('leaves every window frame and base window name as the marker at the end of the ORDER BY list', () => {
+    expect(texts('SELECT sum(x) OVER (PARTITION BY g ORDER BY x RANGE BETWEEN $1 PRECEDING AND 1 + 1 FOLLOWING EXCLUDE TIES) FROM t')).toEqual([
+      "SELECT sum(x) OVER (PARTITION BY g ORDER BY x, __tetra_window__(NULL, 'range', 'preceding', ($1), 'following', (1 + 1), 'ties')) FROM t",
+    ]);
+    expect(texts('SELECT sum(x) OVER (w ROWS 2 PRECEDING), sum(x) OVER (w) FROM t WINDOW w AS (ORDER BY rows)')).toEqual([
+      "SELECT sum(x) OVER (ORDER BY __tetra_window__('w', 'rows', 'preceding', (2), 'current row', NULL, 'no others')), sum(x) OVER (ORDER BY __tetra_window__('w', NULL, NULL, NULL, NULL, NULL, NULL)) FROM t WINDOW w AS (ORDER BY rows)",
+    ]);
+    // A column named rows is a column; the frame is the last ROWS the rest reads as one.
+    expect(texts('SELECT sum(x) OVER (ORDER BY rows GROUPS CURRENT ROW) FROM t')).toEqual([
+      "SELECT sum(x) OVER (ORDER BY rows, __tetra_window__(NULL, 'groups', 'current row', NULL, 'current row', NULL, 'no others')) FROM t",
+    ]);
+  });
+
+  it('moves a WINDOW clause after the ORDER BY / LIMIT / OFFSET the parser would drop', () => {
+    expect(texts('SELECT sum(x) OVER w FROM t WINDOW w AS (ORDER BY x) ORDER BY x LIMIT 2 + 1')).toEqual(['SELECT sum(x) OVER w FROM t ORDER BY x LIMIT (SELECT 2 + 1) WINDOW w AS (ORDER BY x)']);
+    expect(texts('SELECT * FROM (SELECT x FROM t WINDOW w AS (ORDER BY x) OFFSET 1) s')).toEqual(['SELECT * FROM (SELECT x FROM t OFFSET 1 WINDOW w AS (ORDER BY x)) s']);
+  });
+
+  it.each([
+    ['ROWS UNBOUNDED FOLLOWING', 'frame start cannot be UNBOUNDED FOLLOWING'],
+    ['ROWS 1 FOLLOWING', 'frame starting from following row cannot end with current row'],
+    ['ROWS BETWEEN CURRENT ROW AND UNBOUNDED PRECEDING', 'frame end cannot be UNBOUNDED PRECEDING'],
+    ['RANGE BETWEEN CURRENT ROW AND 1 PRECEDING', 'frame starting from current row cannot have preceding rows'],
+    ['GROUPS BETWEEN 1 FOLLOWING AND CURRENT ROW', 'frame starting from following row cannot have preceding rows'],
+  ])('refuses the frame %s as PostgreSQL grammar does (42P20)', (frame, message) => {
+    expect(() => prepareStatements(`SELECT sum(x) OVER (ORDER BY x ${frame}) FROM t`)).toThrow(message);
+  });
 });
 
 describe('literals the parser would misread', () => {

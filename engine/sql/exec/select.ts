@@ -4,11 +4,11 @@ import { liveColumns } from '../catalog.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
 import { parseSql } from '../select-expressions.js';
-import { DISTINCT_PREFIX, FILTER_MARKER, NO_ARGUMENT, REWRITE_FUNCTIONS, SET_ALL_MARKER, WINDOW_CALL_PREFIX } from '../sql-rewrite.js';
+import { DISTINCT_PREFIX, FILTER_MARKER, NO_ARGUMENT, REWRITE_FUNCTIONS, SET_ALL_MARKER, WINDOW_CALL_PREFIX, WINDOW_SPEC_MARKER } from '../sql-rewrite.js';
 import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
 import { compareValues, resolveComparison } from '../operators.js';
 import { commonType, coerce } from '../type-resolution.js';
-import { frameFromAst, isWindowOnlyName, resolveWindowFunction } from '../window-functions.js';
+import { isWindowOnlyName, resolveWindowFunction } from '../window-functions.js';
 import { sqlFail, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { boundable, TableScanPlan, type AccessPath } from './access.js';
 import { LookupJoinPlan, type LookupSpec } from './lookup-join.js';
@@ -21,6 +21,7 @@ import { informationSchemaPlan } from './information-schema.js';
 import { FUNCTION_TABLE } from '../functions/function-table.js';
 import { figureColumnName } from './column-names.js';
 import { WindowPlan, type WindowCall } from './window-plan.js';
+import { namedWindows, planFrame, windowOf } from './window-spec.js';
 
 /** What planning a query needs: the catalog, parameter types, enclosing scope, visible CTEs. */
 export interface PlanEnv {
@@ -557,6 +558,8 @@ function collectAggregates(node: unknown, out: Ast[]): void {
   }
   const n = node as Ast;
   if (n.ast !== undefined) return;
+  // A frame's offsets may not hold aggregates (planFrame's compile says so, as PostgreSQL).
+  if (n.type === 'function' && functionName(n) === WINDOW_SPEC_MARKER) return;
   if ((n.type === 'aggr_func' || (n.type === 'function' && isAggregateName(functionName(n)))) && !n.over) {
     out.push(n);
     return;
@@ -729,15 +732,12 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnkno
     const baseEnv = exprEnv(env, scope, resolveExtra, 'window definitions');
     const winKeys: string[] = [];
     const calls: WindowCall[] = [];
-    const named = new Map<string, Ast>();
-    for (const w of (ast.window?.expr ?? []) as Ast[]) named.set(String(w.name).toLowerCase(), w.as_window_specification?.window_specification ?? w);
+    const named = namedWindows(ast);
     for (const w of winNodes) {
       const key = exprKey(w, scope);
       if (winKeys.includes(key)) continue;
       winKeys.push(key);
-      const over = w.over as Ast;
-      let spec = (over.as_window_specification?.window_specification ?? over.as_window_specification ?? {}) as Ast;
-      if (typeof over.as_window_specification === 'string') spec = named.get(over.as_window_specification.toLowerCase()) ?? sqlFail('42704', `window "${over.as_window_specification}" does not exist`);
+      const win = windowOf(w.over as Ast, named);
       const { args, star, distinct: d, orderby: inner, filter: filterNode } = callArgs(w);
       if (inner !== undefined) sqlFail('0A000', 'aggregate ORDER BY is not implemented for window functions');
       const name = callName(w);
@@ -745,12 +745,19 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnkno
       if (filterNode !== undefined && isWindowOnlyName(name)) sqlFail('0A000', 'FILTER is not implemented for non-aggregate window functions');
       const compiledArgs = args.map((x) => compileExpression(x, baseEnv));
       const filter = filterNode === undefined ? undefined : compilePredicate(filterNode, exprEnv(env, scope, resolveExtra, 'FILTER'), 'FILTER');
-      const partition = ((spec.partitionby ?? []) as Ast[]).map((p) => compileExpression((p.expr ?? p) as Ast, baseEnv));
-      const orderItems = (spec.orderby ?? []) as Ast[];
-      const order = orderItems.map((o) => compileExpression(o.expr as Ast, baseEnv));
-      const orderKeys = orderItems.map((o) => sortDirection(o));
-      const def = resolveWindowFunction({ name, argTypes: compiledArgs.map((c) => c.type), distinct: d, star, hasOrderBy: order.length > 0, frame: frameFromAst(spec.window_frame_clause) });
-      calls.push({ def, args: compiledArgs, partition, order, orderKeys, ...(filter !== undefined ? { filter } : {}) });
+      const partition = win.partition.map((p) => compileExpression(p, baseEnv));
+      const order = win.order.map((o) => compileExpression(o.expr as Ast, baseEnv));
+      const orderKeys = win.order.map((o) => sortDirection(o));
+      // Frame offsets are constants of the query: no columns, aggregates or window functions.
+      const offsetEnv = (construct: string): CompileEnv =>
+        exprEnv(env, scope, (node) => {
+          if (node.type === 'column_ref') sqlFail('42P10', `argument of ${construct} must not contain variables`);
+          if (node.type === 'window_func' || node.over) sqlFail('42P20', 'window functions are not allowed in window definitions');
+          return undefined;
+        }, `window ${construct}`);
+      const frame = win.frame === undefined ? undefined : planFrame(win.frame, order.map((o, i) => ({ type: o.type, ...orderKeys[i]! })), (node, construct) => compileExpression(node, offsetEnv(construct)));
+      const def = resolveWindowFunction({ name, argTypes: compiledArgs.map((c) => c.type), distinct: d, star, hasOrderBy: order.length > 0 });
+      calls.push({ def, args: compiledArgs, partition, order, orderKeys, ...(filter !== undefined ? { filter } : {}), ...(frame !== undefined ? { frame } : {}) });
     }
     const offset = plan.columns.length;
     plan = new WindowPlan(plan, calls, [...plan.columns, ...calls.map((c, i) => ({ name: `win${i}`, type: c.def.resultType, qualifier: null, hidden: true }))]);

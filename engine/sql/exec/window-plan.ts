@@ -1,5 +1,5 @@
 import type { CompiledExpr } from '../compiled-expr.js';
-import type { WindowFunctionDef } from '../window-functions.js';
+import { computeFrame, type WindowFrame, type WindowFunctionDef } from '../window-functions.js';
 import type { SqlValue } from '../sql-types.js';
 import { compareForSort, hashKey, type SortKey } from './ops.js';
 import { PAUSE, rowBytes, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
@@ -13,6 +13,8 @@ export interface WindowCall {
   orderKeys: Omit<SortKey, 'index'>[];
   /** `agg(...) FILTER (WHERE ...) OVER`: only rows where it is true feed the aggregate. */
   filter?: CompiledExpr;
+  /** The window's frame, offsets as expressions; absent: the default frame. */
+  frame?: WindowFrame<CompiledExpr>;
 }
 
 /**
@@ -40,6 +42,9 @@ export class WindowPlan implements Plan {
       x.checkWork(bytes, 'window functions');
     }
     const ctx = x.ctx();
+    // Frame offsets are computed once, before any row, as PostgreSQL does (so a NULL or negative
+    // offset fails even over no rows).
+    const frames = this.calls.map((c) => (c.frame === undefined ? undefined : computeFrame(c.frame, (e) => e.evaluate(ctx))));
     const results: SqlValue[][] = this.calls.map(() => new Array<SqlValue>(rows.length));
     for (let c = 0; c < this.calls.length; c++) {
       const call = this.calls[c]!;
@@ -75,7 +80,14 @@ export class WindowPlan implements Plan {
         const peers = new Int32Array(members.length);
         for (let i = 1; i < members.length; i++) peers[i] = peers[i - 1]! + (compareOrder(members[i - 1]!, members[i]!) === 0 ? 0 : 1);
         const included = filtered === undefined ? undefined : (i: number): boolean => filtered[members[i]!] === 1;
-        const values = call.def.evaluate({ size: members.length, args: (i: number) => args[members[i]!]!, peers, ...(included !== undefined ? { included } : {}) });
+        const frame = frames[c];
+        const values = call.def.evaluate({
+          size: members.length,
+          args: (i: number) => args[members[i]!]!,
+          peers,
+          ...(included !== undefined ? { included } : {}),
+          ...(frame !== undefined ? { frame, orderValue: (i: number) => ord[members[i]!]![0]! } : {}),
+        });
         for (let i = 0; i < members.length; i++) results[c]![members[i]!] = values[i]!;
       }
       if (x.tick()) yield PAUSE;
