@@ -1,7 +1,8 @@
 /**
  * Differential fuzzing of aggregation pipelines against mingo (an independent implementation,
  * used as an oracle only): random documents (numbers, strings, nulls, missing fields, arrays,
- * embedded documents, dates) through random pipelines of $match (with $expr), $group, $project,
+ * embedded documents, dates) through random pipelines of $match (with $expr), $group, $project
+ * (with date arithmetic among the expressions),
  * $addFields, $unwind, $sort + $limit/$skip, $count, $sortByCount, $replaceWith, $unset,
  * $lookup and $unionWith over a second collection, $graphLookup over a third, run through the real document model on a real store
  * (docsAggregate). Results are compared as multisets (order where a unique sort fixed it), field
@@ -93,8 +94,24 @@ function numberExpr(rand: Rand, depth: number): unknown {
   }
 }
 
+// Date arithmetic where mingo follows MongoDB: no month clamping, no seconds or minutes
+// differences, no truncation before 2000 (docs/mql.md lists those).
+function dateExpr(rand: Rand): unknown {
+  const dt = { $ifNull: ['$dt', D1] };
+  switch (randomInt(rand, 0, 2)) {
+    case 0:
+      return { $dateDiff: { startDate: dt, endDate: pick(rand, [D1, D2]), unit: pick(rand, ['year', 'quarter', 'month', 'week', 'day', 'hour']), startOfWeek: pick(rand, ['mon', 'sun', 'Friday']) } };
+    case 1:
+      return { $dateTrunc: { date: dt, unit: pick(rand, ['year', 'quarter', 'month', 'week', 'day', 'hour', 'minute']), binSize: randomInt(rand, 1, 5) } };
+    default:
+      return { $dateAdd: { startDate: dt, unit: pick(rand, ['week', 'day', 'hour', 'minute', 'second']), amount: { $floor: numberExpr(rand, 1) } } };
+  }
+}
+
 function anyExpr(rand: Rand): unknown {
-  switch (randomInt(rand, 0, 7)) {
+  switch (randomInt(rand, 0, 8)) {
+    case 7:
+      return dateExpr(rand);
     case 0:
       return { $toUpper: guard('$g', '') };
     case 1:

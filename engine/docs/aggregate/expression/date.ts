@@ -2,34 +2,57 @@
  * Date expression operators (manual: Date Expression Operators), in UTC: the parts of a date
  * (`$year` ... `$millisecond`, `$dayOfWeek` 1 = Sunday, `$dayOfYear`, `$isoDayOfWeek`) and
  * `$dateToString` with the common format specifiers. A `timezone` other than UTC is refused (no
- * time-zone database); null or missing gives null; another type is an error.
+ * time-zone database); null or missing gives null; another type is an error. The operators with
+ * units are in date-arithmetic.ts, the constructors in date-from-parts.ts and date-from-string.ts.
  */
 
 import { bsonTypeOf, isPlainObject } from '../../values.js';
-import { exprError, isNullish, type Expr, type ExprContext, type ExprOperator } from './expression.js';
+import { constantArg, exprError, isNullish, type Expr, type ExprContext, type ExprOperator } from './expression.js';
 
 const UTC = new Set(['UTC', 'GMT', 'Z', '+00:00', '+0000', '+00', '-00:00', 'Etc/UTC', 'Etc/GMT']);
+
+/**
+ * Checks a `timezone` value: true for UTC, false for null or missing (the operator gives null, as
+ * MongoDB's do); another zone is refused. @throws QUERY_ERROR
+ */
+export function utcZone(zone: unknown, name: string): boolean {
+  if (isNullish(zone)) return false;
+  if (typeof zone !== 'string') exprError(name, `timezone must evaluate to a string, found ${bsonTypeOf(zone)}`);
+  if (!UTC.has(zone)) exprError(name, `unsupported: time zones other than UTC ('${zone}')`);
+  return true;
+}
+
+/**
+ * Compiles a `timezone` argument: a constant one is checked now. The function is true for UTC and
+ * false for null or missing. @throws QUERY_ERROR
+ */
+export function compileZone(spec: unknown, ctx: ExprContext, name: string): (scope: Parameters<Expr>[0]) => boolean {
+  const constant = constantArg(spec);
+  if (constant !== undefined) {
+    const ok = utcZone(constant.value, name);
+    return () => ok;
+  }
+  const zone = ctx.compile(spec);
+  return (scope) => utcZone(zone(scope), name);
+}
 
 function date(v: unknown, name: string): Date {
   if (!(v instanceof Date)) exprError(name, `can't convert from BSON type ${bsonTypeOf(v)} to Date`);
   return v;
 }
 
-// The argument: a date expression, or {date, timezone}.
+// The argument: a date expression (alone or as a one-element list), or {date, timezone}.
 function dateArg(args: unknown, ctx: ExprContext, name: string): Expr {
   if (isPlainObject(args) && Object.hasOwn(args, 'date') && !Object.keys(args)[0]!.startsWith('$')) {
     for (const k of Object.keys(args)) if (k !== 'date' && k !== 'timezone') exprError(name, `unrecognized option to ${name}: ${k}`);
     const d = ctx.compile(args['date']);
-    const tz = Object.hasOwn(args, 'timezone') ? ctx.compile(args['timezone']) : undefined;
-    return (scope) => {
-      if (tz !== undefined) {
-        const zone = tz(scope);
-        if (!isNullish(zone) && !UTC.has(String(zone))) exprError(name, `unsupported: time zones other than UTC ('${String(zone)}')`);
-      }
-      return d(scope);
-    };
+    if (!Object.hasOwn(args, 'timezone')) return d;
+    const zone = compileZone(args['timezone'], ctx, name);
+    return (scope) => (zone(scope) ? d(scope) : null);
   }
-  return ctx.compile(Array.isArray(args) && args.length === 1 ? args[0] : args);
+  // MongoDB's arity error: a list is the argument list, not an array literal.
+  if (Array.isArray(args) && args.length !== 1) exprError(name, `Expression ${name} takes exactly 1 arguments. ${args.length} were passed in.`);
+  return ctx.compile(Array.isArray(args) ? args[0] : args);
 }
 
 function part(fn: (d: Date) => number): ExprOperator {

@@ -216,3 +216,26 @@ export function intArg(v: unknown, name: string, what: string): number {
 export function isNullish(v: unknown): boolean {
   return v === null || v === MISSING || v === undefined;
 }
+
+/**
+ * The named arguments of an operator that takes a document (`{startDate, unit, ...}`): unknown and
+ * missing ones are refused with MongoDB's wording. @throws QUERY_ERROR
+ */
+export function namedArgs(args: unknown, name: string, allowed: readonly string[], required: readonly string[]): Record<string, unknown> {
+  if (!isPlainObject(args)) exprError(name, `${name} only supports an object as its argument, found: ${bsonTypeOf(args)}`);
+  for (const k of Object.keys(args)) if (!allowed.includes(k)) exprError(name, `Unrecognized argument to ${name}: ${k}`);
+  for (const k of required) if (!Object.hasOwn(args, k)) exprError(name, `Missing '${k}' parameter to ${name}`);
+  return args;
+}
+
+/** The value of an argument written as a constant (not a path, variable or operator), else undefined: such arguments are checked when compiled. */
+export function constantArg(spec: unknown): { value: unknown } | undefined {
+  if (typeof spec === 'string') return spec.startsWith('$') ? undefined : { value: spec };
+  if (typeof spec === 'number' || typeof spec === 'boolean' || spec === null) return { value: spec };
+  return undefined;
+}
+
+/** True for an integer a 64-bit integer holds (MongoDB's `integral64Bit`: an integral double counts). */
+export function isIntegral64(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && Math.abs(v) < 2 ** 63;
+}

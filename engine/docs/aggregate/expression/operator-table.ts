@@ -8,6 +8,9 @@ import { arrayOperators } from './array.js';
 import { comparisonOperators } from './comparison.js';
 import { conditionalOperators } from './conditional.js';
 import { dateOperators } from './date.js';
+import { dateArithmeticOperators } from './date-arithmetic.js';
+import { dateFromPartsOperators } from './date-from-parts.js';
+import { dateFromStringOperators } from './date-from-string.js';
 import { makeCompiler, type Expr, type ExprTableEntry } from './expression.js';
 import { objectOperators } from './object.js';
 import { stringOperators } from './string.js';
@@ -23,6 +26,9 @@ const TABLE: Readonly<Record<string, ExprTableEntry>> = {
   ...arrayOperators,
   ...typeOperators,
   ...dateOperators,
+  ...dateArithmeticOperators,
+  ...dateFromPartsOperators,
+  ...dateFromStringOperators,
   ...objectOperators,
   $function: unsupported('JavaScript is never executed'),
   $accumulator: unsupported('JavaScript is never executed'),
@@ -30,12 +36,6 @@ const TABLE: Readonly<Record<string, ExprTableEntry>> = {
   $meta: unsupported('no text search scores'),
   $toDecimal: unsupported('there is no decimal type'),
   $toObjectId: unsupported('there is no ObjectId type'),
-  $dateAdd: unsupported('date arithmetic with units is not implemented; $add milliseconds'),
-  $dateSubtract: unsupported('date arithmetic with units is not implemented; $subtract milliseconds'),
-  $dateDiff: unsupported('date arithmetic with units is not implemented; $subtract two dates for milliseconds'),
-  $dateFromParts: unsupported('not implemented'),
-  $dateFromString: unsupported('not implemented; $toDate takes ISO-8601 strings'),
-  $dateTrunc: unsupported('not implemented'),
   $substrBytes: unsupported('byte offsets are not implemented; use $substrCP'),
   $substr: unsupported('byte offsets are not implemented; use $substrCP'),
   $strLenBytes: unsupported('byte lengths are not implemented; use $strLenCP'),
