@@ -109,7 +109,12 @@ function dateExpr(rand: Rand): unknown {
 }
 
 function anyExpr(rand: Rand): unknown {
-  switch (randomInt(rand, 0, 8)) {
+  switch (randomInt(rand, 0, 9)) {
+    case 8: {
+      // ASCII only, and byte ranges within the string (mingo refuses a count past the end).
+      const s = { $ifNull: ['$c.e', '$g', 'pq'] };
+      return pick(rand, [{ $strLenBytes: { $concat: [s, '-', s] } }, { $substrBytes: [{ $concat: [s, s] }, randomInt(rand, 0, 1), 1] }, { $indexOfBytes: [{ $concat: [s, 'xyz'] }, pick(rand, ['x', 'p', 'q'])] }]);
+    }
     case 7:
       return dateExpr(rand);
     case 0:

@@ -14,6 +14,7 @@ import { dateFromStringOperators } from './date-from-string.js';
 import { makeCompiler, type Expr, type ExprTableEntry } from './expression.js';
 import { objectOperators } from './object.js';
 import { stringOperators } from './string.js';
+import { stringBytesOperators } from './string-bytes.js';
 import { typeOperators } from './type.js';
 
 const unsupported = (reason: string): ExprTableEntry => ({ kind: 'unsupported', reason });
@@ -23,6 +24,7 @@ const TABLE: Readonly<Record<string, ExprTableEntry>> = {
   ...comparisonOperators,
   ...conditionalOperators,
   ...stringOperators,
+  ...stringBytesOperators,
   ...arrayOperators,
   ...typeOperators,
   ...dateOperators,
@@ -36,10 +38,6 @@ const TABLE: Readonly<Record<string, ExprTableEntry>> = {
   $meta: unsupported('no text search scores'),
   $toDecimal: unsupported('there is no decimal type'),
   $toObjectId: unsupported('there is no ObjectId type'),
-  $substrBytes: unsupported('byte offsets are not implemented; use $substrCP'),
-  $substr: unsupported('byte offsets are not implemented; use $substrCP'),
-  $strLenBytes: unsupported('byte lengths are not implemented; use $strLenCP'),
-  $indexOfBytes: unsupported('byte offsets are not implemented; use $indexOfCP'),
   $zip: unsupported('not implemented'),
   $sortArray: unsupported('not implemented'),
   $rand: unsupported('not implemented'),
