@@ -109,7 +109,19 @@ function dateExpr(rand: Rand): unknown {
 }
 
 function anyExpr(rand: Rand): unknown {
-  switch (randomInt(rand, 0, 9)) {
+  switch (randomInt(rand, 0, 10)) {
+    case 9: {
+      // Arrays without nulls (mingo pads nulls inside $zip inputs too) and small ints (its
+      // bitwise operators work in 32 bits).
+      const b = { $ifNull: ['$b', []] };
+      const d = { $ifNull: ['$c.d', 0] };
+      return pick(rand, [
+        { $zip: { inputs: [b, ['p', 'q']], ...(rand() < 0.5 ? { useLongestLength: true, defaults: [-1, 'z'] } : {}) } },
+        { $sortArray: { input: b, sortBy: pick(rand, [1, -1]) } },
+        { [pick(rand, ['$bitAnd', '$bitOr', '$bitXor'])]: [d, randomInt(rand, 0, 7)] },
+        { $bitNot: d },
+      ]);
+    }
     case 8: {
       // ASCII only, and byte ranges within the string (mingo refuses a count past the end).
       const s = { $ifNull: ['$c.e', '$g', 'pq'] };

@@ -5,6 +5,7 @@
 
 import { arithmeticOperators } from './arithmetic.js';
 import { arrayOperators } from './array.js';
+import { bitwiseOperators } from './bitwise.js';
 import { comparisonOperators } from './comparison.js';
 import { conditionalOperators } from './conditional.js';
 import { dateOperators } from './date.js';
@@ -13,9 +14,11 @@ import { dateFromPartsOperators } from './date-from-parts.js';
 import { dateFromStringOperators } from './date-from-string.js';
 import { makeCompiler, type Expr, type ExprTableEntry } from './expression.js';
 import { objectOperators } from './object.js';
+import { sortArrayOperators } from './sort-array.js';
 import { stringOperators } from './string.js';
 import { stringBytesOperators } from './string-bytes.js';
 import { typeOperators } from './type.js';
+import { zipOperators } from './zip.js';
 
 const unsupported = (reason: string): ExprTableEntry => ({ kind: 'unsupported', reason });
 
@@ -26,6 +29,9 @@ const TABLE: Readonly<Record<string, ExprTableEntry>> = {
   ...stringOperators,
   ...stringBytesOperators,
   ...arrayOperators,
+  ...zipOperators,
+  ...sortArrayOperators,
+  ...bitwiseOperators,
   ...typeOperators,
   ...dateOperators,
   ...dateArithmeticOperators,
@@ -38,13 +44,7 @@ const TABLE: Readonly<Record<string, ExprTableEntry>> = {
   $meta: unsupported('no text search scores'),
   $toDecimal: unsupported('there is no decimal type'),
   $toObjectId: unsupported('there is no ObjectId type'),
-  $zip: unsupported('not implemented'),
-  $sortArray: unsupported('not implemented'),
   $rand: unsupported('not implemented'),
-  $bitAnd: unsupported('bitwise operators are not implemented'),
-  $bitOr: unsupported('bitwise operators are not implemented'),
-  $bitXor: unsupported('bitwise operators are not implemented'),
-  $bitNot: unsupported('bitwise operators are not implemented'),
 };
 
 const compiler = makeCompiler(TABLE);
