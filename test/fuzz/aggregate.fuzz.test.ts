@@ -3,7 +3,7 @@
  * used as an oracle only): random documents (numbers, strings, nulls, missing fields, arrays,
  * embedded documents, dates) through random pipelines of $match (with $expr), $group, $project
  * (with date arithmetic among the expressions),
- * $addFields, $unwind, $sort + $limit/$skip, $count, $sortByCount, $replaceWith, $unset,
+ * $addFields, $unwind, $sort + $limit/$skip, $count, $sortByCount, $bucketAuto, $replaceWith, $unset,
  * $lookup and $unionWith over a second collection, $graphLookup over a third, run through the real document model on a real store
  * (docsAggregate). Results are compared as multisets (order where a unique sort fixed it), field
  * order aside; a difference is excused only by a named rule below, each listed in docs/mql.md.
@@ -116,7 +116,8 @@ function anyExpr(rand: Rand): unknown {
       const b = { $ifNull: ['$b', []] };
       const d = { $ifNull: ['$c.d', 0] };
       return pick(rand, [
-        { $zip: { inputs: [b, ['p', 'q']], ...(rand() < 0.5 ? { useLongestLength: true, defaults: [-1, 'z'] } : {}) } },
+        // Never an empty input: mingo then takes the other inputs' length.
+        { $zip: { inputs: [{ $concatArrays: [b, [9]] }, ['p', 'q']], ...(rand() < 0.5 ? { useLongestLength: true, defaults: [-1, 'z'] } : {}) } },
         { $sortArray: { input: b, sortBy: pick(rand, [1, -1]) } },
         { [pick(rand, ['$bitAnd', '$bitOr', '$bitXor'])]: [d, randomInt(rand, 0, 7)] },
         { $bitNot: d },
@@ -159,7 +160,17 @@ function randomPipeline(rand: Rand): { pipeline: Doc[]; ordered: boolean } {
   const n = randomInt(rand, 1, 4);
   for (let i = 0; i < n; i++) {
     ordered = false;
-    switch (randomInt(rand, 0, 11)) {
+    switch (randomInt(rand, 0, 12)) {
+      case 12: {
+        if (grouped) break;
+        // Without granularity: mingo's rounds the first boundary to 0, MongoDB's down the series.
+        // The order of documents with equal values is unspecified, so no $push.
+        const output = rand() < 0.5 ? {} : { output: { n: { $sum: 1 }, s: { $sum: { $ifNull: ['$a', 0] } }, top: { $max: '$_id' } } };
+        pipeline.push({ $bucketAuto: { groupBy: pick(rand, ['$a', '$c.d', '$g', '$k']), buckets: randomInt(rand, 1, 6), ...output } });
+        grouped = true;
+        unique = false;
+        break;
+      }
       case 0:
         pipeline.push({ $match: pick(rand, [{ g: pick(rand, GROUPS) }, { a: { $gt: randomInt(rand, 0, 5) } }, { 'c.e': 'p' }, { b: randomInt(rand, 0, 5) }]) });
         break;
@@ -292,6 +303,12 @@ const RULES: ReadonlyArray<{ name: string; applies: (pipeline: Doc[], ours: Doc[
     // $count passes no document on when nothing came in (MongoDB); mingo passes {n: 0}.
     name: 'count-of-nothing',
     applies: (_p, ours, theirs) => Array.isArray(ours) && ours.length === 0 && Array.isArray(theirs) && theirs.length > 0 && theirs.every((d) => d['n'] === 0),
+  },
+  {
+    // $bucketAuto passes no document on when nothing came in (MongoDB); mingo passes one bucket
+    // with an empty _id.
+    name: 'bucket-auto-of-nothing',
+    applies: (p, ours, theirs) => p.some((s) => '$bucketAuto' in s) && Array.isArray(ours) && ours.length === 0 && Array.isArray(theirs) && theirs.length === 1 && isPlainObject(theirs[0]!['_id']) && Object.values(theirs[0]!['_id']).every((v) => v === undefined),
   },
 ];
 

@@ -11,6 +11,7 @@ import { pipelineFields } from './dependencies.js';
 import type { CompiledFilter } from '../query/compile-filter.js';
 import { AGGREGATE_LIMITS, stageError, type DocStream, type Stage, type StageContext } from './stage.js';
 import { bucketStage } from './stages/bucket.js';
+import { bucketAutoStage } from './stages/bucket-auto.js';
 import { facetStage } from './stages/facet.js';
 import { countStage, groupStage, sortByCountStage } from './stages/group.js';
 import { graphLookupStage } from './stages/graph-lookup.js';
@@ -18,6 +19,7 @@ import { lookupStage } from './stages/lookup.js';
 import { matchStage, type MatchStage } from './stages/match.js';
 import { limitStage, skipStage, sortStage } from './stages/order.js';
 import { addFieldsStage, projectStage, replaceRootStage, unsetStage } from './stages/project.js';
+import { sampleStage } from './stages/sample.js';
 import { unionWithStage } from './stages/union-with.js';
 import { unwindStage } from './stages/unwind.js';
 
@@ -26,8 +28,6 @@ const UNSUPPORTED: Record<string, string> = {
   $merge: 'writing a pipeline into a collection is not supported',
   $search: 'Atlas Search is not available',
   $geoNear: 'there are no geospatial indexes',
-  $bucketAuto: 'not implemented',
-  $sample: 'not implemented',
   $redact: 'not implemented',
   $setWindowFields: 'window functions are not implemented',
   $densify: 'not implemented',
@@ -118,6 +118,12 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
         break;
       case '$bucket':
         stages.push(bucketStage(arg, names));
+        break;
+      case '$bucketAuto':
+        stages.push(bucketAutoStage(arg, names));
+        break;
+      case '$sample':
+        stages.push(sampleStage(arg));
         break;
       default:
         if (Object.hasOwn(UNSUPPORTED, name)) stageError(name, `unsupported: the ${name} stage is not supported (${UNSUPPORTED[name]})`);
