@@ -3,6 +3,7 @@
  * tetradb's number typing: values.ts), `$isNumber`, and the conversions `$toString`, `$toInt`,
  * `$toLong`, `$toDouble`, `$toBool`, `$toDate` and `$convert` (with `onError`/`onNull`). null or
  * missing converts to null; a value that cannot convert is a QUERY_ERROR naming both types.
+ * Strings convert to doubles by MongoDB's rules (parseDouble), not JavaScript's Number().
  */
 
 import { parseDateString } from '../../ejson.js';
@@ -34,6 +35,55 @@ function integer(v: unknown, to: 'int' | 'long', name: string): number {
   return n;
 }
 
+// What C's strtod reads at the start of a string (MongoDB parses doubles with it, glibc's): a
+// decimal number with an optional exponent, inf or infinity, nan or nan(chars), or a hexadecimal
+// number after a sign (MongoDB refuses a leading 0x itself, not -0x).
+const DECIMAL_PREFIX = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?/;
+const INFINITY_PREFIX = /^([+-]?)inf(?:inity)?/i;
+const NAN_PREFIX = /^[+-]?nan(?:\([0-9A-Za-z_]*\))?/i;
+const HEX_PREFIX = /^([+-]?)0[xX]([0-9a-fA-F]*)(?:\.([0-9a-fA-F]*))?(?:[pP]([+-]?\d+))?/;
+/** C's isspace in the C locale. */
+const C_SPACE = /^[ \t\n\v\f\r]/;
+/** The smallest normal double: strtod reports a result below it (or a non-zero one rounded to 0) as out of range. */
+const MIN_NORMAL = 2.2250738585072014e-308;
+
+/**
+ * A string read as a double the way MongoDB reads one (NumberParser over strtod): the whole string
+ * must be the number, without leading or trailing whitespace; `inf`, `infinity` and `nan` in any
+ * case are numbers; values past the double range, or below its normal range, are out of range.
+ * Returns the number, or MongoDB's reason it is not one.
+ */
+export function parseDouble(text: string): number | string {
+  if (text === '') return 'Empty string';
+  if (C_SPACE.test(text)) return 'Leading whitespace';
+  let consumed: string;
+  let value: number;
+  let hex: RegExpExecArray | null;
+  const inf = INFINITY_PREFIX.exec(text);
+  const nan = NAN_PREFIX.exec(text);
+  if (inf !== null) {
+    consumed = inf[0];
+    value = inf[1] === '-' ? -Infinity : Infinity;
+  } else if (nan !== null) {
+    consumed = nan[0];
+    value = NaN;
+  } else if ((hex = HEX_PREFIX.exec(text)) !== null && (hex[2] !== '' || (hex[3] ?? '') !== '')) {
+    consumed = hex[0];
+    const digits = hex[2]! + (hex[3] ?? '');
+    value = (hex[1] === '-' ? -1 : 1) * Number.parseInt(digits, 16) * 2 ** (Number(hex[4] ?? 0) - 4 * (hex[3] ?? '').length);
+    if (!Number.isFinite(value) || (value !== 0 && Math.abs(value) < MIN_NORMAL)) return 'Out of range';
+  } else {
+    const m = DECIMAL_PREFIX.exec(text);
+    if (m === null) return 'Did not consume any digits';
+    consumed = m[0];
+    value = Number(consumed);
+    const nonZero = /[1-9]/.test(consumed.split(/[eE]/)[0]!);
+    if (!Number.isFinite(value) || (nonZero && Math.abs(value) < MIN_NORMAL)) return 'Out of range';
+  }
+  if (consumed.length !== text.length) return 'Did not consume whole string.';
+  return value;
+}
+
 /** Converts a value that is neither null nor missing. @throws QUERY_ERROR */
 export function convert(v: unknown, to: Target, name: string): unknown {
   switch (to) {
@@ -50,8 +100,9 @@ export function convert(v: unknown, to: Target, name: string): unknown {
       if (typeof v === 'boolean') return v ? 1 : 0;
       if (v instanceof Date) return v.getTime();
       if (typeof v === 'string') {
-        const n = Number(v);
-        if (v.trim() === '' || (Number.isNaN(n) && v !== 'NaN')) exprError(name, `Failed to parse number '${v}' in $convert with no onError value`);
+        if (v.startsWith('0x') || v.startsWith('0X')) exprError(name, `Illegal hexadecimal input in $convert with no onError value: ${v}`);
+        const n = parseDouble(v);
+        if (typeof n === 'string') exprError(name, `Failed to parse number '${v}' in $convert with no onError value: ${n}`);
         return n;
       }
       return cannot(v, to, name);
