@@ -8,7 +8,7 @@
 import { bsonTypeOf, MISSING } from '../../values.js';
 import { compileZone } from './date.js';
 import { addUnits, diffUnits, parseDayOfWeek, parseUnit, SUNDAY, truncUnits, type TimeUnit } from './date-units.js';
-import { constantArg, exprError, isIntegral64, isNullish, namedArgs, type ExprContext, type ExprOperator } from './expression.js';
+import { constantArg, documentArgs, exprError, isIntegral64, isNullish, type ExprContext, type ExprOperator } from './expression.js';
 import type { Scope } from './expression.js';
 
 /** A compiled argument: its value, or MISSING when the operator should give null. */
@@ -49,7 +49,7 @@ function dateArithmetic(sign: 1 | -1): ExprOperator {
     kind: 'expression',
     compile(args, ctx, name) {
       if (args === null || typeof args !== 'object' || Array.isArray(args)) exprError(name, `${name} expects an object as its argument`);
-      const a = namedArgs(args, name, ['startDate', 'unit', 'amount', 'timezone'], []);
+      const a = documentArgs(args, name, ['startDate', 'unit', 'amount', 'timezone'], []);
       if (!Object.hasOwn(a, 'startDate') || !Object.hasOwn(a, 'unit') || !Object.hasOwn(a, 'amount')) exprError(name, `${name} requires startDate, unit, and amount to be present`);
       const startDate = ctx.compile(a['startDate']);
       const unit = unitArg(a['unit'], ctx, name);
@@ -78,7 +78,7 @@ function dateOf(v: unknown, name: string, parameter: string): Date {
 const dateDiff: ExprOperator = {
   kind: 'expression',
   compile(args, ctx, name) {
-    const a = namedArgs(args, name, ['startDate', 'endDate', 'unit', 'timezone', 'startOfWeek'], ['startDate', 'endDate', 'unit']);
+    const a = documentArgs(args, name, ['startDate', 'endDate', 'unit', 'timezone', 'startOfWeek'], ['startDate', 'endDate', 'unit']);
     const startDate = ctx.compile(a['startDate']);
     const endDate = ctx.compile(a['endDate']);
     const unit = unitArg(a['unit'], ctx, name);
@@ -102,7 +102,7 @@ const dateDiff: ExprOperator = {
 const dateTrunc: ExprOperator = {
   kind: 'expression',
   compile(args, ctx, name) {
-    const a = namedArgs(args, name, ['date', 'unit', 'binSize', 'timezone', 'startOfWeek'], ['date', 'unit']);
+    const a = documentArgs(args, name, ['date', 'unit', 'binSize', 'timezone', 'startOfWeek'], ['date', 'unit']);
     const date = ctx.compile(a['date']);
     const binSizeOf = (v: unknown): number => {
       if (!isIntegral64(v)) exprError(name, `$dateTrunc requires 'binSize' to be a 64-bit integer, but got value '${String(v)}' of type ${bsonTypeOf(v)}`);

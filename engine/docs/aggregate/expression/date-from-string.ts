@@ -14,7 +14,7 @@ import { dateAt } from './arithmetic.js';
 import { compileZone } from './date.js';
 import { daysInMonth } from './date-units.js';
 import { utcFromParts } from './date-from-parts.js';
-import { constantArg, exprError, isNullish, namedArgs, type ExprOperator } from './expression.js';
+import { constantArg, documentArgs, exprError, isNullish, type ExprOperator } from './expression.js';
 
 const SPECIFIERS = new Set(['b', 'B', 'd', 'G', 'H', 'L', 'm', 'M', 'S', 'u', 'V', 'Y', 'z', 'Z', '%']);
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
@@ -162,7 +162,7 @@ function parseFree(text: string): number | string {
 const dateFromString: ExprOperator = {
   kind: 'expression',
   compile(args, ctx, name) {
-    const a = namedArgs(args, name, ['dateString', 'format', 'timezone', 'onError', 'onNull'], ['dateString']);
+    const a = documentArgs(args, name, ['dateString', 'format', 'timezone', 'onError', 'onNull'], ['dateString']);
     const dateString = ctx.compile(a['dateString']);
     const hasFormat = Object.hasOwn(a, 'format');
     const constant = hasFormat ? constantArg(a['format']) : undefined;

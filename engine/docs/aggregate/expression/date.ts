@@ -140,12 +140,16 @@ const dateToString: ExprOperator = {
     if (!isPlainObject(args)) exprError(name, '$dateToString only supports an object as its argument');
     for (const k of Object.keys(args)) if (!['date', 'format', 'timezone', 'onNull'].includes(k)) exprError(name, `Unrecognized parameter to $dateToString: ${k}`);
     if (!Object.hasOwn(args, 'date')) exprError(name, "Missing 'date' parameter to $dateToString");
-    const d = dateArg({ date: args['date'], ...(Object.hasOwn(args, 'timezone') ? { timezone: args['timezone'] } : {}) }, ctx, name);
+    const d = ctx.compile(args['date']);
+    const zone = Object.hasOwn(args, 'timezone') ? compileZone(args['timezone'], ctx, name) : () => true;
     const fmt = Object.hasOwn(args, 'format') ? ctx.compile(args['format']) : () => '%Y-%m-%dT%H:%M:%S.%LZ';
     const onNull = Object.hasOwn(args, 'onNull') ? ctx.compile(args['onNull']) : () => null;
     return (scope) => {
       const v = d(scope);
+      // A null date gives onNull; a null time zone gives null (MongoDB's order).
+      const utc = zone(scope);
       if (isNullish(v)) return onNull(scope);
+      if (!utc) return null;
       const spec = fmt(scope);
       if (typeof spec !== 'string') exprError(name, `$dateToString requires that 'format' be a string, found: ${bsonTypeOf(spec)}`);
       return format(date(v, name), spec, name);

@@ -221,7 +221,7 @@ export function isNullish(v: unknown): boolean {
  * The named arguments of an operator that takes a document (`{startDate, unit, ...}`): unknown and
  * missing ones are refused with MongoDB's wording. @throws QUERY_ERROR
  */
-export function namedArgs(args: unknown, name: string, allowed: readonly string[], required: readonly string[]): Record<string, unknown> {
+export function documentArgs(args: unknown, name: string, allowed: readonly string[], required: readonly string[]): Record<string, unknown> {
   if (!isPlainObject(args)) exprError(name, `${name} only supports an object as its argument, found: ${bsonTypeOf(args)}`);
   for (const k of Object.keys(args)) if (!allowed.includes(k)) exprError(name, `Unrecognized argument to ${name}: ${k}`);
   for (const k of required) if (!Object.hasOwn(args, k)) exprError(name, `Missing '${k}' parameter to ${name}`);

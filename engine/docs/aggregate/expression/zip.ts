@@ -7,6 +7,9 @@
 import { bsonTypeOf, describeValue, isPlainObject, MISSING } from '../../values.js';
 import { exprError, isNullish, type Expr, type ExprOperator } from './expression.js';
 
+/** The most elements a $zip builds (MongoDB stops at its 16 MiB value limit; each element takes a byte or more there). */
+const MAX_ELEMENTS = 16 * 1024 * 1024;
+
 const zip: ExprOperator = {
   kind: 'expression',
   compile(args, ctx, name) {
@@ -44,6 +47,7 @@ const zip: ExprOperator = {
       });
       const lengths = arrays.map((a) => a.length);
       const n = longest ? Math.max(...lengths) : Math.min(...lengths);
+      if (n * arrays.length > MAX_ELEMENTS) exprError(name, `$zip would make more than ${MAX_ELEMENTS} elements`);
       const out: unknown[][] = [];
       for (let i = 0; i < n; i++) out.push(arrays.map((a, j) => (i < a.length ? a[i] : pad[j])));
       return out;

@@ -10,11 +10,10 @@
  * (default a count). The input is held within the blocking bound.
  */
 
-import { compareValues, isPlainObject, MISSING, type Doc } from '../../values.js';
+import { bsonTypeOf, compareValues, isPlainObject, MISSING, type Doc } from '../../values.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { Scope } from '../expression/expression.js';
 import { needsOf } from '../dependencies.js';
-import { bsonTypeOf } from '../../values.js';
 import { chunksOf, gather, pushAll, stageError, type Stage } from '../stage.js';
 import { granularityRounder, type GranularityRounder } from './granularity.js';
 import { groupStage } from './group.js';

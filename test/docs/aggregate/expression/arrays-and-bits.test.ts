@@ -44,6 +44,7 @@ describe('$zip', () => {
     ['defaults of another length', { $zip: { inputs: ['$a', '$b'], useLongestLength: true, defaults: [1] } }, '$zip', /defaults and inputs must have the same length/],
     ['useLongestLength that is not a boolean', { $zip: { inputs: ['$a'], useLongestLength: 1 } }, '$zip', /useLongestLength must be a bool, found int/],
     ['an unknown argument', { $zip: { inputs: ['$a'], longest: true } }, '$zip', /\$zip found an unknown argument: longest/],
+    ['a result past the value bound', { $zip: { inputs: [{ $range: [0, 1_000_000] }, ...Array.from({ length: 16 }, () => [])], useLongestLength: true } }, '$zip', /\$zip would make more than 16777216 elements/],
   ]);
 });
 

@@ -177,6 +177,16 @@ describe('$dateFromString', () => {
   ]);
 });
 
+describe('$dateToString with null arguments', () => {
+  valueCases(h, [
+    ['a null date gives onNull, a null time zone null (MongoDB)', [
+      { $dateToString: { date: '$nope', onNull: 'none', timezone: 'UTC' } },
+      { $dateToString: { date: '$d', onNull: 'none', timezone: '$n' } },
+      { $dateToString: { date: '$d', format: '%Y', timezone: 'Z' } },
+    ], ['none', null, '2020']],
+  ]);
+});
+
 describe('date part operators given the wrong number of arguments', () => {
   errorCases(h, [
     ['$year with two', { $year: ['$d', '$d'] }, '$year', /Expression \$year takes exactly 1 arguments\. 2 were passed in\./],
