@@ -5,7 +5,8 @@ import { sqlRegExp } from './functions/string-functions.js';
 import { EXTRACT_SOURCES, extractField } from './functions/time-functions.js';
 import { castValue, canCast, parseInterval, parseText, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
 import { applyArith, compareValues, negate, noOperator, resolveArith, resolveComparison, type ArithOp } from './operators.js';
-import { castOnce, commonType, coerce } from './type-resolution.js';
+import { POWER_OPERATOR } from './sql-grammar-gaps.js';
+import { canCoerce, castOnce, commonType, coerce } from './type-resolution.js';
 import {
   numericLiteral,
   jsonbText,
@@ -888,6 +889,12 @@ function compileFunction(node: AstNode, env: CompileEnv): CompiledExpr {
   }
   const cond = (CONDITIONALS as Record<string, Conditional | undefined>)[name];
   if (cond) return cond(name, args);
+  if (name === POWER_OPERATOR && args.length === 2) {
+    // `a ^ b`, made a call before parsing (sql-grammar-gaps.ts): PostgreSQL's ^ is power() under
+    // an operator's name (double precision for integers and floats, numeric beside a numeric).
+    if (!args.every((a) => canCoerce(a.type, 'float8') || canCoerce(a.type, 'numeric'))) noOperator('^', args[0]!.type, args[1]!.type);
+    return FUNCTION_TABLE.get('power')!.compile('power', args);
+  }
   const fnName = trimMode === 'leading' ? 'ltrim' : trimMode === 'trailing' ? 'rtrim' : name;
   const def = FUNCTION_TABLE.get(fnName);
   if (def === undefined) return sqlFail('42883', `function ${name}(${args.map((a) => TYPE_DISPLAY[a.type]).join(', ')}) does not exist`);

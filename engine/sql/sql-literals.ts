@@ -14,6 +14,10 @@ import { sqlFail } from './sql-types.js';
  * (or reads as something else), are decoded here into a plain string, or a marker when the value
  * has a backslash. Restored values keep the parser's form: a quote doubled, as in the source.
  *
+ * Quoted identifiers. The parser unescapes `\n` and `\t` in "..." too, and cannot read a doubled
+ * quote in one; an identifier with a backslash or a doubled quote is replaced by a marker
+ * identifier the same way, and its name (quotes undoubled) put back.
+ *
  * Numbers. The parser folds a sign into the number after it and keeps an integer below 2^53 or a
  * decimal without exponent as a JS double, so `-9007199254740993` and `1.00000000000000000001`
  * lose digits, and `-2147483648::int4` casts the negative number where PostgreSQL casts
@@ -40,16 +44,17 @@ export function protectLiterals(tokens: Token[]): { tokens: Token[]; literals: L
   const copy = (): Token[] => (out === tokens ? (out = tokens.map((t) => ({ ...t }))) : out);
   let literals: Map<string, string> | undefined;
   let prefix = '';
-  const mark = (value: string): string => {
+  const key = (value: string): string => {
     if (literals === undefined) {
       literals = new Map();
       prefix = '__tetra_literal';
       while (tokens.some((t) => t.text.includes(prefix) || t.space.includes(prefix))) prefix += '_';
     }
-    const key = `${prefix}:${literals.size}`;
-    literals.set(key, value);
-    return `'${key}'`;
+    const k = `${prefix}:${literals.size}`;
+    literals.set(k, value);
+    return k;
   };
+  const mark = (value: string): string => `'${key(value)}'`;
   /** A decoded string value as a literal the parser reads back unchanged. */
   const quote = (value: string): string => {
     const doubled = value.replace(/'/g, "''");
@@ -61,6 +66,10 @@ export function protectLiterals(tokens: Token[]): { tokens: Token[]; literals: L
     const c = text[0];
     if (c === "'") {
       if (text.includes('\\') && closedAt(text, 0, false)) copy()[i] = { ...t, text: mark(text.slice(1, -1)) };
+    } else if (c === '"') {
+      // A quoted identifier: the parser would unescape \n in it, and cannot read "" at all.
+      const body = text.slice(1, -1);
+      if (text.length >= 2 && text.endsWith('"') && (body.includes('\\') || body.includes('""'))) copy()[i] = { ...t, text: `"${key(body.replace(/""/g, '"'))}"` };
     } else if ((c === 'e' || c === 'E') && text[1] === "'") {
       if (closedAt(text, 1, true)) copy()[i] = { ...t, text: quote(unescapeE(text.slice(2, -1))) };
     } else if ((c === 'u' || c === 'U') && text[1] === '&' && text[2] === "'") {

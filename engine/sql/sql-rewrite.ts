@@ -1,5 +1,6 @@
 import type { AstNode } from './expression-eval.js';
-import { protectLiterals, type LiteralValues } from './sql-literals.js';
+import { rewriteGrammarGaps } from './sql-grammar-gaps.js';
+import { protectLiterals, restoreLiterals, type LiteralValues } from './sql-literals.js';
 import { sqlFail } from './sql-types.js';
 
 /**
@@ -18,7 +19,9 @@ import { sqlFail } from './sql-types.js';
  *    `REFERENCES t (<primary key marker>)`; `LIMIT NULL` -> `LIMIT ALL`, `LIMIT <expr>` ->
  *    `LIMIT (SELECT <expr>)`; aggregates with OVER the parser cannot read (WINDOW_CALL_PREFIX),
  *    INSERT ... ON CONFLICT without a column list (ALL_COLUMNS_MARKER), DELETE ... USING ...
- *    RETURNING (USING_MARKER); window frames and base window names (WINDOW_SPEC_MARKER).
+ *    RETURNING (USING_MARKER); window frames and base window names (WINDOW_SPEC_MARKER);
+ *  - operators and clauses of sql-grammar-gaps.ts: ^, ~~ and its forms, GROUP BY (),
+ *    SET (a, b) = ..., OFFSET <expression>, NATURAL after an alias, $n::type.
  */
 
 /** The marker column name of an ALL set operation's right-hand SELECT. */
@@ -204,13 +207,18 @@ export function prepareStatements(sql: string): Prepared[] {
 
 function prepareOne(source: Token[], offset: number): Prepared {
   const { tokens, literals } = protectLiterals(source);
+  // An AST built here gets its protected names (a quoted identifier with a backslash) back too.
+  const built = (ast: AstNode & Record<string, unknown>): Prepared => {
+    if (literals !== undefined) restoreLiterals(ast, literals);
+    return { ast };
+  };
   const w = (i: number): string | undefined => tokens[i]?.word;
   const trailing = (from: number): boolean => from === tokens.length;
   // SAVEPOINT name / RELEASE [SAVEPOINT] name / ROLLBACK [WORK|TRANSACTION] TO [SAVEPOINT] name
-  if (w(0) === 'savepoint' && tokens.length === 2) return { ast: savepointAst('SAVEPOINT', ident(tokens[1])) };
+  if (w(0) === 'savepoint' && tokens.length === 2) return built(savepointAst('SAVEPOINT', ident(tokens[1])));
   if (w(0) === 'release') {
     const at = w(1) === 'savepoint' ? 2 : 1;
-    if (trailing(at + 1)) return { ast: savepointAst('RELEASE', ident(tokens[at])) };
+    if (trailing(at + 1)) return built(savepointAst('RELEASE', ident(tokens[at])));
   }
   if (w(0) === 'rollback') {
     let at = 1;
@@ -218,7 +226,7 @@ function prepareOne(source: Token[], offset: number): Prepared {
     if (w(at) === 'to') {
       at++;
       if (w(at) === 'savepoint') at++;
-      if (trailing(at + 1)) return { ast: savepointAst('ROLLBACK TO', ident(tokens[at])) };
+      if (trailing(at + 1)) return built(savepointAst('ROLLBACK TO', ident(tokens[at])));
     }
   }
   // ALTER TABLE [IF EXISTS] t RENAME [COLUMN] a TO b
@@ -231,7 +239,7 @@ function prepareOne(source: Token[], offset: number): Prepared {
       if (w(c) === 'column') c++;
       const from = ident(tokens[c]);
       if (from !== undefined && w(c + 1) === 'to' && ident(tokens[c + 2]) !== undefined && trailing(c + 3)) {
-        return { ast: { type: 'alter', keyword: 'table', table: [{ db: null, table }], expr: [{ action: 'rename', resource: 'column', old_column: from, new_column: ident(tokens[c + 2]) }] } };
+        return built({ type: 'alter', keyword: 'table', table: [{ db: null, table }], expr: [{ action: 'rename', resource: 'column', old_column: from, new_column: ident(tokens[c + 2]) }] });
       }
     }
   }
@@ -239,7 +247,7 @@ function prepareOne(source: Token[], offset: number): Prepared {
   if (w(0) === 'insert' && w(1) === 'into' && w(3) === 'default' && w(4) === 'values') {
     const table = ident(tokens[2]);
     if (table !== undefined && trailing(5)) {
-      return { ast: { type: 'insert', table: [{ db: null, table, as: null }], columns: [], values: { type: 'values', values: [{ type: 'expr_list', value: [] }] }, returning: null } };
+      return built({ type: 'insert', table: [{ db: null, table, as: null }], columns: [], values: { type: 'values', values: [{ type: 'expr_list', value: [] }] }, returning: null });
     }
     if (table !== undefined && w(5) === 'returning') {
       // Parse `INSERT INTO t VALUES () RETURNING ...` is not possible either: keep the RETURNING
@@ -248,7 +256,9 @@ function prepareOne(source: Token[], offset: number): Prepared {
       return { text: `INSERT INTO ${tokens[2]!.text} VALUES (DEFAULT) ${rest}`.replace(/\s+$/, ''), offset: -1, ...(literals !== undefined ? { literals } : {}) };
     }
   }
-  const rewritten = rewriteDistinct(rewriteDelete(rewriteValues(rewriteWindowCalls(rewriteTokens(rewriteInsertColumns(rewriteWindowSpecs(tokens)))))));
+  // Window specifications first: the frame offsets they move into their marker are then
+  // rewritten by the grammar gaps like any other expression ($1::int, ^).
+  const rewritten = rewriteDistinct(rewriteDelete(rewriteValues(rewriteWindowCalls(rewriteTokens(rewriteInsertColumns(rewriteGrammarGaps(rewriteWindowSpecs(tokens))))))));
   const text = render(rewritten).replace(/\s+$/, '');
   return literals === undefined ? { text, offset: rewritten === source ? offset : -1 } : { text, offset: -1, literals };
 }

@@ -52,6 +52,11 @@ const STATEMENTS = [
   ...EXPRESSIONS.filter((e) => !e.includes('SELECT')).map((e) => `UPDATE t SET a = a RETURNING ${e}`),
   "INSERT INTO u VALUES (5, 5) RETURNING v::text, lower('A'), coalesce(v, 1), id + 1, CASE WHEN v > 1 THEN v END",
   "DELETE FROM u WHERE id = 5 RETURNING length('x'), v::int, *",
+  // Forms the statement pre-pass rewrites (sql-grammar-gaps.ts): operators stay ?column?.
+  'SELECT 2 ^ 3',
+  'SELECT to_hex(255)',
+  "SELECT a ^ 2, (a ^ 2)::text, s ~~ 'A%', s !~~* 'a%', to_hex(a), count(*) FROM t GROUP BY (), a, s",
+  'SELECT "a\\b" FROM (SELECT 1 AS "a\\b") x',
 ];
 
 async function pgNames(sql: string): Promise<string[]> {

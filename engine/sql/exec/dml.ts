@@ -1,6 +1,6 @@
 import { indexTree, liveColumns, rowTree, SEQUENCE_TREE, type Catalog, type ColumnDef, type IndexDef, type TableDef } from '../catalog.js';
 import type { CompiledExpr } from '../compiled-expr.js';
-import { compileExpression, unsupported, type AstNode } from '../expression-eval.js';
+import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
 import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
 import { MAX_KEY_BYTES } from '../../storage/index.js';
 import { encodeKeyTuple, encodeRow } from '../store/sql-codec.js';
@@ -9,9 +9,10 @@ import { NUMERIC_RANK, sqlFail, toText, type NonNullSqlValue, type SqlTypeName, 
 import { prefixEnd, readStored, TableReader, type StoredRow } from './access.js';
 import { PAUSE, type Exec, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 import { ALL_COLUMNS_MARKER, USING_MARKER } from '../sql-rewrite.js';
+import { ROW_ASSIGN } from '../sql-grammar-gaps.js';
 import { figureColumnName } from './column-names.js';
 import { columnName, columnQualifier, Scope, tableName } from './scope.js';
-import { compilePredicate, conjuncts, exprEnv, planFrom, planQuery, tableAccess, type PlanEnv } from './select.js';
+import { compilePredicate, conjuncts, exprEnv, planFrom, planQuery, rowSubquery, tableAccess, type PlanEnv } from './select.js';
 
 type Ast = AstNode & Record<string, any>;
 
@@ -325,6 +326,63 @@ function returning(ast: Ast, writer: TableWriter, env: PlanEnv, alias: string, e
   return { exprs, columns };
 }
 
+/** One `col = value` of a SET list; no expression for DEFAULT. */
+interface Assignment {
+  col: ColumnDef;
+  expr: CompiledExpr | undefined;
+}
+
+/**
+ * A SET list's assignments (UPDATE and ON CONFLICT DO UPDATE), in list order. The pre-pass
+ * writes `SET (a, b) = (SELECT ...)` as `a = ROW_ASSIGN((SELECT ...)), b = ROW_ASSIGN()`
+ * (sql-grammar-gaps.ts): the subquery runs once per row, when the first of its columns is
+ * assigned, and the others read that row, so the assignments must be evaluated in list order.
+ * @throws SQL_ERROR 42703 unknown column, 42601 a column assigned twice or a subquery whose
+ * column count differs from the list's
+ */
+function assignments(items: Ast[], writer: TableWriter, cenv: CompileEnv, env: PlanEnv, scope: Scope): Assignment[] {
+  const out: Assignment[] = [];
+  let row: SqlValue[] = [];
+  for (let i = 0; i < items.length; i++) {
+    const s = items[i]!;
+    const col = writer.live.find((l) => l.name === columnName(s)) ?? sqlFail('42703', `column "${columnName(s)}" of relation "${writer.table.name}" does not exist`);
+    const value = s.value as Ast;
+    const isDefault = value.type === 'column_ref' && String((value.column as Ast)?.expr?.value ?? '').toUpperCase() === 'DEFAULT';
+    if (!isRowAssign(value)) {
+      out.push({ col, expr: isDefault ? undefined : compileExpression(value, cenv) });
+      continue;
+    }
+    let width = 1;
+    while (isRowAssign(items[i + width]?.value as Ast | undefined) && (items[i + width]!.value as Ast).args.value.length === 0) width++;
+    const sub = rowSubquery(value.args.value[0] as Ast, env, scope);
+    if (sub.types.length !== width) sqlFail('42601', 'number of columns does not match number of values');
+    for (let k = 0; k < width; k++) {
+      const c = k === 0 ? col : (writer.live.find((l) => l.name === columnName(items[i + k]!)) ?? sqlFail('42703', `column "${columnName(items[i + k]!)}" of relation "${writer.table.name}" does not exist`));
+      const type = sub.types[k]!;
+      const expr: CompiledExpr =
+        k === 0
+          ? {
+              type,
+              evaluate: (ctx) => {
+                row = sub.evaluate(ctx);
+                return row[0]!;
+              },
+            }
+          : { type, evaluate: () => row[k]! };
+      out.push({ col: c, expr });
+    }
+    i += width - 1;
+  }
+  checkSingleAssignments(out);
+  return out;
+}
+
+function isRowAssign(value: Ast | undefined): value is Ast {
+  if (value?.type !== 'function') return false;
+  const parts = (value.name?.name ?? []) as { value: unknown }[];
+  return parts.length === 1 && parts[0]!.value === ROW_ASSIGN;
+}
+
 /** PostgreSQL refuses SET a = 1, a = 2 (in UPDATE and ON CONFLICT DO UPDATE). */
 function checkSingleAssignments(sets: ReadonlyArray<{ col: ColumnDef }>): void {
   for (let i = 0; i < sets.length; i++) {
@@ -388,7 +446,7 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
 
   const conflict = ast.conflict as Ast | null | undefined;
   let conflictTarget: number[] | undefined;
-  let doUpdate: { sets: { col: ColumnDef; expr: CompiledExpr }[]; where: CompiledExpr | undefined } | undefined;
+  let doUpdate: { sets: Assignment[]; where: CompiledExpr | undefined } | undefined;
   if (conflict) {
     const t = conflict.target as Ast | null;
     if (t) {
@@ -401,11 +459,7 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
       if (conflictTarget === undefined) sqlFail('42601', 'ON CONFLICT DO UPDATE requires inference specification or constraint name');
       const cols = [...writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias })), ...writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: 'excluded' }))];
       const cenv = exprEnv(env, new Scope(cols, env.parent), undefined, 'ON CONFLICT DO UPDATE');
-      const sets = ((action.set ?? []) as Ast[]).map((s) => {
-        const col = writer.live.find((l) => l.name === columnName(s)) ?? sqlFail('42703', `column "${columnName(s)}" of relation "${table.name}" does not exist`);
-        return { col, expr: compileExpression(s.value as Ast, cenv) };
-      });
-      checkSingleAssignments(sets);
+      const sets = assignments((action.set ?? []) as Ast[], writer, cenv, env, new Scope(cols, env.parent));
       doUpdate = { sets, where: action.where ? compileExpression(action.where as Ast, cenv) : undefined };
     } else if (!(action?.type === 'origin' && String(action.value).toLowerCase() === 'nothing')) unsupported('this ON CONFLICT action');
   }
@@ -445,7 +499,7 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
         ctx.row = [...writer.reader.toLive(oldPhysical), ...writer.reader.toLive(physical)];
         if (doUpdate.where !== undefined && doUpdate.where.evaluate(ctx).value !== true) continue;
         const next = oldPhysical.slice();
-        for (const s of doUpdate.sets) next[s.col.id] = assignValue(s.expr.evaluate(ctx), s.col);
+        for (const s of doUpdate.sets) next[s.col.id] = s.expr === undefined ? writer.defaultOf(s.col, x) : assignValue(s.expr.evaluate(ctx), s.col);
         writer.validate(next, x);
         writer.update(oldPhysical, existing, next, x);
         touched.add((table.primaryKey.length === 0 ? existing : writer.keyOf(next)).toString('latin1'));
@@ -507,13 +561,7 @@ export function* update(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
   const cols = [...own, ...(fromPlan?.columns ?? [])];
   const scope = new Scope(cols, env.parent);
   const cenv = exprEnv(env, scope, undefined, 'UPDATE');
-  const sets = ((ast.set ?? []) as Ast[]).map((s) => {
-    const col = writer.live.find((l) => l.name === columnName(s)) ?? sqlFail('42703', `column "${columnName(s)}" of relation "${table.name}" does not exist`);
-    const value = s.value as Ast;
-    const isDefault = value.type === 'column_ref' && String((value.column as Ast)?.expr?.value ?? '').toUpperCase() === 'DEFAULT';
-    return { col, expr: isDefault ? undefined : compileExpression(value, cenv) };
-  });
-  checkSingleAssignments(sets);
+  const sets = assignments((ast.set ?? []) as Ast[], writer, cenv, env, scope);
   const where = ast.where ? compilePredicate(ast.where as Ast, cenv, 'WHERE') : undefined;
   const ret = returning(ast, writer, env, alias, fromPlan?.columns);
   const candidates = yield* targetRows(table, alias, ast.where as Ast | null, env, x, fromPlan?.columns);

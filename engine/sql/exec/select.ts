@@ -1,10 +1,11 @@
 import { isAggregateName, resolveAggregate } from '../aggregates.js';
 import type { Catalog, TableDef } from '../catalog.js';
 import { liveColumns } from '../catalog.js';
-import type { CompiledExpr } from '../compiled-expr.js';
+import type { CompiledExpr, EvalContext } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
 import { parseSql } from '../select-expressions.js';
 import { DISTINCT_PREFIX, FILTER_MARKER, NO_ARGUMENT, REWRITE_FUNCTIONS, SET_ALL_MARKER, WINDOW_CALL_PREFIX, WINDOW_SPEC_MARKER } from '../sql-rewrite.js';
+import { LIMIT_MARKER, NATURAL_MARKER, OFFSET_MARKER } from '../sql-grammar-gaps.js';
 import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
 import { compareValues, resolveComparison } from '../operators.js';
 import { commonType, coerce } from '../type-resolution.js';
@@ -172,6 +173,29 @@ function scalarSubquery(n: Ast, env: PlanEnv, scope: Scope): CompiledExpr {
       const v = rows[0]?.[0];
       if (v === undefined) return { type, value: null } as SqlValue;
       return v.type === type ? v : castValue(v, { type });
+    },
+  };
+}
+
+/**
+ * A subquery as one row of values, for `SET (a, b) = (SELECT ...)`: NULLs when it yields no row.
+ * @throws SQL_ERROR 21000 when it yields more than one
+ */
+export function rowSubquery(n: Ast, env: PlanEnv, scope: Scope): { types: SqlTypeName[]; evaluate: (ctx: EvalContext) => SqlValue[] } {
+  const { plan, level } = subPlan(n, env, scope);
+  const visible = plan.columns.flatMap((c, i) => (c.hidden ? [] : [i]));
+  const types = visible.map((i) => outputType(plan.columns[i]!.type));
+  return {
+    types,
+    evaluate: (ctx) => {
+      const rows = subRows(plan, level.correlated, ctx.exec as Exec, ctx.row, 2);
+      if (rows.length > 1) sqlFail('21000', 'more than one row returned by a subquery used as an expression');
+      return visible.map((i, k) => {
+        const v = rows[0]?.[i];
+        const type = types[k]!;
+        if (v === undefined) return { type, value: null } as SqlValue;
+        return v.type === type ? v : castValue(v, { type });
+      });
     },
   };
 }
@@ -671,7 +695,9 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnkno
   collectAggregates(ast.having, aggNodes);
   collectAggregates(orderby.map((o) => o.expr), aggNodes);
   let resolveExtra: ((node: Ast, cenv: CompileEnv) => CompiledExpr | undefined) | undefined;
-  if (groupNodes.length > 0 || aggNodes.length > 0) {
+  // HAVING alone makes a query grouped, as in PostgreSQL: one group, even over no rows (the
+  // pre-pass writes GROUP BY () as HAVING TRUE).
+  if (groupNodes.length > 0 || aggNodes.length > 0 || ast.having) {
     const inputEnv = exprEnv(env, scope, undefined, 'GROUP BY');
     const groupExprs = groupNodes.map((g) => compileExpression(g, inputEnv));
     const groupKeys = groupNodes.map((g) => exprKey(g, scope));
@@ -720,8 +746,6 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnkno
       const havingEnv = exprEnv(env, scope, resolveExtra, 'HAVING');
       plan = new FilterPlan(plan, compilePredicate(ast.having as Ast, havingEnv, 'HAVING'), 'HAVING');
     }
-  } else if (ast.having) {
-    plan = new FilterPlan(plan, compilePredicate(ast.having as Ast, exprEnv(env, scope), 'HAVING'), 'HAVING');
   }
 
   // Window functions, computed over the (grouped) rows and appended to them.
@@ -917,9 +941,15 @@ function limitOf(ast: Ast, env: PlanEnv, scope: Scope): { count: ((x: Exec) => n
   const l = ast.limit as Ast | null | undefined;
   const values = (Array.isArray(l?.value) ? l.value : []) as Ast[];
   if (values.length === 0) return { count: undefined, offset: () => 0 };
-  const cenv = exprEnv(env, scope, undefined, 'LIMIT');
   const asNumber = (node: Ast, what: string): ((x: Exec) => number | undefined) => {
     if (node.type === 'origin' && String(node.value).toUpperCase() === 'ALL') return () => undefined;
+    // Evaluated once, before any row: the query's own columns are refused as in PostgreSQL
+    // (an enclosing query's are outer references).
+    const own = (n: Ast): CompiledExpr | undefined => {
+      if (n.type === 'column_ref' && scope.resolve(columnQualifier(n), columnName(n)).depth === 0) sqlFail('42P10', `argument of ${what} must not contain variables`);
+      return undefined;
+    };
+    const cenv = exprEnv(env, new Scope([], env.parent), own, 'LIMIT');
     // LIMIT (SELECT ...): a scalar subquery (also what the pre-pass makes of LIMIT <expression>).
     const e = compileExpression(node.type === 'select' ? ({ ast: node } as unknown as Ast) : node, cenv);
     if (e.type !== 'unknown' && !['int2', 'int4', 'int8', 'numeric', 'float8'].includes(e.type)) sqlFail('42804', `argument of ${what} must be type bigint, not type ${TYPE_DISPLAY[e.type] ?? e.type}`);
@@ -933,6 +963,13 @@ function limitOf(ast: Ast, env: PlanEnv, scope: Scope): { count: ((x: Exec) => n
     };
   };
   const sep = String(l?.seperator ?? '').toLowerCase();
+  const carried = values.length === 1 ? offsetCarrier(values[0]!) : undefined;
+  if (carried !== undefined) {
+    // LIMIT (SELECT <limit> AS <marker>, <offset> AS <marker>): an OFFSET expression (sql-grammar-gaps.ts).
+    const count = asNumber(carried.limit, 'LIMIT');
+    const off = asNumber(carried.offset, 'OFFSET');
+    return { count, offset: (x) => off(x) ?? 0 };
+  }
   if (values.length === 2) {
     // LIMIT a OFFSET b, or the MySQL form LIMIT b, a (not PostgreSQL).
     if (sep === ',') unsupported('LIMIT offset, count (use LIMIT count OFFSET offset)');
@@ -944,6 +981,13 @@ function limitOf(ast: Ast, env: PlanEnv, scope: Scope): { count: ((x: Exec) => n
     return { count: undefined, offset: (x) => off(x) ?? 0 };
   }
   return { count: asNumber(values[0]!, 'LIMIT'), offset: () => 0 };
+}
+
+/** The LIMIT and OFFSET expressions of the subquery the pre-pass makes of an OFFSET expression. */
+function offsetCarrier(node: Ast): { limit: Ast; offset: Ast } | undefined {
+  const cols = node.type === 'select' ? (node.columns as Ast[]) : undefined;
+  if (cols?.length !== 2 || cols[0]!.as !== LIMIT_MARKER || cols[1]!.as !== OFFSET_MARKER) return undefined;
+  return { limit: cols[0]!.expr as Ast, offset: cols[1]!.expr as Ast };
 }
 
 // ---- FROM ----------------------------------------------------------------------------------
@@ -1016,9 +1060,11 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
   }
   const natural = new Set<number>();
   const cleaned = from.map((f, i) => {
-    if (typeof f.as === 'string' && f.as.toUpperCase() === 'NATURAL' && from[i + 1]?.join) {
-      natural.add(i + 1);
-      return { ...f, as: null } as Ast;
+    // NATURAL [kind] JOIN arrives as [kind] JOIN ... USING (<marker>) (sql-grammar-gaps.ts).
+    const using = f.using as Ast[] | undefined;
+    if (using?.length === 1 && (using[0]!.value ?? using[0]) === NATURAL_MARKER) {
+      natural.add(i);
+      return { ...f, using: undefined } as Ast;
     }
     // node-sql-parser reads `t CROSS JOIN u` (t without alias) as t aliased CROSS, then a JOIN
     // without ON: that is the cross join. ("CROSS" as a real alias needs quotes, and its JOIN an ON.)

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { CompiledExpr } from '../compiled-expr.js';
 import type { FunctionDef } from './function-def.js';
 import { noFunction, strict } from './function-def.js';
+import { TYPE_DISPLAY } from '../sql-cast.js';
 import { sqlFail, toText, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
 
 const str = (v: NonNullSqlValue): string => v.value as string;
@@ -29,6 +30,23 @@ function trimChars(s: string, set: string, leading: boolean, trailing: boolean):
   if (trailing) while (j > i && drop.has(cs[j - 1]!)) j--;
   return cs.slice(i, j).join('');
 }
+
+/**
+ * to_hex(integer | bigint): a negative number's two's complement digits (to_hex(-1) is ffffffff,
+ * of a bigint ffffffffffffffff). Neither is preferred, so a smallint or an untyped literal fits
+ * both, which PostgreSQL refuses as ambiguous.
+ * @throws SQL_ERROR 42725 for smallint or unknown, 42883 for other types
+ */
+const toHex: FunctionDef = {
+  compile(name, args) {
+    const only = args.length === 1 ? args[0]!.type : undefined;
+    if (only === 'int2' || only === 'unknown') sqlFail('42725', `function ${name}(${TYPE_DISPLAY[only]}) is not unique`);
+    return strict(
+      { args: ['int4'], returns: 'text', impl: ([n]) => text((int(n!) >>> 0).toString(16)) },
+      { args: ['int8'], returns: 'text', impl: ([n]) => text(BigInt.asUintN(64, n!.value as bigint).toString(16)) },
+    ).compile(name, args);
+  },
+};
 
 const substr = strict(
   { args: ['text', 'int4'], returns: 'text', impl: ([s, f]) => text(substring(str(s!), int(f!))) },
@@ -273,6 +291,7 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
   translate: strict({ args: ['text', 'text', 'text'], returns: 'text', impl: ([s, f, t]) => text(translate(str(s!), str(f!), str(t!))) }),
   ascii: strict({ args: ['text'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: str(s!).codePointAt(0) ?? 0 }) }),
   chr: strict({ args: ['int4'], returns: 'text', impl: ([n]) => text(chr(int(n!))) }),
+  to_hex: toHex,
   regexp_replace: regexpReplace,
   regexp_match: strict(
     { args: ['text', 'text'], returns: 'text[]', impl: ([s, p]) => regexpMatch(str(s!), sqlRegExp(str(p!), '', false)) },

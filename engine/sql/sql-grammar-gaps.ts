@@ -1,0 +1,550 @@
+import type { Token } from './sql-rewrite.js';
+import { sqlFail } from './sql-types.js';
+
+/**
+ * More of what node-sql-parser (PostgreSQL mode) cannot read, rewritten over the pre-pass's
+ * tokens (sql-rewrite.ts) into forms it reads, each keeping PostgreSQL's meaning:
+ *  - `a ^ b` -> `__tetra_power__((a), (b))`, with ^'s precedence (above * and /, below unary
+ *    minus and ::, left-associative); the planner evaluates it as power(), named ?column?;
+ *  - `~~`, `!~~`, `~~*`, `!~~*` -> `((a) [NOT] LIKE|ILIKE (b))`, with the operands these
+ *    operators take: PostgreSQL gives them the precedence of every other named operator (above
+ *    LIKE, at the level of ||, left-associative), so `s ~~ 'a' || '%'` is `(s ~~ 'a') || '%'`;
+ *  - `GROUP BY ()` (the empty grouping set) is dropped from the list, and a list left empty
+ *    becomes `HAVING TRUE`, which makes the query grouped (one group, even over no rows);
+ *  - `SET (a, b) = (x, y)` / `= ROW(x, y)` -> `SET a = x, b = y`, which is what PostgreSQL makes
+ *    of it; `SET (a, b) = (SELECT ...)` -> `a = <ROW_ASSIGN>((SELECT ...)), b = <ROW_ASSIGN>()`,
+ *    which the planner evaluates once per row;
+ *  - `OFFSET <expression>` (the parser reads only a number or a parameter there), OFFSET before
+ *    LIMIT or FETCH, `OFFSET n ROWS`, with the LIMIT or FETCH beside it -> `LIMIT (SELECT <limit>
+ *    AS <LIMIT_MARKER>, <offset> AS <OFFSET_MARKER>)`;
+ *  - `NATURAL [kind] JOIN item` -> `[kind] JOIN item USING (<NATURAL_MARKER>)`: the parser reads
+ *    NATURAL only where a table's alias would be (`t NATURAL JOIN u`, not `t x NATURAL JOIN u`);
+ *  - `$n::type` -> `($n)::type`: the parser reads a parameter cast only as a whole select item
+ *    (and there with the wrong precedence), a parenthesised one everywhere.
+ * Each returns the same array when it changes nothing.
+ */
+
+/** The function `a ^ b` becomes (evaluated as power(); a `__tetra_` name is named ?column?). */
+export const POWER_OPERATOR = '__tetra_power__';
+/** SET (a, b) = (SELECT ...): the first column's value carries the subquery, the others none. */
+export const ROW_ASSIGN = '__tetra_row_assign__';
+/** Aliases of the LIMIT subquery that carries an OFFSET expression (see rewriteOffset). */
+export const LIMIT_MARKER = '__tetra_limit__';
+export const OFFSET_MARKER = '__tetra_offset__';
+/** USING (<marker>) stands for NATURAL. */
+export const NATURAL_MARKER = '__tetra_natural__';
+
+/** Every rewrite of this module, in order (operators first: later ones move whole operands). */
+export function rewriteGrammarGaps(tokens: Token[]): Token[] {
+  return rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteLikeOperators(rewritePower(rewriteParamCasts(tokens)))))));
+}
+
+const OPERATOR_CHARS = '+-*/<>=~!@#%^&|`?';
+const isOperatorChar = (t: Token | undefined): boolean => t !== undefined && t.text.length === 1 && OPERATOR_CHARS.includes(t.text);
+const isNumber = (t: Token | undefined): boolean => t !== undefined && /^[0-9.]/.test(t.text);
+const isString = (t: Token | undefined): boolean => t !== undefined && t.text.startsWith("'");
+const isQuoted = (t: Token | undefined): boolean => t !== undefined && t.text.startsWith('"');
+
+/** Keywords that end an operand or begin a clause: never a column, function or type name here. */
+const KEYWORDS = new Set([
+  'and', 'or', 'not', 'then', 'when', 'else', 'end', 'from', 'where', 'group', 'order', 'having', 'limit', 'offset', 'union', 'intersect', 'except',
+  'as', 'asc', 'desc', 'nulls', 'on', 'join', 'select', 'case', 'is', 'like', 'ilike', 'similar', 'between', 'in', 'returning', 'set', 'using', 'window', 'over',
+  'filter', 'fetch', 'by', 'distinct', 'all', 'any', 'some', 'values', 'exists', 'escape', 'into', 'with', 'natural', 'left', 'right', 'full', 'inner', 'cross',
+  'outer', 'lateral', 'for', 'do', 'to', 'symmetric',
+]);
+/** Words that continue a type name after its first word (`double precision`, `timestamp with time zone`). */
+const TYPE_WORDS = new Set(['precision', 'varying', 'with', 'without', 'time', 'zone']);
+const COMPARISONS = new Set(['=', '<', '>']);
+
+const isName = (t: Token | undefined): boolean => t !== undefined && ((t.word !== undefined && !KEYWORDS.has(t.word)) || isQuoted(t));
+/** Keywords that are also function names (`left(s, 2)`). */
+const FUNCTION_KEYWORDS = new Set(['left', 'right']);
+/** Whether tokens[k] names a column, function or type (a keyword function only before its `(`). */
+const isNameAt = (tokens: Token[], k: number): boolean => isName(tokens[k]) || (FUNCTION_KEYWORDS.has(tokens[k]?.word ?? '') && tokens[k + 1]?.text === '(');
+
+/** Whether the token ends an operand (so a sign after it is binary). */
+function endsOperand(t: Token | undefined): boolean {
+  if (t === undefined) return false;
+  return t.text === ')' || t.text === ']' || isNumber(t) || isString(t) || isName(t) || t.word === 'end';
+}
+
+function matching(tokens: Token[], at: number, open: string, close: string, step: 1 | -1): number {
+  let depth = 0;
+  for (let i = at; i >= 0 && i < tokens.length; i += step) {
+    const t = tokens[i]!.text;
+    if (t === (step === 1 ? open : close)) depth++;
+    else if (t === (step === 1 ? close : open) && --depth === 0) return i;
+  }
+  return -1;
+}
+
+/** The operator made of the operator characters starting at `at` with no space between them. */
+function operatorAt(tokens: Token[], at: number): { text: string; end: number } {
+  let text = '';
+  let i = at;
+  while (isOperatorChar(tokens[i])) {
+    text += tokens[i]!.text;
+    if (tokens[i]!.space !== '') {
+      i++;
+      break;
+    }
+    i++;
+  }
+  return { text, end: i };
+}
+
+// ---- ^ ---------------------------------------------------------------------------------------
+
+/**
+ * Index of the first token of the operand of ^ that ends at `end` (a primary with its postfix
+ * casts and subscripts and any unary signs before it), or -1 when the tokens are no operand.
+ */
+function powerOperandStart(tokens: Token[], end: number): number {
+  let i = end;
+  const t = tokens[i];
+  if (t === undefined) return -1;
+  if (t.text === ')') {
+    i = matching(tokens, i, '(', ')', -1);
+    if (i < 0) return -1;
+    if (isNameAt(tokens, i - 1)) i--;
+  } else if (t.text === ']') {
+    const open = matching(tokens, i, '[', ']', -1);
+    if (open <= 0) return -1;
+    return powerOperandStart(tokens, open - 1);
+  } else if (t.word === 'end') {
+    for (let depth = 0; i >= 0; i--) {
+      if (tokens[i]!.word === 'end') depth++;
+      else if (tokens[i]!.word === 'case' && --depth === 0) break;
+    }
+    if (i < 0) return -1;
+  } else if (isNumber(t)) {
+    if (tokens[i - 1]?.text === '$' && tokens[i - 1]!.space === '') i--;
+  } else if (isString(t)) {
+    // A typed literal: `numeric '2'`.
+    if (isName(tokens[i - 1])) i--;
+  } else if (isName(t) || t.word === 'null' || t.word === 'true' || t.word === 'false') {
+    // A type after `::` may be several words (`x::double precision`).
+    let k = i;
+    while (k > 0 && TYPE_WORDS.has(tokens[k]!.word ?? '') && tokens[k - 1]!.word !== undefined) k--;
+    if (tokens[k - 1]?.text === ':' && tokens[k - 2]?.text === ':') i = k;
+  } else return -1;
+  // Qualified names: schema.function(...), t.column.
+  while (tokens[i - 1]?.text === '.' && isName(tokens[i - 2])) i -= 2;
+  if (tokens[i - 1]?.text === ':' && tokens[i - 2]?.text === ':') return powerOperandStart(tokens, i - 3);
+  // Unary signs bind tighter than ^ in PostgreSQL: -2 ^ 2 is 4.
+  while ((tokens[i - 1]?.text === '-' || tokens[i - 1]?.text === '+') && !endsOperand(tokens[i - 2])) i--;
+  return i;
+}
+
+/** Index just past the operand of ^ that starts at `from`, or -1 when the tokens are no operand. */
+function powerOperandEnd(tokens: Token[], from: number): number {
+  let i = from;
+  while (tokens[i]?.text === '-' || tokens[i]?.text === '+') i++;
+  const t = tokens[i];
+  if (t === undefined) return -1;
+  if (t.text === '(') i = matching(tokens, i, '(', ')', 1) + 1;
+  else if (t.word === 'case') {
+    for (let depth = 0; i < tokens.length; i++) {
+      if (tokens[i]!.word === 'case') depth++;
+      else if (tokens[i]!.word === 'end' && --depth === 0) break;
+    }
+    i++;
+  } else if (t.text === '$' && isNumber(tokens[i + 1])) i += 2;
+  else if (isNumber(t) || isString(t) || t.word === 'null' || t.word === 'true' || t.word === 'false') i++;
+  else if (isNameAt(tokens, i)) {
+    i++;
+    while (tokens[i]?.text === '.' && isName(tokens[i + 1])) i += 2;
+    if (tokens[i]?.text === '(') i = matching(tokens, i, '(', ')', 1) + 1;
+    else if (isString(tokens[i])) i++;
+  } else return -1;
+  if (i <= 0) return -1;
+  // Postfix subscripts and casts.
+  for (;;) {
+    if (tokens[i]?.text === '[') {
+      const close = matching(tokens, i, '[', ']', 1);
+      if (close < 0) return -1;
+      i = close + 1;
+    } else if (tokens[i]?.text === ':' && tokens[i + 1]?.text === ':' && tokens[i + 2]?.word !== undefined) {
+      i += 3;
+      while (tokens[i]?.word !== undefined && TYPE_WORDS.has(tokens[i]!.word!)) i++;
+      if (tokens[i]?.text === '(') i = matching(tokens, i, '(', ')', 1) + 1;
+      while (tokens[i]?.text === '[' && tokens[i + 1]?.text === ']') i += 2;
+      if (i <= 0) return -1;
+    } else return i;
+  }
+}
+
+function rewritePower(tokens: Token[]): Token[] {
+  for (let i = 0; i < tokens.length; i++) {
+    if (tokens[i]!.text !== '^') continue;
+    // Part of a longer operator (`^-` is one operator in PostgreSQL): left to the parser.
+    if ((tokens[i]!.space === '' && isOperatorChar(tokens[i + 1])) || (isOperatorChar(tokens[i - 1]) && tokens[i - 1]!.space === '')) continue;
+    const start = powerOperandStart(tokens, i - 1);
+    const end = powerOperandEnd(tokens, i + 1);
+    if (start < 0 || end < 0) continue;
+    const call: Token[] = [
+      { text: POWER_OPERATOR, word: POWER_OPERATOR, space: '' },
+      { text: '(', space: '' },
+      { text: '(', space: '' },
+      ...tokens.slice(start, i - 1),
+      { ...tokens[i - 1]!, space: '' },
+      { text: ')', space: '' },
+      { text: ',', space: ' ' },
+      { text: '(', space: '' },
+      ...tokens.slice(i + 1, end - 1),
+      { ...tokens[end - 1]!, space: '' },
+      { text: ')', space: '' },
+      { text: ')', space: tokens[end - 1]!.space },
+    ];
+    // Left to right: the call is the left operand of a following ^ (2 ^ 3 ^ 2 is 64).
+    return rewritePower([...tokens.slice(0, start), ...call, ...tokens.slice(end)]);
+  }
+  return tokens;
+}
+
+// ---- ~~ and its forms ---------------------------------------------------------------------------
+
+const LIKE_FORMS: Record<string, string> = { '~~': 'LIKE', '!~~': 'NOT LIKE', '~~*': 'ILIKE', '!~~*': 'NOT ILIKE' };
+
+/** Whether the token ends an operand of a named operator scanning outwards (a lower-precedence boundary). */
+function isBoundary(t: Token): boolean {
+  return (t.word !== undefined && KEYWORDS.has(t.word)) || t.text === ',' || t.text === ';' || COMPARISONS.has(t.text);
+}
+
+function rewriteLikeOperators(tokens: Token[]): Token[] {
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t.text !== '~' && t.text !== '!') continue;
+    if (isOperatorChar(tokens[i - 1]) && tokens[i - 1]!.space === '') continue;
+    const op = operatorAt(tokens, i);
+    const form = LIKE_FORMS[op.text];
+    if (form === undefined) continue;
+    // Left operand: back to a boundary of lower precedence (|| and other operators are the same
+    // level, left-associative, so they stay in it).
+    let start = i;
+    for (let depth = 0; start > 0; ) {
+      const p = tokens[start - 1]!;
+      if (p.text === ')') depth++;
+      else if (p.text === '(') {
+        if (depth === 0) break;
+        depth--;
+      } else if (depth === 0 && p.word === 'end') {
+        // CASE ... END is one operand: on to its CASE.
+        let k = start - 1;
+        for (let nest = 0; k >= 0; k--) {
+          if (tokens[k]!.word === 'end') nest++;
+          else if (tokens[k]!.word === 'case' && --nest === 0) break;
+        }
+        if (k < 0) break;
+        start = k;
+        continue;
+      } else if (depth === 0 && isBoundary(p) && !isNameAt(tokens, start - 1)) break;
+      start--;
+    }
+    // Right operand: up to a boundary or an operator of the same or lower precedence.
+    let end = op.end;
+    for (let depth = 0; end < tokens.length; end++) {
+      const n = tokens[end]!;
+      if (n.text === '(') depth++;
+      else if (n.text === ')') {
+        if (depth === 0) break;
+        depth--;
+      } else if (depth === 0 && n.word === 'case') {
+        let nest = 0;
+        for (; end < tokens.length; end++) {
+          if (tokens[end]!.word === 'case') nest++;
+          else if (tokens[end]!.word === 'end' && --nest === 0) break;
+        }
+      } else if (depth === 0 && isBoundary(n) && !isNameAt(tokens, end)) break;
+      else if (depth === 0 && isOperatorChar(n) && end > op.end) {
+        const next = operatorAt(tokens, end);
+        // Arithmetic binds tighter; `::` is a cast. Anything else (||, ->, ~, ...) ends it.
+        if (!/^[-+*/%^]+$/.test(next.text)) break;
+        end = next.end - 1;
+      } else if (depth === 0 && n.text === ':' && tokens[end + 1]?.text === ':') end++;
+    }
+    if (start >= i || end <= op.end) continue;
+    const left = tokens.slice(start, i);
+    const right = tokens.slice(op.end, end);
+    const last = tokens[end - 1]!;
+    const expr: Token[] = [
+      { text: '(', space: '' },
+      { text: '(', space: '' },
+      ...left.slice(0, -1),
+      { ...left[left.length - 1]!, space: '' },
+      { text: ')', space: ' ' },
+      { text: form, space: ' ' },
+      { text: '(', space: '' },
+      ...right.slice(0, -1),
+      { ...last, space: '' },
+      { text: ')', space: '' },
+      { text: ')', space: last.space },
+    ];
+    return rewriteLikeOperators([...tokens.slice(0, start), ...expr, ...tokens.slice(end)]);
+  }
+  return tokens;
+}
+
+// ---- GROUP BY () -------------------------------------------------------------------------------
+
+const GROUP_BY_END = new Set(['having', 'window', 'order', 'limit', 'offset', 'fetch', 'union', 'intersect', 'except', 'for', 'returning']);
+
+function rewriteEmptyGroupingSet(tokens: Token[]): Token[] {
+  for (let i = 0; i < tokens.length; i++) {
+    if (tokens[i]!.word !== 'group' || tokens[i + 1]?.word !== 'by') continue;
+    let end = i + 2;
+    for (let depth = 0; end < tokens.length; end++) {
+      const t = tokens[end]!;
+      if (t.text === '(') depth++;
+      else if (t.text === ')' && --depth < 0) break;
+      else if (depth === 0 && (t.text === ';' || (t.word !== undefined && GROUP_BY_END.has(t.word)))) break;
+    }
+    // The list's items, split at its top-level commas; `()` items go.
+    const items: Token[][] = [[]];
+    for (let k = i + 2, depth = 0; k < end; k++) {
+      const t = tokens[k]!;
+      if (t.text === '(') depth++;
+      else if (t.text === ')') depth--;
+      if (depth === 0 && t.text === ',') items.push([]);
+      else items[items.length - 1]!.push(t);
+    }
+    const kept = items.filter((it) => !(it.length === 2 && it[0]!.text === '(' && it[1]!.text === ')'));
+    if (kept.length === items.length) continue;
+    const space = tokens[end - 1]!.space || ' ';
+    let replaced: Token[];
+    if (kept.length > 0) {
+      const list = kept.flatMap((it, k) => (k === 0 ? it : [{ text: ',', space: ' ' }, ...it]));
+      replaced = [tokens[i]!, tokens[i + 1]!, ...list.slice(0, -1), { ...list[list.length - 1]!, space }];
+    } else {
+      // Grouped with one group: HAVING makes a query grouped (an existing HAVING does it alone).
+      replaced = tokens[end]?.word === 'having' ? [] : [{ text: 'HAVING', word: 'having', space: ' ' }, { text: 'TRUE', word: 'true', space }];
+    }
+    return rewriteEmptyGroupingSet([...tokens.slice(0, i), ...replaced, ...tokens.slice(end)]);
+  }
+  return tokens;
+}
+
+// ---- SET (a, b) = ... --------------------------------------------------------------------------
+
+/** Splits tokens[from..to) at its top-level commas. */
+function splitList(tokens: Token[], from: number, to: number): Token[][] {
+  const parts: Token[][] = [[]];
+  for (let k = from, depth = 0; k < to; k++) {
+    const t = tokens[k]!;
+    if (t.text === '(') depth++;
+    else if (t.text === ')') depth--;
+    if (depth === 0 && t.text === ',') parts.push([]);
+    else parts[parts.length - 1]!.push(t);
+  }
+  return parts;
+}
+
+const SET_END = new Set(['from', 'where', 'returning']);
+
+function rewriteRowAssignment(tokens: Token[]): Token[] {
+  const isUpdate = tokens[0]?.word === 'update' || (tokens[0]?.word === 'with' && tokens.some((t) => t.word === 'update'));
+  const isUpsert = tokens[0]?.word === 'insert' && tokens.some((t) => t.word === 'conflict');
+  if (!isUpdate && !isUpsert) return tokens;
+  for (let i = 0; i < tokens.length; i++) {
+    if (tokens[i]!.word !== 'set') continue;
+    if (isUpsert && tokens[i - 1]?.word !== 'update') continue;
+    // The SET list: up to FROM, WHERE, RETURNING or the end, at its own depth.
+    let end = i + 1;
+    for (let depth = 0; end < tokens.length; end++) {
+      const t = tokens[end]!;
+      if (t.text === '(') depth++;
+      else if (t.text === ')' && --depth < 0) break;
+      else if (depth === 0 && (t.text === ';' || (t.word !== undefined && SET_END.has(t.word)))) break;
+    }
+    const items = splitList(tokens, i + 1, end);
+    if (!items.some((it) => it[0]?.text === '(')) continue;
+    const out: Token[][] = [];
+    for (const item of items) {
+      if (item[0]?.text !== '(') {
+        out.push(item);
+        continue;
+      }
+      const close = matching(item, 0, '(', ')', 1);
+      const columns = splitList(item, 1, close);
+      if (close < 0 || item[close + 1]?.text !== '=' || columns.some((c) => c.length === 0)) return tokens;
+      let source = item.slice(close + 2);
+      const row = source[0]?.word === 'row';
+      if (row) source = source.slice(1);
+      const sourceClose = source[0]?.text === '(' ? matching(source, 0, '(', ')', 1) : -1;
+      if (sourceClose !== source.length - 1) return tokens;
+      const inner = source.slice(1, -1);
+      const name = (c: Token[]): Token[] => [...c.slice(0, -1), { ...c[c.length - 1]!, space: ' ' }];
+      let first = 0;
+      while (inner[first]?.text === '(') first++;
+      if (!row && (inner[first]?.word === 'select' || inner[first]?.word === 'with' || inner[first]?.word === 'values')) {
+        // Evaluated once per row by the planner, which checks the subquery's column count.
+        columns.forEach((c, k) => {
+          const call: Token[] = [{ text: ROW_ASSIGN, word: ROW_ASSIGN, space: '' }, { text: '(', space: '' }];
+          const value: Token[] = k === 0 ? [...call, ...source.slice(0, -1), { ...source[source.length - 1]!, space: '' }, { text: ')', space: '' }] : [...call, { text: ')', space: '' }];
+          out.push([...name(c), { text: '=', space: ' ' }, ...value]);
+        });
+        continue;
+      }
+      const values = splitList(source, 1, source.length - 1);
+      if (!row && values.length === 1) sqlFail('0A000', 'source for a multiple-column UPDATE item must be a sub-SELECT or ROW() expression');
+      if (values.length !== columns.length) sqlFail('42601', 'number of columns does not match number of values');
+      columns.forEach((c, k) => out.push([...name(c), { text: '=', space: ' ' }, ...values[k]!]));
+    }
+    const list = out.flatMap((it, k) => (k === 0 ? it : [{ text: ',', space: ' ' }, ...it]));
+    const last = list[list.length - 1]!;
+    return [...tokens.slice(0, i + 1), ...list.slice(0, -1), { ...last, space: tokens[end - 1]!.space || (end < tokens.length ? ' ' : '') }, ...tokens.slice(end)];
+  }
+  return tokens;
+}
+
+// ---- OFFSET <expression> -----------------------------------------------------------------------
+
+const CLAUSE_END = new Set(['limit', 'offset', 'fetch', 'for', 'union', 'intersect', 'except']);
+
+/** The expression after LIMIT or OFFSET at `at`: its tokens' end (exclusive). */
+function clauseEnd(tokens: Token[], at: number): number {
+  let end = at + 1;
+  for (let depth = 0; end < tokens.length; end++) {
+    const t = tokens[end]!;
+    if (t.text === '(') depth++;
+    else if (t.text === ')' && --depth < 0) break;
+    else if (depth === 0 && (t.text === ';' || (t.word !== undefined && CLAUSE_END.has(t.word)))) break;
+  }
+  return end;
+}
+
+/** `FETCH FIRST|NEXT [count] ROW|ROWS ONLY` at `at`: its count's tokens and its end, if it is one. */
+function fetchClause(tokens: Token[], at: number): { count: Token[]; end: number } | undefined {
+  if (tokens[at]?.word !== 'fetch' || (tokens[at + 1]?.word !== 'first' && tokens[at + 1]?.word !== 'next')) return undefined;
+  let k = at + 2;
+  while (k < tokens.length && tokens[k]!.word !== 'row' && tokens[k]!.word !== 'rows') k++;
+  if (tokens[k + 1]?.word !== 'only') return undefined;
+  const count = tokens.slice(at + 2, k);
+  return { count: count.length === 0 ? [{ text: '1', space: ' ' }] : count, end: k + 2 };
+}
+
+/**
+ * `OFFSET <expression>`, and OFFSET before LIMIT or FETCH (the parser reads OFFSET only as a
+ * number or a parameter, and drops a LIMIT after it), and `OFFSET n ROWS`: the OFFSET and the
+ * LIMIT or FETCH beside it become one LIMIT subquery the planner takes apart (offsetCarrier).
+ */
+function rewriteOffset(tokens: Token[]): Token[] {
+  for (let i = 0; i < tokens.length; i++) {
+    if (tokens[i]!.word !== 'offset') continue;
+    let end = clauseEnd(tokens, i);
+    let expr = tokens.slice(i + 1, end);
+    const rows = expr.length > 1 && (expr[expr.length - 1]!.word === 'row' || expr[expr.length - 1]!.word === 'rows');
+    if (rows) {
+      expr = expr.slice(0, -1);
+      // With ROWS PostgreSQL's grammar takes only a simple value there: `OFFSET (1 + 1) ROWS`.
+      let depth = 0;
+      expr.forEach((t, k) => {
+        if (t.text === '(') depth++;
+        else if (t.text === ')') depth--;
+        else if (depth === 0 && k > 0 && isOperatorChar(t)) sqlFail('42601', `syntax error at or near "${tokens[end - 1]!.text}"`);
+      });
+    }
+    // The LIMIT or FETCH beside it, before (LIMIT n OFFSET e) or after (OFFSET e LIMIT n).
+    let limit: Token[] | undefined;
+    let from = i;
+    for (let k = i - 1, depth = 0; k >= 0; k--) {
+      const t = tokens[k]!;
+      if (t.text === ')') depth++;
+      else if (t.text === '(' && --depth < 0) break;
+      else if (depth === 0 && t.word === 'limit') {
+        if (clauseEnd(tokens, k) === i) ((limit = tokens.slice(k + 1, i)), (from = k));
+        break;
+      } else if (depth === 0 && t.word === 'fetch') {
+        const f = fetchClause(tokens, k);
+        if (f?.end === i) ((limit = f.count), (from = k));
+        break;
+      } else if (depth === 0 && t.word !== undefined && t.word !== 'all' && KEYWORDS.has(t.word)) break;
+    }
+    let after = false;
+    if (limit === undefined && tokens[end]?.word === 'limit') {
+      const limitEnd = clauseEnd(tokens, end);
+      limit = tokens.slice(end + 1, limitEnd);
+      end = limitEnd;
+      after = true;
+    } else if (limit === undefined) {
+      const f = fetchClause(tokens, end);
+      if (f !== undefined) ((limit = f.count), (end = f.end), (after = true));
+    }
+    // A number or a parameter the parser reads itself, with no LIMIT after it.
+    const simple = (expr.length === 1 && isNumber(expr[0])) || (expr.length === 2 && expr[0]!.text === '$' && isNumber(expr[1]));
+    if (expr.length === 0 || (simple && !rows && !after)) continue;
+    if (limit !== undefined && limit.length === 1 && (limit[0]!.word === 'all' || limit[0]!.word === 'null')) limit = undefined;
+    const tail = (list: Token[]): Token[] => [...list.slice(0, -1), { ...list[list.length - 1]!, space: ' ' }];
+    const clause: Token[] = [
+      { text: 'LIMIT', space: ' ' },
+      { text: '(', space: '' },
+      { text: 'SELECT', space: ' ' },
+      ...(limit === undefined || limit.length === 0 ? [{ text: 'NULL', space: ' ' }] : tail(limit)),
+      { text: 'AS', space: ' ' },
+      { text: LIMIT_MARKER, space: '' },
+      { text: ',', space: ' ' },
+      ...tail(expr),
+      { text: 'AS', space: ' ' },
+      { text: OFFSET_MARKER, space: '' },
+      { text: ')', space: tokens[end - 1]!.space },
+    ];
+    return rewriteOffset([...tokens.slice(0, from), ...clause, ...tokens.slice(end)]);
+  }
+  return tokens;
+}
+
+// ---- NATURAL JOIN -------------------------------------------------------------------------------
+
+/** Words that end a FROM item's alias position. */
+const ITEM_END = new Set([...KEYWORDS, 'natural', 'join', 'left', 'right', 'full', 'inner', 'cross', 'on', 'using', 'where', 'group', 'having', 'order', 'limit', 'offset', 'window', 'fetch', 'for', 'union', 'intersect', 'except', 'returning', 'set']);
+
+function rewriteNatural(tokens: Token[]): Token[] {
+  for (let i = 0; i < tokens.length; i++) {
+    if (tokens[i]!.word !== 'natural') continue;
+    let j = i + 1;
+    if (['inner', 'left', 'right', 'full'].includes(tokens[j]?.word ?? '')) j++;
+    if (tokens[j]?.word === 'outer') j++;
+    if (tokens[j]?.word !== 'join') continue;
+    // The joined item: a name or a parenthesised query or join, then [AS] alias [(columns)].
+    let k = j + 1;
+    if (tokens[k]?.text === '(') k = matching(tokens, k, '(', ')', 1) + 1;
+    else {
+      if (!isName(tokens[k])) continue;
+      k++;
+      while (tokens[k]?.text === '.' && isName(tokens[k + 1])) k += 2;
+      if (tokens[k]?.text === '(') k = matching(tokens, k, '(', ')', 1) + 1;
+    }
+    if (k <= 0) continue;
+    if (tokens[k]?.word === 'as') k++;
+    if ((tokens[k]?.word !== undefined && !ITEM_END.has(tokens[k]!.word!)) || isQuoted(tokens[k])) {
+      k++;
+      if (tokens[k]?.text === '(') k = matching(tokens, k, '(', ')', 1) + 1;
+      if (k <= 0) continue;
+    }
+    const last = tokens[k - 1]!;
+    const replaced: Token[] = [
+      ...tokens.slice(i + 1, k - 1),
+      { ...last, space: ' ' },
+      { text: 'USING', word: 'using', space: ' ' },
+      { text: '(', space: '' },
+      { text: NATURAL_MARKER, space: '' },
+      { text: ')', space: last.space },
+    ];
+    // NATURAL JOIN is an inner join: the kind words after NATURAL stay, NATURAL goes.
+    return rewriteNatural([...tokens.slice(0, i), ...replaced, ...tokens.slice(k)]);
+  }
+  return tokens;
+}
+
+// ---- $n::type ----------------------------------------------------------------------------------
+
+function rewriteParamCasts(tokens: Token[]): Token[] {
+  let out = tokens;
+  for (let i = 0; i < out.length; i++) {
+    const t = out[i]!;
+    if (t.text !== '$' || t.space !== '' || !/^[0-9]+$/.test(out[i + 1]?.text ?? '') || out[i + 1]!.space !== '' || out[i + 2]?.text !== ':' || out[i + 3]?.text !== ':') continue;
+    out = [...out.slice(0, i), { text: '(', space: '' }, t, { ...out[i + 1]!, space: '' }, { text: ')', space: '' }, ...out.slice(i + 2)];
+    i += 3;
+  }
+  return out;
+}

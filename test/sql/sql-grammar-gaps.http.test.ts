@@ -1,0 +1,49 @@
+// Parameter forms of the statement pre-pass rewrites (engine/sql/sql-grammar-gaps.ts) over HTTP:
+// `$n::type` anywhere (the parser reads it only as a whole select item) and parameters in OFFSET
+// expressions. The sqllogictest runner sends no parameters, so these are here; the rest of the
+// rewrites are in test/sql/slt/gaps.slt. Every expected answer is PostgreSQL's (checked with
+// PGlite, PostgreSQL 18, with the same parameters).
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { http, signup, startServer, type RunningServer } from '../helpers/server.js';
+
+let server: RunningServer;
+let apiKey: string;
+beforeAll(async () => {
+  server = await startServer();
+  ({ apiKey } = await signup(server.url));
+  const res = await query('CREATE TABLE p (id INT PRIMARY KEY, n NUMERIC(10,2), s TEXT)');
+  expect(res.status, res.text).toBe(200);
+});
+afterAll(() => server.stop());
+
+const query = (sql: string, params?: unknown[]) => http(server.url, 'POST', '/api/sql/query', { json: { sql, ...(params ? { params } : {}), rowMode: 'array' }, apiKey });
+
+describe('parameter casts and OFFSET parameters', () => {
+  // In order: the INSERTs make the rows the later statements read.
+  const CASES: [sql: string, params: unknown[], columns: [string, string][], rows: unknown[][]][] = [
+    ['INSERT INTO p VALUES ($1::int, $2::numeric(10,2), $3::text) RETURNING *', ['1', '2.345', '7'], [['id', 'int4'], ['n', 'numeric'], ['s', 'text']], [[1, '2.35', '7']]],
+    ['INSERT INTO p VALUES ($1::int + 10, $2::numeric * 2, $3::int::text || $1::text) RETURNING *', ['1', '2.345', '7'], [['id', 'int4'], ['n', 'numeric'], ['s', 'text']], [[11, '4.69', '71']]],
+    ['UPDATE p SET n = $1::numeric + $2::int WHERE id = $3::int RETURNING n', ['2.345', '7', '1'], [['n', 'numeric']], [['9.35']]],
+    ['SELECT id FROM p WHERE id = $1::int OR id = $2::bigint - 1 ORDER BY id', ['1', 12], [['id', 'int4']], [[1], [11]]],
+    // :: binds tighter than * and unary minus (the parser alone read 1 + $2::int as (1 + $2)::int).
+    ['SELECT $1::int + $2::int AS s, 1 + $2::int * 2 AS t, -$1::int AS u', ['1', '7'], [['s', 'int4'], ['t', 'int4'], ['u', 'int4']], [[8, 15, -1]]],
+    ['SELECT $1::int, $2::double precision', ['1', '2.5'], [['int4', 'int4'], ['float8', 'float8']], [[1, 2.5]]],
+    ['SELECT $1::int ^ 2 AS p', [2], [['p', 'float8']], [[4]]],
+    ['SELECT g FROM generate_series(1, 5) g ORDER BY g OFFSET $1 + 1', [2], [['g', 'int4']], [[4], [5]]],
+    ['SELECT g FROM generate_series(1, 5) g ORDER BY g OFFSET $1::int * 2 LIMIT $2', [1, 2], [['g', 'int4']], [[3], [4]]],
+    ['SELECT g FROM generate_series(1, 3) g ORDER BY g OFFSET $1::int + 1', [null], [['g', 'int4']], [[1], [2], [3]]],
+  ];
+
+  it.each(CASES)('%s', async (sql, params, columns, rows) => {
+    const res = await query(sql, params);
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.columns.map((c: { name: string; type: string }) => [c.name, c.type])).toEqual(columns);
+    expect(res.body.rows).toEqual(rows);
+  });
+
+  it('refuses a negative OFFSET computed from a parameter with 2201X', async () => {
+    const res = await query('SELECT g FROM generate_series(1, 5) g OFFSET $1 - 5', [2]);
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error.details.sqlstate).toBe('2201X');
+  });
+});

@@ -1,0 +1,66 @@
+// The text the pre-pass hands the parser for the forms of engine/sql/sql-grammar-gaps.ts; what
+// they evaluate to is checked against PostgreSQL in test/sql/slt/gaps.slt.
+import { describe, expect, it } from 'vitest';
+import { prepareStatements } from '../../engine/sql/sql-rewrite.js';
+
+const text = (sql: string): string => {
+  const [p] = prepareStatements(sql);
+  if (p === undefined || !('text' in p)) throw new Error('expected a text statement');
+  return p.text;
+};
+
+describe('grammar gaps rewritten before parsing', () => {
+  it.each([
+    // ^: left-associative, above * and /, below unary minus and ::
+    ['SELECT 2 ^ 3 ^ 2', 'SELECT __tetra_power__((__tetra_power__((2), (3))), (2))'],
+    ['SELECT 2 * -3 ^ 2 + 1', 'SELECT 2 * __tetra_power__((-3), (2)) + 1'],
+    ['SELECT 1 - x::float8 ^ t.y[1] FROM t', 'SELECT 1 - __tetra_power__((x::float8), (t.y[1])) FROM t'],
+    ['SELECT power(2, 3) ^ (1 + 1)', 'SELECT __tetra_power__((power(2, 3)), ((1 + 1)))'],
+    ['SELECT x::double precision ^ -$1', 'SELECT __tetra_power__((x::double precision), (-$1))'],
+    // `^-` is one (unknown) operator in PostgreSQL: left to the parser
+    ['SELECT 2^-1', 'SELECT 2^-1'],
+    // ~~ and its forms, with the operands of a named operator (|| is the same level)
+    ["SELECT s ~~ 'a' || '%' FROM t", "SELECT ((s) LIKE ('a')) || '%' FROM t"],
+    ["SELECT a || b !~~* c = true", 'SELECT ((a || b) NOT ILIKE (c)) = true'],
+    ["SELECT NOT s ~~* 'x' AND s !~~ 'y' || 'z'", "SELECT NOT ((s) ILIKE ('x')) AND ((s) NOT LIKE ('y')) || 'z'"],
+    ["SELECT CASE WHEN a THEN b END ~~ c + 1", 'SELECT ((CASE WHEN a THEN b END) LIKE (c + 1))'],
+    ["SELECT left(s, 1) ~~ right(s, 1), left(s, 1) ^ 2", 'SELECT ((left(s, 1)) LIKE (right(s, 1))), __tetra_power__((left(s, 1)), (2))'],
+    // GROUP BY ()
+    ['SELECT count(*) FROM t GROUP BY () ORDER BY 1', 'SELECT count(*) FROM t HAVING TRUE ORDER BY 1'],
+    ['SELECT count(*) FROM t GROUP BY () HAVING count(*) > 1', 'SELECT count(*) FROM t HAVING count(*) > 1'],
+    ['SELECT a FROM t GROUP BY (), a, ()', 'SELECT a FROM t GROUP BY a'],
+    // SET (a, b) = ...
+    ['UPDATE t SET (a, b) = (1, b + 1), c = 2 WHERE id = 1', 'UPDATE t SET a = 1, b = b + 1, c = 2 WHERE id = 1'],
+    ['UPDATE t SET c = 0, (a, b) = ROW(1, DEFAULT)', 'UPDATE t SET c = 0, a = 1, b = DEFAULT'],
+    ['UPDATE t SET (a, b) = (SELECT x, y FROM u) RETURNING a', 'UPDATE t SET a = __tetra_row_assign__((SELECT x, y FROM u)), b = __tetra_row_assign__() RETURNING a'],
+    ['INSERT INTO t VALUES (1) ON CONFLICT (id) DO UPDATE SET (a, b) = (2, 3)', 'INSERT INTO t (__tetra_all_columns__) VALUES (1) ON CONFLICT (id) DO UPDATE SET a = 2, b = 3'],
+    // OFFSET <expression>, with the LIMIT beside it on either side
+    ['SELECT a FROM t OFFSET 1 + 1', 'SELECT a FROM t LIMIT (SELECT NULL AS __tetra_limit__, 1 + 1 AS __tetra_offset__)'],
+    ['SELECT a FROM t LIMIT 2 OFFSET $1 * 2', 'SELECT a FROM t LIMIT (SELECT 2 AS __tetra_limit__, $1 * 2 AS __tetra_offset__)'],
+    ['SELECT a FROM t OFFSET (1) LIMIT ALL', 'SELECT a FROM t LIMIT (SELECT NULL AS __tetra_limit__, (1) AS __tetra_offset__)'],
+    ['SELECT a FROM t LIMIT 1 OFFSET 2', 'SELECT a FROM t LIMIT 1 OFFSET 2'],
+    // OFFSET first (the parser drops a LIMIT after it), FETCH, ROWS
+    ['SELECT a FROM t OFFSET 1 LIMIT 2', 'SELECT a FROM t LIMIT (SELECT 2 AS __tetra_limit__, 1 AS __tetra_offset__)'],
+    ['SELECT a FROM t OFFSET 2 ROWS FETCH NEXT ROW ONLY', 'SELECT a FROM t LIMIT (SELECT 1 AS __tetra_limit__, 2 AS __tetra_offset__)'],
+    ['SELECT a FROM t FETCH FIRST $1 ROWS ONLY OFFSET 2 * 2', 'SELECT a FROM t LIMIT (SELECT $1 AS __tetra_limit__, 2 * 2 AS __tetra_offset__)'],
+    // NATURAL JOIN wherever it stands
+    ['SELECT * FROM t x NATURAL JOIN u', 'SELECT * FROM t x JOIN u USING (__tetra_natural__)'],
+    ['SELECT * FROM t NATURAL LEFT OUTER JOIN u AS y (a, b) WHERE true', 'SELECT * FROM t LEFT OUTER JOIN u AS y (a, b) USING (__tetra_natural__) WHERE true'],
+    ['SELECT * FROM t AS x NATURAL JOIN (SELECT 1 AS a) s, v', 'SELECT * FROM t AS x JOIN (SELECT 1 AS a) s USING (__tetra_natural__), v'],
+    // $n::type
+    ['INSERT INTO t VALUES ($1::int, $2::numeric(10,2))', 'INSERT INTO t VALUES (($1)::int, ($2)::numeric(10,2))'],
+    ['SELECT 1 + $1::int', 'SELECT 1 + ($1)::int'],
+  ])('%s', (sql, expected) => {
+    expect(text(sql)).toBe(expected);
+  });
+
+  it.each([
+    ['UPDATE t SET (a, b) = (1, 2, 3)', '42601'],
+    ['UPDATE t SET (a, b) = ROW(1)', '42601'],
+    ['UPDATE t SET (a, b) = (1)', '0A000'],
+    ['UPDATE t SET (a) = (1)', '0A000'],
+    ['SELECT a FROM t OFFSET 1 + 1 ROWS', '42601'],
+  ])('refuses %s with %s', (sql, sqlstate) => {
+    expect(() => prepareStatements(sql)).toThrow(expect.objectContaining({ code: 'SQL_ERROR', details: expect.objectContaining({ sqlstate }) }));
+  });
+});
