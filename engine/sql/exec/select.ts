@@ -10,6 +10,7 @@ import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
 import { compareValues, resolveComparison } from '../operators.js';
 import { commonType, coerce } from '../type-resolution.js';
 import { isWindowOnlyName, resolveWindowFunction } from '../window-functions.js';
+import { isTetraError } from '../../errors.js';
 import { sqlFail, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { boundable, TableScanPlan, type AccessPath } from './access.js';
 import { LookupJoinPlan, type LookupSpec } from './lookup-join.js';
@@ -943,15 +944,23 @@ function limitOf(ast: Ast, env: PlanEnv, scope: Scope): { count: ((x: Exec) => n
   if (values.length === 0) return { count: undefined, offset: () => 0 };
   const asNumber = (node: Ast, what: string): ((x: Exec) => number | undefined) => {
     if (node.type === 'origin' && String(node.value).toUpperCase() === 'ALL') return () => undefined;
-    // Evaluated once, before any row: the query's own columns are refused as in PostgreSQL
-    // (an enclosing query's are outer references).
-    const own = (n: Ast): CompiledExpr | undefined => {
-      if (n.type === 'column_ref' && scope.resolve(columnQualifier(n), columnName(n)).depth === 0) sqlFail('42P10', `argument of ${what} must not contain variables`);
-      return undefined;
-    };
-    const cenv = exprEnv(env, new Scope([], env.parent), own, 'LIMIT');
     // LIMIT (SELECT ...): a scalar subquery (also what the pre-pass makes of LIMIT <expression>).
-    const e = compileExpression(node.type === 'select' ? ({ ast: node } as unknown as Ast) : node, cenv);
+    const expr = node.type === 'select' ? ({ ast: node } as unknown as Ast) : node;
+    let e: CompiledExpr;
+    try {
+      // Evaluated once, before any row: it sees an enclosing query's columns, not its own.
+      e = compileExpression(expr, exprEnv(env, new Scope([], env.parent), undefined, 'LIMIT'));
+    } catch (err) {
+      // A name only the query's own columns resolve (in a subquery there too) is PostgreSQL's 42P10.
+      const state = isTetraError(err, 'SQL_ERROR') ? err.details?.sqlstate : undefined;
+      if (state !== '42703' && state !== '42P01') throw err;
+      try {
+        compileExpression(expr, exprEnv(env, scope, undefined, 'LIMIT'));
+      } catch {
+        throw err;
+      }
+      return sqlFail('42P10', `argument of ${what} must not contain variables`);
+    }
     if (e.type !== 'unknown' && !['int2', 'int4', 'int8', 'numeric', 'float8'].includes(e.type)) sqlFail('42804', `argument of ${what} must be type bigint, not type ${TYPE_DISPLAY[e.type] ?? e.type}`);
     return (x) => {
       const v = castValue(e.evaluate(x.ctx()), { type: 'int8' });
