@@ -399,7 +399,9 @@ function rewriteRowAssignment(tokens: Token[]): Token[] {
 
 // ---- OFFSET <expression> -----------------------------------------------------------------------
 
-const CLAUSE_END = new Set(['limit', 'offset', 'fetch', 'for', 'union', 'intersect', 'except']);
+// WINDOW: a WINDOW clause written before ORDER BY / LIMIT / OFFSET is moved after them (sql-rewrite.ts,
+// moveWindowClauses) before this runs.
+const CLAUSE_END = new Set(['limit', 'offset', 'fetch', 'for', 'window', 'union', 'intersect', 'except']);
 
 /** The expression after LIMIT or OFFSET at `at`: its tokens' end (exclusive). */
 function clauseEnd(tokens: Token[], at: number): number {
