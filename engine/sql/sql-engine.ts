@@ -125,17 +125,30 @@ function parse(s: TenantSql, sql: string): Parsed {
 }
 
 /**
- * node-sql-parser returns a select item that is a parameter cast (`SELECT $1::int AS a`) as the
- * cast node itself, with `as` on it, instead of {type: 'expr', expr, as}; readers that unwrap
- * `item.expr` would then take the parameter and drop the cast. Wrapped here, once per parse.
+ * Mends two misreadings of node-sql-parser, once per parse, in place:
+ * - a select item that is a parameter cast (`SELECT $1::int AS a`) comes as the cast node itself,
+ *   with `as` on it, instead of {type: 'expr', expr, as}; readers that unwrap `item.expr` would
+ *   then take the parameter and drop the cast: it is wrapped;
+ * - a subquery `(SELECT (x) ...)` whose select list starts with a parenthesised expression and
+ *   that has no FROM comes as a call of a function named SELECT (`(SELECT (SELECT 1))`, `(SELECT
+ *   (g.k))`, `EXISTS (SELECT (1))`): it becomes the scalar subquery `(SELECT x)`. SELECT is a
+ *   reserved word in PostgreSQL, so no function has that name; what the parser leaves outside the
+ *   call (`(SELECT (a) + b)` as `select(a) + b`) then reads `(SELECT a) + b`, the same value,
+ *   since a subquery without FROM gives exactly one row.
  */
 function wrapCastItems(node: unknown): unknown {
   if (Array.isArray(node)) {
-    for (const n of node) wrapCastItems(n);
+    for (let i = 0; i < node.length; i++) node[i] = wrapCastItems(node[i]);
     return node;
   }
   if (node === null || typeof node !== 'object') return node;
   const o = node as Record<string, unknown>;
+  const select = selectCallArgument(o);
+  if (select !== undefined) {
+    const columns = [{ type: 'expr', expr: wrapCastItems(select), as: null }];
+    const sub = { type: 'select', with: null, options: null, distinct: { type: null }, columns, into: { position: null }, from: null, where: null, groupby: null, having: null, orderby: null, limit: { seperator: '', value: [] }, window: null };
+    return { tableList: [], columnList: [], ast: sub, ...(o.parentheses === true ? { parentheses: true } : {}) };
+  }
   for (const [k, v] of Object.entries(o)) {
     if (k === 'columns' && Array.isArray(v)) {
       o[k] = v.map((item: unknown) => {
@@ -145,10 +158,19 @@ function wrapCastItems(node: unknown): unknown {
         return { type: 'expr', expr: wrapCastItems(cast), as };
       });
     } else {
-      wrapCastItems(v);
+      o[k] = wrapCastItems(v);
     }
   }
   return node;
+}
+
+/** The argument of a call of a function named SELECT (unquoted, one argument): see wrapCastItems. */
+function selectCallArgument(o: Record<string, unknown>): unknown {
+  if (o.type !== 'function' || (o.over !== undefined && o.over !== null)) return undefined;
+  const parts = (o.name as { name?: { type?: unknown; value?: unknown }[] } | undefined)?.name;
+  if (parts?.length !== 1 || parts[0]!.type !== 'default' || String(parts[0]!.value).toUpperCase() !== 'SELECT') return undefined;
+  const args = (o.args as { type?: unknown; value?: unknown } | undefined)?.value;
+  return Array.isArray(args) && args.length === 1 ? args[0] : undefined;
 }
 
 function isRead(a: Ast): boolean {

@@ -6,8 +6,35 @@ import type { PlanColumn } from './runtime.js';
 /** A resolved column reference: how many query levels out, and the slot in that level's row. */
 export interface ColumnSlot {
   depth: number;
+  /** The column's slot among the level's FROM columns (a view may map it: see slotExpr). */
   index: number;
   column: PlanColumn;
+  /** The level it was found in (a view when found from a nested subquery). */
+  scope: Scope;
+}
+
+/**
+ * How the subqueries of one clause see their enclosing level. The row a subquery gets for that
+ * level is the row of the clause's operator: in a grouped query's select list, HAVING and ORDER
+ * BY that is the aggregated row (group keys, then aggregate results), not a row of the FROM
+ * clause, so a column is read from its group key's slot, and a column that is not grouped is
+ * PostgreSQL's 42803. An aggregate whose arguments read only this level's columns (`max(g.v)`
+ * inside the subquery) is an aggregate of this level, as in PostgreSQL.
+ */
+export interface LevelView {
+  /** The clause, for errors ("aggregate functions are not allowed in WHERE"). */
+  readonly context: string;
+  /**
+   * The slot of FROM column `index` in the clause's row; absent: the same slot.
+   * @throws SQL_ERROR 42803 for a column that is neither grouped nor functionally dependent
+   */
+  slot?(index: number, column: PlanColumn): number;
+  /**
+   * An aggregate call of this level written inside a subquery of the clause: its slot in the
+   * clause's row, when aggregates are allowed there.
+   * @throws SQL_ERROR 42803 where they are not (WHERE, GROUP BY, inside another aggregate)
+   */
+  aggregate?(node: AstNode): { slot: number; type: CompiledExpr['type'] };
 }
 
 /**
@@ -19,12 +46,23 @@ export class Scope {
   readonly parent: Scope | undefined;
   /** Set when an expression of this level (or a nested one) read an enclosing level's row. */
   correlated = false;
-  /** How many resolutions from deeper levels landed in this scope or above (correlation). */
+  /**
+   * How many resolutions from a subquery planned under this scope read this level or one above
+   * it (a subquery whose count did not change while it was planned is not correlated).
+   */
   innerRefs = 0;
+  /** Set on the scope a clause's subqueries are planned under (see LevelView). */
+  readonly view: LevelView | undefined;
 
-  constructor(columns: PlanColumn[], parent: Scope | undefined) {
+  constructor(columns: PlanColumn[], parent: Scope | undefined, view?: LevelView) {
     this.columns = columns;
     this.parent = parent;
+    this.view = view;
+  }
+
+  /** The same level as the subqueries of one clause see it: same columns and parent. */
+  withView(view: LevelView): Scope {
+    return new Scope(this.columns, this.parent, view);
   }
 
   /**
@@ -51,8 +89,13 @@ export class Scope {
       if (found >= 0) {
         scope.columns[found]!.used = true;
         for (const p of passed) p.correlated = true;
-        if (depth > 0) for (let up: Scope | undefined = scope; up !== undefined; up = up.parent) up.innerRefs++;
-        return { depth, index: found, column: scope.columns[found]! };
+        // Every subquery between the reference and this level is correlated: the parent each
+        // was planned under (passed[1..], and this level for the outermost one) counts it.
+        if (depth > 0) {
+          for (let i = 1; i < passed.length; i++) passed[i]!.innerRefs++;
+          scope.innerRefs++;
+        }
+        return { depth, index: found, column: scope.columns[found]!, scope };
       }
       passed.push(scope);
       scope = scope.parent;
@@ -64,10 +107,18 @@ export class Scope {
 }
 
 /** An expression that reads a resolved column slot. */
+/**
+ * An expression that reads a resolved column slot.
+ * @throws SQL_ERROR 42803 for an enclosing grouped level's column that is not grouped
+ */
 export function slotExpr(slot: ColumnSlot): CompiledExpr {
-  const { index, depth } = slot;
+  const { depth } = slot;
   const type = slot.column.type;
-  if (depth === 0) return { type, slot: index, evaluate: (ctx) => ctx.row![index]! };
+  if (depth === 0) {
+    const index = slot.index;
+    return { type, slot: index, evaluate: (ctx) => ctx.row![index]! };
+  }
+  const index = slot.scope.view?.slot?.(slot.index, slot.column) ?? slot.index;
   return { type, evaluate: (ctx) => ctx.outer![ctx.outer!.length - depth]![index]! };
 }
 

@@ -35,8 +35,17 @@ export interface PlanEnv {
 
 type Ast = AstNode & Record<string, any>;
 
-/** The compile environment of expressions over `scope`: columns, subqueries, and `extra` first. */
-export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: CompileEnv) => CompiledExpr | undefined, context = 'WHERE'): CompileEnv {
+/** The context name of aggregate arguments (an aggregate there is nested). */
+const AGGREGATE_ARGUMENTS = 'aggregate function calls';
+
+/**
+ * The compile environment of expressions over `scope`: columns, subqueries, and `extra` first.
+ * Subqueries are planned under `subScope`, or, when absent, under a view of `scope` for
+ * `context` (the enclosing row is the FROM row, and an aggregate of this level is refused there).
+ */
+export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: CompileEnv) => CompiledExpr | undefined, context = 'WHERE', subScope?: Scope): CompileEnv {
+  let under = subScope;
+  const parentScope = (): Scope => (under ??= scope.withView({ context }));
   const cenv: CompileEnv = {
     params: env.params,
     paramSlots: true,
@@ -46,7 +55,7 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
         const r = extra(n, self);
         if (r !== undefined) return r;
       }
-      if (context === 'aggregate function calls' && (n.type === 'window_func' || n.over)) sqlFail('42803', 'aggregate function calls cannot contain window function calls');
+      if (context === AGGREGATE_ARGUMENTS && (n.type === 'window_func' || n.over)) sqlFail('42803', 'aggregate function calls cannot contain window function calls');
       switch (n.type) {
         case 'column_ref': {
           const name = columnName(n);
@@ -55,12 +64,12 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
         }
         case 'aggr_func':
           if (n.over) return unsupported('window function here');
-          return sqlFail('42803', `aggregate functions are not allowed in ${context}`);
+          return outerAggregate(n, scope) ?? sqlFail('42803', `aggregate functions are not allowed in ${context}`);
         case 'window_func':
           return sqlFail('42P20', `window functions are not allowed in ${context}`);
         case 'function': {
           const fname = functionName(n);
-          if (fname === 'exists') return existsExpr(firstSubquery(n), env, scope, false);
+          if (fname === 'exists') return existsExpr(firstSubquery(n), env, parentScope(), false);
           if (fname === REWRITE_FUNCTIONS.distinct || fname === REWRITE_FUNCTIONS.notDistinct) {
             const [a, b] = (n.args?.value ?? []) as Ast[];
             return distinctFrom(compileExpression(a!, self), compileExpression(b!, self), fname === REWRITE_FUNCTIONS.notDistinct);
@@ -72,16 +81,16 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
             const between = { type: 'binary_expr', operator: fname === REWRITE_FUNCTIONS.betweenSymmetric ? 'BETWEEN' : 'NOT BETWEEN', left: a, right: { type: 'expr_list', value: [lower, upper] } };
             return compileExpression(between as Ast, self);
           }
-          if (isAggregateName(fname) && !n.over) return sqlFail('42803', `aggregate functions are not allowed in ${context}`);
+          if (isAggregateName(fname) && !n.over) return outerAggregate(n, scope) ?? sqlFail('42803', `aggregate functions are not allowed in ${context}`);
           return undefined;
         }
         case 'unary_expr':
-          if (String(n.operator).toUpperCase() === 'NOT EXISTS') return existsExpr(n.expr as Ast, env, scope, true);
+          if (String(n.operator).toUpperCase() === 'NOT EXISTS') return existsExpr(n.expr as Ast, env, parentScope(), true);
           return undefined;
         case 'binary_expr': {
           const op = String(n.operator).toUpperCase();
           if ((op === 'IN' || op === 'NOT IN') && isSubqueryList(n.right)) {
-            return inSubqueryExpr(n.left as Ast, (n.right as Ast).value[0] as Ast, op === 'NOT IN', env, scope, self);
+            return inSubqueryExpr(n.left as Ast, (n.right as Ast).value[0] as Ast, op === 'NOT IN', env, parentScope(), self);
           }
           if (op === 'IS' || op === 'IS NOT') {
             const r = n.right as Ast;
@@ -99,17 +108,55 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
           }
           const q = n.right as Ast;
           if (q?.type === 'function' && ['any', 'some', 'all'].includes(functionName(q)) && (q.args?.value?.[0] as Ast | undefined)?.ast !== undefined && op in QUANTIFIABLE) {
-            return quantified(n.left as Ast, op, functionName(q) === 'all', q.args.value[0] as Ast, env, scope, self);
+            return quantified(n.left as Ast, op, functionName(q) === 'all', q.args.value[0] as Ast, env, parentScope(), self);
           }
           return undefined;
         }
         default:
-          if (n.ast !== undefined && n.type === undefined) return scalarSubquery(n, env, scope);
+          if (n.ast !== undefined && n.type === undefined) return scalarSubquery(n, env, parentScope());
           return undefined;
       }
     },
   };
   return cenv;
+}
+
+/**
+ * An aggregate call that belongs to an enclosing level: PostgreSQL gives an aggregate the level
+ * of the innermost column its arguments (and FILTER, and ORDER BY inside the call) read, so
+ * `(SELECT max(g.v))` in a query over g aggregates g's rows. Undefined when it belongs to `scope`'s
+ * own level (it reads none of the enclosing columns, or reads this level's).
+ * @throws SQL_ERROR 42803 when the enclosing level does not allow aggregates where the subquery is
+ */
+function outerAggregate(n: Ast, scope: Scope): CompiledExpr | undefined {
+  const level = aggregateLevel(n, scope);
+  if (level === 0) return undefined;
+  let host: Scope = scope;
+  for (let i = 0; i < level; i++) host = host.parent!;
+  const view = host.view;
+  if (view?.aggregate === undefined) {
+    const context = view?.context ?? 'this context';
+    return sqlFail('42803', context === AGGREGATE_ARGUMENTS ? 'aggregate function calls cannot be nested' : `aggregate functions are not allowed in ${context}`);
+  }
+  const { slot, type } = view.aggregate(n);
+  return { type, evaluate: (ctx) => ctx.outer![ctx.outer!.length - level]![slot]! };
+}
+
+/** How many levels out an aggregate call belongs (see outerAggregate): 0 for `scope`'s own. */
+function aggregateLevel(n: Ast, scope: Scope): number {
+  const { args, orderby, filter } = callArgs(n);
+  const filterNode = filter ?? ((n.filter as Ast | null | undefined)?.where as Ast | undefined);
+  const refs: Ast[] = [];
+  // Columns inside a subquery of the arguments are not counted (PostgreSQL counts them at their
+  // own level; an aggregate reading outer columns only through a subquery stays here).
+  columnRefs([args, orderby?.map((o) => o.expr), filterNode], refs, true);
+  let level = Infinity;
+  for (const r of refs) {
+    if (columnName(r) === '*') continue;
+    const slot = tryResolve(scope, r);
+    if (slot !== undefined) level = Math.min(level, slot.depth);
+  }
+  return level === Infinity ? 0 : level;
 }
 
 function functionName(n: Ast): string {
@@ -542,15 +589,21 @@ function dependentColumns(groupNodes: Ast[], scope: Scope, nodes: unknown[]): As
   }
   if (scans.size === 0) return [];
   const out: Ast[] = [];
-  const walk = (node: unknown): void => {
+  // Subqueries are walked too (their references to this level must be grouped as well), with
+  // their aggregates: a name there that is really the subquery's own column only adds a
+  // dependent column to the grouping, which leaves the groups as they are.
+  const walk = (node: unknown, inSubquery = false): void => {
     if (node === null || typeof node !== 'object') return;
     if (Array.isArray(node)) {
-      for (const n of node) walk(n);
+      for (const n of node) walk(n, inSubquery);
       return;
     }
     const n = node as Ast;
-    if (n.ast !== undefined) return;
-    if ((n.type === 'aggr_func' || (n.type === 'function' && isAggregateName(functionName(n)))) && !n.over) return;
+    if (n.ast !== undefined) {
+      walk(n.ast, true);
+      return;
+    }
+    if (!inSubquery && (n.type === 'aggr_func' || (n.type === 'function' && isAggregateName(functionName(n)))) && !n.over) return;
     if (n.type === 'column_ref') {
       const slot = tryResolve(scope, n);
       if (slot !== undefined && slot.depth === 0 && !grouped.has(slot.column) && slot.column.origin !== undefined && scans.has(slot.column.origin.scan)) {
@@ -559,7 +612,7 @@ function dependentColumns(groupNodes: Ast[], scope: Scope, nodes: unknown[]): As
       }
       return;
     }
-    for (const k of Object.keys(n)) if (k !== 'loc') walk(n[k]);
+    for (const k of Object.keys(n)) if (k !== 'loc') walk(n[k], inSubquery);
   };
   walk(nodes);
   return out;
@@ -668,6 +721,37 @@ function callName(n: Ast): string {
  * SELECT '2'` is integer in PostgreSQL); elsewhere they become text here.
  */
 export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnknown = false): Plan {
+  // An aggregate of this level found inside a subquery (`SELECT (SELECT max(g.v)) FROM g`) is
+  // only seen while that subquery is planned, after this level's aggregates were laid out:
+  // planning starts again with it (once per such aggregate).
+  const outer: OuterAggregates = { nodes: [] };
+  for (;;) {
+    try {
+      return planSelectBlock(ast, env, withOrder, keepUnknown, outer);
+    } catch (err) {
+      if (!(err instanceof OuterAggregateFound) || err.level !== outer) throw err;
+      if (outer.nodes.includes(err.node)) throw new Error('an aggregate of an enclosing level was found twice');
+      outer.nodes.push(err.node);
+    }
+  }
+}
+
+/** The aggregates of one SELECT block found in its subqueries (see planSelect). */
+interface OuterAggregates {
+  nodes: Ast[];
+}
+
+/** Raised while planning a subquery: its level must plan again with this aggregate. */
+class OuterAggregateFound extends Error {
+  constructor(
+    readonly level: OuterAggregates,
+    readonly node: Ast,
+  ) {
+    super('an aggregate of an enclosing query level');
+  }
+}
+
+function planSelectBlock(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnknown: boolean, outer: OuterAggregates): Plan {
   if (ast.into?.position) unsupported('SELECT INTO');
   const where = ast.where as Ast | null;
   const source = planFrom(ast.from as Ast[] | null, where, env, withOrder ? orderHintOf(ast) : undefined);
@@ -691,11 +775,22 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnkno
     return g;
   });
   groupNodes.push(...dependentColumns(groupNodes, scope, [...items.map((i) => i.node), ast.having, ...orderby.map((o) => o.expr)]));
-  const aggNodes: Ast[] = [];
+  let aggNodes: Ast[] = [];
   collectAggregates(items.map((i) => i.node), aggNodes);
   collectAggregates(ast.having, aggNodes);
   collectAggregates(orderby.map((o) => o.expr), aggNodes);
+  // Those reading only enclosing levels' columns are aggregates of those levels; those this level
+  // owns but written in its subqueries come from earlier attempts.
+  aggNodes = [...aggNodes.filter((a) => aggregateLevel(a, scope) === 0), ...outer.nodes];
   let resolveExtra: ((node: Ast, cenv: CompileEnv) => CompiledExpr | undefined) | undefined;
+  // How the subqueries of the select list, HAVING, ORDER BY and windows see this level: its FROM
+  // row as it is, and an aggregate of it makes the query grouped (planned again).
+  let postView = scope.withView({
+    context: 'SELECT',
+    aggregate: (node) => {
+      throw new OuterAggregateFound(outer, node as Ast);
+    },
+  });
   // HAVING alone makes a query grouped, as in PostgreSQL: one group, even over no rows (the
   // pre-pass writes GROUP BY () as HAVING TRUE).
   if (groupNodes.length > 0 || aggNodes.length > 0 || ast.having) {
@@ -704,7 +799,7 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnkno
     const groupKeys = groupNodes.map((g) => exprKey(g, scope));
     const aggKeys: string[] = [];
     const calls: AggregateCall[] = [];
-    const argEnv = exprEnv(env, scope, undefined, 'aggregate function calls');
+    const argEnv = exprEnv(env, scope, undefined, AGGREGATE_ARGUMENTS);
     for (const a of aggNodes) {
       const key = exprKey(a, scope);
       if (aggKeys.includes(key)) continue;
@@ -743,8 +838,26 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnkno
       }
       return undefined;
     };
+    // After aggregation the row is the group keys and the aggregates: a subquery reads a grouped
+    // column from its key's slot (only a plain grouped column: PostgreSQL matches a GROUP BY
+    // expression as a whole only at its own level) and an aggregate of this level from its slot.
+    const groupSlots = new Map<number, number>();
+    groupNodes.forEach((node, j) => {
+      const s = node.type === 'column_ref' ? tryResolve(scope, node) : undefined;
+      if (s !== undefined && s.depth === 0 && !groupSlots.has(s.index)) groupSlots.set(s.index, j);
+    });
+    postView = scope.withView({
+      context: 'SELECT',
+      slot: (index, column) =>
+        groupSlots.get(index) ?? sqlFail('42803', `subquery uses ungrouped column "${column.qualifier ? `${column.qualifier}.` : ''}${column.name}" from outer query`),
+      aggregate: (node) => {
+        const ai = aggKeys.indexOf(exprKey(node, scope));
+        if (ai < 0) throw new OuterAggregateFound(outer, node as Ast);
+        return { slot: g + ai, type: calls[ai]!.def.resultType };
+      },
+    });
     if (ast.having) {
-      const havingEnv = exprEnv(env, scope, resolveExtra, 'HAVING');
+      const havingEnv = exprEnv(env, scope, resolveExtra, 'HAVING', postView);
       plan = new FilterPlan(plan, compilePredicate(ast.having as Ast, havingEnv, 'HAVING'), 'HAVING');
     }
   }
@@ -754,7 +867,7 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnkno
   collectWindows(items.map((i) => i.node), winNodes);
   collectWindows(orderby.map((o) => o.expr), winNodes);
   if (winNodes.length > 0) {
-    const baseEnv = exprEnv(env, scope, resolveExtra, 'window definitions');
+    const baseEnv = exprEnv(env, scope, resolveExtra, 'window definitions', postView);
     const winKeys: string[] = [];
     const calls: WindowCall[] = [];
     const named = namedWindows(ast);
@@ -769,7 +882,7 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnkno
       if (!isWindowOnlyName(name) && !isAggregateName(name) && FUNCTION_TABLE.has(name)) sqlFail('42809', `OVER specified, but ${name} is not a window function nor an aggregate function`);
       if (filterNode !== undefined && isWindowOnlyName(name)) sqlFail('0A000', 'FILTER is not implemented for non-aggregate window functions');
       const compiledArgs = args.map((x) => compileExpression(x, baseEnv));
-      const filter = filterNode === undefined ? undefined : compilePredicate(filterNode, exprEnv(env, scope, resolveExtra, 'FILTER'), 'FILTER');
+      const filter = filterNode === undefined ? undefined : compilePredicate(filterNode, exprEnv(env, scope, resolveExtra, 'FILTER', postView), 'FILTER');
       const partition = win.partition.map((p) => compileExpression(p, baseEnv));
       const order = win.order.map((o) => compileExpression(o.expr as Ast, baseEnv));
       const orderKeys = win.order.map((o) => sortDirection(o));
@@ -800,7 +913,7 @@ export function planSelect(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnkno
   }
 
   // Projection, with hidden sort keys for ORDER BY expressions outside the select list.
-  const outEnv = exprEnv(env, scope, resolveExtra, 'SELECT');
+  const outEnv = exprEnv(env, scope, resolveExtra, 'SELECT', postView);
   const exprs = items.map((i) => compileExpression(i.node, outEnv));
   const columns: PlanColumn[] = items.map((item, i) => ({ name: item.name, type: keepUnknown ? exprs[i]!.type : outputType(exprs[i]!.type), qualifier: null }));
   const finalExprs = keepUnknown ? exprs : exprs.map((e) => (e.type === 'unknown' ? coerce(e, 'text') : e));
@@ -1029,17 +1142,20 @@ function andAll(nodes: Ast[]): Ast | null {
   return nodes.reduce((a, b) => ({ type: 'binary_expr', operator: 'AND', left: a, right: b }) as Ast);
 }
 
-/** Column refs in a node outside subqueries; undefined when it contains a subquery. */
-function columnRefs(node: unknown, out: Ast[]): boolean {
+/**
+ * Column refs in a node outside subqueries; false when it contains a subquery (with
+ * `passSubqueries`, subqueries are passed over and the walk goes on).
+ */
+function columnRefs(node: unknown, out: Ast[], passSubqueries = false): boolean {
   if (node === null || typeof node !== 'object') return true;
-  if (Array.isArray(node)) return node.every((n) => columnRefs(n, out));
+  if (Array.isArray(node)) return node.every((n) => columnRefs(n, out, passSubqueries));
   const n = node as Ast;
-  if (n.ast !== undefined) return false;
+  if (n.ast !== undefined) return passSubqueries;
   if (n.type === 'column_ref') {
     out.push(n);
     return true;
   }
-  for (const k of Object.keys(n)) if (k !== 'loc' && !columnRefs(n[k], out)) return false;
+  for (const k of Object.keys(n)) if (k !== 'loc' && !columnRefs(n[k], out, passSubqueries)) return false;
   return true;
 }
 
