@@ -103,7 +103,7 @@ function parse(s: TenantSql, sql: string): Parsed {
       throw new TetraError('SQL_ERROR', `syntax error: ${e.message.split('\n')[0]}`, position === undefined ? { sqlstate: '42601' } : { sqlstate: '42601', position });
     }
     if (prepared.literals !== undefined) restoreLiterals(ast, prepared.literals);
-    for (const a of Array.isArray(ast) ? ast : [ast]) if (a !== null && a !== undefined) statements.push(wrapCastItems(a) as Ast);
+    for (const a of Array.isArray(ast) ? ast : [ast]) if (a !== null && a !== undefined) statements.push(mendParse(a) as Ast);
   }
   if (statements.length === 0) sqlFail('42601', 'empty query');
   if (explain && statements.length !== 1) unsupported('EXPLAIN of several statements');
@@ -136,16 +136,16 @@ function parse(s: TenantSql, sql: string): Parsed {
  *   call (`(SELECT (a) + b)` as `select(a) + b`) then reads `(SELECT a) + b`, the same value,
  *   since a subquery without FROM gives exactly one row.
  */
-function wrapCastItems(node: unknown): unknown {
+function mendParse(node: unknown): unknown {
   if (Array.isArray(node)) {
-    for (let i = 0; i < node.length; i++) node[i] = wrapCastItems(node[i]);
+    for (let i = 0; i < node.length; i++) node[i] = mendParse(node[i]);
     return node;
   }
   if (node === null || typeof node !== 'object') return node;
   const o = node as Record<string, unknown>;
   const select = selectCallArgument(o);
   if (select !== undefined) {
-    const columns = [{ type: 'expr', expr: wrapCastItems(select), as: null }];
+    const columns = [{ type: 'expr', expr: mendParse(select), as: null }];
     const sub = { type: 'select', with: null, options: null, distinct: { type: null }, columns, into: { position: null }, from: null, where: null, groupby: null, having: null, orderby: null, limit: { seperator: '', value: [] }, window: null };
     return { tableList: [], columnList: [], ast: sub, ...(o.parentheses === true ? { parentheses: true } : {}) };
   }
@@ -153,18 +153,18 @@ function wrapCastItems(node: unknown): unknown {
     if (k === 'columns' && Array.isArray(v)) {
       o[k] = v.map((item: unknown) => {
         const i = item as Record<string, unknown> | null;
-        if (i === null || typeof i !== 'object' || i.type !== 'cast' || !('as' in i)) return wrapCastItems(item);
+        if (i === null || typeof i !== 'object' || i.type !== 'cast' || !('as' in i)) return mendParse(item);
         const { as, ...cast } = i;
-        return { type: 'expr', expr: wrapCastItems(cast), as };
+        return { type: 'expr', expr: mendParse(cast), as };
       });
     } else {
-      o[k] = wrapCastItems(v);
+      o[k] = mendParse(v);
     }
   }
   return node;
 }
 
-/** The argument of a call of a function named SELECT (unquoted, one argument): see wrapCastItems. */
+/** The argument of a call of a function named SELECT (unquoted, one argument): see mendParse. */
 function selectCallArgument(o: Record<string, unknown>): unknown {
   if (o.type !== 'function' || (o.over !== undefined && o.over !== null)) return undefined;
   const parts = (o.name as { name?: { type?: unknown; value?: unknown }[] } | undefined)?.name;
