@@ -133,6 +133,11 @@ interface Candidate {
 /** What candidate reads need of a store or a snapshot: point reads and ordered scans. */
 type Reader = Pick<Snapshot, 'get' | 'scan' | 'valueRuns'>;
 
+/** The live store as a Reader, for reads consumed within the calling turn (scans without a snapshot). */
+function liveReader(store: TenantStore): Reader {
+  return { get: (tree, key) => store.get(tree, key), scan: (tree, range) => store.scanNow(tree, range), valueRuns: (tree, range) => store.valueRuns(tree, range) };
+}
+
 /**
  * A chunk of candidates; `more`: a full chunk was cut from a longer read, so the caller yields
  * the event loop before asking for the next one.
@@ -537,7 +542,7 @@ function findInOneTurn(store: TenantStore, name: string, query: Query, projectio
   const plan = planQuery(info, query.filter.ast, query.sort.keys);
   const collector = new FindCollector(query, projection, plan);
   if (plan.kind === 'index') return indexFindInOneTurn(store, info, plan, collector);
-  const live: Reader = { get: (tree, key) => store.get(tree, key), scan: (tree, range) => store.scanNow(tree, range), valueRuns: (tree, range) => store.valueRuns(tree, range) };
+  const live = liveReader(store);
   for (const chunk of candidateChunks(live, info, plan, { keys: 0, docs: 0 }, { filter: query.filter, whole: true })) {
     if (collector.offer(chunk.candidates)) break;
     if (chunk.more) return undefined;
@@ -1321,19 +1326,14 @@ function changeNow(store: TenantStore, name: string, filter: CompiledFilter, mul
   const info = readCollection(store, name);
   if (info === undefined) return [];
   const plan = planQuery(info, filter.ast, []);
-  const live: Reader = { get: (tree, key) => store.get(tree, key), scan: (tree, range) => store.scanNow(tree, range), valueRuns: (tree, range) => store.valueRuns(tree, range) };
+  const live = liveReader(store);
   const keys: Buffer[] = [];
-  let complete = true;
   // The loop ends (closing the scan and any snapshot it holds) before anything is written.
   for (const chunk of candidateChunks(live, info, plan, { keys: 0, docs: 0 }, { filter, whole: false })) {
     for (const c of chunk.candidates) if (filter.test(c.doc)) keys.push(idKey(idOf(c.doc)));
     if (!multi && keys.length > 0) break;
-    if (chunk.more) {
-      complete = false;
-      break;
-    }
+    if (chunk.more) return undefined;
   }
-  if (!complete && (multi || keys.length === 0)) return undefined;
   if (keys.length === 0) return [];
   const write = changeInOneTurn(store, info, keys, filter, multi, change);
   return write.promise === undefined ? [] : [write.promise];

@@ -404,7 +404,7 @@ function rewriteRowAssignment(tokens: Token[]): Token[] {
 const CLAUSE_END = new Set(['limit', 'offset', 'fetch', 'for', 'window', 'union', 'intersect', 'except']);
 
 /** The expression after LIMIT or OFFSET at `at`: its tokens' end (exclusive). */
-function clauseEnd(tokens: Token[], at: number): number {
+export function clauseEnd(tokens: Token[], at: number): number {
   let end = at + 1;
   for (let depth = 0; end < tokens.length; end++) {
     const t = tokens[end]!;

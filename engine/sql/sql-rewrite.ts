@@ -1,5 +1,5 @@
 import type { AstNode } from './expression-eval.js';
-import { rewriteGrammarGaps } from './sql-grammar-gaps.js';
+import { clauseEnd, rewriteGrammarGaps } from './sql-grammar-gaps.js';
 import { protectLiterals, restoreLiterals, type LiteralValues } from './sql-literals.js';
 import { sqlFail } from './sql-types.js';
 
@@ -307,14 +307,7 @@ function rewriteTokens(tokens: Token[]): Token[] {
     // LIMIT NULL (no limit) and LIMIT <expression>: the parser reads a number, a parameter, ALL
     // or a parenthesised query there, so an expression becomes a scalar subquery.
     if (w === 'limit' && out[i + 1] !== undefined) {
-      let end = i + 1;
-      let d = 0;
-      for (; end < out.length; end++) {
-        const e = out[end]!;
-        if (e.text === '(') d++;
-        else if (e.text === ')' && --d < 0) break;
-        if (d === 0 && (e.word === 'offset' || e.word === 'fetch' || e.word === 'for' || e.word === 'window')) break;
-      }
+      const end = clauseEnd(out, i);
       const expr = out.slice(i + 1, end);
       if (expr.length === 1 && expr[0]!.word === 'null') {
         const o = copy();

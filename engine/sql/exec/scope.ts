@@ -44,8 +44,6 @@ export interface LevelView {
 export class Scope {
   readonly columns: PlanColumn[];
   readonly parent: Scope | undefined;
-  /** Set when an expression of this level (or a nested one) read an enclosing level's row. */
-  correlated = false;
   /**
    * How many resolutions from a subquery planned under this scope read this level or one above
    * it (a subquery whose count did not change while it was planned is not correlated).
@@ -88,7 +86,6 @@ export class Scope {
       if (qualifier !== null && scope.columns.some((c) => c.qualifier === qualifier)) qualifierSeen = true;
       if (found >= 0) {
         scope.columns[found]!.used = true;
-        for (const p of passed) p.correlated = true;
         // Every subquery between the reference and this level is correlated: the parent each
         // was planned under (passed[1..], and this level for the outermost one) counts it.
         if (depth > 0) {
