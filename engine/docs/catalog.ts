@@ -10,6 +10,7 @@ import { Packr } from 'msgpackr';
 import { fail } from '../errors.js';
 import type { BatchOp, Snapshot, TenantStore } from '../tenant/index.js';
 import type { IndexField } from './index-key.js';
+import type { Doc } from './values.js';
 
 export const CATALOG_TREE = 'docs.catalog';
 /** Catalog key of the next collection id (collection names are never empty, so it cannot clash). */
@@ -28,6 +29,10 @@ export interface IndexInfo {
   readonly unique: boolean;
   /** Seconds after the date in the (single) field when a document expires; TTL indexes only. */
   readonly expireAfterSeconds?: number;
+  /** Holds only documents with at least one of its fields (MongoDB's sparse index). */
+  readonly sparse?: boolean;
+  /** Holds only documents this filter matches (MongoDB's partial index), kept as the client wrote it. */
+  readonly partialFilterExpression?: Doc;
   /** Some document put more than one key in it (an array on the path): it cannot give a sort order. */
   multikey: boolean;
   /** Some key had to be shortened (see index-key.ts): it cannot give a sort order either. */

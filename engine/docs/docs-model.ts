@@ -32,6 +32,7 @@ import {
 } from './catalog.js';
 import { decodeDocument, encodeDocument, FieldReader, idKey, MAX_ID_BYTES } from './doc-codec.js';
 import { documentKeys, entryKey, idComponent, indexComponent, type IndexField } from './index-key.js';
+import { indexServesQuery, isIndexMember, validatePartialFilter } from './index-membership.js';
 import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
 import { AGGREGATE_LIMITS, approxBytes, BlockingBudget, type StageContext } from './aggregate/stage.js';
@@ -782,7 +783,11 @@ interface IndexEntry {
   readonly shared?: Buffer;
 }
 
+// The entries of an absent document version, or of one a sparse or partial index leaves out (read only).
+const NO_ENTRIES: ReadonlyMap<string, IndexEntry> = new Map();
+
 function entriesOf(index: IndexInfo, doc: Doc): ReadonlyMap<string, IndexEntry> {
+  if (!isIndexMember(index, doc)) return NO_ENTRIES;
   const keys = documentKeys(doc, index.fields);
   if (keys.multikey && !index.multikey) index.multikey = true;
   if (keys.lossy && !index.lossy) index.lossy = true;
@@ -815,9 +820,6 @@ function entriesOf(index: IndexInfo, doc: Doc): ReadonlyMap<string, IndexEntry> 
 export function indexEntryKeys(index: IndexInfo, doc: Doc): Buffer[] {
   return [...entriesOf({ ...index }, doc).values()].map((e) => e.key);
 }
-
-// The entries of an absent document version (read only).
-const NO_ENTRIES: ReadonlyMap<string, IndexEntry> = new Map();
 
 // In `pending`: a unique key an earlier document of the same batch gave up (free to take again).
 const RELEASED = Buffer.alloc(0);
@@ -1486,6 +1488,8 @@ export interface IndexDescription {
   key: Record<string, 1 | -1>;
   unique?: boolean;
   expireAfterSeconds?: number;
+  sparse?: boolean;
+  partialFilterExpression?: Doc;
   multikey?: boolean;
   /** The build has not finished (it was interrupted: createIndex again with the same spec resumes it). */
   building?: boolean;
@@ -1495,6 +1499,8 @@ function describeIndex(index: IndexInfo): IndexDescription {
   const out: IndexDescription = { name: index.name, key: Object.fromEntries(index.fields.map((f) => [f.path, f.direction])) };
   if (index.unique) out.unique = true;
   if (index.expireAfterSeconds !== undefined) out.expireAfterSeconds = index.expireAfterSeconds;
+  if (index.sparse === true) out.sparse = true;
+  if (index.partialFilterExpression !== undefined) out.partialFilterExpression = index.partialFilterExpression;
   if (index.multikey) out.multikey = true;
   if ((index as { building?: boolean }).building === true) out.building = true;
   return out;
@@ -1526,6 +1532,8 @@ export interface CreateIndexOptions {
   name?: unknown;
   unique?: unknown;
   expireAfterSeconds?: unknown;
+  sparse?: unknown;
+  partialFilterExpression?: unknown;
 }
 
 const MAX_TTL_SECONDS = 2_147_483_647;
@@ -1549,8 +1557,12 @@ export async function docsCreateIndex(store: TenantStore, collection: unknown, k
     if (fields[0]!.path === ID) fail('VALIDATION_FAILED', 'the _id field cannot have a TTL index', { field: 'expireAfterSeconds' });
     ttl = v;
   }
+  if (options.sparse !== undefined && typeof options.sparse !== 'boolean') fail('VALIDATION_FAILED', 'sparse must be a boolean', { field: 'sparse' });
+  const sparse = options.sparse === true;
+  const partial = options.partialFilterExpression === undefined ? undefined : validatePartialFilter(options.partialFilterExpression);
+  if (sparse && partial !== undefined) fail('VALIDATION_FAILED', 'cannot mix "partialFilterExpression" and "sparse" options', { field: 'sparse' });
   if (fields.length === 1 && fields[0]!.path === ID) {
-    if (unique || ttl !== undefined) fail('VALIDATION_FAILED', 'the _id index is built in and always unique', { field: 'keys' });
+    if (unique || ttl !== undefined || sparse || partial !== undefined) fail('VALIDATION_FAILED', 'the _id index is built in, always unique and holds every document', { field: 'keys' });
     return { result: { name: '_id_', created: false }, durable: DONE };
   }
   const indexName = options.name === undefined ? fields.map((f) => `${f.path}_${f.direction}`).join('_') : options.name;
@@ -1559,10 +1571,15 @@ export async function docsCreateIndex(store: TenantStore, collection: unknown, k
   // Register the index (writes maintain it from now on), then fill it from a snapshot taken in the same turn.
   const ops: BatchOp[] = [];
   const { info } = collectionForWrite(store, name, ops);
+  const partialText = partial === undefined ? undefined : JSON.stringify(partial);
   const same = (i: IndexInfo): boolean => i.fields.length === fields.length && i.fields.every((f, k) => f.path === fields[k]!.path && f.direction === fields[k]!.direction);
-  const existing = info.indexes.find((i) => i.name === indexName || same(i));
+  const samePartial = (i: IndexInfo): boolean => (i.partialFilterExpression === undefined ? undefined : JSON.stringify(i.partialFilterExpression)) === partialText;
+  // As MongoDB: one index per key pattern, except partial indexes whose filters differ (each under its own name).
+  const clashes = (i: IndexInfo): boolean => same(i) && !(partial !== undefined && i.partialFilterExpression !== undefined && !samePartial(i));
+  const existing = info.indexes.find((i) => i.name === indexName) ?? info.indexes.find(clashes);
   if (existing !== undefined) {
-    if (existing.name === indexName && same(existing) && existing.unique === unique && existing.expireAfterSeconds === ttl) {
+    const sameOptions = existing.unique === unique && existing.expireAfterSeconds === ttl && (existing.sparse === true) === sparse && samePartial(existing);
+    if (existing.name === indexName && same(existing) && sameOptions) {
       if ((existing as { building?: boolean }).building !== true) return { result: { name: indexName, created: false }, durable: DONE };
     } else {
       fail('CONFLICT', existing.name === indexName ? `an index named ${indexName} with a different specification exists` : `an index with the same keys exists under the name ${existing.name}`, { index: existing.name });
@@ -1572,6 +1589,8 @@ export async function docsCreateIndex(store: TenantStore, collection: unknown, k
   const index: IndexInfo & { building?: boolean } = existing ?? { id: info.nextIndexId, name: indexName, fields, unique, multikey: false, lossy: false, building: true };
   if (existing === undefined) {
     if (ttl !== undefined) (index as { expireAfterSeconds?: number }).expireAfterSeconds = ttl;
+    if (sparse) (index as { sparse?: boolean }).sparse = true;
+    if (partial !== undefined) (index as { partialFilterExpression?: Doc }).partialFilterExpression = partial;
     info.nextIndexId++;
     info.indexes.push(index);
     ops.push(putCollection(info));
@@ -1637,7 +1656,9 @@ export function docsDropIndex(store: TenantStore, collection: unknown, index: un
     target = info.indexes.find((i) => i.name === index);
   } else if (isPlainObject(index)) {
     const fields = parseKeys(index);
-    target = info.indexes.find((i) => i.fields.length === fields.length && i.fields.every((f, k) => f.path === fields[k]!.path && f.direction === fields[k]!.direction));
+    const matching = info.indexes.filter((i) => i.fields.length === fields.length && i.fields.every((f, k) => f.path === fields[k]!.path && f.direction === fields[k]!.direction));
+    if (matching.length > 1) fail('CONFLICT', `${matching.length} indexes have the key pattern ${JSON.stringify(index)} (${matching.map((i) => i.name).join(', ')}): drop one by name`, { index });
+    target = matching[0];
   } else {
     fail('VALIDATION_FAILED', 'index must be an index name or a key pattern', { field: 'index' });
   }

@@ -11,6 +11,7 @@
 
 import { keyPrefixRange, encodeKey, type KeyPart, type ScanRange } from '../storage/index.js';
 import type { CollectionInfo, IndexInfo } from './catalog.js';
+import { indexServesQuery } from './index-membership.js';
 import { directed, EMPTY_ARRAY_COMPONENT, idComponent, indexComponent, isScalarForBounds, type Component, type IndexField } from './index-key.js';
 import type { AndNode, FieldOp } from './query/filter-ast.js';
 import { topLevelConditions } from './query/compile-filter.js';
@@ -210,7 +211,7 @@ function sortDirection(fields: readonly IndexField[], eqFields: number, sort: re
 
 /**
  * The plan for `ast` (and `sort`, when one is asked for) over a collection's indexes. Indexes
- * still being built are not used.
+ * still being built are not used, nor sparse or partial ones the query could find incomplete.
  */
 export function planQuery(info: CollectionInfo | undefined, ast: AndNode, sort: readonly SortKey[]): Plan {
   if (info === undefined) return { kind: 'empty' };
@@ -233,6 +234,8 @@ export function planQuery(info: CollectionInfo | undefined, ast: AndNode, sort: 
   }
   for (const index of info.indexes) {
     if ((index as { building?: boolean }).building === true) continue;
+    // A sparse or partial index misses documents: only a query that cannot match them may read it.
+    if (!indexServesQuery(index, ast)) continue;
     const orderable = !index.multikey && !index.lossy;
     const bounds = boundsFor(index.fields, conditions, index.multikey);
     if (bounds === undefined) {
@@ -269,6 +272,8 @@ export function describePlan(plan: Plan): Record<string, unknown> {
         indexName: plan.index.name,
         keyPattern: Object.fromEntries(plan.index.fields.map((f) => [f.path, f.direction])),
         isMultiKey: plan.index.multikey,
+        ...(plan.index.sparse === true ? { isSparse: true } : {}),
+        ...(plan.index.partialFilterExpression !== undefined ? { isPartial: true } : {}),
         ranges: plan.ranges.length,
         direction: plan.reverse ? 'backward' : 'forward',
         sortedByPlan: plan.sorted,

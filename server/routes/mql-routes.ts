@@ -331,18 +331,20 @@ export function mqlRoutes(app: FastifyInstance): void {
 
   route(
     'createIndex',
-    'Create an index (ascending/descending fields, unique, expireAfterSeconds for TTL) and build it from the existing documents',
+    'Create an index (ascending/descending fields, unique, expireAfterSeconds for TTL, sparse, partialFilterExpression) and build it from the existing documents',
     {
       collection,
       keys: { type: 'object', additionalProperties: { type: 'integer' }, description: 'e.g. {"age": 1, "name": -1}' },
       name: { type: 'string' },
       unique: { type: 'boolean' },
       expireAfterSeconds: { type: 'integer' },
+      sparse: { type: 'boolean', description: 'index only documents that have at least one of the fields' },
+      partialFilterExpression: { ...anyObject, description: 'index only documents this filter matches: equality, $exists: true, $gt, $gte, $lt, $lte, $type, $in, $and, $or' },
     },
     ['collection', 'keys'],
     { 200: { type: 'object', properties: { name: { type: 'string' }, created: { type: 'boolean' } } }, 404: errorRef },
     async (request) => {
-      const b = body<{ collection: string; keys: unknown; name?: string; unique?: boolean; expireAfterSeconds?: number }>(request);
+      const b = body<{ collection: string; keys: unknown; name?: string; unique?: boolean; expireAfterSeconds?: number; sparse?: boolean; partialFilterExpression?: unknown }>(request);
       return withTenant(request, async (store) => settle(request, store, b.collection, await docsCreateIndex(store, b.collection, b.keys, b)));
     },
   );

@@ -269,6 +269,15 @@ export function compileValueMatcher(expr: Doc): (value: unknown) => boolean {
 }
 
 /**
+ * True when `value`, read as if it sat at the end of a path, meets every condition in `ops`
+ * (the partial-index planner asks this of a query's equality operands).
+ */
+export function opsMatchValue(ops: readonly FieldOp[], value: unknown): boolean {
+  const subject = new ValueSubject(value);
+  return ops.every((op) => compileOp(op).matches(subject));
+}
+
+/**
  * The top-level fields a filter reads (`{'a.b': 1, $or: [{c: 2}]}` -> a, c), in a stable order;
  * empty for a filter that reads none (`{}`). A document holding only these fields matches exactly
  * when the whole document does: each condition reads the values under its own path alone
