@@ -161,10 +161,19 @@ export function fromBson(v: unknown): unknown {
 
 /**
  * Runs `pipeline` on the tenant's mirror when it holds everything up to `lsn`; undefined when
- * MongoDB cannot answer in time (the caller runs it natively, or refuses a `$text`).
+ * MongoDB cannot answer in time (the caller runs it natively, or refuses a `$text`). `hint`: a key
+ * pattern (the mirror names its indexes its own way, so a name is turned into its pattern first).
  * @throws QUERY_ERROR for a pipeline the native compiler refuses, or MongoDB's query errors
  */
-export async function aggregateExternally(mirror: MongoMirror, tenantId: string, collection: string, pipeline: unknown, lsn: number, timeoutMs: number): Promise<Doc[] | undefined> {
+export async function aggregateExternally(
+  mirror: MongoMirror,
+  tenantId: string,
+  collection: string,
+  pipeline: unknown,
+  lsn: number,
+  timeoutMs: number,
+  hint?: Record<string, 1 | -1>,
+): Promise<Doc[] | undefined> {
   checkRouted(pipeline);
   checkNoJavaScript(pipeline);
   // MongoDB just failed to answer: do not make every request wait for it (one tries again after a while).
@@ -173,7 +182,7 @@ export async function aggregateExternally(mirror: MongoMirror, tenantId: string,
   if (!(await mirror.caughtUp(tenantId, lsn, timeoutMs))) return undefined;
   const stages = fromJson(pipeline, { code: 'QUERY_ERROR' }) as Document[];
   try {
-    const cursor = mirror.db(tenantId).collection(collection).aggregate(stages, { maxTimeMS: Math.max(1, timeoutMs - (Date.now() - started)) });
+    const cursor = mirror.db(tenantId).collection(collection).aggregate(stages, { maxTimeMS: Math.max(1, timeoutMs - (Date.now() - started)), ...(hint !== undefined ? { hint } : {}) });
     const documents: Doc[] = [];
     let bytes = 0;
     try {

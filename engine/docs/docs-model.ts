@@ -41,7 +41,7 @@ import { ValueSet } from './aggregate/value-key.js';
 import { fromJson } from './ejson.js';
 import { compileProjection, type CompiledProjection } from './projection.js';
 import { compileFilter, filterPaths, filterReadsAll, parseFilter, type CompiledFilter } from './query/compile-filter.js';
-import { describePlan, planQuery, type Plan } from './query-planner.js';
+import { describePlan, planQuery, type Hint, type Plan } from './query-planner.js';
 import { compileSort, type CompiledSort } from './sort.js';
 import { compileUpdate } from './update/compile-update.js';
 import { buildUpsertDocument, filterIdEquality } from './update/upsert.js';
@@ -100,6 +100,7 @@ export interface FindOptions {
   skip?: unknown;
   limit?: unknown;
   explain?: unknown;
+  hint?: unknown;
 }
 
 interface Query {
@@ -107,6 +108,7 @@ interface Query {
   readonly sort: CompiledSort;
   readonly skip: number;
   readonly limit: number;
+  readonly hint?: Hint;
 }
 
 function compileQuery(options: FindOptions, defaultLimit: number, maxLimit: number): Query {
@@ -115,6 +117,7 @@ function compileQuery(options: FindOptions, defaultLimit: number, maxLimit: numb
     sort: compileSort(options.sort ?? {}),
     skip: integerOption(options.skip, 'skip', 0, Number.MAX_SAFE_INTEGER, 0),
     limit: integerOption(options.limit, 'limit', 1, maxLimit, defaultLimit),
+    hint: parseHint(options.hint),
   };
 }
 
@@ -517,7 +520,7 @@ export function docsFindNow(store: TenantStore, collection: unknown, options: Fi
 /** The rest of a find that did not fit in one turn: on a snapshot, a chunk per turn. */
 function findOnSnapshot(store: TenantStore, name: string, query: Query, projection: CompiledProjection, explain: boolean): Promise<FindResult> {
   return onCollectionSnapshot(store, name, async (info, snapshot) => {
-    const plan = planQuery(info, query.filter.ast, query.sort.keys);
+    const plan = planQuery(info, query.filter.ast, query.sort.keys, query.hint);
     const examined: Examined = { keys: 0, docs: 0 };
     const collector = new FindCollector(query, projection, plan);
     if (info !== undefined && snapshot !== undefined) {
@@ -540,7 +543,7 @@ function findOnSnapshot(store: TenantStore, name: string, query: Query, projecti
 function findInOneTurn(store: TenantStore, name: string, query: Query, projection: CompiledProjection): Doc[] | undefined {
   const info = readCollectionCached(store, store, name);
   if (info === undefined) return [];
-  const plan = planQuery(info, query.filter.ast, query.sort.keys);
+  const plan = planQuery(info, query.filter.ast, query.sort.keys, query.hint);
   const collector = new FindCollector(query, projection, plan);
   if (plan.kind === 'index') return indexFindInOneTurn(store, info, plan, collector);
   const live = liveReader(store);
@@ -640,7 +643,7 @@ class FindCollector {
  */
 function idLookup(options: FindOptions): string | number | boolean | undefined {
   const filter = options.filter;
-  if (!isPlainObject(filter) || options.explain === true || (options.skip !== undefined && options.skip !== 0)) return undefined;
+  if (!isPlainObject(filter) || options.explain === true || options.hint !== undefined || (options.skip !== undefined && options.skip !== 0)) return undefined;
   if (options.sort !== undefined && !(isPlainObject(options.sort) && Object.keys(options.sort).length === 0)) return undefined;
   const keys = Object.keys(filter);
   if (keys.length !== 1 || keys[0] !== ID) return undefined;
@@ -671,16 +674,17 @@ export async function docsFindOne(store: TenantStore, collection: unknown, optio
  * The number of matching documents (after skip, at most limit when given).
  * @throws VALIDATION_FAILED / QUERY_ERROR as docsFind
  */
-export async function docsCount(store: TenantStore, collection: unknown, options: { filter?: unknown; skip?: unknown; limit?: unknown }): Promise<number> {
+export async function docsCount(store: TenantStore, collection: unknown, options: { filter?: unknown; skip?: unknown; limit?: unknown; hint?: unknown }): Promise<number> {
   const name = validateCollectionName(collection);
   const filter = compileFilter(options.filter ?? {});
+  const hint = parseHint(options.hint);
   const skip = integerOption(options.skip, 'skip', 0, Number.MAX_SAFE_INTEGER, 0);
   const limit = integerOption(options.limit, 'limit', 1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
   return onCollectionSnapshot(store, name, async (info, snapshot) => {
     if (info === undefined || snapshot === undefined) return 0;
-    const plan = planQuery(info, filter.ast, []);
-    // Every document, no filter: the tree knows its size.
-    if (filter.ast.children.length === 0) return Math.min(Math.max(snapshot.count(docsTree(info)) - skip, 0), limit);
+    const plan = planQuery(info, filter.ast, [], hint);
+    // Every document, no filter: the tree knows its size (a hinted sparse index may hold fewer: MongoDB counts its entries).
+    if (filter.ast.children.length === 0 && (plan.kind === 'primary' || plan.kind === 'empty')) return Math.min(Math.max(snapshot.count(docsTree(info)) - skip, 0), limit);
     let n = 0;
     for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false })) {
       for (const c of chunk) if (filter.test(c.doc)) n++;
@@ -698,19 +702,21 @@ export async function docsCount(store: TenantStore, collection: unknown, options
  * @throws VALIDATION_FAILED for a bad collection name; QUERY_ERROR for a bad pipeline, a stage
  *   past its memory bound or a result past AGGREGATE_LIMITS.maxResultBytes
  */
-export async function docsAggregate(store: TenantStore, collection: unknown, pipelineSpec: unknown): Promise<{ documents: Doc[] }> {
+export async function docsAggregate(store: TenantStore, collection: unknown, pipelineSpec: unknown, options: { hint?: unknown } = {}): Promise<{ documents: Doc[] }> {
   const name = validateCollectionName(collection);
   const pipeline = compilePipeline(fromJson(pipelineSpec, { code: 'QUERY_ERROR' }));
+  // The hint picks how the collection itself is read (its leading $match), not what $lookup and the like read.
+  const hint = parseHint(options.hint);
   const infos = new Map<string, CollectionInfo | undefined>();
   for (const c of [name, ...pipeline.reads]) infos.set(c, readCollectionCached(store, store, c));
   const trees = [...infos.values()].flatMap((info) => (info === undefined ? [] : treesOf(info)));
   const snapshot = trees.length > 0 ? store.snapshot(trees) : undefined;
   const matchAll = compileFilter({});
   // `fields`: the paths the pipeline reads (the rest is not decoded), or all of them.
-  async function* read(collection: string, filter: CompiledFilter, fields?: readonly string[]): AsyncGenerator<Doc[]> {
+  async function* read(collection: string, filter: CompiledFilter, fields?: readonly string[], hint?: Hint): AsyncGenerator<Doc[]> {
     const info = infos.get(collection);
     if (info === undefined || snapshot === undefined) return;
-    const plan = planQuery(info, filter.ast, []);
+    const plan = planQuery(info, filter.ast, [], hint);
     const scan: ScanFilter = fields === undefined ? { filter, whole: true } : { filter, whole: false, extra: fields };
     for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, scan)) {
       const docs: Doc[] = [];
@@ -738,7 +744,7 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
     const documents: Doc[] = [];
     let bytes = 0;
     // The leading $match is the read's filter: the pipeline does not test it again.
-    for await (const chunk of pipeline.run(read(name, pipeline.leading ?? matchAll, pipeline.fields), ctx, true)) {
+    for await (const chunk of pipeline.run(read(name, pipeline.leading ?? matchAll, pipeline.fields, hint), ctx, true)) {
       for (const d of chunk) {
         bytes += approxBytes(d);
         if (bytes > AGGREGATE_LIMITS.maxResultBytes) {
@@ -992,12 +998,12 @@ export function docsInsert(store: TenantStore, collection: unknown, documents: r
 // ---- Updates and deletes -------------------------------------------------------------------------
 
 /** Candidate primary keys of a filter, on a snapshot, a chunk at a time. */
-async function* candidateKeys(store: TenantStore, name: string, filter: CompiledFilter): AsyncGenerator<Buffer[]> {
+async function* candidateKeys(store: TenantStore, name: string, filter: CompiledFilter, hint: Hint | undefined): AsyncGenerator<Buffer[]> {
   const info = readCollection(store, name);
   if (info === undefined) return;
   const snapshot = store.snapshot(treesOf(info));
   try {
-    const plan = planQuery(info, filter.ast, []);
+    const plan = planQuery(info, filter.ast, [], hint);
     for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false })) {
       const keys: Buffer[] = [];
       for (const c of chunk) if (filter.test(c.doc)) keys.push(idKey(idOf(c.doc)));
@@ -1063,7 +1069,7 @@ export async function docsUpdate(
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
-  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown },
+  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown },
 ): Promise<Written<UpdateOutcome>> {
   const { outcome, durable } = await updateDocuments(store, collection, filterSpec, updateSpec, options);
   return { result: outcome, durable };
@@ -1080,7 +1086,7 @@ export async function docsFindOneAndUpdate(
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
-  options: { upsert?: unknown; arrayFilters?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown },
+  options: { upsert?: unknown; arrayFilters?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown; hint?: unknown },
 ): Promise<Written<FindAndModifyOutcome>> {
   return findAndModify(filterSpec, options, () => updateDocuments(store, collection, filterSpec, updateSpec, { ...options, multi: false }));
 }
@@ -1102,11 +1108,12 @@ async function updateDocuments(
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
-  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown },
+  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown },
 ): Promise<{ outcome: UpdateOutcome; changed: Changed; durable: Promise<void> }> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
   const filter = compileFilter(filterSpec);
+  const hint = parseHint(options.hint);
   const update = compileUpdate(updateSpec, { arrayFilters: options.arrayFilters, filter: filter.ast });
   checkUpsertFlag(options.upsert);
   const sort = compileChangeSort(options.sort, options.multi);
@@ -1126,7 +1133,7 @@ async function updateDocuments(
     m.ops.push({ op: 'put', tree: m.tree, key: m.pk, value: encodeChecked(after) });
     pushIndexOps(m.ops, m.info, indexChanges(store, m.info, m.pk, m.doc, after, m.pending));
     outcome.modifiedCount++;
-  });
+  }, hint);
   if (outcome.matchedCount === 0 && options.upsert === true) {
     const seeded = buildUpsertDocument(filter, update, { now });
     const doc = prepareDocument(seeded, 'upsert');
@@ -1156,7 +1163,7 @@ function returnedDocument(changed: Changed, returned: ReturnDocument, projection
  *   a bad filter, update operators in the replacement or a changed `_id`; DUPLICATE_KEY when a
  *   unique index holds one of the replacement's keys (nothing written)
  */
-export async function docsReplace(store: TenantStore, collection: unknown, filterSpec: unknown, replacementSpec: unknown, options: { upsert?: unknown; sort?: unknown }): Promise<Written<UpdateOutcome>> {
+export async function docsReplace(store: TenantStore, collection: unknown, filterSpec: unknown, replacementSpec: unknown, options: { upsert?: unknown; sort?: unknown; hint?: unknown }): Promise<Written<UpdateOutcome>> {
   const { outcome, durable } = await replaceDocument(store, collection, filterSpec, replacementSpec, options);
   return { result: outcome, durable };
 }
@@ -1172,7 +1179,7 @@ export async function docsFindOneAndReplace(
   collection: unknown,
   filterSpec: unknown,
   replacementSpec: unknown,
-  options: { upsert?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown },
+  options: { upsert?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown; hint?: unknown },
 ): Promise<Written<FindAndModifyOutcome>> {
   return findAndModify(filterSpec, options, () => replaceDocument(store, collection, filterSpec, replacementSpec, options));
 }
@@ -1182,11 +1189,12 @@ async function replaceDocument(
   collection: unknown,
   filterSpec: unknown,
   replacementSpec: unknown,
-  options: { upsert?: unknown; sort?: unknown },
+  options: { upsert?: unknown; sort?: unknown; hint?: unknown },
 ): Promise<{ outcome: UpdateOutcome; changed: Changed; durable: Promise<void> }> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
   const filter = compileFilter(filterSpec);
+  const hint = parseHint(options.hint);
   if (!isPlainObject(replacementSpec)) fail('VALIDATION_FAILED', 'replacement must be an object (a whole document)', { field: 'replacement' });
   for (const key of Object.keys(replacementSpec)) {
     if (key.startsWith('$')) fail('QUERY_ERROR', `the replacement document must not contain update operators (found ${key}); use updateOne for them`, { field: 'replacement', operator: key });
@@ -1211,7 +1219,7 @@ async function replaceDocument(
     m.ops.push({ op: 'put', tree: m.tree, key: m.pk, value: bytes });
     pushIndexOps(m.ops, m.info, indexChanges(store, m.info, m.pk, m.doc, after, m.pending));
     outcome.modifiedCount = 1;
-  });
+  }, hint);
   if (outcome.matchedCount === 0 && options.upsert === true) {
     const fromFilter = filterIdEquality(filter);
     if (givenId !== MISSING && fromFilter !== MISSING && compareValues(givenId, fromFilter) !== 0) {
@@ -1240,8 +1248,8 @@ function withIdFirst(doc: Doc, id: unknown): Doc {
  * Deletes the first (`multi`: every) matching document.
  * @throws VALIDATION_FAILED / QUERY_ERROR for a bad collection name or filter
  */
-export async function docsDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { multi: boolean }): Promise<Written<{ deletedCount: number }>> {
-  const { deletedCount, durable } = await deleteDocuments(store, collection, filterSpec, options.multi, undefined);
+export async function docsDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { multi: boolean; hint?: unknown }): Promise<Written<{ deletedCount: number }>> {
+  const { deletedCount, durable } = await deleteDocuments(store, collection, filterSpec, options.multi, undefined, options.hint);
   return { result: { deletedCount }, durable };
 }
 
@@ -1250,9 +1258,9 @@ export async function docsDelete(store: TenantStore, collection: unknown, filter
  * order) and returns it, with `projection` applied; null when nothing matched.
  * @throws VALIDATION_FAILED / QUERY_ERROR for a bad collection name, filter, sort or projection
  */
-export async function docsFindOneAndDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { sort?: unknown; projection?: unknown }): Promise<Written<{ document: Doc | null }>> {
+export async function docsFindOneAndDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { sort?: unknown; projection?: unknown; hint?: unknown }): Promise<Written<{ document: Doc | null }>> {
   const projection = compileProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}) });
-  const { deleted, durable } = await deleteDocuments(store, collection, filterSpec, false, options.sort);
+  const { deleted, durable } = await deleteDocuments(store, collection, filterSpec, false, options.sort, options.hint);
   return { result: { document: returnedDocument({ before: deleted, after: undefined }, 'before', projection) }, durable };
 }
 
@@ -1262,10 +1270,12 @@ async function deleteDocuments(
   filterSpec: unknown,
   multi: boolean,
   sortSpec: unknown,
+  hintSpec: unknown,
 ): Promise<{ deletedCount: number; deleted: Doc | undefined; durable: Promise<void> }> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
   const filter = compileFilter(filterSpec);
+  const hint = parseHint(hintSpec);
   const sort = compileChangeSort(sortSpec, multi);
   let deletedCount = 0;
   let deleted: Doc | undefined;
@@ -1274,7 +1284,7 @@ async function deleteDocuments(
     pushIndexOps(m.ops, m.info, indexChanges(store, m.info, m.pk, m.doc, undefined, m.pending));
     deleted = m.doc;
     deletedCount++;
-  });
+  }, hint);
   return { deletedCount, deleted, durable: Promise.all(writes).then(() => undefined) };
 }
 
@@ -1299,12 +1309,20 @@ interface Match {
  * change makes (a unique key) still holds when its batch applies. A change that throws writes
  * nothing of its chunk. Returns the chunks' writes.
  */
-async function changeMatches(store: TenantStore, name: string, filter: CompiledFilter, multi: boolean, sort: CompiledSort | undefined, change: (match: Match) => void): Promise<Array<Promise<unknown>>> {
-  if (sort !== undefined) return changeFirstSorted(store, name, filter, sort, change);
-  const now = changeNow(store, name, filter, multi, change);
+async function changeMatches(
+  store: TenantStore,
+  name: string,
+  filter: CompiledFilter,
+  multi: boolean,
+  sort: CompiledSort | undefined,
+  change: (match: Match) => void,
+  hint?: Hint,
+): Promise<Array<Promise<unknown>>> {
+  if (sort !== undefined) return changeFirstSorted(store, name, filter, sort, change, hint);
+  const now = changeNow(store, name, filter, multi, change, hint);
   if (now !== undefined) return now;
   const writes: Array<Promise<unknown>> = [];
-  for await (const keys of candidateKeys(store, name, filter)) {
+  for await (const keys of candidateKeys(store, name, filter, hint)) {
     const info = readCollection(store, name);
     if (info === undefined) break; // dropped meanwhile
     const write = changeInOneTurn(store, info, keys, filter, multi, change);
@@ -1324,10 +1342,10 @@ async function changeMatches(store: TenantStore, name: string, filter: CompiledF
  * and the root again, though an earlier update had already copied them (docs/benchmarks.md,
  * session 28). Reading and writing in one turn is consistent by itself: nothing runs in between.
  */
-function changeNow(store: TenantStore, name: string, filter: CompiledFilter, multi: boolean, change: (match: Match) => void): Array<Promise<unknown>> | undefined {
+function changeNow(store: TenantStore, name: string, filter: CompiledFilter, multi: boolean, change: (match: Match) => void, hint: Hint | undefined): Array<Promise<unknown>> | undefined {
   const info = readCollection(store, name);
   if (info === undefined) return [];
-  const plan = planQuery(info, filter.ast, []);
+  const plan = planQuery(info, filter.ast, [], hint);
   const live = liveReader(store);
   const keys: Buffer[] = [];
   // The loop ends (closing the scan and any snapshot it holds) before anything is written.
@@ -1386,8 +1404,8 @@ const SORTED_CHANGE_CANDIDATES = 16;
  * under concurrent writes the choice is the best of what the search saw (docs/mql.md).
  * @throws CONFLICT when every candidate was taken away SORTED_CHANGE_ATTEMPTS times in a row
  */
-async function changeFirstSorted(store: TenantStore, name: string, filter: CompiledFilter, sort: CompiledSort, change: (match: Match) => void): Promise<Array<Promise<unknown>>> {
-  const query: Query = { filter, sort, skip: 0, limit: SORTED_CHANGE_CANDIDATES };
+async function changeFirstSorted(store: TenantStore, name: string, filter: CompiledFilter, sort: CompiledSort, change: (match: Match) => void, hint: Hint | undefined): Promise<Array<Promise<unknown>>> {
+  const query: Query = { filter, sort, skip: 0, limit: SORTED_CHANGE_CANDIDATES, hint };
   const whole = compileProjection(undefined);
   for (let attempt = 0; attempt < SORTED_CHANGE_ATTEMPTS; attempt++) {
     const found = findInOneTurn(store, name, query, whole) ?? (await findOnSnapshot(store, name, query, whole, false)).documents;
@@ -1423,16 +1441,17 @@ async function changeFirstSorted(store: TenantStore, name: string, filter: Compi
  * @throws VALIDATION_FAILED for a bad collection name or key; QUERY_ERROR for a bad filter or a
  *   result past DOCS_MODEL_LIMITS.maxResultBytes
  */
-export async function docsDistinct(store: TenantStore, collection: unknown, key: unknown, options: { filter?: unknown }): Promise<unknown[]> {
+export async function docsDistinct(store: TenantStore, collection: unknown, key: unknown, options: { filter?: unknown; hint?: unknown }): Promise<unknown[]> {
   const name = validateCollectionName(collection);
   if (typeof key !== 'string' || key === '' || key.includes('\0') || key.startsWith('$') || key.split('.').some((p) => p === '')) {
     fail('VALIDATION_FAILED', 'key must be a field name or dot path such as "address.city"', { field: 'key' });
   }
   const filter = compileFilter(options.filter ?? {});
+  const hint = parseHint(options.hint);
   const parts = parsePath(key);
   return onCollectionSnapshot(store, name, async (info, snapshot) => {
     if (info === undefined || snapshot === undefined) return [];
-    const plan = planQuery(info, filter.ast, []);
+    const plan = planQuery(info, filter.ast, [], hint);
     const seen = new DistinctValues();
     for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false, extra: [key] })) {
       for (const c of chunk) {
@@ -1514,17 +1533,51 @@ export function docsListIndexes(store: TenantStore, collection: unknown): IndexD
   return [{ name: '_id_', key: { _id: 1 }, unique: true }, ...info.indexes.map(describeIndex)];
 }
 
-function parseKeys(keys: unknown): IndexField[] {
-  if (!isPlainObject(keys) || Object.keys(keys).length === 0) fail('VALIDATION_FAILED', 'keys must be a non-empty object such as {"field": 1}', { field: 'keys' });
+function parseKeys(keys: unknown, field = 'keys'): IndexField[] {
+  if (!isPlainObject(keys) || Object.keys(keys).length === 0) fail('VALIDATION_FAILED', `${field} must be a non-empty object such as {"field": 1}`, { field });
   const fields: IndexField[] = [];
   for (const [path, direction] of Object.entries(keys)) {
-    if (direction !== 1 && direction !== -1) fail('VALIDATION_FAILED', `index key ${path} must be 1 or -1 (text, hashed and geo indexes are not supported)`, { field: `keys.${path}` });
+    if (direction !== 1 && direction !== -1) fail('VALIDATION_FAILED', `index key ${path} must be 1 or -1 (text, hashed and geo indexes are not supported)`, { field: `${field}.${path}` });
     // As MongoDB: no empty component and none starting with `$` (stored field names never do).
-    if (path === '' || path.split('.').some((p) => p === '' || p.startsWith('$'))) fail('VALIDATION_FAILED', `invalid index key path '${path}'`, { field: 'keys' });
+    if (path === '' || path.split('.').some((p) => p === '' || p.startsWith('$'))) fail('VALIDATION_FAILED', `invalid index key path '${path}'`, { field });
     fields.push({ path, direction });
   }
-  if (fields.length > 32) fail('VALIDATION_FAILED', 'an index has at most 32 fields', { field: 'keys' });
+  if (fields.length > 32) fail('VALIDATION_FAILED', 'an index has at most 32 fields', { field });
   return fields;
+}
+
+/**
+ * A hint as a key pattern (or `{$natural: 1 | -1}`), for a MongoDB that holds this collection's
+ * indexes under other names (the mirror, server/mongo-mirror.ts); undefined without a hint.
+ * @throws VALIDATION_FAILED for a malformed hint; QUERY_ERROR for an index name the collection does not have
+ */
+export function docsHintKeyPattern(store: TenantStore, collection: unknown, spec: unknown): Record<string, 1 | -1> | undefined {
+  const hint = parseHint(spec);
+  if (hint === undefined) return undefined;
+  if (hint.kind === 'natural') return { $natural: hint.reverse ? -1 : 1 };
+  const fields = hint.kind === 'keys' ? hint.fields : hint.name === '_id_' ? [{ path: ID, direction: 1 as const }] : readCollection(store, validateCollectionName(collection))?.indexes.find((i) => i.name === hint.name)?.fields;
+  if (fields === undefined) fail('QUERY_ERROR', `hint provided does not correspond to an existing index: ${JSON.stringify(spec)} (no such index)`, { hint: JSON.stringify(spec) });
+  return Object.fromEntries(fields.map((f) => [f.path, f.direction]));
+}
+
+/**
+ * A request's `hint` (MongoDB's): an index name, an index key pattern, or `{$natural: 1 | -1}`;
+ * undefined when absent. Which index it names is decided when the query is planned.
+ * @throws VALIDATION_FAILED for a hint of another shape
+ */
+export function parseHint(spec: unknown): Hint | undefined {
+  if (spec === undefined) return undefined;
+  if (typeof spec === 'string') {
+    if (spec === '') fail('VALIDATION_FAILED', 'hint must be an index name or a key pattern such as {"field": 1}', { field: 'hint' });
+    return { kind: 'name', name: spec };
+  }
+  if (isPlainObject(spec) && Object.hasOwn(spec, '$natural')) {
+    const direction = spec['$natural'];
+    if (Object.keys(spec).length !== 1 || (direction !== 1 && direction !== -1)) fail('VALIDATION_FAILED', 'a $natural hint is {"$natural": 1} or {"$natural": -1}', { field: 'hint' });
+    return { kind: 'natural', reverse: direction === -1 };
+  }
+  if (!isPlainObject(spec)) fail('VALIDATION_FAILED', 'hint must be an index name or a key pattern such as {"field": 1}', { field: 'hint' });
+  return { kind: 'keys', fields: parseKeys(spec, 'hint') };
 }
 
 /** Options of createIndex. */

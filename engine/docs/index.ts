@@ -51,6 +51,7 @@ export { documentFromJson, validateDocument, validateFields, type ValidateOption
 export {
   DOCS_MODEL_LIMITS,
   docsAggregate,
+  docsHintKeyPattern,
   docsCount,
   docsCreateIndex,
   docsDelete,

@@ -9,6 +9,7 @@
  * type). A compound index takes points on a prefix of its fields, then at most one range.
  */
 
+import { fail } from '../errors.js';
 import { keyPrefixRange, encodeKey, type KeyPart, type ScanRange } from '../storage/index.js';
 import type { CollectionInfo, IndexInfo } from './catalog.js';
 import { indexServesQuery } from './index-membership.js';
@@ -210,11 +211,65 @@ function sortDirection(fields: readonly IndexField[], eqFields: number, sort: re
 }
 
 /**
+ * MongoDB's `hint`: read through one index, named or given by its key pattern (`_id_` or
+ * `{_id: 1}`: the collection's own tree), or scan in `$natural` order (`_id` order here).
+ */
+export type Hint = { readonly kind: 'name'; readonly name: string } | { readonly kind: 'keys'; readonly fields: readonly IndexField[] } | { readonly kind: 'natural'; readonly reverse: boolean };
+
+function sameFields(a: readonly IndexField[], b: readonly IndexField[]): boolean {
+  return a.length === b.length && a.every((f, k) => f.path === b[k]!.path && f.direction === b[k]!.direction);
+}
+
+function badHint(hint: Hint, why: string): never {
+  const shown = hint.kind === 'name' ? JSON.stringify(hint.name) : hint.kind === 'keys' ? JSON.stringify(Object.fromEntries(hint.fields.map((f) => [f.path, f.direction]))) : '$natural';
+  fail('QUERY_ERROR', `hint provided does not correspond to an existing index: ${shown} (${why})`, { hint: shown });
+}
+
+/**
+ * The plan a hint asks for: its index read with the bounds the query gives it, or whole when it
+ * gives none. As in MongoDB, a hinted sparse index is read even when it misses documents the
+ * query matches (the manual: such a hint gives an incomplete result); a partial index only
+ * serves a query that implies its filter.
+ * @throws QUERY_ERROR when no index fits the hint, the index is still being built, or the query does not imply a partial index's filter
+ */
+function hintedPlan(info: CollectionInfo, ast: AndNode, sort: readonly SortKey[], hint: Hint): Plan {
+  const wantsSort = sort.length > 0;
+  if (hint.kind === 'natural') return { kind: 'primary', ranges: [{}], points: false, reverse: hint.reverse, sorted: !wantsSort };
+  const conditions = topLevelConditions(ast);
+  if (hint.kind === 'name' ? hint.name === '_id_' : sameFields(hint.fields, ID_FIELD)) {
+    const primary = boundsFor(ID_FIELD, conditions);
+    if (primary !== undefined && primary.ranges.length === 0) return { kind: 'empty' };
+    if (primary !== undefined && !primary.hasRange) {
+      return { kind: 'primary', ranges: primary.ranges, points: true, reverse: false, sorted: !wantsSort || (primary.single && sortDirection(ID_FIELD, 1, sort) !== undefined) };
+    }
+    const dir = primary === undefined || primary.single ? sortDirection(ID_FIELD, 0, sort) : undefined;
+    return { kind: 'primary', ranges: primary?.ranges ?? [{}], points: false, reverse: dir === 'reverse', sorted: !wantsSort || dir !== undefined };
+  }
+  const matching = info.indexes.filter((i) => (hint.kind === 'name' ? i.name === hint.name : sameFields(i.fields, hint.fields)));
+  if (matching.length === 0) badHint(hint, 'no such index');
+  // Several partial indexes may share a key pattern: the first whose filter the query implies.
+  const index = matching.find((i) => i.partialFilterExpression === undefined || indexServesQuery(i, ast)) ?? badHint(hint, "the query does not imply the partial index's filter");
+  if ((index as { building?: boolean }).building === true) badHint(hint, 'the index is still being built');
+  const orderable = !index.multikey && !index.lossy;
+  const bounds = boundsFor(index.fields, conditions, index.multikey);
+  if (bounds === undefined) {
+    const dir = orderable ? sortDirection(index.fields, 0, sort) : undefined;
+    return { kind: 'index', index, ranges: [{}], reverse: dir === 'reverse', sorted: !wantsSort || dir !== undefined, dedupe: index.multikey };
+  }
+  if (bounds.ranges.length === 0) return { kind: 'empty' };
+  const dir = orderable && bounds.single ? sortDirection(index.fields, bounds.eqFields, sort) : undefined;
+  return { kind: 'index', index, ranges: bounds.ranges, reverse: dir === 'reverse', sorted: !wantsSort || dir !== undefined, dedupe: index.multikey || bounds.ranges.length > 1 };
+}
+
+/**
  * The plan for `ast` (and `sort`, when one is asked for) over a collection's indexes. Indexes
  * still being built are not used, nor sparse or partial ones the query could find incomplete.
+ * With a `hint`, the plan it names (hintedPlan).
+ * @throws QUERY_ERROR for a hint no index fits
  */
-export function planQuery(info: CollectionInfo | undefined, ast: AndNode, sort: readonly SortKey[]): Plan {
+export function planQuery(info: CollectionInfo | undefined, ast: AndNode, sort: readonly SortKey[], hint?: Hint): Plan {
   if (info === undefined) return { kind: 'empty' };
+  if (hint !== undefined) return hintedPlan(info, ast, sort, hint);
   const conditions = topLevelConditions(ast);
   const wantsSort = sort.length > 0;
 

@@ -9,6 +9,7 @@ import {
   docsDropCollection,
   docsDropIndex,
   docsFindNow,
+  docsHintKeyPattern,
   docsFindOneAndDelete,
   docsFindOneAndReplace,
   docsFindOneAndUpdate,
@@ -37,6 +38,7 @@ const anyObject = { type: 'object', additionalProperties: true } as const;
 const collection = { type: 'string', description: 'collection name (created on first insert)' } as const;
 const documents = { type: 'array', items: anyObject } as const;
 const idValue = { type: ['string', 'number', 'boolean'] } as const;
+const hint = { type: ['string', 'object'], description: 'MongoDB\'s hint: an index name, a key pattern such as {"email": 1}, or {"$natural": 1}' } as const;
 const written = { 409: errorRef, 507: errorRef, ...authedErrors } as const;
 // For responses made of documents: fast-json-stringify walks every document against
 // `additionalProperties: true` and costs more than JSON.stringify, which writes the same text for
@@ -104,7 +106,7 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'find',
     'Find documents: filter, projection, sort, skip, limit (default 100, max 10000); explain: true adds the plan',
-    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' }, explain: { type: 'boolean' } },
+    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' }, explain: { type: 'boolean' }, hint },
     ['collection'],
     { 200: { type: 'object', properties: { documents, explain: anyObject } } },
     (request) => {
@@ -121,22 +123,22 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'aggregate',
     'Run an aggregation pipeline ($match, $project, $addFields/$set, $unset, $group, $bucket, $sort, $skip, $limit, $count, $sortByCount, $unwind, $lookup, $graphLookup, $unionWith, $facet, $replaceRoot/$replaceWith)',
-    { collection, pipeline: { type: 'array', items: anyObject } },
+    { collection, pipeline: { type: 'array', items: anyObject }, hint },
     ['collection', 'pipeline'],
     { 200: { type: 'object', properties: { documents, executedBy: { type: 'string', enum: ['native', 'external'] } } } },
     async (request) => {
-      const b = body<{ collection: string; pipeline: unknown }>(request);
+      const b = body<{ collection: string; pipeline: unknown; hint?: unknown }>(request);
       const routing = mirror === undefined ? undefined : pipelineRouting(b.pipeline);
       const { tenantId } = principalOf(request);
       return withTenant(request, async (store) => {
         if (mirror !== undefined && routing?.external === true) {
           // store.lsn: every write applied before this request, which the mirror must hold.
-          const external = await aggregateExternally(mirror, tenantId, validateCollectionName(b.collection), b.pipeline, store.lsn, config.mongodbTimeoutMs);
+          const external = await aggregateExternally(mirror, tenantId, validateCollectionName(b.collection), b.pipeline, store.lsn, config.mongodbTimeoutMs, docsHintKeyPattern(store, b.collection, b.hint));
           if (external !== undefined) return { documents: external.map(toJson), executedBy: 'external' };
           if (routing.text) fail('UNAVAILABLE', `$text runs only on the external MongoDB, which did not answer within ${config.mongodbTimeoutMs} ms; retry shortly`);
           request.server.log.warn({ tenantId, reqId: request.id }, 'aggregation routed to MongoDB ran natively: MongoDB did not answer in time');
         }
-        const result = await docsAggregate(store, b.collection, b.pipeline);
+        const result = await docsAggregate(store, b.collection, b.pipeline, b);
         return { documents: result.documents.map(toJson), executedBy: 'native' };
       });
     },
@@ -147,7 +149,7 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'findOne',
     'The first matching document, or null',
-    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' } },
+    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, hint },
     ['collection'],
     { 200: { type: 'object', properties: { document: { type: ['object', 'null'], additionalProperties: true } } } },
     async (request) => {
@@ -162,7 +164,7 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'countDocuments',
     'Count matching documents',
-    { collection, filter: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' } },
+    { collection, filter: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' }, hint },
     ['collection'],
     { 200: { type: 'object', properties: { count: { type: 'integer' } } } },
     async (request) => {
@@ -212,14 +214,14 @@ export function mqlRoutes(app: FastifyInstance): void {
       path,
       multi ? 'Update every matching document with update operators' : 'Update the first matching document with update operators',
       // updateOne takes a sort (MongoDB 8.0): the first match in that order is updated.
-      { collection, filter: anyObject, update: anyObject, upsert: { type: 'boolean' }, arrayFilters: { type: 'array', items: anyObject }, ...(multi ? {} : { sort: anyObject }) },
+      { collection, filter: anyObject, update: anyObject, upsert: { type: 'boolean' }, arrayFilters: { type: 'array', items: anyObject }, hint, ...(multi ? {} : { sort: anyObject }) },
       ['collection', 'filter', 'update'],
       updateOutcome,
       async (request) => {
-        const b = body<{ collection: string; filter: unknown; update: unknown; upsert?: boolean; arrayFilters?: unknown[]; sort?: unknown }>(request);
+        const b = body<{ collection: string; filter: unknown; update: unknown; upsert?: boolean; arrayFilters?: unknown[]; sort?: unknown; hint?: unknown }>(request);
         return withTenant(request, async (store) => {
           checkQuota(store, config.quotaBytes, docsInsertCost([b.update]));
-          return settle(request, store, b.collection, await docsUpdate(store, b.collection, b.filter, b.update, { multi, upsert: b.upsert, arrayFilters: b.arrayFilters, sort: b.sort }));
+          return settle(request, store, b.collection, await docsUpdate(store, b.collection, b.filter, b.update, { multi, upsert: b.upsert, arrayFilters: b.arrayFilters, sort: b.sort, hint: b.hint }));
         });
       },
     );
@@ -229,14 +231,14 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'replaceOne',
     'Replace the first matching document with a whole new document (its _id kept)',
-    { collection, filter: anyObject, replacement: anyObject, upsert: { type: 'boolean' }, sort: anyObject },
+    { collection, filter: anyObject, replacement: anyObject, upsert: { type: 'boolean' }, sort: anyObject, hint },
     ['collection', 'filter', 'replacement'],
     updateOutcome,
     async (request) => {
-      const b = body<{ collection: string; filter: unknown; replacement: unknown; upsert?: boolean; sort?: unknown }>(request);
+      const b = body<{ collection: string; filter: unknown; replacement: unknown; upsert?: boolean; sort?: unknown; hint?: unknown }>(request);
       return withTenant(request, async (store) => {
         checkQuota(store, config.quotaBytes, docsInsertCost([b.replacement]));
-        return settle(request, store, b.collection, await docsReplace(store, b.collection, b.filter, b.replacement, { upsert: b.upsert, sort: b.sort }));
+        return settle(request, store, b.collection, await docsReplace(store, b.collection, b.filter, b.replacement, { upsert: b.upsert, sort: b.sort, hint: b.hint }));
       });
     },
   );
@@ -249,7 +251,7 @@ export function mqlRoutes(app: FastifyInstance): void {
     },
   };
   const returnDocument = { type: 'string', enum: ['before', 'after'], description: 'the document before the change (default) or after it' } as const;
-  type FindAndModifyBody = { collection: string; filter: unknown; update?: unknown; replacement?: unknown; sort?: unknown; projection?: unknown; upsert?: unknown; returnDocument?: unknown; arrayFilters?: unknown };
+  type FindAndModifyBody = { collection: string; filter: unknown; update?: unknown; replacement?: unknown; sort?: unknown; projection?: unknown; upsert?: unknown; returnDocument?: unknown; arrayFilters?: unknown; hint?: unknown };
   /** findOneAndUpdate and findOneAndReplace: `field` (update or replacement) is what changes the document. */
   const findAndModifyRoute = (
     path: string,
@@ -261,7 +263,7 @@ export function mqlRoutes(app: FastifyInstance): void {
     route(
       path,
       summary,
-      { collection, filter: anyObject, [field]: anyObject, sort: anyObject, projection: anyObject, upsert: { type: 'boolean' }, returnDocument, ...properties },
+      { collection, filter: anyObject, [field]: anyObject, sort: anyObject, projection: anyObject, upsert: { type: 'boolean' }, returnDocument, hint, ...properties },
       ['collection', 'filter', field],
       findAndModifyOutcome,
       async (request) => {
@@ -285,11 +287,11 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'findOneAndDelete',
     'Delete the first matching document (in sort order) and return it',
-    { collection, filter: anyObject, sort: anyObject, projection: anyObject },
+    { collection, filter: anyObject, sort: anyObject, projection: anyObject, hint },
     ['collection', 'filter'],
     { 200: { type: 'object', properties: { document: { type: ['object', 'null'], additionalProperties: true } } } },
     async (request) => {
-      const b = body<{ collection: string; filter: unknown; sort?: unknown; projection?: unknown }>(request);
+      const b = body<{ collection: string; filter: unknown; sort?: unknown; projection?: unknown; hint?: unknown }>(request);
       return withTenant(request, async (store) => {
         const { document } = await settle(request, store, b.collection, await docsFindOneAndDelete(store, b.collection, b.filter, b));
         return { document: toJson(document) };
@@ -302,7 +304,7 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'distinct',
     'The distinct values of a field among the matching documents, in BSON order',
-    { collection, key: { type: 'string', description: 'a field name or dot path' }, filter: anyObject },
+    { collection, key: { type: 'string', description: 'a field name or dot path' }, filter: anyObject, hint },
     ['collection', 'key'],
     { 200: { type: 'object', properties: { values: { type: 'array' } } } },
     async (request) => {
@@ -318,12 +320,12 @@ export function mqlRoutes(app: FastifyInstance): void {
     route(
       path,
       multi ? 'Delete every matching document' : 'Delete the first matching document',
-      { collection, filter: anyObject },
+      { collection, filter: anyObject, hint },
       ['collection', 'filter'],
       { 200: { type: 'object', properties: { deletedCount: { type: 'integer' } } } },
       async (request) => {
-        const b = body<{ collection: string; filter: unknown }>(request);
-        return withTenant(request, async (store) => settle(request, store, b.collection, await docsDelete(store, b.collection, b.filter, { multi })));
+        const b = body<{ collection: string; filter: unknown; hint?: unknown }>(request);
+        return withTenant(request, async (store) => settle(request, store, b.collection, await docsDelete(store, b.collection, b.filter, { multi, hint: b.hint })));
       },
     );
   deleteRoute('deleteOne', false);

@@ -131,6 +131,13 @@ describe('aggregation routed to an external MongoDB', () => {
       ['tetra_at_1', { at: 1 }, false, null],
       ['tetra_total_1', { total: 1 }, false, null],
     ]);
+    // A hint by name reaches MongoDB as the key pattern (the mirror names its indexes its own way).
+    const hinted = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP, hint: 'customer_1_total_-1' });
+    expect(hinted.body.executedBy).toBe('external');
+    expect(mongo.commands.filter((c) => c.name === 'aggregate').at(-1)!.body['hint']).toEqual({ customer: 1, total: -1 });
+    const unknownHint = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP, hint: 'nope_1' });
+    expect(unknownHint.status, unknownHint.text).toBe(400);
+    expect(unknownHint.body.error.message).toMatch(/hint provided does not correspond to an existing index/);
     expect((await mql(server.url, t.apiKey, 'dropIndex', { collection: 'orders', index: 'at_1' })).status).toBe(200);
     expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
     expect(names().map((n) => n[0])).toEqual(['tetra_customer_1_total_-1', 'tetra_total_1']);

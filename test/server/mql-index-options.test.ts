@@ -1,9 +1,10 @@
 /**
- * Sparse and partial indexes over HTTP, laid out like the MongoDB manual's pages (Partial
- * Indexes, Sparse Indexes): which documents they hold, unique constraints within them, when a
- * query may read them (explain), the options' errors, and that they survive a restart. The
- * differential fuzz (test/fuzz/docs-index.fuzz.test.ts, "sparse and partial") checks random
- * queries against collection scans.
+ * Index options over HTTP, laid out like the MongoDB manual's pages (Partial Indexes, Sparse
+ * Indexes, hint): which documents sparse and partial indexes hold, unique constraints within
+ * them, when a query may read them (explain), `hint` on every operation that takes it, the
+ * options' errors, and that they survive a restart. The differential fuzz
+ * (test/fuzz/docs-index.fuzz.test.ts, "sparse and partial") checks random queries against
+ * collection scans.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { http, signup, startServer, type RunningServer } from '../helpers/server.js';
@@ -255,5 +256,100 @@ describe('sparse and partial indexes after a restart', () => {
       await again?.stop();
       if (again === undefined) await own.stop();
     }
+  });
+});
+
+describe('hint (manual: cursor.hint)', () => {
+  beforeAll(async () => {
+    await seed('hinted', [
+      { _id: 1, a: 1, b: 'x', score: 5 },
+      { _id: 2, a: 1, b: 'y' },
+      { _id: 3, a: 2, b: 'x', score: 7 },
+      { _id: 4, a: 2, b: 'y', score: 1, on: true },
+    ]);
+    await createIndex({ collection: 'hinted', keys: { a: 1 } });
+    await createIndex({ collection: 'hinted', keys: { b: 1, a: -1 } });
+    await createIndex({ collection: 'hinted', keys: { score: 1 }, sparse: true });
+    await createIndex({ collection: 'hinted', keys: { a: 1, b: 1 }, name: 'a_b_on', partialFilterExpression: { on: true } });
+  });
+
+  it('reads the index it names, by name or key pattern, whatever the planner would pick', async () => {
+    expect(await explained('hinted', { a: 1, b: 'x' })).toMatchObject({ ids: [1], stage: 'IXSCAN', index: 'b_1_a_-1' });
+    expect(await explained('hinted', { a: 1, b: 'x' }, { hint: 'a_1' })).toMatchObject({ ids: [1], stage: 'IXSCAN', index: 'a_1', keys: 2 });
+    expect(await explained('hinted', { a: 1, b: 'x' }, { hint: { a: 1 } })).toMatchObject({ ids: [1], stage: 'IXSCAN', index: 'a_1' });
+    // No condition on the hinted index's fields: the whole index, in its order.
+    expect(await explained('hinted', { score: { $gt: 4 } }, { hint: { b: 1, a: -1 } })).toMatchObject({ ids: [3, 1], stage: 'IXSCAN', keys: 4 });
+    // The _id index, and $natural order (the _id order here), forward and backward.
+    expect(await explained('hinted', { a: 2 }, { hint: '_id_' })).toMatchObject({ ids: [3, 4], stage: 'COLLSCAN' });
+    expect(await explained('hinted', { a: 2 }, { hint: { _id: 1 } })).toMatchObject({ ids: [3, 4], stage: 'COLLSCAN' });
+    expect(await explained('hinted', {}, { hint: { $natural: -1 } })).toMatchObject({ ids: [4, 3, 2, 1], stage: 'COLLSCAN' });
+  });
+
+  it('reads a hinted sparse index even where it misses documents, as MongoDB does', async () => {
+    // The manual (Sparse Indexes): with the hint, the sort answers only the documents with a score.
+    expect(await explained('hinted', {}, { sort: { score: -1 }, hint: { score: 1 } })).toMatchObject({ ids: [3, 1, 4], stage: 'IXSCAN' });
+    expect(await explained('hinted', {}, { sort: { score: -1 } })).toMatchObject({ ids: [3, 1, 4, 2], stage: 'COLLSCAN' });
+    expect((await mql('countDocuments', { collection: 'hinted', hint: 'score_1' })).body).toEqual({ count: 3 });
+    expect((await mql('countDocuments', { collection: 'hinted' })).body).toEqual({ count: 4 });
+  });
+
+  it('takes a partial index only for a query that implies its filter', async () => {
+    expect(await explained('hinted', { a: 2, on: true }, { hint: 'a_b_on' })).toMatchObject({ ids: [4], stage: 'IXSCAN', index: 'a_b_on' });
+    const refused = await mql('find', { collection: 'hinted', filter: { a: 2 }, hint: 'a_b_on' });
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.body.error).toMatchObject({ code: 'QUERY_ERROR' });
+    expect(refused.body.error.message).toMatch(/hint provided does not correspond to an existing index.*partial/);
+  });
+
+  it('refuses a hint no index fits, and a malformed one, changing nothing', async () => {
+    const bad: Array<[unknown, string, RegExp]> = [
+      ['nope_1', 'QUERY_ERROR', /hint provided does not correspond to an existing index: "nope_1"/],
+      [{ c: 1 }, 'QUERY_ERROR', /does not correspond to an existing index/],
+      [{ a: -1 }, 'QUERY_ERROR', /does not correspond to an existing index/],
+      [{ $natural: 2 }, 'VALIDATION_FAILED', /\$natural/],
+      [{ a: 'text' }, 'VALIDATION_FAILED', /must be 1 or -1/],
+      ['', 'VALIDATION_FAILED', /hint must be/],
+      [5, 'VALIDATION_FAILED', /hint/],
+    ];
+    for (const [hintSpec, code, message] of bad) {
+      for (const [op, extra] of [
+        ['find', { filter: {} }],
+        ['countDocuments', { filter: {} }],
+        ['distinct', { key: 'a', filter: {} }],
+        ['aggregate', { pipeline: [{ $match: {} }] }],
+        ['updateMany', { filter: {}, update: { $set: { touched: true } } }],
+        ['deleteMany', { filter: {} }],
+        ['findOneAndUpdate', { filter: {}, update: { $set: { touched: true } } }],
+        ['findOneAndDelete', { filter: {} }],
+        ['replaceOne', { filter: {}, replacement: { touched: true } }],
+      ] as const) {
+        const res = await mql(op, { collection: 'hinted', ...extra, hint: hintSpec });
+        expect(res.status, `${op} ${JSON.stringify(hintSpec)}: ${res.text}`).toBe(400);
+        expect(res.body.error.code, `${op} ${JSON.stringify(hintSpec)}: ${res.text}`).toBe(code);
+        expect(res.body.error.message, `${op} ${JSON.stringify(hintSpec)}`).toMatch(message);
+      }
+    }
+    expect((await mql('countDocuments', { collection: 'hinted', filter: { touched: true } })).body).toEqual({ count: 0 });
+    expect((await mql('countDocuments', { collection: 'hinted' })).body).toEqual({ count: 4 });
+  });
+
+  it('steers updates, deletes, distinct and aggregate alike', async () => {
+    await seed('hinted2', [
+      { _id: 1, a: 1, b: 'x', score: 5 },
+      { _id: 2, a: 1, b: 'y' },
+      { _id: 3, a: 2, b: 'x', score: 7 },
+    ]);
+    await createIndex({ collection: 'hinted2', keys: { score: 1 }, sparse: true });
+    await createIndex({ collection: 'hinted2', keys: { a: 1 } });
+    // The hinted sparse index misses _id 2: an update through it does not see it (MongoDB alike).
+    expect((await mql('updateMany', { collection: 'hinted2', filter: {}, update: { $inc: { n: 1 } }, hint: { score: 1 } })).body).toEqual({ matchedCount: 2, modifiedCount: 2 });
+    expect((await mql('distinct', { collection: 'hinted2', key: 'a', filter: {}, hint: 'score_1' })).body).toEqual({ values: [1, 2] });
+    expect((await mql('distinct', { collection: 'hinted2', key: 'b', filter: { a: 1 }, hint: 'a_1' })).body).toEqual({ values: ['x', 'y'] });
+    const agg = await mql('aggregate', { collection: 'hinted2', pipeline: [{ $group: { _id: null, n: { $sum: 1 } } }], hint: { score: 1 } });
+    expect(agg.body.documents).toEqual([{ _id: null, n: 2 }]);
+    const sorted = await mql('findOneAndUpdate', { collection: 'hinted2', filter: { a: 1 }, update: { $set: { first: true } }, sort: { _id: -1 }, hint: 'a_1' });
+    expect(sorted.body.document._id).toBe(2);
+    expect((await mql('deleteMany', { collection: 'hinted2', filter: { a: { $gte: 1 } }, hint: 'score_1' })).body).toEqual({ deletedCount: 2 });
+    expect((await mql('find', { collection: 'hinted2', filter: {} })).body.documents.map((d: { _id: number }) => d._id)).toEqual([2]);
   });
 });
