@@ -1,6 +1,6 @@
 /**
- * Date arithmetic with units (manual: $dateAdd, $dateSubtract, $dateDiff, $dateTrunc), in UTC
- * (date-units.ts). Arguments are evaluated in MongoDB's order and a null or missing one gives
+ * Date arithmetic with units (manual: $dateAdd, $dateSubtract, $dateDiff, $dateTrunc), in a time
+ * zone (date-units.ts; UTC without one). Arguments are evaluated in MongoDB's order and a null or missing one gives
  * null; constant `unit`, `startOfWeek` and `timezone` arguments are checked when the pipeline is
  * compiled, computed ones when they are read.
  */
@@ -54,17 +54,19 @@ function dateArithmetic(sign: 1 | -1): ExprOperator {
       const startDate = ctx.compile(a['startDate']);
       const unit = unitArg(a['unit'], ctx, name);
       const amount = ctx.compile(a['amount']);
-      const zone = Object.hasOwn(a, 'timezone') ? compileZone(a['timezone'], ctx, name) : () => true;
+      const zoneArg = compileZone(a, ctx, name);
       return (scope) => {
         const start = startDate(scope);
         if (isNullish(start)) return null;
         const u = unit(scope);
         if (u === MISSING) return null;
         const n = amount(scope);
-        if (isNullish(n) || !zone(scope)) return null;
+        if (isNullish(n)) return null;
+        const zone = zoneArg(scope);
+        if (zone === null) return null;
         if (!(start instanceof Date)) exprError(name, `${name} requires startDate to be convertible to a date`);
         if (!isIntegral64(n)) exprError(name, `${name} expects integer amount of time units`);
-        return addUnits(start, u, sign * n, name);
+        return addUnits(start, u, sign * n, name, zone);
       };
     },
   };
@@ -83,7 +85,7 @@ const dateDiff: ExprOperator = {
     const endDate = ctx.compile(a['endDate']);
     const unit = unitArg(a['unit'], ctx, name);
     const startOfWeek = startOfWeekArg(optional(a, 'startOfWeek'), ctx, name);
-    const zone = Object.hasOwn(a, 'timezone') ? compileZone(a['timezone'], ctx, name) : () => true;
+    const zoneArg = compileZone(a, ctx, name, "$dateDiff parameter 'timezone' value parsing failed");
     return (scope) => {
       const start = startDate(scope);
       if (isNullish(start)) return null;
@@ -93,8 +95,10 @@ const dateDiff: ExprOperator = {
       if (u === MISSING) return null;
       // startOfWeek is read only for weeks, as in MongoDB.
       const week = u === 'week' ? startOfWeek(scope) : SUNDAY;
-      if (week === MISSING || !zone(scope)) return null;
-      return diffUnits(dateOf(start, name, 'startDate'), dateOf(end, name, 'endDate'), u, week);
+      if (week === MISSING) return null;
+      const zone = zoneArg(scope);
+      if (zone === null) return null;
+      return diffUnits(dateOf(start, name, 'startDate'), dateOf(end, name, 'endDate'), u, week, zone);
     };
   },
 };
@@ -125,7 +129,7 @@ const dateTrunc: ExprOperator = {
     }
     const unit = unitArg(a['unit'], ctx, name);
     const startOfWeek = startOfWeekArg(optional(a, 'startOfWeek'), ctx, name);
-    const zone = Object.hasOwn(a, 'timezone') ? compileZone(a['timezone'], ctx, name) : () => true;
+    const zoneArg = compileZone(a, ctx, name, "$dateTrunc parameter 'timezone' value parsing failed");
     return (scope) => {
       const d = date(scope);
       if (isNullish(d)) return null;
@@ -134,8 +138,10 @@ const dateTrunc: ExprOperator = {
       const u = unit(scope);
       if (u === MISSING) return null;
       const week = u === 'week' ? startOfWeek(scope) : SUNDAY;
-      if (week === MISSING || !zone(scope)) return null;
-      return truncUnits(dateOf(d, name, 'date'), u, size, week, name);
+      if (week === MISSING) return null;
+      const zone = zoneArg(scope);
+      if (zone === null) return null;
+      return truncUnits(dateOf(d, name, 'date'), u, size, week, name, zone);
     };
   },
 };

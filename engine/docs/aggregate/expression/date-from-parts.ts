@@ -1,5 +1,6 @@
 /**
- * $dateFromParts (manual: $dateFromParts), in UTC: a date from calendar parts (`year` 1-9999,
+ * $dateFromParts (manual: $dateFromParts): a date from the local parts in `timezone` (UTC without
+ * one; time-zone.ts maps a local time a DST change skips or repeats as MongoDB does), calendar parts (`year` 1-9999,
  * `month`, `day`, `hour`, `minute`, `second`, `millisecond`) or ISO week parts (`isoWeekYear`
  * 1-9999, `isoWeek`, `isoDayOfWeek` and the time). Parts outside their natural range carry into
  * the next larger one, as MongoDB's do (month 14 is February of the next year, day 0 the last day
@@ -12,6 +13,7 @@ import { dateAt } from './arithmetic.js';
 import { compileZone } from './date.js';
 import { exprError, isIntegral64, isNullish, type Expr, type ExprOperator } from './expression.js';
 import type { Scope } from './expression.js';
+import type { TimeZone } from './time-zone.js';
 
 const CALENDAR = ['year', 'month', 'day'];
 const ISO = ['isoWeekYear', 'isoWeek', 'isoDayOfWeek'];
@@ -36,6 +38,17 @@ function isoWeekOne(isoYear: number): number {
   return jan4 - isoDay * DAY_MS;
 }
 
+/** The epoch milliseconds of 1970-01-01T00:00:00Z. */
+const EPOCH = 0;
+
+/**
+ * The instant of a local time built from parts, as MongoDB's createFromDateParts: timelib's fresh
+ * time carries the DST flag of the epoch in the zone, which decides a time that happens twice.
+ */
+export function fromLocal(zone: TimeZone, wall: number): number {
+  return zone.instant(wall, zone.isDst(EPOCH));
+}
+
 const dateFromParts: ExprOperator = {
   kind: 'expression',
   compile(args, ctx, name) {
@@ -48,7 +61,7 @@ const dateFromParts: ExprOperator = {
     const iso = !has('year');
     const part = (k: string): Expr | undefined => (has(k) ? ctx.compile(a[k]) : undefined);
     const parts = new Map<string, Expr | undefined>([...TIME, ...(iso ? ISO : CALENDAR)].map((k) => [k, part(k)]));
-    const zone = has('timezone') ? compileZone(a['timezone'], ctx, name) : () => true;
+    const zoneArg = compileZone(a, ctx, name);
     // A part's value, or undefined when it is null or missing (the result is then null).
     const read = (k: string, scope: Scope): number | undefined => {
       const e = parts.get(k);
@@ -66,15 +79,16 @@ const dateFromParts: ExprOperator = {
         if (v === undefined) return null;
         time.push(v);
       }
-      if (!zone(scope)) return null;
+      const zone = zoneArg(scope);
+      if (zone === null) return null;
       const [hour, minute, second, millisecond] = time as [number, number, number, number];
       const [y, m, d] = (iso ? ISO : CALENDAR).map((k) => read(k, scope));
       if (y === undefined || m === undefined || d === undefined) return null;
       if (y < 1 || y > 9999) exprError(name, `'${iso ? 'isoWeekYear' : 'year'}' must evaluate to an integer in the range 1 to 9999, found ${y}`);
-      const ms = iso
+      const wall = iso
         ? isoWeekOne(y) + ((m - 1) * 7 + (d - 1)) * DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000 + millisecond
         : utcFromParts(y, m, d, hour, minute, second, millisecond);
-      return dateAt(ms, name);
+      return dateAt(fromLocal(zone, wall), name);
     };
   },
 };

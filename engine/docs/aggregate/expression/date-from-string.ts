@@ -4,8 +4,9 @@
  * forms $toDate reads, and `Oct 20 2017` / `20 Oct 2017`), `onError` for a string that does not
  * parse (or a value that is not a string) and `onNull` for null or missing. A parsed date must be
  * valid (no February 30th, hours 0-23, minutes and seconds 0-59); a time left out is midnight, a
- * partial time is completed with zeros, a date part left out is an error. `timezone` may only be
- * UTC, and then, as in MongoDB, the string may carry its own offset.
+ * partial time is completed with zeros, a date part left out is an error. The string's date and
+ * time are local to `timezone` (UTC without one); an offset or zone written in the string applies
+ * instead, and with a `timezone` other than UTC is an error (onError takes it), as in MongoDB.
  */
 
 import { parseDateString } from '../../ejson.js';
@@ -13,8 +14,9 @@ import { bsonTypeOf, describeValue } from '../../values.js';
 import { dateAt } from './arithmetic.js';
 import { compileZone } from './date.js';
 import { daysInMonth } from './date-units.js';
-import { utcFromParts } from './date-from-parts.js';
+import { fromLocal, utcFromParts } from './date-from-parts.js';
 import { constantArg, documentArgs, exprError, isNullish, type ExprOperator } from './expression.js';
+import type { TimeZone } from './time-zone.js';
 
 const SPECIFIERS = new Set(['b', 'B', 'd', 'G', 'H', 'L', 'm', 'M', 'S', 'u', 'V', 'Y', 'z', 'Z', '%']);
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
@@ -42,10 +44,19 @@ interface Parts {
   isoDay?: number;
   /** Minutes east of UTC written in the string. */
   offset?: number;
+  /** The zone abbreviation the offset was written as (Z, UTC, GMT), for MongoDB's error. */
+  abbr?: string;
+}
+
+/** A parsed string: its date and time read as UTC, and the offset (and abbreviation) it carried. */
+interface Parsed {
+  wall: number;
+  offset?: number;
+  abbr?: string;
 }
 
 /** The numeric specifiers: the part they set, at most how many digits, the error when none is found. */
-const NUMERIC: Readonly<Record<string, readonly [keyof Parts, number, string]>> = {
+const NUMERIC: Readonly<Record<string, readonly [Exclude<keyof Parts, 'abbr'>, number, string]>> = {
   Y: ['year', 4, 'A four digit year could not be found'],
   m: ['month', 2, 'A two digit month could not be found'],
   d: ['day', 2, 'A two digit day could not be found'],
@@ -58,7 +69,7 @@ const NUMERIC: Readonly<Record<string, readonly [keyof Parts, number, string]>> 
 };
 
 /** A date parsed with a format, or the reason it does not parse. */
-function parseWithFormat(text: string, format: string): number | string {
+function parseWithFormat(text: string, format: string): Parsed | string {
   const parts: Parts = {};
   let p = 0;
   const digits = (max: number): number | undefined => {
@@ -105,6 +116,7 @@ function parseWithFormat(text: string, format: string): number | string {
         if (m === null) return 'The timezone could not be found in the database';
         p += m[0].length;
         parts.offset = m[1] === undefined ? 0 : (m[1] === '-' ? -1 : 1) * (Number(m[2]) * 60 + Number(m[3] ?? 0));
+        if (m[1] === undefined) parts.abbr = m[0].toUpperCase();
         break;
       }
       case 'Z': {
@@ -126,7 +138,7 @@ function parseWithFormat(text: string, format: string): number | string {
   return compose(parts, text);
 }
 
-function compose(parts: Parts, text: string): number | string {
+function compose(parts: Parts, text: string): Parsed | string {
   let { year, month, day } = parts;
   let isoMs: number | undefined;
   if (parts.isoYear !== undefined || parts.isoWeek !== undefined || parts.isoDay !== undefined) {
@@ -142,13 +154,22 @@ function compose(parts: Parts, text: string): number | string {
   const timed = parts.hour !== undefined || parts.minute !== undefined || parts.second !== undefined || parts.ms !== undefined;
   const [hour, minute, second, ms] = timed ? [parts.hour ?? 0, parts.minute ?? 0, parts.second ?? 0, parts.ms ?? 0] : [0, 0, 0, 0];
   if (hour > 23 || minute > 59 || second > 59) return 'The parsed time was invalid';
-  return utcFromParts(year, month, day, hour, minute, second, ms) - (parts.offset ?? 0) * 60_000;
+  const wall = utcFromParts(year, month, day, hour, minute, second, ms);
+  if (parts.offset === undefined) return { wall };
+  return parts.abbr === undefined ? { wall, offset: parts.offset } : { wall, offset: parts.offset, abbr: parts.abbr };
 }
 
 /** A date in the forms read without a format, or the reason it does not parse. */
-function parseFree(text: string): number | string {
+function parseFree(text: string): Parsed | string {
   const iso = parseDateString(text);
-  if (iso !== undefined) return iso;
+  if (iso !== undefined) {
+    // The zone the string ends with, if any: parseDateString applied it; take it back out.
+    const zone = ISO_ZONE.exec(text.trim());
+    if (zone === null) return { wall: iso };
+    if (zone[1] === 'Z') return { wall: iso, offset: 0, abbr: 'Z' };
+    const offset = (zone[2] === '-' ? -1 : 1) * (Number(zone[3]) * 60 + Number(zone[4] ?? 0));
+    return { wall: iso + offset * 60_000, offset };
+  }
   // "Oct 20 2017", "October 20, 2017", "20 Oct 2017": a month name, a day and a year, midnight UTC.
   const m = /^\s*(?:([a-zA-Z]+)\.?\s+(\d{1,2}),?\s+(\d{4})|(\d{1,2})\s+([a-zA-Z]+)\.?,?\s+(\d{4}))\s*$/.exec(text);
   if (m !== null) {
@@ -157,6 +178,25 @@ function parseFree(text: string): number | string {
     if (month >= 0) return compose({ year: Number(m[3] ?? m[6]), month: month + 1, day: Number(m[2] ?? m[4]) }, text);
   }
   return 'the string is not a date MongoDB reads without a format here (use format)';
+}
+
+/** The zone at the end of a string parseDateString read (ejson.ts LOOSE_DATE): `Z` or an offset. */
+const ISO_ZONE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)? ?(?:(Z)|([+-])(\d{2}):?(\d{2})?)$/;
+
+/**
+ * The instant of a parsed string in `zone`: its own offset when it has one (only with UTC, as in
+ * MongoDB: else the error message), else its local time in the zone.
+ */
+function instantOf(parsed: Parsed, zone: TimeZone): number | { error: string } {
+  if (parsed.offset === undefined) return fromLocal(zone, parsed.wall);
+  if (!zone.utc) {
+    return {
+      error: parsed.abbr === undefined
+        ? 'you cannot pass in a date/time string with GMT offset together with a timezone argument'
+        : `you cannot pass in a date/time string with time zone information ('${parsed.abbr}') together with a timezone argument`,
+    };
+  }
+  return parsed.wall - parsed.offset * 60_000;
 }
 
 const dateFromString: ExprOperator = {
@@ -168,7 +208,7 @@ const dateFromString: ExprOperator = {
     const constant = hasFormat ? constantArg(a['format']) : undefined;
     if (constant !== undefined && typeof constant.value === 'string') validateFormat(constant.value, name);
     const format = hasFormat ? ctx.compile(a['format']) : undefined;
-    const zone = Object.hasOwn(a, 'timezone') ? compileZone(a['timezone'], ctx, name) : () => true;
+    const zoneArg = compileZone(a, ctx, name);
     const onError = Object.hasOwn(a, 'onError') ? ctx.compile(a['onError']) : undefined;
     const onNull = Object.hasOwn(a, 'onNull') ? ctx.compile(a['onNull']) : undefined;
     return (scope) => {
@@ -179,15 +219,22 @@ const dateFromString: ExprOperator = {
         if (typeof f !== 'string') exprError(name, `$dateFromString requires that 'format' be a string, found: ${bsonTypeOf(f)} with value ${describeValue(f)}`);
         validateFormat(f, name);
       }
-      const utc = zone(scope);
+      const zone = zoneArg(scope);
       if (isNullish(v)) return onNull === undefined ? null : onNull(scope);
-      let result: number | string;
-      if (typeof v !== 'string') result = `$dateFromString requires that 'dateString' be a string, found: ${bsonTypeOf(v)} with value ${describeValue(v)}`;
-      else if (!utc || (format !== undefined && isNullish(f))) return null;
-      else result = typeof f === 'string' ? parseWithFormat(v, f) : parseFree(v);
-      if (typeof result === 'number') return dateAt(result, name);
+      let error: string;
+      if (typeof v !== 'string') error = `$dateFromString requires that 'dateString' be a string, found: ${bsonTypeOf(v)} with value ${describeValue(v)}`;
+      else if (zone === null || (format !== undefined && isNullish(f))) return null;
+      else {
+        const parsed = typeof f === 'string' ? parseWithFormat(v, f) : parseFree(v);
+        if (typeof parsed === 'string') error = `Error parsing date string '${v}'; ${parsed}`;
+        else {
+          const instant = instantOf(parsed, zone);
+          if (typeof instant === 'number') return dateAt(instant, name);
+          error = instant.error;
+        }
+      }
       if (onError !== undefined) return onError(scope);
-      return exprError(name, typeof v === 'string' ? `Error parsing date string '${v}'; ${result}` : result);
+      return exprError(name, error);
     };
   },
 };

@@ -1,15 +1,21 @@
 /**
- * Calendar arithmetic in UTC for the date operators that take a `unit` ($dateAdd, $dateSubtract,
- * $dateDiff, $dateTrunc), as MongoDB's date_time_support does it: adding months keeps the day
- * unless the month is shorter (2020-01-31 + 1 month is 2020-02-29); a difference counts the unit
- * boundaries crossed between the two dates (23:59:59 to 00:00:00 is one day); truncation counts
- * bins from the reference point 2000-01-01T00:00:00Z (for weeks, the first `startOfWeek` day on or
- * after it).
+ * Calendar arithmetic for the date operators that take a `unit` ($dateAdd, $dateSubtract,
+ * $dateDiff, $dateTrunc), in a time zone, as MongoDB's date_time_support does it: adding months
+ * keeps the day unless the month is shorter (2020-01-31 + 1 month is 2020-02-29); a difference
+ * counts the unit boundaries crossed between the two dates (23:59:59 to 00:00:00 is one day);
+ * truncation counts bins from the reference point 2000-01-01T00:00:00 local time (for weeks, the
+ * first `startOfWeek` day on or after it).
+ *
+ * In a named zone, days and longer units are calendar units of local time: a day added keeps the
+ * local time of day across a DST change (23 or 25 hours), differences and bins count local
+ * midnights; hours and shorter units are elapsed time. The calendar itself is the UTC one, run on
+ * local times (time-zone.ts `localTime`) and mapped back with the zone's `instant`.
  */
 
 import { bsonTypeOf } from '../../values.js';
 import { dateAt } from './arithmetic.js';
 import { exprError } from './expression.js';
+import { localTime, UTC, type TimeZone } from './time-zone.js';
 
 export type TimeUnit = 'year' | 'quarter' | 'month' | 'week' | 'day' | 'hour' | 'minute' | 'second' | 'millisecond';
 
@@ -77,11 +83,28 @@ const MAX_AMOUNT: Readonly<Record<Exclude<TimeUnit, 'millisecond'>, number>> = {
   second: MAX_DAYS * 24 * 60 * 60,
 };
 
-/** `date` plus `amount` units, in UTC. @throws QUERY_ERROR "date overflow" past the date range */
-export function addUnits(date: Date, unit: TimeUnit, amount: number, name: string): Date {
-  if (unit === 'millisecond') return dateAt(date.getTime() + amount, name);
+/**
+ * `date` plus `amount` units in `zone` (MongoDB's dateAdd): milliseconds always, and in a named
+ * zone hours, minutes and seconds too, are elapsed time; the others step the local calendar and
+ * keep the local time of day, a time the step lands on twice taking the start's DST flag.
+ * @throws QUERY_ERROR "date overflow" past the date range
+ */
+export function addUnits(date: Date, unit: TimeUnit, amount: number, name: string, zone: TimeZone = UTC): Date {
+  const t = date.getTime();
+  if (unit === 'millisecond') return dateAt(t + amount, name);
   if (!(Math.abs(amount) < MAX_AMOUNT[unit])) exprError(name, `invalid ${name.slice(1)} 'amount' parameter value: ${amount} ${unit}`);
+  if (zone.fixed) {
+    const offset = zone.offset(t);
+    return dateAt(addWall(t + offset, unit, amount, name) - offset, name);
+  }
+  if (unit === 'hour' || unit === 'minute' || unit === 'second') return dateAt(t + amount * UNIT_MS[unit], name);
+  return dateAt(zone.instant(addWall(localTime(zone, t), unit, amount, name), zone.isDst(t)), name);
+}
+
+/** A local time (milliseconds read as UTC) plus `amount` units of the calendar. @throws QUERY_ERROR */
+function addWall(wall: number, unit: Exclude<TimeUnit, 'millisecond'>, amount: number, name: string): number {
   if (unit === 'year' || unit === 'quarter' || unit === 'month') {
+    const date = new Date(wall);
     const months = amount * (unit === 'year' ? 12 : unit === 'quarter' ? 3 : 1);
     const total = date.getUTCFullYear() * 12 + date.getUTCMonth() + months;
     const year = Math.floor(total / 12);
@@ -89,11 +112,11 @@ export function addUnits(date: Date, unit: TimeUnit, amount: number, name: strin
     if (!Number.isFinite(year) || Math.abs(year) > 300_000) exprError(name, `date overflow in ${name}`);
     // The day is kept unless the month is shorter: then its last day (MongoDB's daysToAdd).
     const day = Math.min(date.getUTCDate(), daysInMonth(year, month));
-    const out = new Date(date.getTime());
+    const out = new Date(wall);
     out.setUTCFullYear(year, month - 1, day);
-    return dateAt(out.getTime(), name);
+    return dateAt(out.getTime(), name).getTime();
   }
-  return dateAt(date.getTime() + amount * UNIT_MS[unit], name);
+  return wall + amount * UNIT_MS[unit];
 }
 
 /** The day of the week of a day number (days since the epoch), 0 for `startOfWeek` to 6. */
@@ -103,30 +126,42 @@ function weekday(dayNumber: number, startOfWeek: number): number {
   return (iso - startOfWeek + 7) % 7;
 }
 
-/** How many `unit` boundaries lie between `start` and `end` (negative when end is earlier), in UTC. */
-export function diffUnits(start: Date, end: Date, unit: TimeUnit, startOfWeek: number): number {
+/**
+ * How many `unit` boundaries lie between `start` and `end` in `zone` (negative when end is
+ * earlier), as MongoDB's dateDiff: days and longer count the local calendar's boundaries; hours and
+ * minutes count local ones corrected by the change of offset between the two dates (so a DST change
+ * adds or takes none, while a half-hour zone's hours turn at half past UTC ones).
+ */
+export function diffUnits(start: Date, end: Date, unit: TimeUnit, startOfWeek: number, zone: TimeZone = UTC): number {
   const a = start.getTime();
   const b = end.getTime();
+  if (unit === 'millisecond') return b - a;
+  const offsetA = zone.offset(a);
+  const offsetB = zone.offset(b);
+  const la = a + offsetA;
+  const lb = b + offsetB;
+  const local = (ms: number): Date => new Date(ms);
   switch (unit) {
     case 'year':
-      return end.getUTCFullYear() - start.getUTCFullYear();
+      return local(lb).getUTCFullYear() - local(la).getUTCFullYear();
     case 'quarter':
-      return Math.floor(end.getUTCMonth() / 3) - Math.floor(start.getUTCMonth() / 3) + 4 * (end.getUTCFullYear() - start.getUTCFullYear());
+      return Math.floor(local(lb).getUTCMonth() / 3) - Math.floor(local(la).getUTCMonth() / 3) + 4 * (local(lb).getUTCFullYear() - local(la).getUTCFullYear());
     case 'month':
-      return end.getUTCMonth() - start.getUTCMonth() + 12 * (end.getUTCFullYear() - start.getUTCFullYear());
+      return local(lb).getUTCMonth() - local(la).getUTCMonth() + 12 * (local(lb).getUTCFullYear() - local(la).getUTCFullYear());
     case 'week': {
-      const da = floorDiv(a, UNIT_MS.day);
-      const db = floorDiv(b, UNIT_MS.day);
+      const da = floorDiv(la, UNIT_MS.day);
+      const db = floorDiv(lb, UNIT_MS.day);
       // The first days of the two weeks are a whole number of weeks apart.
       return (db - weekday(db, startOfWeek) - (da - weekday(da, startOfWeek))) / 7;
     }
     case 'day':
+      return floorDiv(lb, UNIT_MS.day) - floorDiv(la, UNIT_MS.day);
     case 'hour':
     case 'minute':
+      // C++ integer division of the offset change: toward zero.
+      return floorDiv(lb, UNIT_MS[unit]) - floorDiv(la, UNIT_MS[unit]) + Math.trunc((offsetA - offsetB) / UNIT_MS[unit]);
     case 'second':
-      return floorDiv(b, UNIT_MS[unit]) - floorDiv(a, UNIT_MS[unit]);
-    case 'millisecond':
-      return b - a;
+      return floorDiv(b, UNIT_MS.second) - floorDiv(a, UNIT_MS.second);
     default: {
       const never: never = unit;
       throw new Error(`unknown unit ${String(never)}`);
@@ -137,20 +172,25 @@ export function diffUnits(start: Date, end: Date, unit: TimeUnit, startOfWeek: n
 /** The largest bin size $dateTrunc takes for days and longer units (MongoDB: what dateAdd handles). */
 const MAX_CALENDAR_BIN = 100_000_000_000;
 
-/** The start of the `binSize`-unit bin `date` falls in, bins counted from 2000-01-01 (UTC). @throws QUERY_ERROR */
-export function truncUnits(date: Date, unit: TimeUnit, binSize: number, startOfWeek: number, name: string): Date {
+/**
+ * The start of the `binSize`-unit bin `date` falls in, bins counted from 2000-01-01T00:00:00 in
+ * `zone` (that instant's offset placing it, as MongoDB's defaultReferencePointForDateTrunc).
+ * @throws QUERY_ERROR
+ */
+export function truncUnits(date: Date, unit: TimeUnit, binSize: number, startOfWeek: number, name: string, zone: TimeZone = UTC): Date {
   const t = date.getTime();
+  let reference = REFERENCE_MS - zone.offset(REFERENCE_MS);
   if (unit === 'millisecond' || unit === 'second' || unit === 'minute' || unit === 'hour') {
     const size = binSize * UNIT_MS[unit];
-    return dateAt(t - binOffset(t - REFERENCE_MS, size), name);
+    return dateAt(t - binOffset(t - reference, size), name);
   }
   if (binSize > MAX_CALENDAR_BIN) exprError(name, 'dateTrunc unsupported binSize value');
-  let reference = new Date(REFERENCE_MS);
   if (unit === 'week') {
-    // 2000-01-01 was a Saturday: the reference moves to the first startOfWeek day from it.
+    // 2000-01-01 was a Saturday: the reference moves to the first startOfWeek day from it (no
+    // zone changes offset in the first week of 2000, so days are 24 hours here).
     const saturday = (6 - startOfWeek + 7) % 7;
-    reference = new Date(REFERENCE_MS + ((7 - saturday) % 7) * UNIT_MS.day);
+    reference += ((7 - saturday) % 7) * UNIT_MS.day;
   }
-  const distance = diffUnits(reference, date, unit, startOfWeek);
-  return addUnits(reference, unit, distance - binOffset(distance, binSize), name);
+  const distance = diffUnits(new Date(reference), date, unit, startOfWeek, zone);
+  return addUnits(new Date(reference), unit, distance - binOffset(distance, binSize), name, zone);
 }
