@@ -1,8 +1,8 @@
 /**
  * Date arithmetic with units (manual: $dateAdd, $dateSubtract, $dateDiff, $dateTrunc), in a time
- * zone (date-units.ts; UTC without one). Arguments are evaluated in MongoDB's order and a null or missing one gives
- * null; constant `unit`, `startOfWeek` and `timezone` arguments are checked when the pipeline is
- * compiled, computed ones when they are read.
+ * zone (date-units.ts; UTC without one). Arguments are evaluated in MongoDB's order and a null or
+ * missing one gives null; constant `unit`, `startOfWeek` and `timezone` arguments are checked when
+ * the pipeline is compiled, computed ones when they are read.
  */
 
 import { bsonTypeOf, MISSING } from '../../values.js';

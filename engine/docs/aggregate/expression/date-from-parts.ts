@@ -1,8 +1,8 @@
 /**
- * $dateFromParts (manual: $dateFromParts): a date from the local parts in `timezone` (UTC without
- * one; time-zone.ts maps a local time a DST change skips or repeats as MongoDB does), calendar parts (`year` 1-9999,
- * `month`, `day`, `hour`, `minute`, `second`, `millisecond`) or ISO week parts (`isoWeekYear`
- * 1-9999, `isoWeek`, `isoDayOfWeek` and the time). Parts outside their natural range carry into
+ * $dateFromParts (manual: $dateFromParts): a date from local parts in `timezone` (UTC without one;
+ * time-zone.ts maps a local time a DST change skips or repeats as MongoDB does): calendar parts
+ * (`year` 1-9999, `month`, `day`, `hour`, `minute`, `second`, `millisecond`) or ISO week parts
+ * (`isoWeekYear` 1-9999, `isoWeek`, `isoDayOfWeek` and the time). Parts outside their natural range carry into
  * the next larger one, as MongoDB's do (month 14 is February of the next year, day 0 the last day
  * of the month before); month, day, hour, minute, isoWeek and isoDayOfWeek must lie in
  * [-32768, 32767]. A null or missing part gives null.
