@@ -60,15 +60,18 @@ class FixedZone implements TimeZone {
   }
 }
 
-/** How many days of offsets a zone keeps before it starts over (each entry is a number). */
+/** How many days of offsets a zone keeps before it starts over. */
 const MAX_CACHED_DAYS = 8192;
+
+/** One UTC day of a zone: its offset, or the instant it changes and the offsets either side. */
+type ZoneDay = number | { readonly at: number; readonly before: number; readonly after: number };
 
 class NamedZone implements TimeZone {
   readonly utc = false;
   readonly fixed = false;
   readonly #format: Intl.DateTimeFormat;
-  /** Day number -> the offset all that day, or NaN when it changes during the day. */
-  readonly #days = new Map<number, number>();
+  /** Day number -> that day's offsets (at most one change a day: the tz database has no day with two). */
+  readonly #days = new Map<number, ZoneDay>();
   /** Year -> its standard offset (the smaller of January's and July's). */
   readonly #standard = new Map<number, number>();
 
@@ -78,15 +81,8 @@ class NamedZone implements TimeZone {
 
   offset(t: number): number {
     if (!Number.isFinite(t)) return 0;
-    const day = Math.floor(t / DAY);
-    let known = this.#days.get(day);
-    if (known === undefined) {
-      const start = this.#exact(day * DAY);
-      known = start === this.#exact((day + 1) * DAY) ? start : NaN;
-      if (this.#days.size >= MAX_CACHED_DAYS) this.#days.clear();
-      this.#days.set(day, known);
-    }
-    return Number.isNaN(known) ? this.#exact(t) : known;
+    const day = this.#day(Math.floor(t / DAY));
+    return typeof day === 'number' ? day : t >= day.at ? day.after : day.before;
   }
 
   isDst(t: number): boolean {
@@ -119,12 +115,12 @@ class NamedZone implements TimeZone {
     const currentIsDst = this.isDst(w);
     const after = this.offset(w - current);
     let actual = after;
-    let actualStart = this.#periodStart(w - current);
+    let actualStart: number | undefined;
     if (current === after) {
       if (current >= 0 && dst && !currentIsDst) {
         // East of UTC: the time read as UTC has left DST already; the time may still be in it.
         const earlier = this.offset(w - current - 2 * HOUR);
-        if (earlier !== after && w - earlier < actualStart) {
+        if (earlier !== after && w - earlier < this.#periodStart(w - current)) {
           actual = earlier;
           actualStart = this.#periodStart(w - current - 2 * HOUR);
         }
@@ -138,26 +134,48 @@ class NamedZone implements TimeZone {
         }
       }
     }
+    // With one offset all along, timelib's in_transition cannot hold: both of its answers are `current`.
+    if (current === actual) return w - current + ms;
+    actualStart ??= this.#periodStart(w - current);
     const inTransition = w - actual >= actualStart + (current - actual) && w - actual < actualStart;
-    return w - (current !== actual && !inTransition ? actual : current) + ms;
+    return w - (inTransition ? current : actual) + ms;
   }
 
   /**
-   * The first instant with the offset `t` has, searched two days back (-Infinity when the offset
-   * held all that time: timelib's answer is then too early to change any decision above).
+   * The instant the offset in force at `t` began, looked for two days back (-Infinity when it held
+   * all that time: timelib's answer is then too early to change any decision above).
    */
   #periodStart(t: number): number {
-    const target = this.offset(t);
-    let lo = t - 2 * DAY;
-    if (this.offset(lo) === target) return -Infinity;
-    let hi = t;
-    while (hi - lo > SECOND) {
-      const mid = Math.floor((lo + hi) / 2 / SECOND) * SECOND;
-      if (mid <= lo) break;
-      if (this.offset(mid) === target) hi = mid;
-      else lo = mid;
+    const first = Math.floor((t - 2 * DAY) / DAY);
+    for (let d = Math.floor(t / DAY); d >= first; d--) {
+      const day = this.#day(d);
+      if (typeof day !== 'number' && day.at <= t) return day.at;
     }
-    return hi;
+    return -Infinity;
+  }
+
+  /** A day's offsets: ICU's at its two ends, and where they differ, the second of the change. */
+  #day(day: number): ZoneDay {
+    let known = this.#days.get(day);
+    if (known === undefined) {
+      let lo = day * DAY;
+      let hi = lo + DAY;
+      const before = this.#exact(lo);
+      const after = this.#exact(hi);
+      if (before === after) known = before;
+      else {
+        // The first second with the new offset: offset(lo) is the old one, offset(hi) the new.
+        while (hi - lo > SECOND) {
+          const mid = lo + Math.floor((hi - lo) / 2 / SECOND) * SECOND;
+          if (this.#exact(mid) === after) hi = mid;
+          else lo = mid;
+        }
+        known = { at: hi, before, after };
+      }
+      if (this.#days.size >= MAX_CACHED_DAYS) this.#days.clear();
+      this.#days.set(day, known);
+    }
+    return known;
   }
 
   /** The offset at `t` read from ICU: the local time it formats to, less `t` (whole seconds). */
