@@ -184,7 +184,12 @@ describe('$dateAdd and $dateSubtract across DST changes', () => {
     ["a day that lands in the autumn overlap keeps the start's DST flag", [
       { $dateAdd: { startDate: at('2021-11-06T05:30:00Z'), unit: 'day', amount: 1, timezone: NY } },
       { $dateSubtract: { startDate: at('2021-11-08T06:30:00Z'), unit: 'day', amount: 1, timezone: NY } },
-    ], [date('2021-11-07T05:30:00.000Z'), date('2021-11-07T06:30:00.000Z')]],
+      { $dateAdd: { startDate: at('2021-10-30T00:30:00Z'), unit: 'day', amount: 1, timezone: 'Europe/Berlin' } },
+      { $dateSubtract: { startDate: at('2021-11-01T01:30:00Z'), unit: 'day', amount: 1, timezone: 'Europe/Berlin' } },
+      { $dateAdd: { startDate: at('2024-10-26T00:30:00Z'), unit: 'day', amount: 1, timezone: LONDON } },
+      { $dateAdd: { startDate: at('2021-04-02T15:30:00Z'), unit: 'day', amount: 1, timezone: SYDNEY } },
+      { $dateSubtract: { startDate: at('2021-04-04T16:30:00Z'), unit: 'day', amount: 1, timezone: SYDNEY } },
+    ], [date('2021-11-07T05:30:00.000Z'), date('2021-11-07T06:30:00.000Z'), date('2021-10-31T00:30:00.000Z'), date('2021-10-31T01:30:00.000Z'), date('2024-10-27T00:30:00.000Z'), date('2021-04-03T15:30:00.000Z'), date('2021-04-03T16:30:00.000Z')]],
     ['months step the local calendar: clamped to the local month end, across DST', [
       { $dateAdd: { startDate: at('2021-01-31T17:00:00Z'), unit: 'month', amount: 1, timezone: NY } },
       { $dateAdd: { startDate: at('2021-02-28T17:00:00Z'), unit: 'month', amount: 1, timezone: NY } },
