@@ -39,6 +39,11 @@ const collection = { type: 'string', description: 'collection name (created on f
 const documents = { type: 'array', items: anyObject } as const;
 const idValue = { type: ['string', 'number', 'boolean'] } as const;
 const hint = { type: ['string', 'object'], description: 'MongoDB\'s hint: an index name, a key pattern such as {"email": 1}, or {"$natural": 1}' } as const;
+// An update is a document of update operators or (MongoDB 4.2+) an array of pipeline stages.
+const updateSpec = {
+  anyOf: [anyObject, { type: 'array' }],
+  description: 'update operators ({"$set": {...}}), or an array of pipeline stages ([{"$set": {...}}])',
+} as const;
 const written = { 409: errorRef, 507: errorRef, ...authedErrors } as const;
 // For responses made of documents: fast-json-stringify walks every document against
 // `additionalProperties: true` and costs more than JSON.stringify, which writes the same text for
@@ -212,9 +217,9 @@ export function mqlRoutes(app: FastifyInstance): void {
   const updateRoute = (path: string, multi: boolean): void =>
     route(
       path,
-      multi ? 'Update every matching document with update operators' : 'Update the first matching document with update operators',
+      multi ? 'Update every matching document with update operators or a pipeline' : 'Update the first matching document with update operators or a pipeline',
       // updateOne takes a sort (MongoDB 8.0): the first match in that order is updated.
-      { collection, filter: anyObject, update: anyObject, upsert: { type: 'boolean' }, arrayFilters: { type: 'array', items: anyObject }, hint, ...(multi ? {} : { sort: anyObject }) },
+      { collection, filter: anyObject, update: updateSpec, upsert: { type: 'boolean' }, arrayFilters: { type: 'array', items: anyObject }, hint, ...(multi ? {} : { sort: anyObject }) },
       ['collection', 'filter', 'update'],
       updateOutcome,
       async (request) => {
@@ -263,7 +268,7 @@ export function mqlRoutes(app: FastifyInstance): void {
     route(
       path,
       summary,
-      { collection, filter: anyObject, [field]: anyObject, sort: anyObject, projection: anyObject, upsert: { type: 'boolean' }, returnDocument, hint, ...properties },
+      { collection, filter: anyObject, [field]: field === 'update' ? updateSpec : anyObject, sort: anyObject, projection: anyObject, upsert: { type: 'boolean' }, returnDocument, hint, ...properties },
       ['collection', 'filter', field],
       findAndModifyOutcome,
       async (request) => {

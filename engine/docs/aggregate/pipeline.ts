@@ -40,6 +40,17 @@ const UNSUPPORTED: Record<string, string> = {
   $documents: 'not implemented',
 };
 
+// Every stage the switch in compileStages handles: with UNSUPPORTED, the stages tetradb knows.
+const SUPPORTED = new Set([
+  '$match', '$project', '$addFields', '$set', '$unset', '$replaceRoot', '$replaceWith', '$group', '$count', '$sortByCount', '$sort', '$skip',
+  '$limit', '$unwind', '$lookup', '$facet', '$graphLookup', '$unionWith', '$bucket', '$bucketAuto', '$sample',
+]);
+
+/** True for the name of an aggregation stage tetradb knows, supported or not (a pipeline-style update refuses the others by name). */
+export function isStageName(name: string): boolean {
+  return SUPPORTED.has(name) || Object.hasOwn(UNSUPPORTED, name);
+}
+
 /** A compiled pipeline. */
 export interface CompiledPipeline {
   /** A leading $match's filter (without `$expr`), for the query planner; undefined when none. */
@@ -126,6 +137,7 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
         stages.push(sampleStage(arg));
         break;
       default:
+        if (SUPPORTED.has(name)) throw new Error(`stage ${name} is listed as supported but not compiled`);
         if (Object.hasOwn(UNSUPPORTED, name)) stageError(name, `unsupported: the ${name} stage is not supported (${UNSUPPORTED[name]})`);
         stageError(name, `Unrecognized pipeline stage name: '${name}'`);
     }

@@ -13,6 +13,7 @@ import { cloneValue, compareStrings, getOwn, isPlainObject, MISSING, valuesEqual
 import type { AndNode } from '../query/filter-ast.js';
 import type { UpdateAction, UpdateOperator } from './operator.js';
 import { updateOperators } from './operator-table.js';
+import { compilePipelineUpdate } from './pipeline-update.js';
 import { positionFinder, type PositionFinder } from '../query/recorded-position.js';
 import { checkPositionalPath, expandSteps, isPositionalPart, parseArrayFilters, positionalNoMatch, positionalSteps, type ArrayFilters, type PathStep } from './positional.js';
 
@@ -33,8 +34,8 @@ export interface UpdateResult {
 
 /** A validated update. */
 export interface CompiledUpdate {
-  /** Every path the update may change, in the order it applies them. */
-  readonly paths: readonly string[];
+  /** Every path the update may change, in the order it applies them; undefined for a pipeline (it may change any). */
+  readonly paths: readonly string[] | undefined;
   /** Applies the update to a copy of `doc`. @throws QUERY_ERROR when the document does not admit it (e.g. $inc on a string) */
   apply(doc: Doc, options?: ApplyOptions): UpdateResult;
 }
@@ -240,16 +241,27 @@ function expand(templates: readonly Template[], doc: Doc, isInsert: boolean, fil
 }
 
 /**
- * Compiles an update document of operators (`{$set: {...}, $inc: {...}}`); `{$date: ...}`
- * values are converted first. Positional paths take their elements from `options`.
+ * Compiles an update document of operators (`{$set: {...}, $inc: {...}}`), or an array of
+ * pipeline stages (pipeline-update.ts); `{$date: ...}` values are converted first. Positional
+ * paths take their elements from `options`.
  * @throws QUERY_ERROR for a replacement document, an unknown or unsupported operator, a
- *   malformed operand, a change to `_id`, two conflicting paths, or array filters that are
- *   malformed, missing or unused; VALIDATION_FAILED for a value that could not be stored (e.g. a
- *   field name with '$') or arrayFilters that are not an array of objects
+ *   malformed operand, a change to `_id`, two conflicting paths, array filters that are
+ *   malformed, missing or unused (or given with a pipeline), or a stage a pipeline-style update
+ *   does not allow; VALIDATION_FAILED for a value that could not be stored (e.g. a field name
+ *   with '$') or arrayFilters that are not an array of objects
  */
 export function compileUpdate(update: unknown, options: CompileUpdateOptions = {}): CompiledUpdate {
   const converted = fromJson(update, { code: 'QUERY_ERROR' });
-  if (!isPlainObject(converted)) invalid('update must be an object of update operators, such as {"$set": {"a": 1}}');
+  if (Array.isArray(converted)) {
+    // MongoDB takes an empty list of array filters, and refuses any other beside a pipeline.
+    const filters = options.arrayFilters;
+    if (filters !== undefined && !(Array.isArray(filters) && filters.length === 0)) {
+      invalid('arrayFilters may not be specified for pipeline-style updates', { field: 'arrayFilters' });
+    }
+    const pipeline = compilePipelineUpdate(converted);
+    return { paths: undefined, apply: (doc, applyOptions) => pipeline.apply(doc, applyOptions) };
+  }
+  if (!isPlainObject(converted)) invalid('update must be an object of update operators, such as {"$set": {"a": 1}}, or an array of pipeline stages');
   const names = Object.keys(converted);
   if (names.length === 0) invalid('update must contain at least one update operator, such as $set');
   if (names.some((n) => !n.startsWith('$'))) {

@@ -123,7 +123,12 @@ function compileString(spec: string, names: ReadonlySet<string>): Expr {
     if (!BUILTIN.has(name) && !names.has(name)) exprError('$$', `Use of undefined variable: ${name}`);
     const parts = rest.length > 0 ? fieldPath(rest.join('.'), spec) : [];
     if (name === 'REMOVE') return () => MISSING;
-    if (name === 'NOW') return () => new Date();
+    // $$NOW is one instant for a whole operation: the one its scope binds (an update's, an
+    // aggregation's), else the time of reading.
+    if (name === 'NOW') return (scope) => {
+      const now = scope.get('NOW');
+      return now === MISSING ? new Date() : now;
+    };
     return (scope) => pathValue(scope.get(name), parts);
   }
   if (spec.startsWith('$')) {

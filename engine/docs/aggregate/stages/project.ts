@@ -9,14 +9,30 @@
  * - $unset: the exclusion projection of its path(s).
  * - $replaceRoot / $replaceWith: the document becomes its expression's value, which must be an
  *   object.
+ * Each is a function of one document (DocTransform), which the stage maps over its input and a
+ * pipeline-style update (update/pipeline-update.ts) applies to the document it changes.
  */
 
 import { compileProjection } from '../../projection.js';
 import { bsonTypeOf, getOwn, isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
 import { Scope, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
-import { needsOf, PASS_THROUGH, READS_ALL } from '../dependencies.js';
+import { needsOf, PASS_THROUGH, READS_ALL, type Needs } from '../dependencies.js';
 import { stageError, streaming, type Stage } from '../stage.js';
+
+/** A reshaping stage as a function of one document. */
+export interface DocTransform {
+  readonly name: string;
+  /** What it reads of its input (dependencies.ts). */
+  readonly needs: Needs;
+  /** The output document for `doc` (never changed); `vars` are the variables in force. @throws QUERY_ERROR */
+  apply(doc: Doc, vars: Scope | undefined): Doc;
+}
+
+/** The stage that applies a transform to each document of its input. */
+export function transformStage(t: DocTransform): Stage {
+  return streaming(t.name, t.needs, (chunk, ctx) => chunk.map((doc) => t.apply(doc, ctx.vars)));
+}
 
 // Sets `value` at `parts` of a copy-on-write document (`target`; objects are copied on the way)
 // along the arrays of `input`: every element of an input array on the path gets the rest of the
@@ -72,7 +88,8 @@ function flatten(spec: Doc, prefix: string, out: Array<[string, unknown]>, stage
 
 const isFlag = (v: unknown): v is number | boolean => typeof v === 'number' || typeof v === 'boolean';
 
-export function projectStage(spec: unknown, names: ReadonlySet<string>): Stage {
+/** $project's transform. @throws QUERY_ERROR for a malformed specification */
+export function projectTransform(spec: unknown, names: ReadonlySet<string>): DocTransform {
   const stage = '$project';
   if (!isPlainObject(spec) || Object.keys(spec).length === 0) stageError(stage, '$project specification must be an object with at least one field');
   const entries: Array<[string, unknown]> = [];
@@ -107,53 +124,78 @@ export function projectStage(spec: unknown, names: ReadonlySet<string>): Stage {
         [...Object.keys(flags).filter((k) => flags[k] === 1), ...computed.filter((c) => c.parts.length > 1).map((c) => c.parts.slice(0, -1).join('.'))],
         true,
       );
-  return streaming(stage, needs, (chunk, ctx) =>
-    chunk.map((doc) => {
+  return {
+    name: stage,
+    needs,
+    apply(doc, vars) {
       let out: unknown = keepNothing ? {} : projection === undefined ? { ...doc } : projection.apply(doc);
       if (computed.length > 0) {
-        const scope = Scope.of(doc, ctx.vars);
+        const scope = Scope.of(doc, vars);
         for (const c of computed) out = setAlong(out, doc, c.parts, 0, c.expr(scope));
       }
       return out as Doc;
-    }),
-  );
+    },
+  };
 }
 
-export function addFieldsStage(name: '$addFields' | '$set', spec: unknown, names: ReadonlySet<string>): Stage {
+export function projectStage(spec: unknown, names: ReadonlySet<string>): Stage {
+  return transformStage(projectTransform(spec, names));
+}
+
+/** $addFields' (and $set's) transform. @throws QUERY_ERROR for a malformed specification */
+export function addFieldsTransform(name: '$addFields' | '$set', spec: unknown, names: ReadonlySet<string>): DocTransform {
   if (!isPlainObject(spec)) stageError(name, `${name} specification must be an object`);
   const entries: Array<[string, unknown]> = [];
   flatten(spec, '', entries, name);
   const fields = entries.map(([path, v]) => ({ parts: checkFieldPath(name, path), expr: compileExpression(v, names) }));
-  return streaming(name, needsOf(entries.map(([, v]) => v), [], false), (chunk, ctx) =>
-    chunk.map((doc) => {
-      const scope = Scope.of(doc, ctx.vars);
+  return {
+    name,
+    needs: needsOf(entries.map(([, v]) => v), [], false),
+    apply(doc, vars) {
+      const scope = Scope.of(doc, vars);
       const values = fields.map((f) => f.expr(scope));
       let out: unknown = doc;
       fields.forEach((f, i) => (out = setAlong(out, out, f.parts, 0, values[i])));
       return out as Doc;
-    }),
-  );
+    },
+  };
 }
 
-export function unsetStage(spec: unknown): Stage {
+export function addFieldsStage(name: '$addFields' | '$set', spec: unknown, names: ReadonlySet<string>): Stage {
+  return transformStage(addFieldsTransform(name, spec, names));
+}
+
+/** $unset's transform. @throws QUERY_ERROR for a malformed specification */
+export function unsetTransform(spec: unknown): DocTransform {
   const paths = typeof spec === 'string' ? [spec] : spec;
   if (!Array.isArray(paths) || paths.length === 0 || !paths.every((p) => typeof p === 'string')) stageError('$unset', '$unset specification must be a string or an array of strings');
   const projection = compileProjection(Object.fromEntries(paths.map((p) => [p, 0])));
-  return streaming('$unset', PASS_THROUGH, (chunk) => chunk.map((doc) => projection.apply(doc)));
+  return { name: '$unset', needs: PASS_THROUGH, apply: (doc) => projection.apply(doc) };
 }
 
-export function replaceRootStage(name: '$replaceRoot' | '$replaceWith', spec: unknown, names: ReadonlySet<string>): Stage {
+export function unsetStage(spec: unknown): Stage {
+  return transformStage(unsetTransform(spec));
+}
+
+/** $replaceRoot's (and $replaceWith's) transform. @throws QUERY_ERROR for a malformed specification */
+export function replaceRootTransform(name: '$replaceRoot' | '$replaceWith', spec: unknown, names: ReadonlySet<string>): DocTransform {
   let exprSpec: unknown = spec;
   if (name === '$replaceRoot') {
     if (!isPlainObject(spec) || !Object.hasOwn(spec, 'newRoot') || Object.keys(spec).length !== 1) stageError(name, "$replaceRoot requires exactly one field, 'newRoot'");
     exprSpec = spec['newRoot'];
   }
   const expr = compileExpression(exprSpec, names);
-  return streaming(name, needsOf([exprSpec], [], true), (chunk, ctx) =>
-    chunk.map((doc) => {
-      const v = expr(Scope.of(doc, ctx.vars));
+  return {
+    name,
+    needs: needsOf([exprSpec], [], true),
+    apply(doc, vars) {
+      const v = expr(Scope.of(doc, vars));
       if (!isPlainObject(v)) stageError(name, `'newRoot' expression must evaluate to an object, but resulting value was: ${v === MISSING ? 'missing' : bsonTypeOf(v)}`);
       return v;
-    }),
-  );
+    },
+  };
+}
+
+export function replaceRootStage(name: '$replaceRoot' | '$replaceWith', spec: unknown, names: ReadonlySet<string>): Stage {
+  return transformStage(replaceRootTransform(name, spec, names));
 }
