@@ -37,6 +37,7 @@ import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
 import { AGGREGATE_LIMITS, approxBytes, BlockingBudget, type StageContext } from './aggregate/stage.js';
 import { compilePipeline } from './aggregate/pipeline.js';
+import { Scope } from './aggregate/expression/expression.js';
 import { ValueSet } from './aggregate/value-key.js';
 import { fromJson } from './ejson.js';
 import { compileProjection, type CompiledProjection } from './projection.js';
@@ -725,7 +726,8 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
     }
   }
   const ctx: StageContext = {
-    vars: undefined,
+    // $$NOW is one instant for the whole pipeline, as in MongoDB.
+    vars: new Scope(new Map([['NOW', new Date()]])),
     scan: (collection) => read(collection, matchAll),
     async lookup(collection, filterSpec) {
       // What one document's $lookup brings in is held whole, within the blocking bound.

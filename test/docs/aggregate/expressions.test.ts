@@ -35,6 +35,14 @@ describe('field paths, variables and literals', () => {
     ['an array of expressions: missing becomes null', ['$a', '$nope'], [5, null]],
     ['an object of expressions: missing is left out', { x: '$a', y: '$nope' }, { x: 5 }],
   ]);
+  it('$$NOW is the instant the scope binds (one per operation), else the time of reading', () => {
+    const now = new Date('2020-01-01T00:00:00Z');
+    const scope = Scope.of(doc, new Scope(new Map([['NOW', now]])));
+    expect(compileExpression('$$NOW')(scope)).toBe(now);
+    expect(compileExpression({ $add: ['$$NOW', 1] })(scope)).toEqual(new Date(now.getTime() + 1));
+    const read = value('$$NOW') as Date;
+    expect(Math.abs(read.getTime() - Date.now())).toBeLessThan(5_000);
+  });
   refuses('an unknown operator', { $nope: 1 }, /Unrecognized expression '\$nope'/);
   refuses('two operators in one object', { $add: [1], $sum: [1] }, /exactly one field/);
   refuses('an undefined variable', '$$nope', /Use of undefined variable: nope/);
