@@ -420,9 +420,13 @@ function randomUpdate(rand: Rand): Doc {
     const path = pick(rand, UPDATE_PATHS);
     if (taken.some((t) => t === path || t.startsWith(`${path}.`) || path.startsWith(`${t}.`))) continue;
     taken.push(path);
-    const op = pick(rand, ['$set', '$unset', '$inc', '$mul', '$min', '$max', '$push', '$addToSet', '$pop', '$pull', '$rename']);
+    const op = pick(rand, ['$set', '$unset', '$inc', '$mul', '$min', '$max', '$push', '$addToSet', '$pop', '$pull', '$rename', '$bit']);
     let value: unknown;
     switch (op) {
+      case '$bit':
+        // One operation per field: mingo refuses several (MongoDB applies them in order).
+        value = { [pick(rand, ['and', 'or', 'xor'])]: pick(rand, [0, 1, 5, 12, -1, -8]) };
+        break;
       case '$inc':
       case '$mul':
         value = pick(rand, [1, 2, -1, 0.5]);
@@ -488,6 +492,7 @@ const TYPE_ERRORS = [
   'contains an element of non-array type',
   'Cannot apply $inc to a value of non-numeric type',
   'Cannot apply $mul to a value of non-numeric type',
+  'Cannot apply $bit to a value of non-integral type',
   'Cannot apply $pull to a non-array value',
   'Cannot apply $addToSet to non-array field',
   'cannot be an array element',

@@ -1,5 +1,5 @@
 /**
- * The one table of update operators, grouped as in the MongoDB manual (Fields, Array). A name
+ * The one table of update operators, grouped as in the MongoDB manual (Fields, Array, Bitwise). A name
  * that is absent is an unknown operator; the unsupported ones say why.
  */
 
@@ -7,6 +7,7 @@ import { addToSetOperator } from './array/add-to-set.js';
 import { popOperator } from './array/pop.js';
 import { pullAllOperator, pullOperator } from './array/pull.js';
 import { pushOperator } from './array/push.js';
+import { bitOperator } from './bitwise/bit.js';
 import { currentDateOperator } from './fields/current-date.js';
 import { incOperator, mulOperator } from './fields/inc-mul.js';
 import { maxOperator, minOperator } from './fields/min-max.js';
@@ -38,6 +39,6 @@ export function updateOperators(checkPath: PathChecker): Readonly<Record<string,
     $pullAll: pullAllOperator,
     $push: pushOperator,
     // Bitwise
-    $bit: { kind: 'unsupported', reason: 'bitwise updates ($bit) are not supported' },
+    $bit: bitOperator,
   };
 }

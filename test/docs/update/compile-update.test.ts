@@ -14,7 +14,7 @@ describe('compileUpdate validates the whole update up front', () => {
     ['a value that is neither a document nor a pipeline', 'text', /update must be an object of update operators, such as \{"\$set": \{"a": 1\}\}, or an array of pipeline stages/],
     ['a pipeline with a stage an update does not allow', [{ $set: { a: 1 } }, { $sort: { a: 1 } }], /^\$sort is not allowed to be used within an update$/],
     ['an unknown operator', { $foo: { a: 1 } }, /unknown update operator: \$foo/],
-    ['$bit', { $bit: { a: { and: 1 } } }, /unsupported update operator: \$bit/],
+    ['$bit of a double', { $bit: { a: { and: 1.5 } } }, /The \$bit modifier field must be an Integer\(32\/64 bit\)/],
     ['a non-document operand', { $set: 5 }, /Modifiers operate on fields but we found type number instead/],
     ['an empty path', { $set: { '': 1 } }, /An empty update path is not valid/],
     ['an empty component', { $set: { 'a..b': 1 } }, /The update path 'a..b' contains an empty field name/],
