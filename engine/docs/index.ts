@@ -23,6 +23,7 @@ export { collectValues, getPathValue, isArrayIndex, parsePath, type LeafArrays }
 export { compileFilter, filterFields, parseFilter, topLevelConditions, type CompiledFilter } from './query/compile-filter.js';
 export type {
   AndNode,
+  BitsOp,
   BsonTypeAlias,
   ComparisonOp,
   ElemMatchOp,

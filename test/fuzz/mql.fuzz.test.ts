@@ -90,8 +90,12 @@ function operand(rand: Rand): unknown {
   return rand() < 0.85 ? pick(rand, SCALARS) : randomValue(rand, 2);
 }
 
+const BIT_MASKS: readonly unknown[] = [0, 1, 2, 3, 5, 35, 50, [], [0], [1, 5], [0, 2]];
+
 function fieldExpression(rand: Rand, depth: number): unknown {
-  switch (randomInt(rand, 0, 18)) {
+  switch (randomInt(rand, 0, 19)) {
+    case 19:
+      return { [pick(rand, ['$bitsAllSet', '$bitsAnySet', '$bitsAllClear', '$bitsAnyClear'])]: pick(rand, BIT_MASKS) };
     case 0:
       return operand(rand);
     case 1:
@@ -211,7 +215,21 @@ function valuesAt(doc: Doc, parts: readonly string[]): unknown[] {
   return collectValues(doc, parts, 'traverse');
 }
 
+const BITS_OPS = ['$bitsAllSet', '$bitsAnySet', '$bitsAllClear', '$bitsAnyClear'];
+
 const FILTER_RULES: ReadonlyArray<{ name: string; applies: (leaf: Leaf, doc: Doc) => boolean }> = [
+  {
+    // The bitwise operators match only numbers that are 64-bit integers in MongoDB (an array
+    // through its elements); mingo applies JavaScript's 32-bit & to whatever it finds, so a
+    // string, a fraction, a missing field or a whole array (also the array of values a path
+    // through documents collects) reads as 0 or truncated.
+    name: 'bits-on-non-integers',
+    applies: (leaf, doc) => {
+      if (!BITS_OPS.includes(leaf.op)) return false;
+      const values = valuesAt(doc, leaf.parts);
+      return values.length === 0 || values.some((v) => !Number.isInteger(v)) || pathFacts(doc, leaf.parts).crossesArray;
+    },
+  },
   {
     // MongoDB does not enter an array nested in an array implicitly, and hands an element picked
     // by an index ("a.0") to the operator as is; mingo flattens nested arrays along the path.

@@ -83,3 +83,66 @@ describe('$bit', () => {
     });
   }
 });
+
+describe('$bitsAllSet, $bitsAnySet, $bitsAllClear, $bitsAnyClear', () => {
+  // The manual's collection, without its fourth document (a BinData value has no JSON form here).
+  const MANUAL = [
+    { _id: 1, a: 54, binaryValueofA: '00110110' },
+    { _id: 2, a: 20, binaryValueofA: '00010100' },
+    { _id: 3, a: 20.0, binaryValueofA: '00010100' },
+  ];
+  let c: string;
+  beforeAll(async () => {
+    c = await seed([...MANUAL, { _id: 4, a: -5 }, { _id: 5, a: 'text' }, { _id: 6, a: [2, 54] }]);
+  });
+  const found = async (filter: unknown): Promise<unknown[]> => {
+    const res = await mql('find', { collection: c, filter, projection: { _id: 1 } });
+    expect(res.status, res.text).toBe(200);
+    return res.body.documents.map((d: { _id: unknown }) => d._id);
+  };
+
+  const cases: ReadonlyArray<readonly [string, unknown, unknown[]]> = [
+    ['$bitsAllSet with positions (the manual)', { a: { $bitsAllSet: [1, 5] }, _id: { $lte: 3 } }, [1]],
+    ['$bitsAllSet with a bitmask (the manual)', { a: { $bitsAllSet: 50 }, _id: { $lte: 3 } }, [1]],
+    ['$bitsAnySet with positions (the manual)', { a: { $bitsAnySet: [1, 5] }, _id: { $lte: 3 } }, [1]],
+    ['$bitsAnySet with a bitmask (the manual)', { a: { $bitsAnySet: 35 }, _id: { $lte: 3 } }, [1]],
+    ['$bitsAllClear with positions (the manual)', { a: { $bitsAllClear: [1, 5] }, _id: { $lte: 3 } }, [2, 3]],
+    ['$bitsAllClear with a bitmask (the manual)', { a: { $bitsAllClear: 35 }, _id: { $lte: 3 } }, [2, 3]],
+    ['$bitsAnyClear with positions (the manual)', { a: { $bitsAnyClear: [1, 5] }, _id: { $lte: 3 } }, [2, 3]],
+    ['$bitsAnyClear with a bitmask (the manual)', { a: { $bitsAnyClear: 35 }, _id: { $lte: 3 } }, [1, 2, 3]],
+    ['sign extension (the manual): bit 200 of a negative number is set', { a: { $bitsAllSet: [200] } }, [4]],
+    ['a string never matches, even clear bits; an array matches through its elements', { a: { $bitsAllClear: [0] } }, [1, 2, 3, 6]],
+    ['inside $elemMatch, on each element', { a: { $elemMatch: { $bitsAllSet: [1, 2, 4, 5] } } }, [6]],
+  ];
+  for (const [name, filter, expected] of cases) it(name, async () => expect(await found(filter)).toEqual(expected));
+
+  it('answers the same through an index on the field, in counts, updates and aggregations', async () => {
+    expect((await mql('createIndex', { collection: c, keys: { a: 1 } })).status).toBe(200);
+    expect(await found({ a: { $bitsAnySet: 35 } })).toEqual([1, 4, 6]);
+    expect((await mql('countDocuments', { collection: c, filter: { a: { $bitsAllClear: [1, 5] } } })).body).toEqual({ count: 2 });
+    const agg = await mql('aggregate', { collection: c, pipeline: [{ $match: { a: { $bitsAllSet: 50 } } }, { $project: { _id: 1 } }] });
+    expect(agg.body.documents).toEqual([{ _id: 1 }, { _id: 4 }, { _id: 6 }]);
+    expect((await mql('updateMany', { collection: c, filter: { a: { $bitsAnyClear: [0] } }, update: { $set: { even: true } } })).body).toEqual({ matchedCount: 4, modifiedCount: 4 });
+    expect(await found({ even: true })).toEqual([1, 2, 3, 6]);
+  });
+
+  const refusals: ReadonlyArray<readonly [string, unknown, RegExp]> = [
+    ['a negative bitmask', { a: { $bitsAllSet: -1 } }, /^Expected a non-negative number in: \$bitsAllSet: -1$/],
+    ['a fractional bitmask', { a: { $bitsAnySet: 1.5 } }, /^Expected an integer: \$bitsAnySet: 1\.5$/],
+    ['a string bitmask', { a: { $bitsAllClear: 'x' } }, /^\$bitsAllClear takes an Array, a number, or a BinData but received: \$bitsAllClear: "x"$/],
+    ['a negative bit position', { a: { $bitsAnyClear: [-1] } }, /^Failed to parse bit position\. Expected a non-negative number in: 0: -1$/],
+    ['a BinData bitmask in Extended JSON', { a: { $bitsAllSet: { $binary: { base64: 'Zg==', subType: '00' } } } }, /^\$bitsAllSet with a BinData bitmask is not supported: tetradb has no binary type/],
+  ];
+  for (const [name, filter, message] of refusals) {
+    it(`refuses ${name} (400 QUERY_ERROR), and an update with it changes nothing`, async () => {
+      const res = await mql('find', { collection: c, filter });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.error.code).toBe('QUERY_ERROR');
+      expect(res.body.error.message).toMatch(message);
+      const before = await all(c);
+      const upd = await mql('updateMany', { collection: c, filter, update: { $set: { touched: true } } });
+      expect(upd.status).toBe(400);
+      expect(await all(c)).toEqual(before);
+    });
+  }
+});

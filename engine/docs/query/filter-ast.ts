@@ -65,6 +65,7 @@ export type FieldOp =
   | RegexOp
   | ModOp
   | SizeOp
+  | BitsOp
   | ElemMatchOp
   | NotOp;
 
@@ -106,6 +107,12 @@ export interface ModOp {
 export interface SizeOp {
   readonly op: '$size';
   readonly value: number;
+}
+
+/** The bit positions tested (from a bitmask's set bits or a list), ascending, each once. */
+export interface BitsOp {
+  readonly op: '$bitsAllSet' | '$bitsAnySet' | '$bitsAllClear' | '$bitsAnyClear';
+  readonly value: readonly number[];
 }
 
 /** `value` form: conditions on each element (`{$elemMatch: {$gte: 80}}`); `document` form: a filter on each element. */

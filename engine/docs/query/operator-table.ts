@@ -6,6 +6,7 @@
 import { allOperator } from './array/all.js';
 import { elemMatchOperator } from './array/elem-match.js';
 import { sizeOperator } from './array/size.js';
+import { bitsAllClearOperator, bitsAllSetOperator, bitsAnyClearOperator, bitsAnySetOperator } from './bitwise/bits.js';
 import { eqOperator, neOperator } from './comparison/eq.js';
 import { inOperator, ninOperator } from './comparison/in.js';
 import { gteOperator, gtOperator, lteOperator, ltOperator } from './comparison/range.js';
@@ -41,6 +42,11 @@ export const FIELD_OPERATORS: { readonly [K in FieldOpName]: FieldOperator<K> } 
   // Array
   $size: sizeOperator,
   $elemMatch: elemMatchOperator,
+  // Bitwise
+  $bitsAllClear: bitsAllClearOperator,
+  $bitsAllSet: bitsAllSetOperator,
+  $bitsAnyClear: bitsAnyClearOperator,
+  $bitsAnySet: bitsAnySetOperator,
 };
 
 function unsupported(where: 'top' | 'field', reason: string): UnsupportedOperator {
@@ -48,7 +54,6 @@ function unsupported(where: 'top' | 'field', reason: string): UnsupportedOperato
 }
 
 const GEO = 'geospatial queries are not supported';
-const BITWISE = 'bitwise query operators are not supported';
 
 /** Every query operator MongoDB's manual lists, by name. */
 export const QUERY_OPERATORS: Readonly<Record<string, QueryOperator>> = {
@@ -80,11 +85,6 @@ export const QUERY_OPERATORS: Readonly<Record<string, QueryOperator>> = {
   $maxDistance: unsupported('field', GEO),
   $minDistance: unsupported('field', GEO),
   $polygon: unsupported('field', GEO),
-  // Bitwise
-  $bitsAllClear: unsupported('field', BITWISE),
-  $bitsAllSet: unsupported('field', BITWISE),
-  $bitsAnyClear: unsupported('field', BITWISE),
-  $bitsAnySet: unsupported('field', BITWISE),
 };
 
 /** The table entry for `name`, read as an own property (a filter key "constructor" finds nothing). */

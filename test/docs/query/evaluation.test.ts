@@ -150,7 +150,7 @@ describe('unsupported and unknown operators are never ignored', () => {
     ['$jsonSchema', { $jsonSchema: {} }, /unsupported operator: \$jsonSchema/],
     ['$near', { loc: { $near: [0, 0] } }, /unsupported operator: \$near/],
     ['$geoWithin', { loc: { $geoWithin: {} } }, /unsupported operator: \$geoWithin/],
-    ['$bitsAllSet', { a: { $bitsAllSet: 1 } }, /unsupported operator: \$bitsAllSet/],
+    ['a BinData bitmask (no binary type here)', { a: { $bitsAllSet: { $binary: { base64: 'Zg==', subType: '00' } } } }, /\$bitsAllSet with a BinData bitmask is not supported/],
     ['an unknown field operator', { a: { $foo: 1 } }, /unknown operator: \$foo/],
     ['a field name mixed into an operator expression', { a: { $gt: 1, b: 2 } }, /unknown operator: b/],
   ];
