@@ -15,6 +15,7 @@ import { regexOperator } from './evaluation/regex.js';
 import { truthy } from '../aggregate/expression/comparison.js';
 import { Scope } from '../aggregate/expression/expression.js';
 import { compileExpression } from '../aggregate/expression/operator-table.js';
+import { compileSampleRate, type Sampling } from './miscellaneous/sample-rate.js';
 
 /** A compiled filter: the AST for planners and explain, and the predicate. */
 export interface CompiledFilter {
@@ -106,6 +107,7 @@ function parseFilterDocument(filter: unknown, depth: number, exprAllowed = true,
     switch (entry?.kind) {
       case 'logical':
       case 'expr':
+      case 'sampleRate':
         conditions.push(entry.parse(value, ctx));
         break;
       case 'ignored':
@@ -187,9 +189,10 @@ class ValueSubject implements Subject {
   }
 }
 
+// Filters inside operators ($elemMatch's document form) hold no $sampleRate: top level only.
 const compileContext: CompileContext = {
   compileOps: (ops) => ops.map(compileOp),
-  compileFilter: (node) => compileNode(node),
+  compileFilter: (node) => compileNode(node, 'stable'),
 };
 
 function compileOp(op: FieldOp): CompiledOp {
@@ -201,19 +204,20 @@ function compileOp(op: FieldOp): CompiledOp {
 
 type Predicate = (doc: Doc, vars?: Scope) => boolean;
 
-function compileNode(node: FilterNode): Predicate {
+function compileNode(node: FilterNode, sampling: Sampling): Predicate {
+  const compileChild = (child: FilterNode): Predicate => compileNode(child, sampling);
   switch (node.kind) {
     case 'and': {
-      const children = node.children.map(compileNode);
+      const children = node.children.map(compileChild);
       if (children.length === 1) return children[0]!;
       return (doc, vars) => children.every((c) => c(doc, vars));
     }
     case 'or': {
-      const children = node.children.map(compileNode);
+      const children = node.children.map(compileChild);
       return (doc, vars) => children.some((c) => c(doc, vars));
     }
     case 'nor': {
-      const children = node.children.map(compileNode);
+      const children = node.children.map(compileChild);
       return (doc, vars) => !children.some((c) => c(doc, vars));
     }
     case 'field': {
@@ -232,6 +236,8 @@ function compileNode(node: FilterNode): Predicate {
       const expr = compileExpression(node.spec, new Set(node.names));
       return (doc, vars) => truthy(expr(Scope.of(doc, vars)));
     }
+    case 'sampleRate':
+      return compileSampleRate(node, sampling);
     default: {
       const unhandled: never = node;
       throw new Error(`unhandled filter node ${JSON.stringify(unhandled)}`);
@@ -239,20 +245,26 @@ function compileNode(node: FilterNode): Predicate {
   }
 }
 
+/** Options of compileFilter. */
+export interface CompileFilterOptions {
+  /** How `$sampleRate` draws (query/miscellaneous/sample-rate.ts); 'stable' unless each document is tested once. */
+  readonly sampling?: Sampling;
+}
+
 /**
  * Compiles an MQL filter (`{}`, undefined and null match everything). `{$date: ...}` values are
  * converted first; `names` are the user variables an `$expr` may read (see CompiledFilter.test).
  * @throws QUERY_ERROR naming the operator for anything malformed, unknown or unsupported
  */
-export function compileFilter(filter: unknown, names?: ReadonlySet<string>): CompiledFilter {
+export function compileFilter(filter: unknown, names?: ReadonlySet<string>, options: CompileFilterOptions = {}): CompiledFilter {
   const ast = parseFilter(filter, names);
-  const test = compileNode(ast);
+  const test = compileNode(ast, options.sampling ?? 'stable');
   return { ast, test };
 }
 
 /** The predicate of an already parsed filter (a part of one, as the positional `$` of updates uses). */
 export function compileFilterAst(ast: AndNode): (doc: Doc) => boolean {
-  return compileNode(ast);
+  return compileNode(ast, 'stable');
 }
 
 /**
@@ -298,7 +310,8 @@ export function filterPaths(ast: AndNode): string[] {
     if (node.kind === 'field') out.add(node.path);
     else if (node.kind === 'expr') {
       if (node.fields !== 'all') for (const f of node.fields) out.add(f);
-    } else for (const child of node.children) visit(child);
+    } else if (node.kind === 'sampleRate') out.add('_id'); // its draw reads the _id
+    else for (const child of node.children) visit(child);
   };
   visit(ast);
   return [...out];
@@ -306,13 +319,19 @@ export function filterPaths(ast: AndNode): string[] {
 
 /** True when the filter has an `$expr` that may read any field (filterFields then does not cover it). */
 export function filterReadsAll(ast: AndNode): boolean {
-  const visit = (node: FilterNode): boolean => (node.kind === 'expr' ? node.fields === 'all' : node.kind === 'field' ? false : node.children.some(visit));
+  const visit = (node: FilterNode): boolean => (node.kind === 'expr' ? node.fields === 'all' : node.kind === 'field' || node.kind === 'sampleRate' ? false : node.children.some(visit));
   return visit(ast);
 }
 
 /** True when the filter has an `$expr` anywhere. */
 export function filterHasExpr(ast: AndNode): boolean {
-  const visit = (node: FilterNode): boolean => (node.kind === 'expr' ? true : node.kind === 'field' ? false : node.children.some(visit));
+  const visit = (node: FilterNode): boolean => (node.kind === 'expr' ? true : node.kind === 'field' || node.kind === 'sampleRate' ? false : node.children.some(visit));
+  return visit(ast);
+}
+
+/** True when the filter has a `$sampleRate` anywhere. */
+export function filterHasSample(ast: AndNode): boolean {
+  const visit = (node: FilterNode): boolean => (node.kind === 'sampleRate' ? true : node.kind === 'field' || node.kind === 'expr' ? false : node.children.some(visit));
   return visit(ast);
 }
 

@@ -17,8 +17,8 @@ import type { BsonTypeAlias } from './element/type.js';
 
 export type { BsonTypeAlias };
 
-/** A filter node: a boolean combination, the conditions on one dot path, or an `$expr`. */
-export type FilterNode = AndNode | OrNode | NorNode | FieldNode | ExprNode;
+/** A filter node: a boolean combination, the conditions on one dot path, an `$expr` or a `$sampleRate`. */
+export type FilterNode = AndNode | OrNode | NorNode | FieldNode | ExprNode | SampleRateNode;
 
 /** All children match (an empty `and` matches every document). */
 export interface AndNode {
@@ -47,6 +47,12 @@ export interface ExprNode {
   readonly fields: readonly string[] | 'all';
   /** User variables it may read (a `$lookup` pipeline's `let`), given when the filter was compiled. */
   readonly names: readonly string[];
+}
+
+/** `{$sampleRate: <rate>}`: a document matches with probability `rate`, in [0, 1]. */
+export interface SampleRateNode {
+  readonly kind: 'sampleRate';
+  readonly rate: number;
 }
 
 /** Every condition in `ops` holds for the values at `path` (a dot path such as "a.b.0"). */

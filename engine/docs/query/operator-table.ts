@@ -18,6 +18,7 @@ import { regexOperator } from './evaluation/regex.js';
 import type { FieldOpName } from './filter-ast.js';
 import { andOperator, norOperator, orOperator } from './logical/and-or-nor.js';
 import { notOperator } from './logical/not.js';
+import { sampleRateOperator } from './miscellaneous/sample-rate.js';
 import type { FieldOperator, QueryOperator, UnsupportedOperator } from './operator.js';
 
 /** Operators that appear in the AST, typed per name so the compiler's dispatch is exhaustive. */
@@ -66,12 +67,12 @@ export const QUERY_OPERATORS: Readonly<Record<string, QueryOperator>> = {
   $nor: norOperator,
   // Miscellaneous
   $comment: { kind: 'ignored' },
+  $sampleRate: sampleRateOperator,
   // Evaluation operators tetradb does not run.
   $where: unsupported('top', '$where is refused: tetradb never executes JavaScript from a query'),
   $expr: exprOperator,
   $jsonSchema: unsupported('top', '$jsonSchema is not supported'),
   $text: unsupported('top', '$text needs a text index, which tetradb does not have: an aggregation whose first $match uses it runs on the external MongoDB when TETRA_MONGODB_URI is set (docs/configuration.md)'),
-  $sampleRate: unsupported('top', '$sampleRate is not supported'),
   // Geospatial
   $geoIntersects: unsupported('field', GEO),
   $geoWithin: unsupported('field', GEO),

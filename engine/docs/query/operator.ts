@@ -29,7 +29,7 @@ export interface ParseContext {
   parseOperators(expr: Doc, operator: string): FieldOp[];
   /** Parses a whole filter document one level deeper (the root of $elemMatch's document form). */
   parseFilter(filter: unknown, operator: string): FilterNode;
-  /** False inside $elemMatch, where MongoDB refuses `$expr`. */
+  /** False inside $elemMatch, where MongoDB refuses `$expr` and `$sampleRate` (top-level operators). */
   readonly exprAllowed: boolean;
   /** The user variables `$expr` may read (a `$lookup` pipeline's `let`). */
   readonly names: ReadonlySet<string>;
@@ -69,6 +69,12 @@ export interface ExprOperator {
   parse(operand: unknown, ctx: ParseContext): FilterNode;
 }
 
+/** `$sampleRate`: a random sample of the documents, at the top level of a filter. */
+export interface SampleRateOperator {
+  readonly kind: 'sampleRate';
+  parse(operand: unknown, ctx: ParseContext): FilterNode;
+}
+
 /** A top-level operator with no effect on matching ($comment). */
 export interface IgnoredOperator {
   readonly kind: 'ignored';
@@ -87,7 +93,7 @@ export interface AnyFieldOperator {
   parse(operand: unknown, ctx: ParseContext): FieldOp;
 }
 
-export type QueryOperator = AnyFieldOperator | ExpandingOperator | LogicalOperator | ExprOperator | IgnoredOperator | UnsupportedOperator;
+export type QueryOperator = AnyFieldOperator | ExpandingOperator | LogicalOperator | ExprOperator | SampleRateOperator | IgnoredOperator | UnsupportedOperator;
 
 /** Throws QUERY_ERROR naming the operator. @throws QUERY_ERROR */
 export function queryError(operator: string, message: string, details: Record<string, unknown> = {}): never {

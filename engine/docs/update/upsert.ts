@@ -29,6 +29,7 @@ function collect(node: FilterNode, out: Equality[]): void {
       return;
     case 'nor':
     case 'expr':
+    case 'sampleRate':
       return;
     case 'field':
       for (const op of node.ops) {

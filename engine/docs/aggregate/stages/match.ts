@@ -1,9 +1,9 @@
 /**
- * $match: the find filter (query/compile-filter.ts), `$expr` included; inside a `$lookup`
- * pipeline its `$expr`s read the `let` variables.
+ * $match: the find filter (query/compile-filter.ts), `$expr` and `$sampleRate` included; inside a
+ * `$lookup` pipeline its `$expr`s read the `let` variables.
  */
 
-import { compileFilter, filterPaths, filterReadsAll, type CompiledFilter } from '../../query/compile-filter.js';
+import { compileFilter, filterHasSample, filterPaths, filterReadsAll, type CompiledFilter } from '../../query/compile-filter.js';
 import { needsOf, READS_ALL } from '../dependencies.js';
 import { isPlainObject } from '../../values.js';
 import { stageError, streaming, type Stage } from '../stage.js';
@@ -19,6 +19,10 @@ export function matchStage(spec: unknown, names: ReadonlySet<string>): MatchStag
   // `$expr` anywhere in it reads the `let` variables of an enclosing $lookup pipeline.
   const filter = compileFilter(spec, names);
   const needs = filterReadsAll(filter.ast) ? READS_ALL : needsOf([], filterPaths(filter.ast), false);
-  const stage = streaming('$match', needs, (chunk, ctx) => chunk.filter((d) => filter.test(d, ctx.vars)));
+  // The stage tests each document once, and documents in a pipeline may share an `_id` (after
+  // $unwind): its $sampleRate draws afresh for each. The planner's read of a leading $match
+  // (`filter`) tests stored documents, and draws by `_id` (sample-rate.ts).
+  const own = filterHasSample(filter.ast) ? compileFilter(spec, names, { sampling: 'independent' }) : filter;
+  const stage = streaming('$match', needs, (chunk, ctx) => chunk.filter((d) => own.test(d, ctx.vars)));
   return { ...stage, filter };
 }
