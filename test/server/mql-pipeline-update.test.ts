@@ -227,6 +227,8 @@ describe('pipeline-style upserts: the document built from the filter\'s equaliti
     ['$unset', { _id: 1, x: 1, y: 1 }, [{ $unset: ['x'] }], { _id: 1, y: 1 }],
     ['fields computed from the equalities', { _id: 1, 'a.b': 2, c: { $in: [3] }, d: { $gt: 0 } }, [{ $set: { sum: { $add: ['$a.b', '$c'] } } }], { _id: 1, a: { b: 2 }, c: 3, sum: 5 }],
     ['_id set by the pipeline', { x: 1 }, [{ $set: { _id: 'chosen' } }], { _id: 'chosen', x: 1 }],
+    ['an empty pipeline inserts the equalities', { _id: 1, x: 1 }, [], { _id: 1, x: 1 }],
+    ['$$ROOT is the document built from the filter', { _id: 1, x: 1 }, [{ $replaceWith: { copy: '$$ROOT' } }], { _id: 1, copy: { _id: 1, x: 1 } }],
   ];
   for (const [name, filter, update, expected] of cases) {
     it(name, async () => {
@@ -298,6 +300,15 @@ describe('pipeline-style updates: refusals change nothing', () => {
   it('refuses a document nested past the depth bound', async () => {
     const nested = (n: number): unknown => (n === 0 ? 1 : { d: nested(n - 1) });
     await refused([{ $set: { b: { $literal: nested(120) } } }], 'VALIDATION_FAILED', /nesting exceeds/);
+  });
+
+  it('refuses an upsert whose pipeline gives the new document an _id that cannot be one, inserting nothing', async () => {
+    const c = await seed([DOC]);
+    const res = await mql('updateOne', { collection: c, filter: { x: 5 }, update: [{ $set: { _id: { a: 1 } } }], upsert: true });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error.code).toBe('VALIDATION_FAILED');
+    expect(res.body.error.message).toMatch(/_id must be a string, a number or a boolean/);
+    expect(await all(c)).toEqual([DOC]);
   });
 
   it('an arrayFilters list that is empty is accepted (MongoDB parses it to no filters)', async () => {

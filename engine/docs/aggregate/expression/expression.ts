@@ -125,10 +125,12 @@ function compileString(spec: string, names: ReadonlySet<string>): Expr {
     if (name === 'REMOVE') return () => MISSING;
     // $$NOW is one instant for a whole operation: the one its scope binds (an update's, an
     // aggregation's), else the time of reading.
-    if (name === 'NOW') return (scope) => {
-      const now = scope.get('NOW');
-      return now === MISSING ? new Date() : now;
-    };
+    if (name === 'NOW') {
+      return (scope) => {
+        const now = scope.get('NOW');
+        return now === MISSING ? new Date() : now;
+      };
+    }
     return (scope) => pathValue(scope.get(name), parts);
   }
   if (spec.startsWith('$')) {
