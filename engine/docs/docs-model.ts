@@ -40,7 +40,8 @@ import { compilePipeline } from './aggregate/pipeline.js';
 import { Scope } from './aggregate/expression/expression.js';
 import { ValueSet } from './aggregate/value-key.js';
 import { fromJson } from './ejson.js';
-import { compileProjection, type CompiledProjection } from './projection.js';
+import { compileProjection, hasComputedFields, hasFindOperators, type CompiledProjection, type ProjectionOptions } from './projection.js';
+import { projectTransform } from './aggregate/stages/project.js';
 import { compileFilter, filterPaths, filterReadsAll, parseFilter, type CompiledFilter } from './query/compile-filter.js';
 import { describePlan, planQuery, type Hint, type Plan } from './query-planner.js';
 import { compileSort, type CompiledSort } from './sort.js';
@@ -91,6 +92,25 @@ function integerOption(value: unknown, name: string, min: number, max: number, f
     fail('VALIDATION_FAILED', `${name} must be an integer between ${min} and ${max}`, { field: name });
   }
   return value;
+}
+
+const NO_NAMES: ReadonlySet<string> = new Set();
+
+/**
+ * A find's projection: inclusions, exclusions and find's projection operators (projection.ts),
+ * or, when it computes fields (MongoDB 4.4+), a $project stage's (its expressions see `$$NOW`,
+ * one instant per request). find's own operators cannot join computed fields here.
+ * @throws QUERY_ERROR for a malformed projection
+ */
+function compileFindProjection(spec: unknown, options: ProjectionOptions): CompiledProjection {
+  if (!hasComputedFields(spec)) return compileProjection(spec, options);
+  if (hasFindOperators(spec)) {
+    fail('QUERY_ERROR', 'a projection that computes fields cannot also use $slice, $elemMatch, $meta or a positional \'$\' in tetradb: run the find as an aggregation ($match, $project) instead', { operator: 'projection' });
+  }
+  const transform = projectTransform(fromJson(spec, { code: 'QUERY_ERROR' }), NO_NAMES);
+  const vars = new Scope(new Map([['NOW', new Date()]]));
+  const includesId = !(isPlainObject(spec) && (spec[ID] === 0 || spec[ID] === false));
+  return { mode: 'inclusion', paths: [], includesId, apply: (doc) => transform.apply(doc, vars) };
 }
 
 /** The options of find; everything comes straight from the request and is validated here. */
@@ -503,7 +523,7 @@ export function docsFindNow(store: TenantStore, collection: unknown, options: Fi
     if (byId !== undefined) return findById(store, name, byId, options);
     query = compileQuery(options, defaults.limit ?? DOCS_MODEL_LIMITS.defaultFindLimit, DOCS_MODEL_LIMITS.maxFindLimit);
     const ast = query.filter.ast;
-    projection = compileProjection(options.projection, { filter: () => ast });
+    projection = compileFindProjection(options.projection, { filter: () => ast });
     explain = options.explain === true;
     if (options.explain !== undefined && typeof options.explain !== 'boolean') fail('VALIDATION_FAILED', 'explain must be a boolean', { field: 'explain' });
     if (!explain) {
@@ -655,7 +675,7 @@ function idLookup(options: FindOptions): string | number | boolean | undefined {
 /** A find by `_id` (see idLookup): one synchronous read, consistent by itself. */
 function findById(store: TenantStore, name: string, id: string | number | boolean, options: FindOptions): FindResult {
   integerOption(options.limit, 'limit', 1, DOCS_MODEL_LIMITS.maxFindLimit, 1);
-  const projection = compileProjection(options.projection, { filter: () => parseFilter(options.filter) });
+  const projection = compileFindProjection(options.projection, { filter: () => parseFilter(options.filter) });
   const info = readCollectionCached(store, store, name);
   if (info === undefined) return { documents: [] };
   if (typeof id === 'string' && Buffer.byteLength(id) > MAX_ID_BYTES) return { documents: [] }; // no stored id is that long
@@ -1100,7 +1120,7 @@ async function findAndModify(
   change: () => Promise<{ outcome: UpdateOutcome; changed: Changed; durable: Promise<void> }>,
 ): Promise<Written<FindAndModifyOutcome>> {
   const returned = returnDocumentOption(options.returnDocument);
-  const projection = compileProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}) });
+  const projection = compileFindProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}) });
   const { outcome, changed, durable } = await change();
   return { result: { document: returnedDocument(changed, returned, projection), ...outcome }, durable };
 }
@@ -1261,7 +1281,7 @@ export async function docsDelete(store: TenantStore, collection: unknown, filter
  * @throws VALIDATION_FAILED / QUERY_ERROR for a bad collection name, filter, sort or projection
  */
 export async function docsFindOneAndDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { sort?: unknown; projection?: unknown; hint?: unknown }): Promise<Written<{ document: Doc | null }>> {
-  const projection = compileProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}) });
+  const projection = compileFindProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}) });
   const { deleted, durable } = await deleteDocuments(store, collection, filterSpec, false, options.sort, options.hint);
   return { result: { document: returnedDocument({ before: deleted, after: undefined }, 'before', projection) }, durable };
 }

@@ -15,7 +15,9 @@
  *   - `{"a.$": 1}` returns, of the first array on the path, the element at the position the
  *     find's filter recorded (the update `$`'s rule, update/positional.ts); it is an inclusion.
  *     One per projection; an array with no position recorded is an error.
- * - `$meta` and computed fields are not supported: QUERY_ERROR.
+ * - Computed fields (MongoDB 4.4+: `{total: {$add: ["$a", "$b"]}}`, `{name: "$profile.name"}`, a
+ *   string or array literal) make the projection a $project stage's (docs-model.ts compiles it
+ *   through aggregate/stages/project.ts); hasComputedFields tells. `$meta` is not supported.
  */
 
 import { fail } from '../errors.js';
@@ -115,15 +117,56 @@ function flatten(spec: Doc, prefix: string, out: Entry[]): void {
         if (first === '$slice') out.push({ path, kind: 'operator', leaf: parseSlice(v[first], path) });
         else if (first === '$elemMatch') out.push({ path, kind: 'operator', leaf: parseElemMatch(v[first], path) });
         else if (first === '$meta') invalid(`unsupported: the $meta projection operator is not supported ('${path}')`, path);
-        else invalid(`unsupported: expressions in projections are not supported ('${path}': ${first})`, path);
+        else invalid(`an expression ('${path}': ${first}) in a projection with $slice, $elemMatch or a positional '$': tetradb does not take both in one find projection (use an aggregation)`, path);
         continue;
       }
       if (first === undefined) invalid(`An empty sub-projection is not a valid value. Found empty object at path '${path}'`, path);
       flatten(v, path, out);
       continue;
     }
-    invalid(`unsupported projection value for '${path}': only 0, 1, true, false, $slice and $elemMatch are supported`, path);
+    invalid(`a computed value for '${path}' in a projection with $slice, $elemMatch or a positional '$': tetradb does not take both in one find projection (use an aggregation)`, path);
   }
+}
+
+// The projection operators of find, which a computed projection (a $project's) does not take.
+const FIND_OPERATORS = new Set(['$slice', '$elemMatch', '$meta']);
+
+/**
+ * True when a find projection computes a field (MongoDB 4.4+): some value is neither a number, a
+ * boolean, a projection operator nor a sub-projection: an expression object (`{$add: ...}`), a
+ * field path or other string, an array, or null. Such a projection is a $project stage's.
+ */
+export function hasComputedFields(spec: unknown): boolean {
+  if (!isPlainObject(spec)) return false;
+  for (const key of Object.keys(spec)) {
+    const v = spec[key];
+    if (typeof v === 'number' || typeof v === 'boolean') continue;
+    if (!isPlainObject(v)) return true;
+    const first = Object.keys(v)[0];
+    if (first === undefined) continue; // refused by compileProjection
+    if (first.startsWith('$')) {
+      if (!FIND_OPERATORS.has(first)) return true;
+      continue;
+    }
+    if (hasComputedFields(v)) return true;
+  }
+  return false;
+}
+
+/**
+ * True when a find projection uses an operator only find has ($slice, $elemMatch, $meta, or a
+ * positional `$` path), which a projection with computed fields cannot hold here.
+ */
+export function hasFindOperators(spec: unknown): boolean {
+  if (!isPlainObject(spec)) return false;
+  for (const key of Object.keys(spec)) {
+    if (key === '$' || key.endsWith('.$')) return true;
+    const v = spec[key];
+    if (!isPlainObject(v)) continue;
+    const first = Object.keys(v)[0];
+    if (first !== undefined && (FIND_OPERATORS.has(first) || (!first.startsWith('$') && hasFindOperators(v)))) return true;
+  }
+  return false;
 }
 
 function checkPath(path: string): string[] {
