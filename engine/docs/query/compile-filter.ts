@@ -234,7 +234,10 @@ function compileNode(node: FilterNode, sampling: Sampling): Predicate {
     }
     case 'expr': {
       const expr = compileExpression(node.spec, new Set(node.names));
-      return (doc, vars) => truthy(expr(Scope.of(doc, vars)));
+      // $$NOW is one instant per operation, as in MongoDB: the compile's (a filter is compiled per
+      // request), unless the caller's variables (an aggregation's) bind it.
+      const now = new Scope(new Map([['NOW', new Date()]]));
+      return (doc, vars) => truthy(expr(Scope.of(doc, vars ?? now)));
     }
     case 'sampleRate':
       return compileSampleRate(node, sampling);

@@ -115,3 +115,21 @@ describe('prototype safety', () => {
     expect(test(json('{"__proto__": {"polluted": 1}, "a": [{"__proto__": {"polluted": 2}}]}'))).toBe(true);
   });
 });
+
+describe('$$NOW in $expr', () => {
+  it('is one instant per compiled filter (one request), as in MongoDB', async () => {
+    // A date just after the compile: later in the same request, $$NOW must still be before it.
+    const filter = compileFilter({ $expr: { $gt: ['$$NOW', '$t'] } });
+    const doc = { t: new Date(Date.now() + 40) };
+    expect(filter.test(doc)).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    expect(filter.test(doc)).toBe(false);
+    // A filter compiled now reads the later instant.
+    expect(compileFilter({ $expr: { $gt: ['$$NOW', '$t'] } }).test(doc)).toBe(true);
+  });
+
+  it('has no fields: $$NOW.x is missing', () => {
+    expect(compileFilter({ $expr: { $eq: [{ $type: '$$NOW.x' }, 'missing'] } }).test({})).toBe(true);
+    expect(compileFilter({ $expr: { $eq: [{ $type: '$$NOW' }, 'date'] } }).test({})).toBe(true);
+  });
+});

@@ -128,7 +128,7 @@ function compileString(spec: string, names: ReadonlySet<string>): Expr {
     if (name === 'NOW') {
       return (scope) => {
         const now = scope.get('NOW');
-        return now === MISSING ? new Date() : now;
+        return pathValue(now === MISSING ? new Date() : now, parts);
       };
     }
     return (scope) => pathValue(scope.get(name), parts);
