@@ -187,6 +187,9 @@ function format(instant: Date, zone: TimeZone, spec: string, name: string): stri
   return out;
 }
 
+// A date any format can print (years 0-9999): formatting it checks a format's specifiers.
+const EPOCH = new Date(0);
+
 const dateToString: ExprOperator = {
   kind: 'expression',
   compile(args, ctx, name) {
@@ -199,13 +202,19 @@ const dateToString: ExprOperator = {
     const onNull = Object.hasOwn(args, 'onNull') ? ctx.compile(args['onNull']) : () => null;
     return (scope) => {
       const v = d(scope);
-      // A null date gives onNull; a null time zone gives null (MongoDB's order).
+      // MongoDB's order: a format that is given and not null is checked first, whatever the date;
+      // then a null date gives onNull, a null time zone or format null.
+      const given = fmt === undefined ? undefined : fmt(scope);
+      if (given !== undefined && !isNullish(given)) {
+        if (typeof given !== 'string') exprError(name, `$dateToString requires that 'format' be a string, found: ${bsonTypeOf(given)}`);
+        format(EPOCH, UTC, given, name); // its specifiers, checked
+      }
       const zone = zoneArg(scope);
       if (isNullish(v)) return onNull(scope);
       if (zone === null) return null;
+      if (fmt !== undefined && isNullish(given)) return null;
       // Without a format, the ISO form: with a Z in UTC only, as MongoDB's kIsoFormatStringZ / NonZ.
-      const spec = fmt === undefined ? (zone.utc ? '%Y-%m-%dT%H:%M:%S.%LZ' : '%Y-%m-%dT%H:%M:%S.%L') : fmt(scope);
-      if (typeof spec !== 'string') exprError(name, `$dateToString requires that 'format' be a string, found: ${bsonTypeOf(spec)}`);
+      const spec = fmt === undefined ? (zone.utc ? '%Y-%m-%dT%H:%M:%S.%LZ' : '%Y-%m-%dT%H:%M:%S.%L') : (given as string);
       return format(date(v, name), zone, spec, name);
     };
   },

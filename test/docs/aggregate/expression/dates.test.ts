@@ -184,6 +184,16 @@ describe('$dateToString with null arguments', () => {
       { $dateToString: { date: '$d', onNull: 'none', timezone: '$n' } },
       { $dateToString: { date: '$d', format: '%Y', timezone: '+00' } },
     ], ['none', null, '2020']],
+    ['a null or missing format gives null; with a null date, onNull first (MongoDB)', [
+      { $dateToString: { date: '$d', format: '$n' } },
+      { $dateToString: { date: '$d', format: '$nope', timezone: 'Europe/Paris' } },
+      { $dateToString: { date: '$nope', format: null, onNull: 'none' } },
+    ], [null, null, 'none']],
+  ]);
+  // MongoDB checks a given format before it looks at the date.
+  errorCases(h, [
+    ['a format that is not a string, even for a null date', { $dateToString: { date: '$nope', format: 5, onNull: 'none' } }, '$dateToString', /'format' be a string, found: int/],
+    ['a bad format specifier, even for a null date', { $dateToString: { date: '$nope', format: '%Q', onNull: 'none' } }, '$dateToString', /Invalid format character '%Q'/],
   ]);
 });
 
