@@ -38,7 +38,8 @@ const anyObject = { type: 'object', additionalProperties: true } as const;
 const collection = { type: 'string', description: 'collection name (created on first insert)' } as const;
 const documents = { type: 'array', items: anyObject } as const;
 const idValue = { type: ['string', 'number', 'boolean'] } as const;
-const hint = { type: ['string', 'object'], description: 'MongoDB\'s hint: an index name, a key pattern such as {"email": 1}, or {"$natural": 1}' } as const;
+// anyOf rather than a type list: Ajv's strict mode warns of union types at every start.
+const hint = { anyOf: [{ type: 'string' }, anyObject], description: 'MongoDB\'s hint: an index name, a key pattern such as {"email": 1}, or {"$natural": 1}' } as const;
 // An update is a document of update operators or (MongoDB 4.2+) an array of pipeline stages.
 const updateSpec = {
   anyOf: [anyObject, { type: 'array' }],
