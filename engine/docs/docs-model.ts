@@ -155,6 +155,63 @@ interface Candidate {
   readonly bytes: number;
 }
 
+/**
+ * A candidate decoded when its document is first read, from its stored bytes (in place in an
+ * immutable page, or a copy): a find with a limit stops reading a chunk once it has enough, and
+ * the candidates after that are never decoded (a find of {} with limit 1 decoded a whole chunk of
+ * 256 documents).
+ */
+class LazyCandidate implements Candidate {
+  readonly bytes: number;
+  #buf: Buffer | undefined;
+  readonly #start: number;
+  /** Counts the document as examined when it is decoded (unless it was counted when read). */
+  readonly #examined: Examined | undefined;
+  #doc: Doc | undefined;
+
+  constructor(buf: Buffer, start: number, length: number, examined?: Examined) {
+    this.#buf = buf;
+    this.#start = start;
+    this.bytes = length;
+    this.#examined = examined;
+  }
+
+  get doc(): Doc {
+    if (this.#doc === undefined) {
+      const buf = this.#buf!;
+      this.#doc = decodeDocument(this.#start === 0 && this.bytes === buf.length ? buf : buf.subarray(this.#start, this.#start + this.bytes));
+      this.#buf = undefined; // the page is no longer held
+      if (this.#examined !== undefined) this.#examined.docs++;
+    }
+    return this.#doc;
+  }
+}
+
+/**
+ * The candidate an index entry names, read from the collection (and counted as examined) when its
+ * document or size is first asked for: a find that a limit stops reads no further document.
+ */
+class IndexedCandidate implements Candidate {
+  readonly #read: () => Buffer;
+  #raw: Buffer | undefined;
+  #doc: Doc | undefined;
+
+  constructor(read: () => Buffer) {
+    this.#read = read;
+  }
+
+  get bytes(): number {
+    this.#raw ??= this.#read();
+    return this.#raw.length;
+  }
+
+  get doc(): Doc {
+    this.#raw ??= this.#read();
+    this.#doc ??= decodeDocument(this.#raw);
+    return this.#doc;
+  }
+}
+
 /** What candidate reads need of a store or a snapshot: point reads and ordered scans. */
 type Reader = Pick<Snapshot, 'get' | 'scan' | 'valueRuns'>;
 
@@ -221,19 +278,21 @@ class Prefilter {
    * page, read in place: a Buffer is made only for a document that passes), or undefined when the
    * filter rejects it.
    */
-  candidateAt(buf: Buffer, start: number, length: number): Candidate | undefined {
+  candidateAt(buf: Buffer, start: number, length: number, examined?: Examined): Candidate | undefined {
     const whole = (): Doc => decodeDocument(start === 0 && length === buf.length ? buf : buf.subarray(start, start + length));
-    if (this.#off) return { doc: whole(), bytes: length };
+    // Nothing to test: read (and count) only when the reader asks for the document.
+    if (this.#off) return new LazyCandidate(buf, start, length, examined);
+    if (examined !== undefined) examined.docs++;
     const end = start + length;
     const tester = this.#testReader; // #count may drop it: this document was read by it
     const probe = (tester ?? this.#reader).readAt(buf, start, end);
-    if (probe === undefined) return { doc: whole(), bytes: length };
+    if (probe === undefined) return new LazyCandidate(buf, start, length);
     if (!this.#test(probe)) {
       this.#count(false);
       return undefined;
     }
     this.#count(true);
-    if (this.#whole) return { doc: whole(), bytes: length };
+    if (this.#whole) return new LazyCandidate(buf, start, length);
     return { doc: tester === undefined ? probe : (this.#reader.readAt(buf, start, end) ?? whole()), bytes: length };
   }
 
@@ -295,7 +354,7 @@ function* candidateChunks(reader: Reader, info: CollectionInfo, plan: Plan, exam
       const prefilter = scan !== undefined && !scan.whole ? new Prefilter(scan) : undefined;
       const take = (chunk: Candidate[], pk: Buffer): void => {
         if (prefilter === undefined) {
-          chunk.push(indexedDocument(reader, tree, info, plan, pk, examined));
+          chunk.push(new IndexedCandidate(() => indexedRaw(reader, tree, info, plan, pk, examined)));
           return;
         }
         const c = prefilter.candidate(indexedRaw(reader, tree, info, plan, pk, examined));
@@ -346,9 +405,8 @@ function* prefilteredScan(reader: Reader, tree: string, plan: Plan & { kind: 'pr
     for (const run of reader.valueRuns(tree, { ...range, reverse: plan.reverse })) {
       const { bufs, starts, lengths } = run;
       for (let i = 0; i < run.count; i++) {
-        const c = prefilter.candidateAt(bufs[i]!, starts[i]!, lengths[i]!);
         examined.keys++;
-        examined.docs++;
+        const c = prefilter.candidateAt(bufs[i]!, starts[i]!, lengths[i]!, examined);
         if (c !== undefined) chunk.push(c);
         if (++reads >= SCAN_CHUNK_READS || chunk.length >= CHUNK) {
           // Mid-run is fine: the run's pages are immutable and the scan does not move on meanwhile.
@@ -384,11 +442,6 @@ function indexedRaw(reader: Reader, tree: string, info: CollectionInfo, plan: Pl
   if (raw === undefined) fail('CORRUPTION', `index ${plan.index.name} of collection ${info.name} names a missing document`);
   examined.docs++;
   return raw;
-}
-
-function indexedDocument(reader: Reader, tree: string, info: CollectionInfo, plan: Plan & { kind: 'index' }, pk: Buffer, examined: Examined): Candidate {
-  const raw = indexedRaw(reader, tree, info, plan, pk, examined);
-  return { doc: decodeDocument(raw), bytes: raw.length };
 }
 
 /** The documents a plan names, in chunks, on `snapshot`, yielding the event loop between chunks. */
@@ -591,16 +644,15 @@ function indexFindInOneTurn(store: TenantStore, info: CollectionInfo, plan: Plan
     const range = ranges[plan.reverse ? ranges.length - 1 - r : r]!;
     const pks: Buffer[] = [];
     const more = store.valuesNow(index, plan.reverse ? { ...range, reverse: true } : range, CHUNK, pks);
-    const chunk: Candidate[] = [];
     for (const pk of pks) {
       if (seen !== undefined) {
         const id = pk.toString('latin1');
         if (seen.has(id)) continue;
         seen.add(id);
       }
-      chunk.push(indexedDocument(store, tree, info, plan, pk, examined));
+      // One at a time: the documents after the last one a limit takes are not read.
+      if (collector.offerOne(new IndexedCandidate(() => indexedRaw(store, tree, info, plan, pk, examined)))) return collector.documents();
     }
-    if (chunk.length > 0 && collector.offer(chunk)) break;
     if (more) return undefined;
   }
   return collector.documents();
@@ -622,23 +674,26 @@ class FindCollector {
     this.#top = plan.kind !== 'empty' && !plan.sorted ? new TopK(query.skip + query.limit, query.sort) : undefined;
   }
 
-  /** Takes a chunk of candidates; true once no more are needed. */
+  /** Takes a chunk of candidates, in order, stopping (and reading no more of them) once no more are needed; true then. */
   offer(chunk: readonly Candidate[]): boolean {
-    const query = this.#query;
-    for (const c of chunk) {
-      if (!query.filter.test(c.doc)) continue;
-      if (this.#top !== undefined) {
-        this.#top.offer(c);
-        continue;
-      }
-      if (this.#skipped < query.skip) {
-        this.#skipped++;
-        continue;
-      }
-      this.#take(c);
-      if (this.#out.length >= query.limit) return true;
-    }
+    for (const c of chunk) if (this.offerOne(c)) return true;
     return false;
+  }
+
+  /** Takes one candidate; true once no more are needed. */
+  offerOne(c: Candidate): boolean {
+    const query = this.#query;
+    if (!query.filter.test(c.doc)) return false;
+    if (this.#top !== undefined) {
+      this.#top.offer(c);
+      return false;
+    }
+    if (this.#skipped < query.skip) {
+      this.#skipped++;
+      return false;
+    }
+    this.#take(c);
+    return this.#out.length >= query.limit;
   }
 
   /** The result, once the candidates are all offered (call once). */
