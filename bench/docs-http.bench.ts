@@ -3,11 +3,14 @@
 // documents as JSONB (bench/servers/pg-docs-server.ts). Both stores get the same N documents
 // (~300 bytes of JSON: _id, email, n, name, tags, profile {age, city}, bio), loaded through
 // insertMany in batches of 1000 (the peer: one multi-row INSERT per batch), with an index on
-// `email` created first (tetradb createIndex {email: 1}; PostgreSQL ((doc->>'email'))). Then, with
-// autocannon from this process, the same connections and duration for every row: find by _id
-// (random loaded ids), find by email (random loaded emails), durable insertOne of new documents,
-// durable findOneAndUpdate by email ($inc, the document returned), and with a few callers (scans
-// of an unindexed field) an aggregation and a distinct. Prints req/s, ratios, p50/p99, errors and
+// `email` created first (tetradb createIndex {email: 1}; PostgreSQL ((doc->>'email'))) and a
+// partial one on the city (and _id) of the documents aged 65 and over. Then, with autocannon from
+// this process, the same connections and duration for every row: find by _id (random loaded ids),
+// find by email (random loaded emails), find by email with a computed projection, find of the
+// first 20 seniors of a city by _id through the partial index, durable insertOne of new
+// documents, durable findOneAndUpdate by email ($inc, the document returned), durable updateOne
+// by email with a pipeline-style update computing from the document, and with a few callers
+// (scans of an unindexed field) an aggregation and a distinct. Prints req/s, ratios, p50/p99, errors and
 // server memory, then the issue's targets as PASS/FAIL lines. Last, a memory section: N documents
 // loaded into a TenantStore through docsInsert in a worker process (docs-memory-worker.ts), peak
 // RSS and heap against the configured bound (cache + dirty budget).
@@ -34,6 +37,7 @@ import { DEFAULT_DIRTY_BYTES } from '../engine/storage/index.js';
 import type { DocsMemoryRow, DocsMemoryTask } from './docs-memory-worker.js';
 import { dirBytes } from './lib/dir-bytes.js';
 import { byCodePoint } from './lib/code-points.js';
+import { COMPUTED_PROJECTION, GOLD_SCORE, PARTIAL_LIMIT, SCORE_PIPELINE, SENIOR_AGE, SENIOR_FILTER, SENIOR_INDEX, seniorByCitySql } from './lib/docs-http-shapes.js';
 import { docEmail, docId, makeDocument, randomDocNumbers } from './lib/documents.js';
 import { freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
 import { loadResult, pooledRequests, type LoadResult } from './lib/load-result.js';
@@ -51,6 +55,12 @@ const AGGREGATE_CONNECTIONS = 4;
 /** Documents each store changes through findOneAndUpdate, and ages it answers distinct for, before the runs. */
 const MODIFY_CHECKS = 5;
 const DISTINCT_CHECK_AGES = [18, 40, 77];
+/** Documents each store updates SCORE_UPDATES times through update-pipeline before the runs. */
+const SCORE_CHECKS = 3;
+const SCORE_UPDATES = 3;
+/** Documents read through find-computed, and cities through find-partial, on each store before the runs. */
+const COMPUTED_CHECKS = 5;
+const PARTIAL_CHECKS = 4;
 const SERVER_CACHE_BYTES = 256 * MiB;
 const SMALL_CACHE_BYTES = 32 * MiB;
 const DEFAULT_PG_URL = 'postgres://tetrabench:tetrabench@127.0.0.1:5432/tetrabench';
@@ -93,13 +103,16 @@ function parseArgs(argv: string[]): Config {
 
 // ---- Workloads ----------------------------------------------------------------------------------
 
-type Workload = 'find-id' | 'find-email' | 'insert' | 'find-and-modify' | 'aggregate' | 'distinct';
+type Workload = 'find-id' | 'find-email' | 'find-computed' | 'find-partial' | 'insert' | 'find-and-modify' | 'update-pipeline' | 'aggregate' | 'distinct';
 /** The workloads a run executes, in this order. */
 const WORKLOADS: Record<Workload, string> = {
   'find-id': 'find by _id',
   'find-email': 'find by email (indexed)',
+  'find-computed': 'find by email (indexed), computed projection (email, label $concat, decade $floor/$divide/$multiply)',
+  'find-partial': `find-partial: profile.city = c and profile.age >= ${SENIOR_AGE} (partial index), sort _id, limit ${PARTIAL_LIMIT}`,
   insert: 'insertOne (durable)',
   'find-and-modify': 'findOneAndUpdate by email (indexed), $inc logins, returnDocument after (durable)',
+  'update-pipeline': 'update-pipeline: updateOne by email (indexed), [$set score += profile.age, $set level from score] (durable)',
   aggregate: 'aggregate: $match profile.age (no index, ~1/60 of the documents) + $group by city ($sum, $avg), 4 callers',
   distinct: 'distinct profile.city where profile.age (no index, ~1/60 of the documents), 4 callers',
 };
@@ -107,8 +120,11 @@ const WORKLOADS: Record<Workload, string> = {
 const ROUTES: Record<Workload, string> = {
   'find-id': 'find',
   'find-email': 'find',
+  'find-computed': 'find',
+  'find-partial': 'find',
   insert: 'insertOne',
   'find-and-modify': 'findOneAndUpdate',
+  'update-pipeline': 'updateOne',
   aggregate: 'aggregate',
   distinct: 'distinct',
 };
@@ -131,6 +147,27 @@ function aggregatePipeline(age: number): Doc[] {
  */
 function findAndModifyRequest(email: string): Doc {
   return { collection: COLLECTION, filter: { email }, update: { $inc: { logins: 1 } }, returnDocument: 'after' };
+}
+
+/** The find of the `find-computed` workload for the document with `email` (COMPUTED_PROJECTION). */
+function computedRequest(email: string): Doc {
+  return { collection: COLLECTION, filter: { email }, projection: COMPUTED_PROJECTION };
+}
+
+/**
+ * The find of the `find-partial` workload for one city: its first PARTIAL_LIMIT documents aged
+ * SENIOR_AGE and over, by _id. The query repeats the partial index's filter, so it implies it
+ * and may read it; the index's second field, _id, can give the order (as the peer's (city, id)
+ * can), so a store need not sort the city's seniors. An index on {"profile.city": 1} alone would
+ * not: tetradb would then read and sort every senior of the city where PostgreSQL stops at 20.
+ */
+function partialRequest(city: string): Doc {
+  return { collection: COLLECTION, filter: { 'profile.city': city, ...SENIOR_FILTER }, sort: { _id: 1 }, limit: PARTIAL_LIMIT };
+}
+
+/** The updateOne of the `update-pipeline` workload for the document with `email` (SCORE_PIPELINE). */
+function scoreRequest(email: string): Doc {
+  return { collection: COLLECTION, filter: { email }, update: SCORE_PIPELINE };
 }
 
 /** The distinct of the `distinct` workload for one age (18-77 in the data). */
@@ -164,6 +201,11 @@ function bodyMaker(workload: Workload, docs: number, tag: string): () => string 
       return () => JSON.stringify({ collection: COLLECTION, filter: { _id: docId(picks[i++ % PICKS]!) } });
     case 'find-email':
       return () => JSON.stringify({ collection: COLLECTION, filter: { email: docEmail(picks[i++ % PICKS]!) } });
+    case 'find-computed':
+      return () => JSON.stringify(computedRequest(docEmail(picks[i++ % PICKS]!)));
+    case 'find-partial':
+      // The city of a random loaded document: the cities weighted as the data has them.
+      return () => JSON.stringify(partialRequest(makeDocument(picks[i++ % PICKS]!).profile.city));
     case 'insert':
       return () => {
         const n = i++;
@@ -171,6 +213,8 @@ function bodyMaker(workload: Workload, docs: number, tag: string): () => string 
       };
     case 'find-and-modify':
       return () => JSON.stringify(findAndModifyRequest(docEmail(picks[i++ % PICKS]!)));
+    case 'update-pipeline':
+      return () => JSON.stringify(scoreRequest(docEmail(picks[i++ % PICKS]!)));
     case 'aggregate':
       return () => JSON.stringify({ collection: COLLECTION, pipeline: aggregatePipeline(18 + (picks[i++ % PICKS]! % 60)) });
     case 'distinct':
@@ -187,7 +231,8 @@ async function drive(config: Config, target: Target, workload: Workload | 'hello
   if (target.apiKey !== '') headers.authorization = `Bearer ${target.apiKey}`;
   const next = workload === 'hello' ? undefined : bodyMaker(workload, config.docs, `${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
   const path = workload === 'hello' ? '/hello' : `/api/mql/${ROUTES[workload]}`;
-  // Finds (and the other requests that may repeat: findOneAndUpdate bumps a counter each time)
+  // Finds (and the other requests that may repeat: findOneAndUpdate bumps a counter each time,
+  // the pipeline update adds the age to the score each time)
   // cycle through prebuilt requests (pooledRequests), as the hello-world's static GET does;
   // inserts need a new body each (unique ids), made as they go, for both stores alike.
   const requests =
@@ -315,6 +360,93 @@ async function distinctAnswers(target: Target, expectedByAge: Map<number, string
   return out;
 }
 
+/**
+ * find-computed on a few loaded documents: each answer must be the generator's email, "name
+ * (city)" and the decade of the age, nothing else (no _id); returned to be compared across stores.
+ */
+async function computedAnswers(target: Target, docs: number): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const i of new Set(randomDocNumbers(docs, COMPUTED_CHECKS, 45))) {
+    const d = makeDocument(i);
+    const expected = { email: d.email, label: `${d.name} (${d.profile.city})`, decade: Math.floor(d.profile.age / 10) * 10 };
+    const r = await post(target, '/api/mql/find', computedRequest(d.email));
+    if (r.status !== 200 || r.json.documents?.length !== 1 || !isDeepStrictEqual(r.json.documents[0], expected)) {
+      throw new Error(`${target.name}: find-computed of ${d.email} answered ${r.status} ${JSON.stringify(r.json).slice(0, 300)}, expected ${JSON.stringify(expected)}`);
+    }
+    out.push(r.json.documents);
+  }
+  return out;
+}
+
+/** The cities find-partial is checked on: those of a few random loaded documents. */
+function partialCheckCities(docs: number): string[] {
+  return [...new Set(randomDocNumbers(docs, PARTIAL_CHECKS, 46).map((i) => makeDocument(i).profile.city))];
+}
+
+/** For each of `cities`, the numbers of its first PARTIAL_LIMIT loaded documents aged SENIOR_AGE and over, in _id order (docId pads the number, so that is number order). */
+function expectedSeniors(docs: number, cities: readonly string[]): Map<string, number[]> {
+  const out = new Map(cities.map((c) => [c, [] as number[]]));
+  for (let i = 0; i < docs; i++) {
+    const d = makeDocument(i);
+    const list = d.profile.age >= SENIOR_AGE ? out.get(d.profile.city) : undefined;
+    if (list !== undefined && list.length < PARTIAL_LIMIT) list.push(i);
+  }
+  return out;
+}
+
+/**
+ * find-partial for a few cities: each answer must be exactly the generator's documents, in _id
+ * order (nothing has changed any document yet); returned to be compared across stores too.
+ */
+async function partialAnswers(target: Target, expectedByCity: Map<string, number[]>): Promise<unknown[]> {
+  const out: unknown[] = [];
+  for (const [city, numbers] of expectedByCity) {
+    const r = await post(target, '/api/mql/find', partialRequest(city));
+    if (r.status !== 200 || !isDeepStrictEqual(r.json.documents, numbers.map((i) => makeDocument(i)))) {
+      throw new Error(`${target.name}: find-partial for ${city} answered ${r.status} ${JSON.stringify(r.json).slice(0, 300)}, expected the documents ${numbers.map((i) => docId(i)).join(', ')}`);
+    }
+    out.push(r.json.documents);
+  }
+  return out;
+}
+
+/**
+ * update-pipeline on a few loaded documents, SCORE_UPDATES times each, and on an email no
+ * document has: each update must answer matched 1 and modified 1 (the miss 0 and 0), and a find
+ * after each must return the document as read before with score = k x profile.age and the level
+ * that score gives (so the second stage saw the first's result). Returns the documents found
+ * last, which must be equal on every store (before any timing, as all are changed alike).
+ */
+async function scoreAnswers(target: Target, docs: number): Promise<unknown[]> {
+  const out: unknown[] = [];
+  const findByEmail = async (email: string): Promise<Doc> => {
+    const r = await post(target, '/api/mql/find', { collection: COLLECTION, filter: { email } });
+    if (r.status !== 200 || r.json.documents?.length !== 1) throw new Error(`${target.name}: find by email ${email} answered ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
+    return r.json.documents[0] as Doc;
+  };
+  for (const i of new Set(randomDocNumbers(docs, SCORE_CHECKS, 44))) {
+    const email = docEmail(i);
+    const before = await findByEmail(email);
+    const age = (before['profile'] as { age: number }).age;
+    let after: Doc = before;
+    for (let k = 1; k <= SCORE_UPDATES; k++) {
+      const r = await post(target, '/api/mql/updateOne', scoreRequest(email));
+      if (r.status !== 200 || r.json.matchedCount !== 1 || r.json.modifiedCount !== 1) throw new Error(`${target.name}: update-pipeline of ${email} answered ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
+      const score = (typeof before['score'] === 'number' ? before['score'] : 0) + k * age;
+      const expected = { ...before, score, level: score >= GOLD_SCORE ? 'gold' : 'basic' };
+      after = await findByEmail(email);
+      if (!isDeepStrictEqual(after, expected)) throw new Error(`${target.name}: after update-pipeline ${k} of ${email}, find answered ${JSON.stringify(after).slice(0, 300)}, expected score ${score}, level ${expected.level}`);
+    }
+    out.push(after);
+  }
+  const miss = await post(target, '/api/mql/updateOne', scoreRequest('nobody@example.com'));
+  if (miss.status !== 200 || miss.json.matchedCount !== 0 || miss.json.modifiedCount !== 0) {
+    throw new Error(`${target.name}: update-pipeline of an absent email answered ${miss.status} ${JSON.stringify(miss.json).slice(0, 300)}`);
+  }
+  out.push(miss.json);
+  return out;
+}
+
 interface Row {
   target: string;
   workload: Workload | 'hello';
@@ -368,6 +500,8 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const loads: LoadRow[] = [];
   const notes: string[] = [];
+  /** Whether each store's find-partial plan reads its partial index (printed with the targets). */
+  const planChecks: PlanCheck[] = [];
   const memoryRows: DocsMemoryRow[] = [];
   let pgSettings: string | undefined;
   let pgSkipped: string | undefined;
@@ -386,14 +520,22 @@ async function main(): Promise<void> {
     const tetra = await startTetra(dataDir, ['--rate-limit', '0']);
     children.push(tetra.child);
     const tetraTarget: Target = { name: 'tetradb', url: tetra.url, apiKey: tetra.apiKey, memory: () => rssMiB(tetra.child.pid), sampleMs: 250 };
-    const index = await post(tetraTarget, '/api/mql/createIndex', { collection: COLLECTION, keys: { email: 1 } });
-    if (index.status !== 200) throw new Error(`createIndex answered ${index.status}: ${JSON.stringify(index.json)}`);
+    // The partial index is created before the load too, so the load maintains it (as the peer's).
+    for (const spec of [{ keys: { email: 1 } }, { keys: { 'profile.city': 1, _id: 1 }, name: SENIOR_INDEX, partialFilterExpression: SENIOR_FILTER }]) {
+      const index = await post(tetraTarget, '/api/mql/createIndex', { collection: COLLECTION, ...spec });
+      if (index.status !== 200) throw new Error(`createIndex ${JSON.stringify(spec)} answered ${index.status}: ${JSON.stringify(index.json)}`);
+    }
     process.stderr.write(`  tetradb: loading ${fmtInt(config.docs)} documents...\n`);
     const tetraLoad = await loadDocuments(tetraTarget, config.docs);
     loads.push({ target: tetraTarget.name, seconds: tetraLoad, memMiB: tetraTarget.memory(), disk: `${fmtInt(dirBytes(dataDir) / MiB)} (data dir: page files + WAL)` });
     await spotCheck(tetraTarget, config.docs);
     const explain = await post(tetraTarget, '/api/mql/find', { collection: COLLECTION, filter: { email: docEmail(1) }, explain: true });
     notes.push(`- tetradb plan for find by email: ${JSON.stringify(explain.json.explain?.plan)} (keys examined ${explain.json.explain?.keysExamined}, docs examined ${explain.json.explain?.docsExamined})`);
+    const partialCity = makeDocument(1).profile.city;
+    const partialExplain = (await post(tetraTarget, '/api/mql/find', { ...partialRequest(partialCity), explain: true })).json.explain;
+    const partialPlan = partialExplain?.plan;
+    planChecks.push({ ok: partialPlan?.indexName === SENIOR_INDEX && partialPlan?.isPartial === true && partialPlan?.sortedByPlan === true, text: `find-partial: tetradb reads its partial index ${SENIOR_INDEX} in _id order (explain)` });
+    notes.push(`- tetradb plan for find-partial (${partialCity}): ${JSON.stringify(partialPlan)} (in-memory sort ${partialExplain?.inMemorySort}, keys examined ${partialExplain?.keysExamined}, docs examined ${partialExplain?.docsExamined}, returned ${partialExplain?.nReturned})`);
 
     // Fastify + PostgreSQL, when there is one.
     let pgTarget: Target | undefined;
@@ -422,15 +564,27 @@ async function main(): Promise<void> {
       if (ours !== theirs) throw new Error(`the aggregation answers differ: tetradb ${ours.slice(0, 300)}, PostgreSQL ${theirs.slice(0, 300)}`);
       const plan = await pgClient.query<{ 'QUERY PLAN': string }>(`EXPLAIN SELECT doc FROM ${COLLECTION} WHERE doc->>'email' = $1 LIMIT 100`, [docEmail(1)]);
       notes.push(`- PostgreSQL plan for find by email: ${plan.rows.map((r) => r['QUERY PLAN'].trim()).join(' / ')} (ANALYZE after the load took ${fmtNum(analyzeSeconds, 2)} s, not in the load time)`);
+      const pgPartial = (await pgClient.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${seniorByCitySql(COLLECTION)}`, [partialCity, PARTIAL_LIMIT])).rows.map((r) => r['QUERY PLAN'].trim());
+      // "Index Scan using <index>" (in id order) or "Bitmap Index Scan on <index>" (then a sort of
+      // the matches), as the planner's costs decide: either reads the partial index.
+      const pgIndex = new RegExp(`\\b(using|on) ${COLLECTION}_${SENIOR_INDEX}\\b`);
+      planChecks.push({ ok: pgPartial.some((line) => pgIndex.test(line)), text: `find-partial: PostgreSQL reads its partial index ${COLLECTION}_${SENIOR_INDEX} (EXPLAIN)` });
+      notes.push(`- PostgreSQL plan for find-partial (${partialCity}): ${pgPartial.join(' / ')}`);
     }
 
-    // findOneAndUpdate and distinct answer alike on every store (and as the generator says)
-    // before any timing; these change `logins` of a few documents, which no check above reads.
+    // find-computed, find-partial, findOneAndUpdate, update-pipeline and distinct answer alike on
+    // every store (and as the generator says) before any timing. The finds come first, while every
+    // document is still as generated; the updates then change `logins`, `score` and `level` of a
+    // few documents, which distinct does not read.
     const stores = pgTarget === undefined ? [tetraTarget] : [tetraTarget, pgTarget];
+    const computed = await Promise.all(stores.map((t) => computedAnswers(t, config.docs)));
+    const expectedPartial = expectedSeniors(config.docs, partialCheckCities(config.docs));
+    const partial = await Promise.all(stores.map((t) => partialAnswers(t, expectedPartial)));
     const modified = await Promise.all(stores.map((t) => findAndModifyAnswers(t, config.docs)));
+    const scored = await Promise.all(stores.map((t) => scoreAnswers(t, config.docs)));
     const expectedCities = expectedDistinct(config.docs);
     const distinct = await Promise.all(stores.map((t) => distinctAnswers(t, expectedCities)));
-    for (const [what, answers] of [['findOneAndUpdate', modified], ['distinct', distinct]] as const) {
+    for (const [what, answers] of [['find-computed', computed], ['find-partial', partial], ['findOneAndUpdate', modified], ['update-pipeline', scored], ['distinct', distinct]] as const) {
       if (answers.length > 1 && !isDeepStrictEqual(answers[0], answers[1])) {
         throw new Error(`the ${what} answers differ: tetradb ${JSON.stringify(answers[0]).slice(0, 300)}, PostgreSQL ${JSON.stringify(answers[1]).slice(0, 300)}`);
       }
@@ -479,7 +633,7 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 300));
     cleanup();
   }
-  process.stdout.write(render(config, { machine, rows, loads, notes, memoryRows, pgSettings, pgSkipped, minutes: (Date.now() - started) / 60_000 }));
+  process.stdout.write(render(config, { machine, rows, loads, notes, planChecks, memoryRows, pgSettings, pgSkipped, minutes: (Date.now() - started) / 60_000 }));
 }
 
 // ---- Output -------------------------------------------------------------------------------------
@@ -504,11 +658,17 @@ function ratio(row: Row | undefined, other: Row | undefined): number | undefined
   return median(row.rounds.map((x, i) => x.rps / other.rounds[i]!.rps));
 }
 
+interface PlanCheck {
+  ok: boolean;
+  text: string;
+}
+
 interface Results {
   machine: string;
   rows: Row[];
   loads: LoadRow[];
   notes: string[];
+  planChecks: PlanCheck[];
   memoryRows: DocsMemoryRow[];
   pgSettings: string | undefined;
   pgSkipped: string | undefined;
@@ -524,13 +684,13 @@ function render(config: Config, r: Results): string {
 
   out.push(`## Documents over HTTP (${config.quick ? 'quick' : 'full'} run, ${fmtNum(r.minutes)} min)\n`);
   out.push(r.machine);
-  out.push(`- ${fmtInt(config.docs)} documents of ~${fmtInt(avgBytes)} bytes of JSON ({_id: "doc-000000042", email (unique), n, name, tags [2-4], profile {age, city}, bio}), the same in both stores, loaded through insertMany in batches of ${LOAD_BATCH}, one batch at a time, after the email index was created.`);
-  out.push(`- autocannon in this process: ${config.connections} connections, ${config.seconds} s per row, after a warm-up of ${config.warmupSeconds} s per server and workload (not reported; the warm-up inserts count in the stores' sizes). ${config.rounds > 1 ? `${config.rounds} rounds, every server running throughout: each round runs hello-world, then each workload on both stores (their order alternating by round); a row shows its median round (req/s, p50, p99), the min-max over rounds, errors and peak memory over all rounds, and ratios are the median of the per-round ratios (each against the same round's peer).` : 'One round: hello-world, then each workload on both stores, every server running throughout.'} Finds pick from ${fmtInt(PICKS)} random loaded documents (the same for both stores), each connection cycling through its own slice of them in prebuilt requests (as the hello-world's static GET is prebuilt); each returns one document. Inserts are new documents with unique _id and email. findOneAndUpdate picks by email the same way (prebuilt too) and bumps \`logins\`, which the generated documents lack: a document's first bump creates it at 1, as $inc does in MongoDB. The scan rows (aggregate, distinct) pick an age 18-77 the same way. Before the runs, ${SPOT_CHECKS} random documents are read back by _id and by email from each store and compared with the generator; ${MODIFY_CHECKS} are changed through findOneAndUpdate on each store (the answer must be the document just read with logins + 1, counts 1, and a find must then return it; an absent email must answer null and 0), and distinct must answer the generator's cities for ages ${DISTINCT_CHECK_AGES.join(', ')}${r.pgSettings !== undefined ? '; the two stores answered these alike' : ''}.`);
+  out.push(`- ${fmtInt(config.docs)} documents of ~${fmtInt(avgBytes)} bytes of JSON ({_id: "doc-000000042", email (unique), n, name, tags [2-4], profile {age, city}, bio}), the same in both stores, loaded through insertMany in batches of ${LOAD_BATCH}, one batch at a time, after the indexes were created: \`email\`, and find-partial's partial index on the city and _id of the documents aged ${SENIOR_AGE} and over (tetradb \`{"profile.city": 1, "_id": 1}\` with partialFilterExpression \`${JSON.stringify(SENIOR_FILTER)}\`).`);
+  out.push(`- autocannon in this process: ${config.connections} connections, ${config.seconds} s per row, after a warm-up of ${config.warmupSeconds} s per server and workload (not reported; the warm-up inserts count in the stores' sizes). ${config.rounds > 1 ? `${config.rounds} rounds, every server running throughout: each round runs hello-world, then each workload on both stores (their order alternating by round); a row shows its median round (req/s, p50, p99), the min-max over rounds, errors and peak memory over all rounds, and ratios are the median of the per-round ratios (each against the same round's peer).` : 'One round: hello-world, then each workload on both stores, every server running throughout.'} Finds pick from ${fmtInt(PICKS)} random loaded documents (the same for both stores), each connection cycling through its own slice of them in prebuilt requests (as the hello-world's static GET is prebuilt); the finds by _id and by email return one document each. Inserts are new documents with unique _id and email. find-computed picks by email the same way and projects \`${JSON.stringify(COMPUTED_PROJECTION)}\` (no _id, a label and the decade of the age computed from the document). find-partial asks for the first ${PARTIAL_LIMIT} documents by _id of the city of a random loaded document among those aged ${SENIOR_AGE} and over (~13/60 of the documents, ~1/12 of those per city), a query that implies the partial index's filter; the index's second field can give the _id order on both stores (tetradb's planner takes it; PostgreSQL's chooses by cost between an ordered index scan and a bitmap scan of the index then a sort: its plan is shown below). findOneAndUpdate picks by email the same way (prebuilt too) and bumps \`logins\`, which the generated documents lack: a document's first bump creates it at 1, as $inc does in MongoDB. update-pipeline picks by email the same way and sends updateOne with the pipeline \`${JSON.stringify(SCORE_PIPELINE)}\`: \`score\` grows by the age at each update (the first creates it), \`level\` is computed from the new score by the second stage; every update changes the document, so every one is a durable write. The scan rows (aggregate, distinct) pick an age 18-77 the same way. Before the runs, ${SPOT_CHECKS} random documents are read back by _id and by email from each store and compared with the generator; ${COMPUTED_CHECKS} are read through find-computed and must answer the generator's email, "name (city)" and decade; find-partial must answer, for the cities of ${PARTIAL_CHECKS} random documents, exactly the generator's first ${PARTIAL_LIMIT} seniors of the city by _id; ${MODIFY_CHECKS} are changed through findOneAndUpdate on each store (the answer must be the document just read with logins + 1, counts 1, and a find must then return it; an absent email must answer null and 0), ${SCORE_CHECKS} are updated ${SCORE_UPDATES} times through update-pipeline (each answering matched 1, modified 1, a find after each returning the document with score = k x age and the level that gives; an absent email must answer 0 and 0), and distinct must answer the generator's cities for ages ${DISTINCT_CHECK_AGES.join(', ')}${r.pgSettings !== undefined ? '; the two stores answered these alike' : ''}.`);
   out.push(
     `- tetradb: the server as \`npm start\` runs it (server/start.mjs: server/main.ts compiled by esbuild, server/config.ts defaults: fsync=batch, cache 256 MiB, log level info, log lines on stdout, which the bench discards), **except --rate-limit 0** (the default 1000 requests/s per API key would answer most requests 429) and a free port and fresh data directory. TETRA_* in the environment: ${tetraEnv.length > 0 ? tetraEnv.join(' ') : 'none'}. A response leaves only once the writes it could have seen are durable.`,
   );
   if (r.pgSettings !== undefined) {
-    out.push(`- Fastify + PostgreSQL: ${r.pgSettings}; a Fastify 5 server with node-postgres (pool of ${config.pgPool} connections, named prepared statements), the same JSON body schemas and bearer check as tetradb's routes; table \`${COLLECTION} (id text primary key, doc jsonb)\`, index \`((doc->>'email'))\`; finds are \`SELECT doc ... WHERE id = $1 LIMIT 100\` and \`... WHERE doc->>'email' = $1 LIMIT 100\`, insertOne one \`INSERT\` (autocommit), insertMany one multi-row \`INSERT\`, the aggregation \`SELECT doc->'profile'->>'city', count(*), avg((doc->>'n')::bigint) ... WHERE doc->'profile'->'age' = $1::jsonb GROUP BY 1\` (no index on the age, as in tetradb; the answers were checked equal on three ages before timing); findOneAndUpdate one \`UPDATE ... SET doc = jsonb_set(doc, '{logins}', to_jsonb(COALESCE((doc->>'logins')::bigint, 0) + 1)) WHERE doc->>'email' = $1 RETURNING doc\` (autocommit), distinct \`SELECT DISTINCT doc->'profile'->'city' ... WHERE (doc->'profile'->>'age')::int = $1\`, sorted by code point in the Fastify process (BSON order, as tetradb answers).`);
+    out.push(`- Fastify + PostgreSQL: ${r.pgSettings}; a Fastify 5 server with node-postgres (pool of ${config.pgPool} connections, named prepared statements), the same JSON body schemas and bearer check as tetradb's routes; table \`${COLLECTION} (id text primary key, doc jsonb)\`, index \`((doc->>'email'))\`; finds are \`SELECT doc ... WHERE id = $1 LIMIT 100\` and \`... WHERE doc->>'email' = $1 LIMIT 100\`, insertOne one \`INSERT\` (autocommit), insertMany one multi-row \`INSERT\`, the aggregation \`SELECT doc->'profile'->>'city', count(*), avg((doc->>'n')::bigint) ... WHERE doc->'profile'->'age' = $1::jsonb GROUP BY 1\` (no index on the age, as in tetradb; the answers were checked equal on three ages before timing); findOneAndUpdate one \`UPDATE ... SET doc = jsonb_set(doc, '{logins}', to_jsonb(COALESCE((doc->>'logins')::bigint, 0) + 1)) WHERE doc->>'email' = $1 RETURNING doc\` (autocommit), distinct \`SELECT DISTINCT doc->'profile'->'city' ... WHERE (doc->'profile'->>'age')::int = $1\`, sorted by code point in the Fastify process (BSON order, as tetradb answers); find-computed \`SELECT jsonb_build_object('email', doc->'email', 'label', (doc->>'name') || ' (' || (doc->'profile'->>'city') || ')', 'decade', floor((doc->'profile'->>'age')::numeric / 10) * 10) ... WHERE doc->>'email' = $1\`; find-partial \`${seniorByCitySql(COLLECTION)}\` through the partial expression index \`((doc->'profile'->>'city'), id) WHERE (doc->'profile'->>'age')::int >= ${SENIOR_AGE}\`, created with the email index before the load (the age a literal in both, so the planner can prove the predicate); update-pipeline one \`UPDATE ... SET doc = doc || jsonb_build_object('score', COALESCE((doc->>'score')::numeric, 0) + (doc->'profile'->>'age')::numeric, 'level', CASE WHEN <the same sum> >= ${GOLD_SCORE} THEN 'gold' ELSE 'basic' END) WHERE doc->>'email' = $1\` (autocommit).`);
   }
   if (r.pgSkipped !== undefined) out.push(`- **${r.pgSkipped}**`);
   out.push(`- Server memory: peak while the row ran: tetradb VmRSS, sampled every 250 ms; the peer "front + postgres" = Fastify process VmRSS + the PSS of every PostgreSQL process (shared buffers counted once), sampled every second (reading ~20 processes' smaps costs the client some CPU).`);
@@ -621,6 +781,7 @@ function render(config: Config, r: Results): string {
   target('find-id', 'Fastify+PostgreSQL', find(PG_NAME, 'find-id'), 1);
   target('find-email', 'Fastify+PostgreSQL', find(PG_NAME, 'find-email'), 1);
   target('insert', 'Fastify+PostgreSQL', find(PG_NAME, 'insert'), 1);
+  for (const p of r.planChecks) check(p.ok, p.text);
   const errors = r.rows.filter((x) => x.rounds.some((y) => y.errors + y.non2xx > 0));
   if (errors.length > 0) checks.push(`note  rows with errors or non-2xx answers: ${errors.map((x) => `${x.target} ${x.workload}`).join(', ')}`);
   out.push('### Targets\n', '```', ...checks, '```', '');

@@ -2,19 +2,25 @@
 // the same request and response shapes as tetradb's POST /api/mql/* and with the same bearer-key
 // check (an in-memory comparison), so the comparison is the store, not the HTTP. Documents are
 // JSONB rows of `<table> (id text primary key, doc jsonb)` with an expression index on
-// (doc->>'email'); the table is created fresh at start-up. Inserts commit with the server's
+// (doc->>'email') and a partial one on (city, id) of the documents aged 65 and over
+// (lib/docs-http-shapes.ts); the table is created fresh at start-up. Inserts commit with the server's
 // synchronous_commit (on by default: durable when acknowledged, like tetradb's).
 //
 //   node --import tsx servers/pg-docs-server.ts <port> <apiKey> <table> <poolSize>
 //   (connection from PG* environment variables or DATABASE_URL)
 //
-// Filters it understands: {} , {_id: <string>}, {email: <string>}; anything else is a 400. The
-// aggregate, findOneAndUpdate and distinct routes take the benchmark's one request shape each. Prints
+// Filters it understands: {} , {_id: <string>}, {email: <string>}, without projection, sort or
+// skip; besides, find takes the benchmark's find-computed (by email, COMPUTED_PROJECTION) and
+// find-partial ({"profile.city": <string>, "profile.age": {$gte: 65}}, sort {_id: 1}) shapes;
+// anything else is a 400. The aggregate, findOneAndUpdate, updateOne and distinct routes take the
+// benchmark's one request shape each. Prints
 // "ready" when listening, or "pg-unavailable: <reason>" and exits 3 when PostgreSQL cannot be used.
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import Fastify from 'fastify';
 import pg from 'pg';
 import { byCodePoint } from '../lib/code-points.js';
+import { COMPUTED_PROJECTION, SCORE_PIPELINE, GOLD_SCORE, SENIOR_FILTER, seniorByCitySql, seniorIndexSql } from '../lib/docs-http-shapes.js';
 
 const [port, apiKey, table, poolSize] = process.argv.slice(2) as [string, string, string, string];
 if (!/^[a-z_][a-z0-9_]*$/.test(table ?? '')) throw new Error(`table name must be a plain identifier, got ${table}`);
@@ -33,6 +39,7 @@ try {
     await client.query(`DROP TABLE IF EXISTS ${table}`);
     await client.query(`CREATE TABLE ${table} (id text PRIMARY KEY, doc jsonb NOT NULL)`);
     await client.query(`CREATE INDEX ${table}_email ON ${table} ((doc->>'email'))`);
+    await client.query(seniorIndexSql(table));
   } finally {
     client.release();
   }
@@ -47,6 +54,14 @@ const FIND_BY_ID = { name: 'find-id', text: `SELECT doc FROM ${table} WHERE id =
 const FIND_BY_EMAIL = { name: 'find-email', text: `SELECT doc FROM ${table} WHERE doc->>'email' = $1 LIMIT $2` };
 const FIND_ALL = { name: 'find-all', text: `SELECT doc FROM ${table} ORDER BY id LIMIT $1` };
 const INSERT_ONE = { name: 'insert-one', text: `INSERT INTO ${table} (id, doc) VALUES ($1, $2::jsonb)` };
+// find-partial: the seniors of one city in id order, through the partial index (city, id).
+const FIND_SENIORS_BY_CITY = { name: 'find-seniors-by-city', text: seniorByCitySql(table) };
+// find-computed as its user would write it in SQL: COMPUTED_PROJECTION's fields built from the
+// JSONB (floor of a numeric is a numeric: 40, as MongoDB's double 40 is in JSON).
+const FIND_COMPUTED_BY_EMAIL = {
+  name: 'find-computed-by-email',
+  text: `SELECT jsonb_build_object('email', doc->'email', 'label', (doc->>'name') || ' (' || (doc->'profile'->>'city') || ')', 'decade', floor((doc->'profile'->>'age')::numeric / 10) * 10) AS doc FROM ${table} WHERE doc->>'email' = $1 LIMIT $2`,
+};
 
 type Doc = Record<string, unknown>;
 const anyObject = { type: 'object', additionalProperties: true } as const;
@@ -63,8 +78,27 @@ function prepare(doc: Doc): { id: string; json: string } {
   return { id: doc._id, json: JSON.stringify(doc) };
 }
 
-async function find(filter: Doc | undefined, limit: number): Promise<Doc[]> {
+/** Whether `filter` is find-partial's: one city's documents of SENIOR_AGE and over. */
+function seniorsOfCity(filter: Doc): filter is { 'profile.city': string } {
+  const keys = Object.keys(filter);
+  return keys.length === 2 && typeof filter['profile.city'] === 'string' && isDeepStrictEqual(filter['profile.age'], SENIOR_FILTER['profile.age']);
+}
+
+async function find(b: Doc, limit: number): Promise<Doc[]> {
+  const filter = b.filter as Doc | undefined;
   const keys = Object.keys(filter ?? {});
+  if (b.skip !== undefined && b.skip !== 0) throw badRequest('this peer does not skip');
+  if (b.projection !== undefined || b.sort !== undefined) {
+    let result;
+    if (b.sort === undefined && isDeepStrictEqual(b.projection, COMPUTED_PROJECTION) && keys.length === 1 && typeof filter!.email === 'string') {
+      result = await pool.query<{ doc: Doc }>({ ...FIND_COMPUTED_BY_EMAIL, values: [filter!.email, limit] });
+    } else if (b.projection === undefined && isDeepStrictEqual(b.sort, { _id: 1 }) && filter !== undefined && seniorsOfCity(filter)) {
+      result = await pool.query<{ doc: Doc }>({ ...FIND_SENIORS_BY_CITY, values: [filter['profile.city'], limit] });
+    } else {
+      throw badRequest('this peer supports a projection or sort in the benchmark\'s find-computed and find-partial shapes only');
+    }
+    return result.rows.map((r) => r.doc);
+  }
   let result;
   if (keys.length === 0) result = await pool.query<{ doc: Doc }>({ ...FIND_ALL, values: [limit] });
   else if (keys.length === 1 && keys[0] === '_id' && typeof filter!._id === 'string') result = await pool.query<{ doc: Doc }>({ ...FIND_BY_ID, values: [filter!._id, limit] });
@@ -108,14 +142,14 @@ route(
   { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' } },
   ['collection'],
   { 200: { type: 'object', properties: { documents: { type: 'array', items: anyObject } } } },
-  async (b) => ({ documents: await find(b.filter as Doc | undefined, typeof b.limit === 'number' ? b.limit : 100) }),
+  async (b) => ({ documents: await find(b, typeof b.limit === 'number' ? b.limit : 100) }),
 );
 route(
   'findOne',
   { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' } },
   ['collection'],
   { 200: { type: 'object', properties: { document: { type: ['object', 'null'], additionalProperties: true } } } },
-  async (b) => ({ document: (await find(b.filter as Doc | undefined, 1))[0] ?? null }),
+  async (b) => ({ document: (await find(b, 1))[0] ?? null }),
 );
 route(
   'insertOne',
@@ -194,6 +228,36 @@ route(
     const result = await pool.query<{ doc: Doc }>({ ...INC_LOGINS_BY_EMAIL, values: [filter.email] });
     const doc = result.rows[0]?.doc;
     return doc === undefined ? { document: null, matchedCount: 0, modifiedCount: 0 } : { document: doc, matchedCount: 1, modifiedCount: 1 };
+  },
+);
+
+// A pipeline-style updateOne as its user would write it in SQL: one UPDATE by the indexed email,
+// autocommit (durable when acknowledged), the JSONB merged with the two computed fields.
+// SCORE_PIPELINE only: score = ($ifNull(score, 0) + profile.age), then level from the new score,
+// which SQL cannot read back within one SET, so the sum is written twice. ->> gives NULL for a
+// missing field and for a JSON null alike, as $ifNull treats both.
+const SCORE_BY_EMAIL = (() => {
+  const score = `(COALESCE((doc->>'score')::numeric, 0) + (doc->'profile'->>'age')::numeric)`;
+  return {
+    name: 'score-by-email',
+    text: `UPDATE ${table} SET doc = doc || jsonb_build_object('score', ${score}, 'level', CASE WHEN ${score} >= ${GOLD_SCORE} THEN 'gold' ELSE 'basic' END) WHERE doc->>'email' = $1`,
+  };
+})();
+
+route(
+  'updateOne',
+  { collection, filter: anyObject, update: { type: 'array', items: anyObject }, sort: anyObject, upsert: { type: 'boolean' } },
+  ['collection', 'filter', 'update'],
+  { 200: { type: 'object', properties: { matchedCount: { type: 'integer' }, modifiedCount: { type: 'integer' } } } },
+  async (b) => {
+    const filter = b.filter as Doc;
+    const benchmarkShape = Object.keys(filter).length === 1 && typeof filter.email === 'string' && isDeepStrictEqual(b.update, SCORE_PIPELINE) && b.sort === undefined && b.upsert !== true;
+    if (!benchmarkShape) throw badRequest('this peer supports {filter: {email: string}, update: SCORE_PIPELINE} only');
+    // Emails are unique in the benchmark's data: one row at most, as updateOne changes one
+    // document at most; the score always grows, so a matched row is a modified one.
+    const result = await pool.query({ ...SCORE_BY_EMAIL, values: [filter.email] });
+    const n = result.rowCount ?? 0;
+    return { matchedCount: n, modifiedCount: n };
   },
 );
 
