@@ -20,6 +20,7 @@ import { matchStage, type MatchStage } from './stages/match.js';
 import { limitStage, skipStage, sortStage } from './stages/order.js';
 import { addFieldsStage, projectStage, replaceRootStage, unsetStage } from './stages/project.js';
 import { sampleStage } from './stages/sample.js';
+import { setWindowFieldsStage } from './stages/set-window-fields.js';
 import { unionWithStage } from './stages/union-with.js';
 import { unwindStage } from './stages/unwind.js';
 
@@ -29,7 +30,6 @@ const UNSUPPORTED: Record<string, string> = {
   $search: 'Atlas Search is not available',
   $geoNear: 'there are no geospatial indexes',
   $redact: 'not implemented',
-  $setWindowFields: 'window functions are not implemented',
   $densify: 'not implemented',
   $fill: 'not implemented',
   $collStats: 'not available',
@@ -44,6 +44,7 @@ const UNSUPPORTED: Record<string, string> = {
 const SUPPORTED = new Set([
   '$match', '$project', '$addFields', '$set', '$unset', '$replaceRoot', '$replaceWith', '$group', '$count', '$sortByCount', '$sort', '$skip',
   '$limit', '$unwind', '$lookup', '$facet', '$graphLookup', '$unionWith', '$bucket', '$bucketAuto', '$sample',
+  '$setWindowFields',
 ]);
 
 /** True for the name of an aggregation stage tetradb knows, supported or not (a pipeline-style update refuses the others by name). */
@@ -135,6 +136,9 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
         break;
       case '$sample':
         stages.push(sampleStage(arg));
+        break;
+      case '$setWindowFields':
+        stages.push(setWindowFieldsStage(arg, names));
         break;
       default:
         if (SUPPORTED.has(name)) throw new Error(`stage ${name} is listed as supported but not compiled`);

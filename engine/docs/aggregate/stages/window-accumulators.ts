@@ -1,0 +1,292 @@
+/**
+ * The accumulators of $setWindowFields windows (manual: $setWindowFields, "Window Operators"),
+ * removable so that a sliding window costs O(1) amortized per document entering or leaving it
+ * (MongoDB's WindowFunction* removable states): sums with compensation and counts of the
+ * non-finite values, a monotonic deque for $min/$max, Welford's running moments for the standard
+ * deviations and covariances, counted values for $addToSet. Values leave in the order they came
+ * (first in, first out). Their results on an empty window are MongoDB's: 0 for $sum, [] for
+ * $push/$addToSet, {} for $mergeObjects, null for the others.
+ */
+
+import { compareValues, isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
+import { isNullish } from '../expression/expression.js';
+import { groupKey } from '../value-key.js';
+import { stageError } from '../stage.js';
+
+/** One window's running state: values enter at the right and leave at the left. */
+export interface WindowAccumulator {
+  /** `i` is the document's position in its partition. */
+  add(v: unknown, i: number): void;
+  remove(v: unknown, i: number): void;
+  result(): unknown;
+}
+
+export type WindowAccumulatorFactory = () => WindowAccumulator;
+
+/** A double-ended queue over an array with a moving head (amortized O(1)). */
+class Deque<T> {
+  #items: T[] = [];
+  #head = 0;
+
+  get size(): number {
+    return this.#items.length - this.#head;
+  }
+  front(): T {
+    return this.#items[this.#head]!;
+  }
+  back(): T {
+    return this.#items[this.#items.length - 1]!;
+  }
+  push(v: T): void {
+    this.#items.push(v);
+  }
+  popBack(): void {
+    this.#items.pop();
+    if (this.size === 0) this.clear();
+  }
+  shift(): void {
+    this.#head++;
+    if (this.size === 0) this.clear();
+    else if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+      this.#items = this.#items.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+  clear(): void {
+    this.#items = [];
+    this.#head = 0;
+  }
+  toArray(): T[] {
+    return this.#items.slice(this.#head);
+  }
+}
+
+/** A sum that values can leave: Neumaier-compensated, the non-finite values counted apart. */
+export class RemovableSum {
+  #sum = 0;
+  #compensation = 0;
+  #nan = 0;
+  #posInf = 0;
+  #negInf = 0;
+
+  #plus(x: number): void {
+    const t = this.#sum + x;
+    if (Math.abs(this.#sum) >= Math.abs(x)) this.#compensation += this.#sum - t + x;
+    else this.#compensation += x - t + this.#sum;
+    this.#sum = t;
+  }
+
+  add(x: number): void {
+    if (Number.isNaN(x)) this.#nan++;
+    else if (x === Infinity) this.#posInf++;
+    else if (x === -Infinity) this.#negInf++;
+    else this.#plus(x);
+  }
+
+  remove(x: number): void {
+    if (Number.isNaN(x)) this.#nan--;
+    else if (x === Infinity) this.#posInf--;
+    else if (x === -Infinity) this.#negInf--;
+    else this.#plus(-x);
+  }
+
+  get value(): number {
+    if (this.#nan > 0 || (this.#posInf > 0 && this.#negInf > 0)) return NaN;
+    if (this.#posInf > 0) return Infinity;
+    if (this.#negInf > 0) return -Infinity;
+    return this.#sum + this.#compensation;
+  }
+}
+
+const isNumber = (v: unknown): v is number => typeof v === 'number';
+
+function sum(): WindowAccumulator {
+  const s = new RemovableSum();
+  return {
+    add: (v) => void (isNumber(v) && s.add(v)),
+    remove: (v) => void (isNumber(v) && s.remove(v)),
+    result: () => s.value,
+  };
+}
+
+function avg(): WindowAccumulator {
+  const s = new RemovableSum();
+  let n = 0;
+  return {
+    add: (v) => {
+      if (!isNumber(v)) return;
+      s.add(v);
+      n++;
+    },
+    remove: (v) => {
+      if (!isNumber(v)) return;
+      s.remove(v);
+      n--;
+    },
+    result: () => (n === 0 ? null : s.value / n),
+  };
+}
+
+// A monotonic deque of (position, value): its front is the window's extreme. Null and missing
+// are ignored, as $min/$max ignore them; equal values keep the earliest (as $group's $min).
+function extreme(sign: 1 | -1): WindowAccumulatorFactory {
+  return () => {
+    const q = new Deque<{ i: number; v: unknown }>();
+    return {
+      add: (v, i) => {
+        if (isNullish(v)) return;
+        while (q.size > 0 && sign * compareValues(v, q.back().v) > 0) q.popBack();
+        q.push({ i, v });
+      },
+      remove: (_v, i) => {
+        if (q.size > 0 && q.front().i === i) q.shift();
+      },
+      result: () => (q.size === 0 ? null : q.front().v),
+    };
+  };
+}
+
+function push(): WindowAccumulator {
+  const q = new Deque<{ i: number; v: unknown }>();
+  return {
+    add: (v, i) => void (v !== MISSING && q.push({ i, v })),
+    remove: (_v, i) => void (q.size > 0 && q.front().i === i && q.shift()),
+    result: () => q.toArray().map((e) => e.v),
+  };
+}
+
+// MongoDB's removable $addToSet keeps a multiset in BSON order, and returns it in that order.
+function addToSet(): WindowAccumulator {
+  const counts = new Map<string, { v: unknown; n: number }>();
+  return {
+    add: (v) => {
+      if (v === MISSING) return;
+      const key = groupKey(v);
+      const e = counts.get(key);
+      if (e === undefined) counts.set(key, { v, n: 1 });
+      else e.n++;
+    },
+    remove: (v) => {
+      if (v === MISSING) return;
+      const key = groupKey(v);
+      const e = counts.get(key)!;
+      if (--e.n === 0) counts.delete(key);
+    },
+    result: () => [...counts.values()].map((e) => e.v).sort(compareValues),
+  };
+}
+
+/** Running mean and second moment of the numbers in the window (Welford, with removal). */
+class Moments {
+  n = 0;
+  mean = 0;
+  m2 = 0;
+  add(x: number): void {
+    this.n++;
+    const d = x - this.mean;
+    this.mean += d / this.n;
+    this.m2 += d * (x - this.mean);
+  }
+  remove(x: number): void {
+    if (this.n === 1) {
+      this.n = 0;
+      this.mean = 0;
+      this.m2 = 0;
+      return;
+    }
+    const d = x - this.mean;
+    this.n--;
+    this.mean -= d / this.n;
+    this.m2 -= d * (x - this.mean);
+  }
+}
+
+function stdDev(sample: boolean): WindowAccumulatorFactory {
+  return () => {
+    const m = new Moments();
+    return {
+      add: (v) => void (isNumber(v) && m.add(v)),
+      remove: (v) => void (isNumber(v) && m.remove(v)),
+      result: () => {
+        if (m.n === 0 || (sample && m.n === 1)) return null;
+        return Math.sqrt(Math.max(0, m.m2) / (sample ? m.n - 1 : m.n));
+      },
+    };
+  };
+}
+
+// $covariancePop/$covarianceSamp take [x, y]; pairs where either is not a number are skipped.
+function covariance(sample: boolean): WindowAccumulatorFactory {
+  return () => {
+    let n = 0;
+    let meanX = 0;
+    let meanY = 0;
+    let c = 0;
+    const pair = (v: unknown): [number, number] | undefined =>
+      Array.isArray(v) && v.length === 2 && isNumber(v[0]) && isNumber(v[1]) ? [v[0], v[1]] : undefined;
+    return {
+      add: (v) => {
+        const p = pair(v);
+        if (p === undefined) return;
+        n++;
+        const dx = p[0] - meanX;
+        meanX += dx / n;
+        meanY += (p[1] - meanY) / n;
+        c += dx * (p[1] - meanY);
+      },
+      remove: (v) => {
+        const p = pair(v);
+        if (p === undefined) return;
+        if (n === 1) {
+          n = 0;
+          meanX = meanY = c = 0;
+          return;
+        }
+        const dx = p[0] - meanX;
+        n--;
+        meanX -= dx / n;
+        meanY -= (p[1] - meanY) / n;
+        c -= dx * (p[1] - meanY);
+      },
+      result: () => {
+        if (n === 0 || (sample && n === 1)) return null;
+        return c / (sample ? n - 1 : n);
+      },
+    };
+  };
+}
+
+// Only with windows that start at the partition's first document (MongoDB has no removable
+// $mergeObjects): later documents' fields overwrite earlier ones.
+function mergeObjects(): WindowAccumulator {
+  const out: Doc = {};
+  return {
+    add: (v) => {
+      if (isNullish(v)) return;
+      if (!isPlainObject(v)) stageError('$setWindowFields', `$mergeObjects requires object inputs, but input ${JSON.stringify(v)} is of type ${Array.isArray(v) ? 'array' : typeof v}`);
+      for (const [k, x] of Object.entries(v)) setOwn(out, k, x);
+    },
+    remove: () => {
+      throw new Error('$mergeObjects is not removable');
+    },
+    result: () => ({ ...out }),
+  };
+}
+
+/** The accumulator window functions by name ($count is `$sum: 1`). */
+export const WINDOW_ACCUMULATORS: Readonly<Record<string, WindowAccumulatorFactory>> = {
+  $sum: sum,
+  $avg: avg,
+  $min: extreme(-1),
+  $max: extreme(1),
+  $push: push,
+  $addToSet: addToSet,
+  $stdDevPop: stdDev(false),
+  $stdDevSamp: stdDev(true),
+  $covariancePop: covariance(false),
+  $covarianceSamp: covariance(true),
+  $mergeObjects: mergeObjects,
+};
+
+/** Accumulators MongoDB has only in windows that start at the partition's first document. */
+export const NON_REMOVABLE: ReadonlySet<string> = new Set(['$mergeObjects']);

@@ -1,0 +1,477 @@
+/**
+ * The window functions of $setWindowFields (manual: $setWindowFields, "Window Operators"), each
+ * parsed with MongoDB's rules and messages (window_function_expression.h and its parsers) and
+ * computed over one sorted partition at a time:
+ * - accumulators over a window (window-bounds.ts; default: the whole partition): $sum, $avg,
+ *   $min, $max, $count, $push, $addToSet, $stdDevPop, $stdDevSamp, $covariancePop,
+ *   $covarianceSamp, $first, $last, $integral, $derivative (explicit window), and $mergeObjects
+ *   (windows starting at the partition's first document only, as MongoDB 8.x);
+ * - $rank, $denseRank, $documentNumber (one sortBy field, no window);
+ * - $shift {output, by, default}, $expMovingAvg {input, N | alpha}, $locf, $linearFill.
+ * A window that slides (its start moves) feeds a removable accumulator (window-accumulators.ts):
+ * each document enters and leaves once, O(n) per partition for the counting ones.
+ */
+
+import { bsonTypeOf, isPlainObject, MISSING, type Doc } from '../../values.js';
+import type { TimeUnit } from '../expression/date-units.js';
+import { exprFields } from '../dependencies.js';
+import { isNullish, Scope, type Expr } from '../expression/expression.js';
+import { compileExpression } from '../expression/operator-table.js';
+import { stageError } from '../stage.js';
+import { NON_REMOVABLE, RemovableSum, WINDOW_ACCUMULATORS, type WindowAccumulatorFactory } from './window-accumulators.js';
+import { leftUnbounded, parseTimeUnit, parseWindow, WHOLE_PARTITION, windowsOf, type SortShape, type WindowBounds } from './window-bounds.js';
+
+const STAGE = '$setWindowFields';
+
+/** One sorted partition, as the window functions read it. */
+export interface Partition {
+  readonly docs: readonly Doc[];
+  readonly scopes: readonly Scope[];
+  /** The values of the sortBy field, when sortBy has exactly one. */
+  readonly sortValues: readonly unknown[] | undefined;
+  /** True where a document's sortBy key equals the previous document's (ties, for the ranks). */
+  readonly tiesPrevious: readonly boolean[];
+}
+
+/** A parsed window function: its value for each document of a partition (MISSING: no field). */
+export interface WindowFunction {
+  compute(p: Partition): unknown[];
+}
+
+function fail(message: string): never {
+  stageError(STAGE, message);
+}
+
+// MongoDB's window functions that tetradb does not compute: refused by name.
+const UNSUPPORTED = ['$minN', '$maxN', '$firstN', '$lastN', '$top', '$bottom', '$topN', '$bottomN', '$percentile', '$median', '$minMaxScalar'];
+
+type Parser = (spec: Doc, name: string, sort: SortShape, names: ReadonlySet<string>) => WindowFunction;
+
+/** Each document's value, computed once and only when a window needs it (as MongoDB evaluates). */
+function lazy(n: number, valueAt: (i: number) => unknown): (i: number) => unknown {
+  const cache = new Array<unknown>(n);
+  const done = new Uint8Array(n);
+  return (i) => {
+    if (done[i] === 0) {
+      cache[i] = valueAt(i);
+      done[i] = 1;
+    }
+    return cache[i];
+  };
+}
+
+const lazyValues = (p: Partition, input: Expr): ((i: number) => unknown) => lazy(p.docs.length, (i) => input(p.scopes[i]!));
+
+/** Slides the windows over the partition: each document enters once and leaves once. */
+function slide(p: Partition, bounds: WindowBounds, value: (i: number) => unknown, make: WindowAccumulatorFactory): unknown[] {
+  const n = p.docs.length;
+  const { start, end } = windowsOf(bounds, n, p.sortValues);
+  const out = new Array<unknown>(n);
+  const acc = make();
+  let removed = 0; // documents before this one have left
+  let added = 0; // documents before this one have entered
+  for (let i = 0; i < n; i++) {
+    const s = start[i]!;
+    const e = end[i]!;
+    if (s > e) {
+      out[i] = make().result();
+      continue;
+    }
+    while (removed < s && removed < added) {
+      acc.remove(value(removed), removed);
+      removed++;
+    }
+    if (removed < s) removed = s;
+    if (added < removed) added = removed;
+    while (added <= e) {
+      acc.add(value(added), added);
+      added++;
+    }
+    out[i] = acc.result();
+  }
+  return out;
+}
+
+function checkNoSecond(name: string | undefined): void {
+  if (name !== undefined) fail('Cannot specify two functions in window function spec');
+}
+
+/** `{$sum: <expr>, window: {...}}` and the other accumulators (MongoDB's ExpressionRemovable). */
+const accumulator: Parser = (spec, _name, sort, names) => {
+  let fn: string | undefined;
+  let bounds = WHOLE_PARTITION;
+  for (const k of Object.keys(spec)) {
+    if (k === 'window') bounds = parseWindow(spec[k], sort);
+    else if (isWindowFunction(k)) {
+      checkNoSecond(fn);
+      fn = k;
+    } else fail(`Window function found an unknown argument: ${k}`);
+  }
+  let op = fn!;
+  let inputSpec = spec[op];
+  if (op === '$count') {
+    if (!isPlainObject(inputSpec) || Object.keys(inputSpec).length > 0) fail('$count only accepts an empty object as input');
+    op = '$sum';
+    inputSpec = 1;
+  }
+  if (NON_REMOVABLE.has(op) && !leftUnbounded(bounds)) fail(`Window function ${op} is not supported with a removable window`);
+  const input = compileExpression(inputSpec, names);
+  const make = WINDOW_ACCUMULATORS[op]!;
+  return { compute: (p) => slide(p, bounds, lazyValues(p, input), make) };
+};
+
+/** $first/$last: the input at the window's first (last) document; null for an empty window. */
+const endpoint: Parser = (spec, name, sort, names) => {
+  let bounds = WHOLE_PARTITION;
+  for (const k of Object.keys(spec)) {
+    if (k === 'window') bounds = parseWindow(spec[k], sort);
+    else if (k !== name) fail(`${name} got unexpected argument: ${k}`);
+  }
+  const input = compileExpression(spec[name], names);
+  const last = name === '$last';
+  return {
+    compute(p) {
+      const { start, end } = windowsOf(bounds, p.docs.length, p.sortValues);
+      return p.docs.map((_d, i) => (start[i]! > end[i]! ? null : input(p.scopes[last ? end[i]! : start[i]!]!)));
+    },
+  };
+};
+
+/** $rank, $denseRank, $documentNumber: ties are documents whose sortBy values sort alike. */
+const rank: Parser = (spec, name, sort) => {
+  if (Object.keys(spec).length !== 1) fail('Rank style window functions take no other arguments');
+  const arg = spec[name];
+  if (!isPlainObject(arg) || Object.keys(arg).length > 0) fail(`${name} must be specified with '{}' as the value`);
+  if (sort.fields !== 1) fail(`${name} must be specified with a top level sortBy expression with exactly one element`);
+  return {
+    compute(p) {
+      const out = new Array<unknown>(p.docs.length);
+      let rankOf = 0;
+      let dense = 0;
+      for (let i = 0; i < p.docs.length; i++) {
+        if (name === '$documentNumber') out[i] = i + 1;
+        else {
+          if (i === 0 || !p.tiesPrevious[i]) {
+            rankOf = i + 1;
+            dense++;
+          }
+          out[i] = name === '$rank' ? rankOf : dense;
+        }
+      }
+      return out;
+    },
+  };
+};
+
+// A constant expression's value (MongoDB folds them at parse time), or undefined.
+function constantValue(v: unknown): { value: unknown } | undefined {
+  if (typeof v === 'string' && v.startsWith('$')) return undefined;
+  if (!isPlainObject(v) && !Array.isArray(v)) return { value: v };
+  const fields = new Set<string>();
+  if (!exprFields(v, fields) || fields.size > 0 || JSON.stringify(v).includes('"$$')) return undefined;
+  return { value: compileExpression(v)(Scope.of({})) };
+}
+
+/** $shift {output, by, default}: the output expression on the document `by` places away. */
+const shift: Parser = (spec, name, sort, names) => {
+  let fn: string | undefined;
+  for (const k of Object.keys(spec)) {
+    if (k === 'window') fail("$shift does not accept a 'window' field");
+    else if (isWindowFunction(k)) {
+      if (fn !== undefined) fail('Cannot specify multiple functions in window function spec');
+      fn = k;
+      if (!isPlainObject(spec[k])) fail('Argument to $shift must be an object');
+    } else fail(`Window function found an unknown argument: ${k}`);
+  }
+  const args = spec[name] as Doc;
+  let output: Expr | undefined;
+  let by: number | undefined;
+  let fallback: unknown = null;
+  for (const [k, v] of Object.entries(args)) {
+    if (k === 'output') output = compileExpression(v, names);
+    else if (k === 'default') {
+      const c = constantValue(v);
+      if (c === undefined) fail("'$shift:default' expression must yield a constant value.");
+      fallback = c.value === MISSING ? null : c.value;
+    } else if (k === 'by') {
+      if (typeof v !== 'number' || !Number.isInteger(v) || v < -2147483648 || v > 2147483647) fail(`'$shift:by' field must be an integer, but found  by: ${JSON.stringify(v)}`);
+      by = v;
+    } else fail(`Unknown argument in ${name}`);
+  }
+  if (output === undefined) fail(`${name} requires an 'output' expression.`);
+  if (by === undefined) fail(`${name} requires 'by' as an integer value.`);
+  if (sort.fields === undefined) fail(`'${name}' requires a sortBy`);
+  const offset = by;
+  const out = output;
+  return {
+    compute: (p) => p.docs.map((_d, i) => {
+      const j = i + offset;
+      return j < 0 || j >= p.docs.length ? fallback : out(p.scopes[j]!);
+    }),
+  };
+};
+
+/** Milliseconds in the units $derivative and $integral take (MongoDB's typical lengths). */
+const UNIT_MS: Readonly<Partial<Record<TimeUnit, number>>> = { week: 604_800_000, day: 86_400_000, hour: 3_600_000, minute: 60_000, second: 1000, millisecond: 1 };
+
+function typeName(v: unknown): string {
+  return bsonTypeOf(v);
+}
+
+/** `{$derivative | $integral: {input, unit}, window}`, checked as MongoDB's ExpressionWithUnit. */
+function withUnit(spec: Doc, name: string, sort: SortShape, names: ReadonlySet<string>): { input: Expr; unitMs: number | undefined; bounds: WindowBounds | undefined } {
+  if (sort.fields === undefined) fail(`${name} requires a sortBy`);
+  if (sort.fields !== 1) fail(`${name} requires a non-compound sortBy`);
+  let bounds: WindowBounds | undefined;
+  for (const k of Object.keys(spec)) {
+    if (k === 'window') bounds = parseWindow(spec[k], sort);
+    else if (k !== name) fail(`${name} got unexpected argument: ${k}`);
+  }
+  const args = spec[name];
+  if (!isPlainObject(args)) fail(`${name} expects an object, but got a ${typeName(args)}: ${name}: ${JSON.stringify(args)}`);
+  let input: Expr | undefined;
+  let unitMs: number | undefined;
+  for (const [k, v] of Object.entries(args)) {
+    if (k === 'input') input = compileExpression(v, names);
+    else if (k === 'unit') {
+      if (typeof v !== 'string') fail(`unit' must be a string, but got ${typeName(v)}`);
+      const unit = parseTimeUnit(v);
+      const ms = UNIT_MS[unit];
+      if (ms === undefined) fail("unit must be 'week' or smaller");
+      unitMs = ms;
+    } else fail(`${name} got unexpected argument: ${k}`);
+  }
+  if (input === undefined) fail(`${name} requires an 'input' expression`);
+  return { input, unitMs, bounds };
+}
+
+const derivative: Parser = (spec, name, sort, names) => {
+  const { input, unitMs, bounds } = withUnit(spec, name, sort, names);
+  if (bounds === undefined) fail('$derivative requires explicit window bounds');
+  return {
+    compute(p) {
+      const { start, end } = windowsOf(bounds, p.docs.length, p.sortValues);
+      const times = p.sortValues!;
+      return p.docs.map((_d, i) => {
+        const s = start[i]!;
+        const e = end[i]!;
+        if (s > e) return null;
+        const t0 = times[s];
+        const t1 = times[e];
+        if (unitMs !== undefined) {
+          if (!(t0 instanceof Date && t1 instanceof Date)) fail("$derivative with 'unit' expects the sortBy field to be a Date");
+        } else {
+          if (t0 instanceof Date || t1 instanceof Date) fail("$derivative where the sortBy is a Date requires an 'unit'");
+          if (typeof t0 !== 'number' || typeof t1 !== 'number') fail("$derivative (with no 'unit') expects the sortBy field to be numeric");
+        }
+        const run = +(t1 as number | Date) - +(t0 as number | Date);
+        const rise = difference(input(p.scopes[e]!), input(p.scopes[s]!));
+        // A window of one document (the partition's first with [-1, 0]) has no run.
+        if (run === 0) return null;
+        const slope = rise / run;
+        return unitMs === undefined ? slope : slope * unitMs;
+      });
+    },
+  };
+};
+
+// $subtract's rules for the rise: numbers, or dates (milliseconds).
+function difference(a: unknown, b: unknown): number {
+  if (isNullish(a) || isNullish(b)) fail('$derivative input must not be null or missing');
+  if (typeof a === 'number' && typeof b === 'number') return a - b;
+  if (a instanceof Date && b instanceof Date) return a.getTime() - b.getTime();
+  if (a instanceof Date && typeof b === 'number') return a.getTime() - b;
+  return fail(`can't $subtract ${typeName(b)} from ${typeName(a)}`);
+}
+
+const integral: Parser = (spec, name, sort, names) => {
+  const { input, unitMs, bounds } = withUnit(spec, name, sort, names);
+  const window = bounds ?? WHOLE_PARTITION;
+  const make: WindowAccumulatorFactory = () => {
+    // The trapezoids between neighbouring points of the window; NaN points counted apart.
+    const points: Array<[number, number, boolean]> = [];
+    let head = 0;
+    const area = new RemovableSum();
+    let nan = 0;
+    const trapezoid = (a: [number, number, boolean], b: [number, number, boolean]): number =>
+      Number.isNaN(a[0]) || Number.isNaN(a[1]) || Number.isNaN(b[0]) || Number.isNaN(b[1]) ? 0 : ((b[0] - a[0]) * (a[1] + b[1])) / 2;
+    const point = (v: unknown): [number, number, boolean] => {
+      const [x, y] = v as [unknown, unknown];
+      if (!(typeof y === 'number' && (typeof x === 'number' || x instanceof Date))) {
+        fail('The input value of $integral window function must be a vector of 2 value, the first value must be numeric or date type and the second must be numeric.');
+      }
+      if (unitMs !== undefined && !(x instanceof Date)) fail("$integral with 'outputUnit' expects the sortBy field to be a Date");
+      if (unitMs === undefined && typeof x !== 'number') fail("$integral (with no 'outputUnit') expects the sortBy field to be numeric");
+      const t = +(x as number | Date);
+      return [t, y, Number.isNaN(t) || Number.isNaN(y)];
+    };
+    return {
+      add(v) {
+        const pt = point(v);
+        if (pt[2]) nan++;
+        if (points.length > head) area.add(trapezoid(points[points.length - 1]!, pt));
+        points.push(pt);
+      },
+      remove() {
+        const pt = points[head++]!;
+        if (pt[2]) nan--;
+        if (points.length > head) area.remove(trapezoid(pt, points[head]!));
+      },
+      result() {
+        if (points.length === head) return null;
+        if (nan > 0) return NaN;
+        return unitMs === undefined ? area.value : area.value / unitMs;
+      },
+    };
+  };
+  return {
+    compute(p) {
+      const times = p.sortValues!;
+      return slide(p, window, lazy(p.docs.length, (i) => [times[i], input(p.scopes[i]!)]), make);
+    },
+  };
+};
+
+/** $expMovingAvg {input, N | alpha}: from the partition's start to the current document. */
+const expMovingAvg: Parser = (spec, name, sort, names) => {
+  const args = spec[name];
+  if (Object.keys(spec).length !== 1 || !isPlainObject(args)) fail('$expMovingAvg must have exactly one argument that is an object');
+  const shape = "$expMovingAvg sub object must have exactly two fields: An 'input' field, and either an 'N' field or an 'alpha' field";
+  if (Object.keys(args).length !== 2 || !Object.hasOwn(args, 'input')) fail(shape);
+  if (sort.fields === undefined) fail("$expMovingAvg requires an explicit 'sortBy'");
+  const input = compileExpression(args['input'], names);
+  let alpha: number;
+  if (Object.hasOwn(args, 'N')) {
+    const n = args['N'];
+    if (typeof n !== 'number') fail(`'N' field must be an integer, but found type ${typeName(n)}`);
+    if (!Number.isInteger(n)) fail(`'N' field must be an integer, but found  N: ${n}. To use a non-integer, use the 'alpha' argument instead`);
+    if (n <= 0) fail(`'N' must be greater than zero. Got ${n}`);
+    alpha = 2 / (n + 1);
+  } else if (Object.hasOwn(args, 'alpha')) {
+    const a = args['alpha'];
+    if (typeof a !== 'number') fail("'alpha' must be a number");
+    if (!(a > 0 && a < 1)) fail(`'alpha' must be between 0 and 1 (exclusive), found alpha: ${a}`);
+    alpha = a;
+  } else return fail(`Got unrecognized field in $expMovingAvg${shape}`);
+  return {
+    compute(p) {
+      let current: number | null = null;
+      return p.scopes.map((scope) => {
+        const v = input(scope);
+        if (typeof v === 'number') current = current === null ? v : v * alpha + current * (1 - alpha);
+        return current;
+      });
+    },
+  };
+};
+
+/** `{$locf: <expr>}` and `{$linearFill: <expr>}`: no window (MongoDB's left-unbounded functions). */
+function noWindow(spec: Doc): string {
+  let fn: string | undefined;
+  let window = false;
+  for (const k of Object.keys(spec)) {
+    if (k === 'window') window = true;
+    else if (isWindowFunction(k)) {
+      checkNoSecond(fn);
+      fn = k;
+    } else fail(`Window function found an unknown argument: ${k}`);
+  }
+  if (window) fail(`'window' field is not allowed in ${fn}`);
+  return fn!;
+}
+
+/** $locf: the last non-null value so far in the partition (null before the first). */
+const locf: Parser = (spec, name, _sort, names) => {
+  noWindow(spec);
+  const input = compileExpression(spec[name], names);
+  return {
+    compute(p) {
+      let last: unknown = null;
+      return p.scopes.map((scope) => {
+        const v = input(scope);
+        if (!isNullish(v)) last = v;
+        return last;
+      });
+    },
+  };
+};
+
+/** $linearFill: null and missing values interpolated between the nearest numbers around them. */
+const linearFill: Parser = (spec, name, sort, names) => {
+  noWindow(spec);
+  if (sort.fields !== 1) fail(`${name} must be specified with a top level sortBy expression with exactly one element`);
+  const input = compileExpression(spec[name], names);
+  return { compute: (p) => linearFillPartition(p, input) };
+};
+
+/** MongoDB's WindowFunctionExecLinearFill over one partition. @throws QUERY_ERROR */
+export function linearFillPartition(p: Partition, input: Expr): unknown[] {
+  const n = p.docs.length;
+  const xs = p.sortValues!;
+  const ys = p.scopes.map((s) => input(s));
+  // The next document with a value and a sortBy value, for each position (scanning backwards).
+  const next = new Int32Array(n + 1).fill(-1);
+  for (let i = n - 1; i >= 0; i--) next[i] = !isNullish(ys[i]) && !isNullish(xs[i]) ? i : next[i + 1]!;
+  const out = new Array<unknown>(n);
+  let previousX: unknown = MISSING;
+  let left = -1;
+  for (let i = 0; i < n; i++) {
+    const y = ys[i];
+    const x = xs[i];
+    if (!(typeof y === 'number' || isNullish(y))) fail(`Value to be filled must be numeric or nullish, but found ${typeName(y)}`);
+    if (!(typeof x === 'number' || x instanceof Date)) fail(`Value of the sortBy field must be numeric or a date, but found ${typeName(x)}`);
+    if (previousX !== MISSING) {
+      if (+(previousX as number | Date) === +x && (previousX instanceof Date) === (x instanceof Date)) fail('There can be no repeated values in the sort field');
+      if ((previousX instanceof Date) !== (x instanceof Date)) fail(`Conflicting sort value types, previously received type ${typeName(previousX)}, but found ${typeName(x)}`);
+    }
+    previousX = x;
+    if (!isNullish(y)) {
+      left = i;
+      out[i] = y;
+      continue;
+    }
+    const right = next[i + 1]!;
+    if (left < 0 || right < 0) {
+      out[i] = null;
+      continue;
+    }
+    const x1 = +(xs[left] as number | Date);
+    const x2 = +(xs[right] as number | Date);
+    const y1 = ys[left] as number;
+    const y2 = ys[right] as number;
+    out[i] = y1 + (+x - x1) * ((y2 - y1) / (x2 - x1));
+  }
+  return out;
+}
+
+const refused: Parser = (_spec, name) => fail(`unsupported: the window function ${name} is not supported`);
+
+const PARSERS: Readonly<Record<string, Parser>> = {
+  ...Object.fromEntries(['$sum', '$avg', '$min', '$max', '$count', '$push', '$addToSet', '$stdDevPop', '$stdDevSamp', '$covariancePop', '$covarianceSamp', '$mergeObjects'].map((n) => [n, accumulator])),
+  $first: endpoint,
+  $last: endpoint,
+  $rank: rank,
+  $denseRank: rank,
+  $documentNumber: rank,
+  $shift: shift,
+  $derivative: derivative,
+  $integral: integral,
+  $expMovingAvg: expMovingAvg,
+  $locf: locf,
+  $linearFill: linearFill,
+  ...Object.fromEntries(UNSUPPORTED.map((n) => [n, refused])),
+};
+
+function isWindowFunction(name: string): boolean {
+  return Object.hasOwn(PARSERS, name);
+}
+
+/** Parses one output field's window function (`{$sum: "$x", window: {...}}`). @throws QUERY_ERROR */
+export function parseWindowFunction(field: string, spec: unknown, sort: SortShape, names: ReadonlySet<string>): WindowFunction {
+  if (!isPlainObject(spec)) fail(`The field '${field}' must be an object`);
+  const keys = Object.keys(spec);
+  const name = keys.find((k) => k.startsWith('$'));
+  if (name === undefined) fail(`Expected a $-prefixed window function${keys.length > 0 ? `, ${keys[0]}` : ''}`);
+  if (!isWindowFunction(name)) fail(`Unrecognized window function, ${name}`);
+  return PARSERS[name]!(spec, name, sort, names);
+}
