@@ -341,12 +341,14 @@ const expMovingAvg: Parser = (spec, name, sort, names) => {
   if (sort.fields === undefined) fail("$expMovingAvg requires an explicit 'sortBy'");
   const input = compileExpression(args['input'], names);
   let alpha: number;
+  let n: number | undefined;
   if (Object.hasOwn(args, 'N')) {
-    const n = args['N'];
-    if (typeof n !== 'number') fail(`'N' field must be an integer, but found type ${typeName(n)}`);
-    if (!Number.isInteger(n)) fail(`'N' field must be an integer, but found  N: ${n}. To use a non-integer, use the 'alpha' argument instead`);
-    if (n <= 0) fail(`'N' must be greater than zero. Got ${n}`);
-    alpha = 2 / (n + 1);
+    const count = args['N'];
+    if (typeof count !== 'number') fail(`'N' field must be an integer, but found type ${typeName(count)}`);
+    if (!Number.isInteger(count)) fail(`'N' field must be an integer, but found  N: ${count}. To use a non-integer, use the 'alpha' argument instead`);
+    if (count <= 0) fail(`'N' must be greater than zero. Got ${count}`);
+    alpha = 2 / (count + 1);
+    n = args['N'] as number;
   } else if (Object.hasOwn(args, 'alpha')) {
     const a = args['alpha'];
     if (typeof a !== 'number') fail("'alpha' must be a number");
@@ -358,7 +360,9 @@ const expMovingAvg: Parser = (spec, name, sort, names) => {
       let current: number | null = null;
       return p.scopes.map((scope) => {
         const v = input(scope);
-        if (typeof v === 'number') current = current === null ? v : v * alpha + current * (1 - alpha);
+        // With N, (2v + (N - 1) current) / (N + 1): one rounding, as close to MongoDB's decimal
+        // arithmetic as a double gets (v * alpha + current * (1 - alpha) drifts in the last bit).
+        if (typeof v === 'number') current = current === null ? v : n !== undefined ? (2 * v + (n - 1) * current) / (n + 1) : v * alpha + current * (1 - alpha);
         return current;
       });
     },
