@@ -123,7 +123,8 @@ export function setWindowFieldsStage(spec: unknown, names: ReadonlySet<string>):
           let out = pdocs[j]!;
           for (let f = 0; f < fields.length; f++) {
             const v = values[f]![j];
-            pendingBytes += budget.add(v);
+            // A value shared with the previous document is held once.
+            if (j === 0 || typeof v !== 'object' || v !== values[f]![j - 1]) pendingBytes += budget.add(v);
             out = setPath(out, fields[f]!.parts, 0, v);
           }
           pending.push(out);

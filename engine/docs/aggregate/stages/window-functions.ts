@@ -77,6 +77,12 @@ function slide(p: Partition, bounds: WindowBounds, value: (i: number) => unknown
       out[i] = make().result();
       continue;
     }
+    // The same window as the previous document's (the whole partition, ties of a range): the
+    // same value, computed once and shared (values are never changed in place).
+    if (i > 0 && s === start[i - 1] && e === end[i - 1]) {
+      out[i] = out[i - 1];
+      continue;
+    }
     while (removed < s && removed < added) {
       acc.remove(value(removed), removed);
       removed++;

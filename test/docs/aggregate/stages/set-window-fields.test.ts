@@ -5,7 +5,7 @@
 // messages, checked when the pipeline is compiled.
 import { aggregate } from 'mingo';
 import { describe, expect, it } from 'vitest';
-import { fromJson, type Doc } from '../../../../engine/docs/index.js';
+import { compilePipeline, fromJson, type Doc } from '../../../../engine/docs/index.js';
 import { aggregateHarness, expectQueryError } from '../../../helpers/aggregate-cases.js';
 
 const date = (iso: string) => ({ $date: iso });
@@ -339,5 +339,27 @@ describe('$setWindowFields: bad specifications (400 QUERY_ERROR when compiled)',
   ])('refuses %s', async (_name, pipeline, message) => {
     // A $match that matches nothing first: the refusal comes from compiling, before any document.
     expectQueryError(await h.aggregate([{ $match: { _id: 'none' } }, ...pipeline]), '$setWindowFields', message);
+  });
+});
+
+describe('$setWindowFields: the blocking bound', () => {
+  const run = async (pipeline: Doc[], docs: () => AsyncIterable<Doc[]>) => {
+    const out: Doc[] = [];
+    for await (const c of compilePipeline(pipeline).run(docs(), { lookup: async () => [], scan: docs, vars: undefined })) out.push(...c);
+    return out;
+  };
+  it('holds its input within the bound (40 documents of 2 MiB by estimate)', async () => {
+    async function* big(): AsyncIterable<Doc[]> {
+      for (let i = 0; i < 40; i++) yield [{ _id: i, s: 'x'.repeat(1 << 20) }];
+    }
+    await expect(run([{ $setWindowFields: { output: { n: { $count: {} } } } }], big)).rejects.toMatchObject({ code: 'QUERY_ERROR', message: expect.stringMatching(/\$setWindowFields holds more than/) });
+  });
+  it('computes a window shared by many documents once: a whole-partition $push over 20000 documents', async () => {
+    async function* many(): AsyncIterable<Doc[]> {
+      yield Array.from({ length: 20000 }, (_, i) => ({ _id: i }));
+    }
+    const out = await run([{ $setWindowFields: { output: { ids: { $push: '$_id' } } } }, { $match: { _id: { $in: [0, 19999] } } }], many);
+    expect(out.map((d) => (d['ids'] as unknown[]).length)).toEqual([20000, 20000]);
+    expect(await run([{ $setWindowFields: { sortBy: { _id: 1 }, output: { ids: { $push: '$_id', window: { documents: [-5, 5] } } } } }], many)).toHaveLength(20000);
   });
 });
