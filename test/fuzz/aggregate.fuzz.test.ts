@@ -3,7 +3,7 @@
  * used as an oracle only): random documents (numbers, strings, nulls, missing fields, arrays,
  * embedded documents, dates) through random pipelines of $match (with $expr), $group, $project
  * (with date arithmetic among the expressions),
- * $addFields, $unwind, $sort + $limit/$skip, $count, $sortByCount, $bucketAuto, $replaceWith, $unset,
+ * $addFields, $unwind, $sort + $limit/$skip, $count, $sortByCount, $bucketAuto, $setWindowFields, $replaceWith, $unset,
  * $lookup and $unionWith over a second collection, $graphLookup over a third, run through the real document model on a real store
  * (docsAggregate). Results are compared as multisets (order where a unique sort fixed it), field
  * order aside; a difference is excused only by a named rule below, each listed in docs/mql.md.
@@ -151,6 +151,67 @@ function anyExpr(rand: Rand): unknown {
 
 const ACCUMULATORS = ['$sum', '$avg', '$min', '$max', '$first', '$last', '$push', '$addToSet'];
 
+// A bound of a window that holds the current document (mingo computes empty windows wrongly:
+// docs/mql.md).
+function windowAround(rand: Rand): Doc | undefined {
+  const side = (sign: 1 | -1): unknown => pick(rand, ['unbounded', 'current', sign * randomInt(rand, 0, 3)]);
+  switch (randomInt(rand, 0, 2)) {
+    case 0:
+      return undefined;
+    case 1:
+      return { documents: [side(-1), side(1)] };
+    default:
+      return { range: [side(-1), side(1)] };
+  }
+}
+
+/** A random $setWindowFields over a unique sortBy (the _id), so that ties never decide. */
+function randomWindowFields(rand: Rand): Doc {
+  const output: Doc = {};
+  const number = () => pick(rand, [guard('$a'), guard('$c.d'), numberExpr(rand, 1)]);
+  for (let f = 0; f < randomInt(rand, 1, 3); f++) {
+    const window = windowAround(rand);
+    const withWindow = (spec: Doc): Doc => (window === undefined ? spec : { ...spec, window });
+    switch (randomInt(rand, 0, 9)) {
+      case 0:
+        output[`w${f}`] = withWindow({ [pick(rand, ['$sum', '$avg', '$stdDevPop', '$stdDevSamp'])]: number() });
+        break;
+      case 1:
+        // $min/$max ignore null; values of one type (comparisons across types differ in mingo).
+        output[`w${f}`] = withWindow({ [pick(rand, ['$min', '$max'])]: pick(rand, ['$a', '$c.d', number()]) });
+        break;
+      case 2:
+        output[`w${f}`] = withWindow({ $count: {} });
+        break;
+      case 3:
+        output[`w${f}`] = withWindow({ $push: { $ifNull: [pick(rand, ['$a', '$g', '$_id']), null] } });
+        break;
+      case 4:
+        output[`w${f}`] = withWindow({ [pick(rand, ['$first', '$last'])]: { $ifNull: [pick(rand, ['$a', '$g']), null] } });
+        break;
+      case 5:
+        output[`w${f}`] = { [pick(rand, ['$documentNumber', '$rank', '$denseRank'])]: {} };
+        break;
+      case 6:
+        output[`w${f}`] = { $shift: { output: { $ifNull: ['$a', null] }, by: randomInt(rand, -2, 2), ...(rand() < 0.5 ? { default: 'none' } : {}) } };
+        break;
+      case 7:
+        output[`w${f}`] = { $locf: '$a' };
+        break;
+      case 8:
+        output[`w${f}`] = { $expMovingAvg: { input: '$a', ...(rand() < 0.5 ? { N: randomInt(rand, 1, 4) } : { alpha: 0.25 }) } };
+        break;
+      default:
+        output[`w${f}`] = withWindow({ $covariancePop: [number(), number()] });
+        break;
+    }
+  }
+  const spec: Doc = { sortBy: { _id: 1 }, output };
+  const partition = pick(rand, [undefined, '$g', '$k', { $mod: [{ $ifNull: ['$a', 0] }, 2] }]);
+  if (partition !== undefined) spec['partitionBy'] = partition;
+  return spec;
+}
+
 /** A random pipeline, and whether its output order is fixed (a final sort on a unique key). */
 function randomPipeline(rand: Rand): { pipeline: Doc[]; ordered: boolean } {
   const pipeline: Doc[] = [];
@@ -160,7 +221,16 @@ function randomPipeline(rand: Rand): { pipeline: Doc[]; ordered: boolean } {
   const n = randomInt(rand, 1, 4);
   for (let i = 0; i < n; i++) {
     ordered = false;
-    switch (randomInt(rand, 0, 12)) {
+    switch (randomInt(rand, 0, 14)) {
+      case 14:
+      case 13: {
+        if (grouped || !unique) break;
+        // Partitions come out in key order in MongoDB, in first-seen order in mingo: a sort on the
+        // unique _id after it gives the stages after it the same order on both sides.
+        pipeline.push({ $setWindowFields: randomWindowFields(rand) }, { $sort: { _id: 1 } });
+        ordered = true;
+        break;
+      }
       case 12: {
         if (grouped) break;
         // Without granularity: mingo's rounds the first boundary to 0, MongoDB's down the series.
@@ -350,7 +420,7 @@ describe('aggregation pipelines against the mingo oracle', () => {
           for (const r of rules) counts.set(r, (counts.get(r) ?? 0) + 1);
           continue;
         }
-        const describe = (x: Doc[] | Error) => (x instanceof Error ? `error ${x.message}` : show(x).slice(0, 600));
+        const describe = (x: Doc[] | Error) => (x instanceof Error ? `error ${x.message}` : show(x).slice(0, Number(process.env.TETRA_FUZZ_SHOW ?? 600)));
         const message = `seed ${seed}: ${show(pipeline)}: tetradb ${describe(ours)}, mingo ${describe(theirs)}`;
         if (process.env.TETRA_FUZZ_DISCOVER) {
           console.log(message);

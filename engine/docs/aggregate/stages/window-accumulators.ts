@@ -2,7 +2,7 @@
  * The accumulators of $setWindowFields windows (manual: $setWindowFields, "Window Operators"),
  * removable so that a sliding window costs O(1) amortized per document entering or leaving it
  * (MongoDB's WindowFunction* removable states): sums with compensation and counts of the
- * non-finite values, a monotonic deque for $min/$max, Welford's running moments for the standard
+ * non-finite values, a monotonic deque for $min/$max, compensated sums of products for the standard
  * deviations and covariances, counted values for $addToSet. Values leave in the order they came
  * (first in, first out). Their results on an empty window are MongoDB's: 0 for $sum, [] for
  * $push/$addToSet, {} for $mergeObjects, null for the others.
@@ -176,40 +176,44 @@ function addToSet(): WindowAccumulator {
   };
 }
 
-/** Running mean and second moment of the numbers in the window (Welford, with removal). */
-class Moments {
+// The standard deviations and covariances from compensated sums of x, y, x*x and x*y: the
+// co-moment is (n * sum(xy) - sum(x) * sum(y)) / n, exact where the sums are (small integers,
+// equal values give exactly 0), where running means (Welford) drift as values leave the window.
+// A co-moment below 0 (rounding) is 0, as MongoDB resets it.
+class CoMoments {
   n = 0;
-  mean = 0;
-  m2 = 0;
-  add(x: number): void {
+  readonly #x = new RemovableSum();
+  readonly #y = new RemovableSum();
+  readonly #xy = new RemovableSum();
+  add(x: number, y: number): void {
     this.n++;
-    const d = x - this.mean;
-    this.mean += d / this.n;
-    this.m2 += d * (x - this.mean);
+    this.#x.add(x);
+    this.#y.add(y);
+    this.#xy.add(x * y);
   }
-  remove(x: number): void {
-    if (this.n === 1) {
-      this.n = 0;
-      this.mean = 0;
-      this.m2 = 0;
-      return;
-    }
-    const d = x - this.mean;
+  remove(x: number, y: number): void {
     this.n--;
-    this.mean -= d / this.n;
-    this.m2 -= d * (x - this.mean);
+    this.#x.remove(x);
+    this.#y.remove(y);
+    this.#xy.remove(x * y);
+  }
+  /** The sum of (x - mean x) * (y - mean y). */
+  get comoment(): number {
+    if (this.n === 0) return 0;
+    return (this.n * this.#xy.value - this.#x.value * this.#y.value) / this.n;
   }
 }
 
 function stdDev(sample: boolean): WindowAccumulatorFactory {
   return () => {
-    const m = new Moments();
+    const m = new CoMoments();
     return {
-      add: (v) => void (isNumber(v) && m.add(v)),
-      remove: (v) => void (isNumber(v) && m.remove(v)),
+      add: (v) => void (isNumber(v) && m.add(v, v)),
+      remove: (v) => void (isNumber(v) && m.remove(v, v)),
       result: () => {
         if (m.n === 0 || (sample && m.n === 1)) return null;
-        return Math.sqrt(Math.max(0, m.m2) / (sample ? m.n - 1 : m.n));
+        const m2 = m.comoment;
+        return Number.isNaN(m2) ? NaN : Math.sqrt(Math.max(0, m2) / (sample ? m.n - 1 : m.n));
       },
     };
   };
@@ -218,39 +222,21 @@ function stdDev(sample: boolean): WindowAccumulatorFactory {
 // $covariancePop/$covarianceSamp take [x, y]; pairs where either is not a number are skipped.
 function covariance(sample: boolean): WindowAccumulatorFactory {
   return () => {
-    let n = 0;
-    let meanX = 0;
-    let meanY = 0;
-    let c = 0;
+    const m = new CoMoments();
     const pair = (v: unknown): [number, number] | undefined =>
       Array.isArray(v) && v.length === 2 && isNumber(v[0]) && isNumber(v[1]) ? [v[0], v[1]] : undefined;
     return {
       add: (v) => {
         const p = pair(v);
-        if (p === undefined) return;
-        n++;
-        const dx = p[0] - meanX;
-        meanX += dx / n;
-        meanY += (p[1] - meanY) / n;
-        c += dx * (p[1] - meanY);
+        if (p !== undefined) m.add(p[0], p[1]);
       },
       remove: (v) => {
         const p = pair(v);
-        if (p === undefined) return;
-        if (n === 1) {
-          n = 0;
-          meanX = meanY = c = 0;
-          return;
-        }
-        const dx = p[0] - meanX;
-        n--;
-        meanX -= dx / n;
-        meanY -= (p[1] - meanY) / n;
-        c -= dx * (p[1] - meanY);
+        if (p !== undefined) m.remove(p[0], p[1]);
       },
       result: () => {
-        if (n === 0 || (sample && n === 1)) return null;
-        return c / (sample ? n - 1 : n);
+        if (m.n === 0 || (sample && m.n === 1)) return null;
+        return m.comoment / (sample ? m.n - 1 : m.n);
       },
     };
   };
