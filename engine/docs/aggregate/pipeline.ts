@@ -13,6 +13,7 @@ import { AGGREGATE_LIMITS, stageError, type DocStream, type Stage, type StageCon
 import { bucketStage } from './stages/bucket.js';
 import { bucketAutoStage } from './stages/bucket-auto.js';
 import { facetStage } from './stages/facet.js';
+import { fillStage } from './stages/fill.js';
 import { countStage, groupStage, sortByCountStage } from './stages/group.js';
 import { graphLookupStage } from './stages/graph-lookup.js';
 import { lookupStage } from './stages/lookup.js';
@@ -31,7 +32,6 @@ const UNSUPPORTED: Record<string, string> = {
   $geoNear: 'there are no geospatial indexes',
   $redact: 'not implemented',
   $densify: 'not implemented',
-  $fill: 'not implemented',
   $collStats: 'not available',
   $indexStats: 'not available',
   $planCacheStats: 'not available',
@@ -44,7 +44,7 @@ const UNSUPPORTED: Record<string, string> = {
 const SUPPORTED = new Set([
   '$match', '$project', '$addFields', '$set', '$unset', '$replaceRoot', '$replaceWith', '$group', '$count', '$sortByCount', '$sort', '$skip',
   '$limit', '$unwind', '$lookup', '$facet', '$graphLookup', '$unionWith', '$bucket', '$bucketAuto', '$sample',
-  '$setWindowFields',
+  '$setWindowFields', '$fill',
 ]);
 
 /** True for the name of an aggregation stage tetradb knows, supported or not (a pipeline-style update refuses the others by name). */
@@ -139,6 +139,9 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
         break;
       case '$setWindowFields':
         stages.push(setWindowFieldsStage(arg, names));
+        break;
+      case '$fill':
+        stages.push(fillStage(arg, names));
         break;
       default:
         if (SUPPORTED.has(name)) throw new Error(`stage ${name} is listed as supported but not compiled`);
