@@ -9,7 +9,8 @@
  * order aside; a difference is excused only by a named rule below, each listed in docs/mql.md.
  *
  * Replay: TETRA_FUZZ_SEED=<seed> npx vitest run test/fuzz/aggregate.fuzz.test.ts
- * TETRA_FUZZ_VERBOSE=1 prints the excusals; TETRA_FUZZ_DISCOVER=1 logs differences instead of failing.
+ * TETRA_FUZZ_VERBOSE=1 prints the excusals; TETRA_FUZZ_DISCOVER=1 logs differences instead of failing;
+ * TETRA_FUZZ_SHOW=<n> shows n characters of each side's result (600 by default).
  */
 
 import { aggregate } from 'mingo';

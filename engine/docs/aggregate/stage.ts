@@ -1,8 +1,8 @@
 /**
  * The shape every aggregation stage implements, and what they share. A stage turns a stream of
  * document chunks into another; streaming stages work chunk by chunk, blocking ones ($group,
- * $sort, $facet, $count, $bucket, $bucketAuto, $sample) gather their input first, within
- * AGGREGATE_LIMITS.maxBlockingBytes ($sample only the documents it keeps).
+ * $sort, $facet, $count, $bucket, $bucketAuto, $sample, $setWindowFields, $fill) gather their
+ * input first, within AGGREGATE_LIMITS.maxBlockingBytes ($sample only the documents it keeps).
  */
 
 import { fail } from '../../errors.js';
