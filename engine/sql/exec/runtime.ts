@@ -30,6 +30,12 @@ export interface PlanColumn {
    * these for functional dependencies.
    */
   origin?: { scan: object; primaryKey: boolean };
+  /**
+   * The merged column of a USING / NATURAL join that is one input's column unchanged (the left
+   * one, the right one of a RIGHT join, never a FULL join's COALESCE or a cast): PostgreSQL reads
+   * them as one variable, so ORDER BY and GROUP BY match `id` with `l.id` (see scope.ts sameSlot).
+   */
+  sameAs?: PlanColumn;
 }
 
 /** One node of EXPLAIN output. */

@@ -119,6 +119,17 @@ export function slotExpr(slot: ColumnSlot): CompiledExpr {
   return { type, evaluate: (ctx) => ctx.outer![ctx.outer!.length - depth]![index]! };
 }
 
+/**
+ * The slot a column of `scope` at `index` stands for when expressions are matched: the column a
+ * USING join's merged column is the same as (PlanColumn.sameAs), else its own.
+ */
+export function sameSlot(scope: Scope, index: number, column: PlanColumn): number {
+  let c = column;
+  while (c.sameAs !== undefined) c = c.sameAs;
+  const i = c === column ? -1 : scope.columns.indexOf(c);
+  return i >= 0 ? i : index;
+}
+
 /** The identifier of a column_ref node's column part: unquoted names fold to lower case. */
 export function columnName(node: AstNode): string {
   const col = node.column as string | { expr: { type: string; value: unknown } };
@@ -146,7 +157,7 @@ export function exprKey(node: unknown, scope?: Scope): string {
     if (scope !== undefined && v !== null && typeof v === 'object' && (v as AstNode).type === 'column_ref' && columnName(v as AstNode) !== '*') {
       try {
         const s = scope.resolve(columnQualifier(v as AstNode), columnName(v as AstNode));
-        return `#col:${s.depth}:${s.index}`;
+        return `#col:${s.depth}:${sameSlot(s.scope, s.index, s.column)}`;
       } catch {
         return v;
       }

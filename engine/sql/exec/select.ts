@@ -18,7 +18,7 @@ import { AggregatePlan, type AggregateCall } from './aggregate-plan.js';
 import { aggregatePlan } from './scan-aggregate.js';
 import { AliasPlan, DistinctPlan, FilterPlan, JoinPlan, LimitPlan, MaterializePlan, ProjectPlan, SetOpPlan, SortPlan, TrimPlan, ValuesPlan, type JoinKind, type SortKey } from './ops.js';
 import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
-import { columnName, columnQualifier, exprKey, Scope, slotExpr, tableName } from './scope.js';
+import { columnName, columnQualifier, exprKey, sameSlot, Scope, slotExpr, tableName } from './scope.js';
 import { informationSchemaPlan } from './information-schema.js';
 import { FUNCTION_TABLE } from '../functions/function-table.js';
 import { figureColumnName } from './column-names.js';
@@ -60,6 +60,9 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
         case 'column_ref': {
           const name = columnName(n);
           if (name === '*') return unsupported('* in an expression');
+          const star = STAR_COLUMNS.get(n);
+          const index = star === undefined ? -1 : scope.columns.indexOf(star);
+          if (index >= 0) return slotExpr({ depth: 0, index, column: star!, scope });
           return slotExpr(scope.resolve(columnQualifier(n), name));
         }
         case 'aggr_func':
@@ -550,16 +553,27 @@ interface SelectItem {
   name: string;
 }
 
+/** Column references made by `*` that name their column only through this map (see expandColumns). */
+const STAR_COLUMNS = new WeakMap<Ast, PlanColumn>();
+
 function expandColumns(ast: Ast, scope: Scope): SelectItem[] {
   const items: SelectItem[] = [];
   for (const col of ast.columns as Ast[]) {
     const node = (col.type === 'expr' || col.expr !== undefined ? col.expr : col) as Ast;
     if (node.type === 'column_ref' && columnName(node) === '*') {
       const q = columnQualifier(node);
-      const cols = scope.columns.filter((c) => !c.hidden && (q === null || c.qualifier === q));
+      // `t.*` is all of t's columns, also those a USING join merged (hidden from a bare `*`);
+      // the other hidden columns (sort keys, aggregates) have no qualifier.
+      const cols = scope.columns.filter((c) => (q === null ? !c.hidden : c.qualifier === q));
       if (q !== null && cols.length === 0) sqlFail('42P01', `missing FROM-clause entry for table "${q}"`);
       if (q === null && scope.columns.length === 0) sqlFail('42601', 'SELECT * with no tables specified is not valid');
-      for (const c of cols) items.push({ node: { type: 'column_ref', table: c.qualifier, column: { expr: { type: 'double_quote_string', value: c.name } } }, name: c.name });
+      for (const c of cols) {
+        const ref: Ast = { type: 'column_ref', table: c.qualifier, column: { expr: { type: 'double_quote_string', value: c.name } } };
+        // A name the reference cannot reach (the merged column of a USING join followed by a
+        // join with a column of that name, where a bare `id` is ambiguous) is read by its slot.
+        if (tryResolve(scope, ref)?.column !== c) STAR_COLUMNS.set(ref, c);
+        items.push({ node: ref, name: c.name });
+      }
       continue;
     }
     items.push({ node, name: typeof col.as === 'string' ? col.as : figureColumnName(node) });
@@ -844,12 +858,13 @@ function planSelectBlock(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnknown
     const groupSlots = new Map<number, number>();
     groupNodes.forEach((node, j) => {
       const s = node.type === 'column_ref' ? tryResolve(scope, node) : undefined;
-      if (s !== undefined && s.depth === 0 && !groupSlots.has(s.index)) groupSlots.set(s.index, j);
+      const same = s === undefined ? 0 : sameSlot(scope, s.index, s.column);
+      if (s !== undefined && s.depth === 0 && !groupSlots.has(same)) groupSlots.set(same, j);
     });
     postView = scope.withView({
       context: 'SELECT',
       slot: (index, column) =>
-        groupSlots.get(index) ?? sqlFail('42803', `subquery uses ungrouped column "${column.qualifier ? `${column.qualifier}.` : ''}${column.name}" from outer query`),
+        groupSlots.get(sameSlot(scope, index, column)) ?? sqlFail('42803', `subquery uses ungrouped column "${column.qualifier ? `${column.qualifier}.` : ''}${column.name}" from outer query`),
       aggregate: (node) => {
         const ai = aggKeys.indexOf(exprKey(node, scope));
         if (ai < 0) throw new OuterAggregateFound(outer, node as Ast);
@@ -1249,17 +1264,15 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
     let kind = it.join;
     let conds = onRest[i]!;
     if (natural.has(i)) {
-      const names = right.columns.filter((c) => !c.hidden && columns.some((l) => !l.hidden && l.name === c.name)).map((c) => c.name);
+      // The common names in the left input's order, as PostgreSQL lists them.
+      const names = [...new Set(columns.filter((l) => !l.hidden && right.columns.some((c) => !c.hidden && c.name === l.name)).map((l) => l.name))];
       it.using = names;
       if (names.length === 0 && kind === 'inner') kind = 'cross';
     }
-    if (it.using !== undefined) {
-      for (const name of it.using) {
-        const l = columns.filter((c) => c.name === name);
-        if (l.length !== 1) sqlFail('42703', `column "${name}" specified in USING clause does not exist in left table`);
-        conds = [...conds, { type: 'binary_expr', operator: '=', left: { type: 'column_ref', table: l[0]!.qualifier, column: { expr: { type: 'double_quote_string', value: name } } }, right: { type: 'column_ref', table: it.alias, column: { expr: { type: 'double_quote_string', value: name } } } } as Ast];
-      }
-    }
+    // USING / NATURAL pairs: the slots of each name's one visible column on either side. On the
+    // left that is the merged column of an earlier USING join (its sources are hidden), which a
+    // column reference could not name unambiguously, so the pairs are compiled from slots.
+    const usingPairs = (it.using ?? []).map((name): [number, number] => [usingColumn(columns, name, 'left'), usingColumn(right.columns, name, 'right')]);
     if (kind === 'inner' || kind === 'cross') {
       // WHERE conditions that become evaluable once this item joins are join conditions.
       const now: Ast[] = [];
@@ -1282,6 +1295,26 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
     /** Per equi-pair: the inner table's column id when the right side is a plain column. */
     const rightColumns: (number | undefined)[] = [];
     const residual: Ast[] = [];
+    const usingResidual: CompiledExpr[] = [];
+    for (const [li, ri] of usingPairs) {
+      const lc = columns[li]!;
+      const rc = right.columns[ri]!;
+      lc.used = true;
+      rc.used = true;
+      const t = resolveComparison('=', lc.type, rc.type);
+      const l = castTo({ type: lc.type, evaluate: (ctx) => ctx.row![li]! }, t);
+      const r = castTo({ type: rc.type, evaluate: (ctx) => ctx.row![ri]! }, t);
+      if (t === 'jsonb') {
+        // Not hashable: compared on the joined row, where the right side starts after the left.
+        const at = columns.length + ri;
+        const rj = castTo({ type: rc.type, evaluate: (ctx) => ctx.row![at]! }, t);
+        usingResidual.push(equalsExpr(l, rj));
+        continue;
+      }
+      leftKeys.push(l);
+      rightKeys.push(r);
+      rightColumns.push(right instanceof TableScanPlan && boundable(rc.type, t) && boundable(t, rc.type) ? liveColumns(right.reader.table)[ri]!.id : undefined);
+    }
     for (const c of conds) {
       const pair = equiPair(c, items, i);
       if (pair !== undefined) {
@@ -1304,7 +1337,8 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
       residual.push(c);
     }
     const residualNode = andAll(residual);
-    const residualExpr = residualNode === null ? undefined : compilePredicate(residualNode, exprEnv(env, joinScope, undefined, 'JOIN conditions'), 'JOIN/ON');
+    const onExpr = residualNode === null ? undefined : compilePredicate(residualNode, exprEnv(env, joinScope, undefined, 'JOIN conditions'), 'JOIN/ON');
+    const residualExpr = [...usingResidual, ...(onExpr === undefined ? [] : [onExpr])].reduce<CompiledExpr | undefined>((a, b) => (a === undefined ? b : andExpr(a, b)), undefined);
     const joinKindNow: JoinKind = kind === 'right' ? 'right' : kind === 'cross' && conds.length === 0 ? 'cross' : kind;
     const hash = new JoinPlan(plan, right, joinKindNow, leftKeys, rightKeys, residualExpr, it.alias);
     const lookup = (joinKindNow === 'inner' || joinKindNow === 'left') && right instanceof TableScanPlan ? lookupSpec(right, leftKeys, rightKeys, rightColumns) : undefined;
@@ -1316,11 +1350,9 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
       const leftCount = joinedCols.length - right.columns.length;
       const merged: CompiledExpr[] = [];
       const mergedCols: PlanColumn[] = [];
-      for (const name of it.using) {
-        const li = joinedCols.findIndex((c, k) => k < leftCount && !c.hidden && c.name === name);
-        const ri = leftCount + right.columns.findIndex((c) => c.name === name);
-        joinedCols[li]!.used = true;
-        joinedCols[ri]!.used = true;
+      for (const [k, name] of it.using.entries()) {
+        const li = usingPairs[k]![0];
+        const ri = leftCount + usingPairs[k]![1];
         const type = resolveComparison('=', joinedCols[li]!.type, joinedCols[ri]!.type);
         const l = castTo({ type: joinedCols[li]!.type, evaluate: (ctx) => ctx.row![li]! }, type);
         const r = castTo({ type: joinedCols[ri]!.type, evaluate: (ctx) => ctx.row![ri]! }, type);
@@ -1331,7 +1363,8 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
               ? { type, evaluate: (ctx) => { const v = l.evaluate(ctx); return v.value === null ? r.evaluate(ctx) : v; } }
               : l,
         );
-        mergedCols.push({ name, type, qualifier: null });
+        const source = joinKindNow === 'full' ? undefined : joinedCols[joinKindNow === 'right' ? ri : li]!;
+        mergedCols.push({ name, type, qualifier: null, ...(source?.type === type ? { sameAs: source } : {}) });
       }
       const rest = joinedCols.map((c, k): PlanColumn => {
         if (!(it.using!.includes(c.name) && (k < leftCount ? !c.hidden : true))) return c;
@@ -1348,6 +1381,43 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
   const restNode = andAll(rest);
   if (restNode !== null) plan = new FilterPlan(plan, compilePredicate(restNode, exprEnv(env, scope), 'WHERE'), 'WHERE');
   return { plan, scope, ordered };
+}
+
+/**
+ * The slot of the one visible column `name` of a USING join's input.
+ * @throws SQL_ERROR 42703 when there is none, 42702 when there are several
+ */
+function usingColumn(columns: PlanColumn[], name: string, side: 'left' | 'right'): number {
+  const slots = columns.flatMap((c, k) => (!c.hidden && c.name === name ? [k] : []));
+  if (slots.length === 0) sqlFail('42703', `column "${name}" specified in USING clause does not exist in ${side} table`);
+  if (slots.length > 1) sqlFail('42702', `common column name "${name}" appears more than once in ${side} table`);
+  return slots[0]!;
+}
+
+/** `a = b` of two values of one type: NULL when either is. */
+function equalsExpr(a: CompiledExpr, b: CompiledExpr): CompiledExpr {
+  return {
+    type: 'boolean',
+    evaluate: (ctx) => {
+      const x = a.evaluate(ctx);
+      const y = b.evaluate(ctx);
+      if (x.value === null || y.value === null) return { type: 'boolean', value: null };
+      return { type: 'boolean', value: compareValues(x as NonNullSqlValue, y as NonNullSqlValue) === 0 };
+    },
+  };
+}
+
+/** `a AND b` of two predicates, with SQL's three-valued logic. */
+function andExpr(a: CompiledExpr, b: CompiledExpr): CompiledExpr {
+  return {
+    type: 'boolean',
+    evaluate: (ctx) => {
+      const x = a.evaluate(ctx).value;
+      if (x === false) return { type: 'boolean', value: false };
+      const y = b.evaluate(ctx).value;
+      return { type: 'boolean', value: y === false ? false : x === null || y === null ? null : true };
+    },
+  };
 }
 
 /** A key of the inner table covered by the join's equi-pairs: the primary key, or an index prefix. */
