@@ -310,7 +310,8 @@ function returning(ast: Ast, writer: TableWriter, env: PlanEnv, alias: string, e
       const q = columnQualifier(node);
       let any = false;
       cols.forEach((c, i) => {
-        if (c.hidden || (q !== null && c.qualifier !== q)) return;
+        // As in SELECT: `t.*` includes t's columns a USING join merged (hidden from a bare `*`).
+        if (q === null ? c.hidden : c.qualifier !== q) return;
         any = true;
         c.used = true; // as a resolved reference would: the scan then decodes it
         exprs.push({ type: c.type, evaluate: (ctx) => ctx.row![i]! });
