@@ -11,6 +11,8 @@ export interface ColumnSlot {
   column: PlanColumn;
   /** The level it was found in (a view when found from a nested subquery). */
   scope: Scope;
+  /** Resolved through a probe (Scope.probe): planned only to see how far out it reads. */
+  probed?: boolean;
 }
 
 /**
@@ -51,16 +53,30 @@ export class Scope {
   innerRefs = 0;
   /** Set on the scope a clause's subqueries are planned under (see LevelView). */
   readonly view: LevelView | undefined;
+  /**
+   * Set on a probe of this level (see probe): the fewest levels out from it that a reference
+   * through it reached, or Infinity while none did.
+   */
+  readonly reach: { levels: number } | undefined;
 
-  constructor(columns: PlanColumn[], parent: Scope | undefined, view?: LevelView) {
+  constructor(columns: PlanColumn[], parent: Scope | undefined, view?: LevelView, reach?: { levels: number }) {
     this.columns = columns;
     this.parent = parent;
     this.view = view;
+    this.reach = reach;
   }
 
   /** The same level as the subqueries of one clause see it: same columns and parent. */
   withView(view: LevelView): Scope {
     return new Scope(this.columns, this.parent, view);
+  }
+
+  /**
+   * The same level, recording in `reach` how far out the references of subqueries planned under
+   * it go (0: to this level's own columns); references that stay inside them are not counted.
+   */
+  probe(): Scope {
+    return new Scope(this.columns, this.parent, this.view, { levels: Infinity });
   }
 
   /**
@@ -86,13 +102,18 @@ export class Scope {
       if (qualifier !== null && scope.columns.some((c) => c.qualifier === qualifier)) qualifierSeen = true;
       if (found >= 0) {
         scope.columns[found]!.used = true;
+        passed.forEach((p, d) => {
+          if (p.reach !== undefined) p.reach.levels = Math.min(p.reach.levels, depth - d);
+        });
+        if (scope.reach !== undefined) scope.reach.levels = 0;
+        const probed = scope.reach !== undefined || passed.some((p) => p.reach !== undefined);
         // Every subquery between the reference and this level is correlated: the parent each
         // was planned under (passed[1..], and this level for the outermost one) counts it.
         if (depth > 0) {
           for (let i = 1; i < passed.length; i++) passed[i]!.innerRefs++;
           scope.innerRefs++;
         }
-        return { depth, index: found, column: scope.columns[found]!, scope };
+        return { depth, index: found, column: scope.columns[found]!, scope, ...(probed ? { probed } : {}) };
       }
       passed.push(scope);
       scope = scope.parent;
@@ -115,7 +136,8 @@ export function slotExpr(slot: ColumnSlot): CompiledExpr {
     const index = slot.index;
     return { type, slot: index, evaluate: (ctx) => ctx.row![index]! };
   }
-  const index = slot.scope.view?.slot?.(slot.index, slot.column) ?? slot.index;
+  // A probe's plan never runs: it need not (and, for a grouped level, may not) map the slot.
+  const index = (slot.probed ? undefined : slot.scope.view?.slot?.(slot.index, slot.column)) ?? slot.index;
   return { type, evaluate: (ctx) => ctx.outer![ctx.outer!.length - depth]![index]! };
 }
 

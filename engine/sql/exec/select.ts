@@ -67,7 +67,7 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
         }
         case 'aggr_func':
           if (n.over) return unsupported('window function here');
-          return outerAggregate(n, scope) ?? sqlFail('42803', `aggregate functions are not allowed in ${context}`);
+          return outerAggregate(n, scope, env) ?? sqlFail('42803', `aggregate functions are not allowed in ${context}`);
         case 'window_func':
           return sqlFail('42P20', `window functions are not allowed in ${context}`);
         case 'function': {
@@ -84,7 +84,7 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
             const between = { type: 'binary_expr', operator: fname === REWRITE_FUNCTIONS.betweenSymmetric ? 'BETWEEN' : 'NOT BETWEEN', left: a, right: { type: 'expr_list', value: [lower, upper] } };
             return compileExpression(between as Ast, self);
           }
-          if (isAggregateName(fname) && !n.over) return outerAggregate(n, scope) ?? sqlFail('42803', `aggregate functions are not allowed in ${context}`);
+          if (isAggregateName(fname) && !n.over) return outerAggregate(n, scope, env) ?? sqlFail('42803', `aggregate functions are not allowed in ${context}`);
           return undefined;
         }
         case 'unary_expr':
@@ -131,8 +131,8 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
  * own level (it reads none of the enclosing columns, or reads this level's).
  * @throws SQL_ERROR 42803 when the enclosing level does not allow aggregates where the subquery is
  */
-function outerAggregate(n: Ast, scope: Scope): CompiledExpr | undefined {
-  const level = aggregateLevel(n, scope);
+function outerAggregate(n: Ast, scope: Scope, env: PlanEnv): CompiledExpr | undefined {
+  const level = aggregateLevel(n, scope, env);
   if (level === 0) return undefined;
   let host: Scope = scope;
   for (let i = 0; i < level; i++) host = host.parent!;
@@ -146,20 +146,45 @@ function outerAggregate(n: Ast, scope: Scope): CompiledExpr | undefined {
 }
 
 /** How many levels out an aggregate call belongs (see outerAggregate): 0 for `scope`'s own. */
-function aggregateLevel(n: Ast, scope: Scope): number {
+function aggregateLevel(n: Ast, scope: Scope, env: PlanEnv): number {
   const { args, orderby, filter } = callArgs(n);
   const filterNode = filter ?? ((n.filter as Ast | null | undefined)?.where as Ast | undefined);
+  const parts = [args, orderby?.map((o) => o.expr), filterNode];
   const refs: Ast[] = [];
-  // Columns inside a subquery of the arguments are not counted (PostgreSQL counts them at their
-  // own level; an aggregate reading outer columns only through a subquery stays here).
-  columnRefs([args, orderby?.map((o) => o.expr), filterNode], refs, true);
+  columnRefs(parts, refs, true);
   let level = Infinity;
   for (const r of refs) {
     if (columnName(r) === '*') continue;
     const slot = tryResolve(scope, r);
     if (slot !== undefined) level = Math.min(level, slot.depth);
   }
+  if (level === 0) return 0;
+  // A subquery inside the arguments counts with the columns it reads outside itself, as
+  // PostgreSQL's check_agg_arguments does (`max((SELECT g.v))` reads g): planning it under a
+  // probe of this level tells how far out they are (its own FROM columns do not count).
+  const subs: Ast[] = [];
+  subqueriesIn(parts, subs);
+  if (subs.length > 0) {
+    const probe = scope.probe();
+    for (const sub of subs) planQuery(sub.ast as Ast, { ...env, parent: probe });
+    level = Math.min(level, probe.reach!.levels);
+  }
   return level === Infinity ? 0 : level;
+}
+
+/** The subqueries in a node, outermost ones only. */
+function subqueriesIn(node: unknown, out: Ast[]): void {
+  if (node === null || typeof node !== 'object') return;
+  if (Array.isArray(node)) {
+    for (const n of node) subqueriesIn(n, out);
+    return;
+  }
+  const n = node as Ast;
+  if (n.ast !== undefined) {
+    out.push(n);
+    return;
+  }
+  for (const k of Object.keys(n)) if (k !== 'loc') subqueriesIn(n[k], out);
 }
 
 function functionName(n: Ast): string {
@@ -795,7 +820,7 @@ function planSelectBlock(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnknown
   collectAggregates(orderby.map((o) => o.expr), aggNodes);
   // Those reading only enclosing levels' columns are aggregates of those levels; those this level
   // owns but written in its subqueries come from earlier attempts.
-  aggNodes = [...aggNodes.filter((a) => aggregateLevel(a, scope) === 0), ...outer.nodes];
+  aggNodes = [...aggNodes.filter((a) => aggregateLevel(a, scope, env) === 0), ...outer.nodes];
   let resolveExtra: ((node: Ast, cenv: CompileEnv) => CompiledExpr | undefined) | undefined;
   // How the subqueries of the select list, HAVING, ORDER BY and windows see this level: its FROM
   // row as it is, and an aggregate of it makes the query grouped (planned again).
