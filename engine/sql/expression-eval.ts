@@ -135,6 +135,8 @@ function compileParam(node: AstNode, env: CompileEnv): CompiledExpr {
 interface DataTypeNode {
   dataType: string;
   length?: number;
+  /** The length was written in parentheses (`float(53)`), not in the name (`float8`). */
+  parentheses?: boolean;
   scale?: number;
   suffix?: unknown;
 }
@@ -159,6 +161,14 @@ export function castTargetOf(t: DataTypeNode): CastTarget {
       if (t.length !== undefined) return { type: 'numeric', precision: t.length, scale: t.scale ?? 0 };
       return { type: 'numeric' };
     case 'FLOAT':
+      if (t.parentheses === true) {
+        // float(p): p bits of mantissa, real up to 24, double precision up to 53.
+        const bits = t.length ?? 53;
+        if (bits < 1) sqlFail('22023', 'precision for type float must be at least 1 bit');
+        if (bits > 53) sqlFail('22023', 'precision for type float must be less than 54 bits');
+        if (bits <= 24) return unsupported(`type float(${bits}) (real)`);
+        return { type: 'float8' };
+      }
       if (t.length === 8 || t.length === undefined) return { type: 'float8' };
       return unsupported(`type float${t.length} (only float8)`);
     case 'DOUBLE PRECISION':

@@ -20,7 +20,11 @@ import { sqlFail } from './sql-types.js';
  *  - `NATURAL [kind] JOIN item` -> `[kind] JOIN item USING (<NATURAL_MARKER>)`: the parser reads
  *    NATURAL only where a table's alias would be (`t NATURAL JOIN u`, not `t x NATURAL JOIN u`);
  *  - `$n::type` -> `($n)::type`: the parser reads a parameter cast only as a whole select item
- *    (and there with the wrong precedence), a parenthesised one everywhere.
+ *    (and there with the wrong precedence), a parenthesised one everywhere;
+ *  - typed literals `type 'string'` (`numeric '2'`, `int '1'`, `double precision '1.5'`,
+ *    `varchar(2) 'abc'`, `timestamptz '...'`) -> `CAST('string' AS type)`, which is what
+ *    PostgreSQL's grammar makes of them (a cast of the literal, named after the type); the parser
+ *    reads only `date`, `timestamp` and `interval` ones, which stay as they are.
  * Each returns the same array when it changes nothing.
  */
 
@@ -36,7 +40,7 @@ export const NATURAL_MARKER = '__tetra_natural__';
 
 /** Every rewrite of this module, in order (operators first: later ones move whole operands). */
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
-  return rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteLikeOperators(rewritePower(rewriteParamCasts(tokens)))))));
+  return rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteLikeOperators(rewritePower(rewriteParamCasts(rewriteTypedLiterals(tokens))))))));
 }
 
 const OPERATOR_CHARS = '+-*/<>=~!@#%^&|`?';
@@ -547,6 +551,54 @@ function rewriteParamCasts(tokens: Token[]): Token[] {
     if (t.text !== '$' || t.space !== '' || !/^[0-9]+$/.test(out[i + 1]?.text ?? '') || out[i + 1]!.space !== '' || out[i + 2]?.text !== ':' || out[i + 3]?.text !== ':') continue;
     out = [...out.slice(0, i), { text: '(', space: '' }, t, { ...out[i + 1]!, space: '' }, { text: ')', space: '' }, ...out.slice(i + 2)];
     i += 3;
+  }
+  return out;
+}
+
+// ---- type 'string' -----------------------------------------------------------------------------
+
+/**
+ * The type names a typed literal may start with, as PostgreSQL's grammar (and pg_type) spells
+ * them, with the words that may follow the first. A name not listed (a table's column, a type
+ * PostgreSQL does not have) is left to the parser.
+ */
+const LITERAL_TYPES: readonly (readonly string[])[] = [
+  ['double', 'precision'],
+  ['character', 'varying'],
+  ['timestamp', 'with', 'time', 'zone'],
+  ['timestamp', 'without', 'time', 'zone'],
+  ['time', 'with', 'time', 'zone'],
+  ['time', 'without', 'time', 'zone'],
+  ...['int', 'integer', 'int2', 'int4', 'int8', 'smallint', 'bigint', 'numeric', 'decimal', 'float', 'float4', 'float8', 'real', 'text', 'varchar', 'char', 'character', 'bool', 'boolean', 'json', 'jsonb', 'bytea', 'timestamptz', 'time'].map((w) => [w]),
+];
+
+function rewriteTypedLiterals(tokens: Token[]): Token[] {
+  let out = tokens;
+  for (let i = 0; i < out.length; i++) {
+    if (out[i]!.word === undefined || out[i - 1]?.text === '.' || (out[i - 1]?.text === ':' && out[i - 2]?.text === ':')) continue;
+    const name = LITERAL_TYPES.find((words) => words.every((w, k) => out[i + k]?.word === w));
+    if (name === undefined) continue;
+    // Type modifiers: numeric(10, 2) '1.5', varchar(3) 'abc'.
+    let end = i + name.length;
+    if (out[end]?.text === '(') {
+      const close = matching(out, end, '(', ')', 1);
+      if (close < 0) continue;
+      end = close + 1;
+    }
+    const literal = out[end];
+    if (!isString(literal)) continue;
+    const type = out.slice(i, end);
+    const cast: Token[] = [
+      { text: 'CAST', word: 'cast', space: '' },
+      { text: '(', space: '' },
+      { ...literal!, space: ' ' },
+      { text: 'AS', word: 'as', space: ' ' },
+      ...type.slice(0, -1),
+      { ...type[type.length - 1]!, space: '' },
+      { text: ')', space: literal!.space },
+    ];
+    out = [...out.slice(0, i), ...cast, ...out.slice(end + 1)];
+    i += cast.length - 1;
   }
   return out;
 }

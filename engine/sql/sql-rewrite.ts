@@ -339,19 +339,6 @@ function rewriteTokens(tokens: Token[]): Token[] {
       o[i + 1] = { ...o[i + 1]!, text: `(${NO_ARGUMENT}${w}` };
       continue;
     }
-    // TIMESTAMPTZ '...' / TIMESTAMP WITH TIME ZONE '...' typed literals.
-    if (w === 'timestamptz' && out[i + 1]?.text.startsWith("'") && out[i - 1]?.text !== '::') {
-      const o = copy();
-      o[i] = { text: `CAST(${out[i + 1]!.text} AS timestamptz)`, space: out[i + 1]!.space };
-      o[i + 1] = { text: '', space: '' };
-      continue;
-    }
-    if (w === 'timestamp' && out[i + 1]?.word === 'with' && out[i + 2]?.word === 'time' && out[i + 3]?.word === 'zone' && out[i + 4]?.text.startsWith("'") && out[i - 1]?.text !== '::') {
-      const o = copy();
-      o[i] = { text: `CAST(${out[i + 4]!.text} AS timestamptz)`, space: out[i + 4]!.space };
-      for (let k = i + 1; k <= i + 4; k++) o[k] = { text: '', space: '' };
-      continue;
-    }
     if (isDelete && depth === 0 && w === 'where') sawWhere = true;
     if (isDelete && depth === 0 && w === 'returning' && !sawWhere) {
       const o = copy();

@@ -50,6 +50,12 @@ describe('grammar gaps rewritten before parsing', () => {
     // $n::type
     ['INSERT INTO t VALUES ($1::int, $2::numeric(10,2))', 'INSERT INTO t VALUES (($1)::int, ($2)::numeric(10,2))'],
     ['SELECT 1 + $1::int', 'SELECT 1 + ($1)::int'],
+    // type 'string': a cast of the string (date, timestamp and interval ones are the parser's)
+    ["SELECT numeric '2', double precision '1.5' * 2", "SELECT CAST('2' AS numeric), CAST('1.5' AS double precision) * 2"],
+    ["SELECT varchar(2) 'abc' || timestamp with time zone '2020-01-01'", "SELECT CAST('abc' AS varchar(2)) || CAST('2020-01-01' AS timestamp with time zone)"],
+    ["SELECT int '2' ^ 2, date '2020-01-01'", "SELECT __tetra_power__((CAST('2' AS int)), (2)), date '2020-01-01'"],
+    // a column named like a type, a qualified or cast type: left alone
+    ["SELECT int, t.text FROM t WHERE text = 'a'", "SELECT int, t.text FROM t WHERE text = 'a'"],
   ])('%s', (sql, expected) => {
     expect(text(sql)).toBe(expected);
   });
