@@ -21,6 +21,11 @@ import { sqlFail } from './sql-types.js';
  *    NATURAL only where a table's alias would be (`t NATURAL JOIN u`, not `t x NATURAL JOIN u`);
  *  - `$n::type` -> `($n)::type`: the parser reads a parameter cast only as a whole select item
  *    (and there with the wrong precedence), a parenthesised one everywhere;
+ *  - a parenthesised query the parser cannot read where a query starts (a set operation:
+ *    `(SELECT 1 UNION SELECT 2) LIMIT 1`, or a parenthesised query with its own ORDER BY or LIMIT
+ *    after it: `((SELECT 1) LIMIT 1) UNION ...`) -> `(SELECT * FROM (<query>) AS <QUERY_MARKER>)`,
+ *    which the planner reads as the query itself (a trailing ORDER BY, LIMIT or OFFSET then
+ *    applies to it, as PostgreSQL's insertSelectOptions does);
  *  - typed literals `type 'string'` (`numeric '2'`, `int '1'`, `double precision '1.5'`,
  *    `varchar(2) 'abc'`, `timestamptz '...'`) -> `CAST('string' AS type)`, which is what
  *    PostgreSQL's grammar makes of them (a cast of the literal, named after the type); the parser
@@ -37,10 +42,12 @@ export const LIMIT_MARKER = '__tetra_limit__';
 export const OFFSET_MARKER = '__tetra_offset__';
 /** USING (<marker>) stands for NATURAL. */
 export const NATURAL_MARKER = '__tetra_natural__';
+/** `SELECT <marker> FROM (<query>) AS <marker>` stands for the parenthesised query (see rewriteQueryParens). */
+export const QUERY_MARKER = '__tetra_query__';
 
 /** Every rewrite of this module, in order (operators first: later ones move whole operands). */
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
-  return rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteLikeOperators(rewritePower(rewriteParamCasts(rewriteTypedLiterals(tokens))))))));
+  return rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteLikeOperators(rewritePower(rewriteParamCasts(rewriteQueryParens(rewriteTypedLiterals(tokens)))))))));
 }
 
 const OPERATOR_CHARS = '+-*/<>=~!@#%^&|`?';
@@ -599,6 +606,86 @@ function rewriteTypedLiterals(tokens: Token[]): Token[] {
     ];
     out = [...out.slice(0, i), ...cast, ...out.slice(end + 1)];
     i += cast.length - 1;
+  }
+  return out;
+}
+
+// ---- (query) where a query starts -------------------------------------------------------------
+
+const SET_OPERATORS = new Set(['union', 'intersect', 'except']);
+/** What may follow a query inside the parentheses of a larger one. */
+const QUERY_TAIL = new Set(['order', 'limit', 'offset', 'fetch', 'union', 'intersect', 'except']);
+
+/**
+ * How the parenthesised tokens[open..close] hold a query the parser cannot read: 'set' for a set
+ * operation at their top level (`(SELECT 1 UNION SELECT 2)`), 'nested' for a parenthesised query
+ * followed by more of a query (`((SELECT 1) LIMIT 1)`, `((SELECT 1) UNION (SELECT 2))`).
+ */
+function unreadableQuery(tokens: Token[], open: number, close: number): 'set' | 'nested' | undefined {
+  let first = open + 1;
+  const nested = tokens[first]?.text === '(';
+  while (tokens[first]?.text === '(') first++;
+  const word = tokens[first]?.word;
+  if (word !== 'select' && word !== 'with' && word !== 'values') return undefined;
+  for (let k = open + 1, depth = 0; k < close; k++) {
+    const t = tokens[k]!;
+    if (t.text === '(') depth++;
+    else if (t.text === ')') depth--;
+    else if (depth === 0 && t.word !== undefined && (nested ? QUERY_TAIL : SET_OPERATORS).has(t.word)) return nested ? 'nested' : 'set';
+  }
+  return undefined;
+}
+
+/**
+ * Whether the `(` at `open` stands where a query starts: the statement's start, after a set
+ * operator or `INSERT INTO t`, or first in a query's parentheses (not a call's arguments) with more of that query
+ * after it, or alone in parentheses that stand where a query starts.
+ */
+function startsQuery(tokens: Token[], open: number, close: number): boolean {
+  const before = tokens[open - 1];
+  if (before === undefined || before.word === 'explain' || SET_OPERATORS.has(before.word ?? '')) return true;
+  if ((before.word === 'all' || before.word === 'distinct') && SET_OPERATORS.has(tokens[open - 2]?.word ?? '')) return true;
+  if (insertSource(tokens, open)) return true;
+  if (before.text !== '(' || callArguments(tokens, open - 1)) return false;
+  const after = tokens[close + 1];
+  return QUERY_TAIL.has(after?.word ?? '') || (after?.text === ')' && startsQuery(tokens, open - 1, close + 1));
+}
+
+/** `INSERT INTO t (query)`: a column list never starts with SELECT, WITH, VALUES or `(`. */
+function insertSource(tokens: Token[], open: number): boolean {
+  return isName(tokens[open - 1]) && tokens[open - 2]?.word === 'into' && tokens[open - 3]?.word === 'insert';
+}
+
+/** Whether the `(` at `open` holds a function call's arguments. */
+function callArguments(tokens: Token[], open: number): boolean {
+  return isNameAt(tokens, open - 1) && !insertSource(tokens, open);
+}
+
+function rewriteQueryParens(tokens: Token[]): Token[] {
+  let out = tokens;
+  for (let i = 0; i < out.length; i++) {
+    if (out[i]!.text !== '(') continue;
+    const close = matching(out, i, '(', ')', 1);
+    const kind = close < 0 ? undefined : unreadableQuery(out, i, close);
+    // A query in parentheses anywhere but a call's arguments (a scalar subquery, IN, EXISTS, FROM)
+    // when its body starts with parentheses; a set operation only where a query starts.
+    if (kind === undefined || (kind === 'nested' ? callArguments(out, i) : !startsQuery(out, i, close))) continue;
+    const wrapped: Token[] = [
+      { text: '(', space: '' },
+      { text: 'SELECT', word: 'select', space: ' ' },
+      // Not `*`: the parser refuses `*` in a scalar subquery.
+      { text: QUERY_MARKER, word: QUERY_MARKER, space: ' ' },
+      { text: 'FROM', word: 'from', space: ' ' },
+      { ...out[i]!, space: '' },
+      ...out.slice(i + 1, close),
+      { text: ')', space: ' ' },
+      { text: 'AS', word: 'as', space: ' ' },
+      { text: QUERY_MARKER, space: '' },
+      { text: ')', space: out[close]!.space },
+    ];
+    out = [...out.slice(0, i), ...wrapped, ...out.slice(close + 1)];
+    // On inside: a query in these parentheses may need the same.
+    i += 4;
   }
   return out;
 }

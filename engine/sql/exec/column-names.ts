@@ -1,4 +1,5 @@
 import type { AstNode } from '../expression-eval.js';
+import { QUERY_MARKER } from '../sql-grammar-gaps.js';
 import { DISTINCT_PREFIX, NO_ARGUMENT, WINDOW_CALL_PREFIX } from '../sql-rewrite.js';
 import { columnName } from './scope.js';
 
@@ -72,6 +73,10 @@ function figure(node: AstNode | null | undefined): Figured {
 function subqueryName(ast: AstNode): Figured {
   const first = (ast.columns as AstNode[] | undefined)?.[0];
   if (first === undefined) return NONE;
+  // The pre-pass's stand-in for a parenthesised query (sql-grammar-gaps.ts) is named by that query.
+  const from = ast.from as { as?: unknown; expr?: { ast?: AstNode } }[] | null | undefined;
+  const marked = (first.expr ?? first) as AstNode;
+  if (from?.[0]?.as === QUERY_MARKER && from[0].expr?.ast !== undefined && marked.type === 'column_ref' && columnName(marked) === QUERY_MARKER) return subqueryName(from[0].expr.ast);
   if (typeof first.as === 'string') return strong(first.as);
   const inner = figure((first.expr ?? first) as AstNode);
   // PostgreSQL takes the subquery's already-chosen name, "?column?" included, as a strong name.

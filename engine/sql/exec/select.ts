@@ -5,7 +5,7 @@ import type { CompiledExpr, EvalContext } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
 import { parseSql } from '../select-expressions.js';
 import { DISTINCT_PREFIX, FILTER_MARKER, NO_ARGUMENT, REWRITE_FUNCTIONS, SET_ALL_MARKER, WINDOW_CALL_PREFIX, WINDOW_SPEC_MARKER } from '../sql-rewrite.js';
-import { LIMIT_MARKER, NATURAL_MARKER, OFFSET_MARKER } from '../sql-grammar-gaps.js';
+import { LIMIT_MARKER, NATURAL_MARKER, OFFSET_MARKER, QUERY_MARKER } from '../sql-grammar-gaps.js';
 import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
 import { compareValues, resolveComparison } from '../operators.js';
 import { commonType, coerce } from '../type-resolution.js';
@@ -383,9 +383,94 @@ export function outputType(t: SqlTypeName): SqlTypeName {
 
 // ---- queries -------------------------------------------------------------------------------
 
+/**
+ * A parenthesised query followed by ORDER BY / LIMIT / OFFSET (the parser keeps those apart, as
+ * _orderby and _limit) as one query: they apply to the query in the parentheses, which must not
+ * have its own (PostgreSQL's insertSelectOptions). The pre-pass's stand-in for a parenthesised
+ * query the parser cannot read (QUERY_MARKER) is replaced by that query. A set operation's own
+ * trailing clauses stay where planQuery reads them.
+ * @throws SQL_ERROR 42601 "multiple ORDER BY clauses not allowed" (or LIMIT, OFFSET)
+ */
+function withTrailingClauses(ast: Ast): Ast {
+  if (ast._next) return ast;
+  const inner = markedQuery(ast);
+  const trailing = (ast._orderby ?? []) as Ast[];
+  const outer = limitParts(ast._limit);
+  if (inner === undefined && trailing.length === 0 && outer.limit === undefined && outer.offset === undefined) return ast;
+  if (inner === undefined) {
+    const merged = mergeClauses({ orderby: trailing, ...outer }, { orderby: (ast.orderby ?? []) as Ast[], ...limitParts(ast.limit) });
+    return { ...ast, orderby: merged.orderby, limit: merged.limit, _orderby: null, _limit: null };
+  }
+  // The stand-in's own clauses (none from the pre-pass) come before the trailing ones.
+  const clauses = mergeClauses({ orderby: trailing, ...outer }, { orderby: (ast.orderby ?? []) as Ast[], ...limitParts(ast.limit) });
+  const query = withTrailingClauses(inner);
+  if (!query._next) {
+    const merged = mergeClauses({ orderby: clauses.orderby ?? [], ...limitParts(clauses.limit) }, { orderby: (query.orderby ?? []) as Ast[], ...limitParts(query.limit) });
+    return { ...query, orderby: merged.orderby, limit: merged.limit };
+  }
+  // A set operation: its clauses are its _orderby/_limit, or those of an unparenthesised last member.
+  let last = query;
+  while (last._next) last = last._next as Ast;
+  const onRoot = ((query._orderby ?? []) as Ast[]).length > 0 || hasLimit(query._limit);
+  const onLast = !onRoot && last.parentheses_symbol !== true;
+  const own = onRoot ? { orderby: query._orderby, limit: query._limit } : onLast ? { orderby: last.orderby, limit: last.limit } : { orderby: null, limit: null };
+  const merged = mergeClauses({ orderby: clauses.orderby ?? [], ...limitParts(clauses.limit) }, { orderby: (own.orderby ?? []) as Ast[], ...limitParts(own.limit) });
+  const base = onLast ? mapLast(query, (m) => ({ ...m, orderby: null, limit: null })) : query;
+  return { ...base, _orderby: merged.orderby, _limit: merged.limit };
+}
+
+/** One query's ORDER BY, LIMIT and OFFSET from the clauses after its parentheses and those inside. */
+function mergeClauses(after: { orderby: Ast[]; limit?: Ast; offset?: Ast }, own: { orderby: Ast[]; limit?: Ast; offset?: Ast }): { orderby: Ast[] | null; limit: Ast } {
+  if (after.orderby.length > 0 && own.orderby.length > 0) sqlFail('42601', 'multiple ORDER BY clauses not allowed');
+  if (after.offset !== undefined && own.offset !== undefined) sqlFail('42601', 'multiple OFFSET clauses not allowed');
+  if (after.limit !== undefined && own.limit !== undefined) sqlFail('42601', 'multiple LIMIT clauses not allowed');
+  const orderby = after.orderby.length > 0 ? after.orderby : own.orderby;
+  return { orderby: orderby.length > 0 ? orderby : null, limit: limitNode(after.limit ?? own.limit, after.offset ?? own.offset) };
+}
+
+function mapLast(ast: Ast, f: (member: Ast) => Ast): Ast {
+  return ast._next ? { ...ast, _next: mapLast(ast._next as Ast, f) } : f(ast);
+}
+
+function hasLimit(l: unknown): boolean {
+  const parts = limitParts(l as Ast | undefined);
+  return parts.limit !== undefined || parts.offset !== undefined;
+}
+
+/** The query a `SELECT <QUERY_MARKER> FROM (<query>) AS <QUERY_MARKER>` of the pre-pass stands for. */
+function markedQuery(ast: Ast): Ast | undefined {
+  const from = ast.from as Ast[] | null;
+  const columns = ast.columns as Ast[];
+  if (from?.length !== 1 || from[0]!.as !== QUERY_MARKER || from[0]!.expr?.ast === undefined) return undefined;
+  const column = (columns.length === 1 ? (columns[0]!.expr ?? columns[0]!) : undefined) as Ast | undefined;
+  if (column?.type !== 'column_ref' || columnName(column) !== QUERY_MARKER) return undefined;
+  return from[0]!.expr.ast as Ast;
+}
+
+/** A LIMIT node's count and offset expressions (the pre-pass's OFFSET carrier taken apart). */
+function limitParts(l: Ast | null | undefined): { limit?: Ast; offset?: Ast } {
+  const values = (Array.isArray(l?.value) ? l.value : []) as Ast[];
+  if (values.length === 0) return {};
+  const carried = values.length === 1 ? offsetCarrier(values[0]!) : undefined;
+  if (carried !== undefined) return { ...(carried.limit.type === 'null' ? {} : { limit: carried.limit }), offset: carried.offset };
+  const sep = String(l?.seperator ?? '').toLowerCase();
+  if (values.length === 2 && sep !== ',') return { limit: values[0]!, offset: values[1]! };
+  if (values.length === 1 && sep === 'offset') return { offset: values[0]! };
+  if (values.length === 1) return { limit: values[0]! };
+  return unsupported('LIMIT offset, count (use LIMIT count OFFSET offset)');
+}
+
+/** The LIMIT node of a count and an offset (through the OFFSET carrier when there is an offset). */
+function limitNode(limit: Ast | undefined, offset: Ast | undefined): Ast {
+  if (offset === undefined) return { seperator: '', value: limit === undefined ? [] : [limit] } as unknown as Ast;
+  const carrier = { type: 'select', columns: [{ expr: limit ?? { type: 'null', value: null }, as: LIMIT_MARKER }, { expr: offset, as: OFFSET_MARKER }] };
+  return { seperator: '', value: [carrier] } as unknown as Ast;
+}
+
 /** Plans a SELECT (with WITH, set operations, ORDER BY, LIMIT). */
-export function planQuery(ast: Ast, env: PlanEnv): Plan {
-  if (ast.type !== 'select') return unsupported(`${String(ast.type)} as a query`);
+export function planQuery(query: Ast, env: PlanEnv): Plan {
+  if (query.type !== 'select') return unsupported(`${String(query.type)} as a query`);
+  const ast = withTrailingClauses(query);
   let e = env;
   if (Array.isArray(ast.with) && ast.with.length > 0) e = planWith(ast.with as Ast[], env);
   // A chain of set operations: a UNION b INTERSECT c ..., ORDER BY / LIMIT on the last member
@@ -407,7 +492,8 @@ export function planQuery(ast: Ast, env: PlanEnv): Plan {
   const last = members[members.length - 1]!;
   // A parenthesised member keeps its own ORDER BY / LIMIT; the trailing ones of the whole come
   // as _orderby/_limit, or (without parentheses) on the last member.
-  const plans = members.map((m) => planSelect(m, e, m.parentheses_symbol === true, true));
+  // A member the pre-pass wrapped (a parenthesised set operation) is the query it stands for.
+  const plans = members.map((m) => (markedQuery(m) !== undefined ? planQuery({ ...m, _next: undefined, set_op: undefined }, e) : planSelect(m, e, m.parentheses_symbol === true, true)));
   const tail: Ast =
     (Array.isArray(ast._orderby) && ast._orderby.length > 0) || (Array.isArray(ast._limit?.value) && ast._limit.value.length > 0)
       ? ({ type: 'select', orderby: ast._orderby ?? null, limit: ast._limit ?? null } as Ast)
