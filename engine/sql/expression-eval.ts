@@ -137,6 +137,8 @@ interface DataTypeNode {
   length?: number;
   /** The length was written in parentheses (`float(53)`), not in the name (`float8`). */
   parentheses?: boolean;
+  /** `int[]`, `int ARRAY`: an array of the type. */
+  array?: unknown;
   scale?: number;
   suffix?: unknown;
 }
@@ -145,6 +147,8 @@ interface DataTypeNode {
 export function castTargetOf(t: DataTypeNode): CastTarget {
   const name = t.dataType.toUpperCase();
   const suffix = Array.isArray(t.suffix) ? t.suffix.map(String).join(' ').toUpperCase() : '';
+  // Was read as a cast to the element type (x::int[] gave an integer).
+  if (t.array !== undefined && t.array !== null) return unsupported(`casts to array types (${t.dataType.toLowerCase()}[]; arrays come only from array_agg)`);
   switch (name) {
     case 'INT':
     case 'INTEGER':

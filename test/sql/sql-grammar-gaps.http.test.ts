@@ -32,6 +32,11 @@ describe('parameter casts and OFFSET parameters', () => {
     ['SELECT g FROM generate_series(1, 5) g ORDER BY g OFFSET $1 + 1', [2], [['g', 'int4']], [[4], [5]]],
     ['SELECT g FROM generate_series(1, 5) g ORDER BY g OFFSET $1::int * 2 LIMIT $2', [1, 2], [['g', 'int4']], [[3], [4]]],
     ['SELECT g FROM generate_series(1, 3) g ORDER BY g OFFSET $1::int + 1', [null], [['g', 'int4']], [[1], [2], [3]]],
+    // ... in function arguments
+    ['SELECT lower($1::text), coalesce($2::int, 0), coalesce($3::int, 0)', ['ABC', null, 5], [['lower', 'text'], ['coalesce', 'int4'], ['coalesce', 'int4']], [['abc', 0, 5]]],
+    ['SELECT upper($1::text) || $2::text AS c, length($1::text), abs($3::int), round($4::numeric, 1)', ['a', 'b', -3, '1.26'], [['c', 'text'], ['length', 'int4'], ['abs', 'int4'], ['round', 'numeric']], [['Ab', 1, 3, '1.3']]],
+    ['SELECT greatest($1::int, $2::int, 3), nullif($1::int, 1), count($2::int), lower($3::varchar(2))', [1, 7, 'ABC'], [['greatest', 'int4'], ['nullif', 'int4'], ['count', 'int8'], ['lower', 'text']], [[7, null, 1, 'ab']]],
+    ['SELECT s FROM p WHERE lower($1::text) = s OR coalesce($2::int, 1) = id ORDER BY s', ['71', null], [['s', 'text']], [['7'], ['71']]],
   ];
 
   it.each(CASES)('%s', async (sql, params, columns, rows) => {
@@ -39,6 +44,17 @@ describe('parameter casts and OFFSET parameters', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body.columns.map((c: { name: string; type: string }) => [c.name, c.type])).toEqual(columns);
     expect(res.body.rows).toEqual(rows);
+  });
+
+  it.each([
+    ['SELECT lower($1::int)', [1], '42883'],
+    ['SELECT coalesce($1::text, 5)', ['a'], '42804'],
+    // PostgreSQL: int[]; array input is not supported (it was read as a cast to int)
+    ['SELECT coalesce($1::int[], NULL)', [null], '0A000'],
+  ])('refuses %s with %s', async (sql, params, sqlstate) => {
+    const res = await query(sql, params);
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error.details.sqlstate).toBe(sqlstate);
   });
 
   it('refuses a negative OFFSET computed from a parameter with 2201X', async () => {
