@@ -5,7 +5,7 @@ import { sqlRegExp } from './functions/string-functions.js';
 import { EXTRACT_SOURCES, extractField } from './functions/time-functions.js';
 import { castValue, canCast, parseInterval, parseText, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
 import { applyArith, compareValues, negate, noOperator, resolveArith, resolveComparison, type ArithOp } from './operators.js';
-import { POWER_OPERATOR } from './sql-grammar-gaps.js';
+import { POWER_OPERATOR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
 import { canCoerce, castOnce, commonType, coerce } from './type-resolution.js';
 import {
   numericLiteral,
@@ -903,6 +903,10 @@ function compileFunction(node: AstNode, env: CompileEnv): CompiledExpr {
   }
   const cond = (CONDITIONALS as Record<string, Conditional | undefined>)[name];
   if (cond) return cond(name, args);
+  if (name === UNKNOWN_OPERATOR && args.length === 3) {
+    // `2^-1` (sql-grammar-gaps.ts): an operator no type has, named by its text (a constant).
+    return noOperator(String(args[0]!.evaluate(COMPILE_TIME_CONTEXT).value), args[1]!.type, args[2]!.type);
+  }
   if (name === POWER_OPERATOR && args.length === 2) {
     // `a ^ b`, made a call before parsing (sql-grammar-gaps.ts): PostgreSQL's ^ is power() under
     // an operator's name (double precision for integers and floats, numeric beside a numeric).

@@ -35,6 +35,8 @@ import { sqlFail } from './sql-types.js';
 
 /** The function `a ^ b` becomes (evaluated as power(); a `__tetra_` name is named ?column?). */
 export const POWER_OPERATOR = '__tetra_power__';
+/** `a ^- b` becomes `<marker>('^-', (a), (b))`: an operator no type has (42883 naming the operand types). */
+export const UNKNOWN_OPERATOR = '__tetra_operator__';
 /** SET (a, b) = (SELECT ...): the first column's value carries the subquery, the others none. */
 export const ROW_ASSIGN = '__tetra_row_assign__';
 /** Aliases of the LIMIT subquery that carries an OFFSET expression (see rewriteOffset). */
@@ -188,21 +190,26 @@ function powerOperandEnd(tokens: Token[], from: number): number {
 function rewritePower(tokens: Token[]): Token[] {
   for (let i = 0; i < tokens.length; i++) {
     if (tokens[i]!.text !== '^') continue;
-    // Part of a longer operator (`^-` is one operator in PostgreSQL): left to the parser.
-    if ((tokens[i]!.space === '' && isOperatorChar(tokens[i + 1])) || (isOperatorChar(tokens[i - 1]) && tokens[i - 1]!.space === '')) continue;
+    // Part of a longer operator that does not start here (`-^`): left to the parser.
+    if (isOperatorChar(tokens[i - 1]) && tokens[i - 1]!.space === '') continue;
+    // PostgreSQL's lexer reads operator characters written together as one operator, a trailing
+    // + or - included when a character like ^ is in it: `2^-1` is the operator ^-, which no type
+    // has. It becomes a marker call the planner refuses with the operand types (42883).
+    const op = operatorAt(tokens, i);
     const start = powerOperandStart(tokens, i - 1);
-    const end = powerOperandEnd(tokens, i + 1);
+    const end = powerOperandEnd(tokens, op.end);
     if (start < 0 || end < 0) continue;
     const call: Token[] = [
-      { text: POWER_OPERATOR, word: POWER_OPERATOR, space: '' },
+      { text: op.text === '^' ? POWER_OPERATOR : UNKNOWN_OPERATOR, word: op.text === '^' ? POWER_OPERATOR : UNKNOWN_OPERATOR, space: '' },
       { text: '(', space: '' },
+      ...(op.text === '^' ? [] : [{ text: `'${op.text}'`, space: '' }, { text: ',', space: ' ' }]),
       { text: '(', space: '' },
       ...tokens.slice(start, i - 1),
       { ...tokens[i - 1]!, space: '' },
       { text: ')', space: '' },
       { text: ',', space: ' ' },
       { text: '(', space: '' },
-      ...tokens.slice(i + 1, end - 1),
+      ...tokens.slice(op.end, end - 1),
       { ...tokens[end - 1]!, space: '' },
       { text: ')', space: '' },
       { text: ')', space: tokens[end - 1]!.space },

@@ -17,8 +17,8 @@ describe('grammar gaps rewritten before parsing', () => {
     ['SELECT 1 - x::float8 ^ t.y[1] FROM t', 'SELECT 1 - __tetra_power__((x::float8), (t.y[1])) FROM t'],
     ['SELECT power(2, 3) ^ (1 + 1)', 'SELECT __tetra_power__((power(2, 3)), ((1 + 1)))'],
     ['SELECT x::double precision ^ -$1', 'SELECT __tetra_power__((x::double precision), (-$1))'],
-    // `^-` is one (unknown) operator in PostgreSQL: left to the parser
-    ['SELECT 2^-1', 'SELECT 2^-1'],
+    // `^-` is one (unknown) operator in PostgreSQL: refused by the planner with the operand types
+    ['SELECT 2^-1', "SELECT __tetra_operator__('^-', (2), (1))"],
     // ~~ and its forms, with the operands of a named operator (|| is the same level)
     ["SELECT s ~~ 'a' || '%' FROM t", "SELECT ((s) LIKE ('a')) || '%' FROM t"],
     ["SELECT a || b !~~* c = true", 'SELECT ((a || b) NOT ILIKE (c)) = true'],
