@@ -904,6 +904,13 @@ function planSelectBlock(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnknown
   collectAggregates(items.map((i) => i.node), aggNodes);
   collectAggregates(ast.having, aggNodes);
   collectAggregates(orderby.map((o) => o.expr), aggNodes);
+  // A WINDOW definition's PARTITION BY and ORDER BY are this level's expressions (used or not);
+  // its frame offsets (in the marker call) may hold none.
+  for (const w of (ast.window?.expr ?? []) as Ast[]) {
+    const spec = (w.as_window_specification?.window_specification ?? {}) as Ast;
+    const order = ((spec.orderby ?? []) as Ast[]).filter((o) => !(o.expr?.type === 'function' && functionName(o.expr as Ast) === WINDOW_SPEC_MARKER));
+    collectAggregates([spec.partitionby, order.map((o) => o.expr)], aggNodes);
+  }
   // Those reading only enclosing levels' columns are aggregates of those levels; those this level
   // owns but written in its subqueries come from earlier attempts.
   aggNodes = [...aggNodes.filter((a) => aggregateLevel(a, scope, env) === 0), ...outer.nodes];
@@ -992,11 +999,28 @@ function planSelectBlock(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnknown
   const winNodes: Ast[] = [];
   collectWindows(items.map((i) => i.node), winNodes);
   collectWindows(orderby.map((o) => o.expr), winNodes);
-  if (winNodes.length > 0) {
+  // Every WINDOW definition is checked, also one no call uses, as PostgreSQL's
+  // transformWindowDefinitions does (an unknown column, base window or frame error).
+  const named = namedWindows(ast);
+  if (winNodes.length > 0 || named.size > 0) {
     const baseEnv = exprEnv(env, scope, resolveExtra, 'window definitions', postView);
+    // Frame offsets are constants of the query: no columns, aggregates or window functions.
+    const offsetEnv = (construct: string): CompileEnv =>
+      exprEnv(env, scope, (node) => {
+        if (node.type === 'column_ref') sqlFail('42P10', `argument of ${construct} must not contain variables`);
+        if (node.type === 'window_func' || node.over) sqlFail('42P20', 'window functions are not allowed in window definitions');
+        return undefined;
+      }, `window ${construct}`);
+    const planWindow = (win: ReturnType<typeof windowOf>) => {
+      const partition = win.partition.map((p) => compileExpression(p, baseEnv));
+      const order = win.order.map((o) => compileExpression(o.expr as Ast, baseEnv));
+      const orderKeys = win.order.map((o) => sortDirection(o));
+      const frame = win.frame === undefined ? undefined : planFrame(win.frame, order.map((o, i) => ({ type: o.type, ...orderKeys[i]! })), (node, construct) => compileExpression(node, offsetEnv(construct)));
+      return { partition, order, orderKeys, frame };
+    };
+    for (const win of named.values()) planWindow(win);
     const winKeys: string[] = [];
     const calls: WindowCall[] = [];
-    const named = namedWindows(ast);
     for (const w of winNodes) {
       const key = exprKey(w, scope);
       if (winKeys.includes(key)) continue;
@@ -1009,33 +1033,25 @@ function planSelectBlock(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnknown
       if (filterNode !== undefined && isWindowOnlyName(name)) sqlFail('0A000', 'FILTER is not implemented for non-aggregate window functions');
       const compiledArgs = args.map((x) => compileExpression(x, baseEnv));
       const filter = filterNode === undefined ? undefined : compilePredicate(filterNode, exprEnv(env, scope, resolveExtra, 'FILTER', postView), 'FILTER');
-      const partition = win.partition.map((p) => compileExpression(p, baseEnv));
-      const order = win.order.map((o) => compileExpression(o.expr as Ast, baseEnv));
-      const orderKeys = win.order.map((o) => sortDirection(o));
-      // Frame offsets are constants of the query: no columns, aggregates or window functions.
-      const offsetEnv = (construct: string): CompileEnv =>
-        exprEnv(env, scope, (node) => {
-          if (node.type === 'column_ref') sqlFail('42P10', `argument of ${construct} must not contain variables`);
-          if (node.type === 'window_func' || node.over) sqlFail('42P20', 'window functions are not allowed in window definitions');
-          return undefined;
-        }, `window ${construct}`);
-      const frame = win.frame === undefined ? undefined : planFrame(win.frame, order.map((o, i) => ({ type: o.type, ...orderKeys[i]! })), (node, construct) => compileExpression(node, offsetEnv(construct)));
+      const { partition, order, orderKeys, frame } = planWindow(win);
       const def = resolveWindowFunction({ name, argTypes: compiledArgs.map((c) => c.type), distinct: d, star, hasOrderBy: order.length > 0 });
       calls.push({ def, args: compiledArgs, partition, order, orderKeys, ...(filter !== undefined ? { filter } : {}), ...(frame !== undefined ? { frame } : {}) });
     }
-    const offset = plan.columns.length;
-    plan = new WindowPlan(plan, calls, [...plan.columns, ...calls.map((c, i) => ({ name: `win${i}`, type: c.def.resultType, qualifier: null, hidden: true }))]);
-    const prev = resolveExtra;
-    resolveExtra = (node, cenv) => {
-      if (node.over || node.type === 'window_func') {
-        const wi = winKeys.indexOf(exprKey(node, scope));
-        if (wi >= 0) {
-          const type = calls[wi]!.def.resultType;
-          return { type, evaluate: (ctx) => ctx.row![offset + wi]! };
+    if (calls.length > 0) {
+      const offset = plan.columns.length;
+      plan = new WindowPlan(plan, calls, [...plan.columns, ...calls.map((c, i) => ({ name: `win${i}`, type: c.def.resultType, qualifier: null, hidden: true }))]);
+      const prev = resolveExtra;
+      resolveExtra = (node, cenv) => {
+        if (node.over || node.type === 'window_func') {
+          const wi = winKeys.indexOf(exprKey(node, scope));
+          if (wi >= 0) {
+            const type = calls[wi]!.def.resultType;
+            return { type, evaluate: (ctx) => ctx.row![offset + wi]! };
+          }
         }
-      }
-      return prev?.(node, cenv);
-    };
+        return prev?.(node, cenv);
+      };
+    }
   }
 
   // Projection, with hidden sort keys for ORDER BY expressions outside the select list.
