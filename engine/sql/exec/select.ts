@@ -59,7 +59,18 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
       switch (n.type) {
         case 'column_ref': {
           const name = columnName(n);
-          if (name === '*') return unsupported('* in an expression');
+          if (name === '*') {
+            const q = columnQualifier(n);
+            return unsupported(q === null ? '* in an expression' : `${q}.* as a value (a whole row is read only by count(${q}.*))`);
+          }
+          if (name === ROW_MARKER && tryResolve(scope, n) === undefined) {
+            // count(t.*) of an enclosing query's t: that level's FROM items carry no marker (rowCounts).
+            const q = columnQualifier(n);
+            let known = false;
+            for (let sc: Scope | undefined = scope; sc !== undefined && !known; sc = sc.parent) known = sc.columns.some((c) => c.qualifier === q);
+            if (!known) sqlFail('42P01', `missing FROM-clause entry for table "${q}"`);
+            unsupported(`count(${q}.*) of an enclosing query's table`);
+          }
           const star = STAR_COLUMNS.get(n);
           const index = star === undefined ? -1 : scope.columns.indexOf(star);
           if (index >= 0) return slotExpr({ depth: 0, index, column: star!, scope });
@@ -675,7 +686,7 @@ function expandColumns(ast: Ast, scope: Scope): SelectItem[] {
       const q = columnQualifier(node);
       // `t.*` is all of t's columns, also those a USING join merged (hidden from a bare `*`);
       // the other hidden columns (sort keys, aggregates) have no qualifier.
-      const cols = scope.columns.filter((c) => (q === null ? !c.hidden : c.qualifier === q));
+      const cols = scope.columns.filter((c) => (q === null ? !c.hidden : c.qualifier === q && c.name !== ROW_MARKER));
       if (q !== null && cols.length === 0) sqlFail('42P01', `missing FROM-clause entry for table "${q}"`);
       if (q === null && scope.columns.length === 0) sqlFail('42601', 'SELECT * with no tables specified is not valid');
       for (const c of cols) {
@@ -876,10 +887,12 @@ class OuterAggregateFound extends Error {
   }
 }
 
-function planSelectBlock(ast: Ast, env: PlanEnv, withOrder: boolean, keepUnknown: boolean, outer: OuterAggregates): Plan {
-  if (ast.into?.position) unsupported('SELECT INTO');
+function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnknown: boolean, outer: OuterAggregates): Plan {
+  if (written.into?.position) unsupported('SELECT INTO');
+  const rowItems = new Set<string>();
+  const ast = { ...written, ...(rowCounts({ columns: written.columns, having: written.having, orderby: written.orderby, window: written.window }, rowItems) as Ast) } as Ast;
   const where = ast.where as Ast | null;
-  const source = planFrom(ast.from as Ast[] | null, where, env, withOrder ? orderHintOf(ast) : undefined);
+  const source = planFrom(ast.from as Ast[] | null, where, env, withOrder ? orderHintOf(ast) : undefined, rowItems);
   let plan = source.plan;
   const scope = source.scope;
   const items = expandColumns(ast, scope);
@@ -1318,7 +1331,57 @@ function itemsOf(node: Ast, items: FromItem[]): Set<number> | undefined {
 }
 
 /** The FROM clause with WHERE: join tree, pushed-down conditions, residual filter. */
-export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hint?: OrderHint): { plan: Plan; scope: Scope; ordered?: boolean } {
+/**
+ * The hidden column of a FROM item that `count(t.*)` counts (see rowCounts): TRUE in each of its
+ * rows, NULL where an outer join extends the other side with nulls.
+ */
+const ROW_MARKER = '__tetra_row__';
+
+/**
+ * `count(t.*)` (not DISTINCT, outside subqueries) as `count(t.<ROW_MARKER>)`: PostgreSQL counts
+ * the rows where t's whole row is not NULL, which a row of t always is (all its columns NULL
+ * too) and the row an outer join makes up for t is not. The qualifiers go to `items`, whose FROM
+ * items then carry the marker column. Unchanged nodes stay the same objects.
+ */
+function rowCounts(node: unknown, items: Set<string>): unknown {
+  if (node === null || typeof node !== 'object') return node;
+  if (Array.isArray(node)) {
+    const mapped = node.map((n) => rowCounts(n, items));
+    return mapped.some((m, k) => m !== node[k]) ? mapped : node;
+  }
+  const n = node as Ast;
+  if (n.ast !== undefined) return node;
+  const arg = n.args?.expr as Ast | undefined;
+  if (n.type === 'aggr_func' && String(n.name).toLowerCase() === 'count' && n.args?.distinct !== 'DISTINCT' && arg?.type === 'column_ref' && columnName(arg) === '*' && columnQualifier(arg) !== null) {
+    items.add(columnQualifier(arg)!);
+    return { ...n, args: { ...n.args, expr: { type: 'column_ref', table: arg.table, column: { expr: { type: 'double_quote_string', value: ROW_MARKER } } } } };
+  }
+  let copy: Ast | undefined;
+  for (const k of Object.keys(n)) {
+    if (k === 'loc') continue;
+    const v = rowCounts(n[k], items);
+    if (v !== n[k]) (copy ??= { ...n })[k] = v;
+  }
+  return copy ?? node;
+}
+
+/** A FROM item with the ROW_MARKER column last, when `count(alias.*)` reads it. */
+function withRowMarker(item: FromItem, rowItems: ReadonlySet<string> | undefined): FromItem {
+  if (rowItems?.has(item.alias) !== true) return item;
+  const marker: PlanColumn = { name: ROW_MARKER, type: 'boolean', qualifier: item.alias, hidden: true };
+  const present: SqlValue = { type: 'boolean', value: true };
+  return {
+    ...item,
+    columns: [...item.columns, marker],
+    build: (conds, hint) => {
+      const plan = item.build(conds, hint);
+      const passthrough = plan.columns.map((c, k): CompiledExpr => ({ type: c.type, evaluate: (ctx) => ctx.row![k]! }));
+      return new ProjectPlan(plan, [...passthrough, { type: 'boolean', evaluate: () => present }], [...plan.columns, marker]);
+    },
+  };
+}
+
+export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hint?: OrderHint, rowItems?: ReadonlySet<string>): { plan: Plan; scope: Scope; ordered?: boolean } {
   if (from === null || from.length === 0) {
     const scope = new Scope([], env.parent);
     let plan: Plan = new ValuesPlan([], [[]]);
@@ -1341,7 +1404,7 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
     }
     return f;
   });
-  const items = cleaned.map((f, i) => fromItem(f, i, env));
+  const items = cleaned.map((f, i) => withRowMarker(fromItem(f, i, env), rowItems));
   const nullable = new Set<number>();
   items.forEach((it, i) => {
     if (it.join === 'left') nullable.add(i);
