@@ -3,6 +3,7 @@ import { defaultConfig, type ServerConfig } from '../../server/config.js';
 import { tempDir } from './temp-dir.js';
 import type { FastifyInstance } from 'fastify';
 import { request } from 'node:http';
+import { afterAll, beforeAll, expect } from 'vitest';
 
 export interface RunningServer {
   url: string;
@@ -87,4 +88,54 @@ export async function signup(base: string, label = 'org'): Promise<{ apiKey: str
   const res = await http(base, 'POST', '/api/auth/signup', { json: { orgName: `${label} inc`, email } });
   if (res.status !== 201) throw new Error(`signup failed: ${res.status} ${res.text}`);
   return { apiKey: res.body.apiKey, tenantId: res.body.tenant.id, userId: res.body.user.id };
+}
+
+/** A test file's server and tenant (see serverForFile); valid once the file's tests run. */
+export interface FileServer {
+  readonly server: RunningServer;
+  readonly apiKey: string;
+  /** POST /api/mql/<op> with `json`, as the tenant. */
+  mql<T = any>(op: string, json: unknown): Promise<HttpResult<T>>;
+  /** A new collection (`<prefix><n>`) holding `documents`: its name. */
+  seed(documents: unknown[], prefix?: string): Promise<string>;
+  /** Every document of `collection`, in `_id` order. */
+  all(collection: string): Promise<any[]>;
+}
+
+/**
+ * The real service for the tests of one file, with one tenant signed up: started before them and
+ * stopped after them (it registers vitest's beforeAll and afterAll, so call it at the top level).
+ */
+export function serverForFile(overrides: Partial<ServerConfig> = {}): FileServer {
+  let server: RunningServer | undefined;
+  let apiKey = '';
+  let collections = 0;
+  beforeAll(async () => {
+    server = await startServer(overrides);
+    ({ apiKey } = await signup(server.url));
+  });
+  afterAll(() => server?.stop());
+  return {
+    get server(): RunningServer {
+      if (server === undefined) throw new Error('the file server is used before its tests run');
+      return server;
+    },
+    get apiKey(): string {
+      return apiKey;
+    },
+    mql(op, json) {
+      return http(this.server.url, 'POST', `/api/mql/${op}`, { json, apiKey });
+    },
+    async seed(documents, prefix = 'c') {
+      const collection = `${prefix}${++collections}`;
+      const res = await this.mql('insertMany', { collection, documents });
+      expect(res.status, res.text).toBe(201);
+      return collection;
+    },
+    async all(collection) {
+      const res = await this.mql('find', { collection, sort: { _id: 1 } });
+      expect(res.status, res.text).toBe(200);
+      return res.body.documents;
+    },
+  };
 }

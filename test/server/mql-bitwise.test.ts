@@ -1,32 +1,14 @@
 // The bitwise operators over HTTP on a real server: the $bit update operator and the query
 // operators $bitsAllSet, $bitsAnySet, $bitsAllClear, $bitsAnyClear, with the MongoDB manual's
 // examples and MongoDB's (bit_node.cpp, expression_parser.cpp) messages for bad input.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, signup, startServer, type RunningServer } from '../helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { serverForFile } from '../helpers/server.js';
 
-let server: RunningServer;
-let apiKey: string;
-beforeAll(async () => {
-  server = await startServer();
-  ({ apiKey } = await signup(server.url));
-});
-afterAll(() => server.stop());
+const file = serverForFile();
+const mql = file.mql.bind(file);
 
-const mql = <T = any>(op: string, json: unknown) => http<T>(server.url, 'POST', `/api/mql/${op}`, { json, apiKey });
-
-let collections = 0;
-async function seed(documents: unknown[]): Promise<string> {
-  const collection = `b${++collections}`;
-  const res = await mql('insertMany', { collection, documents });
-  expect(res.status, res.text).toBe(201);
-  return collection;
-}
-
-async function all(collection: string): Promise<any[]> {
-  const res = await mql('find', { collection, sort: { _id: 1 } });
-  expect(res.status, res.text).toBe(200);
-  return res.body.documents;
-}
+const seed = (documents: unknown[]): Promise<string> => file.seed(documents, 'b');
+const all = (collection: string): Promise<any[]> => file.all(collection);
 
 describe('$bit', () => {
   // name, stored document, $bit operand, the document after, modified

@@ -5,18 +5,11 @@
  * oracle only) answers the same projections over the same documents.
  */
 import { Query } from 'mingo';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, signup, startServer, type RunningServer } from '../helpers/server.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { serverForFile } from '../helpers/server.js';
 
-let server: RunningServer;
-let apiKey: string;
-beforeAll(async () => {
-  server = await startServer();
-  ({ apiKey } = await signup(server.url));
-});
-afterAll(() => server.stop());
-
-const mql = <T = any>(op: string, json: unknown) => http<T>(server.url, 'POST', `/api/mql/${op}`, { json, apiKey });
+const file = serverForFile();
+const mql = file.mql.bind(file);
 
 // The manual's inventory documents, and a few with missing, null and array fields.
 const INVENTORY = [

@@ -3,33 +3,14 @@
 // the MongoDB manual's ("Updates with Aggregation Pipeline", the updateOne / updateMany /
 // findOneAndUpdate pages) and the server's own jstests (update_with_pipeline.js).
 import { rmSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, signup, startServer, type HttpResult, type RunningServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { http, signup, startServer, type HttpResult, serverForFile } from '../helpers/server.js';
 
-let server: RunningServer;
-let apiKey: string;
-beforeAll(async () => {
-  server = await startServer();
-  ({ apiKey } = await signup(server.url));
-});
-afterAll(() => server.stop());
+const file = serverForFile();
+const mql = file.mql.bind(file);
 
-const mql = <T = any>(op: string, json: unknown) => http<T>(server.url, 'POST', `/api/mql/${op}`, { json, apiKey });
-
-let collections = 0;
-/** A fresh collection holding `documents`; returns its name. */
-async function seed(documents: unknown[]): Promise<string> {
-  const collection = `p${++collections}`;
-  const res = await mql('insertMany', { collection, documents });
-  expect(res.status, res.text).toBe(201);
-  return collection;
-}
-
-async function all(collection: string): Promise<any[]> {
-  const res = await mql('find', { collection, sort: { _id: 1 } });
-  expect(res.status, res.text).toBe(200);
-  return res.body.documents;
-}
+const seed = (documents: unknown[]): Promise<string> => file.seed(documents, 'p');
+const all = (collection: string): Promise<any[]> => file.all(collection);
 
 /** The date an Extended JSON `{$date}` stands for. */
 const dateOf = (v: { $date: string }): number => Date.parse(v.$date);
@@ -210,9 +191,9 @@ describe('pipeline-style updates: the server (jstests update_with_pipeline.js)',
   it('keeps __proto__ and constructor names as plain data', async () => {
     const c = await seed([{ _id: 1 }]);
     const raw = `{"collection":"${c}","filter":{"_id":1},"update":[{"$set":{"__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}}}}]}`;
-    const res = await http(server.url, 'POST', '/api/mql/updateOne', { raw, contentType: 'application/json', apiKey });
+    const res = await http(file.server.url, 'POST', '/api/mql/updateOne', { raw, contentType: 'application/json', apiKey: file.apiKey });
     expect(res.body).toEqual({ matchedCount: 1, modifiedCount: 1 });
-    const found = await http(server.url, 'POST', '/api/mql/find', { raw: `{"collection":"${c}","filter":{"__proto__.polluted":true}}`, contentType: 'application/json', apiKey });
+    const found = await http(file.server.url, 'POST', '/api/mql/find', { raw: `{"collection":"${c}","filter":{"__proto__.polluted":true}}`, contentType: 'application/json', apiKey: file.apiKey });
     expect(found.text).toContain('"__proto__":{"polluted":true}');
     expect(found.text).toContain('"constructor":{"prototype":{"x":1}}');
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

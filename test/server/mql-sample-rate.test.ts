@@ -4,18 +4,11 @@
 // against bands of six standard deviations around the expected count, so a correct sample fails
 // about once in 500 million runs; drawing twice for one document (tetradb tests a stored
 // document more than once in a request) would give rate² and fall far outside them.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { http, signup, startServer, type RunningServer } from '../helpers/server.js';
+import { describe, expect, it } from 'vitest';
+import { serverForFile } from '../helpers/server.js';
 
-let server: RunningServer;
-let apiKey: string;
-beforeAll(async () => {
-  server = await startServer();
-  ({ apiKey } = await signup(server.url));
-});
-afterAll(() => server.stop());
-
-const mql = <T = any>(op: string, json: unknown) => http<T>(server.url, 'POST', `/api/mql/${op}`, { json, apiKey });
+const file = serverForFile();
+const mql = file.mql.bind(file);
 
 const N = 1000;
 
