@@ -40,7 +40,7 @@ import { compilePipeline } from './aggregate/pipeline.js';
 import { Scope } from './aggregate/expression/expression.js';
 import { ValueSet } from './aggregate/value-key.js';
 import { fromJson } from './ejson.js';
-import { compileProjection, hasComputedFields, hasFindOperators, type CompiledProjection, type ProjectionOptions } from './projection.js';
+import { compileProjection, projectionFeatures, type CompiledProjection, type ProjectionOptions } from './projection.js';
 import { projectTransform } from './aggregate/stages/project.js';
 import { compileFilter, filterPaths, filterReadsAll, parseFilter, type CompiledFilter } from './query/compile-filter.js';
 import { describePlan, planQuery, type Hint, type Plan } from './query-planner.js';
@@ -103,8 +103,9 @@ const NO_NAMES: ReadonlySet<string> = new Set();
  * @throws QUERY_ERROR for a malformed projection
  */
 function compileFindProjection(spec: unknown, options: ProjectionOptions): CompiledProjection {
-  if (!hasComputedFields(spec)) return compileProjection(spec, options);
-  if (hasFindOperators(spec)) {
+  const features = projectionFeatures(spec);
+  if (!features.computed) return compileProjection(spec, options);
+  if (features.findOperators) {
     fail('QUERY_ERROR', 'a projection that computes fields cannot also use $slice, $elemMatch, $meta or a positional \'$\' in tetradb: run the find as an aggregation ($match, $project) instead', { operator: 'projection' });
   }
   const transform = projectTransform(fromJson(spec, { code: 'QUERY_ERROR' }), NO_NAMES);

@@ -17,7 +17,7 @@
  *     One per projection; an array with no position recorded is an error.
  * - Computed fields (MongoDB 4.4+: `{total: {$add: ["$a", "$b"]}}`, `{name: "$profile.name"}`, a
  *   string or array literal) make the projection a $project stage's (docs-model.ts compiles it
- *   through aggregate/stages/project.ts); hasComputedFields tells. `$meta` is not supported.
+ *   through aggregate/stages/project.ts); projectionFeatures tells. `$meta` is not supported.
  */
 
 import { fail } from '../errors.js';
@@ -132,41 +132,32 @@ function flatten(spec: Doc, prefix: string, out: Entry[]): void {
 const FIND_OPERATORS = new Set(['$slice', '$elemMatch', '$meta']);
 
 /**
- * True when a find projection computes a field (MongoDB 4.4+): some value is neither a number, a
- * boolean, a projection operator nor a sub-projection: an expression object (`{$add: ...}`), a
- * field path or other string, an array, or null. Such a projection is a $project stage's.
+ * What a find projection holds besides inclusions and exclusions: `computed` when some value is
+ * neither a number, a boolean, a projection operator nor a sub-projection (an expression object
+ * such as `{$add: ...}`, a field path or other string, an array, null: MongoDB 4.4+'s computed
+ * fields, a $project stage's); `findOperators` when it uses an operator only find has ($slice,
+ * $elemMatch, $meta, or a positional `$` path).
  */
-export function hasComputedFields(spec: unknown): boolean {
-  if (!isPlainObject(spec)) return false;
-  for (const key of Object.keys(spec)) {
-    const v = spec[key];
-    if (typeof v === 'number' || typeof v === 'boolean') continue;
-    if (!isPlainObject(v)) return true;
-    const first = Object.keys(v)[0];
-    if (first === undefined) continue; // refused by compileProjection
-    if (first.startsWith('$')) {
-      if (!FIND_OPERATORS.has(first)) return true;
-      continue;
+export function projectionFeatures(spec: unknown): { computed: boolean; findOperators: boolean } {
+  const out = { computed: false, findOperators: false };
+  const walk = (v: Doc): void => {
+    for (const key of Object.keys(v)) {
+      if (key === '$' || key.endsWith('.$')) out.findOperators = true;
+      const value = v[key];
+      if (typeof value === 'number' || typeof value === 'boolean') continue;
+      if (!isPlainObject(value)) {
+        out.computed = true;
+        continue;
+      }
+      const first = Object.keys(value)[0];
+      if (first === undefined) continue; // refused by compileProjection
+      if (!first.startsWith('$')) walk(value);
+      else if (FIND_OPERATORS.has(first)) out.findOperators = true;
+      else out.computed = true;
     }
-    if (hasComputedFields(v)) return true;
-  }
-  return false;
-}
-
-/**
- * True when a find projection uses an operator only find has ($slice, $elemMatch, $meta, or a
- * positional `$` path), which a projection with computed fields cannot hold here.
- */
-export function hasFindOperators(spec: unknown): boolean {
-  if (!isPlainObject(spec)) return false;
-  for (const key of Object.keys(spec)) {
-    if (key === '$' || key.endsWith('.$')) return true;
-    const v = spec[key];
-    if (!isPlainObject(v)) continue;
-    const first = Object.keys(v)[0];
-    if (first !== undefined && (FIND_OPERATORS.has(first) || (!first.startsWith('$') && hasFindOperators(v)))) return true;
-  }
-  return false;
+  };
+  if (isPlainObject(spec)) walk(spec);
+  return out;
 }
 
 function checkPath(path: string): string[] {

@@ -225,6 +225,25 @@ function badHint(hint: Hint, why: string): never {
   fail('QUERY_ERROR', `hint provided does not correspond to an existing index: ${shown} (${why})`, { hint: shown });
 }
 
+/** The plan of `_id` points (`_id` equality or `$in`): sorted when one point, or when no sort is asked for. */
+function idPoints(primary: Candidate, sort: readonly SortKey[]): Plan {
+  return { kind: 'primary', ranges: primary.ranges, points: true, reverse: false, sorted: sort.length === 0 || (primary.single && sortDirection(ID_FIELD, 1, sort) !== undefined) };
+}
+
+/** A read of the collection's own tree over `_id` ranges (the whole tree without them), in the sort's direction when it can give it. */
+function primaryRead(primary: Candidate | undefined, sort: readonly SortKey[]): Plan & { kind: 'primary' } {
+  const dir = primary === undefined || primary.single ? sortDirection(ID_FIELD, 0, sort) : undefined;
+  return { kind: 'primary', ranges: primary?.ranges ?? [{}], points: false, reverse: dir === 'reverse', sorted: sort.length === 0 || dir !== undefined };
+}
+
+/** A read of `index` over `bounds` (the whole index without them), in the sort's direction when it can give it. */
+function indexRead(index: IndexInfo, bounds: Candidate | undefined, sort: readonly SortKey[]): Plan & { kind: 'index' } {
+  const orderable = !index.multikey && !index.lossy;
+  const dir = orderable && (bounds === undefined || bounds.single) ? sortDirection(index.fields, bounds?.eqFields ?? 0, sort) : undefined;
+  const dedupe = index.multikey || (bounds !== undefined && bounds.ranges.length > 1);
+  return { kind: 'index', index, ranges: bounds?.ranges ?? [{}], reverse: dir === 'reverse', sorted: sort.length === 0 || dir !== undefined, dedupe };
+}
+
 /**
  * The plan a hint asks for: its index read with the bounds the query gives it, or whole when it
  * gives none. As in MongoDB, a hinted sparse index is read even when it misses documents the
@@ -233,32 +252,21 @@ function badHint(hint: Hint, why: string): never {
  * @throws QUERY_ERROR when no index fits the hint, the index is still being built, or the query does not imply a partial index's filter
  */
 function hintedPlan(info: CollectionInfo, ast: AndNode, sort: readonly SortKey[], hint: Hint): Plan {
-  const wantsSort = sort.length > 0;
-  if (hint.kind === 'natural') return { kind: 'primary', ranges: [{}], points: false, reverse: hint.reverse, sorted: !wantsSort };
+  if (hint.kind === 'natural') return { kind: 'primary', ranges: [{}], points: false, reverse: hint.reverse, sorted: sort.length === 0 };
   const conditions = topLevelConditions(ast);
   if (hint.kind === 'name' ? hint.name === '_id_' : sameFields(hint.fields, ID_FIELD)) {
     const primary = boundsFor(ID_FIELD, conditions);
     if (primary !== undefined && primary.ranges.length === 0) return { kind: 'empty' };
-    if (primary !== undefined && !primary.hasRange) {
-      return { kind: 'primary', ranges: primary.ranges, points: true, reverse: false, sorted: !wantsSort || (primary.single && sortDirection(ID_FIELD, 1, sort) !== undefined) };
-    }
-    const dir = primary === undefined || primary.single ? sortDirection(ID_FIELD, 0, sort) : undefined;
-    return { kind: 'primary', ranges: primary?.ranges ?? [{}], points: false, reverse: dir === 'reverse', sorted: !wantsSort || dir !== undefined };
+    return primary !== undefined && !primary.hasRange ? idPoints(primary, sort) : primaryRead(primary, sort);
   }
   const matching = info.indexes.filter((i) => (hint.kind === 'name' ? i.name === hint.name : sameFields(i.fields, hint.fields)));
   if (matching.length === 0) badHint(hint, 'no such index');
   // Several partial indexes may share a key pattern: the first whose filter the query implies.
   const index = matching.find((i) => i.partialFilterExpression === undefined || indexServesQuery(i, ast)) ?? badHint(hint, "the query does not imply the partial index's filter");
   if ((index as { building?: boolean }).building === true) badHint(hint, 'the index is still being built');
-  const orderable = !index.multikey && !index.lossy;
   const bounds = boundsFor(index.fields, conditions, index.multikey);
-  if (bounds === undefined) {
-    const dir = orderable ? sortDirection(index.fields, 0, sort) : undefined;
-    return { kind: 'index', index, ranges: [{}], reverse: dir === 'reverse', sorted: !wantsSort || dir !== undefined, dedupe: index.multikey };
-  }
-  if (bounds.ranges.length === 0) return { kind: 'empty' };
-  const dir = orderable && bounds.single ? sortDirection(index.fields, bounds.eqFields, sort) : undefined;
-  return { kind: 'index', index, ranges: bounds.ranges, reverse: dir === 'reverse', sorted: !wantsSort || dir !== undefined, dedupe: index.multikey || bounds.ranges.length > 1 };
+  if (bounds !== undefined && bounds.ranges.length === 0) return { kind: 'empty' };
+  return indexRead(index, bounds, sort);
 }
 
 /**
@@ -275,41 +283,35 @@ export function planQuery(info: CollectionInfo | undefined, ast: AndNode, sort: 
 
   const primary = boundsFor(ID_FIELD, conditions);
   if (primary !== undefined && primary.ranges.length === 0) return { kind: 'empty' };
-  if (primary !== undefined && !primary.hasRange) {
-    return { kind: 'primary', ranges: primary.ranges, points: true, reverse: false, sorted: !wantsSort || (primary.single && sortDirection(ID_FIELD, 1, sort) !== undefined) };
-  }
+  if (primary !== undefined && !primary.hasRange) return idPoints(primary, sort);
 
   let best: { plan: Plan; score: number } | undefined;
   const consider = (plan: Plan, score: number): void => {
     if (best === undefined || score > best.score) best = { plan, score };
   };
   if (primary !== undefined) {
-    const dir = primary.single ? sortDirection(ID_FIELD, 0, sort) : undefined;
-    consider({ kind: 'primary', ranges: primary.ranges, points: false, reverse: dir === 'reverse', sorted: !wantsSort || dir !== undefined }, 5 + (wantsSort && dir !== undefined ? 3 : 0));
+    const plan = primaryRead(primary, sort);
+    consider(plan, 5 + (wantsSort && plan.sorted ? 3 : 0));
   }
   for (const index of info.indexes) {
     if ((index as { building?: boolean }).building === true) continue;
     // A sparse or partial index misses documents: only a query that cannot match them may read it.
     if (!indexServesQuery(index, ast)) continue;
-    const orderable = !index.multikey && !index.lossy;
     const bounds = boundsFor(index.fields, conditions, index.multikey);
     if (bounds === undefined) {
       // No bounds: worth a full index read only to give a requested sort.
-      if (!wantsSort || !orderable) continue;
-      const dir = sortDirection(index.fields, 0, sort);
-      if (dir === undefined) continue;
-      consider({ kind: 'index', index, ranges: [{}], reverse: dir === 'reverse', sorted: true, dedupe: false }, 1);
+      if (!wantsSort) continue;
+      const plan = indexRead(index, undefined, sort);
+      if (plan.sorted) consider(plan, 1);
       continue;
     }
     if (bounds.ranges.length === 0) return { kind: 'empty' };
-    const dir = orderable && bounds.single ? sortDirection(index.fields, bounds.eqFields, sort) : undefined;
-    const sorted = !wantsSort || dir !== undefined;
-    const score = bounds.eqFields * 10 + (bounds.hasRange ? 5 : 0) + (index.unique && bounds.eqFields === index.fields.length ? 5 : 0) + (wantsSort && dir !== undefined ? 3 : 0);
-    consider({ kind: 'index', index, ranges: bounds.ranges, reverse: dir === 'reverse', sorted, dedupe: index.multikey || bounds.ranges.length > 1 }, score);
+    const plan = indexRead(index, bounds, sort);
+    const score = bounds.eqFields * 10 + (bounds.hasRange ? 5 : 0) + (index.unique && bounds.eqFields === index.fields.length ? 5 : 0) + (wantsSort && plan.sorted ? 3 : 0);
+    consider(plan, score);
   }
   if (best !== undefined) return (best as { plan: Plan }).plan;
-  const dir = sortDirection(ID_FIELD, 0, sort);
-  return { kind: 'primary', ranges: [{}], points: false, reverse: dir === 'reverse', sorted: !wantsSort || dir !== undefined };
+  return primaryRead(undefined, sort);
 }
 
 /** A plan as explain shows it. */
