@@ -12,6 +12,7 @@ import type { CompiledFilter } from '../query/compile-filter.js';
 import { AGGREGATE_LIMITS, stageError, type DocStream, type Stage, type StageContext } from './stage.js';
 import { bucketStage } from './stages/bucket.js';
 import { bucketAutoStage } from './stages/bucket-auto.js';
+import { densifyStage } from './stages/densify.js';
 import { facetStage } from './stages/facet.js';
 import { fillStage } from './stages/fill.js';
 import { countStage, groupStage, sortByCountStage } from './stages/group.js';
@@ -31,7 +32,6 @@ const UNSUPPORTED: Record<string, string> = {
   $search: 'Atlas Search is not available',
   $geoNear: 'there are no geospatial indexes',
   $redact: 'not implemented',
-  $densify: 'not implemented',
   $collStats: 'not available',
   $indexStats: 'not available',
   $planCacheStats: 'not available',
@@ -44,7 +44,7 @@ const UNSUPPORTED: Record<string, string> = {
 const SUPPORTED = new Set([
   '$match', '$project', '$addFields', '$set', '$unset', '$replaceRoot', '$replaceWith', '$group', '$count', '$sortByCount', '$sort', '$skip',
   '$limit', '$unwind', '$lookup', '$facet', '$graphLookup', '$unionWith', '$bucket', '$bucketAuto', '$sample',
-  '$setWindowFields', '$fill',
+  '$setWindowFields', '$fill', '$densify',
 ]);
 
 /** True for the name of an aggregation stage tetradb knows, supported or not (a pipeline-style update refuses the others by name). */
@@ -142,6 +142,9 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
         break;
       case '$fill':
         stages.push(fillStage(arg, names));
+        break;
+      case '$densify':
+        stages.push(densifyStage(arg));
         break;
       default:
         if (SUPPORTED.has(name)) throw new Error(`stage ${name} is listed as supported but not compiled`);

@@ -1,7 +1,7 @@
 /**
  * The shape every aggregation stage implements, and what they share. A stage turns a stream of
  * document chunks into another; streaming stages work chunk by chunk, blocking ones ($group,
- * $sort, $facet, $count, $bucket, $bucketAuto, $sample, $setWindowFields, $fill) gather their
+ * $sort, $facet, $count, $bucket, $bucketAuto, $sample, $setWindowFields, $fill, $densify) gather their
  * input first, within AGGREGATE_LIMITS.maxBlockingBytes ($sample only the documents it keeps).
  */
 
@@ -18,6 +18,8 @@ export const AGGREGATE_LIMITS = {
   maxStages: 1000,
   /** Estimated bytes a blocking stage may hold (MongoDB: 100 MB without allowDiskUse). */
   maxBlockingBytes: 64 * 1024 * 1024,
+  /** Documents one $densify may generate (MongoDB's internalQueryMaxAllowedDensifyDocs default). */
+  maxDensifyDocs: 500_000,
   /** Estimated bytes of the documents a pipeline returns (find's bound). */
   maxResultBytes: 32 * 1024 * 1024,
 } as const;

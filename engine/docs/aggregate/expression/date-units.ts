@@ -35,6 +35,11 @@ export const SUNDAY = 7;
 /** 2000-01-01T00:00:00Z, $dateTrunc's reference point. */
 const REFERENCE_MS = 946_684_800_000;
 
+/** True for the name of a time unit ('millisecond' ... 'year'). */
+export function isTimeUnit(v: unknown): v is TimeUnit {
+  return typeof v === 'string' && UNITS.has(v);
+}
+
 /** A `unit` value. @throws QUERY_ERROR naming the operator */
 export function parseUnit(v: unknown, name: string): TimeUnit {
   if (typeof v !== 'string') exprError(name, `${name} requires 'unit' to be a string, but got ${bsonTypeOf(v)}`);
