@@ -15,7 +15,7 @@ const seed = (documents: unknown[]): Promise<string> => (documents.length === 0 
 const pipelineOn = (collection: string, pipeline: unknown[]) => file.mql('aggregate', { collection, pipeline });
 
 /** The documents `pipeline` gives over a fresh collection of `docs` (Extended JSON both ways). */
-async function run(docs: unknown[], pipeline: unknown[]): Promise<Doc[]> {
+async function run(docs: unknown[], pipeline: unknown[]): Promise<any[]> {
   const res = await pipelineOn(await seed(docs), pipeline);
   expect(res.status, res.text).toBe(200);
   return res.body.documents;
