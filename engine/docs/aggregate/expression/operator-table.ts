@@ -17,6 +17,7 @@ import { objectOperators } from './object.js';
 import { sortArrayOperators } from './sort-array.js';
 import { stringOperators } from './string.js';
 import { stringBytesOperators } from './string-bytes.js';
+import { trigonometryOperators } from './trigonometry.js';
 import { typeOperators } from './type.js';
 import { zipOperators } from './zip.js';
 
@@ -24,6 +25,7 @@ const unsupported = (reason: string): ExprTableEntry => ({ kind: 'unsupported', 
 
 const TABLE: Readonly<Record<string, ExprTableEntry>> = {
   ...arithmeticOperators,
+  ...trigonometryOperators,
   ...comparisonOperators,
   ...conditionalOperators,
   ...stringOperators,
