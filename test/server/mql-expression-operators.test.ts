@@ -163,3 +163,123 @@ describe('trigonometry', () => {
     expect(res.body.documents).toEqual(aggregate(docs, [{ $project: project }, { $sort: { _id: 1 } }]));
   });
 });
+
+describe('$regexFind, $regexFindAll, $regexMatch', () => {
+  // The manual's products collection (the $regexFind and $regexFindAll pages).
+  const PRODUCTS = [
+    { _id: 1, description: 'Single LINE description.' },
+    { _id: 2, description: 'First lines\nsecond line' },
+    { _id: 3, description: 'Many spaces before     line' },
+    { _id: 4, description: 'Multiple\nline descriptions' },
+    { _id: 5, description: 'anchors, links and hyperlinks' },
+    { _id: 6, description: 'métier work vocation' },
+  ];
+  const run = async (op: string, args: Record<string, unknown>): Promise<unknown[]> => {
+    const c = await file.seed(PRODUCTS, 'p');
+    const res = await mql('aggregate', { collection: c, pipeline: [{ $addFields: { out: { [op]: { input: '$description', ...args } } } }, { $sort: { _id: 1 } }, { $project: { _id: 0, out: 1 } }] });
+    expect(res.status, res.text).toBe(200);
+    return res.body.documents.map((d: { out: unknown }) => d.out);
+  };
+  const m = (match: string, idx: number, captures: unknown[] = []): unknown => ({ match, idx, captures });
+
+  it("the manual: $regexFind of /line/", async () => {
+    expect(await run('$regexFind', { regex: 'line' })).toEqual([null, m('line', 6), m('line', 23), m('line', 9), null, null]);
+  });
+  it("the manual: option i", async () => {
+    expect((await run('$regexFind', { regex: 'line', options: 'i' }))[0]).toEqual(m('LINE', 7));
+  });
+  it("the manual: idx counts code points ('métier', /tier/ is at 2, its byte offset 3)", async () => {
+    expect((await run('$regexFind', { regex: 'tier' }))[5]).toEqual(m('tier', 2));
+  });
+  it("the manual: option m makes ^ match at each line's start", async () => {
+    expect(await run('$regexFindAll', { regex: '^s', options: 'im' })).toEqual([[m('S', 0)], [m('s', 12)], [], [], [], []]);
+  });
+  it("the manual: option x ignores whitespace and # comments, a capture group", async () => {
+    expect((await run('$regexFind', { regex: 'lin(e|k) # matches line or link', options: 'x' }))[4]).toEqual(m('link', 9, ['k']));
+  });
+  it("the manual: option s lets '.' match a newline", async () => {
+    expect(await run('$regexFind', { regex: 'm.*line', options: 'si' })).toEqual([null, null, m('Many spaces before     line', 0), m('Multiple\nline', 0), null, null]);
+  });
+  it("the manual: $regexFindAll of /line/ finds every match", async () => {
+    expect(await run('$regexFindAll', { regex: 'line' })).toEqual([[], [m('line', 6), m('line', 19)], [m('line', 23)], [m('line', 9)], [], []]);
+  });
+  it("the manual: $regexMatch", async () => {
+    expect(await run('$regexMatch', { regex: 'line' })).toEqual([false, true, true, true, false, false]);
+  });
+
+  const cases: ReadonlyArray<readonly [string, unknown, unknown]> = [
+    ['the manual: e-mail captures', { $regexFind: { input: 'Hi, my address is Emily.B@Example.com, thanks', regex: '([a-z0-9_.+-]+)@([a-z0-9_.+-]+\\.[a-z0-9_.+-]+)', options: 'i' } }, m('Emily.B@Example.com', 18, ['Emily.B', 'Example.com'])],
+    ['an unmatched group is null, an empty one ""', { $regexFind: { input: 'ac', regex: '(b)?(x*)c' } }, m('c', 1, [null, ''])],
+    ['named groups are captures too', { $regexFind: { input: 'k=v', regex: '(?P<key>\\w)=(?<value>\\w)' } }, m('k=v', 0, ['k', 'v'])],
+    ['no match is null', { $regexFind: { input: 'abc', regex: 'z' } }, null],
+    ['an empty match after a non-empty one, none at the end', { $regexFindAll: { input: 'ab', regex: 'a*' } }, [m('a', 0), m('', 1)]],
+    ['no empty match after the last non-empty one at the end', { $regexFindAll: { input: 'aa', regex: 'a*' } }, [m('aa', 0)]],
+    ['an empty input is searched once', { $regexFindAll: { input: '', regex: 'x*' } }, [m('', 0)]],
+    ['empty matches step a character, astral ones included', { $regexFindAll: { input: '😀é', regex: '' } }, [m('', 0), m('', 1)]],
+    ['idx past astral characters counts code points', { $regexFindAll: { input: '😀x😀x', regex: 'x' } }, [m('x', 1), m('x', 3)]],
+    ['matches do not overlap', { $regexFindAll: { input: 'aaaa', regex: 'aa' } }, [m('aa', 0), m('aa', 2)]],
+    ['a later search still sees the text before it (lookbehind)', { $regexFindAll: { input: 'xa xa', regex: '(?<=x)a' } }, [m('a', 1), m('a', 4)]],
+    ['$ before a final newline, as PCRE', { $regexFind: { input: 'end\n', regex: 'end$' } }, m('end', 0)],
+    ['a BSON regex literal carries its options', { $regexFind: { input: 'ABC', regex: { $regularExpression: { pattern: 'b', options: 'i' } } } }, m('B', 1)],
+    ['a literal without options takes options', { $regexFind: { input: 'ABC', regex: { $regularExpression: { pattern: 'b', options: '' } }, options: 'i' } }, m('B', 1)],
+    ["option 'u' is accepted", { $regexMatch: { input: 'é', regex: '^.$', options: 'u' } }, true],
+    ['null input: null', { $regexFind: { input: null, regex: 'a' } }, null],
+    ['missing input: []', { $regexFindAll: { input: '$nothing', regex: 'a' } }, []],
+    ['null regex: false', { $regexMatch: { input: 'a', regex: null } }, false],
+    ['null options are no options', { $regexFind: { input: 'A', regex: 'a', options: null } }, null],
+    ['a computed regex', { $regexFind: { input: 'abc', regex: { $concat: ['b', 'c'] } } }, m('bc', 1)],
+  ];
+  for (const [name, expr, want] of cases) it(name, async () => expect(await value(expr)).toEqual(want));
+
+  const errors: ReadonlyArray<readonly [unknown, string]> = [
+    [{ $regexFind: 'x' }, '$regexFind expects an object of named arguments but found: string'],
+    [{ $regexFindAll: { input: 'a', regex: 'a', flags: 'i' } }, '$regexFindAll found an unknown argument: flags'],
+    [{ $regexFind: { regex: 'a' } }, "$regexFind requires 'input' parameter"],
+    [{ $regexMatch: { input: 'a' } }, "$regexMatch requires 'regex' parameter"],
+    [{ $regexFind: { input: 5, regex: 'a' } }, "$regexFind needs 'input' to be of type string"],
+    [{ $regexFind: { input: 5, regex: null } }, "$regexFind needs 'input' to be of type string"],
+    [{ $regexFindAll: { input: 'a', regex: 5 } }, "$regexFindAll needs 'regex' to be of type string or regex"],
+    [{ $regexFind: { input: 'a', regex: 'a', options: 1 } }, "$regexFind needs 'options' to be of type string"],
+    [{ $regexFind: { input: 'a', regex: null, options: 1 } }, "$regexFind needs 'options' to be of type string"],
+    [{ $regexFind: { input: 'a', regex: { $regularExpression: { pattern: 'a', options: 'i' } }, options: 'm' } }, "$regexFind: found regex option(s) specified in both 'regex' and 'option' fields"],
+    [{ $regexFind: { input: 'a', regex: 'a', options: 'g' } }, '$regexFind invalid flag in regex options: g'],
+    [{ $regexMatch: { input: 'a', regex: { $concat: ['a', '\u0000'] } } }, '$regexMatch: regular expression cannot contain an embedded null byte'],
+    [{ $regexFindAll: { input: 'a', regex: 'a', options: { $concat: ['i', '\u0000'] } } }, '$regexFindAll: regular expression options cannot contain an embedded null byte'],
+    [{ $regexFind: { input: 'a', regex: '(' } }, 'Invalid Regex in $regexFind: /(/u: Unterminated group'],
+  ];
+  for (const [expr, message] of errors) it(`refuses ${JSON.stringify(expr)}`, async () => expect(await refusal(expr)).toBe(message));
+
+  // The PCRE-only syntax the $regex query operator refuses is refused here too.
+  for (const pattern of ['a++', '(?>a)', '\\Ga', 'a(?i)b', '(?(1)a|b)', '\\R']) {
+    it(`refuses the PCRE-only ${pattern}`, async () => expect(await refusal({ $regexFind: { input: 'a', regex: pattern } })).toMatch(/^Invalid Regex in \$regexFind: /));
+  }
+
+  it('agrees with mingo on random ASCII text and patterns that cannot match empty', async () => {
+    const rand = seededRandom(11);
+    const alphabet = 'abAB \n.';
+    // No 'a$' (PCRE's $ also matches before a final newline; mingo's JavaScript one does not).
+    const patterns = ['a', 'ab', 'a+', '[ab]b?', '(a)(b)?', 'b.', '\\s', '^a', 'A(B|b)'];
+    const docs = Array.from({ length: 150 }, (_, i) => ({ _id: i, s: Array.from({ length: randomInt(rand, 0, 12) }, () => alphabet[randomInt(rand, 0, alphabet.length - 1)]).join(''), p: patterns[randomInt(rand, 0, patterns.length - 1)], o: ['', 'i', 'm', 'im'][randomInt(rand, 0, 3)] }));
+    const project = { _id: 1, one: { $regexFind: { input: '$s', regex: '$p', options: '$o' } }, all: { $regexFindAll: { input: '$s', regex: '$p', options: '$o' } }, any: { $regexMatch: { input: '$s', regex: '$p', options: '$o' } } };
+    const c = await file.seed(docs, 'rx');
+    const res = await mql('aggregate', { collection: c, pipeline: [{ $project: project }, { $sort: { _id: 1 } }] });
+    expect(res.status, res.text).toBe(200);
+    // mingo's $regexFindAll searches the rest of the text as a new string: its idx is wrong from
+    // the third match on and '^' matches after each match. The matches and captures are compared
+    // (without '^'); idx is checked against the text itself.
+    const withoutIdx = (all: Array<{ idx: number }>): unknown[] => all.map(({ idx: _idx, ...rest }) => rest);
+    const want = aggregate(docs, [{ $project: project }, { $sort: { _id: 1 } }]) as Array<Record<string, any>>;
+    const got = res.body.documents as Array<Record<string, any>>;
+    for (let i = 0; i < docs.length; i++) {
+      const d = docs[i]!;
+      expect([got[i]!.one, got[i]!.any], JSON.stringify(d)).toEqual([want[i]!.one, want[i]!.any]);
+      if (d.p !== '^a') expect(withoutIdx(got[i]!.all), JSON.stringify(d)).toEqual(withoutIdx(want[i]!.all));
+      let from = 0;
+      for (const match of got[i]!.all as Array<{ match: string; idx: number }>) {
+        const at = [...d.s].slice(match.idx).join('');
+        expect(at.startsWith(match.match) && match.idx >= from, JSON.stringify(d)).toBe(true);
+        from = match.idx + [...match.match].length;
+      }
+    }
+  });
+});

@@ -15,6 +15,7 @@ import { dateFromStringOperators } from './date-from-string.js';
 import { makeCompiler, type Expr, type ExprTableEntry } from './expression.js';
 import { objectOperators } from './object.js';
 import { sortArrayOperators } from './sort-array.js';
+import { regexOperators } from './regex.js';
 import { stringOperators } from './string.js';
 import { stringBytesOperators } from './string-bytes.js';
 import { trigonometryOperators } from './trigonometry.js';
@@ -29,6 +30,7 @@ const TABLE: Readonly<Record<string, ExprTableEntry>> = {
   ...comparisonOperators,
   ...conditionalOperators,
   ...stringOperators,
+  ...regexOperators,
   ...stringBytesOperators,
   ...arrayOperators,
   ...zipOperators,

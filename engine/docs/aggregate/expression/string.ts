@@ -1,10 +1,10 @@
 /**
- * String expression operators (manual: String Expression Operators). Lengths and positions count
- * code points (`...CP`); null or missing in gives null out (`$toUpper`/`$toLower`/`$concat` as
- * the manual says for each), other types are errors naming the type.
+ * String expression operators (manual: String Expression Operators; the regular-expression ones
+ * are in regex.ts). Lengths and positions count code points (`...CP`); null or missing in gives
+ * null out (`$toUpper`/`$toLower`/`$concat` as the manual says for each), other types are errors
+ * naming the type.
  */
 
-import { compilePcre } from '../../query/evaluation/pcre.js';
 import { bsonTypeOf, isPlainObject } from '../../values.js';
 import { compileArgs, exprError, intArg, isNullish, unary, type Expr, type ExprOperator } from './expression.js';
 
@@ -152,24 +152,6 @@ function replace(all: boolean): ExprOperator {
   };
 }
 
-const regexMatch: ExprOperator = {
-  kind: 'expression',
-  compile(args, ctx, name) {
-    const a = namedArgs(args, name, ['input', 'regex', 'options'], ['input', 'regex']);
-    const input = ctx.compile(a['input']);
-    const regex = ctx.compile(a['regex']);
-    const options = Object.hasOwn(a, 'options') ? ctx.compile(a['options']) : () => '';
-    return (scope) => {
-      const v = input(scope);
-      const pattern = regex(scope);
-      if (isNullish(pattern)) return false;
-      const re = compilePcre(str(pattern, name, "'regex'"), isNullish(options(scope)) ? '' : str(options(scope), name, "'options'"));
-      if (isNullish(v)) return false;
-      return re.test(str(v, name, "'input'"));
-    };
-  },
-};
-
 const strcasecmp: ExprOperator = {
   kind: 'expression',
   compile(args, ctx, name) {
@@ -195,6 +177,5 @@ export const stringOperators: Record<string, ExprOperator> = {
   $rtrim: trim('end'),
   $replaceOne: replace(false),
   $replaceAll: replace(true),
-  $regexMatch: regexMatch,
   $strcasecmp: strcasecmp,
 };
