@@ -283,3 +283,102 @@ describe('$regexFind, $regexFindAll, $regexMatch', () => {
     }
   });
 });
+
+describe('$setField, $unsetField', () => {
+  const INVENTORY = [
+    { _id: 1, item: 'sweatshirt', price: 45.99, qty: 300 },
+    { _id: 2, item: 'winter coat', price: 499.99, qty: 200 },
+  ];
+  const run = async (pipeline: unknown[], docs: unknown[] = INVENTORY): Promise<unknown[]> => {
+    const c = await file.seed(docs, 's');
+    const res = await mql('aggregate', { collection: c, pipeline: [...pipeline, { $sort: { _id: 1 } }] });
+    expect(res.status, res.text).toBe(200);
+    return res.body.documents;
+  };
+
+  it("the manual: a field whose name has a '.' (then $unset of the old one)", async () => {
+    expect(await run([{ $replaceWith: { $setField: { field: 'price.usd', input: '$$ROOT', value: '$price' } } }, { $unset: 'price' }])).toEqual([
+      { _id: 1, item: 'sweatshirt', qty: 300, 'price.usd': 45.99 },
+      { _id: 2, item: 'winter coat', qty: 200, 'price.usd': 499.99 },
+    ]);
+  });
+  it("the manual: a field whose name starts with '$' ($literal)", async () => {
+    expect(await run([{ $replaceWith: { $setField: { field: { $literal: '$price' }, input: '$$ROOT', value: '$price' } } }, { $unset: 'price' }])).toEqual([
+      { _id: 1, item: 'sweatshirt', qty: 300, $price: 45.99 },
+      { _id: 2, item: 'winter coat', qty: 200, $price: 499.99 },
+    ]);
+  });
+  it('the manual: $$REMOVE removes, and $unsetField does the same', async () => {
+    const want = [{ _id: 1, item: 'sweatshirt', qty: 300 }, { _id: 2, item: 'winter coat', qty: 200 }];
+    expect(await run([{ $replaceWith: { $setField: { field: 'price', input: '$$ROOT', value: '$$REMOVE' } } }])).toEqual(want);
+    expect(await run([{ $replaceWith: { $unsetField: { field: 'price', input: '$$ROOT' } } }])).toEqual(want);
+  });
+  it("the manual: $unsetField of a '$' name in an embedded document", async () => {
+    // (tetradb refuses '$' and '.' in stored field names: the document is built by the expression.)
+    expect(await value({ $setField: { field: 'quantity', input: '$$ROOT', value: { $unsetField: { field: { $literal: '$small' }, input: { $literal: { $large: 50, $small: 25 } } } } } })).toEqual({ _id: 1, quantity: { $large: 50 } });
+  });
+
+  const cases: ReadonlyArray<readonly [string, unknown, unknown]> = [
+    ['sets an existing field in its place', { $setField: { field: 'a', input: { a: 'b', c: 1 }, value: 24 } }, { a: 24, c: 1 }],
+    ['appends a new field', { $setField: { field: 'a', input: { b: 'b' }, value: 24 } }, { b: 'b', a: 24 }],
+    ['a missing value removes', { $setField: { field: 'b', input: { b: 'b', c: 1 }, value: '$nothing' } }, { c: 1 }],
+    ['a null value is set', { $setField: { field: 'b', input: { b: 'b' }, value: null } }, { b: null }],
+    ['a dotted name is one field, not a path', { $setField: { field: 'a.b.c', input: { a: { b: { c: 5 } } }, value: 12345 } }, { a: { b: { c: 5 } }, 'a.b.c': 12345 }],
+    ["'$' inside a name is allowed", { $setField: { field: 'a$b', input: { a$b: 'b' }, value: 1 } }, { a$b: 1 }],
+    ['nested $setField', { $setField: { field: 'x', input: { $setField: { field: 'b.c', input: { $literal: { 'b.c': { a: 5 } } }, value: 'forget-me-not' } }, value: 'something' } }, { 'b.c': 'forget-me-not', x: 'something' }],
+    ['with $getField', { $getField: { field: 'foo', input: { $setField: { field: 'foo', input: '$$ROOT', value: 1234 } } } }, 1234],
+    ['null input: null', { $setField: { field: 'a', input: null, value: 0 } }, null],
+    ['$unsetField of null input: null', { $unsetField: { field: 'a', input: '$nothing' } }, null],
+    ['$unsetField of an absent field', { $unsetField: { field: 'a', input: { b: 'b' } } }, { b: 'b' }],
+  ];
+  for (const [name, expr, want] of cases) it(name, async () => expect(await value(expr)).toEqual(want));
+
+  // jstests expression_set_field.js, with the messages MongoDB gives for them.
+  const errors: ReadonlyArray<readonly [unknown, string]> = [
+    [{ $setField: { input: { a: 'b' } } }, "$setField requires 'field' to be specified"],
+    [{ $unsetField: {} }, "$unsetField requires 'field' to be specified"],
+    [{ $setField: { field: 'a', input: { a: 'b' } } }, "$setField requires 'value' to be specified"],
+    [{ $unsetField: { field: 'a', value: null, input: { a: 'b' } } }, '$unsetField found an unknown argument: value'],
+    [{ $setField: { field: 'foo', value: 0 } }, "$setField requires 'input' to be specified"],
+    [{ $unsetField: { field: 'foo' } }, "$unsetField requires 'input' to be specified"],
+    [{ $setField: { field: true, input: { a: 'b' }, value: 24 } }, "$setField requires 'field' to evaluate to type String, but got bool"],
+    [{ $unsetField: { field: 33, input: 33 } }, "$unsetField requires 'field' to evaluate to type String, but got int"],
+    [{ $setField: { field: null, input: {}, value: 0 } }, "$setField requires 'field' to evaluate to type String, but got null"],
+    [{ $setField: { field: { a: 1 }, input: { a: 1 }, value: 24 } }, "$setField requires 'field' to evaluate to a constant, but got a non-constant argument"],
+    [{ $unsetField: { field: { $concat: ['a.b', '.', 'c'] }, input: { $literal: { 'a.b.c': 5 } } } }, "$unsetField requires 'field' to evaluate to a constant, but got a non-constant argument"],
+    [{ $setField: { field: '$field_path', input: {}, value: 0 } }, "'$CURRENT.field_path' is a field path reference which is not allowed in this context. Did you mean {$literal: '$CURRENT.field_path'}?"],
+    [{ $setField: 5 }, '$setField only supports an object as its argument'],
+    [{ $unsetField: 'foo' }, '$unsetField only supports an object as its argument'],
+    [{ $setField: { $add: [2, 3] } }, '$setField found an unknown argument: $add'],
+    [{ $setField: { field: 'a', input: { a: 'b' }, value: 24, unknown: true } }, '$setField found an unknown argument: unknown'],
+    [{ $setField: { field: 'a', input: true, value: 24 } }, "$setField requires 'input' to evaluate to type Object"],
+    // MongoDB's $unsetField is $setField once parsed: its evaluation error names $setField.
+    [{ $unsetField: { field: 'a', input: true } }, "$setField requires 'input' to evaluate to type Object"],
+  ];
+  for (const [expr, message] of errors) it(`refuses ${JSON.stringify(expr)}`, async () => expect(await refusal(expr)).toBe(message));
+
+  it("a pipeline-style update cannot store a name with '.' (tetradb's stored field names)", async () => {
+    const c = await file.seed([{ _id: 1, a: 1 }], 'su');
+    const res = await mql('updateOne', { collection: c, filter: { _id: 1 }, update: [{ $replaceWith: { $setField: { field: 'a.b', input: '$$ROOT', value: 2 } } }] });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error.code).toBe('VALIDATION_FAILED');
+    expect(await file.all(c)).toEqual([{ _id: 1, a: 1 }]);
+    const ok = await mql('updateOne', { collection: c, filter: { _id: 1 }, update: [{ $replaceWith: { $setField: { field: 'b', input: '$$ROOT', value: 2 } } }] });
+    expect(ok.body.modifiedCount).toBe(1);
+    expect(await file.all(c)).toEqual([{ _id: 1, a: 1, b: 2 }]);
+  });
+
+  it('agrees with mingo on random documents', async () => {
+    const rand = seededRandom(5);
+    const docs = Array.from({ length: 100 }, (_, i) => {
+      const d: Record<string, unknown> = { _id: i };
+      for (const k of ['a', 'b', 'c']) if (rand() < 0.6) d[k] = randomInt(rand, 0, 9);
+      return d;
+    });
+    const project = { _id: 1, set: { $setField: { field: 'b', input: '$$ROOT', value: { $add: [1, 2] } } }, unset: { $unsetField: { field: 'a', input: '$$ROOT' } }, removed: { $setField: { field: 'c', input: '$$ROOT', value: '$$REMOVE' } } };
+    const c = await file.seed(docs, 'sf');
+    const res = await mql('aggregate', { collection: c, pipeline: [{ $project: project }, { $sort: { _id: 1 } }] });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.documents).toEqual(aggregate(docs, [{ $project: project }, { $sort: { _id: 1 } }]));
+  });
+});

@@ -14,6 +14,7 @@ import { dateFromPartsOperators } from './date-from-parts.js';
 import { dateFromStringOperators } from './date-from-string.js';
 import { makeCompiler, type Expr, type ExprTableEntry } from './expression.js';
 import { objectOperators } from './object.js';
+import { setFieldOperators } from './set-field.js';
 import { sortArrayOperators } from './sort-array.js';
 import { regexOperators } from './regex.js';
 import { stringOperators } from './string.js';
@@ -42,6 +43,7 @@ const TABLE: Readonly<Record<string, ExprTableEntry>> = {
   ...dateFromPartsOperators,
   ...dateFromStringOperators,
   ...objectOperators,
+  ...setFieldOperators,
   $function: unsupported('JavaScript is never executed'),
   $accumulator: unsupported('JavaScript is never executed'),
   $where: unsupported('JavaScript is never executed'),
