@@ -42,7 +42,7 @@ import { ValueSet } from './aggregate/value-key.js';
 import { fromJson } from './ejson.js';
 import { compileProjection, projectionFeatures, type CompiledProjection, type ProjectionOptions } from './projection.js';
 import { projectTransform } from './aggregate/stages/project.js';
-import { compileFilter, filterPaths, filterReadsAll, parseFilter, type CompiledFilter } from './query/compile-filter.js';
+import { compileFilter, filterIsVolatile, filterPaths, filterReadsAll, parseFilter, type CompiledFilter } from './query/compile-filter.js';
 import { describePlan, planQuery, type Hint, type Plan } from './query-planner.js';
 import { compileSort, type CompiledSort } from './sort.js';
 import { compileUpdate } from './update/compile-update.js';
@@ -265,8 +265,9 @@ class Prefilter {
   constructor(scan: ScanFilter) {
     const fields = filterPaths(scan.filter.ast);
     // A filter that reads no field passes every document: nothing to gain for whole ones. One
-    // whose $expr may read any field cannot be tested on some fields.
-    if ((scan.whole && fields.length === 0) || filterReadsAll(scan.filter.ast)) this.#off = true;
+    // whose $expr may read any field cannot be tested on some fields; one drawing random numbers
+    // ($rand) is tested once, by the reader of the candidates (a second draw would filter twice).
+    if ((scan.whole && fields.length === 0) || filterReadsAll(scan.filter.ast) || filterIsVolatile(scan.filter.ast)) this.#off = true;
     if (!scan.whole && fields.length > 0) this.#testReader = new FieldReader(fields);
     // Partial documents handed on carry `_id` and the fields asked for whole.
     this.#reader = new FieldReader(scan.whole ? fields : [...fields, ID, ...(scan.extra ?? [])]);

@@ -382,3 +382,46 @@ describe('$setField, $unsetField', () => {
     expect(res.body.documents).toEqual(aggregate(docs, [{ $project: project }, { $sort: { _id: 1 } }]));
   });
 });
+
+describe('$rand', () => {
+  it("the manual: a random amount per document, each a double in [0, 1) drawn afresh", async () => {
+    const docs = Array.from({ length: 50 }, (_, i) => ({ _id: i }));
+    const c = await file.seed(docs, 'rnd');
+    const res = await mql('aggregate', { collection: c, pipeline: [{ $set: { r: { $rand: {} }, again: { $rand: {} }, amount: { $multiply: [{ $rand: {} }, 100] } } }] });
+    expect(res.status, res.text).toBe(200);
+    const rows = res.body.documents as Array<{ r: number; again: number; amount: number }>;
+    for (const row of rows) {
+      for (const v of [row.r, row.again]) expect(v >= 0 && v < 1).toBe(true);
+      expect(row.amount >= 0 && row.amount < 100).toBe(true);
+    }
+    expect(new Set(rows.map((d) => d.r)).size).toBe(rows.length);
+    expect(rows.some((d) => d.r !== d.again)).toBe(true);
+  });
+  it('in $match through $expr, about half the documents', async () => {
+    const c = await file.seed(Array.from({ length: 400 }, (_, i) => ({ _id: i })), 'rm');
+    const res = await mql('aggregate', { collection: c, pipeline: [{ $match: { $expr: { $lt: [0.5, { $rand: {} }] } } }, { $count: 'n' }] });
+    expect(res.body.documents[0].n).toBeGreaterThan(120);
+    expect(res.body.documents[0].n).toBeLessThan(280);
+  });
+  it('in a find filter and a count, one draw per document', async () => {
+    const c = await file.seed(Array.from({ length: 400 }, (_, i) => ({ _id: i })), 'rf');
+    const found = await mql('find', { collection: c, filter: { $expr: { $lt: [{ $rand: {} }, 0.5] } }, limit: 1000 });
+    expect(found.body.documents.length).toBeGreaterThan(120);
+    expect(found.body.documents.length).toBeLessThan(280);
+    const counted = await mql('countDocuments', { collection: c, filter: { $expr: { $lt: [{ $rand: {} }, 0.5] } } });
+    expect(counted.body.count).toBeGreaterThan(120);
+    expect(counted.body.count).toBeLessThan(280);
+  });
+  it('in a pipeline-style update, a draw per document', async () => {
+    const c = await file.seed(Array.from({ length: 20 }, (_, i) => ({ _id: i })), 'ru');
+    const res = await mql('updateMany', { collection: c, filter: {}, update: [{ $set: { r: { $rand: {} } } }] });
+    expect(res.body.modifiedCount).toBe(20);
+    const rs = (await file.all(c)).map((d: { r: number }) => d.r);
+    expect(rs.every((r: number) => r >= 0 && r < 1)).toBe(true);
+    expect(new Set(rs).size).toBe(20);
+  });
+  it('refuses arguments', async () => {
+    expect(await refusal({ $rand: { seed: 1 } })).toBe('$rand does not currently accept arguments');
+    expect(await refusal({ $rand: 1 })).toBe('invalid parameter: expected an object ($rand)');
+  });
+});

@@ -41,6 +41,17 @@ export function exprFields(spec: unknown, out: Set<string>): boolean {
   return true;
 }
 
+/**
+ * True when an expression (as written) draws a random number (`$rand`): its value may differ at
+ * each evaluation, so whatever tests it must evaluate it once per document (MongoDB's draw per
+ * document), never once to pre-filter and again to decide.
+ */
+export function exprIsVolatile(spec: unknown): boolean {
+  if (Array.isArray(spec)) return spec.some(exprIsVolatile);
+  if (typeof spec !== 'object' || spec === null || spec instanceof Date) return false;
+  return Object.entries(spec).some(([k, v]) => k === '$rand' || (k !== '$literal' && exprIsVolatile(v)));
+}
+
 /** The needs of stages whose reads are the fields of some expressions and paths. */
 export function needsOf(exprs: readonly unknown[], paths: readonly string[], replaces: boolean): Needs {
   const fields = new Set<string>(paths);

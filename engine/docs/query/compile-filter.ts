@@ -15,6 +15,7 @@ import { regexOperator } from './evaluation/regex.js';
 import { truthy } from '../aggregate/expression/comparison.js';
 import { Scope } from '../aggregate/expression/expression.js';
 import { compileExpression } from '../aggregate/expression/operator-table.js';
+import { exprIsVolatile } from '../aggregate/dependencies.js';
 import { compileSampleRate, type Sampling } from './miscellaneous/sample-rate.js';
 
 /** A compiled filter: the AST for planners and explain, and the predicate. */
@@ -329,6 +330,12 @@ export function filterReadsAll(ast: AndNode): boolean {
 /** True when the filter has an `$expr` anywhere. */
 export function filterHasExpr(ast: AndNode): boolean {
   const visit = (node: FilterNode): boolean => (node.kind === 'expr' ? true : node.kind === 'field' || node.kind === 'sampleRate' ? false : node.children.some(visit));
+  return visit(ast);
+}
+
+/** True when the filter has an `$expr` drawing random numbers (`$rand`): it must be tested once per document. */
+export function filterIsVolatile(ast: AndNode): boolean {
+  const visit = (node: FilterNode): boolean => (node.kind === 'expr' ? exprIsVolatile(node.spec) : node.kind === 'field' || node.kind === 'sampleRate' ? false : node.children.some(visit));
   return visit(ast);
 }
 

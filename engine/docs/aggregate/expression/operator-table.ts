@@ -14,6 +14,7 @@ import { dateFromPartsOperators } from './date-from-parts.js';
 import { dateFromStringOperators } from './date-from-string.js';
 import { makeCompiler, type Expr, type ExprTableEntry } from './expression.js';
 import { objectOperators } from './object.js';
+import { randOperators } from './rand.js';
 import { setFieldOperators } from './set-field.js';
 import { sortArrayOperators } from './sort-array.js';
 import { regexOperators } from './regex.js';
@@ -44,13 +45,13 @@ const TABLE: Readonly<Record<string, ExprTableEntry>> = {
   ...dateFromStringOperators,
   ...objectOperators,
   ...setFieldOperators,
+  ...randOperators,
   $function: unsupported('JavaScript is never executed'),
   $accumulator: unsupported('JavaScript is never executed'),
   $where: unsupported('JavaScript is never executed'),
   $meta: unsupported('no text search scores'),
   $toDecimal: unsupported('there is no decimal type'),
   $toObjectId: unsupported('there is no ObjectId type'),
-  $rand: unsupported('not implemented'),
 };
 
 const compiler = makeCompiler(TABLE);
