@@ -8,6 +8,7 @@
  * the bson package's encoder (for `$bsonSize`) and mingo (an oracle only: randomized comparisons
  * for the operators it has). Every refusal is checked for MongoDB's message.
  */
+import { calculateObjectSize, Double, Int32, Long } from 'bson';
 import { aggregate } from 'mingo';
 import { describe, expect, it } from 'vitest';
 import { randomInt, seededRandom } from '../helpers/random.js';
@@ -423,5 +424,66 @@ describe('$rand', () => {
   it('refuses arguments', async () => {
     expect(await refusal({ $rand: { seed: 1 } })).toBe('$rand does not currently accept arguments');
     expect(await refusal({ $rand: 1 })).toBe('invalid parameter: expected an object ($rand)');
+  });
+});
+
+describe('$binarySize, $bsonSize', () => {
+  it('jstests binarySize.js: UTF-8 bytes of strings; null and missing give null', async () => {
+    const docs = [{ _id: 0, x: '' }, { _id: 1, x: 'abc' }, { _id: 2, x: 'ab\u0000c' }, { _id: 3, x: 'é😀' }, { _id: 6, x: null }, { _id: 7 }];
+    const c = await file.seed(docs, 'bin');
+    const res = await mql('aggregate', { collection: c, pipeline: [{ $sort: { _id: 1 } }, { $project: { s: { $binarySize: '$x' } } }] });
+    expect(res.body.documents).toEqual([{ _id: 0, s: 0 }, { _id: 1, s: 3 }, { _id: 2, s: 4 }, { _id: 3, s: 6 }, { _id: 6, s: null }, { _id: 7, s: null }]);
+    expect(await refusal({ $binarySize: '$x' }, { _id: 1, x: 42 })).toBe('$binarySize requires a string or BinData argument, found: int');
+  });
+
+  /** A document as BSON with tetradb's typing (docs/mql.md, Types), for the bson package to size. */
+  const typed = (v: unknown): unknown => {
+    if (typeof v === 'number') return Number.isInteger(v) && !Object.is(v, -0) && Math.abs(v) <= 2 ** 31 && v >= -(2 ** 31) && v < 2 ** 31 ? new Int32(v) : Number.isSafeInteger(v) ? Long.fromNumber(v) : new Double(v);
+    if (Array.isArray(v)) return v.map(typed);
+    if (v !== null && typeof v === 'object' && !(v instanceof Date)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, typed(x)]));
+    return v;
+  };
+
+  it("the manual's employees: $bsonSize of $$ROOT, as the bson package sizes the same typed document", async () => {
+    const EMPLOYEES = [
+      { _id: 1, name: 'Alice', email: 'alice@company.com', position: 'Software Developer', current_task: { project_id: 1, project_name: 'Auditing', project_duration: 5, hours: 20 } },
+      { _id: 2, name: 'Bob', email: 'bob@company.com', position: 'Sales', current_task: { project_id: 2, project_name: 'Marketing', project_duration: 4, hours: 18.5 } },
+      { _id: 3, name: 'Charlie', email: 'charlie@company.com', position: 'HR (Onboarding)', current_task: null },
+      { _id: 4, name: 'Dianne', email: 'diane@company.com', position: 'Web Designer', current_task: { project_id: 3, project_name: 'Web Design', project_duration: 2 ** 40, hours: [1, -0.5, 'x', true, null] } },
+    ];
+    const c = await file.seed(EMPLOYEES, 'emp');
+    const res = await mql('aggregate', { collection: c, pipeline: [{ $sort: { _id: 1 } }, { $project: { name: 1, object_size: { $bsonSize: '$$ROOT' }, task_size: { $bsonSize: '$current_task' } } }] });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.documents).toEqual(EMPLOYEES.map((e) => ({ _id: e._id, name: e.name, object_size: calculateObjectSize(typed(e) as object), task_size: e.current_task === null ? null : calculateObjectSize(typed(e.current_task) as object) })));
+  });
+
+  it('dates are BSON dates (8 bytes)', async () => {
+    const c = await file.seed([{ _id: 1, at: { $date: '2024-01-31T12:00:00Z' } }], 'bd');
+    const res = await mql('aggregate', { collection: c, pipeline: [{ $project: { _id: 0, n: { $bsonSize: '$$ROOT' } } }] });
+    expect(res.body.documents).toEqual([{ n: calculateObjectSize({ _id: new Int32(1), at: new Date('2024-01-31T12:00:00Z') }) }]);
+  });
+
+  it('jstests bsonSize.js: the argument must be a document', async () => {
+    for (const [bad, type] of [[123, 'int'], ['abc', 'string'], [[123, 456], 'array']] as const) {
+      expect(await refusal({ $bsonSize: { $literal: bad } })).toBe(`$bsonSize requires a document input, found: ${type}`);
+    }
+    expect(await value({ $bsonSize: null })).toBeNull();
+  });
+});
+
+describe('through a computed find projection', () => {
+  it('computes the new operators per document', async () => {
+    const c = await file.seed([{ _id: 1, deg: 90, s: 'a1b22', doc: { k: 1 } }, { _id: 2, deg: 0, s: '', doc: null }], 'fp');
+    const res = await mql('find', {
+      collection: c,
+      filter: {},
+      sort: { _id: 1 },
+      projection: { sin: { $sin: { $degreesToRadians: '$deg' } }, digits: { $regexFindAll: { input: '$s', regex: '\\d+' } }, withId: { $setField: { field: 'id', input: '$doc', value: '$_id' } }, bytes: { $binarySize: '$s' }, size: { $bsonSize: '$doc' }, r: { $lt: [{ $rand: {} }, 1] } },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.documents).toEqual([
+      { _id: 1, sin: Math.sin(Math.PI / 2), digits: [{ match: '1', idx: 1, captures: [] }, { match: '22', idx: 3, captures: [] }], withId: { k: 1, id: 1 }, bytes: 5, size: calculateObjectSize({ k: new Int32(1) }), r: true },
+      { _id: 2, sin: 0, digits: [], withId: null, bytes: 0, size: null, r: true },
+    ]);
   });
 });

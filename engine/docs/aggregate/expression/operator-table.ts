@@ -8,6 +8,7 @@ import { arrayOperators } from './array.js';
 import { bitwiseOperators } from './bitwise.js';
 import { comparisonOperators } from './comparison.js';
 import { conditionalOperators } from './conditional.js';
+import { dataSizeOperators } from './data-size.js';
 import { dateOperators } from './date.js';
 import { dateArithmeticOperators } from './date-arithmetic.js';
 import { dateFromPartsOperators } from './date-from-parts.js';
@@ -45,6 +46,7 @@ const TABLE: Readonly<Record<string, ExprTableEntry>> = {
   ...dateFromStringOperators,
   ...objectOperators,
   ...setFieldOperators,
+  ...dataSizeOperators,
   ...randOperators,
   $function: unsupported('JavaScript is never executed'),
   $accumulator: unsupported('JavaScript is never executed'),
