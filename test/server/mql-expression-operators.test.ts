@@ -217,6 +217,7 @@ describe('$regexFind, $regexFindAll, $regexMatch', () => {
     ['no empty match after the last non-empty one at the end', { $regexFindAll: { input: 'aa', regex: 'a*' } }, [m('aa', 0)]],
     ['an empty input is searched once', { $regexFindAll: { input: '', regex: 'x*' } }, [m('', 0)]],
     ['empty matches step a character, astral ones included', { $regexFindAll: { input: '😀é', regex: '' } }, [m('', 0), m('', 1)]],
+    ['$regexFind: idx past an astral character counts code points', { $regexFind: { input: '😀😀x', regex: 'x' } }, m('x', 2)],
     ['idx past astral characters counts code points', { $regexFindAll: { input: '😀x😀x', regex: 'x' } }, [m('x', 1), m('x', 3)]],
     ['matches do not overlap', { $regexFindAll: { input: 'aaaa', regex: 'aa' } }, [m('aa', 0), m('aa', 2)]],
     ['a later search still sees the text before it (lookbehind)', { $regexFindAll: { input: 'xa xa', regex: '(?<=x)a' } }, [m('a', 1), m('a', 4)]],
@@ -333,6 +334,10 @@ describe('$setField, $unsetField', () => {
     ['$unsetField of an absent field', { $unsetField: { field: 'a', input: { b: 'b' } } }, { b: 'b' }],
   ];
   for (const [name, expr, want] of cases) it(name, async () => expect(await value(expr)).toEqual(want));
+  it('keeps the field order: an existing field in its place, a new one last', async () => {
+    expect(Object.keys((await value({ $setField: { field: 'a', input: { a: 1, b: 2, c: 3 }, value: 9 } })) as object)).toEqual(['a', 'b', 'c']);
+    expect(Object.keys((await value({ $setField: { field: 'z', input: { b: 2, a: 1 }, value: 9 } })) as object)).toEqual(['b', 'a', 'z']);
+  });
 
   // jstests expression_set_field.js, with the messages MongoDB gives for them.
   const errors: ReadonlyArray<readonly [unknown, string]> = [
