@@ -418,6 +418,22 @@ describe('$rand', () => {
     expect(counted.body.count).toBeGreaterThan(120);
     expect(counted.body.count).toBeLessThan(280);
   });
+  it('in the filter of updateMany and deleteMany, one draw per document: a write re-tests its matches with the same draws', async () => {
+    // 400 documents at a rate of one half: 200 expected, sd 10; the bands are 6 sd. Drawing
+    // afresh at the write's re-test passed a quarter (97 in a run).
+    const u = await file.seed(Array.from({ length: 400 }, (_, i) => ({ _id: i })), 'rwu');
+    const updated = await mql('updateMany', { collection: u, filter: { $expr: { $lt: [{ $rand: {} }, 0.5] } }, update: { $set: { picked: true } } });
+    expect(updated.status, updated.text).toBe(200);
+    expect(updated.body.modifiedCount).toBeGreaterThan(140);
+    expect(updated.body.modifiedCount).toBeLessThan(260);
+    expect((await mql('countDocuments', { collection: u, filter: { picked: true } })).body.count).toBe(updated.body.modifiedCount);
+    const d = await file.seed(Array.from({ length: 400 }, (_, i) => ({ _id: i })), 'rwd');
+    const deleted = await mql('deleteMany', { collection: d, filter: { $expr: { $lt: [{ $rand: {} }, 0.5] } } });
+    expect(deleted.status, deleted.text).toBe(200);
+    expect(deleted.body.deletedCount).toBeGreaterThan(140);
+    expect(deleted.body.deletedCount).toBeLessThan(260);
+    expect((await mql('countDocuments', { collection: d, filter: {} })).body.count).toBe(400 - deleted.body.deletedCount);
+  });
   it('in a pipeline-style update, a draw per document', async () => {
     const c = await file.seed(Array.from({ length: 20 }, (_, i) => ({ _id: i })), 'ru');
     const res = await mql('updateMany', { collection: c, filter: {}, update: [{ $set: { r: { $rand: {} } } }] });

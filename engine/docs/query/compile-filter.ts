@@ -7,7 +7,7 @@ import { fail } from '../../errors.js';
 import { fromJson } from '../ejson.js';
 import { DOCS_LIMITS } from '../limits.js';
 import { collectValues, expandValue, parsePath, type LeafArrays } from '../path.js';
-import { isPlainObject, type Doc } from '../values.js';
+import { getOwn, isPlainObject, MISSING, type Doc } from '../values.js';
 import type { AndNode, FieldNode, FieldOp, FieldOpName, FilterNode } from './filter-ast.js';
 import { FIELD_OPERATORS, lookupOperator } from './operator-table.js';
 import { queryError, type CompileContext, type CompiledOp, type FieldOperator, type ParseContext, type Subject } from './operator.js';
@@ -16,7 +16,7 @@ import { truthy } from '../aggregate/expression/comparison.js';
 import { Scope } from '../aggregate/expression/expression.js';
 import { compileExpression } from '../aggregate/expression/operator-table.js';
 import { exprIsVolatile } from '../aggregate/dependencies.js';
-import { compileSampleRate, type Sampling } from './miscellaneous/sample-rate.js';
+import { compileSampleRate, idDraws, type Sampling } from './miscellaneous/sample-rate.js';
 
 /** A compiled filter: the AST for planners and explain, and the predicate. */
 export interface CompiledFilter {
@@ -238,7 +238,15 @@ function compileNode(node: FilterNode, sampling: Sampling): Predicate {
       // $$NOW is one instant per operation, as in MongoDB: the compile's (a filter is compiled per
       // request), unless the caller's variables (an aggregation's) bind it.
       const now = new Scope(new Map([['NOW', new Date()]]));
-      return (doc, vars) => truthy(expr(Scope.of(doc, vars ?? now)));
+      if (sampling === 'independent' || !exprIsVolatile(node.spec)) return (doc, vars) => truthy(expr(Scope.of(doc, vars ?? now)));
+      // $rand on stored documents, which may be tested more than once in a request (a write
+      // re-tests its matches in the turn that writes them): the draws come from the document's
+      // `_id` and a seed of this compile, as $sampleRate's do, so every test agrees.
+      const seed = Math.floor(Math.random() * 2 ** 32);
+      return (doc, vars) => {
+        const id = getOwn(doc, '_id');
+        return truthy(expr(Scope.of(doc, vars ?? now, id === MISSING ? undefined : idDraws(seed, id))));
+      };
     }
     case 'sampleRate':
       return compileSampleRate(node, sampling);

@@ -23,16 +23,28 @@ export class Scope {
   readonly #vars: ReadonlyMap<string, unknown> | undefined;
   /** ROOT and CURRENT of a document's scope (no map for the common case). */
   readonly #doc: Doc | undefined;
+  /** Where `$rand` draws from in this scope and those within it (Math.random when no scope says). */
+  readonly #random: (() => number) | undefined;
 
-  constructor(vars: ReadonlyMap<string, unknown> | undefined, parent?: Scope, doc?: Doc) {
+  constructor(vars: ReadonlyMap<string, unknown> | undefined, parent?: Scope, doc?: Doc, random?: () => number) {
     this.#vars = vars;
     this.#parent = parent;
     this.#doc = doc;
+    this.#random = random;
   }
 
-  /** The scope of one document of a stage: ROOT and CURRENT are the document, beside `vars` (a `$lookup` pipeline's `let`). */
-  static of(doc: Doc, vars?: Scope): Scope {
-    return new Scope(undefined, vars, doc);
+  /**
+   * The scope of one document of a stage: ROOT and CURRENT are the document, beside `vars` (a
+   * `$lookup` pipeline's `let`); `random`, where `$rand` draws (see compile-filter.ts, `$expr`).
+   */
+  static of(doc: Doc, vars?: Scope, random?: () => number): Scope {
+    return new Scope(undefined, vars, doc, random);
+  }
+
+  /** A draw in [0, 1) for `$rand`: from the nearest scope that has a source, else Math.random. */
+  random(): number {
+    for (let s: Scope | undefined = this; s !== undefined; s = s.#parent) if (s.#random !== undefined) return s.#random();
+    return Math.random();
   }
 
   /** A scope with more variables. */

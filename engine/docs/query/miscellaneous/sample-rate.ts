@@ -47,6 +47,16 @@ function idDraw(seed: number, id: unknown): number {
   return (h >>> 0) / 2 ** 32;
 }
 
+/**
+ * The draws of `$rand` in one test of a stored document by a 'stable' filter: the k-th draw is a
+ * function of the seed, the document's `_id` and k, so every test of the document in the request
+ * draws the same numbers (see the file comment: the same reason as for $sampleRate).
+ */
+export function idDraws(seed: number, id: unknown): () => number {
+  let k = 0;
+  return () => idDraw((seed ^ Math.imul(++k, 0x9e3779b1)) >>> 0, id);
+}
+
 /** The predicate of a $sampleRate node (see the file comment). */
 export function compileSampleRate(node: SampleRateNode, sampling: Sampling): (doc: Doc) => boolean {
   const rate = node.rate;
