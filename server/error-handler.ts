@@ -47,12 +47,27 @@ function describeValidation(issue: AjvIssue, context: string | undefined): { mes
   return { message: `${field} ${problem}`, field };
 }
 
+/**
+ * The issue to report: the first, except that a value matching no branch of an `anyOf` of types
+ * ("update": an object or an array) is told as one issue naming every type, not as the first
+ * branch's "must be object".
+ */
+function reportedIssue(issues: readonly AjvIssue[]): AjvIssue {
+  const first = issues[0]!;
+  const anyOf = issues.find((i) => i.keyword === 'anyOf' && i.instancePath === first.instancePath);
+  if (anyOf === undefined) return first;
+  const branches = issues.filter((i) => i !== anyOf && i.instancePath === first.instancePath);
+  if (!branches.every((i) => i.keyword === 'type')) return first;
+  const types = [...new Set(branches.flatMap((i) => String(i.params.type).split(',')))];
+  return { ...first, message: `must be ${types.join(' or ')}` };
+}
+
 /** Converts anything thrown while handling a request into a TetraError. */
 export function toTetraError(err: unknown): TetraError {
   if (isTetraError(err)) return err;
   const e = err as FastifyError & { validation?: AjvIssue[]; validationContext?: string };
   if (Array.isArray(e.validation) && e.validation.length > 0) {
-    const { message, field } = describeValidation(e.validation[0]!, e.validationContext);
+    const { message, field } = describeValidation(reportedIssue(e.validation), e.validationContext);
     return new TetraError('VALIDATION_FAILED', message, { field, in: e.validationContext ?? 'body' });
   }
   const mapped = e.code !== undefined ? FASTIFY_CODES[e.code] : undefined;

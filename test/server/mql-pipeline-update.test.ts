@@ -265,6 +265,7 @@ describe('pipeline-style updates: refusals change nothing', () => {
     ['a field name starting with $', [{ $replaceWith: { $literal: { $bad: 1 } } }], 'VALIDATION_FAILED', /field name '\$bad' must not start with '\$'/],
     ['a field name with a dot', [{ $replaceWith: { $literal: { 'a.b': 1 } } }], 'VALIDATION_FAILED', /field name 'a.b' must not contain '.'/],
     ['a number JSON cannot carry', [{ $set: { b: { $multiply: [1e308, 10] } } }], 'VALIDATION_FAILED', /numbers must be finite/],
+    ['an update that is neither a document nor an array', 5, 'VALIDATION_FAILED', /^update must be object or array$/],
     ['a document past the size bound', [{ $set: { big: { $reduce: { input: { $range: [0, 20] }, initialValue: 'xx', in: { $concat: ['$$value', '$$value'] } } } } }], 'VALIDATION_FAILED', /exceeds the limit/],
   ];
   for (const [name, update, code, message, extra] of cases) {
