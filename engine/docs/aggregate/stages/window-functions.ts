@@ -14,7 +14,7 @@
 
 import { bsonTypeOf, isPlainObject, MISSING, type Doc } from '../../values.js';
 import type { TimeUnit } from '../expression/date-units.js';
-import { exprFields } from '../dependencies.js';
+import { constantValue } from '../expression/constant.js';
 import { isNullish, Scope, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { stageError } from '../stage.js';
@@ -169,15 +169,6 @@ const rank: Parser = (spec, name, sort) => {
   };
 };
 
-// A constant expression's value (MongoDB folds them at parse time), or undefined.
-function constantValue(v: unknown): { value: unknown } | undefined {
-  if (typeof v === 'string' && v.startsWith('$')) return undefined;
-  if (!isPlainObject(v) && !Array.isArray(v)) return { value: v };
-  const fields = new Set<string>();
-  if (!exprFields(v, fields) || fields.size > 0 || JSON.stringify(v).includes('"$$')) return undefined;
-  return { value: compileExpression(v)(Scope.of({})) };
-}
-
 /** $shift {output, by, default}: the output expression on the document `by` places away. */
 const shift: Parser = (spec, name, sort, names) => {
   let fn: string | undefined;
@@ -196,7 +187,7 @@ const shift: Parser = (spec, name, sort, names) => {
   for (const [k, v] of Object.entries(args)) {
     if (k === 'output') output = compileExpression(v, names);
     else if (k === 'default') {
-      const c = constantValue(v);
+      const c = constantValue(v, (e) => compileExpression(e));
       if (c === undefined) fail("'$shift:default' expression must yield a constant value.");
       fallback = c.value === MISSING ? null : c.value;
     } else if (k === 'by') {
