@@ -110,11 +110,16 @@ export class BlockingBudget {
   /** Counts `v` as held; returns its estimated size. @throws QUERY_ERROR past the bound */
   add(v: unknown): number {
     const n = approxBytes(v);
+    this.addBytes(n);
+    return n;
+  }
+
+  /** Counts `n` more bytes as held (fewer when negative). @throws QUERY_ERROR past the bound */
+  addBytes(n: number): void {
     this.#bytes += n;
     if (this.#bytes > AGGREGATE_LIMITS.maxBlockingBytes) {
       stageError(this.#stage, `${this.#stage} holds more than ${AGGREGATE_LIMITS.maxBlockingBytes} bytes of documents: filter earlier in the pipeline ($match), or project fewer fields`);
     }
-    return n;
   }
 
   /** What is held went down by `bytes` (a sort dropped documents past its limit). */

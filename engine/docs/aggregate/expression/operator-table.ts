@@ -3,6 +3,7 @@
  * that is absent is an unknown operator; the unsupported ones say why.
  */
 
+import { accumulatorNOperators } from './accumulator-n.js';
 import { arithmeticOperators } from './arithmetic.js';
 import { arrayOperators } from './array.js';
 import { bitwiseOperators } from './bitwise.js';
@@ -17,6 +18,7 @@ import { makeCompiler, type Expr, type ExprTableEntry } from './expression.js';
 import { objectOperators } from './object.js';
 import { randOperators } from './rand.js';
 import { setFieldOperators } from './set-field.js';
+import { percentileOperators } from './percentile.js';
 import { sortArrayOperators } from './sort-array.js';
 import { regexOperators } from './regex.js';
 import { stringOperators } from './string.js';
@@ -36,6 +38,8 @@ const TABLE: Readonly<Record<string, ExprTableEntry>> = {
   ...regexOperators,
   ...stringBytesOperators,
   ...arrayOperators,
+  ...accumulatorNOperators,
+  ...percentileOperators,
   ...zipOperators,
   ...sortArrayOperators,
   ...bitwiseOperators,

@@ -3,11 +3,17 @@
  * $sortByCount. Groups are keyed by the `_id` expression's value (missing counts as null; values
  * equal in BSON terms, such as 1 and 1.0, are one group) and come out in the order their first
  * document came in. Accumulators: $sum, $avg, $min, $max, $first, $last, $push, $addToSet,
- * $count, $mergeObjects, $stdDevPop, $stdDevSamp.
+ * $count, $mergeObjects, $stdDevPop, $stdDevSamp; the N accumulators $firstN, $lastN, $minN,
+ * $maxN, $top, $bottom, $topN, $bottomN (expression/accumulator-n.ts), whose `n` is an expression
+ * of the group key, evaluated once per group on the `_id` as the document (MongoDB's
+ * initializer: `n: {$cond: [{$eq: ["$st", "CA"]}, 10, 4]}` with `_id: {st: "$state"}`); and
+ * $percentile, $median (expression/percentile.ts).
  */
 
 import { compareValues, isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
+import { nAccumulator, parseNInput, parseTopBottom, isBottom, isSingle, topBottomN, validateN } from '../expression/accumulator-n.js';
 import { extremeOf } from '../expression/array.js';
+import { countsForPercentile, parsePercentile, percentileResult } from '../expression/percentile.js';
 import { isNullish, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { Scope } from '../expression/expression.js';
@@ -15,10 +21,11 @@ import { needsOf } from '../dependencies.js';
 import { BlockingBudget, chunksOf, outputField, pushAll, stageError, type Stage } from '../stage.js';
 import { groupKey, ValueSet } from '../value-key.js';
 
-/** One accumulator's running state for one group. */
+/** One accumulator's running state for one group; `bytes`: what it holds, when it says. */
 interface Accumulator {
   add(v: unknown): void;
   result(): unknown;
+  readonly bytes?: number;
 }
 
 type AccumulatorFactory = () => Accumulator;
@@ -110,13 +117,60 @@ function stdDev(sample: boolean): AccumulatorFactory {
   };
 }
 
-interface Field {
-  readonly name: string;
-  readonly make: AccumulatorFactory;
+/** A compiled accumulator of a group specification. */
+interface Compiled {
+  /** A new state for a group, given the scope of its key (the `_id` as the document). */
+  readonly make: (idScope: Scope) => Accumulator;
+  /** The value each document gives it. */
   readonly expr: Expr;
   /** True for accumulators that keep the values they take ($push, $addToSet...): they count against the bound. */
   readonly keeps: boolean;
+  /** The fields it reads besides those of its expressions (a sortBy's). */
+  readonly paths: readonly string[];
 }
+
+interface Field extends Compiled {
+  readonly name: string;
+}
+
+/** The N accumulators and the percentiles, each state bounded or counted by its `bytes`. */
+function compileNAccumulator(op: string, arg: unknown, names: ReadonlySet<string>): Compiled | undefined {
+  if (op === '$firstN' || op === '$lastN' || op === '$minN' || op === '$maxN') {
+    const spec = parseNInput(arg, op);
+    const n = compileExpression(spec.n, names);
+    return { make: (idScope) => nAccumulator(op, validateN(n(idScope), op)), expr: compileExpression(spec.input, names), keeps: false, paths: [] };
+  }
+  if (op === '$top' || op === '$bottom' || op === '$topN' || op === '$bottomN') {
+    const spec = parseTopBottom(arg, op);
+    const n = compileExpression(spec.n, names);
+    const output = compileExpression(spec.output, names);
+    const { sort } = spec;
+    return {
+      make: (idScope) => topBottomN(validateN(n(idScope), op), isBottom(op), isSingle(op), sort),
+      expr: (scope) => ({ key: sort.keyOf(scope.get('CURRENT')), out: output(scope) }),
+      keeps: false,
+      paths: sort.keys.map((k) => k.path),
+    };
+  }
+  if (op === '$percentile' || op === '$median') {
+    const spec = parsePercentile(arg, op, (e) => compileExpression(e, names));
+    const make = (): Accumulator => {
+      const values: number[] = [];
+      return {
+        add: (v) => void (countsForPercentile(v) && values.push(v)),
+        result: () => percentileResult(spec, values),
+        get bytes() {
+          return values.length * NUMBER_BYTES;
+        },
+      };
+    };
+    return { make, expr: compileExpression(spec.input, names), keeps: false, paths: [] };
+  }
+  return undefined;
+}
+
+/** What a number held costs (approxBytes of a number). */
+const NUMBER_BYTES = 8;
 
 const KEEPS_VALUES = new Set(['$push', '$addToSet', '$mergeObjects', '$stdDevPop', '$stdDevSamp']);
 
@@ -135,18 +189,24 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>, keyOf?: Ex
     const op = Object.keys(acc)[0]!;
     if (op === '$count') {
       if (!isPlainObject(acc[op]) || Object.keys(acc[op]).length > 0) stageError(stage, '$count takes no arguments, i.e. $count: {}');
-      fields.push({ name, make: ACCUMULATORS['$sum']!('$sum'), expr: () => 1, keeps: false });
+      fields.push({ name, make: ACCUMULATORS['$sum']!('$sum'), expr: () => 1, keeps: false, paths: [] });
+      continue;
+    }
+    const n = compileNAccumulator(op, acc[op], names);
+    if (n !== undefined) {
+      fields.push({ name, ...n });
       continue;
     }
     const factory = Object.hasOwn(ACCUMULATORS, op) ? ACCUMULATORS[op] : undefined;
     if (factory === undefined) stageError(stage, `unknown group operator '${op}'`);
-    fields.push({ name, make: factory(op), expr: compileExpression(acc[op], names), keeps: KEEPS_VALUES.has(op) });
+    const make = factory(op);
+    fields.push({ name, make: () => make(), expr: compileExpression(acc[op], names), keeps: KEEPS_VALUES.has(op), paths: [] });
   }
   const exprs = [spec['_id'], ...Object.keys(spec).filter((k) => k !== '_id').map((k) => Object.values(spec[k] as object)[0])];
   return {
     name: stage,
     reads: [],
-    needs: needsOf(exprs, [], true),
+    needs: needsOf(exprs, fields.flatMap((f) => f.paths), true),
     async *run(input, ctx) {
       const groups = new Map<string, { id: unknown; accs: Accumulator[] }>();
       const budget = new BlockingBudget(stage);
@@ -158,16 +218,22 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>, keyOf?: Ex
           let g = groups.get(key);
           const isNew = g === undefined;
           if (g === undefined) {
-            g = { id: idValue === MISSING ? null : idValue, accs: fields.map((f) => f.make()) };
+            const groupId = idValue === MISSING ? null : idValue;
+            const idScope = Scope.of(isPlainObject(groupId) ? groupId : {}, ctx.vars);
+            g = { id: groupId, accs: fields.map((f) => f.make(idScope)) };
             groups.set(key, g);
             budget.add(g.id);
           }
           for (let i = 0; i < fields.length; i++) {
             const f = fields[i]!;
             const v = f.expr(scope);
-            g.accs[i]!.add(v);
-            // A group holds every value of $push and the like, one value of the others.
-            if (f.keeps || isNew) budget.add(v);
+            const acc = g.accs[i]!;
+            const before = acc.bytes;
+            acc.add(v);
+            // The N accumulators and percentiles say what they hold (at most n values for the
+            // N ones); a group holds every value of $push and the like, one value of the others.
+            if (before !== undefined) budget.addBytes(acc.bytes! - before);
+            else if (f.keeps || isNew) budget.add(v);
           }
         }
       }
