@@ -80,7 +80,7 @@ export function setWindowFieldsStage(spec: unknown, names: ReadonlySet<string>):
   return {
     name: STAGE,
     reads: [],
-    needs: needsOf([spec['partitionBy'] ?? null, ...Object.values(output)], sort?.keys.map((k) => k.path) ?? [], false),
+    needs: needsOf([spec['partitionBy'] ?? null, ...Object.values(output)], [...(sort?.keys.map((k) => k.path) ?? []), ...fields.flatMap((f) => f.fn.paths ?? [])], false),
     async *run(input, ctx) {
       const budget = new BlockingBudget(STAGE);
       const docs: Doc[] = [];

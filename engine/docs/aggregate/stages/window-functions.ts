@@ -7,7 +7,9 @@
  *   $covarianceSamp, $first, $last, $integral, $derivative (explicit window), and $mergeObjects
  *   (windows starting at the partition's first document only, as MongoDB 8.x);
  * - $rank, $denseRank, $documentNumber (one sortBy field, no window);
- * - $shift {output, by, default}, $expMovingAvg {input, N | alpha}, $locf, $linearFill.
+ * - $shift {output, by, default}, $expMovingAvg {input, N | alpha}, $locf, $linearFill;
+ * - $firstN, $lastN, $minN, $maxN, $top, $bottom, $topN, $bottomN, $percentile, $median
+ *   (window-n-functions.ts).
  * A window that slides (its start moves) feeds a removable accumulator (window-accumulators.ts):
  * each document enters and leaves once, O(n) per partition for the counting ones.
  */
@@ -19,6 +21,7 @@ import { isNullish, Scope, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { stageError } from '../stage.js';
 import { NON_REMOVABLE, RemovableSum, WINDOW_ACCUMULATORS, type WindowAccumulatorFactory } from './window-accumulators.js';
+import { N_WINDOW_FUNCTIONS, parseNWindowFunction } from './window-n-functions.js';
 import { leftUnbounded, parseTimeUnit, parseWindow, WHOLE_PARTITION, windowsOf, type SortShape, type WindowBounds } from './window-bounds.js';
 
 const STAGE = '$setWindowFields';
@@ -36,6 +39,8 @@ export interface Partition {
 /** A parsed window function: its value for each document of a partition (MISSING: no field). */
 export interface WindowFunction {
   compute(p: Partition): unknown[];
+  /** Fields it reads besides those of its expressions (a $topN's sortBy). */
+  readonly paths?: readonly string[];
 }
 
 function fail(message: string): never {
@@ -43,7 +48,7 @@ function fail(message: string): never {
 }
 
 // MongoDB's window functions that tetradb does not compute: refused by name.
-const UNSUPPORTED = ['$minN', '$maxN', '$firstN', '$lastN', '$top', '$bottom', '$topN', '$bottomN', '$percentile', '$median', '$minMaxScalar'];
+const UNSUPPORTED = ['$minMaxScalar'];
 
 type Parser = (spec: Doc, name: string, sort: SortShape, names: ReadonlySet<string>) => WindowFunction;
 
@@ -445,6 +450,15 @@ export function linearFillPartition(p: Partition, input: Expr): unknown[] {
   return out;
 }
 
+/** The N functions and percentiles (window-n-functions.ts), sliding as the accumulators do. */
+const nFunction: Parser = (spec, name, sort, names) => {
+  const fn = parseNWindowFunction(spec, name, sort, names);
+  return {
+    paths: fn.paths,
+    compute: (p) => fn.compute(p, (q, bounds, value, make) => slide(p, bounds, lazy(q.docs.length, value), make)),
+  };
+};
+
 const refused: Parser = (_spec, name) => fail(`unsupported: the window function ${name} is not supported`);
 
 const PARSERS: Readonly<Record<string, Parser>> = {
@@ -460,6 +474,7 @@ const PARSERS: Readonly<Record<string, Parser>> = {
   $expMovingAvg: expMovingAvg,
   $locf: locf,
   $linearFill: linearFill,
+  ...Object.fromEntries(N_WINDOW_FUNCTIONS.map((n) => [n, nFunction])),
   ...Object.fromEntries(UNSUPPORTED.map((n) => [n, refused])),
 };
 
