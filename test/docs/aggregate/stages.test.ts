@@ -53,7 +53,7 @@ describe('$group (manual examples)', () => {
     await refuses([{ $group: { _id: null, x: 1 } }], /must be an accumulator object/);
     await refuses([{ $group: { _id: null, 'a.b': { $sum: 1 } } }], /must not contain '\.'/);
     await refuses([{ $group: { x: { $sum: 1 } } }], /must include an _id/);
-    await refuses([{ $group: { _id: null, x: { $median: '$a' } } }], /unknown group operator '\$median'/);
+    await refuses([{ $group: { _id: null, x: { $mode: '$a' } } }], /unknown group operator '\$mode'/);
   });
 });
 
