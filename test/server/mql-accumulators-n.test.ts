@@ -121,6 +121,10 @@ describe('$group: jstests and the rules around them', () => {
     expect(await run(c, [{ $group: { _id: null, min: { $minN: { input: '$v', n: 3 } }, max: { $maxN: { input: '$v', n: 10 } }, first: { $firstN: { input: '$v', n: 3 } }, last: { $lastN: { input: '$v', n: 3 } } } }])).toEqual([
       { _id: null, min: [1, 3, 'x'], max: ['x', 3, 1], first: [3, null, null], last: [null, 'x', 1] },
     ]);
+    // Null, not a missing value in the array (JSON writes both as null; $type tells them apart).
+    const types = { $map: { input: '$first', in: { $type: '$$this' } } };
+    expect(await run(c, [{ $group: { _id: null, first: { $firstN: { input: '$v', n: 3 } } } }, { $project: { _id: 0, types } }])).toEqual([{ types: ['int', 'null', 'null'] }]);
+    expect(await run(c, [{ $group: { _id: null, first: { $lastN: { input: '$v', n: 3 } } } }, { $project: { _id: 0, types } }])).toEqual([{ types: ['null', 'string', 'int'] }]);
   });
 
   it('sorts on an embedded field, an array field (its smallest element ascending), a nested array, and compound keys', async () => {
