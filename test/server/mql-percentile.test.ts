@@ -118,6 +118,17 @@ describe('jstests: semantics of each method', () => {
     expect(await single([{ x: 4 }, { x: 1 }, { x: 3 }, { x: 2 }], { $median: { input: '$x', method: 'continuous' } })).toBe(2.5);
   });
 
+  it('continuous: a rank among infinities is that infinity, never an interpolation with one', async () => {
+    // {$exp: 1000} is Infinity (JSON has no infinities); the results are compared in a $project.
+    const c = await seed([{ _id: 1, sign: -1 }, { _id: 2, sign: 1 }, { _id: 3, sign: 1 }]);
+    const inf = { $exp: 1000 };
+    const docs = await run(c, [
+      { $group: { _id: null, p: { $percentile: { input: { $multiply: ['$sign', inf] }, p: [0, 0.25, 0.5, 1], method: 'continuous' } } } },
+      { $project: { _id: 0, signs: { $map: { input: '$p', in: { $cond: [{ $eq: ['$$this', inf] }, 'inf', { $cond: [{ $eq: ['$$this', { $multiply: [-1, inf] }] }, '-inf', { $toString: '$$this' }] }] } } } } },
+    ]);
+    expect(docs).toEqual([{ signs: ['-inf', '-inf', 'inf', 'inf'] }]);
+  });
+
   it('several groups', async () => {
     const c = await seed([{ k: 0, x: 0 }, { k: 0, x: 1 }, { k: 1, x: 2 }, { k: 2 }, { k: 0, x: 'str' }, { k: 1, x: 0 }].map((d, i) => ({ _id: i, ...d })));
     for (const [method, expected] of [['approximate', [[1], [2], [null]]], ['continuous', [[0.9], [1.8], [null]]]] as const) {

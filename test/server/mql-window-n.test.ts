@@ -192,6 +192,14 @@ describe('ties and the rules MongoDB follows', () => {
   });
 });
 
+describe('what the stage reads', () => {
+  it('reads the sortBy fields of $topN and the like when a later stage keeps only the outputs', async () => {
+    const c = await seed([{ _id: 1, s: 3 }, { _id: 2, s: 1 }, { _id: 3, s: 2 }]);
+    const docs = await run(c, [{ $setWindowFields: { output: { t: { $topN: { n: 2, output: '$_id', sortBy: { s: 1 } } }, b: { $bottom: { output: '$_id', sortBy: { s: 1 } } } } } }, { $project: { t: 1, b: 1 } }, { $limit: 1 }]);
+    expect(docs).toEqual([{ _id: 1, t: [2, 3], b: 1 }]);
+  });
+});
+
 describe('refusals with MongoDB messages', () => {
   let c: string;
   beforeAll(async () => {
