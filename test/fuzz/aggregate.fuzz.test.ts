@@ -1,7 +1,8 @@
 /**
  * Differential fuzzing of aggregation pipelines against mingo (an independent implementation,
  * used as an oracle only): random documents (numbers, strings, nulls, missing fields, arrays,
- * embedded documents, dates) through random pipelines of $match (with $expr), $group, $project
+ * embedded documents, dates) through random pipelines of $match (with $expr), $group (with the
+ * N accumulators $firstN, $lastN, $minN, $maxN, $topN), $project
  * (with date arithmetic among the expressions),
  * $addFields, $unwind, $sort + $limit/$skip, $count, $sortByCount, $bucketAuto, $setWindowFields, $replaceWith, $unset,
  * $lookup and $unionWith over a second collection, $graphLookup over a third, run through the real document model on a real store
@@ -152,6 +153,23 @@ function anyExpr(rand: Rand): unknown {
 
 const ACCUMULATORS = ['$sum', '$avg', '$min', '$max', '$first', '$last', '$push', '$addToSet'];
 
+// The N accumulators mingo computes as MongoDB does: not $top/$bottom (mingo gives a one-element
+// array) nor $bottomN (with ties in sortBy mingo keeps the latest documents, MongoDB the first;
+// $topN keeps the first in both); sortBy on fields that are never arrays.
+const N_ACCUMULATORS = ['$firstN', '$lastN', '$minN', '$maxN', '$topN'];
+
+const N_SHARE = 0.3;
+
+// Field paths only: mingo evaluates a $topN's whole argument against the group key first, so an
+// expression reading fields there fails in mingo ("$add expression must resolve to array").
+function nAccumulator(rand: Rand): Doc {
+  const acc = pick(rand, N_ACCUMULATORS);
+  const n = randomInt(rand, 1, 3);
+  const operand = pick(rand, ['$a', '$c.d', '$g', 1]);
+  if (acc !== '$topN') return { [acc]: { input: operand, n } };
+  return { $topN: { n, output: operand, sortBy: { [pick(rand, ['a', 'g', 'c.d'])]: pick(rand, [1, -1]) } } };
+}
+
 // A bound of a window that holds the current document (mingo computes empty windows wrongly:
 // docs/mql.md).
 function windowAround(rand: Rand): Doc | undefined {
@@ -214,7 +232,8 @@ function randomWindowFields(rand: Rand): Doc {
 }
 
 /** A random pipeline, and whether its output order is fixed (a final sort on a unique key). */
-function randomPipeline(rand: Rand): { pipeline: Doc[]; ordered: boolean } {
+/** `nRand` draws the N accumulators (nAccumulator), `rand` everything else. */
+function randomPipeline(rand: Rand, nRand: Rand): { pipeline: Doc[]; ordered: boolean } {
   const pipeline: Doc[] = [];
   let unique = true; // _id unique in the current documents
   let ordered = false;
@@ -256,6 +275,9 @@ function randomPipeline(rand: Rand): { pipeline: Doc[]; ordered: boolean } {
           // $push/$addToSet of a missing value: MongoDB leaves it out, mingo adds null.
           const operand = pick(rand, ['$a', '$c.d', 1, '$g', numberExpr(rand, 1)]);
           spec[`f${f}`] = acc === '$count' ? { $count: {} } : { [acc]: acc === '$push' || acc === '$addToSet' ? { $ifNull: [operand, null] } : operand };
+          // An N accumulator instead, drawn from its own generator so that the rest of each
+          // pipeline stays what the seed made it before they were added.
+          if (nRand() < N_SHARE) spec[`f${f}`] = nAccumulator(nRand);
         }
         pipeline.push({ $group: spec });
         grouped = true;
@@ -397,6 +419,7 @@ describe('aggregation pipelines against the mingo oracle', () => {
   for (const seed of SEEDS) {
     it(`pipelines agree (seed ${seed})`, async () => {
       const rand = seededRandom(seed);
+      const nRand = seededRandom(seed + 1);
       const store = await TenantStore.open(newDir('agg-fuzz'), { cache: new PageCache<TreeNode>(16 << 20, { dirtyBytes: 8 << 20 }), fsync: 'off' });
       const docs = Array.from({ length: DOCS }, (_, i) => randomDoc(rand, i));
       await docsInsert(store, 'main', structuredClone(docs)).durable;
@@ -406,7 +429,7 @@ describe('aggregation pipelines against the mingo oracle', () => {
       let compared = 0;
       let nonEmpty = 0;
       for (let q = 0; q < PIPELINES; q++) {
-        const { pipeline, ordered } = randomPipeline(rand);
+        const { pipeline, ordered } = randomPipeline(rand, nRand);
         let ours: Doc[] | Error;
         try {
           ours = (await docsAggregate(store, 'main', structuredClone(pipeline))).documents;
