@@ -297,6 +297,12 @@ describe('the bound on what blocking stages hold', () => {
     expect((await run([{ $sort: { k: -1, _id: 1 } }, { $limit: 2 }, { $project: { _id: 1 } }], 'bulky')).map((d) => d['_id'])).toEqual([6, 13]);
     expect(await run([{ $group: { _id: '$k', n: { $sum: 1 }, len: { $sum: { $strLenCP: '$s' } } } }, { $sort: { _id: 1 } }, { $limit: 1 }], 'bulky')).toEqual([{ _id: 0, n: 2429, len: 2429 * 2000 }]);
     await expect(docsAggregate(store, 'bulky', [{ $group: { _id: null, all: { $push: '$s' } } }])).rejects.toMatchObject({ code: 'QUERY_ERROR', message: expect.stringMatching(/\$group holds more than/) });
+    // The N accumulators hold at most n values: an n past the input holds it all, a small n
+    // releases each value it drops.
+    await expect(docsAggregate(store, 'bulky', [{ $group: { _id: null, all: { $lastN: { input: '$s', n: 20_000 } } } }])).rejects.toMatchObject({ code: 'QUERY_ERROR', message: expect.stringMatching(/\$group holds more than/) });
+    await expect(docsAggregate(store, 'bulky', [{ $group: { _id: null, all: { $topN: { n: 20_000, output: '$s', sortBy: { k: 1 } } } } }])).rejects.toMatchObject({ code: 'QUERY_ERROR', message: expect.stringMatching(/\$group holds more than/) });
+    const few = await run([{ $group: { _id: null, last: { $lastN: { input: '$s', n: 2 } }, top: { $topN: { n: 3, output: '$_id', sortBy: { k: -1, _id: 1 } } }, max: { $maxN: { input: '$s', n: 2 } } } }, { $project: { _id: 0, last: { $size: '$last' }, top: 1, max: { $size: '$max' } } }], 'bulky');
+    expect(few).toEqual([{ last: 2, top: [6, 13, 20], max: 2 }]);
   }, 60_000);
 });
 
