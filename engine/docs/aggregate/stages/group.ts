@@ -11,7 +11,7 @@
  */
 
 import { compareValues, isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
-import { nAccumulator, parseNInput, parseTopBottom, isBottom, isSingle, topBottomN, validateN } from '../expression/accumulator-n.js';
+import { isBottom, isSingle, nAccumulator, parseNInput, parseTopBottom, topBottomN, validateN } from '../expression/accumulator-n.js';
 import { extremeOf } from '../expression/array.js';
 import { countsForPercentile, parsePercentile, percentileResult } from '../expression/percentile.js';
 import { isNullish, type Expr } from '../expression/expression.js';
@@ -133,6 +133,9 @@ interface Field extends Compiled {
   readonly name: string;
 }
 
+/** What a number held costs (approxBytes of a number). */
+const NUMBER_BYTES = 8;
+
 /** The N accumulators and the percentiles, each state bounded or counted by its `bytes`. */
 function compileNAccumulator(op: string, arg: unknown, names: ReadonlySet<string>): Compiled | undefined {
   if (op === '$firstN' || op === '$lastN' || op === '$minN' || op === '$maxN') {
@@ -168,9 +171,6 @@ function compileNAccumulator(op: string, arg: unknown, names: ReadonlySet<string
   }
   return undefined;
 }
-
-/** What a number held costs (approxBytes of a number). */
-const NUMBER_BYTES = 8;
 
 const KEEPS_VALUES = new Set(['$push', '$addToSet', '$mergeObjects', '$stdDevPop', '$stdDevSamp']);
 
