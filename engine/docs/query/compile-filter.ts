@@ -17,6 +17,7 @@ import { Scope } from '../aggregate/expression/expression.js';
 import { compileExpression } from '../aggregate/expression/operator-table.js';
 import { exprIsVolatile } from '../aggregate/dependencies.js';
 import { compileSampleRate, idDraws, type Sampling } from './miscellaneous/sample-rate.js';
+import { compileDocumentSchema } from './evaluation/json-schema-match.js';
 
 /** A compiled filter: the AST for planners and explain, and the predicate. */
 export interface CompiledFilter {
@@ -109,6 +110,7 @@ function parseFilterDocument(filter: unknown, depth: number, exprAllowed = true,
       case 'logical':
       case 'expr':
       case 'sampleRate':
+      case 'jsonSchema':
         conditions.push(entry.parse(value, ctx));
         break;
       case 'ignored':
@@ -250,6 +252,8 @@ function compileNode(node: FilterNode, sampling: Sampling): Predicate {
     }
     case 'sampleRate':
       return compileSampleRate(node, sampling);
+    case 'jsonSchema':
+      return compileDocumentSchema(node.schema);
     default: {
       const unhandled: never = node;
       throw new Error(`unhandled filter node ${JSON.stringify(unhandled)}`);
@@ -323,34 +327,45 @@ export function filterPaths(ast: AndNode): string[] {
     else if (node.kind === 'expr') {
       if (node.fields !== 'all') for (const f of node.fields) out.add(f);
     } else if (node.kind === 'sampleRate') out.add('_id'); // its draw reads the _id
-    else for (const child of node.children) visit(child);
+    else if (node.kind !== 'jsonSchema') for (const child of node.children) visit(child);
   };
   visit(ast);
   return [...out];
 }
 
-/** True when the filter has an `$expr` that may read any field (filterFields then does not cover it). */
-export function filterReadsAll(ast: AndNode): boolean {
-  const visit = (node: FilterNode): boolean => (node.kind === 'expr' ? node.fields === 'all' : node.kind === 'field' || node.kind === 'sampleRate' ? false : node.children.some(visit));
+// True when some node of the filter passes `test`, looking inside $and, $or and $nor.
+function someNode(ast: AndNode, test: (node: FilterNode) => boolean): boolean {
+  const visit = (node: FilterNode): boolean => test(node) || ((node.kind === 'and' || node.kind === 'or' || node.kind === 'nor') && node.children.some(visit));
   return visit(ast);
+}
+
+/**
+ * True when the filter may read any field (filterFields then does not cover it): an `$expr` that
+ * reads `$$ROOT` or `$getField`, or a `$jsonSchema` (whose `additionalProperties`, `enum` or
+ * `minProperties` read the whole document).
+ */
+export function filterReadsAll(ast: AndNode): boolean {
+  return someNode(ast, (node) => (node.kind === 'expr' && node.fields === 'all') || node.kind === 'jsonSchema');
 }
 
 /** True when the filter has an `$expr` anywhere. */
 export function filterHasExpr(ast: AndNode): boolean {
-  const visit = (node: FilterNode): boolean => (node.kind === 'expr' ? true : node.kind === 'field' || node.kind === 'sampleRate' ? false : node.children.some(visit));
-  return visit(ast);
+  return someNode(ast, (node) => node.kind === 'expr');
 }
 
 /** True when the filter has an `$expr` drawing random numbers (`$rand`): it must be tested once per document. */
 export function filterIsVolatile(ast: AndNode): boolean {
-  const visit = (node: FilterNode): boolean => (node.kind === 'expr' ? exprIsVolatile(node.spec) : node.kind === 'field' || node.kind === 'sampleRate' ? false : node.children.some(visit));
-  return visit(ast);
+  return someNode(ast, (node) => node.kind === 'expr' && exprIsVolatile(node.spec));
 }
 
 /** True when the filter has a `$sampleRate` anywhere. */
 export function filterHasSample(ast: AndNode): boolean {
-  const visit = (node: FilterNode): boolean => (node.kind === 'sampleRate' ? true : node.kind === 'field' || node.kind === 'expr' ? false : node.children.some(visit));
-  return visit(ast);
+  return someNode(ast, (node) => node.kind === 'sampleRate');
+}
+
+/** True when the filter has a `$jsonSchema` anywhere. */
+export function filterHasJsonSchema(ast: AndNode): boolean {
+  return someNode(ast, (node) => node.kind === 'jsonSchema');
 }
 
 /** Conditions per top-level AND-ed path (`{a: {$gt: 1}, b: 2}` -> a: [$gt 1], b: [$eq 2]), for planners. */

@@ -17,8 +17,8 @@ import type { BsonTypeAlias } from './element/type.js';
 
 export type { BsonTypeAlias };
 
-/** A filter node: a boolean combination, the conditions on one dot path, an `$expr` or a `$sampleRate`. */
-export type FilterNode = AndNode | OrNode | NorNode | FieldNode | ExprNode | SampleRateNode;
+/** A filter node: a boolean combination, the conditions on one dot path, an `$expr`, a `$sampleRate` or a `$jsonSchema`. */
+export type FilterNode = AndNode | OrNode | NorNode | FieldNode | ExprNode | SampleRateNode | JsonSchemaNode;
 
 /** All children match (an empty `and` matches every document). */
 export interface AndNode {
@@ -53,6 +53,52 @@ export interface ExprNode {
 export interface SampleRateNode {
   readonly kind: 'sampleRate';
   readonly rate: number;
+}
+
+/** `{$jsonSchema: <schema>}`: the whole document is valid against the schema. It reads every field. */
+export interface JsonSchemaNode {
+  readonly kind: 'jsonSchema';
+  readonly schema: JsonSchema;
+}
+
+/**
+ * A parsed `$jsonSchema` schema (draft 4 with MongoDB's `bsonType`), keyword by keyword, each
+ * present only when the schema has it. Objects of names keep the order the client wrote them in.
+ * See query/evaluation/json-schema.ts for what each keyword means.
+ */
+export interface JsonSchema {
+  /** From `type` or `bsonType`, with JSON Schema's names already mapped to BSON ones. */
+  readonly types?: readonly BsonTypeAlias[];
+  readonly minimum?: SchemaBound;
+  readonly maximum?: SchemaBound;
+  readonly multipleOf?: number;
+  readonly minLength?: number;
+  readonly maxLength?: number;
+  readonly pattern?: string;
+  readonly minItems?: number;
+  readonly maxItems?: number;
+  readonly uniqueItems?: boolean;
+  readonly items?: JsonSchema | readonly JsonSchema[];
+  readonly additionalItems?: boolean | JsonSchema;
+  readonly required?: readonly string[];
+  readonly properties?: readonly (readonly [string, JsonSchema])[];
+  readonly patternProperties?: readonly (readonly [string, JsonSchema])[];
+  readonly additionalProperties?: boolean | JsonSchema;
+  readonly minProperties?: number;
+  readonly maxProperties?: number;
+  /** A schema the object must also match, or names it must also have, when it has the key. */
+  readonly dependencies?: readonly (readonly [string, JsonSchema | readonly string[]])[];
+  readonly allOf?: readonly JsonSchema[];
+  readonly anyOf?: readonly JsonSchema[];
+  readonly oneOf?: readonly JsonSchema[];
+  readonly not?: JsonSchema;
+  readonly enum?: readonly unknown[];
+}
+
+/** `minimum`/`maximum` with its draft-4 `exclusiveMinimum`/`exclusiveMaximum` flag. */
+export interface SchemaBound {
+  readonly value: number;
+  readonly exclusive: boolean;
 }
 
 /** Every condition in `ops` holds for the values at `path` (a dot path such as "a.b.0"). */

@@ -13,6 +13,7 @@ import { gteOperator, gtOperator, lteOperator, ltOperator } from './comparison/r
 import { existsOperator } from './element/exists.js';
 import { typeOperator } from './element/type.js';
 import { exprOperator } from './evaluation/expr.js';
+import { jsonSchemaOperator } from './evaluation/json-schema.js';
 import { modOperator } from './evaluation/mod.js';
 import { regexOperator } from './evaluation/regex.js';
 import type { FieldOpName } from './filter-ast.js';
@@ -68,10 +69,10 @@ export const QUERY_OPERATORS: Readonly<Record<string, QueryOperator>> = {
   // Miscellaneous
   $comment: { kind: 'ignored' },
   $sampleRate: sampleRateOperator,
-  // Evaluation operators tetradb does not run.
+  // Evaluation
   $where: unsupported('top', '$where is refused: tetradb never executes JavaScript from a query'),
   $expr: exprOperator,
-  $jsonSchema: unsupported('top', '$jsonSchema is not supported'),
+  $jsonSchema: jsonSchemaOperator,
   $text: unsupported('top', '$text needs a text index, which tetradb does not have: an aggregation whose first $match uses it runs on the external MongoDB when TETRA_MONGODB_URI is set (docs/configuration.md)'),
   // Geospatial
   $geoIntersects: unsupported('field', GEO),

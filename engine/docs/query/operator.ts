@@ -7,7 +7,7 @@
 
 import { fail } from '../../errors.js';
 import type { LeafArrays } from '../path.js';
-import type { Doc } from '../values.js';
+import { describeValue, type Doc } from '../values.js';
 import type { FieldOp, FieldOpName, FieldOpOf, FilterNode } from './filter-ast.js';
 
 /** The values at one path of one document, collected lazily once per leaf-array behaviour. */
@@ -75,6 +75,12 @@ export interface SampleRateOperator {
   parse(operand: unknown, ctx: ParseContext): FilterNode;
 }
 
+/** `$jsonSchema`: a JSON Schema the whole document must be valid against. */
+export interface JsonSchemaOperator {
+  readonly kind: 'jsonSchema';
+  parse(operand: unknown, ctx: ParseContext): FilterNode;
+}
+
 /** A top-level operator with no effect on matching ($comment). */
 export interface IgnoredOperator {
   readonly kind: 'ignored';
@@ -93,7 +99,15 @@ export interface AnyFieldOperator {
   parse(operand: unknown, ctx: ParseContext): FieldOp;
 }
 
-export type QueryOperator = AnyFieldOperator | ExpandingOperator | LogicalOperator | ExprOperator | SampleRateOperator | IgnoredOperator | UnsupportedOperator;
+export type QueryOperator =
+  | AnyFieldOperator
+  | ExpandingOperator
+  | LogicalOperator
+  | ExprOperator
+  | SampleRateOperator
+  | JsonSchemaOperator
+  | IgnoredOperator
+  | UnsupportedOperator;
 
 /** Throws QUERY_ERROR naming the operator. @throws QUERY_ERROR */
 export function queryError(operator: string, message: string, details: Record<string, unknown> = {}): never {
@@ -108,4 +122,25 @@ export function anyValue(leaf: LeafArrays, single: (value: unknown) => boolean):
 /** The negation of a condition, field-wide and per value ($ne, $nin, $not, $exists: false). */
 export function negate(inner: CompiledOp): CompiledOp {
   return { matches: (subject) => !inner.matches(subject), single: (value) => !inner.single(value) };
+}
+
+const INT64_LIMIT = 2 ** 63;
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * A non-negative integer from a number, as MongoDB's parseIntegerElementToNonNegativeLong reads
+ * it (an integral double counts), with its messages naming the element `name: value`; `max` bounds
+ * it (2^31 - 1 for an int, 2^63 for a long).
+ * @throws QUERY_ERROR naming `operator`
+ */
+export function nonNegativeInteger(v: unknown, name: string, operator: string, max = INT64_LIMIT, prefix = ''): number {
+  const fail = (message: string): never => queryError(operator, `${prefix}${message}`);
+  const shown = (x: unknown): string => `${name}: ${describeValue(x)}`;
+  if (typeof v !== 'number') fail(`Expected a number in: ${shown(v)}`);
+  const n = v as number;
+  if (!Number.isInteger(n)) fail(`Expected an integer: ${shown(n)}`);
+  if (n >= INT64_LIMIT || n < -INT64_LIMIT) fail(`Cannot represent as a 64-bit integer: ${shown(n)}`);
+  if (max === INT32_MAX && (n > INT32_MAX || n < -INT32_MAX - 1)) fail(`Cannot represent ${shown(n)} in an int`);
+  if (n < 0) fail(`Expected a non-negative number in: ${shown(n)}`);
+  return n + 0;
 }

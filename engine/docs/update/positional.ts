@@ -20,7 +20,7 @@
  */
 
 import { fail } from '../../errors.js';
-import { compileFilter, filterFields, filterHasExpr, filterHasSample } from '../query/compile-filter.js';
+import { compileFilter, filterFields, filterHasExpr, filterHasJsonSchema, filterHasSample } from '../query/compile-filter.js';
 import { isArrayIndex } from '../path.js';
 import { describeValue, getOwn, isPlainObject, MISSING, setOwn, type Doc } from '../values.js';
 
@@ -77,6 +77,7 @@ export function parseArrayFilters(spec: unknown): ArrayFilters {
     const filter = compileFilter(doc);
     if (filterHasExpr(filter.ast)) invalid('$expr is not allowed in the context of an array filter', { field: 'arrayFilters' });
     if (filterHasSample(filter.ast)) invalid('$sampleRate is not allowed in the context of an array filter', { field: 'arrayFilters' });
+    if (filterHasJsonSchema(filter.ast)) invalid('$jsonSchema is not allowed in the context of an array filter', { field: 'arrayFilters' });
     const fields = filterFields(filter.ast);
     if (fields.length === 0) invalid('Cannot use an expression without a top-level field name in arrayFilters', { field: 'arrayFilters' });
     if (fields.length > 1) invalid(`Error parsing array filter: Expected a single top-level field name, found '${fields[0]}' and '${fields[1]}'`, { field: 'arrayFilters' });

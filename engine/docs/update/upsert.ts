@@ -30,6 +30,7 @@ function collect(node: FilterNode, out: Equality[]): void {
     case 'nor':
     case 'expr':
     case 'sampleRate':
+    case 'jsonSchema':
       return;
     case 'field':
       for (const op of node.ops) {

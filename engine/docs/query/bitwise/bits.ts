@@ -13,7 +13,7 @@
 
 import { describeValue, isPlainObject } from '../../values.js';
 import type { BitsOp } from '../filter-ast.js';
-import { anyValue, queryError, type FieldOperator } from '../operator.js';
+import { anyValue, nonNegativeInteger, queryError, type FieldOperator } from '../operator.js';
 
 type BitsName = BitsOp['op'];
 
@@ -22,18 +22,6 @@ const INT32_MAX = 2 ** 31 - 1;
 
 // The text MongoDB gives for an element: `name: value`.
 const shown = (name: string, v: unknown): string => `${name}: ${describeValue(v)}`;
-
-/** A non-negative integer from a number, as parseIntegerElementToNonNegativeLong reads it; `max` bounds it (an int for positions). */
-function nonNegativeInteger(v: unknown, name: string, operator: string, max: number, prefix = ''): number {
-  const fail = (message: string): never => queryError(operator, `${prefix}${message}`);
-  if (typeof v !== 'number') fail(`Expected a number in: ${shown(name, v)}`);
-  const n = v as number;
-  if (!Number.isInteger(n)) fail(`Expected an integer: ${shown(name, n)}`);
-  if (n >= INT64_LIMIT || n < -INT64_LIMIT) fail(`Cannot represent as a 64-bit integer: ${shown(name, n)}`);
-  if (max === INT32_MAX && (n > INT32_MAX || n < -INT32_MAX - 1)) fail(`Cannot represent ${shown(name, n)} in an int`);
-  if (n < 0) fail(`Expected a non-negative number in: ${shown(name, n)}`);
-  return n + 0;
-}
 
 /** The positions of the set bits of a non-negative integer below 2^63. */
 function setBits(mask: number): number[] {

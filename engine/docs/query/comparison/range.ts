@@ -10,7 +10,8 @@ import { anyValue, type CompiledOp, type FieldOperator } from '../operator.js';
 
 type RangeName = '$gt' | '$gte' | '$lt' | '$lte';
 
-function rangeSingle(name: RangeName, operand: unknown): (value: unknown) => boolean {
+/** The test of one value against `{<name>: operand}` (also $jsonSchema's minimum and maximum). */
+export function rangeSingle(name: RangeName, operand: unknown): (value: unknown) => boolean {
   const inclusive = name === '$gte' || name === '$lte';
   const accept = name === '$gt' ? (c: number) => c > 0 : name === '$gte' ? (c: number) => c >= 0 : name === '$lt' ? (c: number) => c < 0 : (c: number) => c <= 0;
   const operandNaN = typeof operand === 'number' && Number.isNaN(operand);

@@ -42,9 +42,25 @@ export type BsonTypeAlias =
 
 const NUMERIC = new Set(['int', 'long', 'double', 'decimal']);
 
+/** The type `name` stands for ($type's names, also $jsonSchema's `bsonType`), or undefined for an unknown name. */
+export function typeAliasOf(name: string): BsonTypeAlias | undefined {
+  return name === 'number' || TYPE_CODES.has(name) ? (name as BsonTypeAlias) : undefined;
+}
+
+/** A predicate true when a value itself (an array as a whole, never its elements) has one of the types. */
+export function hasTypeIn(types: readonly BsonTypeAlias[]): (value: unknown) => boolean {
+  const wanted = new Set<string>(types);
+  const anyNumber = wanted.has('number');
+  return (v) => {
+    const t = bsonTypeOf(v);
+    return wanted.has(t) || (anyNumber && NUMERIC.has(t));
+  };
+}
+
 function alias(member: unknown): BsonTypeAlias {
   if (typeof member === 'string') {
-    if (member === 'number' || TYPE_CODES.has(member)) return member as BsonTypeAlias;
+    const name = typeAliasOf(member);
+    if (name !== undefined) return name;
     queryError('$type', `Unknown type name alias: ${member}`, { type: member });
   }
   if (typeof member === 'number') {
@@ -58,12 +74,5 @@ function alias(member: unknown): BsonTypeAlias {
 export const typeOperator: FieldOperator<'$type'> = {
   kind: 'field',
   parse: (operand): TypeOp => ({ op: '$type', value: Array.isArray(operand) ? operand.map(alias) : [alias(operand)] }),
-  compile: (op) => {
-    const wanted = new Set<string>(op.value);
-    const anyNumber = wanted.has('number');
-    return anyValue('traverse', (v) => {
-      const t = bsonTypeOf(v);
-      return wanted.has(t) || (anyNumber && NUMERIC.has(t));
-    });
-  },
+  compile: (op) => anyValue('traverse', hasTypeIn(op.value)),
 };
