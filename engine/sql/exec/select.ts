@@ -1404,7 +1404,7 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
     }
     return f;
   });
-  const items = cleaned.map((f, i) => withRowMarker(fromItem(f, i, env), rowItems));
+  const items = cleaned.map((f, i) => withRowMarker(fromItem(f, i, env, rowItems), rowItems));
   const nullable = new Set<number>();
   items.forEach((it, i) => {
     if (it.join === 'left') nullable.add(i);
@@ -1673,11 +1673,12 @@ function joinKind(j: unknown): JoinKind {
   return unsupported(`join type ${s}`);
 }
 
-function fromItem(f: Ast, i: number, env: PlanEnv): FromItem {
+function fromItem(f: Ast, i: number, env: PlanEnv, rowItems: ReadonlySet<string> | undefined): FromItem {
   const join = i === 0 ? 'inner' : f.join ? joinKind(f.join) : 'cross';
   const on = (f.on as Ast | null | undefined) ?? null;
   const using = Array.isArray(f.using) ? (f.using as unknown[]).map((u) => (typeof u === 'string' ? u.toLowerCase() : (u as Ast).type === 'column_ref' ? columnName(u as Ast) : String((u as Ast).value).toLowerCase())) : undefined;
   if (String(f.prefix ?? '').toUpperCase() === 'LATERAL') unsupported('LATERAL subqueries');
+  if ((f.expr as Ast | undefined)?.type === 'tables') return joinItem(f, join, on, using, env, rowItems);
   if (f.type === 'function' || (f.expr as Ast | undefined)?.type === 'function' || (f.table === undefined && f.expr === undefined)) {
     return setReturningItem(f, join, on, using, env);
   }
@@ -1710,6 +1711,40 @@ function fromItem(f: Ast, i: number, env: PlanEnv): FromItem {
   const table = env.catalog.mustTable(name);
   const columns = liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier: alias }));
   return { columns, join, on, alias, using, build: (conds, hint) => tableAccess(table, alias, conds, env, hint) };
+}
+
+/** The label of a parenthesised join without an alias (EXPLAIN, error messages). */
+const UNNAMED_JOIN = 'unnamed_join';
+
+/**
+ * A parenthesised join, `(a JOIN b USING (id))`, as one FROM item: its own join tree, planned as
+ * a FROM clause of its own, joined as a whole to the items around it. Without an alias its
+ * tables stay visible by their names (`a.x`, the USING columns unqualified), as in PostgreSQL;
+ * an alias hides them: the join's columns are then `j.col` (those `*` lists, renamed by
+ * `AS j (c1, ...)`), and a name both sides have is ambiguous.
+ * @throws SQL_ERROR 42601 for parentheses around a lone table, which PostgreSQL's grammar refuses
+ */
+function joinItem(f: Ast, join: JoinKind, on: Ast | null, using: string[] | undefined, env: PlanEnv, rowItems: ReadonlySet<string> | undefined): FromItem {
+  const members = (f.expr as Ast).expr as Ast[];
+  if (members.length === 1 && (members[0]!.expr as Ast | undefined)?.type !== 'tables') sqlFail('42601', 'syntax error at or near ")"');
+  if (f.as === null || f.as === undefined || f.as === '') {
+    // Planned once for its columns; each build plans it again with the conditions pushed down to
+    // it as its WHERE, so they reach its tables (and their keys) as they would unparenthesised.
+    const { plan } = planFrom(members, null, env, undefined, rowItems);
+    return { columns: plan.columns, join, on, alias: UNNAMED_JOIN, using, build: (conds) => (conds.length === 0 ? plan : planFrom(members, andAll(conds), env, undefined, rowItems).plan) };
+  }
+  const { alias, names } = aliasWithColumns(f.as, UNNAMED_JOIN);
+  // PostgreSQL has no whole-row value of a join alias either (it fails with an internal error).
+  if (rowItems?.has(alias) === true) unsupported(`count(${alias}.*) of a join alias`);
+  const inner = planFrom(members, null, env).plan;
+  // The join's row holds its hidden columns too (the sources of USING columns): the alias has
+  // only the visible ones. They are new objects, so the inner columns they pass through are read
+  // from the tables whatever the query refers to.
+  const slots = inner.columns.flatMap((c, k) => (c.hidden ? [] : [k]));
+  for (const k of slots) inner.columns[k]!.used = true;
+  const visible = new ProjectPlan(inner, slots.map((k): CompiledExpr => ({ type: inner.columns[k]!.type, evaluate: (ctx) => ctx.row![k]! })), slots.map((k) => inner.columns[k]!));
+  const plan = renamed(visible, alias, names);
+  return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
 }
 
 /** `alias` or `alias(col, ...)` as node-sql-parser hands it over for VALUES and functions in FROM. */
