@@ -25,7 +25,9 @@ import { sqlFail } from './sql-types.js';
  *    `(SELECT 1 UNION SELECT 2) LIMIT 1`, or a parenthesised query with its own ORDER BY or LIMIT
  *    after it: `((SELECT 1) LIMIT 1) UNION ...`) -> `(SELECT * FROM (<query>) AS <QUERY_MARKER>)`,
  *    which the planner reads as the query itself (a trailing ORDER BY, LIMIT or OFFSET then
- *    applies to it, as PostgreSQL's insertSelectOptions does);
+ *    applies to it, as PostgreSQL's insertSelectOptions does); so does a scalar subquery with a
+ *    `*` item or several items in its select list (`SELECT (SELECT * FROM t)`), which the parser
+ *    refuses as a select item and the planner answers as PostgreSQL (42601 past one column);
  *  - typed literals `type 'string'` (`numeric '2'`, `int '1'`, `double precision '1.5'`,
  *    `varchar(2) 'abc'`, `timestamptz '...'`) -> `CAST('string' AS type)`, which is what
  *    PostgreSQL's grammar makes of them (a cast of the literal, named after the type); the parser
@@ -668,6 +670,36 @@ function callArguments(tokens: Token[], open: number): boolean {
   return isNameAt(tokens, open - 1) && !insertSource(tokens, open);
 }
 
+/** Words before a parenthesised query whose select list may be wide: a table, EXISTS, IN, ANY/ALL. */
+const WIDE_QUERY_PLACES = new Set(['from', 'join', 'lateral', 'exists', 'in', 'any', 'some', 'all']);
+
+/**
+ * Whether the parenthesised tokens[open..close] hold a SELECT whose select list has a `*` item or
+ * several items: the parser refuses such a scalar subquery as a select item (or a CASE branch),
+ * PostgreSQL answers `(SELECT * FROM t)` of a one-column t and refuses more columns with 42601
+ * "subquery must return only one column". Not where a query starts, nor as a table, EXISTS, IN
+ * or ANY/ALL operand, nor a row's value, which the parser reads.
+ */
+function wideScalarQuery(tokens: Token[], open: number, close: number): boolean {
+  if (tokens[open + 1]?.word !== 'select' || WIDE_QUERY_PLACES.has(tokens[open - 1]?.word ?? '') || startsQuery(tokens, open, close)) return false;
+  // A row's value: SET (a, b) = (SELECT x, y ...), (a, b) = (SELECT x, y ...).
+  if (tokens[open - 1]?.text === '=' && tokens[open - 2]?.text === ')') return false;
+  for (let k = open + 2, depth = 0; k < close; k++) {
+    const t = tokens[k]!;
+    if (t.text === '(') depth++;
+    else if (t.text === ')') depth--;
+    else if (depth > 0) continue;
+    else if (t.word !== undefined && SELECT_LIST_ENDS.has(t.word)) return false;
+    else if (t.text === ',') return true;
+    // A `*` item (or `t.*`): after SELECT, DISTINCT, ALL, a comma or a qualifier's dot, never after an operand.
+    else if (t.text === '*' && (tokens[k - 1]!.text === '.' || ['select', 'distinct', 'all'].includes(tokens[k - 1]!.word ?? ''))) return true;
+  }
+  return false;
+}
+
+/** Words that end a select list at its top level. */
+const SELECT_LIST_ENDS = new Set(['from', 'where', 'group', 'having', 'window', 'order', 'limit', 'offset', 'fetch', 'into', 'union', 'intersect', 'except']);
+
 function rewriteQueryParens(tokens: Token[]): Token[] {
   let out = tokens;
   for (let i = 0; i < out.length; i++) {
@@ -675,8 +707,10 @@ function rewriteQueryParens(tokens: Token[]): Token[] {
     const close = matching(out, i, '(', ')', 1);
     const kind = close < 0 ? undefined : unreadableQuery(out, i, close);
     // A query in parentheses anywhere but a call's arguments (a scalar subquery, IN, EXISTS, FROM)
-    // when its body starts with parentheses; a set operation only where a query starts.
-    if (kind === undefined || (kind === 'nested' ? callArguments(out, i) : !startsQuery(out, i, close))) continue;
+    // when its body starts with parentheses; a set operation only where a query starts; a scalar
+    // subquery with a wide select list.
+    const wide = close >= 0 && wideScalarQuery(out, i, close);
+    if (!wide && (kind === undefined || (kind === 'nested' ? callArguments(out, i) : !startsQuery(out, i, close)))) continue;
     const wrapped: Token[] = [
       { text: '(', space: '' },
       { text: 'SELECT', word: 'select', space: ' ' },

@@ -57,6 +57,10 @@ const STATEMENTS = [
   'SELECT to_hex(255)',
   "SELECT a ^ 2, (a ^ 2)::text, s ~~ 'A%', s !~~* 'a%', to_hex(a), count(*) FROM t GROUP BY (), a, s",
   'SELECT "a\\b" FROM (SELECT 1 AS "a\\b") x',
+  // A scalar subquery with `*` is named by the column the `*` stands for.
+  'SELECT (SELECT * FROM (SELECT v FROM u) x WHERE false), ((SELECT x.* FROM (SELECT v FROM u) x)), (SELECT DISTINCT * FROM (SELECT a FROM t) x)',
+  'SELECT CASE WHEN true THEN 1 ELSE (SELECT * FROM (SELECT v FROM u) x) END',
+  'UPDATE t SET a = a RETURNING (SELECT * FROM (SELECT v FROM u) x), (SELECT * FROM (SELECT t.s) x)',
 ];
 
 async function pgNames(sql: string): Promise<string[]> {

@@ -55,6 +55,11 @@ describe('grammar gaps rewritten before parsing', () => {
     ["SELECT varchar(2) 'abc' || timestamp with time zone '2020-01-01'", "SELECT CAST('abc' AS varchar(2)) || CAST('2020-01-01' AS timestamp with time zone)"],
     ["SELECT int '2' ^ 2, date '2020-01-01'", "SELECT __tetra_power__((CAST('2' AS int)), (2)), date '2020-01-01'"],
     // a column named like a type, a qualified or cast type: left alone
+    // A scalar subquery with a wide select list (`*`, several items) becomes the marked query.
+    ['SELECT (SELECT * FROM t), (SELECT t.* FROM t) + 1', 'SELECT (SELECT __tetra_query__ FROM (SELECT * FROM t) AS __tetra_query__), (SELECT __tetra_query__ FROM (SELECT t.* FROM t) AS __tetra_query__) + 1'],
+    ['SELECT CASE WHEN true THEN (SELECT a, b FROM t) END', 'SELECT CASE WHEN true THEN (SELECT __tetra_query__ FROM (SELECT a, b FROM t) AS __tetra_query__) END'],
+    ['SELECT (SELECT 2 * 3 FROM t), (SELECT f(a, b) FROM t)', 'SELECT (SELECT 2 * 3 FROM t), (SELECT f(a, b) FROM t)'],
+    ['SELECT * FROM (SELECT * FROM t) s WHERE a IN (SELECT * FROM u) AND EXISTS (SELECT *, 1 FROM u)', 'SELECT * FROM (SELECT * FROM t) s WHERE a IN (SELECT * FROM u) AND EXISTS (SELECT *, 1 FROM u)'],
     ["SELECT int, t.text FROM t WHERE text = 'a'", "SELECT int, t.text FROM t WHERE text = 'a'"],
   ])('%s', (sql, expected) => {
     expect(text(sql)).toBe(expected);

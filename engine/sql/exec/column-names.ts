@@ -11,10 +11,16 @@ import { columnName } from './scope.js';
  * type name and CASE to "case" (strength 1) when nothing inside names it more strongly; anything
  * else (operators, literals, IS NULL, ...) is "?column?".
  */
-export function figureColumnName(node: AstNode): string {
-  const { name, strength } = figure(node);
+export function figureColumnName(node: AstNode, starName?: StarName): string {
+  const { name, strength } = figure(node, starName);
   return strength === 0 ? '?column?' : name;
 }
+
+/**
+ * The name of the first column of a subquery whose select list starts with `*` (`(SELECT * FROM
+ * t)`), which only its plan knows; without one, such a subquery names nothing.
+ */
+export type StarName = (query: AstNode) => string | undefined;
 
 interface Figured {
   name: string;
@@ -25,10 +31,10 @@ interface Figured {
 const NONE: Figured = { name: '?column?', strength: 0 };
 const strong = (name: string): Figured => ({ name, strength: 2 });
 
-function figure(node: AstNode | null | undefined): Figured {
+function figure(node: AstNode | null | undefined, starName?: StarName): Figured {
   if (node === null || node === undefined || typeof node !== 'object') return NONE;
   // A parenthesised subquery: the name of its first output column (PostgreSQL's EXPR_SUBLINK).
-  if (node.ast !== undefined && (node.type === undefined || node.type === 'expr')) return subqueryName(node.ast as AstNode);
+  if (node.ast !== undefined && (node.type === undefined || node.type === 'expr')) return subqueryName(node.ast as AstNode, starName);
   switch (node.type) {
     case 'column_ref': {
       const name = columnName(node);
@@ -48,7 +54,7 @@ function figure(node: AstNode | null | undefined): Figured {
     case 'cast': {
       // The inner expression's name wins unless it is only a fallback (`1::int` is "int4",
       // `a::int` is "a", `a::int::text` is "a").
-      const inner = figure(node.expr as AstNode);
+      const inner = figure(node.expr as AstNode, starName);
       if (inner.strength === 2) return inner;
       const targets = node.target as AstNode[] | undefined;
       return { name: typeName(targets?.[targets.length - 1]), strength: 1 };
@@ -62,7 +68,7 @@ function figure(node: AstNode | null | undefined): Figured {
       return { name: node.type, strength: 1 };
     case 'case': {
       const otherwise = ((node.args ?? []) as AstNode[]).find((a) => a.type === 'else');
-      const inner = figure(otherwise?.result as AstNode | undefined);
+      const inner = figure(otherwise?.result as AstNode | undefined, starName);
       return inner.strength === 2 ? inner : { name: 'case', strength: 1 };
     }
     default:
@@ -70,15 +76,19 @@ function figure(node: AstNode | null | undefined): Figured {
   }
 }
 
-function subqueryName(ast: AstNode): Figured {
+function subqueryName(ast: AstNode, starName: StarName | undefined): Figured {
   const first = (ast.columns as AstNode[] | undefined)?.[0];
   if (first === undefined) return NONE;
   // The pre-pass's stand-in for a parenthesised query (sql-grammar-gaps.ts) is named by that query.
   const from = ast.from as { as?: unknown; expr?: { ast?: AstNode } }[] | null | undefined;
   const marked = (first.expr ?? first) as AstNode;
-  if (from?.[0]?.as === QUERY_MARKER && from[0].expr?.ast !== undefined && marked.type === 'column_ref' && columnName(marked) === QUERY_MARKER) return subqueryName(from[0].expr.ast);
+  if (from?.[0]?.as === QUERY_MARKER && from[0].expr?.ast !== undefined && marked.type === 'column_ref' && columnName(marked) === QUERY_MARKER) return subqueryName(from[0].expr.ast, starName);
   if (typeof first.as === 'string') return strong(first.as);
-  const inner = figure((first.expr ?? first) as AstNode);
+  if (marked.type === 'column_ref' && columnName(marked) === '*') {
+    const name = starName?.(ast);
+    return name === undefined ? NONE : strong(name);
+  }
+  const inner = figure((first.expr ?? first) as AstNode, starName);
   // PostgreSQL takes the subquery's already-chosen name, "?column?" included, as a strong name.
   return strong(inner.name);
 }

@@ -12,7 +12,7 @@ import { ALL_COLUMNS_MARKER, USING_MARKER } from '../sql-rewrite.js';
 import { ROW_ASSIGN } from '../sql-grammar-gaps.js';
 import { figureColumnName } from './column-names.js';
 import { columnName, columnQualifier, Scope, tableName } from './scope.js';
-import { compilePredicate, conjuncts, exprEnv, planFrom, planQuery, rowSubquery, tableAccess, type PlanEnv } from './select.js';
+import { compilePredicate, conjuncts, exprEnv, planFrom, planQuery, rowSubquery, starNamer, tableAccess, type PlanEnv } from './select.js';
 
 type Ast = AstNode & Record<string, any>;
 
@@ -322,7 +322,7 @@ function returning(ast: Ast, writer: TableWriter, env: PlanEnv, alias: string, e
     }
     const e = compileExpression(node, cenv);
     exprs.push(e);
-    columns.push({ name: typeof item.as === 'string' ? item.as : figureColumnName(node), type: e.type === 'unknown' ? 'text' : e.type, qualifier: null });
+    columns.push({ name: typeof item.as === 'string' ? item.as : figureColumnName(node, starNamer(env, scope)), type: e.type === 'unknown' ? 'text' : e.type, qualifier: null });
   }
   return { exprs, columns };
 }

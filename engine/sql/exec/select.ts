@@ -21,7 +21,7 @@ import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn
 import { columnName, columnQualifier, exprKey, sameSlot, Scope, slotExpr, tableName } from './scope.js';
 import { informationSchemaPlan } from './information-schema.js';
 import { FUNCTION_TABLE } from '../functions/function-table.js';
-import { figureColumnName } from './column-names.js';
+import { figureColumnName, type StarName } from './column-names.js';
 import { WindowPlan, type WindowCall } from './window-plan.js';
 import { namedWindows, planFrame, windowOf } from './window-spec.js';
 
@@ -678,7 +678,7 @@ interface SelectItem {
 /** Column references made by `*` that name their column only through this map (see expandColumns). */
 const STAR_COLUMNS = new WeakMap<Ast, PlanColumn>();
 
-function expandColumns(ast: Ast, scope: Scope): SelectItem[] {
+function expandColumns(ast: Ast, scope: Scope, env: PlanEnv): SelectItem[] {
   const items: SelectItem[] = [];
   for (const col of ast.columns as Ast[]) {
     const node = (col.type === 'expr' || col.expr !== undefined ? col.expr : col) as Ast;
@@ -698,9 +698,17 @@ function expandColumns(ast: Ast, scope: Scope): SelectItem[] {
       }
       continue;
     }
-    items.push({ node, name: typeof col.as === 'string' ? col.as : figureColumnName(node) });
+    items.push({ node, name: typeof col.as === 'string' ? col.as : figureColumnName(node, starNamer(env, scope)) });
   }
   return items;
+}
+
+/**
+ * Names a subquery's `*` first column from its plan (see StarName), planned under a probe of the
+ * level it is written in so that planning it counts no correlation there.
+ */
+export function starNamer(env: PlanEnv, scope: Scope): StarName {
+  return (query) => planQuery(query as Ast, { ...env, parent: scope.probe() }).columns.find((c) => !c.hidden)?.name;
 }
 
 /**
@@ -895,7 +903,7 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
   const source = planFrom(ast.from as Ast[] | null, where, env, withOrder ? orderHintOf(ast) : undefined, rowItems);
   let plan = source.plan;
   const scope = source.scope;
-  const items = expandColumns(ast, scope);
+  const items = expandColumns(ast, scope, env);
   const orderby = (withOrder ? (ast.orderby as Ast[] | null) : null) ?? [];
   const distinctOn = ast.distinct?.type === 'DISTINCT ON' ? ((ast.distinct.columns as Ast[]).map((c) => (c.expr ?? c) as Ast)) : [];
   const distinct = ast.distinct?.type === 'DISTINCT';
