@@ -3,7 +3,7 @@ import { FUNCTION_TABLE } from './functions/function-table.js';
 import { jsonbAsText, jsonbContains, jsonbHasKey, jsonbPath } from './functions/json-functions.js';
 import { sqlRegExp } from './functions/string-functions.js';
 import { EXTRACT_SOURCES, extractField } from './functions/time-functions.js';
-import { castValue, canCast, parseInterval, parseText, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
+import { castValue, canCast, MAX_FRACTION_DIGITS, parseInterval, parseText, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
 import { applyArith, compareValues, negate, noOperator, resolveArith, resolveComparison, type ArithOp } from './operators.js';
 import { POWER_OPERATOR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
 import { canCoerce, castOnce, commonType, coerce } from './type-resolution.js';
@@ -188,10 +188,9 @@ export function castTargetOf(t: DataTypeNode): CastTarget {
     case 'DATE':
       return { type: 'date' };
     case 'TIMESTAMP':
-      if (suffix.includes('WITH TIME ZONE') && !suffix.includes('WITHOUT')) return { type: 'timestamptz' };
-      return { type: 'timestamp' };
+      return withFractionDigits(suffix.includes('WITH TIME ZONE') && !suffix.includes('WITHOUT') ? 'timestamptz' : 'timestamp', t.length);
     case 'TIMESTAMPTZ':
-      return { type: 'timestamptz' };
+      return withFractionDigits('timestamptz', t.length);
     case 'JSONB':
       return { type: 'jsonb' };
     case 'BYTEA':
@@ -202,6 +201,14 @@ export function castTargetOf(t: DataTypeNode): CastTarget {
     default:
       return unsupported(`type ${t.dataType.toLowerCase()}`);
   }
+}
+
+/**
+ * timestamp(p): PostgreSQL keeps at most 6 fractional digits (a larger p is reduced to 6 with a
+ * warning, which has no channel here).
+ */
+function withFractionDigits(type: 'timestamp' | 'timestamptz', p: number | undefined): CastTarget {
+  return p === undefined ? { type } : { type, fractionDigits: Math.min(p, MAX_FRACTION_DIGITS) };
 }
 
 function compileCast(node: AstNode, env: CompileEnv): CompiledExpr {

@@ -24,6 +24,8 @@ export interface CastTarget {
   /** numeric(p, s): rounds to s, then checks p. */
   precision?: number;
   scale?: number;
+  /** timestamp(p) / timestamptz(p): rounds to p fractional digits of a second (0 to 5; 6 is the default). */
+  fractionDigits?: number;
 }
 
 const SCALAR_DISPLAY: Record<ScalarTypeName, string> = {
@@ -77,7 +79,20 @@ function applyModifiers(v: SqlValue, t: CastTarget): SqlValue {
     }
     return { type: 'numeric', value: r };
   }
+  if ((v.type === 'timestamp' || v.type === 'timestamptz') && t.fractionDigits !== undefined && t.fractionDigits < MAX_FRACTION_DIGITS) {
+    return { type: v.type, value: roundMicros(v.value, t.fractionDigits) };
+  }
   return v;
+}
+
+/** Fractional digits of a second a timestamp keeps (microseconds). */
+export const MAX_FRACTION_DIGITS = 6;
+
+/** Microseconds rounded to `digits` fractional digits, half away from zero (AdjustTimestampForTypmod). */
+function roundMicros(micros: bigint, digits: number): bigint {
+  const unit = 10n ** BigInt(MAX_FRACTION_DIGITS - digits);
+  const half = unit / 2n;
+  return micros >= 0n ? ((micros + half) / unit) * unit : -(((-micros + half) / unit) * unit);
 }
 
 /** True when a cast from -> to exists (explicitly). */

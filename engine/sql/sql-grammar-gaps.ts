@@ -29,9 +29,10 @@ import { sqlFail } from './sql-types.js';
  *    `*` item or several items in its select list (`SELECT (SELECT * FROM t)`), which the parser
  *    refuses as a select item and the planner answers as PostgreSQL (42601 past one column);
  *  - typed literals `type 'string'` (`numeric '2'`, `int '1'`, `double precision '1.5'`,
- *    `varchar(2) 'abc'`, `timestamptz '...'`) -> `CAST('string' AS type)`, which is what
- *    PostgreSQL's grammar makes of them (a cast of the literal, named after the type); the parser
- *    reads only `date`, `timestamp` and `interval` ones, which stay as they are.
+ *    `varchar(2) 'abc'`, `timestamptz '...'`, `timestamp(3) '...'`) -> `CAST('string' AS type)`,
+ *    which is what PostgreSQL's grammar makes of them (a cast of the literal, named after the
+ *    type); the parser reads only `date`, `timestamp` and `interval` ones, which stay as they are;
+ *  - the type alias `dec` -> `decimal` where a cast's type is read (`::dec`, `CAST(x AS dec)`).
  * Each returns the same array when it changes nothing.
  */
 
@@ -51,7 +52,7 @@ export const QUERY_MARKER = '__tetra_query__';
 
 /** Every rewrite of this module, in order (operators first: later ones move whole operands). */
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
-  return rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteLikeOperators(rewritePower(rewriteParamCasts(rewriteQueryParens(rewriteTypedLiterals(tokens)))))))));
+  return rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteLikeOperators(rewritePower(rewriteParamCasts(rewriteQueryParens(rewriteTypeAliases(rewriteTypedLiterals(tokens))))))))));
 }
 
 const OPERATOR_CHARS = '+-*/<>=~!@#%^&|`?';
@@ -585,22 +586,43 @@ const LITERAL_TYPES: readonly (readonly string[])[] = [
   ['timestamp', 'without', 'time', 'zone'],
   ['time', 'with', 'time', 'zone'],
   ['time', 'without', 'time', 'zone'],
-  ...['int', 'integer', 'int2', 'int4', 'int8', 'smallint', 'bigint', 'numeric', 'decimal', 'float', 'float4', 'float8', 'real', 'text', 'varchar', 'char', 'character', 'bool', 'boolean', 'json', 'jsonb', 'bytea', 'timestamptz', 'time'].map((w) => [w]),
+  ...['int', 'integer', 'int2', 'int4', 'int8', 'smallint', 'bigint', 'numeric', 'decimal', 'dec', 'float', 'float4', 'float8', 'real', 'text', 'varchar', 'char', 'character', 'bool', 'boolean', 'json', 'jsonb', 'bytea', 'timestamptz', 'time'].map((w) => [w]),
+  // Read by the parser itself (`timestamp '...'`), but not with a precision: `timestamp(3) '...'`.
+  ['timestamp'],
 ];
+
+/**
+ * The end (exclusive) of the type name at tokens[i] in a typed literal, with its modifiers, which
+ * PostgreSQL's grammar puts after the name (`numeric(10, 2)`, `varchar(3)`) or, for the time
+ * types, after the first word (`timestamp(3) with time zone`); undefined when none starts there.
+ */
+function typeNameEnd(tokens: Token[], i: number): number | undefined {
+  for (const words of LITERAL_TYPES) {
+    let k = i;
+    let modifiers = false;
+    const ok = words.every((w, n) => {
+      if (tokens[k]?.word !== w) return false;
+      k++;
+      if (tokens[k]?.text === '(' && (n === words.length - 1 || (n === 0 && (w === 'timestamp' || w === 'time')))) {
+        const close = matching(tokens, k, '(', ')', 1);
+        if (close < 0) return false;
+        k = close + 1;
+        modifiers = true;
+      }
+      return true;
+    });
+    // The parser reads `timestamp '...'` itself (`EXTRACT(year FROM timestamp '...')` only so).
+    if (ok && !(words.length === 1 && words[0] === 'timestamp' && !modifiers)) return k;
+  }
+  return undefined;
+}
 
 function rewriteTypedLiterals(tokens: Token[]): Token[] {
   let out = tokens;
   for (let i = 0; i < out.length; i++) {
     if (out[i]!.word === undefined || out[i - 1]?.text === '.' || (out[i - 1]?.text === ':' && out[i - 2]?.text === ':')) continue;
-    const name = LITERAL_TYPES.find((words) => words.every((w, k) => out[i + k]?.word === w));
-    if (name === undefined) continue;
-    // Type modifiers: numeric(10, 2) '1.5', varchar(3) 'abc'.
-    let end = i + name.length;
-    if (out[end]?.text === '(') {
-      const close = matching(out, end, '(', ')', 1);
-      if (close < 0) continue;
-      end = close + 1;
-    }
+    const end = typeNameEnd(out, i);
+    if (end === undefined) continue;
     const literal = out[end];
     if (!isString(literal)) continue;
     const type = out.slice(i, end);
@@ -617,6 +639,37 @@ function rewriteTypedLiterals(tokens: Token[]): Token[] {
     i += cast.length - 1;
   }
   return out;
+}
+
+// ---- type names the parser does not know -------------------------------------------------------
+
+/** PostgreSQL's other spellings of types the parser reads under their usual name. */
+const TYPE_ALIASES: Readonly<Record<string, string>> = { dec: 'decimal' };
+
+/**
+ * A type alias in a cast (`x::dec`, `CAST(x AS dec(5, 2))`, and so typed literals, which are
+ * casts by now) -> the name the parser reads. Elsewhere the word is a name (a column `dec`).
+ */
+function rewriteTypeAliases(tokens: Token[]): Token[] {
+  let out = tokens;
+  for (let i = 0; i < out.length; i++) {
+    const alias = TYPE_ALIASES[out[i]!.word ?? ''];
+    if (alias === undefined || out[i + 1]?.text === '.' || !castTypeAt(out, i)) continue;
+    out = [...out.slice(0, i), { text: alias, word: alias, space: out[i]!.space }, ...out.slice(i + 1)];
+  }
+  return out;
+}
+
+/** Whether tokens[i] is where a cast's type name starts: after `::`, or after the AS of CAST(... AS. */
+function castTypeAt(tokens: Token[], i: number): boolean {
+  if (tokens[i - 1]?.text === ':' && tokens[i - 2]?.text === ':') return true;
+  if (tokens[i - 1]?.word !== 'as') return false;
+  for (let k = i - 2, depth = 0; k >= 0; k--) {
+    const t = tokens[k]!.text;
+    if (t === ')') depth++;
+    else if (t === '(' && depth-- === 0) return tokens[k - 1]?.word === 'cast';
+  }
+  return false;
 }
 
 // ---- (query) where a query starts -------------------------------------------------------------

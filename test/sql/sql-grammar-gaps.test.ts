@@ -55,6 +55,9 @@ describe('grammar gaps rewritten before parsing', () => {
     ["SELECT varchar(2) 'abc' || timestamp with time zone '2020-01-01'", "SELECT CAST('abc' AS varchar(2)) || CAST('2020-01-01' AS timestamp with time zone)"],
     ["SELECT int '2' ^ 2, date '2020-01-01'", "SELECT __tetra_power__((CAST('2' AS int)), (2)), date '2020-01-01'"],
     // a column named like a type, a qualified or cast type: left alone
+    // dec is decimal where a cast's type is read; a name elsewhere. timestamp(p) '...' is a cast; timestamp '...' the parser reads.
+    ["SELECT dec '1', dec::dec, CAST(dec AS dec(5, 2)), (SELECT 1 AS dec) FROM t", "SELECT CAST('1' AS decimal), dec::decimal, CAST(dec AS decimal(5, 2)), (SELECT 1 AS dec) FROM t"],
+    ["SELECT timestamp(3) '2020-01-01', timestamp (2) with time zone 'x', timestamp 'y'", "SELECT CAST('2020-01-01' AS timestamp(3)), CAST('x' AS timestamp (2) with time zone), timestamp 'y'"],
     // A scalar subquery with a wide select list (`*`, several items) becomes the marked query.
     ['SELECT (SELECT * FROM t), (SELECT t.* FROM t) + 1', 'SELECT (SELECT __tetra_query__ FROM (SELECT * FROM t) AS __tetra_query__), (SELECT __tetra_query__ FROM (SELECT t.* FROM t) AS __tetra_query__) + 1'],
     ['SELECT CASE WHEN true THEN (SELECT a, b FROM t) END', 'SELECT CASE WHEN true THEN (SELECT __tetra_query__ FROM (SELECT a, b FROM t) AS __tetra_query__) END'],

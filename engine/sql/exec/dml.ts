@@ -28,7 +28,7 @@ const TIMES: SqlTypeName[] = ['date', 'timestamp', 'timestamptz'];
 /**
  * PostgreSQL's assignment conversion of a value into a column: implicit and assignment casts
  * (numbers to numbers, times to times, anything to text, string literals to anything), then the
- * column's modifiers (varchar(n) fails past n, numeric(p,s) rounds).
+ * column's modifiers (varchar(n) fails past n, numeric(p,s) and timestamp(p) round).
  * @throws SQL_ERROR 42804 for a type with no assignment cast, 22001 value too long
  */
 export function assignValue(v: SqlValue, col: ColumnDef): SqlValue {
@@ -47,7 +47,7 @@ export function assignValue(v: SqlValue, col: ColumnDef): SqlValue {
     }
     return { type: 'text', value: text };
   }
-  const out = from === to && col.target.scale === undefined ? v : castValue(v, col.target);
+  const out = from === to && col.target.scale === undefined && col.target.fractionDigits === undefined ? v : castValue(v, col.target);
   return out;
 }
 
