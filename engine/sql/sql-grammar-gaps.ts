@@ -32,7 +32,8 @@ import { sqlFail } from './sql-types.js';
  *    `varchar(2) 'abc'`, `timestamptz '...'`, `timestamp(3) '...'`) -> `CAST('string' AS type)`,
  *    which is what PostgreSQL's grammar makes of them (a cast of the literal, named after the
  *    type); the parser reads only `date`, `timestamp` and `interval` ones, which stay as they are;
- *  - the type alias `dec` -> `decimal` where a cast's type is read (`::dec`, `CAST(x AS dec)`).
+ *  - the type alias `dec` -> `decimal` where a cast's type is read (`::dec`, `CAST(x AS dec)`),
+ *    and a type name PostgreSQL does not know there fails with its 42704.
  * Each returns the same array when it changes nothing.
  */
 
@@ -52,7 +53,7 @@ export const QUERY_MARKER = '__tetra_query__';
 
 /** Every rewrite of this module, in order (operators first: later ones move whole operands). */
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
-  return rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteLikeOperators(rewritePower(rewriteParamCasts(rewriteQueryParens(rewriteTypeAliases(rewriteTypedLiterals(tokens))))))))));
+  return rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteLikeOperators(rewritePower(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteTypedLiterals(tokens))))))))));
 }
 
 const OPERATOR_CHARS = '+-*/<>=~!@#%^&|`?';
@@ -589,6 +590,8 @@ const LITERAL_TYPES: readonly (readonly string[])[] = [
   ...['int', 'integer', 'int2', 'int4', 'int8', 'smallint', 'bigint', 'numeric', 'decimal', 'dec', 'float', 'float4', 'float8', 'real', 'text', 'varchar', 'char', 'character', 'bool', 'boolean', 'json', 'jsonb', 'bytea', 'timestamptz', 'time'].map((w) => [w]),
   // Read by the parser itself (`timestamp '...'`), but not with a precision: `timestamp(3) '...'`.
   ['timestamp'],
+  // Types the parser reads in casts only, which tetradb refuses there (0A000), not with 42601.
+  ...['uuid', 'inet', 'cidr', 'macaddr', 'macaddr8', 'money', 'oid', 'tsquery', 'tsvector', 'bit', 'regclass', 'regtype'].map((w) => [w]),
 ];
 
 /**
@@ -646,18 +649,68 @@ function rewriteTypedLiterals(tokens: Token[]): Token[] {
 /** PostgreSQL's other spellings of types the parser reads under their usual name. */
 const TYPE_ALIASES: Readonly<Record<string, string>> = { dec: 'decimal' };
 
+/** The first words of the type names node-sql-parser reads in a cast (`::name`, `CAST(x AS name)`). */
+const PARSER_TYPES = new Set([
+  'bigint', 'bit', 'bool', 'boolean', 'bytea', 'char', 'character', 'cidr', 'date', 'decimal', 'double', 'float', 'float4', 'float8', 'inet', 'int', 'int2',
+  'int2vector', 'int4', 'int4multirange', 'int4range', 'int8', 'int8multirange', 'int8range', 'integer', 'interval', 'json', 'jsonb', 'macaddr', 'macaddr8',
+  'money', 'numeric', 'oid', 'real', 'record', 'regclass', 'regcollation', 'regconfig', 'regdictionary', 'regnamespace', 'regoper', 'regoperator', 'regproc',
+  'regprocedure', 'regrole', 'regtype', 'smallint', 'text', 'time', 'timestamp', 'timestamptz', 'tsquery', 'tsvector', 'uuid', 'varchar',
+]);
+
 /**
- * A type alias in a cast (`x::dec`, `CAST(x AS dec(5, 2))`, and so typed literals, which are
- * casts by now) -> the name the parser reads. Elsewhere the word is a name (a column `dec`).
+ * PostgreSQL's built-in types (pg_catalog's pg_type, without arrays) the parser does not read:
+ * refused as unsupported, where a name PostgreSQL does not know either is 42704.
  */
-function rewriteTypeAliases(tokens: Token[]): Token[] {
+const OTHER_POSTGRES_TYPES = new Set([
+  'aclitem', 'any', 'anyarray', 'anycompatible', 'anycompatiblearray', 'anycompatiblemultirange', 'anycompatiblenonarray', 'anycompatiblerange', 'anyelement',
+  'anyenum', 'anymultirange', 'anynonarray', 'anyrange', 'box', 'bpchar', 'cid', 'circle', 'cstring', 'datemultirange', 'daterange', 'event_trigger',
+  'fdw_handler', 'gtsvector', 'index_am_handler', 'internal', 'jsonpath', 'language_handler', 'line', 'lseg', 'name', 'national', 'nchar', 'nummultirange',
+  'numrange', 'oidvector', 'path', 'pg_brin_bloom_summary', 'pg_brin_minmax_multi_summary', 'pg_ddl_command', 'pg_dependencies', 'pg_lsn', 'pg_mcv_list',
+  'pg_ndistinct', 'pg_node_tree', 'pg_snapshot', 'point', 'polygon', 'refcursor', 'table_am_handler', 'tid', 'timetz', 'trigger', 'tsm_handler',
+  'tsmultirange', 'tsrange', 'tstzmultirange', 'tstzrange', 'txid_snapshot', 'unknown', 'varbit', 'void', 'xid', 'xid8', 'xml',
+]);
+
+/**
+ * Words that stand before a string inside an expression without being a typed literal's type:
+ * `trim(leading 'x' FROM s)`, `ALTER ... SET DEFAULT 'x'`, `AT TIME ZONE 'UTC'`.
+ */
+const NOT_TYPES = new Set(['leading', 'trailing', 'both', 'default', 'placing', 'zone', 'uescape', 'collate', 'at', 'escape', 'similar', 'to']);
+
+/**
+ * The type names of casts and typed literals the parser cannot read: an alias (`x::dec`,
+ * `CAST(x AS dec(5, 2))`, `dec '1'`, a cast by now) -> the name the parser reads; a name
+ * PostgreSQL has no type of (`'1'::foo`, `foo '1'`) fails as PostgreSQL fails it, before the
+ * parser's syntax error could; another PostgreSQL type is unsupported. Elsewhere such a word is
+ * a name (a column `dec`).
+ * @throws SQL_ERROR 42704 `type "foo" does not exist`, 0A000 for a PostgreSQL type tetradb lacks
+ */
+function rewriteTypeNames(tokens: Token[]): Token[] {
   let out = tokens;
   for (let i = 0; i < out.length; i++) {
-    const alias = TYPE_ALIASES[out[i]!.word ?? ''];
-    if (alias === undefined || out[i + 1]?.text === '.' || !castTypeAt(out, i)) continue;
-    out = [...out.slice(0, i), { text: alias, word: alias, space: out[i]!.space }, ...out.slice(i + 1)];
+    const word = out[i]!.word;
+    if (word === undefined || PARSER_TYPES.has(word) || out[i + 1]?.text === '.' || !(castTypeAt(out, i) || typedLiteralAt(out, i))) continue;
+    const alias = TYPE_ALIASES[word];
+    if (alias !== undefined) {
+      out = [...out.slice(0, i), { text: alias, word: alias, space: out[i]!.space }, ...out.slice(i + 1)];
+      continue;
+    }
+    if (OTHER_POSTGRES_TYPES.has(word)) sqlFail('0A000', `unsupported: type ${word}`);
+    const array = out[i + 1]?.text === '[' && out[i + 2]?.text === ']' ? '[]' : '';
+    sqlFail('42704', `type "${word}${array}" does not exist`);
   }
   return out;
+}
+
+/**
+ * Whether tokens[i] is a typed literal's type: a name right before a string, where an operand
+ * starts (after an operator, `(`, `,` or a keyword). Not the one-letter prefixes of PostgreSQL's
+ * B'...', X'...' and N'...' strings.
+ */
+function typedLiteralAt(tokens: Token[], i: number): boolean {
+  const t = tokens[i]!;
+  if (!isString(tokens[i + 1]) || KEYWORDS.has(t.word!) || NOT_TYPES.has(t.word!) || (t.space === '' && t.word!.length === 1)) return false;
+  const before = tokens[i - 1];
+  return before === undefined || before.text === '(' || before.text === ',' || isOperatorChar(before) || (before.word !== undefined && KEYWORDS.has(before.word) && before.word !== 'as');
 }
 
 /** Whether tokens[i] is where a cast's type name starts: after `::`, or after the AS of CAST(... AS. */
