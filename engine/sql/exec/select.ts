@@ -842,7 +842,8 @@ function callArgs(n: Ast): { args: Ast[]; star: boolean; distinct: boolean; orde
       list = list.slice(0, at);
     }
   }
-  const star = list.length === 1 && (list[0]!.type === 'star' || (list[0]!.type === 'column_ref' && columnName(list[0]!) === '*'));
+  // Only a bare `*`: `t.*` is a whole-row value (see rowCounts), never all rows.
+  const star = list.length === 1 && (list[0]!.type === 'star' || (list[0]!.type === 'column_ref' && columnName(list[0]!) === '*' && columnQualifier(list[0]!) === null));
   const distinct = distinctCall(n) || windowCall?.startsWith(DISTINCT_PREFIX) === true || String(n.args?.distinct ?? '').toUpperCase() === 'DISTINCT';
   return { args: star ? [] : list, star, distinct, ...(filter !== undefined ? { filter } : {}) };
 }
@@ -1360,9 +1361,18 @@ function rowCounts(node: unknown, items: Set<string>): unknown {
   const n = node as Ast;
   if (n.ast !== undefined) return node;
   const arg = n.args?.expr as Ast | undefined;
-  if (n.type === 'aggr_func' && String(n.name).toLowerCase() === 'count' && n.args?.distinct !== 'DISTINCT' && arg?.type === 'column_ref' && columnName(arg) === '*' && columnQualifier(arg) !== null) {
-    items.add(columnQualifier(arg)!);
-    return { ...n, args: { ...n.args, expr: { type: 'column_ref', table: arg.table, column: { expr: { type: 'double_quote_string', value: ROW_MARKER } } } } };
+  const rowOf = (ref: Ast | undefined): boolean => ref?.type === 'column_ref' && columnName(ref) === '*' && columnQualifier(ref) !== null;
+  const marker = (ref: Ast): Ast => {
+    items.add(columnQualifier(ref)!);
+    return { type: 'column_ref', table: ref.table, column: { expr: { type: 'double_quote_string', value: ROW_MARKER } } };
+  };
+  if (n.type === 'aggr_func' && String(n.name).toLowerCase() === 'count' && n.args?.distinct !== 'DISTINCT' && rowOf(arg)) {
+    return { ...n, args: { ...n.args, expr: marker(arg!) } };
+  }
+  // `count(t.*) FILTER (WHERE ...) OVER (...)` arrives as ntile(<count marker>, t.*, <filter>) (sql-rewrite.ts).
+  const values = n.args?.value as Ast[] | undefined;
+  if (windowCallName(n) === 'count' && rowOf(values?.[1])) {
+    return { ...n, args: { ...n.args, value: [values![0]!, marker(values![1]!), ...values!.slice(2)] } };
   }
   let copy: Ast | undefined;
   for (const k of Object.keys(n)) {
