@@ -63,3 +63,34 @@ describe('parameter casts and OFFSET parameters', () => {
     expect(res.body.error.details.sqlstate).toBe('2201X');
   });
 });
+
+// The error paths the gaps closed this session opened, with PostgreSQL's SQLSTATE and message
+// (checked with PGlite) unless noted; the slt files check the SQLSTATEs, these the whole HTTP answer.
+describe('errors of closed grammar gaps', () => {
+  beforeAll(async () => {
+    const res = await query('CREATE TABLE ga (id INT, x INT); CREATE TABLE gb (id INT, y INT)');
+    expect(res.status, res.text).toBe(200);
+  });
+
+  it.each([
+    ["SELECT '1'::foo", '42704', 'type "foo" does not exist'],
+    ['SELECT CAST(x AS nosuch) FROM ga', '42704', 'type "nosuch" does not exist'],
+    ["SELECT foo '1'", '42704', 'type "foo" does not exist'],
+    ["SELECT '1'::foo[]", '42704', 'type "foo[]" does not exist'],
+    // PostgreSQL has these types; tetradb does not
+    ["SELECT '10:00'::timetz", '0A000', 'unsupported: type timetz'],
+    ['SELECT (SELECT * FROM ga)', '42601', 'subquery must return only one column'],
+    ['SELECT * FROM (ga)', '42601', 'syntax error at or near ")"'],
+    // PostgreSQL: XX000 "unsupported join alias expression"
+    ['SELECT count(j.*) FROM (ga JOIN gb USING (id)) AS j', '0A000', 'unsupported: count(j.*) of a join alias'],
+    // PostgreSQL's messages: column reference "id" is ambiguous; invalid reference to FROM-clause entry for table "ga"
+    ['SELECT j.id FROM (ga JOIN gb ON ga.id = gb.id) AS j', '42702', 'column reference "j.id" is ambiguous'],
+    ['SELECT ga.x FROM (ga JOIN gb USING (id)) AS j', '42P01', 'missing FROM-clause entry for table "ga"'],
+  ])('%s is %s', async (sql, sqlstate, message) => {
+    const res = await query(sql);
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error.code).toBe('SQL_ERROR');
+    expect(res.body.error.details.sqlstate).toBe(sqlstate);
+    expect(res.body.error.message).toBe(message);
+  });
+});
