@@ -776,15 +776,15 @@ function callArguments(tokens: Token[], open: number): boolean {
   return isNameAt(tokens, open - 1) && !insertSource(tokens, open);
 }
 
-/** Words before a parenthesised query whose select list may be wide: a table, EXISTS, IN, ANY/ALL. */
-const WIDE_QUERY_PLACES = new Set(['from', 'join', 'lateral', 'exists', 'in', 'any', 'some', 'all']);
+/** Words before a parenthesised query whose select list may be wide: a table, a WITH query's body, EXISTS, IN, ANY/ALL. */
+const WIDE_QUERY_PLACES = new Set(['from', 'join', 'lateral', 'as', 'materialized', 'exists', 'in', 'any', 'some', 'all']);
 
 /**
  * Whether the parenthesised tokens[open..close] hold a SELECT whose select list has a `*` item or
  * several items: the parser refuses such a scalar subquery as a select item (or a CASE branch),
  * PostgreSQL answers `(SELECT * FROM t)` of a one-column t and refuses more columns with 42601
- * "subquery must return only one column". Not where a query starts, nor as a table, EXISTS, IN
- * or ANY/ALL operand, nor a row's value, which the parser reads.
+ * "subquery must return only one column". Not where a query starts, nor as a table, a WITH
+ * query's body, an EXISTS, IN or ANY/ALL operand, nor a row's value, which the parser reads.
  */
 function wideScalarQuery(tokens: Token[], open: number, close: number): boolean {
   if (tokens[open + 1]?.word !== 'select' || WIDE_QUERY_PLACES.has(tokens[open - 1]?.word ?? '') || startsQuery(tokens, open, close)) return false;

@@ -63,6 +63,7 @@ describe('grammar gaps rewritten before parsing', () => {
     ['SELECT CASE WHEN true THEN (SELECT a, b FROM t) END', 'SELECT CASE WHEN true THEN (SELECT __tetra_query__ FROM (SELECT a, b FROM t) AS __tetra_query__) END'],
     ['SELECT (SELECT 2 * 3 FROM t), (SELECT f(a, b) FROM t)', 'SELECT (SELECT 2 * 3 FROM t), (SELECT f(a, b) FROM t)'],
     ['SELECT * FROM (SELECT * FROM t) s WHERE a IN (SELECT * FROM u) AND EXISTS (SELECT *, 1 FROM u)', 'SELECT * FROM (SELECT * FROM t) s WHERE a IN (SELECT * FROM u) AND EXISTS (SELECT *, 1 FROM u)'],
+    ['WITH RECURSIVE w (i, a) AS (SELECT 1, 2 UNION ALL SELECT i + 1, a FROM w WHERE i < 3) SELECT * FROM w', 'WITH RECURSIVE w (i, a) AS (SELECT 1, 2 UNION ALL SELECT i + 1, a FROM w WHERE i < 3) SELECT * FROM w'],
     ["SELECT int, t.text FROM t WHERE text = 'a'", "SELECT int, t.text FROM t WHERE text = 'a'"],
   ])('%s', (sql, expected) => {
     expect(text(sql)).toBe(expected);
