@@ -256,6 +256,17 @@ export function sqlExecute(store: TenantStore, inputs: readonly SqlStatementInpu
   return runPrepared(store, p);
 }
 
+/** True when a statement's AST holds a query below its top (a subquery, or INSERT's SELECT). */
+function hasSubquery(ast: Ast): boolean {
+  const visit = (node: unknown, top: boolean): boolean => {
+    if (Array.isArray(node)) return node.some((n) => visit(n, false));
+    if (node === null || typeof node !== 'object') return false;
+    if (!top && (node as Ast).type === 'select') return true;
+    return Object.values(node).some((v) => visit(v, false));
+  };
+  return visit(ast, true);
+}
+
 async function runPrepared(store: TenantStore, p: Prepared): Promise<SqlOutcome> {
   const { s, opts, work, statementTime, limits, readOnly } = p;
   if (readOnly && work.length === 1) {
@@ -476,7 +487,13 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
     case 'update':
     case 'delete': {
       const run = ast.type === 'insert' ? insert : ast.type === 'update' ? update : deleteRows;
-      const r: DmlResult = await drive(run(ast, envOf(), view, x), x);
+      // A statement with a query inside it (a subquery anywhere, INSERT ... SELECT) reads the
+      // tables as they were when it started, as in PostgreSQL, not the rows it has already
+      // written: `UPDATE t SET v = (SELECT sum(v) FROM t t2 WHERE t2.k < t.k)` sums the old
+      // values, and a subquery in RETURNING sees the table before the statement. Writes and the
+      // constraint checks still go through the live view.
+      const xs = hasSubquery(ast) ? new Exec(view.statementView(), x.catalog, x.statementTime, x.params, x.limits) : x;
+      const r: DmlResult = await drive(run(ast, envOf(), view, xs), xs);
       return finish(ast.type.toUpperCase(), r.columns, r.rows ?? [], r.rows === undefined ? r.count : r.rows.length, opts);
     }
     case 'create': {

@@ -33,7 +33,9 @@ import { sqlFail } from './sql-types.js';
  *    which is what PostgreSQL's grammar makes of them (a cast of the literal, named after the
  *    type); the parser reads only `date`, `timestamp` and `interval` ones, which stay as they are;
  *  - the type alias `dec` -> `decimal` where a cast's type is read (`::dec`, `CAST(x AS dec)`),
- *    and a type name PostgreSQL does not know there fails with its 42704.
+ *    and a type name PostgreSQL does not know there fails with its 42704;
+ *  - `INSERT INTO t SELECT ... RETURNING ...` -> `INSERT INTO t (SELECT ...) RETURNING ...`
+ *    (the parser reads RETURNING after a parenthesised query only).
  * Each returns the same array when it changes nothing.
  */
 
@@ -53,7 +55,7 @@ export const QUERY_MARKER = '__tetra_query__';
 
 /** Every rewrite of this module, in order (operators first: later ones move whole operands). */
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
-  return rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteLikeOperators(rewritePower(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteTypedLiterals(tokens))))))))));
+  return rewriteInsertSelect(rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteLikeOperators(rewritePower(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteTypedLiterals(tokens)))))))))));
 }
 
 const OPERATOR_CHARS = '+-*/<>=~!@#%^&|`?';
@@ -556,6 +558,54 @@ function rewriteNatural(tokens: Token[]): Token[] {
     ];
     // NATURAL JOIN is an inner join: the kind words after NATURAL stay, NATURAL goes.
     return rewriteNatural([...tokens.slice(0, i), ...replaced, ...tokens.slice(k)]);
+  }
+  return tokens;
+}
+
+// ---- INSERT ... SELECT ... RETURNING -------------------------------------------------------------
+
+/**
+ * `INSERT INTO t [(cols)] SELECT ... RETURNING ...` -> `INSERT INTO t [(cols)] (SELECT ...)
+ * RETURNING ...`: the parser reads RETURNING after an INSERT's query only when the query is
+ * parenthesised (it takes RETURNING's words for the query's). The query ends at RETURNING or at
+ * ON CONFLICT, outside parentheses.
+ */
+function rewriteInsertSelect(tokens: Token[]): Token[] {
+  for (let i = 0; i + 2 < tokens.length; i++) {
+    if (tokens[i]!.word !== 'insert' || tokens[i + 1]!.word !== 'into') continue;
+    let k = i + 2;
+    if (!isName(tokens[k])) continue;
+    k++;
+    while (tokens[k]?.text === '.' && isName(tokens[k + 1])) k += 2;
+    if (tokens[k]?.word === 'as' && isName(tokens[k + 1])) k += 2;
+    if (tokens[k]?.text === '(' && tokens[k + 1]?.word !== 'select') {
+      k = matching(tokens, k, '(', ')', 1) + 1;
+      if (k <= 0) continue;
+    }
+    if (tokens[k]?.word !== 'select') continue;
+    let end = k;
+    let depth = 0;
+    let returning = false;
+    for (; end < tokens.length; end++) {
+      const t = tokens[end]!;
+      if (t.text === '(') depth++;
+      else if (t.text === ')') depth--;
+      else if (depth === 0 && (t.text === ';' || (t.word === 'on' && tokens[end + 1]?.word === 'conflict'))) break;
+      else if (depth === 0 && t.word === 'returning') {
+        returning = true;
+        break;
+      }
+    }
+    if (!returning) continue;
+    const last = tokens[end - 1]!;
+    return [
+      ...tokens.slice(0, k),
+      { text: '(', space: '' },
+      ...tokens.slice(k, end - 1),
+      { ...last, space: '' },
+      { text: ')', space: last.space === '' ? ' ' : last.space },
+      ...rewriteInsertSelect(tokens.slice(end)),
+    ];
   }
   return tokens;
 }

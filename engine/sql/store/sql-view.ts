@@ -250,6 +250,18 @@ export class TxnView implements SqlReader {
     return o;
   }
 
+  /**
+   * A read-only view of the transaction as it is now, which the writes that follow do not change:
+   * what an INSERT, UPDATE or DELETE reads through (its subqueries, RETURNING, INSERT ... SELECT),
+   * as PostgreSQL's statements read the snapshot taken when they start. Costs a copy of the
+   * pending changes (nothing in a one-statement transaction).
+   */
+  statementView(): TxnView {
+    const view = new TxnView(this.#store, this.#maxBytes);
+    view.#trees = this.save();
+    return view;
+  }
+
   /** A copy of the pending state, to return to with restore() (a rolled-back block). */
   save(): Map<string, TreeOverlay> {
     const copy = new Map<string, TreeOverlay>();
