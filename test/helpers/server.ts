@@ -100,6 +100,8 @@ export interface FileServer {
   seed(documents: unknown[], prefix?: string): Promise<string>;
   /** Every document of `collection`, in `_id` order. */
   all(collection: string): Promise<any[]>;
+  /** The documents `pipeline` outputs over `collection` (the answer must be 200). */
+  aggregate(collection: string, pipeline: unknown[]): Promise<any[]>;
 }
 
 /**
@@ -134,6 +136,11 @@ export function serverForFile(overrides: Partial<ServerConfig> = {}): FileServer
     },
     async all(collection) {
       const res = await this.mql('find', { collection, sort: { _id: 1 } });
+      expect(res.status, res.text).toBe(200);
+      return res.body.documents;
+    },
+    async aggregate(collection, pipeline) {
+      const res = await this.mql('aggregate', { collection, pipeline });
       expect(res.status, res.text).toBe(200);
       return res.body.documents;
     },
