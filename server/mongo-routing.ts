@@ -7,6 +7,7 @@
 //   `$out`, `$merge`, diagnostic stages, or `from`/`coll` naming another database) and no
 //   JavaScript, so a tenant never reaches another's data. MongoDB checks the rest, with its own
 //   (larger) set of operators.
+// - A pipeline with a `$merge` is refused when it would be routed: MongoDB holds only a mirror.
 // - Read-your-writes: it runs once the mirror holds every write applied before the request
 //   arrived (MongoMirror.caughtUp), within the timeout.
 // - MongoDB away, or the mirror not caught up in time: the pipeline runs natively
@@ -27,6 +28,8 @@ export interface Routing {
   readonly external: boolean;
   /** A `$text` search: only MongoDB can answer it. */
   readonly text: boolean;
+  /** A final `$merge`: writes, which must not go to MongoDB (it holds a mirror), so the pipeline is refused when routed. */
+  readonly writes: boolean;
 }
 
 /** Which of the routed stages a pipeline uses, at any depth. */
@@ -55,7 +58,8 @@ export function pipelineRouting(pipeline: unknown): Routing {
     }
   };
   walk(pipeline);
-  return { external: external || text, text };
+  const writes = Array.isArray(pipeline) && pipeline.some((stage) => isPlainObject(stage) && Object.hasOwn(stage, '$merge'));
+  return { external: external || text, text, writes };
 }
 
 const TEXT_OPTIONS: Record<string, 'string' | 'boolean'> = { $search: 'string', $language: 'string', $caseSensitive: 'boolean', $diacriticSensitive: 'boolean' };

@@ -37,6 +37,7 @@ import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
 import { AGGREGATE_LIMITS, approxBytes, BlockingBudget, type StageContext } from './aggregate/stage.js';
 import { compilePipeline } from './aggregate/pipeline.js';
+import type { MergeSpec } from './aggregate/stages/merge.js';
 import { Scope } from './aggregate/expression/expression.js';
 import { ValueSet } from './aggregate/value-key.js';
 import { fromJson } from './ejson.js';
@@ -49,7 +50,7 @@ import { compileUpdate } from './update/compile-update.js';
 import { buildUpsertDocument, filterIdEquality } from './update/upsert.js';
 import { documentFromJson, validateDocument } from './validate.js';
 import { collectValues, parsePath } from './path.js';
-import { compareValues, getOwn, isPlainObject, MISSING, setOwn, type Doc } from './values.js';
+import { compareValues, describeValue, getOwn, isPlainObject, MISSING, setOwn, valuesEqual, type Doc } from './values.js';
 
 /** Limits of the document endpoints (see docs/mql.md). */
 export const DOCS_MODEL_LIMITS = {
@@ -772,17 +773,33 @@ export async function docsCount(store: TenantStore, collection: unknown, options
   });
 }
 
+export interface AggregateOptions {
+  hint?: unknown;
+  /** Called with the bytes each batch of a $merge adds, before it is written (a quota check may throw). */
+  charge?: (bytes: number) => void;
+}
+
+export interface AggregateResult {
+  readonly documents: Doc[];
+  /** The collection a final $merge wrote into (documents is then empty). */
+  readonly merged?: string;
+}
+
 /**
  * Runs an aggregation pipeline (aggregate/pipeline.ts) over a collection, on one snapshot of it
  * and of every collection its $lookup stages read (the catalog entries read in the same turn).
  * A leading $match goes to the query planner, so an index serves it; the documents then flow
- * through the stages a chunk per turn. The result is bounded like find's.
+ * through the stages a chunk per turn. The result is bounded like find's. A final $merge writes
+ * the output instead (mergeStream), as it streams, and answers once every write is durable.
  * @throws VALIDATION_FAILED for a bad collection name; QUERY_ERROR for a bad pipeline, a stage
- *   past its memory bound or a result past AGGREGATE_LIMITS.maxResultBytes
+ *   past its memory bound or a result past AGGREGATE_LIMITS.maxResultBytes; a $merge's errors
+ *   (mergeChunk), after the chunks before the failing one are written
  */
-export async function docsAggregate(store: TenantStore, collection: unknown, pipelineSpec: unknown, options: { hint?: unknown } = {}): Promise<{ documents: Doc[] }> {
+export async function docsAggregate(store: TenantStore, collection: unknown, pipelineSpec: unknown, options: AggregateOptions = {}): Promise<AggregateResult> {
   const name = validateCollectionName(collection);
   const pipeline = compilePipeline(fromJson(pipelineSpec, { code: 'QUERY_ERROR' }));
+  // As MongoDB does when it parses the stage: an `on` without its unique index fails before any read.
+  if (pipeline.merge !== undefined && !pipeline.merge.onId) mergeIndex(readCollection(store, pipeline.merge.into), pipeline.merge);
   // The hint picks how the collection itself is read (its leading $match), not what $lookup and the like read.
   const hint = parseHint(options.hint);
   const infos = new Map<string, CollectionInfo | undefined>();
@@ -820,10 +837,16 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
     },
   };
   try {
+    // The leading $match is the read's filter: the pipeline does not test it again.
+    const output = pipeline.run(read(name, pipeline.leading ?? matchAll, pipeline.fields, hint), ctx, true);
+    if (pipeline.merge !== undefined) {
+      await mergeStream(store, pipeline.merge, output, options.charge ?? (() => undefined));
+      // MongoDB's $merge returns no documents.
+      return { documents: [], merged: pipeline.merge.into };
+    }
     const documents: Doc[] = [];
     let bytes = 0;
-    // The leading $match is the read's filter: the pipeline does not test it again.
-    for await (const chunk of pipeline.run(read(name, pipeline.leading ?? matchAll, pipeline.fields, hint), ctx, true)) {
+    for await (const chunk of output) {
       for (const d of chunk) {
         bytes += approxBytes(d);
         if (bytes > AGGREGATE_LIMITS.maxResultBytes) {
@@ -842,6 +865,178 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   } finally {
     snapshot?.close();
   }
+}
+
+// ---- $merge ---------------------------------------------------------------------------------------
+
+/** Output documents a $merge writes per batch: one atomic batch, made and applied in one turn. */
+const MERGE_CHUNK = 256;
+// A primary key no document has: uniqueHolder then reports any holder.
+const NO_PK = Buffer.alloc(0);
+
+/**
+ * The unique index a $merge's `on` fields (other than `_id` alone) need, as MongoDB requires: a
+ * unique, non-partial index on exactly those fields, in any order.
+ * @throws QUERY_ERROR with MongoDB's message when the target has none (or does not exist)
+ */
+function mergeIndex(info: CollectionInfo | undefined, spec: MergeSpec): IndexInfo {
+  const wanted = new Set(spec.on);
+  const index = info?.indexes.find((i) => i.unique && i.partialFilterExpression === undefined && i.fields.length === wanted.size && i.fields.every((f) => wanted.has(f.path)));
+  if (index === undefined) fail('QUERY_ERROR', 'Cannot find index to verify that join fields will be unique', { stage: '$merge', on: [...spec.on] });
+  return index;
+}
+
+/** The value at dot path `path`, through embedded documents only (MongoDB reads `on` fields so: an array on the way is no value). */
+function onValue(doc: Doc, path: string): unknown {
+  let cur: unknown = doc;
+  for (const part of path.split('.')) {
+    if (!isPlainObject(cur)) return MISSING;
+    cur = getOwn(cur, part);
+  }
+  return cur;
+}
+
+/**
+ * An output document as $merge writes it: an `_id` generated when `on` names `_id` and the
+ * document has none (as MongoDB does), a storable `_id`, and every `on` field present, not null,
+ * not an array (MongoDB's message).
+ * @throws VALIDATION_FAILED for an `_id` tetradb cannot store; QUERY_ERROR for a bad `on` field
+ */
+function mergeOutput(doc: Doc, spec: MergeSpec): Doc {
+  let out = doc;
+  if (getOwn(doc, ID) === MISSING && spec.on.includes(ID)) out = withIdFirst(doc, newObjectId());
+  const id = getOwn(out, ID);
+  if (id !== MISSING && !isValidId(id)) fail('VALIDATION_FAILED', `$merge cannot write a document whose _id is ${describeValue(id)}: _id must be a string, a number or a boolean`, { stage: '$merge', field: ID });
+  for (const path of spec.on) {
+    const v = onValue(out, path);
+    if (v === MISSING || v === null || Array.isArray(v)) fail('QUERY_ERROR', "$merge write error: 'on' field cannot be missing, null, undefined or an array", { stage: '$merge', field: path });
+  }
+  return out;
+}
+
+/**
+ * Writes a $merge's output into its collection as it streams, MERGE_CHUNK documents per batch
+ * (mergeChunk), and returns once every batch written is durable. A failing batch writes nothing,
+ * the batches before it stay (MongoDB's $merge is not atomic either); they are durable before the
+ * error is thrown. Only the current chunk is held.
+ */
+async function mergeStream(store: TenantStore, spec: MergeSpec, output: AsyncIterable<Doc[]>, charge: (bytes: number) => void): Promise<void> {
+  const writes: Array<Promise<unknown>> = [];
+  try {
+    for await (const chunk of output) {
+      for (let i = 0; i < chunk.length; i += MERGE_CHUNK) {
+        // A large chunk (a $unwind's) is written in batches with other requests' turns between them.
+        if (i > 0) await nextTurn();
+        const write = mergeChunk(store, spec, chunk.slice(i, i + MERGE_CHUNK), charge);
+        if (write !== undefined) writes.push(write);
+      }
+    }
+  } finally {
+    await Promise.allSettled(writes);
+  }
+  await Promise.all(writes);
+}
+
+/**
+ * One batch of a $merge, read, checked and written in this turn: each document is matched by its
+ * `on` fields against the target as it is now and as the batch's earlier documents left it (by
+ * `_id`, or through the unique index on the `on` fields), then, when matched, replaced (its `_id`
+ * kept), merged (top-level fields set, as $mergeObjects), kept, or inserted to fail on the
+ * duplicate key (whenMatched "fail"); when not, inserted (the target created on first insert),
+ * discarded, or refused. Unique indexes, the document size and index maintenance are the other
+ * writes'. Returns the batch's write, or undefined when it changes nothing.
+ * @throws QUERY_ERROR (an `on` field, a changed `_id`, no match for whenNotMatched "fail"),
+ *   VALIDATION_FAILED (a document tetradb cannot store), DUPLICATE_KEY: nothing of the batch written
+ */
+function mergeChunk(store: TenantStore, spec: MergeSpec, docs: readonly Doc[], charge: (bytes: number) => void): Promise<unknown> | undefined {
+  const ops: BatchOp[] = [];
+  const existing = readCollection(store, spec.into);
+  // Looked up for every batch: the index may have been dropped since the last one.
+  const index = spec.onId ? undefined : mergeIndex(existing, spec);
+  let target: { info: CollectionInfo; created: boolean } | undefined = existing === undefined ? undefined : { info: existing, created: false };
+  const flags = existing === undefined ? '' : flagsOf(existing);
+  const pending = new Map<string, Buffer>();
+  // The documents this batch wrote, by primary key: the batch's later documents match them.
+  const written = new Map<string, Doc>();
+  const docOps: BatchOp[] = [];
+  let bytes = 0;
+
+  const stored = (info: CollectionInfo, pk: Buffer): Doc | undefined => {
+    const mine = written.get(pk.toString('latin1'));
+    if (mine !== undefined) return mine;
+    const raw = store.get(docsTree(info), pk);
+    return raw === undefined ? undefined : decodeDocument(raw);
+  };
+  const matched = (info: CollectionInfo, doc: Doc): { pk: Buffer; before: Doc } | undefined => {
+    let pk: Buffer | undefined;
+    if (index === undefined) pk = idKey(idOf(doc));
+    else {
+      const [entry] = entriesOf(index, doc).values();
+      if (entry === undefined) return undefined;
+      const claimed = pending.get(`${index.id}:${entry.claim}`);
+      pk = claimed === RELEASED ? undefined : (claimed ?? uniqueHolder(store, info, index, entry, NO_PK));
+    }
+    const before = pk === undefined ? undefined : stored(info, pk);
+    return before === undefined ? undefined : { pk: pk!, before };
+  };
+  const put = (info: CollectionInfo, pk: Buffer, before: Doc | undefined, after: Doc): void => {
+    validateDocument(after, { maxDepth: DOCS_LIMITS.maxDocumentDepth });
+    const encoded = encodeChecked(after);
+    bytes += encoded.length + 64;
+    docOps.push({ op: 'put', tree: docsTree(info), key: pk, value: encoded });
+    pushIndexOps(docOps, info, indexChanges(store, info, pk, before, after, pending));
+    written.set(pk.toString('latin1'), after);
+  };
+  const insert = (doc: Doc): void => {
+    target ??= collectionForWrite(store, spec.into, ops);
+    const id = getOwn(doc, ID);
+    const after = withIdFirst(doc, id === MISSING ? newObjectId() : id);
+    const pk = idKey(idOf(after));
+    if (written.has(pk.toString('latin1')) || store.has(docsTree(target.info), pk)) {
+      fail('DUPLICATE_KEY', `E11000 duplicate key error collection: ${spec.into} index: _id_ dup key: { _id: ${JSON.stringify(idOf(after))} }`, { collection: spec.into, index: '_id_', keyValue: { _id: idOf(after) } });
+    }
+    put(target.info, pk, undefined, after);
+  };
+
+  for (const output of docs) {
+    const doc = mergeOutput(output, spec);
+    const match = target === undefined ? undefined : matched(target.info, doc);
+    if (match === undefined) {
+      if (spec.whenNotMatched === 'discard') continue;
+      if (spec.whenNotMatched === 'fail') {
+        fail('QUERY_ERROR', '$merge could not find a matching document in the target collection for at least one document in the source collection', { stage: '$merge' });
+      }
+      insert(doc);
+      continue;
+    }
+    if (spec.whenMatched === 'keepExisting') continue;
+    // MongoDB inserts, and the insert fails on the key the document matched by.
+    if (spec.whenMatched === 'fail') {
+      insert(doc);
+      continue;
+    }
+    const { pk, before } = match;
+    const id = getOwn(doc, ID);
+    if (id !== MISSING && compareValues(id, before[ID]) !== 0) {
+      fail('QUERY_ERROR', '$merge failed to update the matching document, did you attempt to modify the _id or the shard key?', { stage: '$merge', _id: before[ID] as string | number | boolean });
+    }
+    let after: Doc;
+    if (spec.whenMatched === 'replace') after = withIdFirst(doc, before[ID]);
+    else {
+      // "merge": the existing document with the output's top-level fields set (existing ones keep their place).
+      after = {};
+      for (const key of Object.keys(before)) setOwn(after, key, before[key]);
+      for (const key of Object.keys(doc)) if (key !== ID) setOwn(after, key, doc[key]);
+    }
+    // Equal, field order included: matched, nothing to write (as an update that changes nothing).
+    if (valuesEqual(after, before)) continue;
+    put(target!.info, pk, before, after);
+  }
+  if (docOps.length === 0) return undefined;
+  charge(bytes);
+  if (target!.created || flagsOf(target!.info) !== flags) ops.push(putCollection(target!.info));
+  ops.push(...docOps);
+  return store.write(ops);
 }
 
 // ---- Index maintenance ------------------------------------------------------------------------

@@ -138,13 +138,22 @@ export function mqlRoutes(app: FastifyInstance): void {
       const { tenantId } = principalOf(request);
       return withTenant(request, async (store) => {
         if (mirror !== undefined && routing?.external === true) {
+          // The external MongoDB holds a mirror: a $merge there would write to the mirror, never to tetradb.
+          if (routing.writes) {
+            fail('QUERY_ERROR', '$merge cannot be used in a pipeline that runs on the external MongoDB (one with $lookup, $facet, $graphLookup or $text): run the reading pipeline without $merge, or write its result with insertMany', { stage: '$merge' });
+          }
           // store.lsn: every write applied before this request, which the mirror must hold.
           const external = await aggregateExternally(mirror, tenantId, validateCollectionName(b.collection), b.pipeline, store.lsn, config.mongodbTimeoutMs, docsHintKeyPattern(store, b.collection, b.hint));
           if (external !== undefined) return { documents: external.map(toJson), executedBy: 'external' };
           if (routing.text) fail('UNAVAILABLE', `$text runs only on the external MongoDB, which did not answer within ${config.mongodbTimeoutMs} ms; retry shortly`);
           request.server.log.warn({ tenantId, reqId: request.id }, 'aggregation routed to MongoDB ran natively: MongoDB did not answer in time');
         }
-        const result = await docsAggregate(store, b.collection, b.pipeline, b);
+        // A $merge's batches count against the quota as inserts do; its TTL indexes wake the expiry service.
+        const result = await docsAggregate(store, b.collection, b.pipeline, { hint: b.hint, charge: (bytes) => checkQuota(store, config.quotaBytes, bytes) });
+        if (result.merged !== undefined) {
+          const next = docsNextExpiry(store, result.merged);
+          if (next !== null) expiry.schedule(tenantId, next);
+        }
         return { documents: result.documents.map(toJson), executedBy: 'native' };
       });
     },

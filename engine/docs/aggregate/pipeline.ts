@@ -19,6 +19,7 @@ import { countStage, groupStage, sortByCountStage } from './stages/group.js';
 import { graphLookupStage } from './stages/graph-lookup.js';
 import { lookupStage } from './stages/lookup.js';
 import { matchStage, type MatchStage } from './stages/match.js';
+import { parseMerge, type MergeSpec } from './stages/merge.js';
 import { limitStage, skipStage, sortStage } from './stages/order.js';
 import { addFieldsStage, projectStage, replaceRootStage, unsetStage } from './stages/project.js';
 import { sampleStage } from './stages/sample.js';
@@ -27,8 +28,7 @@ import { unionWithStage } from './stages/union-with.js';
 import { unwindStage } from './stages/unwind.js';
 
 const UNSUPPORTED: Record<string, string> = {
-  $out: 'writing a pipeline into a collection is not supported',
-  $merge: 'writing a pipeline into a collection is not supported',
+  $out: "not implemented: $merge writes a pipeline's output into a collection",
   $search: 'Atlas Search is not available',
   $geoNear: 'there are no geospatial indexes',
   $redact: 'not implemented',
@@ -44,7 +44,7 @@ const UNSUPPORTED: Record<string, string> = {
 const SUPPORTED = new Set([
   '$match', '$project', '$addFields', '$set', '$unset', '$replaceRoot', '$replaceWith', '$group', '$count', '$sortByCount', '$sort', '$skip',
   '$limit', '$unwind', '$lookup', '$facet', '$graphLookup', '$unionWith', '$bucket', '$bucketAuto', '$sample',
-  '$setWindowFields', '$fill', '$densify',
+  '$setWindowFields', '$fill', '$densify', '$merge',
 ]);
 
 /** True for the name of an aggregation stage tetradb knows, supported or not (a pipeline-style update refuses the others by name). */
@@ -60,14 +60,19 @@ export interface CompiledPipeline {
   readonly reads: readonly string[];
   /** The paths of its input it reads (dependencies.ts), or undefined for whole documents. */
   readonly fields: readonly string[] | undefined;
+  /** A final $merge: the model writes the output of `run` into its collection instead of returning it. */
+  readonly merge: MergeSpec | undefined;
   /** `leadingDone`: the input already passed the leading $match (the model read it through the planner). */
   run(input: DocStream, ctx: StageContext, leadingDone?: boolean): DocStream;
 }
 
-function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { stages: number }): Stage[] {
+/** The stage whose sub-pipeline is being compiled (a $facet checks its own), undefined at the top. */
+type Host = '$lookup' | '$unionWith' | '$facet' | undefined;
+
+function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { stages: number }, host: Host, out: { merge?: MergeSpec }): Stage[] {
   if (!Array.isArray(spec)) stageError('pipeline', 'the pipeline must be an array of stages');
   const stages: Stage[] = [];
-  const sub = (s: unknown, n: ReadonlySet<string>) => compile(s, n, counter);
+  const subIn = (h: Host) => (s: unknown, n: ReadonlySet<string>) => compile(s, n, counter, h);
   for (let i = 0; i < spec.length; i++) {
     const item = spec[i];
     if (++counter.stages > AGGREGATE_LIMITS.maxStages) stageError('pipeline', `the pipeline has more than ${AGGREGATE_LIMITS.maxStages} stages`);
@@ -117,16 +122,16 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
         stages.push(unwindStage(arg));
         break;
       case '$lookup':
-        stages.push(lookupStage(arg, names, sub));
+        stages.push(lookupStage(arg, names, subIn('$lookup')));
         break;
       case '$facet':
-        stages.push(facetStage(arg, names, sub));
+        stages.push(facetStage(arg, names, subIn('$facet')));
         break;
       case '$graphLookup':
         stages.push(graphLookupStage(arg, names));
         break;
       case '$unionWith':
-        stages.push(unionWithStage(arg, names, sub));
+        stages.push(unionWithStage(arg, names, subIn('$unionWith')));
         break;
       case '$bucket':
         stages.push(bucketStage(arg, names));
@@ -146,6 +151,13 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
       case '$densify':
         stages.push(densifyStage(arg));
         break;
+      case '$merge':
+        // MongoDB's order of checks: the sub-pipeline, then the position.
+        if (host === '$lookup' || host === '$unionWith') stageError(name, `${name} is not allowed within a ${host}'s sub-pipeline`);
+        if (host === '$facet') stageError(name, `${name} is not allowed to be used within a $facet stage`);
+        if (i !== spec.length - 1) stageError(name, `${name} can only be the final stage in the pipeline`);
+        out.merge = parseMerge(arg);
+        break;
       default:
         if (SUPPORTED.has(name)) throw new Error(`stage ${name} is listed as supported but not compiled`);
         if (Object.hasOwn(UNSUPPORTED, name)) stageError(name, `unsupported: the ${name} stage is not supported (${UNSUPPORTED[name]})`);
@@ -155,10 +167,12 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
   return stages;
 }
 
-function compile(spec: unknown, names: ReadonlySet<string>, counter: { stages: number }): CompiledPipeline {
-  const stages = compileStages(spec, names, counter);
+function compile(spec: unknown, names: ReadonlySet<string>, counter: { stages: number }, host: Host): CompiledPipeline {
+  const out: { merge?: MergeSpec } = {};
+  const stages = compileStages(spec, names, counter, host, out);
   const first = stages[0];
   return {
+    merge: out.merge,
     leading: first?.name === '$match' ? (first as MatchStage).filter : undefined,
     reads: [...new Set(stages.flatMap((s) => s.reads))],
     fields: pipelineFields(stages),
@@ -172,5 +186,5 @@ function compile(spec: unknown, names: ReadonlySet<string>, counter: { stages: n
 
 /** Compiles a pipeline (an array of stage objects). @throws QUERY_ERROR for anything malformed, unknown or unsupported */
 export function compilePipeline(spec: unknown): CompiledPipeline {
-  return compile(spec, new Set(), { stages: 0 });
+  return compile(spec, new Set(), { stages: 0 }, undefined);
 }

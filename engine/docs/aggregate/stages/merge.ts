@@ -1,0 +1,103 @@
+/**
+ * $merge (manual: $merge): the specification of the pipeline's last stage, which writes its
+ * output into a collection of the tenant instead of returning it. Parsed here, with MongoDB's
+ * messages; the writes themselves are the document model's (docs-model.ts, mergeChunk), which
+ * holds the write paths, the unique checks and the index maintenance.
+ *
+ * `{$merge: "coll"}` or `{$merge: {into, on, let, whenMatched, whenNotMatched}}`. tetradb has one
+ * database per tenant: `into` is a collection name or `{coll}`; a `db` is refused (MongoDB would
+ * write to that database). `on` is `_id` by default, else a field or an array of distinct fields.
+ * whenMatched: replace (default), keepExisting, merge, fail, or a pipeline (refused: not
+ * implemented); whenNotMatched: insert (default), discard, fail, in MongoDB's supported pairs.
+ */
+
+import { isPlainObject, bsonTypeOf } from '../../values.js';
+import { stageError } from '../stage.js';
+import { validateCollectionName } from '../../catalog.js';
+
+const STAGE = '$merge';
+const ID = '_id';
+
+export type WhenMatched = 'replace' | 'keepExisting' | 'merge' | 'fail';
+export type WhenNotMatched = 'insert' | 'discard' | 'fail';
+
+const WHEN_MATCHED: readonly string[] = ['replace', 'keepExisting', 'merge', 'fail'];
+const WHEN_NOT_MATCHED: readonly string[] = ['insert', 'discard', 'fail'];
+
+// MongoDB's supported pairs (its merge strategy descriptors): keepExisting and fail only insert.
+const SUPPORTED_MODES: ReadonlySet<string> = new Set([
+  'replace/insert', 'replace/discard', 'replace/fail',
+  'merge/insert', 'merge/discard', 'merge/fail',
+  'keepExisting/insert',
+  'fail/insert',
+]);
+
+const SPEC_FIELDS = new Set(['into', 'on', 'let', 'whenMatched', 'whenNotMatched']);
+
+/** A parsed $merge. */
+export interface MergeSpec {
+  /** The target collection (of the same tenant). */
+  readonly into: string;
+  /** The `on` fields (dot paths), `['_id']` by default, in the order given. */
+  readonly on: readonly string[];
+  /** True when `on` is `_id` alone: documents are matched by primary key, no other index needed. */
+  readonly onId: boolean;
+  readonly whenMatched: WhenMatched;
+  readonly whenNotMatched: WhenNotMatched;
+}
+
+function intoCollection(into: unknown): string {
+  if (typeof into === 'string') return validateCollectionName(into);
+  if (!isPlainObject(into)) stageError(STAGE, `BSON field '$merge.into' is the wrong type '${bsonTypeOf(into)}', expected types '[string, object]'`);
+  for (const k of Object.keys(into)) {
+    if (k === 'db') {
+      stageError(STAGE, `$merge cannot write to another database (into.db: ${JSON.stringify(into[k])}): tetradb has one database per tenant, so 'into' is a collection name or {coll}`);
+    }
+    if (k !== 'coll') stageError(STAGE, `BSON field '$merge.into.${k}' is an unknown field.`);
+  }
+  if (typeof into['coll'] !== 'string') stageError(STAGE, "BSON field '$merge.into.coll' is missing but a required field");
+  return validateCollectionName(into['coll']);
+}
+
+function onFields(on: unknown): string[] {
+  if (on === undefined) return [ID];
+  const fields = typeof on === 'string' ? [on] : Array.isArray(on) ? on : undefined;
+  if (fields === undefined) stageError(STAGE, `BSON field '$merge.on' is the wrong type '${bsonTypeOf(on)}', expected types '[string, array]'`);
+  const seen = new Set<string>();
+  for (const f of fields) {
+    if (typeof f !== 'string') stageError(STAGE, `BSON field '$merge.on' is the wrong type '${bsonTypeOf(f)}', expected type 'string'`);
+    if (f === '') stageError(STAGE, 'FieldPath cannot be constructed with empty string');
+    if (f.startsWith('$')) stageError(STAGE, `FieldPath field names may not start with '$'. Consider using $getField or $setField.`);
+    if (f.split('.').some((p) => p === '')) stageError(STAGE, 'FieldPath field names may not be empty strings.');
+    if (seen.has(f)) stageError(STAGE, `Found a duplicate field '${f}'`);
+    seen.add(f);
+  }
+  return fields as string[];
+}
+
+function mode<T extends string>(value: unknown, field: string, allowed: readonly string[], fallback: T): T {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'string') stageError(STAGE, `BSON field '$merge.${field}' is the wrong type '${bsonTypeOf(value)}', expected type 'string'`);
+  if (!allowed.includes(value)) stageError(STAGE, `Enumeration value '${value}' for field '${field}' is not a valid value.`);
+  return value as T;
+}
+
+/** Parses a $merge specification. @throws QUERY_ERROR with MongoDB's message for a bad one */
+export function parseMerge(spec: unknown): MergeSpec {
+  if (typeof spec === 'string') return { into: validateCollectionName(spec), on: [ID], onId: true, whenMatched: 'replace', whenNotMatched: 'insert' };
+  if (!isPlainObject(spec)) stageError(STAGE, `$merge only supports a string or object argument, not ${bsonTypeOf(spec)}`);
+  for (const k of Object.keys(spec)) if (!SPEC_FIELDS.has(k)) stageError(STAGE, `BSON field '$merge.${k}' is an unknown field.`);
+  if (!Object.hasOwn(spec, 'into')) stageError(STAGE, "BSON field '$merge.into' is missing but a required field");
+  const into = intoCollection(spec['into']);
+  const on = onFields(spec['on']);
+  if (Array.isArray(spec['whenMatched'])) {
+    stageError(STAGE, 'unsupported: a pipeline as $merge.whenMatched is not supported (not implemented); use "replace", "keepExisting", "merge" or "fail"');
+  }
+  const whenMatched = mode<WhenMatched>(spec['whenMatched'], 'whenMatched', WHEN_MATCHED, 'replace');
+  const whenNotMatched = mode<WhenNotMatched>(spec['whenNotMatched'], 'whenNotMatched', WHEN_NOT_MATCHED, 'insert');
+  if (!SUPPORTED_MODES.has(`${whenMatched}/${whenNotMatched}`)) {
+    stageError(STAGE, `Combination of $merge modes 'whenMatched: ${whenMatched}' and 'whenNotMatched: ${whenNotMatched}' is not supported`);
+  }
+  if (spec['let'] !== undefined) stageError(STAGE, `Cannot use 'let' variables with 'whenMatched: ${whenMatched}' mode`);
+  return { into, on, onId: on.length === 1 && on[0] === ID, whenMatched, whenNotMatched };
+}
