@@ -432,6 +432,20 @@ describe('$merge: targets, streaming, failures', () => {
     expect(written).toEqual(Array.from({ length: written.length }, (_, i) => i));
   });
 
+  it('one large chunk of output (an $unwind of one array) is still written in batches: those before the violation stay', async () => {
+    const source = await seed(Array.from({ length: 1200 }, (_, i) => ({ _id: i, k: i })));
+    const target = fresh('t');
+    await insert(target, [{ _id: 'x', k: 1000 }]);
+    await createIndex(target, { k: 1 }, { unique: true });
+    const pipeline = [{ $sort: { _id: 1 } }, { $group: { _id: null, d: { $push: '$$ROOT' } } }, { $unwind: '$d' }, { $replaceWith: '$d' }, { $merge: target }];
+    const res = await mql('aggregate', { collection: source, pipeline });
+    expect(res.status, res.text).toBe(409);
+    const written = (await all(target)).filter((d) => d._id !== 'x').map((d) => d._id);
+    expect(written.length).toBeGreaterThan(0);
+    expect(written.length).toBeLessThan(1000);
+    expect(written).toEqual(Array.from({ length: written.length }, (_, i) => i));
+  });
+
   it('a document tetradb cannot store (past the size limit): refused, its batch not written', async () => {
     const source = await seed([{ _id: 1, s: 'x'.repeat(1000) }]);
     const target = fresh('t');
