@@ -178,6 +178,33 @@ describe('aggregation routed to an external MongoDB', () => {
     expect(mongo.commands.filter((c) => c.name === 'aggregate').length).toBe(before);
   });
 
+  it('refuses a $merge in a pipeline that would be routed (MongoDB holds only a mirror); without routed stages, or without MongoDB, it writes natively', async () => {
+    const t = await signup(server.url);
+    await seed(server.url, t.apiKey);
+    const before = mongo.commands.filter((c) => c.name === 'aggregate').length;
+    for (const routed of [LOOKUP, FACET, GRAPH, [{ $match: { $text: { $search: 'ada' } } }]]) {
+      const res = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: [...routed, { $merge: 'copy' }] });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.error.code).toBe('QUERY_ERROR');
+      expect(res.body.error.message).toContain('$merge cannot be used in a pipeline that runs on the external MongoDB');
+    }
+    expect(mongo.commands.filter((c) => c.name === 'aggregate').length).toBe(before);
+    expect((await mql(server.url, t.apiKey, 'listCollections', {})).body.collections.map((c: { name: string }) => c.name)).not.toContain('copy');
+    // No routed stage: native, and the write is mirrored as any other.
+    const plain = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: [{ $match: { total: { $gte: 10 } } }, { $merge: 'copy' }] });
+    expect(plain.body).toEqual({ documents: [], executedBy: 'native' });
+    expect((await everything(server.url, t.apiKey, 'copy')).map((d: any) => d._id)).toEqual([1, 2]);
+    // A routed read of it waits for the mirror, which then holds the merged documents.
+    expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'copy', pipeline: LOOKUP })).body.executedBy).toBe('external');
+    expect(mirrored(t.tenantId, 'copy')).toEqual(await everything(server.url, t.apiKey, 'copy'));
+    // Without MongoDB, the routed stages run natively and the $merge writes.
+    const p = await signup(native.url);
+    await seed(native.url, p.apiKey);
+    const local = await mql(native.url, p.apiKey, 'aggregate', { collection: 'orders', pipeline: [...LOOKUP, { $merge: 'copy' }] });
+    expect(local.body).toEqual({ documents: [], executedBy: 'native' });
+    expect((await everything(native.url, p.apiKey, 'copy')).map((d: any) => [d._id, d.who.length])).toEqual([[1, 1], [2, 1], [3, 1], [4, 0]]);
+  });
+
   it('hands MongoDB the operators the native stages lack (a routed pipeline has MongoDB\'s language)', async () => {
     const t = await signup(server.url);
     await seed(server.url, t.apiKey);
