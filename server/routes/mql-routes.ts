@@ -128,7 +128,7 @@ export function mqlRoutes(app: FastifyInstance): void {
 
   route(
     'aggregate',
-    'Run an aggregation pipeline ($match, $project, $addFields/$set, $unset, $group, $bucket, $sort, $skip, $limit, $count, $sortByCount, $unwind, $lookup, $graphLookup, $unionWith, $facet, $replaceRoot/$replaceWith)',
+    'Run an aggregation pipeline ($match, $project, $addFields/$set, $unset, $group, $bucket, $sort, $skip, $limit, $count, $sortByCount, $unwind, $lookup, $graphLookup, $unionWith, $facet, $replaceRoot/$replaceWith; a final $merge writes the output into a collection)',
     { collection, pipeline: { type: 'array', items: anyObject }, hint },
     ['collection', 'pipeline'],
     { 200: { type: 'object', properties: { documents, executedBy: { type: 'string', enum: ['native', 'external'] } } } },
