@@ -37,7 +37,7 @@ import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
 import { AGGREGATE_LIMITS, approxBytes, BlockingBudget, type StageContext } from './aggregate/stage.js';
 import { compilePipeline } from './aggregate/pipeline.js';
-import type { MergeSpec } from './aggregate/stages/merge.js';
+import { mergeVariables, type MergeSpec } from './aggregate/stages/merge.js';
 import { Scope } from './aggregate/expression/expression.js';
 import { ValueSet } from './aggregate/value-key.js';
 import { fromJson } from './ejson.js';
@@ -47,6 +47,7 @@ import { compileFilter, filterIsVolatile, filterPaths, filterReadsAll, parseFilt
 import { describePlan, planQuery, type Hint, type Plan } from './query-planner.js';
 import { compileSort, type CompiledSort } from './sort.js';
 import { compileUpdate } from './update/compile-update.js';
+import { compilePipelineUpdate, type CompiledPipelineUpdate } from './update/pipeline-update.js';
 import { buildUpsertDocument, filterIdEquality } from './update/upsert.js';
 import { documentFromJson, validateDocument } from './validate.js';
 import { collectValues, parsePath } from './path.js';
@@ -799,7 +800,10 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   const name = validateCollectionName(collection);
   const pipeline = compilePipeline(fromJson(pipelineSpec, { code: 'QUERY_ERROR' }));
   // As MongoDB does when it parses the stage: an `on` without its unique index fails before any read.
-  if (pipeline.merge !== undefined && !pipeline.merge.onId) mergeIndex(readCollection(store, pipeline.merge.into), pipeline.merge);
+  const merge = pipeline.merge;
+  // A whenMatched pipeline is a pipeline-style update with the $merge's variables.
+  const mergeUpdate = merge?.pipeline === undefined ? undefined : compilePipelineUpdate(merge.pipeline, new Set(merge.variables.map(([name]) => name)));
+  if (merge !== undefined && !merge.onId) mergeIndex(readCollection(store, merge.into), merge);
   // The hint picks how the collection itself is read (its leading $match), not what $lookup and the like read.
   const hint = parseHint(options.hint);
   const infos = new Map<string, CollectionInfo | undefined>();
@@ -819,9 +823,10 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
       if (docs.length > 0) yield docs;
     }
   }
+  // $$NOW is one instant for the whole pipeline, its $merge included, as in MongoDB.
+  const now = new Date();
   const ctx: StageContext = {
-    // $$NOW is one instant for the whole pipeline, as in MongoDB.
-    vars: new Scope(new Map([['NOW', new Date()]])),
+    vars: new Scope(new Map([['NOW', now]])),
     scan: (collection) => read(collection, matchAll),
     async lookup(collection, filterSpec) {
       // What one document's $lookup brings in is held whole, within the blocking bound.
@@ -839,10 +844,10 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   try {
     // The leading $match is the read's filter: the pipeline does not test it again.
     const output = pipeline.run(read(name, pipeline.leading ?? matchAll, pipeline.fields, hint), ctx, true);
-    if (pipeline.merge !== undefined) {
-      await mergeStream(store, pipeline.merge, output, options.charge ?? (() => undefined));
+    if (merge !== undefined) {
+      await mergeStream(store, { spec: merge, update: mergeUpdate, now }, output, options.charge ?? (() => undefined));
       // MongoDB's $merge returns no documents.
-      return { documents: [], merged: pipeline.merge.into };
+      return { documents: [], merged: merge.into };
     }
     const documents: Doc[] = [];
     let bytes = 0;
@@ -868,6 +873,13 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
 }
 
 // ---- $merge ---------------------------------------------------------------------------------------
+
+/** A $merge as it runs: its spec, its whenMatched pipeline compiled, the aggregate's $$NOW. */
+interface MergeRun {
+  readonly spec: MergeSpec;
+  readonly update: CompiledPipelineUpdate | undefined;
+  readonly now: Date;
+}
 
 /** Output documents a $merge writes per batch: one atomic batch, made and applied in one turn. */
 const MERGE_CHUNK = 256;
@@ -920,14 +932,14 @@ function mergeOutput(doc: Doc, spec: MergeSpec): Doc {
  * the batches before it stay (MongoDB's $merge is not atomic either); they are durable before the
  * error is thrown. Only the current chunk is held.
  */
-async function mergeStream(store: TenantStore, spec: MergeSpec, output: AsyncIterable<Doc[]>, charge: (bytes: number) => void): Promise<void> {
+async function mergeStream(store: TenantStore, run: MergeRun, output: AsyncIterable<Doc[]>, charge: (bytes: number) => void): Promise<void> {
   const writes: Array<Promise<unknown>> = [];
   try {
     for await (const chunk of output) {
       for (let i = 0; i < chunk.length; i += MERGE_CHUNK) {
         // A large chunk (a $unwind's) is written in batches with other requests' turns between them.
         if (i > 0) await nextTurn();
-        const write = mergeChunk(store, spec, chunk.slice(i, i + MERGE_CHUNK), charge);
+        const write = mergeChunk(store, run, chunk.slice(i, i + MERGE_CHUNK), charge);
         if (write !== undefined) writes.push(write);
       }
     }
@@ -941,14 +953,16 @@ async function mergeStream(store: TenantStore, spec: MergeSpec, output: AsyncIte
  * One batch of a $merge, read, checked and written in this turn: each document is matched by its
  * `on` fields against the target as it is now and as the batch's earlier documents left it (by
  * `_id`, or through the unique index on the `on` fields), then, when matched, replaced (its `_id`
- * kept), merged (top-level fields set, as $mergeObjects), kept, or inserted to fail on the
- * duplicate key (whenMatched "fail"); when not, inserted (the target created on first insert),
+ * kept), merged (top-level fields set, as $mergeObjects), changed by the whenMatched pipeline
+ * (with `$$new` and the `let` variables), kept, or inserted to fail on the duplicate key
+ * (whenMatched "fail"); when not, inserted (the target created on first insert),
  * discarded, or refused. Unique indexes, the document size and index maintenance are the other
  * writes'. Returns the batch's write, or undefined when it changes nothing.
  * @throws QUERY_ERROR (an `on` field, a changed `_id`, no match for whenNotMatched "fail"),
  *   VALIDATION_FAILED (a document tetradb cannot store), DUPLICATE_KEY: nothing of the batch written
  */
-function mergeChunk(store: TenantStore, spec: MergeSpec, docs: readonly Doc[], charge: (bytes: number) => void): Promise<unknown> | undefined {
+function mergeChunk(store: TenantStore, run: MergeRun, docs: readonly Doc[], charge: (bytes: number) => void): Promise<unknown> | undefined {
+  const { spec } = run;
   const ops: BatchOp[] = [];
   const existing = readCollection(store, spec.into);
   // Looked up for every batch: the index may have been dropped since the last one.
@@ -1016,6 +1030,12 @@ function mergeChunk(store: TenantStore, spec: MergeSpec, docs: readonly Doc[], c
       continue;
     }
     const { pk, before } = match;
+    if (spec.whenMatched === 'pipeline') {
+      // The output document only binds $$new: its _id is not the matched document's business.
+      const { doc: updated, modified } = run.update!.apply(before, { now: run.now, variables: mergeVariables(spec, doc, run.now) });
+      if (modified) put(target!.info, pk, before, updated);
+      continue;
+    }
     const id = getOwn(doc, ID);
     if (id !== MISSING && compareValues(id, before[ID]) !== 0) {
       fail('QUERY_ERROR', '$merge failed to update the matching document, did you attempt to modify the _id or the shard key?', { stage: '$merge', _id: before[ID] as string | number | boolean });

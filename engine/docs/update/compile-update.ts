@@ -23,6 +23,8 @@ export interface ApplyOptions {
   isInsert?: boolean;
   /** The time $currentDate writes. Default: now. */
   now?: Date;
+  /** Variables a pipeline-style update's stages read besides `$$NOW` ($merge's `$$new` and `let`). */
+  variables?: ReadonlyMap<string, unknown>;
 }
 
 /** The outcome of applying an update: a new document (the input is never changed). */

@@ -26,18 +26,18 @@ import type { ApplyOptions, UpdateResult } from './compile-update.js';
 const ID = '_id';
 const NO_NAMES: ReadonlySet<string> = new Set();
 
-function transform(name: string, arg: unknown): DocTransform | undefined {
+function transform(name: string, arg: unknown, names: ReadonlySet<string>): DocTransform | undefined {
   switch (name) {
     case '$addFields':
     case '$set':
-      return addFieldsTransform(name, arg, NO_NAMES);
+      return addFieldsTransform(name, arg, names);
     case '$project':
-      return projectTransform(arg, NO_NAMES);
+      return projectTransform(arg, names);
     case '$unset':
       return unsetTransform(arg);
     case '$replaceRoot':
     case '$replaceWith':
-      return replaceRootTransform(name, arg, NO_NAMES);
+      return replaceRootTransform(name, arg, names);
     default:
       return undefined;
   }
@@ -51,17 +51,18 @@ export interface CompiledPipelineUpdate {
 /**
  * Compiles an update pipeline (already converted from Extended JSON). As MongoDB parses the
  * whole pipeline before checking where it runs, a malformed or unknown stage anywhere is reported
- * before a stage that is not allowed in an update.
+ * before a stage that is not allowed in an update. `names`: the variables its stages may read
+ * besides the built-in ones (given to apply as `variables`).
  * @throws QUERY_ERROR for a malformed stage, an unknown stage or one not allowed in an update
  */
-export function compilePipelineUpdate(pipeline: readonly unknown[]): CompiledPipelineUpdate {
+export function compilePipelineUpdate(pipeline: readonly unknown[], names: ReadonlySet<string> = NO_NAMES): CompiledPipelineUpdate {
   const stages: DocTransform[] = [];
   let refused: string | undefined;
   for (const item of pipeline) {
     if (!isPlainObject(item)) stageError('pipeline', "Each element of the 'pipeline' array must be an object");
     if (Object.keys(item).length !== 1) stageError('pipeline', 'A pipeline stage specification object must contain exactly one field.');
     const name = Object.keys(item)[0]!;
-    const t = transform(name, item[name]);
+    const t = transform(name, item[name], names);
     if (t !== undefined) stages.push(t);
     else if (isStageName(name)) refused ??= name;
     else stageError(name, `Unrecognized pipeline stage name: '${name}'`);
@@ -69,7 +70,7 @@ export function compilePipelineUpdate(pipeline: readonly unknown[]): CompiledPip
   if (refused !== undefined) stageError(refused, `${refused} is not allowed to be used within an update`);
   return {
     apply(doc, options = {}) {
-      const vars = new Scope(new Map([['NOW', options.now ?? new Date()]]));
+      const vars = new Scope(new Map([...(options.variables ?? []), ['NOW', options.now ?? new Date()]]));
       let out = doc;
       for (const t of stages) out = t.apply(out, vars);
       const before = getOwn(doc, ID);

@@ -7,18 +7,23 @@
  * `{$merge: "coll"}` or `{$merge: {into, on, let, whenMatched, whenNotMatched}}`. tetradb has one
  * database per tenant: `into` is a collection name or `{coll}`; a `db` is refused (MongoDB would
  * write to that database). `on` is `_id` by default, else a field or an array of distinct fields.
- * whenMatched: replace (default), keepExisting, merge, fail, or a pipeline (refused: not
- * implemented); whenNotMatched: insert (default), discard, fail, in MongoDB's supported pairs.
+ * whenMatched: replace (default), keepExisting, merge, fail, or a pipeline of the pipeline-style
+ * update stages run on the matched document with `$$new` (the output document) and the `let`
+ * variables (expressions of the output document) bound; the model compiles it as an update
+ * (update/pipeline-update.ts: importing it here would make a cycle). whenNotMatched: insert
+ * (default), discard, fail, in MongoDB's supported pairs.
  */
 
-import { isPlainObject, bsonTypeOf } from '../../values.js';
-import { stageError } from '../stage.js';
 import { validateCollectionName } from '../../catalog.js';
+import { bsonTypeOf, isPlainObject, type Doc } from '../../values.js';
+import { checkVariableName, Scope, type Expr } from '../expression/expression.js';
+import { compileExpression } from '../expression/operator-table.js';
+import { stageError } from '../stage.js';
 
 const STAGE = '$merge';
 const ID = '_id';
 
-export type WhenMatched = 'replace' | 'keepExisting' | 'merge' | 'fail';
+export type WhenMatched = 'replace' | 'keepExisting' | 'merge' | 'fail' | 'pipeline';
 export type WhenNotMatched = 'insert' | 'discard' | 'fail';
 
 const WHEN_MATCHED: readonly string[] = ['replace', 'keepExisting', 'merge', 'fail'];
@@ -30,7 +35,11 @@ const SUPPORTED_MODES: ReadonlySet<string> = new Set([
   'merge/insert', 'merge/discard', 'merge/fail',
   'keepExisting/insert',
   'fail/insert',
+  'pipeline/insert', 'pipeline/discard', 'pipeline/fail',
 ]);
+// `$$new` is the output document: `let` may bind it to nothing else.
+const NEW = 'new';
+const ROOT = '$$ROOT';
 
 const SPEC_FIELDS = new Set(['into', 'on', 'let', 'whenMatched', 'whenNotMatched']);
 
@@ -44,6 +53,30 @@ export interface MergeSpec {
   readonly onId: boolean;
   readonly whenMatched: WhenMatched;
   readonly whenNotMatched: WhenNotMatched;
+  /** whenMatched "pipeline": its stages, a pipeline-style update the model compiles. */
+  readonly pipeline?: readonly unknown[];
+  /** The variables the pipeline reads, each an expression of the output document (`new` among them). */
+  readonly variables: ReadonlyArray<readonly [string, Expr]>;
+}
+
+/** The values of a $merge's variables for one output document (`now`: the aggregate's $$NOW). */
+export function mergeVariables(spec: MergeSpec, doc: Doc, now: Date): Map<string, unknown> {
+  const scope = Scope.of(doc, new Scope(new Map([['NOW', now]])));
+  return new Map(spec.variables.map(([name, e]) => [name, e(scope)]));
+}
+
+/**
+ * The variables of a whenMatched pipeline, as MongoDB makes them: `let` (default `{new:
+ * "$$ROOT"}`), where `new` may only be `"$$ROOT"`, and is added when missing for whenNotMatched
+ * "insert" (MongoDB must ship the output document then); without it, `$$new` is undefined.
+ */
+function variables(letSpec: unknown, whenNotMatched: WhenNotMatched): Array<readonly [string, Expr]> {
+  if (letSpec === undefined) return [[NEW, compileExpression(ROOT)]];
+  if (!isPlainObject(letSpec)) stageError(STAGE, `BSON field '$merge.let' is the wrong type '${bsonTypeOf(letSpec)}', expected type 'object'`);
+  if (Object.hasOwn(letSpec, NEW) && letSpec[NEW] !== ROOT) stageError(STAGE, "'let' may not define a value for the reserved 'new' variable other than '$$ROOT'");
+  const out: Array<readonly [string, Expr]> = Object.entries(letSpec).map(([name, spec]) => [checkVariableName(name, STAGE), compileExpression(spec)]);
+  if (!Object.hasOwn(letSpec, NEW) && whenNotMatched === 'insert') out.push([NEW, compileExpression(ROOT)]);
+  return out;
 }
 
 function intoCollection(into: unknown): string {
@@ -84,20 +117,21 @@ function mode<T extends string>(value: unknown, field: string, allowed: readonly
 
 /** Parses a $merge specification. @throws QUERY_ERROR with MongoDB's message for a bad one */
 export function parseMerge(spec: unknown): MergeSpec {
-  if (typeof spec === 'string') return { into: validateCollectionName(spec), on: [ID], onId: true, whenMatched: 'replace', whenNotMatched: 'insert' };
+  if (typeof spec === 'string') return { into: validateCollectionName(spec), on: [ID], onId: true, whenMatched: 'replace', whenNotMatched: 'insert', variables: [] };
   if (!isPlainObject(spec)) stageError(STAGE, `$merge only supports a string or object argument, not ${bsonTypeOf(spec)}`);
   for (const k of Object.keys(spec)) if (!SPEC_FIELDS.has(k)) stageError(STAGE, `BSON field '$merge.${k}' is an unknown field.`);
   if (!Object.hasOwn(spec, 'into')) stageError(STAGE, "BSON field '$merge.into' is missing but a required field");
   const into = intoCollection(spec['into']);
   const on = onFields(spec['on']);
-  if (Array.isArray(spec['whenMatched'])) {
-    stageError(STAGE, 'unsupported: a pipeline as $merge.whenMatched is not supported (not implemented); use "replace", "keepExisting", "merge" or "fail"');
-  }
-  const whenMatched = mode<WhenMatched>(spec['whenMatched'], 'whenMatched', WHEN_MATCHED, 'replace');
+  const pipeline = Array.isArray(spec['whenMatched']) ? (spec['whenMatched'] as unknown[]) : undefined;
+  const whenMatched = pipeline !== undefined ? 'pipeline' : mode<WhenMatched>(spec['whenMatched'], 'whenMatched', WHEN_MATCHED, 'replace');
   const whenNotMatched = mode<WhenNotMatched>(spec['whenNotMatched'], 'whenNotMatched', WHEN_NOT_MATCHED, 'insert');
   if (!SUPPORTED_MODES.has(`${whenMatched}/${whenNotMatched}`)) {
     stageError(STAGE, `Combination of $merge modes 'whenMatched: ${whenMatched}' and 'whenNotMatched: ${whenNotMatched}' is not supported`);
   }
-  if (spec['let'] !== undefined) stageError(STAGE, `Cannot use 'let' variables with 'whenMatched: ${whenMatched}' mode`);
-  return { into, on, onId: on.length === 1 && on[0] === ID, whenMatched, whenNotMatched };
+  if (pipeline === undefined) {
+    if (spec['let'] !== undefined) stageError(STAGE, `Cannot use 'let' variables with 'whenMatched: ${whenMatched}' mode`);
+    return { into, on, onId: on.length === 1 && on[0] === ID, whenMatched, whenNotMatched, variables: [] };
+  }
+  return { into, on, onId: on.length === 1 && on[0] === ID, whenMatched, whenNotMatched, pipeline, variables: variables(spec['let'], whenNotMatched) };
 }
