@@ -302,6 +302,68 @@ describe('$merge: whenMatched and whenNotMatched', () => {
   });
 });
 
+describe('$merge: whenMatched pipeline', () => {
+  it('the manual: monthly vote totals, the new day\'s votes added with $$new', async () => {
+    const votes = await seed([
+      { date: { $date: '2019-05-01T00:00:00Z' }, thumbsup: 1, thumbsdown: 1 },
+      { date: { $date: '2019-05-02T00:00:00Z' }, thumbsup: 3, thumbsdown: 1 },
+      { date: { $date: '2019-05-03T00:00:00Z' }, thumbsup: 1, thumbsdown: 1 },
+      { date: { $date: '2019-05-04T00:00:00Z' }, thumbsup: 2, thumbsdown: 2 },
+      { date: { $date: '2019-05-05T00:00:00Z' }, thumbsup: 6, thumbsdown: 10 },
+      { date: { $date: '2019-05-06T00:00:00Z' }, thumbsup: 13, thumbsdown: 16 },
+    ]);
+    const totals = fresh('monthlytotals');
+    await insert(totals, [{ _id: '2019-05', thumbsup: 26, thumbsdown: 31 }]);
+    await insert(votes, [{ date: { $date: '2019-05-07T00:00:00Z' }, thumbsup: 14, thumbsdown: 10 }]);
+    await merge(votes, [
+      { $match: { date: { $gte: { $date: '2019-05-07T00:00:00Z' }, $lt: { $date: '2019-05-08T00:00:00Z' } } } },
+      { $project: { _id: { $dateToString: { format: '%Y-%m', date: '$date' } }, thumbsup: 1, thumbsdown: 1 } },
+      {
+        $merge: {
+          into: totals,
+          on: '_id',
+          whenMatched: [{ $addFields: { thumbsup: { $add: ['$thumbsup', '$$new.thumbsup'] }, thumbsdown: { $add: ['$thumbsdown', '$$new.thumbsdown'] } } }],
+          whenNotMatched: 'insert',
+        },
+      },
+    ]);
+    expect(await all(totals)).toEqual([{ _id: '2019-05', thumbsup: 40, thumbsdown: 41 }]);
+  });
+
+  it('the manual: let variables ({year: "2020"}) read as $$year, into the source collection', async () => {
+    const cakes = await seed([{ _id: 1, flavor: 'chocolate', salesTotal: 1580, salesTrend: 'up' }]);
+    await merge(cakes, [{ $merge: { into: cakes, let: { year: '2020' }, whenMatched: [{ $addFields: { salesYear: '$$year' } }] } }]);
+    expect(await all(cakes)).toEqual([{ _id: 1, flavor: 'chocolate', salesTotal: 1580, salesTrend: 'up', salesYear: '2020' }]);
+  });
+
+  it('let variables are expressions of the output document; unmatched ones are inserted as they are, discarded, or refused', async () => {
+    const source = await seed([{ _id: 1, n: 5 }, { _id: 2, n: 7 }]);
+    const whenMatched = [{ $set: { total: { $add: ['$total', '$$add'] }, last: '$$new.n' } }];
+    for (const [whenNotMatched, status, expected] of [
+      ['insert', 200, [{ _id: 1, total: 15, last: 5 }, { _id: 2, n: 7 }]],
+      ['discard', 200, [{ _id: 1, total: 15, last: 5 }]],
+      ['fail', 400, [{ _id: 1, total: 10 }]],
+    ] as const) {
+      const target = fresh('t');
+      await insert(target, [{ _id: 1, total: 10 }]);
+      const res = await mql('aggregate', { collection: source, pipeline: [{ $merge: { into: target, let: { add: '$n', new: '$$ROOT' }, whenMatched, whenNotMatched } }] });
+      expect(res.status, res.text).toBe(status);
+      expect(await all(target)).toEqual(expected);
+    }
+  });
+
+  it('the pipeline changes the matched document only: an _id it alters is refused; $$NOW is the aggregate\'s', async () => {
+    const source = await seed([{ _id: 1, v: 1 }]);
+    const target = fresh('t');
+    await insert(target, [{ _id: 1, v: 0 }]);
+    await refused(source, [{ $merge: { into: target, whenMatched: [{ $set: { _id: 2 } }] } }], 400, 'QUERY_ERROR', "After applying the update, the (immutable) field '_id' was found to have been altered to _id: 2");
+    await merge(source, [{ $set: { at: '$$NOW' } }, { $merge: { into: target, whenMatched: [{ $set: { seen: '$$NOW', same: { $eq: ['$$NOW', '$$new.at'] } } }, { $unset: 'v' }] } }]);
+    const [doc] = await all(target);
+    expect(doc).toMatchObject({ _id: 1, same: true });
+    expect(Object.keys(doc)).toEqual(['_id', 'seen', 'same']);
+  });
+});
+
 describe('$merge: on', () => {
   it('on a field with a unique index: matched documents keep their _id, others are inserted with a new one', async () => {
     const source = await seed([{ _id: 'a', k: 1, v: 'new' }, { _id: 'b', k: 5, v: 'five' }]);
@@ -471,7 +533,12 @@ describe('$merge: refusals (nothing written)', () => {
     [[{ $merge: { on: '_id' } }], "BSON field '$merge.into' is missing but a required field"],
     [[{ $merge: { into: 'x', whenMatched: 'update' } }], "Enumeration value 'update' for field 'whenMatched' is not a valid value."],
     [[{ $merge: { into: 'x', whenNotMatched: 'skip' } }], "Enumeration value 'skip' for field 'whenNotMatched' is not a valid value."],
-    [[{ $merge: { into: 'x', whenMatched: [{ $set: { a: 1 } }] } }], 'a pipeline as $merge.whenMatched is not supported'],
+    [[{ $merge: { into: 'x', whenMatched: [{ $match: {} }] } }], '$match is not allowed to be used within an update'],
+    [[{ $merge: { into: 'x', whenMatched: [{ $inc: { a: 1 } }] } }], "Unrecognized pipeline stage name: '$inc'"],
+    [[{ $merge: { into: 'x', whenMatched: [{ $set: { a: '$$other' } }] } }], 'Use of undefined variable: other'],
+    [[{ $merge: { into: 'x', whenMatched: [{ $set: { a: '$$new.a' } }], whenNotMatched: 'discard', let: { b: 1 } } }], 'Use of undefined variable: new'],
+    [[{ $merge: { into: 'x', whenMatched: [], let: { new: '$a' } } }], "'let' may not define a value for the reserved 'new' variable other than '$$ROOT'"],
+    [[{ $merge: { into: 'x', whenMatched: [], let: 1 } }], "BSON field '$merge.let' is the wrong type 'int', expected type 'object'"],
     [[{ $merge: { into: 'x', let: { a: 1 } } }], "Cannot use 'let' variables with 'whenMatched: replace' mode"],
     [[{ $merge: { into: 'x', whenMatched: 'merge', let: { a: 1 } } }], "Cannot use 'let' variables with 'whenMatched: merge' mode"],
     [[{ $merge: { into: { db: 'other', coll: 'x' } } }], '$merge cannot write to another database'],
