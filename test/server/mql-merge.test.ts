@@ -521,6 +521,40 @@ describe('$merge: targets, streaming, failures', () => {
   });
 });
 
+describe('$merge: TTL indexes and the storage quota', () => {
+  it('documents it writes with a past date into a collection with a TTL index expire, as inserted ones do', async () => {
+    const past = new Date(Date.now() - 60_000).toISOString();
+    const source = await seed([{ _id: 'old', at: { $date: past } }, { _id: 'keep' }]);
+    const target = fresh('ttl');
+    await insert(target, [{ _id: 'far', at: { $date: new Date(Date.now() + 3_600_000).toISOString() } }]);
+    await createIndex(target, { at: 1 }, { expireAfterSeconds: 1 });
+    await merge(source, [{ $merge: target }]);
+    const deadline = Date.now() + 5000;
+    let ids: unknown[] = [];
+    while (Date.now() < deadline) {
+      ids = (await all(target)).map((d) => d._id);
+      if (ids.length === 2) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect(ids).toEqual(['far', 'keep']);
+  });
+
+  it('a tenant past its quota: 507 QUOTA_EXCEEDED, the batch not written', async () => {
+    const server = await startServer({ quotaBytes: 200 * 1024, bodyLimit: 2 * 1024 * 1024 });
+    try {
+      const { apiKey } = await signup(server.url);
+      const call = (op: string, json: unknown) => http(server.url, 'POST', `/api/mql/${op}`, { json, apiKey });
+      expect((await call('insertMany', { collection: 's', documents: [{ _id: 1, s: 'x'.repeat(50_000) }] })).status).toBe(201);
+      const res = await call('aggregate', { collection: 's', pipeline: [{ $set: { s: { $concat: ['$s', '$s', '$s', '$s', '$s'] } } }, { $merge: 'big' }] });
+      expect(res.status, res.text).toBe(507);
+      expect(res.body.error.code).toBe('QUOTA_EXCEEDED');
+      expect((await call('listCollections', {})).body.collections.map((c: { name: string }) => c.name)).toEqual(['s']);
+    } finally {
+      await server.stop();
+    }
+  });
+});
+
 describe('$merge: refusals (nothing written)', () => {
   it.each([
     [[{ $merge: 'x' }, { $match: {} }], '$merge can only be the final stage in the pipeline'],
