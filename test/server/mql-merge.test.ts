@@ -613,3 +613,34 @@ describe('$merge across a restart', () => {
     }
   });
 });
+
+describe('$merge and a crash', () => {
+  it('an acknowledged $merge is all there after a SIGKILL right after its answer and a restart', async () => {
+    const { spawnServer } = await import('../helpers/server-process.js');
+    const { tempDir } = await import('../helpers/temp-dir.js');
+    const dir = tempDir('merge-crash');
+    try {
+      const server = await spawnServer(dir.path, ['--rate-limit', '0']);
+      const { apiKey } = await signup(server.url, 'merge-crash');
+      const call = (op: string, json: unknown) => http(server.url, 'POST', `/api/mql/${op}`, { json, apiKey });
+      const documents = Array.from({ length: 1000 }, (_, i) => ({ _id: i, n: i, pad: 'x'.repeat(200) }));
+      expect((await call('insertMany', { collection: 'source', documents })).status).toBe(201);
+      // Four batches of 256 into a new collection; the process is killed as soon as the answer is in.
+      const merged = await call('aggregate', { collection: 'source', pipeline: [{ $set: { twice: { $multiply: ['$n', 2] } } }, { $merge: 'target' }] });
+      server.child.kill('SIGKILL');
+      expect(merged.status, merged.text).toBe(200);
+      expect(merged.body.documents).toEqual([]);
+      expect((await server.exited).signal).toBe('SIGKILL');
+      const again = await spawnServer(dir.path, ['--rate-limit', '0']);
+      try {
+        const count = await http(again.url, 'POST', '/api/mql/countDocuments', { json: { collection: 'target', filter: { twice: { $gte: 0 } } }, apiKey });
+        expect(count.body.count).toBe(1000);
+      } finally {
+        again.child.kill('SIGTERM');
+        await again.exited;
+      }
+    } finally {
+      dir.remove();
+    }
+  });
+});
