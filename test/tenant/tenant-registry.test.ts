@@ -45,6 +45,40 @@ describe('TenantRegistry', () => {
     await registry.close();
   });
 
+  it('closes the least recently used store: a use of the newest store keeps it newest, a use of an older one makes it newest', async () => {
+    const dir = tempDir('lru-order');
+    dirs.push(dir);
+    const registry = new TenantRegistry({ dataDir: dir.path, maxOpen: 3, idleCloseMs: 0, checkpointIntervalMs: 0 });
+    const put = (t: string) => registry.use(t, (s) => s.write([{ op: 'put', tree: 'kv', key: k('n'), value: k(t) }]));
+    // useNow answers in the calling turn (not a promise) only from a store that is open.
+    const isOpen = (t: string): boolean => !(registry.useNow(t, () => 1) instanceof Promise);
+    for (const t of ['a', 'b', 'c']) await put(t);
+    // c is the newest: used again (twice) it stays so; then a, the oldest, is used: order b, c, a.
+    for (let i = 0; i < 2; i++) registry.useNow('c', (s) => s.get('kv', k('n')));
+    registry.useNow('a', (s) => s.get('kv', k('n')));
+    await put('d'); // past maxOpen: b goes
+    await new Promise((r) => setTimeout(r, 200));
+    expect(['a', 'c', 'd'].map(isOpen)).toEqual([true, true, true]);
+    expect(registry.openCount).toBe(3);
+    await registry.close();
+
+    // A store opened after another was made newest is the newest itself: b made newest, c
+    // opened, b used (it moves after c), a used: c is the least recently used and goes, not b.
+    const second = new TenantRegistry({ dataDir: dir.path, maxOpen: 3, idleCloseMs: 0, checkpointIntervalMs: 0 });
+    const put2 = (t: string) => second.use(t, (s) => s.write([{ op: 'put', tree: 'kv', key: k('m'), value: k(t) }]));
+    await put2('a');
+    await put2('b');
+    second.useNow('b', (s) => s.get('kv', k('m')));
+    await put2('c');
+    second.useNow('b', (s) => s.get('kv', k('m')));
+    second.useNow('a', (s) => s.get('kv', k('m')));
+    await put2('d');
+    await new Promise((r) => setTimeout(r, 200));
+    expect(second.openCount).toBe(3);
+    expect(second.useNow('b', () => 1)).toBe(1); // open: answered in this turn
+    await second.close();
+  });
+
   it('never closes a store while it is in use, and shares one open among concurrent users', async () => {
     const dir = tempDir('busy');
     dirs.push(dir);
