@@ -47,8 +47,8 @@ function fail(message: string): never {
   stageError(STAGE, message);
 }
 
-// MongoDB's window functions that tetradb does not compute: refused by name.
-const UNSUPPORTED = ['$minMaxScalar'];
+// MongoDB's window functions that tetradb does not compute: refused by name ($minMaxScaler, MongoDB 8.2).
+const UNSUPPORTED = ['$minMaxScaler'];
 
 type Parser = (spec: Doc, name: string, sort: SortShape, names: ReadonlySet<string>) => WindowFunction;
 
