@@ -128,9 +128,8 @@ export class BlockingBudget {
   }
 }
 
-/** Gathers a whole stream, within a blocking stage's bound. */
-export async function gather(input: DocStream, stage: string): Promise<Doc[]> {
-  const budget = new BlockingBudget(stage);
+/** Gathers a whole stream, within a blocking stage's bound (`budget`, when the stage goes on counting what it holds). */
+export async function gather(input: DocStream, stage: string, budget = new BlockingBudget(stage)): Promise<Doc[]> {
   const out: Doc[] = [];
   for await (const chunk of input) {
     for (const d of chunk) {

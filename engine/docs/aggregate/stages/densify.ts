@@ -20,7 +20,7 @@
  * time. At most AGGREGATE_LIMITS.maxDensifyDocs documents are generated (MongoDB's default).
  */
 
-import { compileSort, sortDocuments, type CompiledSort } from '../../sort.js';
+import { compileSort, sortDocuments } from '../../sort.js';
 import { bsonTypeOf, cloneValue, compareValues, getOwn, isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
 import { withPath } from '../../path.js';
 import { needsOf } from '../dependencies.js';
@@ -28,7 +28,7 @@ import { addUnits, isTimeUnit, type TimeUnit } from '../expression/date-units.js
 import { isIntegral64, Scope, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { groupKey } from '../value-key.js';
-import { AGGREGATE_LIMITS, BlockingBudget, stageError, type DocStream, type Stage, type StageContext } from '../stage.js';
+import { AGGREGATE_LIMITS, BlockingBudget, gather, stageError, type Stage, type StageContext } from '../stage.js';
 
 const STAGE = '$densify';
 const CHUNK = 256;
@@ -337,18 +337,6 @@ class DensifyRun {
   }
 }
 
-/** The whole input in the order $densify walks it, held within `budget` (MongoDB's $sort before the stage). */
-async function sortedInput(input: DocStream, sort: CompiledSort, budget: BlockingBudget): Promise<Doc[]> {
-  const docs: Doc[] = [];
-  for await (const chunk of input) {
-    for (const d of chunk) {
-      budget.add(d);
-      docs.push(d);
-    }
-  }
-  return sortDocuments(docs, sort);
-}
-
 /** @throws QUERY_ERROR for a malformed specification, with MongoDB's message */
 export function densifyStage(spec: unknown): Stage {
   const densify = parseSpec(spec);
@@ -362,7 +350,8 @@ export function densifyStage(spec: unknown): Stage {
     needs: needsOf([], [densify.field, ...densify.partitions], false),
     async *run(input, ctx) {
       const budget = new BlockingBudget(STAGE);
-      const sorted = await sortedInput(input, sort, budget);
+      // The whole input, in the order $densify walks it (MongoDB's $sort before the stage).
+      const sorted = sortDocuments(await gather(input, STAGE, budget), sort);
       const pass = new DensifyRun(densify, ctx, budget);
       let out: Doc[] = [];
       const emit = function* (docs: Iterable<Doc>): Generator<Doc[]> {

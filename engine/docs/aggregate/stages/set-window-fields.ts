@@ -14,7 +14,7 @@ import { bsonTypeOf, compareValues, getOwn, isPlainObject, MISSING, setOwn, type
 import { needsOf } from '../dependencies.js';
 import { Scope, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
-import { BlockingBudget, stageError, type Stage } from '../stage.js';
+import { BlockingBudget, gather, stageError, type Stage } from '../stage.js';
 import type { SortShape } from './window-bounds.js';
 import { parseWindowFunction, type Partition, type WindowFunction } from './window-functions.js';
 
@@ -83,13 +83,7 @@ export function setWindowFieldsStage(spec: unknown, names: ReadonlySet<string>):
     needs: needsOf([spec['partitionBy'] ?? null, ...Object.values(output)], [...(sort?.keys.map((k) => k.path) ?? []), ...fields.flatMap((f) => f.fn.paths ?? [])], false),
     async *run(input, ctx) {
       const budget = new BlockingBudget(STAGE);
-      const docs: Doc[] = [];
-      for await (const chunk of input) {
-        for (const d of chunk) {
-          budget.add(d);
-          docs.push(d);
-        }
-      }
+      const docs = await gather(input, STAGE, budget);
       const n = docs.length;
       const keys = new Array<unknown>(n).fill(null);
       if (partitionBy !== undefined) {
