@@ -1260,11 +1260,35 @@ export function docsInsertCost(docs: readonly unknown[]): number {
  * @throws DUPLICATE_KEY for an `_id` or unique key already present or repeated (nothing written)
  */
 export function docsInsert(store: TenantStore, collection: unknown, documents: readonly unknown[], field = 'documents'): Written<{ insertedIds: Array<string | number | boolean> }> {
+  return insertPrepared(store, prepareInsert(collection, documents, field));
+}
+
+/** An insert whose collection name and documents are checked, `_id`s given and encoded (see prepareInsert). */
+export interface PreparedInsert {
+  readonly name: string;
+  readonly docs: readonly Doc[];
+  readonly encoded: readonly Buffer[];
+}
+
+/**
+ * docsInsert's checks, which need no store: the collection name, the count, each document (its
+ * `_id` kept or generated now) and its encoded size. Nothing is written.
+ * @throws VALIDATION_FAILED as docsInsert
+ */
+export function prepareInsert(collection: unknown, documents: readonly unknown[], field = 'documents'): PreparedInsert {
   const name = validateCollectionName(collection);
   if (documents.length === 0) fail('VALIDATION_FAILED', `${field} must not be empty`, { field });
   if (documents.length > DOCS_MODEL_LIMITS.maxInsertMany) fail('VALIDATION_FAILED', `at most ${DOCS_MODEL_LIMITS.maxInsertMany} documents per insert`, { field, limit: DOCS_MODEL_LIMITS.maxInsertMany });
   const docs = documents.map((d, i) => prepareDocument(d, documents.length === 1 && field === 'document' ? field : `${field}.${i}`));
-  const encoded = docs.map(encodeChecked);
+  return { name, docs, encoded: docs.map(encodeChecked) };
+}
+
+/**
+ * Writes a prepared insert as one atomic batch: all or nothing.
+ * @throws DUPLICATE_KEY for an `_id` or unique key already present or repeated (nothing written)
+ */
+export function insertPrepared(store: TenantStore, prepared: PreparedInsert): Written<{ insertedIds: Array<string | number | boolean> }> {
+  const { name, docs, encoded } = prepared;
   // From here to store.write: one turn, so the checks below still hold when the batch applies.
   const ops: BatchOp[] = [];
   const { info, created } = collectionForWrite(store, name, ops);
@@ -1324,7 +1348,7 @@ export interface FindAndModifyOutcome extends UpdateOutcome {
 }
 
 /** The documents one single-document change saw: the stored one (if any matched) and its new form (the inserted one for an upsert). */
-interface Changed {
+export interface Changed {
   before: Doc | undefined;
   after: Doc | undefined;
 }
@@ -1397,13 +1421,34 @@ async function findAndModify(
   return { result: { document: returnedDocument(changed, returned, projection), ...outcome }, durable };
 }
 
-async function updateDocuments(
+function updateDocuments(
   store: TenantStore,
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
   options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown },
-): Promise<{ outcome: UpdateOutcome; changed: Changed; durable: Promise<void> }> {
+): Promise<ChangeRun> {
+  return prepareUpdate(collection, filterSpec, updateSpec, options).run(store);
+}
+
+/** What a change of documents did: its counts, the document a single-document change saw, and its durability. */
+export interface ChangeRun {
+  outcome: UpdateOutcome;
+  changed: Changed;
+  durable: Promise<void>;
+}
+
+/**
+ * docsUpdate's checks, which need no store (the collection name, filter, update, flags, sort and
+ * hint, compiled now), and the update itself, to run on a store.
+ * @throws VALIDATION_FAILED / QUERY_ERROR as docsUpdate, for what it checks before reading
+ */
+export function prepareUpdate(
+  collection: unknown,
+  filterSpec: unknown,
+  updateSpec: unknown,
+  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown },
+): PreparedChange<ChangeRun> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
   const filter = compileFilter(filterSpec);
@@ -1411,6 +1456,36 @@ async function updateDocuments(
   const update = compileUpdate(updateSpec, { arrayFilters: options.arrayFilters, filter: filter.ast });
   checkUpsertFlag(options.upsert);
   const sort = compileChangeSort(options.sort, options.multi);
+  return { run: (store) => runUpdate(store, name, filter, hint, update, sort, options), checkHint: (store) => checkHint(store, name, filter, hint) };
+}
+
+/** A change whose arguments are checked and compiled (prepareUpdate, prepareReplace, prepareDelete). */
+export interface PreparedChange<T> {
+  /** Applies the change. */
+  run(store: TenantStore): Promise<T>;
+  /**
+   * Checks the hint against the collection's indexes as they are now, as the change's planning
+   * will (a bulkWrite checks every operation's before applying any).
+   * @throws QUERY_ERROR when no index fits the hint
+   */
+  checkHint(store: TenantStore): void;
+}
+
+function checkHint(store: TenantStore, name: string, filter: CompiledFilter, hint: Hint | undefined): void {
+  if (hint === undefined) return;
+  const info = readCollection(store, name);
+  if (info !== undefined) planQuery(info, filter.ast, [], hint);
+}
+
+async function runUpdate(
+  store: TenantStore,
+  name: string,
+  filter: CompiledFilter,
+  hint: Hint | undefined,
+  update: ReturnType<typeof compileUpdate>,
+  sort: CompiledSort | undefined,
+  options: { multi: boolean; upsert?: unknown },
+): Promise<ChangeRun> {
   const outcome: UpdateOutcome = { matchedCount: 0, modifiedCount: 0 };
   const changed: Changed = { before: undefined, after: undefined };
   const now = new Date();
@@ -1478,13 +1553,27 @@ export async function docsFindOneAndReplace(
   return findAndModify(filterSpec, options, () => replaceDocument(store, collection, filterSpec, replacementSpec, options));
 }
 
-async function replaceDocument(
+function replaceDocument(
   store: TenantStore,
   collection: unknown,
   filterSpec: unknown,
   replacementSpec: unknown,
   options: { upsert?: unknown; sort?: unknown; hint?: unknown },
-): Promise<{ outcome: UpdateOutcome; changed: Changed; durable: Promise<void> }> {
+): Promise<ChangeRun> {
+  return prepareReplace(collection, filterSpec, replacementSpec, options).run(store);
+}
+
+/**
+ * docsReplace's checks, which need no store (the collection name, filter, replacement, flags,
+ * sort and hint), and the replacement itself, to run on a store.
+ * @throws VALIDATION_FAILED / QUERY_ERROR as docsReplace, for what it checks before reading
+ */
+export function prepareReplace(
+  collection: unknown,
+  filterSpec: unknown,
+  replacementSpec: unknown,
+  options: { upsert?: unknown; sort?: unknown; hint?: unknown },
+): PreparedChange<ChangeRun> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
   const filter = compileFilter(filterSpec);
@@ -1498,6 +1587,19 @@ async function replaceDocument(
   const replacement = documentFromJson(replacementSpec, { maxDepth: DOCS_LIMITS.maxDocumentDepth });
   const givenId = getOwn(replacement, ID);
   if (givenId !== MISSING && !isValidId(givenId)) fail('VALIDATION_FAILED', '_id must be a string, a number or a boolean', { field: 'replacement._id' });
+  return { run: (store) => runReplace(store, name, filter, hint, replacement, givenId, sort, options.upsert === true), checkHint: (store) => checkHint(store, name, filter, hint) };
+}
+
+async function runReplace(
+  store: TenantStore,
+  name: string,
+  filter: CompiledFilter,
+  hint: Hint | undefined,
+  replacement: Doc,
+  givenId: unknown,
+  sort: CompiledSort | undefined,
+  upsert: boolean,
+): Promise<ChangeRun> {
   const outcome: UpdateOutcome = { matchedCount: 0, modifiedCount: 0 };
   const changed: Changed = { before: undefined, after: undefined };
   const writes = await changeMatches(store, name, filter, false, sort, (m) => {
@@ -1514,7 +1616,7 @@ async function replaceDocument(
     pushIndexOps(m.ops, m.info, indexChanges(store, m.info, m.pk, m.doc, after, m.pending));
     outcome.modifiedCount = 1;
   }, hint);
-  if (outcome.matchedCount === 0 && options.upsert === true) {
+  if (outcome.matchedCount === 0 && upsert) {
     const fromFilter = filterIdEquality(filter);
     if (givenId !== MISSING && fromFilter !== MISSING && compareValues(givenId, fromFilter) !== 0) {
       fail('QUERY_ERROR', `the replacement's _id (${JSON.stringify(givenId)}) differs from the filter's (${JSON.stringify(fromFilter)})`, { path: ID });
@@ -1558,19 +1660,39 @@ export async function docsFindOneAndDelete(store: TenantStore, collection: unkno
   return { result: { document: returnedDocument({ before: deleted, after: undefined }, 'before', projection) }, durable };
 }
 
-async function deleteDocuments(
+function deleteDocuments(
   store: TenantStore,
   collection: unknown,
   filterSpec: unknown,
   multi: boolean,
   sortSpec: unknown,
   hintSpec: unknown,
-): Promise<{ deletedCount: number; deleted: Doc | undefined; durable: Promise<void> }> {
+): Promise<DeleteRun> {
+  return prepareDelete(collection, filterSpec, multi, sortSpec, hintSpec).run(store);
+}
+
+/** What a delete did: its count, the document a single-document delete removed, and its durability. */
+export interface DeleteRun {
+  deletedCount: number;
+  deleted: Doc | undefined;
+  durable: Promise<void>;
+}
+
+/**
+ * docsDelete's checks, which need no store (the collection name, filter, sort and hint), and the
+ * delete itself, to run on a store.
+ * @throws VALIDATION_FAILED / QUERY_ERROR as docsDelete
+ */
+export function prepareDelete(collection: unknown, filterSpec: unknown, multi: boolean, sortSpec: unknown, hintSpec: unknown): PreparedChange<DeleteRun> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
   const filter = compileFilter(filterSpec);
   const hint = parseHint(hintSpec);
   const sort = compileChangeSort(sortSpec, multi);
+  return { run: (store) => runDelete(store, name, filter, hint, sort, multi), checkHint: (store) => checkHint(store, name, filter, hint) };
+}
+
+async function runDelete(store: TenantStore, name: string, filter: CompiledFilter, hint: Hint | undefined, sort: CompiledSort | undefined, multi: boolean): Promise<DeleteRun> {
   let deletedCount = 0;
   let deleted: Doc | undefined;
   const writes = await changeMatches(store, name, filter, multi, sort, (m) => {

@@ -83,6 +83,7 @@ export {
   type UpdateOutcome,
   type Written,
 } from './docs-model.js';
+export { bulkWriteFailed, MAX_BULK_OPERATIONS, prepareBulkWrite, type BulkWriteError, type BulkWriteResult, type BulkWritten } from './bulk-write.js';
 export { upgradeIdKeys } from './upgrade.js';
 export { validateCollectionName } from './catalog.js';
 export { compilePipeline, type CompiledPipeline } from './aggregate/pipeline.js';

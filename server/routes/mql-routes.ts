@@ -1,7 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import { fail } from '../../engine/errors.js';
 import {
+  bulkWriteFailed,
   DOCS_MODEL_LIMITS,
+  MAX_BULK_OPERATIONS,
+  prepareBulkWrite,
   docsCount,
   docsCreateIndex,
   docsDelete,
@@ -345,6 +348,42 @@ export function mqlRoutes(app: FastifyInstance): void {
     );
   deleteRoute('deleteOne', false);
   deleteRoute('deleteMany', true);
+
+  const bulkIds = { type: 'object', additionalProperties: idValue, description: 'the _id of each operation that inserted (upserted) one, keyed by its index' } as const;
+  route(
+    'bulkWrite',
+    `Up to ${MAX_BULK_OPERATIONS} insertOne, updateOne, updateMany, replaceOne, deleteOne and deleteMany operations on one collection, applied in order (ordered: true stops at the first write error)`,
+    { collection, operations: { type: 'array', items: anyObject }, ordered: { type: 'boolean' } },
+    ['collection', 'operations'],
+    {
+      200: {
+        type: 'object',
+        properties: {
+          insertedCount: { type: 'integer' },
+          matchedCount: { type: 'integer' },
+          modifiedCount: { type: 'integer' },
+          deletedCount: { type: 'integer' },
+          upsertedCount: { type: 'integer' },
+          insertedIds: bulkIds,
+          upsertedIds: bulkIds,
+        },
+      },
+    },
+    async (request) => {
+      const b = body<{ collection: string; operations: unknown[]; ordered?: boolean }>(request);
+      // Every operation is checked before the tenant's store is touched: bad input writes nothing.
+      const bulk = prepareBulkWrite(b.collection, b.operations, b.ordered);
+      return withTenant(request, async (store) => {
+        checkQuota(store, config.quotaBytes, docsInsertCost(b.operations));
+        const written = await bulk.apply(store);
+        await written.durable;
+        const next = docsNextExpiry(store, b.collection);
+        if (next !== null) expiry.schedule(principalOf(request).tenantId, next);
+        if (written.writeErrors.length > 0) bulkWriteFailed(written, b.operations.length, b.ordered !== false);
+        return written.result;
+      });
+    },
+  );
 
   route(
     'createIndex',

@@ -1,0 +1,256 @@
+/**
+ * bulkWrite, as MongoDB's collection.bulkWrite: insertOne, updateOne, updateMany, replaceOne,
+ * deleteOne and deleteMany operations on one collection, sent together, applied in order.
+ *
+ * Every operation is checked and compiled before any is applied (the shape, the collection
+ * name, each document, filter, update, replacement, sort and hint), so bad input fails the
+ * request with nothing written, naming the operation. What can only fail while applying (a
+ * duplicate key, an update the document does not admit, a result past the size limit) is a write
+ * error of that operation, as in MongoDB: `ordered` (the default) stops at the first one and
+ * applies nothing after it; unordered goes on with the others. Each operation is atomic as its
+ * endpoint is (one document at a time for updateMany and deleteMany, see docs-model.ts); the
+ * request as a whole is not one transaction, as in MongoDB.
+ *
+ * Consecutive insertOne operations are written as one batch; should that batch fail (all or
+ * nothing), they are written again one by one, so the failing one is named and the others are
+ * applied as they would have been alone.
+ */
+
+import { fail, isTetraError, type ErrorCode } from '../errors.js';
+import type { TenantStore } from '../tenant/index.js';
+import {
+  insertPrepared,
+  prepareDelete,
+  prepareInsert,
+  prepareReplace,
+  prepareUpdate,
+  type ChangeRun,
+  type DeleteRun,
+  type PreparedChange,
+  type PreparedInsert,
+} from './docs-model.js';
+import { isPlainObject } from './values.js';
+
+/** Operations per bulkWrite (MongoDB's maxWriteBatchSize is 100,000; tetradb's insertMany takes 10,000). */
+export const MAX_BULK_OPERATIONS = 10_000;
+
+type Id = string | number | boolean;
+
+/** The operation kinds, with the fields each takes (MongoDB's driver models). */
+const OPERATIONS = {
+  insertOne: { required: ['document'], optional: [] },
+  updateOne: { required: ['filter', 'update'], optional: ['upsert', 'arrayFilters', 'hint', 'sort'] },
+  updateMany: { required: ['filter', 'update'], optional: ['upsert', 'arrayFilters', 'hint'] },
+  replaceOne: { required: ['filter', 'replacement'], optional: ['upsert', 'hint', 'sort'] },
+  deleteOne: { required: ['filter'], optional: ['hint'] },
+  deleteMany: { required: ['filter'], optional: ['hint'] },
+} as const satisfies Record<string, { required: readonly string[]; optional: readonly string[] }>;
+
+type OperationKind = keyof typeof OPERATIONS;
+const KINDS = Object.keys(OPERATIONS) as OperationKind[];
+
+/** An operation checked and compiled, ready to apply. */
+type Prepared =
+  | { readonly kind: 'insertOne'; readonly insert: PreparedInsert }
+  | { readonly kind: 'updateOne' | 'updateMany' | 'replaceOne'; readonly change: PreparedChange<ChangeRun> }
+  | { readonly kind: 'deleteOne' | 'deleteMany'; readonly change: PreparedChange<DeleteRun> };
+
+/** What a bulkWrite applied: MongoDB's BulkWriteResult (ids keyed by the operation's index). */
+export interface BulkWriteResult {
+  insertedCount: number;
+  matchedCount: number;
+  modifiedCount: number;
+  deletedCount: number;
+  upsertedCount: number;
+  insertedIds: Record<number, Id>;
+  upsertedIds: Record<number, Id>;
+}
+
+/** An operation that failed while applying: its index, and the error its endpoint would have answered. */
+export interface BulkWriteError {
+  index: number;
+  code: ErrorCode;
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/** A bulkWrite's outcome: what was applied, the write errors (empty when all applied), and when it is all durable. */
+export interface BulkWritten {
+  readonly result: BulkWriteResult;
+  readonly writeErrors: BulkWriteError[];
+  readonly durable: Promise<void>;
+}
+
+/**
+ * Checks and compiles every operation of a bulkWrite on `collection`; nothing is applied.
+ * @throws VALIDATION_FAILED / QUERY_ERROR for a bad option, operation, document, filter, update, sort or hint, naming `operations.<i>`
+ */
+export function prepareBulkWrite(collection: unknown, operations: unknown, ordered: unknown): { apply(store: TenantStore): Promise<BulkWritten> } {
+  if (ordered !== undefined && typeof ordered !== 'boolean') fail('VALIDATION_FAILED', 'ordered must be a boolean', { field: 'ordered' });
+  if (!Array.isArray(operations)) fail('VALIDATION_FAILED', 'operations must be an array', { field: 'operations' });
+  if (operations.length === 0) fail('VALIDATION_FAILED', 'operations must not be empty', { field: 'operations' });
+  if (operations.length > MAX_BULK_OPERATIONS) fail('VALIDATION_FAILED', `at most ${MAX_BULK_OPERATIONS} operations per bulkWrite`, { field: 'operations', limit: MAX_BULK_OPERATIONS });
+  const prepared = operations.map((op, i) => prepareOperation(collection, op, i));
+  return {
+    apply: (store) => {
+      // Hints need the collection's indexes: checked before anything is applied, as bad input.
+      prepared.forEach((op, i) => {
+        if (op.kind !== 'insertOne') named(op.kind, i, () => op.change.checkHint(store));
+      });
+      return applyOperations(store, prepared, ordered !== false);
+    },
+  };
+}
+
+function prepareOperation(collection: unknown, op: unknown, index: number): Prepared {
+  const at = `operations.${index}`;
+  if (!isPlainObject(op)) fail('VALIDATION_FAILED', `${at} must be an object`, { field: at, index });
+  const keys = Object.keys(op);
+  const kind = keys[0] as OperationKind;
+  if (keys.length !== 1 || !Object.hasOwn(OPERATIONS, kind)) {
+    fail('VALIDATION_FAILED', `${at} must have exactly one of ${KINDS.join(', ')} (found ${keys.length === 0 ? 'none' : keys.join(', ')})`, { field: at, index });
+  }
+  const args = op[kind];
+  const where = `${at}.${kind}`;
+  if (!isPlainObject(args)) fail('VALIDATION_FAILED', `${where} must be an object`, { field: where, index });
+  const { required, optional } = OPERATIONS[kind];
+  for (const field of required) if (args[field] === undefined) fail('VALIDATION_FAILED', `${where}.${field} is required`, { field: `${where}.${field}`, index });
+  for (const field of Object.keys(args)) {
+    if (!(required as readonly string[]).includes(field) && !(optional as readonly string[]).includes(field)) {
+      fail('VALIDATION_FAILED', `${where} has an unknown field ${JSON.stringify(field)} (it takes ${[...required, ...optional].join(', ')})`, { field: `${where}.${field}`, index });
+    }
+  }
+  return named(kind, index, () => compileOperation(collection, kind, args));
+}
+
+/** Runs an endpoint's own check of operation `index`, its error named by where the operation stands in the request. */
+function named<T>(kind: OperationKind, index: number, check: () => T): T {
+  try {
+    return check();
+  } catch (err) {
+    if (!isTetraError(err)) throw err;
+    const where = `operations.${index}.${kind}`;
+    const field = typeof err.details?.field === 'string' ? `${where}.${err.details.field}` : where;
+    fail(err.code, `${where}: ${err.message}`, { ...err.details, field, index });
+  }
+}
+
+function compileOperation(collection: unknown, kind: OperationKind, args: Record<string, unknown>): Prepared {
+  switch (kind) {
+    case 'insertOne':
+      return { kind, insert: prepareInsert(collection, [args.document], 'document') };
+    case 'updateOne':
+    case 'updateMany':
+      return { kind, change: prepareUpdate(collection, args.filter, args.update, { multi: kind === 'updateMany', upsert: args.upsert, arrayFilters: args.arrayFilters, sort: args.sort, hint: args.hint }) };
+    case 'replaceOne':
+      return { kind, change: prepareReplace(collection, args.filter, args.replacement, { upsert: args.upsert, sort: args.sort, hint: args.hint }) };
+    case 'deleteOne':
+    case 'deleteMany':
+      return { kind, change: prepareDelete(collection, args.filter, kind === 'deleteMany', undefined, args.hint) };
+    default: {
+      const never: never = kind;
+      throw new Error(`unknown bulkWrite operation ${String(never)}`);
+    }
+  }
+}
+
+async function applyOperations(store: TenantStore, ops: readonly Prepared[], ordered: boolean): Promise<BulkWritten> {
+  const result: BulkWriteResult = { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0, upsertedCount: 0, insertedIds: {}, upsertedIds: {} };
+  const writeErrors: BulkWriteError[] = [];
+  const durable: Array<Promise<void>> = [];
+  const failed = (index: number, err: unknown): void => {
+    if (!isTetraError(err)) throw err;
+    writeErrors.push({ index, code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}) });
+  };
+  for (let i = 0; i < ops.length && !(ordered && writeErrors.length > 0); ) {
+    const op = ops[i]!;
+    if (op.kind === 'insertOne') {
+      let end = i + 1;
+      while (end < ops.length && ops[end]!.kind === 'insertOne') end++;
+      insertRun(store, ops.slice(i, end) as Array<Prepared & { kind: 'insertOne' }>, i, ordered, result, durable, failed);
+      i = end;
+      continue;
+    }
+    try {
+      switch (op.kind) {
+        case 'deleteOne':
+        case 'deleteMany': {
+          const run = await op.change.run(store);
+          result.deletedCount += run.deletedCount;
+          durable.push(run.durable);
+          break;
+        }
+        default: {
+          const { outcome, durable: written } = await op.change.run(store);
+          result.matchedCount += outcome.matchedCount;
+          result.modifiedCount += outcome.modifiedCount;
+          if (outcome.upsertedId !== undefined) {
+            result.upsertedCount++;
+            result.upsertedIds[i] = outcome.upsertedId;
+          }
+          durable.push(written);
+        }
+      }
+    } catch (err) {
+      failed(i, err);
+    }
+    i++;
+  }
+  return { result, writeErrors, durable: Promise.all(durable).then(() => undefined) };
+}
+
+/**
+ * Consecutive insertOne operations (`first` is the index of the first): one batch, or, when that
+ * batch fails, one by one (ordered: up to the first failure).
+ */
+function insertRun(
+  store: TenantStore,
+  ops: ReadonlyArray<Prepared & { kind: 'insertOne' }>,
+  first: number,
+  ordered: boolean,
+  result: BulkWriteResult,
+  durable: Array<Promise<void>>,
+  failed: (index: number, err: unknown) => void,
+): void {
+  const inserted = (k: number, id: Id): void => {
+    result.insertedCount++;
+    result.insertedIds[first + k] = id;
+  };
+  if (ops.length > 1) {
+    const batch: PreparedInsert = { name: ops[0]!.insert.name, docs: ops.flatMap((o) => o.insert.docs), encoded: ops.flatMap((o) => o.insert.encoded) };
+    try {
+      const written = insertPrepared(store, batch);
+      written.result.insertedIds.forEach((id, k) => inserted(k, id));
+      durable.push(written.durable);
+      return;
+    } catch (err) {
+      if (!isTetraError(err)) throw err;
+      // Nothing of the batch was written: one by one below names the failing operation.
+    }
+  }
+  for (let k = 0; k < ops.length; k++) {
+    try {
+      const written = insertPrepared(store, ops[k]!.insert);
+      inserted(k, written.result.insertedIds[0]!);
+      durable.push(written.durable);
+    } catch (err) {
+      failed(first + k, err);
+      if (ordered) return;
+    }
+  }
+}
+
+/**
+ * The error a bulkWrite with write errors answers with, once what it applied is durable: the
+ * first write error's code (so its status), a message saying what was and was not applied, and
+ * in `details` the write errors and the result, as MongoDB's BulkWriteError carries them.
+ * @throws always: the first write error's code
+ */
+export function bulkWriteFailed(written: BulkWritten, operations: number, ordered: boolean): never {
+  const [first] = written.writeErrors;
+  if (first === undefined) throw new Error('bulkWriteFailed called without write errors');
+  const message = ordered
+    ? `bulkWrite stopped at operations.${first.index}: ${first.message}; the ${first.index} operation${first.index === 1 ? '' : 's'} before it ${first.index === 1 ? 'was' : 'were'} applied, none after it`
+    : `bulkWrite: ${written.writeErrors.length} of ${operations} operations failed, the others were applied; operations.${first.index}: ${first.message}`;
+  fail(first.code, message, { writeErrors: written.writeErrors, result: written.result });
+}
