@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { refusal, TetraError } from '../engine/errors.js';
-import { docsExpiry, upgradeIdKeys } from '../engine/docs/index.js';
+import { docsExpiry, dropTemporaryCollections, upgradeIdKeys } from '../engine/docs/index.js';
 import { KvExpiryService, scheduleAllTenants } from '../engine/kv/index.js';
 import { PageCache, type TreeNode } from '../engine/storage/index.js';
 import { SystemStore, type Principal } from '../engine/system/index.js';
@@ -88,6 +88,8 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     // Stored data written by earlier versions is brought up to date before a request reads it.
     prepare: async (store, tenantId) => {
       await upgradeIdKeys(store);
+      // A $out cut short by a crash left its hidden collection (its target is as it was): dropped.
+      await dropTemporaryCollections(store);
       mirror?.attach(tenantId, store);
     },
   });

@@ -7,7 +7,7 @@
 //   `$out`, `$merge`, diagnostic stages, or `from`/`coll` naming another database) and no
 //   JavaScript, so a tenant never reaches another's data. MongoDB checks the rest, with its own
 //   (larger) set of operators.
-// - A pipeline with a `$merge` is refused when it would be routed: MongoDB holds only a mirror.
+// - A pipeline with a `$merge` or `$out` is refused when it would be routed: MongoDB holds only a mirror.
 // - Read-your-writes: it runs once the mirror holds every write applied before the request
 //   arrived (MongoMirror.caughtUp), within the timeout.
 // - MongoDB away, or the mirror not caught up in time: the pipeline runs natively
@@ -22,14 +22,20 @@ import { approxBytes } from '../engine/docs/aggregate/stage.js';
 import type { MongoMirror } from './mongo-mirror.js';
 
 const ROUTED_STAGES = new Set(['$lookup', '$facet', '$graphLookup']);
+/** The stages that write a pipeline's output into a collection (the last stage only). */
+const WRITING_STAGES = ['$merge', '$out'] as const;
+type WritingStage = (typeof WRITING_STAGES)[number];
 
 export interface Routing {
   /** Some stage is one DESIGN.md routes to MongoDB. */
   readonly external: boolean;
   /** A `$text` search: only MongoDB can answer it. */
   readonly text: boolean;
-  /** A final `$merge`: writes, which must not go to MongoDB (it holds a mirror), so the pipeline is refused when routed. */
-  readonly writes: boolean;
+  /**
+   * The writing stage (`$merge`, `$out`) it ends with: writes must not go to MongoDB (it holds a
+   * mirror), so the pipeline is refused when routed. Undefined when it writes nothing.
+   */
+  readonly writes: WritingStage | undefined;
 }
 
 /** Which of the routed stages a pipeline uses, at any depth. */
@@ -58,7 +64,10 @@ export function pipelineRouting(pipeline: unknown): Routing {
     }
   };
   walk(pipeline);
-  const writes = Array.isArray(pipeline) && pipeline.some((stage) => isPlainObject(stage) && Object.hasOwn(stage, '$merge'));
+  let writes: WritingStage | undefined;
+  if (Array.isArray(pipeline)) {
+    for (const stage of pipeline) if (isPlainObject(stage)) writes ??= WRITING_STAGES.find((name) => Object.hasOwn(stage, name));
+  }
   return { external: external || text, text, writes };
 }
 

@@ -83,7 +83,19 @@ export function readCollection(store: Reader, name: string): CollectionInfo | un
   return raw === undefined ? undefined : (packr.unpack(raw) as CollectionInfo);
 }
 
-/** Every collection, by name. */
+/**
+ * Prefix of the hidden collections a $out writes into before its swap (MongoDB's
+ * `tmp.agg_out.<uuid>`). Under `system.`, which validateCollectionName refuses, so no client can
+ * create, read or drop one; the collection's id follows, so no two ever share a name.
+ */
+export const TEMPORARY_COLLECTION_PREFIX = 'system.tmp.agg_out.';
+
+/** True for the name (or the catalog key) of a hidden temporary collection. */
+export function isTemporaryCollection(name: string | Uint8Array): boolean {
+  const text = typeof name === 'string' ? name : Buffer.from(name).toString('utf8');
+  return text.startsWith(TEMPORARY_COLLECTION_PREFIX);
+}
+
 /** A collection's catalog entry from its stored bytes (the value of a catalog put). */
 export function decodeCollectionInfo(value: Uint8Array): CollectionInfo {
   return packr.unpack(value) as CollectionInfo;
@@ -94,9 +106,24 @@ export function isCollectionKey(key: Uint8Array): boolean {
   return key.length > 0;
 }
 
+/**
+ * Every collection clients see, by name: not the hidden temporary ones, which a $out fills and
+ * swaps in (nothing else reads, lists, expires or mirrors them).
+ */
 export function listCollectionInfos(store: Reader): CollectionInfo[] {
   const out: CollectionInfo[] = [];
-  for (const [key, value] of store.scan(CATALOG_TREE)) if (key.length > 0) out.push(packr.unpack(value) as CollectionInfo);
+  for (const [key, value] of store.scan(CATALOG_TREE)) if (key.length > 0 && !isTemporaryCollection(key)) out.push(packr.unpack(value) as CollectionInfo);
+  return out;
+}
+
+/** The hidden temporary collections (a $out's, still there only while it runs or after a crash). */
+export function listTemporaryCollections(store: Reader): CollectionInfo[] {
+  const out: CollectionInfo[] = [];
+  const start = Buffer.from(TEMPORARY_COLLECTION_PREFIX);
+  for (const [key, value] of store.scan(CATALOG_TREE, { gte: start })) {
+    if (!isTemporaryCollection(key)) break;
+    out.push(packr.unpack(value) as CollectionInfo);
+  }
   return out;
 }
 
@@ -107,6 +134,20 @@ export function putCollection(info: CollectionInfo): BatchOp {
 
 export function deleteCollection(info: CollectionInfo): BatchOp {
   return { op: 'delete', tree: CATALOG_TREE, key: Buffer.from(info.name) };
+}
+
+/** The ops that drop a collection with its documents and indexes (one atomic batch). */
+export function dropCollectionOps(info: CollectionInfo): BatchOp[] {
+  return [deleteCollection(info), { op: 'dropTree', tree: docsTree(info) }, ...info.indexes.map((index): BatchOp => ({ op: 'dropTree', tree: indexTree(info, index) }))];
+}
+
+/**
+ * A new hidden temporary collection's info (named after its id) and the op that takes the id; the
+ * caller stores the info in the same batch.
+ */
+export function newTemporaryCollection(store: Reader, now: number): { info: CollectionInfo; op: BatchOp } {
+  const { info, op } = newCollection(store, '', now);
+  return { info: { ...info, name: `${TEMPORARY_COLLECTION_PREFIX}${info.id}` }, op };
 }
 
 /**

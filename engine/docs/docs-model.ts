@@ -20,10 +20,13 @@ import {
   CATALOG_TREE,
   deleteCollection,
   docsTree,
+  dropCollectionOps,
   indexTree,
   listCollectionInfos,
+  listTemporaryCollections,
   MAX_INDEXES,
   newCollection,
+  newTemporaryCollection,
   putCollection,
   readCollection,
   validateCollectionName,
@@ -38,6 +41,7 @@ import { isValidId, newObjectId } from './object-id.js';
 import { AGGREGATE_LIMITS, approxBytes, BlockingBudget, type StageContext } from './aggregate/stage.js';
 import { compilePipeline } from './aggregate/pipeline.js';
 import { mergeVariables, type MergeSpec } from './aggregate/stages/merge.js';
+import type { OutSpec } from './aggregate/stages/out.js';
 import { Scope } from './aggregate/expression/expression.js';
 import { ValueSet } from './aggregate/value-key.js';
 import { fromJson } from './ejson.js';
@@ -776,14 +780,14 @@ export async function docsCount(store: TenantStore, collection: unknown, options
 
 export interface AggregateOptions {
   hint?: unknown;
-  /** Called with the bytes each batch of a $merge adds, before it is written (a quota check may throw). */
+  /** Called with the bytes each batch of a $merge or $out adds, before it is written (a quota check may throw). */
   charge?: (bytes: number) => void;
 }
 
 export interface AggregateResult {
   readonly documents: Doc[];
-  /** The collection a final $merge wrote into (documents is then empty). */
-  readonly merged?: string;
+  /** The collection a final $merge or $out wrote into (documents is then empty). */
+  readonly written?: string;
 }
 
 /**
@@ -791,10 +795,12 @@ export interface AggregateResult {
  * and of every collection its $lookup stages read (the catalog entries read in the same turn).
  * A leading $match goes to the query planner, so an index serves it; the documents then flow
  * through the stages a chunk per turn. The result is bounded like find's. A final $merge writes
- * the output instead (mergeStream), as it streams, and answers once every write is durable.
+ * the output instead (mergeStream), as it streams, and answers once every write is durable; a
+ * final $out writes it into a hidden collection and swaps that in for its target (outStream).
  * @throws VALIDATION_FAILED for a bad collection name; QUERY_ERROR for a bad pipeline, a stage
  *   past its memory bound or a result past AGGREGATE_LIMITS.maxResultBytes; a $merge's errors
- *   (mergeChunk), after the chunks before the failing one are written
+ *   (mergeChunk), after the chunks before the failing one are written; a $out's (outStream),
+ *   with its target unchanged
  */
 export async function docsAggregate(store: TenantStore, collection: unknown, pipelineSpec: unknown, options: AggregateOptions = {}): Promise<AggregateResult> {
   const name = validateCollectionName(collection);
@@ -810,6 +816,8 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   for (const c of [name, ...pipeline.reads]) infos.set(c, readCollectionCached(store, store, c));
   const trees = [...infos.values()].flatMap((info) => (info === undefined ? [] : treesOf(info)));
   const snapshot = trees.length > 0 ? store.snapshot(trees) : undefined;
+  // A $out reads its target's indexes in the turn the snapshot is taken: what the output must satisfy.
+  const target = pipeline.out === undefined ? undefined : readCollection(store, pipeline.out.into);
   const matchAll = compileFilter({});
   // `fields`: the paths the pipeline reads (the rest is not decoded), or all of them.
   async function* read(collection: string, filter: CompiledFilter, fields?: readonly string[], hint?: Hint): AsyncGenerator<Doc[]> {
@@ -847,7 +855,12 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
     if (merge !== undefined) {
       await mergeStream(store, { spec: merge, update: mergeUpdate, now }, output, options.charge ?? (() => undefined));
       // MongoDB's $merge returns no documents.
-      return { documents: [], merged: merge.into };
+      return { documents: [], written: merge.into };
+    }
+    if (pipeline.out !== undefined) {
+      await outStream(store, pipeline.out, target, output, options.charge ?? (() => undefined));
+      // Nor does its $out.
+      return { documents: [], written: pipeline.out.into };
     }
     const documents: Doc[] = [];
     let bytes = 0;
@@ -1057,6 +1070,125 @@ function mergeChunk(store: TenantStore, run: MergeRun, docs: readonly Doc[], cha
   if (target!.created || flagsOf(target!.info) !== flags) ops.push(putCollection(target!.info));
   ops.push(...docOps);
   return store.write(ops);
+}
+
+// ---- $out -----------------------------------------------------------------------------------------
+
+/**
+ * The definition of an index as a $out copies it to its hidden collection: everything but its id
+ * and its flags (multikey, lossy), which the new documents set afresh, and a build's mark (the
+ * hidden collection indexes every document as it is written).
+ */
+function indexDefinition(index: IndexInfo): string {
+  return JSON.stringify([index.name, index.fields, index.unique, index.expireAfterSeconds ?? null, index.sparse === true, index.partialFilterExpression ?? null]);
+}
+
+function indexDefinitions(info: CollectionInfo | undefined): string[] {
+  return (info?.indexes ?? []).map(indexDefinition).sort();
+}
+
+/**
+ * Runs a $out (MongoDB's: the output replaces the target collection, which keeps its indexes):
+ * the output goes into a new hidden collection (catalog.ts, newTemporaryCollection) made with the
+ * target's index definitions, OUT_CHUNK documents per atomic batch as it streams (outChunk), so
+ * only one chunk is held; then one atomic batch points the target's name at the hidden
+ * collection's id and drops the target's trees: readers see the old documents or the new, never a
+ * mix. Resolves once that batch is durable. Any failure (the pipeline's, a duplicate key, a
+ * document tetradb cannot store, the target's indexes changed meanwhile) drops the hidden
+ * collection and leaves the target as it was; a crash before the swap leaves it too, and the
+ * hidden collection goes when the store next opens (dropTemporaryCollections).
+ * `target`: the target's catalog entry when the pipeline's snapshot was taken.
+ * @throws VALIDATION_FAILED, DUPLICATE_KEY (outChunk); CONFLICT when the target's indexes changed while the $out ran
+ */
+async function outStream(store: TenantStore, spec: OutSpec, target: CollectionInfo | undefined, output: AsyncIterable<Doc[]>, charge: (bytes: number) => void): Promise<void> {
+  const definitions = indexDefinitions(target);
+  const { info: hidden, op } = newTemporaryCollection(store, Date.now());
+  hidden.indexes = (target?.indexes ?? []).map((index, i): IndexInfo => {
+    const copy: IndexInfo = { ...index, id: i + 1, multikey: false, lossy: false };
+    delete (copy as { building?: boolean }).building;
+    return copy;
+  });
+  hidden.nextIndexId = hidden.indexes.length + 1;
+  const writes: Array<Promise<unknown>> = [store.write([op, putCollection(hidden)])];
+  try {
+    for await (const chunk of output) {
+      for (let i = 0; i < chunk.length; i += OUT_CHUNK) {
+        // A large chunk (a $unwind's) is written in batches with other requests' turns between them.
+        if (i > 0) await nextTurn();
+        writes.push(outChunk(store, hidden, spec.into, chunk.slice(i, i + OUT_CHUNK), charge));
+      }
+    }
+    await Promise.all(writes);
+    // The swap, read, checked and written in one turn.
+    const live = readCollection(store, spec.into);
+    if (indexDefinitions(live).join() !== definitions.join()) {
+      fail('CONFLICT', `indexes of target collection ${spec.into} changed during processing.`, { stage: '$out', collection: spec.into });
+    }
+    const filled = readCollection(store, hidden.name)!;
+    const swap: BatchOp[] = [deleteCollection(filled), putCollection({ ...filled, name: spec.into })];
+    if (live !== undefined) swap.push(...dropCollectionOps(live).filter((o) => o.op === 'dropTree'));
+    await store.write(swap);
+  } catch (err) {
+    // Every batch settled first, so none lands after the drop.
+    await Promise.allSettled(writes);
+    const left = readCollection(store, hidden.name);
+    if (left !== undefined) await store.write(dropCollectionOps(left)).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Output documents a $out writes per batch: one atomic batch, made and applied in one turn. */
+const OUT_CHUNK = MERGE_CHUNK;
+
+/**
+ * One batch of a $out's output into its hidden collection `hidden` (read live: its flags change as
+ * documents arrive), checked and written in this turn, as inserts are: an `_id` generated when
+ * missing, a storable one, unique indexes (the target's, copied) and the size. Messages name the
+ * target `into`, the collection the client knows.
+ * @throws VALIDATION_FAILED for a document tetradb cannot store; DUPLICATE_KEY for a repeated `_id` or unique key: nothing of the batch written
+ */
+function outChunk(store: TenantStore, hidden: CollectionInfo, into: string, docs: readonly Doc[], charge: (bytes: number) => void): Promise<unknown> {
+  const live = readCollection(store, hidden.name);
+  if (live === undefined) fail('CONFLICT', `the $out into ${into} lost its temporary collection`, { stage: '$out', collection: into });
+  const info: CollectionInfo = { ...live, name: into };
+  const flags = flagsOf(info);
+  const tree = docsTree(info);
+  const pending = new Map<string, Buffer>();
+  const ids = new Set<string>();
+  const docOps: BatchOp[] = [];
+  let bytes = 0;
+  for (const output of docs) {
+    const given = getOwn(output, ID);
+    if (given !== MISSING && !isValidId(given)) fail('VALIDATION_FAILED', `$out cannot write a document whose _id is ${describeValue(given)}: _id must be a string, a number or a boolean`, { stage: '$out', field: ID });
+    const doc = withIdFirst(output, given === MISSING ? newObjectId() : given);
+    validateDocument(doc, { maxDepth: DOCS_LIMITS.maxDocumentDepth });
+    const encoded = encodeChecked(doc);
+    const pk = idKey(idOf(doc));
+    const claim = pk.toString('latin1');
+    if (ids.has(claim) || store.has(tree, pk)) {
+      fail('DUPLICATE_KEY', `E11000 duplicate key error collection: ${into} index: _id_ dup key: { _id: ${JSON.stringify(idOf(doc))} }`, { collection: into, index: '_id_', keyValue: { _id: idOf(doc) } });
+    }
+    ids.add(claim);
+    bytes += encoded.length + 64;
+    docOps.push({ op: 'put', tree, key: pk, value: encoded });
+    pushIndexOps(docOps, info, indexChanges(store, info, pk, undefined, doc, pending));
+  }
+  charge(bytes);
+  // The flags live on the hidden collection's entry, under its own name.
+  const ops: BatchOp[] = flagsOf(info) !== flags ? [putCollection({ ...info, name: hidden.name })] : [];
+  ops.push(...docOps);
+  return store.write(ops);
+}
+
+/**
+ * Drops the hidden collections a $out left behind when the process stopped before its swap (or
+ * its cleanup): run when a tenant's store opens, before any request, so none is running. Returns
+ * how many were dropped.
+ */
+export async function dropTemporaryCollections(store: TenantStore): Promise<number> {
+  const left = listTemporaryCollections(store);
+  for (const info of left) await store.write(dropCollectionOps(info));
+  return left.length;
 }
 
 // ---- Index maintenance ------------------------------------------------------------------------
@@ -1912,9 +2044,7 @@ export function docsDropCollection(store: TenantStore, collection: unknown): Wri
   const name = validateCollectionName(collection);
   const info = readCollection(store, name);
   if (info === undefined) return { result: { dropped: false }, durable: DONE };
-  const ops: BatchOp[] = [deleteCollection(info), { op: 'dropTree', tree: docsTree(info) }];
-  for (const index of info.indexes) ops.push({ op: 'dropTree', tree: indexTree(info, index) });
-  return { result: { dropped: true }, durable: durableOf(store.write(ops)) };
+  return { result: { dropped: true }, durable: durableOf(store.write(dropCollectionOps(info))) };
 }
 
 /** An index as listIndexes shows it (MongoDB's shape). */

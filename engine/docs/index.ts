@@ -85,6 +85,7 @@ export {
 } from './docs-model.js';
 export { bulkWriteFailed, MAX_BULK_OPERATIONS, prepareBulkWrite, type BulkWriteError, type BulkWriteResult, type BulkWritten } from './bulk-write.js';
 export { upgradeIdKeys } from './upgrade.js';
+export { dropTemporaryCollections } from './docs-model.js';
 export { validateCollectionName } from './catalog.js';
 export { compilePipeline, type CompiledPipeline } from './aggregate/pipeline.js';
 export { AGGREGATE_LIMITS } from './aggregate/stage.js';

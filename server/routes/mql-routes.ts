@@ -131,7 +131,7 @@ export function mqlRoutes(app: FastifyInstance): void {
 
   route(
     'aggregate',
-    'Run an aggregation pipeline ($match, $project, $addFields/$set, $unset, $group, $bucket, $sort, $skip, $limit, $count, $sortByCount, $unwind, $lookup, $graphLookup, $unionWith, $facet, $replaceRoot/$replaceWith; a final $merge writes the output into a collection)',
+    'Run an aggregation pipeline ($match, $project, $addFields/$set, $unset, $group, $bucket, $sort, $skip, $limit, $count, $sortByCount, $unwind, $lookup, $graphLookup, $unionWith, $facet, $replaceRoot/$replaceWith; a final $merge writes the output into a collection, a final $out replaces a collection with it)',
     { collection, pipeline: { type: 'array', items: anyObject }, hint },
     ['collection', 'pipeline'],
     { 200: { type: 'object', properties: { documents, executedBy: { type: 'string', enum: ['native', 'external'] } } } },
@@ -141,9 +141,10 @@ export function mqlRoutes(app: FastifyInstance): void {
       const { tenantId } = principalOf(request);
       return withTenant(request, async (store) => {
         if (mirror !== undefined && routing?.external === true) {
-          // The external MongoDB holds a mirror: a $merge there would write to the mirror, never to tetradb.
-          if (routing.writes) {
-            fail('QUERY_ERROR', '$merge cannot be used in a pipeline that runs on the external MongoDB (one with $lookup, $facet, $graphLookup or $text): run the reading pipeline without $merge, or write its result with insertMany', { stage: '$merge' });
+          // The external MongoDB holds a mirror: a $merge or $out there would write to the mirror, never to tetradb.
+          if (routing.writes !== undefined) {
+            const stage = routing.writes;
+            fail('QUERY_ERROR', `${stage} cannot be used in a pipeline that runs on the external MongoDB (one with $lookup, $facet, $graphLookup or $text): run the reading pipeline without ${stage}, or write its result with insertMany`, { stage });
           }
           // store.lsn: every write applied before this request, which the mirror must hold.
           const external = await aggregateExternally(mirror, tenantId, validateCollectionName(b.collection), b.pipeline, store.lsn, config.mongodbTimeoutMs, docsHintKeyPattern(store, b.collection, b.hint));
@@ -151,10 +152,10 @@ export function mqlRoutes(app: FastifyInstance): void {
           if (routing.text) fail('UNAVAILABLE', `$text runs only on the external MongoDB, which did not answer within ${config.mongodbTimeoutMs} ms; retry shortly`);
           request.server.log.warn({ tenantId, reqId: request.id }, 'aggregation routed to MongoDB ran natively: MongoDB did not answer in time');
         }
-        // A $merge's batches count against the quota as inserts do; its TTL indexes wake the expiry service.
+        // A $merge's or $out's batches count against the quota as inserts do; its target's TTL indexes wake the expiry service.
         const result = await docsAggregate(store, b.collection, b.pipeline, { hint: b.hint, charge: (bytes) => checkQuota(store, config.quotaBytes, bytes) });
-        if (result.merged !== undefined) {
-          const next = docsNextExpiry(store, result.merged);
+        if (result.written !== undefined) {
+          const next = docsNextExpiry(store, result.written);
           if (next !== null) expiry.schedule(tenantId, next);
         }
         return { documents: result.documents.map(toJson), executedBy: 'native' };

@@ -578,7 +578,7 @@ describe('$merge: refusals (nothing written)', () => {
     [[{ $merge: { into: { db: 'other', coll: 'x' } } }], '$merge cannot write to another database'],
     [[{ $merge: { into: { coll: 'x', foo: 1 } } }], "BSON field '$merge.into.foo' is an unknown field."],
     [[{ $merge: { into: 5 } }], "BSON field '$merge.into' is the wrong type 'int'"],
-    [[{ $out: 'x' }], 'the $out stage is not supported'],
+    [[{ $merge: 'x' }, { $out: 'y' }], '$merge can only be the final stage in the pipeline'],
   ])('%j: %s', async (pipeline, message) => {
     const source = await seed([{ _id: 1 }]);
     await refused(source, pipeline, 400, 'QUERY_ERROR', message);

@@ -333,7 +333,7 @@ describe('documents over HTTP: aggregation', () => {
   it('refuses bad pipelines with the stage or operator named, and keeps tenants apart', async () => {
     const cases: Array<[unknown, number, string, string]> = [
       [[{ $nope: {} }], 400, 'QUERY_ERROR', '$nope'],
-      [[{ $out: 'x' }], 400, 'QUERY_ERROR', '$out'],
+      [[{ $out: 1 }], 400, 'QUERY_ERROR', '$out'],
       [[{ $project: { a: { $bogus: 1 } } }], 400, 'QUERY_ERROR', '$bogus'],
       [[{ $project: { a: { $add: ['$s', 1] } } }], 400, 'QUERY_ERROR', 'not string'],
       [[{ $project: { a: { $function: { body: 'x' } } } }], 400, 'QUERY_ERROR', 'JavaScript'],

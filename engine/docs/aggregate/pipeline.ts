@@ -20,6 +20,7 @@ import { graphLookupStage } from './stages/graph-lookup.js';
 import { lookupStage } from './stages/lookup.js';
 import { matchStage, type MatchStage } from './stages/match.js';
 import { parseMerge, type MergeSpec } from './stages/merge.js';
+import { parseOut, type OutSpec } from './stages/out.js';
 import { limitStage, skipStage, sortStage } from './stages/order.js';
 import { addFieldsStage, projectStage, replaceRootStage, unsetStage } from './stages/project.js';
 import { sampleStage } from './stages/sample.js';
@@ -28,7 +29,6 @@ import { unionWithStage } from './stages/union-with.js';
 import { unwindStage } from './stages/unwind.js';
 
 const UNSUPPORTED: Record<string, string> = {
-  $out: "not implemented: $merge writes a pipeline's output into a collection",
   $search: 'Atlas Search is not available',
   $geoNear: 'there are no geospatial indexes',
   $redact: 'not implemented',
@@ -44,7 +44,7 @@ const UNSUPPORTED: Record<string, string> = {
 const SUPPORTED = new Set([
   '$match', '$project', '$addFields', '$set', '$unset', '$replaceRoot', '$replaceWith', '$group', '$count', '$sortByCount', '$sort', '$skip',
   '$limit', '$unwind', '$lookup', '$facet', '$graphLookup', '$unionWith', '$bucket', '$bucketAuto', '$sample',
-  '$setWindowFields', '$fill', '$densify', '$merge',
+  '$setWindowFields', '$fill', '$densify', '$merge', '$out',
 ]);
 
 /** True for the name of an aggregation stage tetradb knows, supported or not (a pipeline-style update refuses the others by name). */
@@ -62,6 +62,8 @@ export interface CompiledPipeline {
   readonly fields: readonly string[] | undefined;
   /** A final $merge: the model writes the output of `run` into its collection instead of returning it. */
   readonly merge: MergeSpec | undefined;
+  /** A final $out: the model replaces its collection with the output of `run` instead of returning it. */
+  readonly out: OutSpec | undefined;
   /** `leadingDone`: the input already passed the leading $match (the model read it through the planner). */
   run(input: DocStream, ctx: StageContext, leadingDone?: boolean): DocStream;
 }
@@ -69,7 +71,13 @@ export interface CompiledPipeline {
 /** The stage whose sub-pipeline is being compiled (a $facet checks its own), undefined at the top. */
 type Host = '$lookup' | '$unionWith' | '$facet' | undefined;
 
-function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { stages: number }, host: Host, out: { merge?: MergeSpec }): Stage[] {
+/** What a pipeline's final writing stage ($merge or $out) writes, when it has one. */
+interface Writes {
+  merge?: MergeSpec;
+  out?: OutSpec;
+}
+
+function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { stages: number }, host: Host, out: Writes): Stage[] {
   if (!Array.isArray(spec)) stageError('pipeline', 'the pipeline must be an array of stages');
   const stages: Stage[] = [];
   const subIn = (h: Host) => (s: unknown, n: ReadonlySet<string>) => compile(s, n, counter, h);
@@ -152,11 +160,13 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
         stages.push(densifyStage(arg));
         break;
       case '$merge':
-        // MongoDB's order of checks: the sub-pipeline, then the position.
+      case '$out':
+        // The writing stages, placed alike. MongoDB's order of checks: the sub-pipeline, then the position.
         if (host === '$lookup' || host === '$unionWith') stageError(name, `${name} is not allowed within a ${host}'s sub-pipeline`);
         if (host === '$facet') stageError(name, `${name} is not allowed to be used within a $facet stage`);
         if (i !== spec.length - 1) stageError(name, `${name} can only be the final stage in the pipeline`);
-        out.merge = parseMerge(arg);
+        if (name === '$merge') out.merge = parseMerge(arg);
+        else out.out = parseOut(arg);
         break;
       default:
         if (SUPPORTED.has(name)) throw new Error(`stage ${name} is listed as supported but not compiled`);
@@ -168,11 +178,12 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
 }
 
 function compile(spec: unknown, names: ReadonlySet<string>, counter: { stages: number }, host: Host): CompiledPipeline {
-  const out: { merge?: MergeSpec } = {};
+  const out: Writes = {};
   const stages = compileStages(spec, names, counter, host, out);
   const first = stages[0];
   return {
     merge: out.merge,
+    out: out.out,
     leading: first?.name === '$match' ? (first as MatchStage).filter : undefined,
     reads: [...new Set(stages.flatMap((s) => s.reads))],
     fields: pipelineFields(stages),

@@ -79,17 +79,25 @@ function variables(letSpec: unknown, whenNotMatched: WhenNotMatched): Array<read
   return out;
 }
 
-function intoCollection(into: unknown): string {
-  if (typeof into === 'string') return validateCollectionName(into);
-  if (!isPlainObject(into)) stageError(STAGE, `BSON field '$merge.into' is the wrong type '${bsonTypeOf(into)}', expected types '[string, object]'`);
-  for (const k of Object.keys(into)) {
-    if (k === 'db') {
-      stageError(STAGE, `$merge cannot write to another database (into.db: ${JSON.stringify(into[k])}): tetradb has one database per tenant, so 'into' is a collection name or {coll}`);
-    }
-    if (k !== 'coll') stageError(STAGE, `BSON field '$merge.into.${k}' is an unknown field.`);
+/**
+ * The collection a writing stage ($merge's `into`, $out's argument) names: a collection name, or
+ * `{coll}`. tetradb has one database per tenant, so a `db` is refused (MongoDB would write to that
+ * database). `field`: the spec's path to the target for MongoDB's messages ("$merge.into", "$out");
+ * `types`: what the wrong-type message says the target may be.
+ * @throws QUERY_ERROR for a `db`, an unknown field or a missing `coll`; VALIDATION_FAILED for a name no collection may have
+ */
+export function targetCollection(stage: string, field: string, target: unknown, types: string): string {
+  if (typeof target === 'string') return validateCollectionName(target);
+  if (!isPlainObject(target)) stageError(stage, `BSON field '${field}' is the wrong type '${bsonTypeOf(target)}', expected types '${types}'`);
+  const where = field === stage ? '' : `${field.slice(stage.length + 1)}.`;
+  const takes = field === stage ? `${stage} takes` : `'${where.slice(0, -1)}' is`;
+  for (const k of Object.keys(target)) {
+    if (k === 'db') stageError(stage, `${stage} cannot write to another database (${where}db: ${JSON.stringify(target[k])}): tetradb has one database per tenant, so ${takes} a collection name or {coll}`);
+    if (k !== 'coll') stageError(stage, `BSON field '${field}.${k}' is an unknown field.`);
   }
-  if (typeof into['coll'] !== 'string') stageError(STAGE, "BSON field '$merge.into.coll' is missing but a required field");
-  return validateCollectionName(into['coll']);
+  if (!Object.hasOwn(target, 'coll')) stageError(stage, `BSON field '${field}.coll' is missing but a required field`);
+  if (typeof target['coll'] !== 'string') stageError(stage, `BSON field '${field}.coll' is the wrong type '${bsonTypeOf(target['coll'])}', expected type 'string'`);
+  return validateCollectionName(target['coll']);
 }
 
 function onFields(on: unknown): string[] {
@@ -121,7 +129,7 @@ export function parseMerge(spec: unknown): MergeSpec {
   if (!isPlainObject(spec)) stageError(STAGE, `$merge only supports a string or object argument, not ${bsonTypeOf(spec)}`);
   for (const k of Object.keys(spec)) if (!SPEC_FIELDS.has(k)) stageError(STAGE, `BSON field '$merge.${k}' is an unknown field.`);
   if (!Object.hasOwn(spec, 'into')) stageError(STAGE, "BSON field '$merge.into' is missing but a required field");
-  const into = intoCollection(spec['into']);
+  const into = targetCollection(STAGE, '$merge.into', spec['into'], '[string, object]');
   const on = onFields(spec['on']);
   const pipeline = Array.isArray(spec['whenMatched']) ? (spec['whenMatched'] as unknown[]) : undefined;
   const whenMatched = pipeline !== undefined ? 'pipeline' : mode<WhenMatched>(spec['whenMatched'], 'whenMatched', WHEN_MATCHED, 'replace');
