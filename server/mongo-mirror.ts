@@ -7,6 +7,12 @@
 //   applied; the mirror keeps the document changes (a put is a replace-or-insert by `_id`, a
 //   delete a delete, a dropped collection a drop) in a queue, and ships them once they are durable
 //   (TenantStore.whenDurable): MongoDB never holds a write a crash can still take away.
+// - A $out writes into a hidden temporary collection, which the mirror ignores, then swaps it in
+//   for its target in one batch (the target's name put with the hidden collection's id, the hidden
+//   name deleted): the mirror ships that as a `recopy` of the target, which empties the mirrored
+//   collection (deleteMany: its MongoDB-side indexes stay) and copies the collection's documents
+//   from the live store. Until that is done a routed read that does not wait for it (one that
+//   arrived before the $out's answer) may see the mirrored target part old, part new.
 // - What MongoDB holds is recorded as an lsn (database `<prefix>mirror`, collection `tenants`,
 //   one document per tenant). When a tenant's store opens and that lsn is not the store's, or the
 //   queue passed its bound while MongoDB was away, the mirror copies the tenant's collections again:
@@ -18,7 +24,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, MongoServerError, type Collection, type Db, type Document } from 'mongodb';
-import { CATALOG_TREE, decodeCollectionInfo, docsTree, isCollectionKey, listCollectionInfos, type CollectionInfo } from '../engine/docs/catalog.js';
+import { CATALOG_TREE, decodeCollectionInfo, docsTree, isCollectionKey, isTemporaryCollection, listCollectionInfos, readCollection, type CollectionInfo } from '../engine/docs/catalog.js';
 import { decodeDocument } from '../engine/docs/doc-codec.js';
 import { decodeKey } from '../engine/storage/index.js';
 import type { BatchOp, TenantStore } from '../engine/tenant/index.js';
@@ -52,6 +58,8 @@ type Change =
   | { kind: 'put'; coll: string; raw: Buffer }
   | { kind: 'delete'; coll: string; id: unknown }
   | { kind: 'drop'; coll: string }
+  /** The collection's documents replaced wholesale (a $out's swap): copied again from the store. */
+  | { kind: 'recopy'; coll: string }
   | { kind: 'createIndex'; coll: string; index: IndexSpec }
   | { kind: 'dropIndex'; coll: string; name: string };
 
@@ -250,11 +258,19 @@ class TenantMirror {
     if (this.#stopped) return;
     const changes: Change[] = [];
     let bytes = 64;
+    // A $out's swap deletes its hidden collection's name and puts the target's, in one batch.
+    const swap = ops.some((op) => op.tree === CATALOG_TREE && op.op === 'delete' && isTemporaryCollection(op.key));
     // The catalog first: a batch that creates a collection puts its entry and its documents.
     for (const op of ops) {
       if (op.tree !== CATALOG_TREE || op.op === 'dropTree' || !isCollectionKey(op.key)) continue;
+      // A $out's hidden collection is never mirrored: its documents reach MongoDB as its target's.
+      if (isTemporaryCollection(op.key)) continue;
       if (op.op === 'put') {
         const info = decodeCollectionInfo(op.value);
+        if (swap) {
+          for (const [tree, n] of this.#names) if (n === info.name) this.#names.delete(tree);
+          changes.push({ kind: 'recopy', coll: info.name });
+        }
         this.#names.set(docsTree(info), info.name);
         const before = this.#indexes.get(info.name) ?? new Map<string, IndexSpec>();
         const now = indexSpecs(info);
@@ -351,34 +367,46 @@ class TenantMirror {
       if (!wanted.has(c.name) && !c.name.startsWith('system.')) await this.#applyCollectionChange(db, { kind: 'drop', coll: c.name });
     }
     for (const info of infos) {
-      // deleteMany, not drop: indexes made on the MongoDB side (a text index) stay.
-      await db.collection(info.name).deleteMany({});
-      await this.#ensureIndexes(db, info, true);
-      const tree = docsTree(info);
-      let after: Buffer | undefined;
-      for (;;) {
-        if (this.#stopped) return;
-        // One chunk read in one turn, at one lsn; sent only once that lsn is durable.
-        const chunk: Document[] = [];
-        let bytes = 0;
-        const readAt = this.store.lsn;
-        for (const [key, raw] of this.store.scan(tree, after === undefined ? {} : { gt: after })) {
-          // A document may already be there (copied, then written and replayed): replace by _id.
-          chunk.push(upsertStatement(decodeDocument(raw)));
-          bytes += raw.length + 64;
-          after = Buffer.from(key);
-          if (chunk.length >= CHUNK || bytes >= MAX_COMMAND_BYTES) break;
-        }
-        if (chunk.length === 0) break;
-        await this.store.whenDurable(readAt);
-        await writeCommand(db, info.name, 'put', chunk);
-      }
+      if (!(await this.#copyCollection(db, info))) return;
     }
     await this.store.whenDurable(startLsn);
     await this.#mirror.stateCollection.updateOne({ _id: this.#tenantId }, { $set: { lsn: startLsn } }, { upsert: true });
     if (this.#overflows !== overflows) return; // the queue overflowed meanwhile: copy again
     this.#copy = false;
     this.#setApplied(startLsn);
+  }
+
+  /**
+   * Replaces the mirrored collection's documents with the store's live ones, chunk by chunk (each
+   * sent once durable); the changes queued after them are replayed later and converge (by `_id`).
+   * False when the mirror stopped meanwhile.
+   */
+  async #copyCollection(db: Db, info: CollectionInfo): Promise<boolean> {
+    // deleteMany, not drop: indexes made on the MongoDB side (a text index) stay.
+    await db.collection(info.name).deleteMany({});
+    await this.#ensureIndexes(db, info, true);
+    const tree = docsTree(info);
+    let after: Buffer | undefined;
+    for (;;) {
+      if (this.#stopped) return false;
+      // One chunk read in one turn, at one lsn; sent only once that lsn is durable.
+      const chunk: Document[] = [];
+      let bytes = 0;
+      const readAt = this.store.lsn;
+      // The collection as it is now (a later $out may have swapped it again): its tree by name.
+      const live = readCollection(this.store, info.name);
+      if (live === undefined || live.id !== info.id) return true;
+      for (const [key, raw] of this.store.scan(tree, after === undefined ? {} : { gt: after })) {
+        // A document may already be there (copied, then written and replayed): replace by _id.
+        chunk.push(upsertStatement(decodeDocument(raw)));
+        bytes += raw.length + 64;
+        after = Buffer.from(key);
+        if (chunk.length >= CHUNK || bytes >= MAX_COMMAND_BYTES) break;
+      }
+      if (chunk.length === 0) return true;
+      await this.store.whenDurable(readAt);
+      await writeCommand(db, info.name, 'put', chunk);
+    }
   }
 
   /** Ships the queue's head (up to CHUNK changes) once durable, in order, then records its lsn. */
@@ -406,6 +434,13 @@ class TenantMirror {
         if (c.kind === 'drop' || c.kind === 'createIndex' || c.kind === 'dropIndex') {
           await flush();
           await this.#applyCollectionChange(db, c);
+          continue;
+        }
+        if (c.kind === 'recopy') {
+          await flush();
+          // Gone since (dropped: its drop follows in the queue): nothing to copy.
+          const info = readCollection(this.store, c.coll);
+          if (info !== undefined && !(await this.#copyCollection(db, info))) return;
           continue;
         }
         const bytes = c.kind === 'put' ? c.raw.length + 64 : 64;
