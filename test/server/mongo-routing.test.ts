@@ -205,6 +205,39 @@ describe('aggregation routed to an external MongoDB', () => {
     expect((await everything(native.url, p.apiKey, 'copy')).map((d: any) => [d._id, d.who.length])).toEqual([[1, 1], [2, 1], [3, 1], [4, 0]]);
   });
 
+  it('refuses a $out in a pipeline that would be routed; without routed stages it replaces the collection natively, and the mirror follows the swap', async () => {
+    const t = await signup(server.url);
+    await seed(server.url, t.apiKey);
+    const db = `tetra_${t.tenantId}`;
+    for (const routed of [LOOKUP, FACET, GRAPH, [{ $match: { $text: { $search: 'ada' } } }]]) {
+      const res = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: [...routed, { $out: 'copy' }] });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.error.message).toContain('$out cannot be used in a pipeline that runs on the external MongoDB');
+    }
+    // A target the mirror already holds, with an index: replaced on both sides.
+    expect((await mql(server.url, t.apiKey, 'insertMany', { collection: 'copy', documents: [{ _id: 'old', total: 0 }] })).status).toBe(201);
+    expect((await mql(server.url, t.apiKey, 'createIndex', { collection: 'copy', keys: { total: 1 } })).status).toBe(200);
+    expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'copy', pipeline: LOOKUP })).body.executedBy).toBe('external');
+    expect(mirrored(t.tenantId, 'copy')).toEqual([{ _id: 'old', total: 0 }]);
+    const plain = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: [{ $match: { total: { $gte: 10 } } }, { $out: 'copy' }] });
+    expect(plain.body).toEqual({ documents: [], executedBy: 'native' });
+    expect((await everything(server.url, t.apiKey, 'copy')).map((d: any) => d._id)).toEqual([1, 2]);
+    // A routed read of it waits for the mirror, which then holds the new documents only.
+    const routed = await mql(server.url, t.apiKey, 'aggregate', { collection: 'copy', pipeline: LOOKUP });
+    expect(routed.body.executedBy).toBe('external');
+    expect(routed.body.documents.map((d: any) => d._id)).toEqual([1, 2]);
+    expect(mirrored(t.tenantId, 'copy')).toEqual(await everything(server.url, t.apiKey, 'copy'));
+    expect(mongo.indexes(db, 'copy').map((i) => i.name)).toContain('tetra_total_1');
+    // The hidden collection the $out wrote into never reached MongoDB.
+    expect([...(mongo.dbs.get(db)?.keys() ?? [])].filter((n) => n.startsWith('system.'))).toEqual([]);
+    expect(mongo.commands.filter((c) => c.db === db && JSON.stringify(c.body).includes('agg_out'))).toEqual([]);
+    // Into a collection the mirror does not have yet: created there with the documents.
+    expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: [{ $match: { total: { $lt: 10 } } }, { $out: 'fresh' }] })).status).toBe(200);
+    expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'fresh', pipeline: LOOKUP })).body.executedBy).toBe('external');
+    expect(mirrored(t.tenantId, 'fresh')).toEqual(await everything(server.url, t.apiKey, 'fresh'));
+    expect(mirrored(t.tenantId, 'fresh')).toHaveLength(2);
+  });
+
   it('hands MongoDB the operators the native stages lack (a routed pipeline has MongoDB\'s language)', async () => {
     const t = await signup(server.url);
     await seed(server.url, t.apiKey);
