@@ -80,19 +80,22 @@ function variables(letSpec: unknown, whenNotMatched: WhenNotMatched): Array<read
 }
 
 /**
- * The collection a writing stage ($merge's `into`, $out's argument) names: a collection name, or
- * `{coll}`. tetradb has one database per tenant, so a `db` is refused (MongoDB would write to that
- * database). `field`: the spec's path to the target for MongoDB's messages ("$merge.into", "$out");
- * `types`: what the wrong-type message says the target may be.
- * @throws QUERY_ERROR for a `db`, an unknown field or a missing `coll`; VALIDATION_FAILED for a name no collection may have
+ * The collection a writing stage names ($merge's `into`, the whole of $out's argument): a
+ * collection name, or `{coll}`. tetradb has one database per tenant, so a `db` is refused (MongoDB
+ * would write to that database). `within`: the stage's field holding the target ("into"), or
+ * undefined when the argument is the target; MongoDB's messages name the path.
+ * @throws QUERY_ERROR for another type, a `db`, an unknown field or a missing `coll`; VALIDATION_FAILED for a name no collection may have
  */
-export function targetCollection(stage: string, field: string, target: unknown, types: string): string {
+export function targetCollection(stage: string, within: string | undefined, target: unknown): string {
+  const field = within === undefined ? stage : `${stage}.${within}`;
   if (typeof target === 'string') return validateCollectionName(target);
-  if (!isPlainObject(target)) stageError(stage, `BSON field '${field}' is the wrong type '${bsonTypeOf(target)}', expected types '${types}'`);
-  const where = field === stage ? '' : `${field.slice(stage.length + 1)}.`;
-  const takes = field === stage ? `${stage} takes` : `'${where.slice(0, -1)}' is`;
+  if (!isPlainObject(target)) stageError(stage, `BSON field '${field}' is the wrong type '${bsonTypeOf(target)}', expected types '[string, object]'`);
   for (const k of Object.keys(target)) {
-    if (k === 'db') stageError(stage, `${stage} cannot write to another database (${where}db: ${JSON.stringify(target[k])}): tetradb has one database per tenant, so ${takes} a collection name or {coll}`);
+    if (k === 'db') {
+      const where = within === undefined ? 'db' : `${within}.db`;
+      const takes = within === undefined ? `${stage} takes` : `'${within}' is`;
+      stageError(stage, `${stage} cannot write to another database (${where}: ${JSON.stringify(target[k])}): tetradb has one database per tenant, so ${takes} a collection name or {coll}`);
+    }
     if (k !== 'coll') stageError(stage, `BSON field '${field}.${k}' is an unknown field.`);
   }
   if (!Object.hasOwn(target, 'coll')) stageError(stage, `BSON field '${field}.coll' is missing but a required field`);
@@ -129,7 +132,7 @@ export function parseMerge(spec: unknown): MergeSpec {
   if (!isPlainObject(spec)) stageError(STAGE, `$merge only supports a string or object argument, not ${bsonTypeOf(spec)}`);
   for (const k of Object.keys(spec)) if (!SPEC_FIELDS.has(k)) stageError(STAGE, `BSON field '$merge.${k}' is an unknown field.`);
   if (!Object.hasOwn(spec, 'into')) stageError(STAGE, "BSON field '$merge.into' is missing but a required field");
-  const into = targetCollection(STAGE, '$merge.into', spec['into'], '[string, object]');
+  const into = targetCollection(STAGE, 'into', spec['into']);
   const on = onFields(spec['on']);
   const pipeline = Array.isArray(spec['whenMatched']) ? (spec['whenMatched'] as unknown[]) : undefined;
   const whenMatched = pipeline !== undefined ? 'pipeline' : mode<WhenMatched>(spec['whenMatched'], 'whenMatched', WHEN_MATCHED, 'replace');

@@ -26,5 +26,5 @@ export function parseOut(spec: unknown): OutSpec {
   if (isPlainObject(spec) && Object.hasOwn(spec, 'timeseries')) {
     stageError(STAGE, "unsupported: $out's timeseries option is not supported (tetradb has no time series collections)");
   }
-  return { into: targetCollection(STAGE, STAGE, spec, '[string, object]') };
+  return { into: targetCollection(STAGE, undefined, spec) };
 }
