@@ -1129,7 +1129,8 @@ async function outStream(store: TenantStore, spec: OutSpec, target: CollectionIn
     if (live !== undefined) swap.push(...dropCollectionOps(live).filter((o) => o.op === 'dropTree'));
     await store.write(swap);
   } catch (err) {
-    // Every batch settled first, so none lands after the drop.
+    // Every batch is applied already (a write applies in its turn): the drop takes them all. Their
+    // promises are settled first so that a failed one is not left unhandled.
     await Promise.allSettled(writes);
     const left = readCollection(store, hidden.name);
     if (left !== undefined) await store.write(dropCollectionOps(left)).catch(() => undefined);
