@@ -1153,27 +1153,21 @@ function outChunk(store: TenantStore, hidden: CollectionInfo, into: string, docs
   if (live === undefined) fail('CONFLICT', `the $out into ${into} lost its temporary collection`, { stage: '$out', collection: into });
   const info: CollectionInfo = { ...live, name: into };
   const flags = flagsOf(info);
-  const tree = docsTree(info);
-  const pending = new Map<string, Buffer>();
-  const ids = new Set<string>();
-  const docOps: BatchOp[] = [];
+  const stored: Doc[] = [];
+  const encoded: Buffer[] = [];
   let bytes = 0;
   for (const output of docs) {
     const given = getOwn(output, ID);
     if (given !== MISSING && !isValidId(given)) fail('VALIDATION_FAILED', `$out cannot write a document whose _id is ${describeValue(given)}: _id must be a string, a number or a boolean`, { stage: '$out', field: ID });
     const doc = withIdFirst(output, given === MISSING ? newObjectId() : given);
     validateDocument(doc, { maxDepth: DOCS_LIMITS.maxDocumentDepth });
-    const encoded = encodeChecked(doc);
-    const pk = idKey(idOf(doc));
-    const claim = pk.toString('latin1');
-    if (ids.has(claim) || store.has(tree, pk)) {
-      fail('DUPLICATE_KEY', `E11000 duplicate key error collection: ${into} index: _id_ dup key: { _id: ${JSON.stringify(idOf(doc))} }`, { collection: into, index: '_id_', keyValue: { _id: idOf(doc) } });
-    }
-    ids.add(claim);
-    bytes += encoded.length + 64;
-    docOps.push({ op: 'put', tree, key: pk, value: encoded });
-    pushIndexOps(docOps, info, indexChanges(store, info, pk, undefined, doc, pending));
+    const bytesOf = encodeChecked(doc);
+    stored.push(doc);
+    encoded.push(bytesOf);
+    bytes += bytesOf.length + 64;
   }
+  // Messages name the target (info.name), the collection the client knows.
+  const docOps = insertOps(store, info, stored, encoded);
   charge(bytes);
   // The flags live on the hidden collection's entry, under its own name.
   const ops: BatchOp[] = flagsOf(info) !== flags ? [putCollection({ ...info, name: hidden.name })] : [];
@@ -1426,24 +1420,35 @@ export function insertPrepared(store: TenantStore, prepared: PreparedInsert): Wr
   const ops: BatchOp[] = [];
   const { info, created } = collectionForWrite(store, name, ops);
   const flags = flagsOf(info);
+  const docOps = insertOps(store, info, docs, encoded);
+  if (created || flagsOf(info) !== flags) ops.push(putCollection(info));
+  ops.push(...docOps);
+  return { result: { insertedIds: docs.map(idOf) }, durable: durableOf(store.write(ops)) };
+}
+
+/**
+ * The ops that insert `docs` (stored as `encoded`) into the collection `info` with their index
+ * entries, checked against the live store and each other: a new `_id`, unique keys free. Sets
+ * the collection's index flags (multikey, lossy) the documents need; errors name `info.name`.
+ * @throws DUPLICATE_KEY for an `_id` or unique key already present or repeated
+ */
+function insertOps(store: TenantStore, info: CollectionInfo, docs: readonly Doc[], encoded: readonly Buffer[]): BatchOp[] {
   const tree = docsTree(info);
   const ids = new Set<string>();
   const pending = new Map<string, Buffer>();
-  const docOps: BatchOp[] = [];
+  const ops: BatchOp[] = [];
   for (let i = 0; i < docs.length; i++) {
     const doc = docs[i]!;
     const pk = idKey(idOf(doc));
     const claim = pk.toString('latin1');
     if (ids.has(claim) || store.has(tree, pk)) {
-      fail('DUPLICATE_KEY', `E11000 duplicate key error collection: ${name} index: _id_ dup key: { _id: ${JSON.stringify(idOf(doc))} }`, { collection: name, index: '_id_', keyValue: { _id: idOf(doc) } });
+      fail('DUPLICATE_KEY', `E11000 duplicate key error collection: ${info.name} index: _id_ dup key: { _id: ${JSON.stringify(idOf(doc))} }`, { collection: info.name, index: '_id_', keyValue: { _id: idOf(doc) } });
     }
     ids.add(claim);
-    docOps.push({ op: 'put', tree, key: pk, value: encoded[i]! });
-    pushIndexOps(docOps, info, indexChanges(store, info, pk, undefined, doc, pending));
+    ops.push({ op: 'put', tree, key: pk, value: encoded[i]! });
+    pushIndexOps(ops, info, indexChanges(store, info, pk, undefined, doc, pending));
   }
-  if (created || flagsOf(info) !== flags) ops.push(putCollection(info));
-  ops.push(...docOps);
-  return { result: { insertedIds: docs.map(idOf) }, durable: durableOf(store.write(ops)) };
+  return ops;
 }
 
 // ---- Updates and deletes -------------------------------------------------------------------------
