@@ -96,7 +96,7 @@ const JAVASCRIPT = new Set(['$function', '$accumulator', '$where']);
 /**
  * Checks a pipeline bound for MongoDB: only stages that read the tenant's own database, every
  * `from`/`coll` a collection name of it, no JavaScript. MongoDB checks the rest itself (its
- * operators are more than the native ones: `$redact`, `$documents`, ... work when routed).
+ * operators are more than the native ones: `$geoNear`, `$toDecimal`, ... work when routed).
  * @throws QUERY_ERROR naming what is refused
  */
 function checkRouted(stages: unknown, where = 'pipeline'): void {

@@ -23,6 +23,7 @@ import { parseMerge, type MergeSpec } from './stages/merge.js';
 import { parseOut, type OutSpec } from './stages/out.js';
 import { limitStage, skipStage, sortStage } from './stages/order.js';
 import { addFieldsStage, projectStage, replaceRootStage, unsetStage } from './stages/project.js';
+import { redactStage } from './stages/redact.js';
 import { sampleStage } from './stages/sample.js';
 import { setWindowFieldsStage } from './stages/set-window-fields.js';
 import { unionWithStage } from './stages/union-with.js';
@@ -31,7 +32,6 @@ import { unwindStage } from './stages/unwind.js';
 const UNSUPPORTED: Record<string, string> = {
   $search: 'Atlas Search is not available',
   $geoNear: 'there are no geospatial indexes',
-  $redact: 'not implemented',
   $collStats: 'not available',
   $indexStats: 'not available',
   $planCacheStats: 'not available',
@@ -44,7 +44,7 @@ const UNSUPPORTED: Record<string, string> = {
 const SUPPORTED = new Set([
   '$match', '$project', '$addFields', '$set', '$unset', '$replaceRoot', '$replaceWith', '$group', '$count', '$sortByCount', '$sort', '$skip',
   '$limit', '$unwind', '$lookup', '$facet', '$graphLookup', '$unionWith', '$bucket', '$bucketAuto', '$sample',
-  '$setWindowFields', '$fill', '$densify', '$merge', '$out',
+  '$setWindowFields', '$fill', '$densify', '$merge', '$out', '$redact',
 ]);
 
 /** True for the name of an aggregation stage tetradb knows, supported or not (a pipeline-style update refuses the others by name). */
@@ -149,6 +149,9 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
         break;
       case '$sample':
         stages.push(sampleStage(arg));
+        break;
+      case '$redact':
+        stages.push(redactStage(arg, names));
         break;
       case '$setWindowFields':
         stages.push(setWindowFieldsStage(arg, names));
