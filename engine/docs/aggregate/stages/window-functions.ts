@@ -9,12 +9,14 @@
  * - $rank, $denseRank, $documentNumber (one sortBy field, no window);
  * - $shift {output, by, default}, $expMovingAvg {input, N | alpha}, $locf, $linearFill;
  * - $firstN, $lastN, $minN, $maxN, $top, $bottom, $topN, $bottomN, $percentile, $median
- *   (window-n-functions.ts).
+ *   (window-n-functions.ts);
+ * - $minMaxScaler {input, min, max} (MongoDB 8.2): the input rescaled from its window's range to
+ *   [min, max].
  * A window that slides (its start moves) feeds a removable accumulator (window-accumulators.ts):
  * each document enters and leaves once, O(n) per partition for the counting ones.
  */
 
-import { bsonTypeOf, isPlainObject, MISSING, type Doc } from '../../values.js';
+import { bsonTypeOf, compareValues, isPlainObject, MISSING, type Doc } from '../../values.js';
 import type { TimeUnit } from '../expression/date-units.js';
 import { constantValue } from '../expression/constant.js';
 import { isNullish, Scope, type Expr } from '../expression/expression.js';
@@ -46,9 +48,6 @@ export interface WindowFunction {
 function fail(message: string): never {
   stageError(STAGE, message);
 }
-
-// MongoDB's window functions that tetradb does not compute: refused by name ($minMaxScaler, MongoDB 8.2).
-const UNSUPPORTED = ['$minMaxScaler'];
 
 type Parser = (spec: Doc, name: string, sort: SortShape, names: ReadonlySet<string>) => WindowFunction;
 
@@ -450,6 +449,78 @@ export function linearFillPartition(p: Partition, input: Expr): unknown[] {
   return out;
 }
 
+// MongoDB parses $minMaxScaler's specification with IDL (window_function_expression.idl, context
+// "root"): its messages name the field by its path from there.
+const IDL_ROOT = 'root';
+
+/** A bound as MongoDB writes it in $minMaxScaler's messages (C++'s std::to_string of a double). */
+function boundText(n: number): string {
+  return n.toFixed(6);
+}
+
+/**
+ * `{$minMaxScaler: {input, min, max} | <input>, window}` (MongoDB 8.2): for each document,
+ * ((x - wmin) / (wmax - wmin)) * (max - min) + min, with wmin and wmax the least and greatest
+ * input in its window; `min` when they are equal (MongoDB's min_max_scaler::computeResult, which
+ * avoids the division by zero). Every input must be a number; the window must hold the current
+ * document. Checked in MongoDB's order: the specification's shape, the window, then min and max.
+ */
+const minMaxScaler: Parser = (spec, name, sort, names) => {
+  let bounds = WHOLE_PARTITION;
+  for (const k of Object.keys(spec)) {
+    if (k !== name && k !== 'window') fail(`BSON field '${IDL_ROOT}.${k}' is an unknown field.`);
+  }
+  const arg = spec[name];
+  // The manual's short form, `{$minMaxScaler: <numeric expression>}`: the input alone (an object
+  // whose first field is an operator is an expression, as everywhere else).
+  const args: Doc = isPlainObject(arg) && !Object.keys(arg)[0]?.startsWith('$') ? arg : { input: arg };
+  for (const k of Object.keys(args)) {
+    if (k !== 'input' && k !== 'min' && k !== 'max') fail(`BSON field '${IDL_ROOT}.${name}.${k}' is an unknown field.`);
+  }
+  if (!Object.hasOwn(args, 'input')) fail(`BSON field '${IDL_ROOT}.${name}.input' is missing but a required field`);
+  if (Object.hasOwn(spec, 'window')) {
+    if (!isPlainObject(spec['window'])) fail(`BSON field '${IDL_ROOT}.window' is the wrong type '${typeName(spec['window'])}', expected type 'object'`);
+    bounds = parseWindow(spec['window'], sort);
+    // The current document must be in its own window: the scaled value lies between the window's.
+    const within = ' (the current doc), as $minMaxScaler must ensure that the current document being processed is always within the configured window.';
+    if (typeof bounds.lower === 'number' && bounds.lower > 0) fail(`Lower specified bound cannot be greater than 0${within} Lower specified bound = ${boundText(bounds.lower)}`);
+    if (typeof bounds.upper === 'number' && bounds.upper < 0) fail(`Upper specified bound cannot be less than 0${within} Upper specified bound = ${boundText(bounds.upper)}`);
+  }
+  const input = compileExpression(args['input'], names);
+  if (Object.hasOwn(args, 'min') !== Object.hasOwn(args, 'max')) {
+    fail("Only one of 'min' and 'max' were specified as an argument to $minMaxScaler. Neither or both must be specified");
+  }
+  const constant = (arg: 'min' | 'max', fallback: number): number => {
+    if (!Object.hasOwn(args, arg)) return fallback;
+    const c = constantValue(args[arg], (e) => compileExpression(e));
+    if (c === undefined) fail(`'${arg}' argument to $minMaxScaler must be a constant`);
+    if (typeof c.value !== 'number') fail(`'${arg}' argument to $minMaxScaler must be a numeric type`);
+    return c.value;
+  };
+  const sMin = constant('min', 0);
+  const sMax = constant('max', 1);
+  if (!(compareValues(sMin, sMax) < 0)) fail("the 'max' must be strictly greater than 'min', as arguments to $minMaxScaler");
+  return {
+    compute(p) {
+      const value = lazyValues(p, input);
+      for (let i = 0; i < p.docs.length; i++) {
+        const v = value(i);
+        if (typeof v !== 'number') fail(`'input' argument to $minMaxScaler must evaluate to a numeric type, got: ${typeName(v)}`);
+      }
+      // Each window's least and greatest input, slid as $min and $max are.
+      const lows = slide(p, bounds, value, WINDOW_ACCUMULATORS['$min']!);
+      const highs = slide(p, bounds, value, WINDOW_ACCUMULATORS['$max']!);
+      return p.docs.map((_d, i) => {
+        const x = value(i) as number;
+        const lo = lows[i] as number;
+        const hi = highs[i] as number;
+        if (compareValues(lo, hi) === 0) return sMin;
+        return ((x - lo) / (hi - lo)) * (sMax - sMin) + sMin;
+      });
+    },
+  };
+};
+
 /** The N functions and percentiles (window-n-functions.ts), sliding as the accumulators do. */
 const nFunction: Parser = (spec, name, sort, names) => {
   const fn = parseNWindowFunction(spec, name, sort, names);
@@ -458,8 +529,6 @@ const nFunction: Parser = (spec, name, sort, names) => {
     compute: (p) => fn.compute(p, (q, bounds, value, make) => slide(p, bounds, lazy(q.docs.length, value), make)),
   };
 };
-
-const refused: Parser = (_spec, name) => fail(`unsupported: the window function ${name} is not supported`);
 
 const PARSERS: Readonly<Record<string, Parser>> = {
   ...Object.fromEntries(['$sum', '$avg', '$min', '$max', '$count', '$push', '$addToSet', '$stdDevPop', '$stdDevSamp', '$covariancePop', '$covarianceSamp', '$mergeObjects'].map((n) => [n, accumulator])),
@@ -475,7 +544,7 @@ const PARSERS: Readonly<Record<string, Parser>> = {
   $locf: locf,
   $linearFill: linearFill,
   ...Object.fromEntries(N_WINDOW_FUNCTIONS.map((n) => [n, nFunction])),
-  ...Object.fromEntries(UNSUPPORTED.map((n) => [n, refused])),
+  $minMaxScaler: minMaxScaler,
 };
 
 function isWindowFunction(name: string): boolean {

@@ -335,7 +335,7 @@ describe('$setWindowFields: bad specifications (400 QUERY_ERROR when compiled)',
     ['$locf with a window', out({ $locf: '$a', window: {} }), /'window' field is not allowed in \$locf/],
     ['$linearFill without sortBy', out({ $linearFill: '$a' }, {}), /\$linearFill must be specified with a top level sortBy expression with exactly one element/],
     ['$mergeObjects over a sliding window', out({ $mergeObjects: '$a', window: { documents: [-1, 0] } }), /Window function \$mergeObjects is not supported with a removable window/],
-    ['a window function tetradb does not compute', out({ $minMaxScaler: { input: '$a' } }), /unsupported: the window function \$minMaxScaler is not supported/],
+    ['$minMaxScaler without input (its own refusals: test/server/mql-min-max-scaler.test.ts)', out({ $minMaxScaler: { min: 0, max: 1 } }), /^BSON field 'root\.\$minMaxScaler\.input' is missing but a required field$/],
   ])('refuses %s', async (_name, pipeline, message) => {
     // A $match that matches nothing first: the refusal comes from compiling, before any document.
     expectQueryError(await h.aggregate([{ $match: { _id: 'none' } }, ...pipeline]), '$setWindowFields', message);
