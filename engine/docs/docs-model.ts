@@ -42,6 +42,7 @@ import { AGGREGATE_LIMITS, approxBytes, BlockingBudget, type StageContext } from
 import { compilePipeline } from './aggregate/pipeline.js';
 import { mergeVariables, type MergeSpec } from './aggregate/stages/merge.js';
 import type { OutSpec } from './aggregate/stages/out.js';
+import { noInput } from './aggregate/stages/lookup.js';
 import { Scope } from './aggregate/expression/expression.js';
 import { ValueSet } from './aggregate/value-key.js';
 import { fromJson } from './ejson.js';
@@ -797,14 +798,23 @@ export interface AggregateResult {
  * through the stages a chunk per turn. The result is bounded like find's. A final $merge writes
  * the output instead (mergeStream), as it streams, and answers once every write is durable; a
  * final $out writes it into a hidden collection and swaps that in for its target (outStream).
- * @throws VALIDATION_FAILED for a bad collection name; QUERY_ERROR for a bad pipeline, a stage
+ * Without a collection (undefined), the pipeline must start with $documents, and only then.
+ * @throws VALIDATION_FAILED for a bad or missing collection name; QUERY_ERROR for a bad pipeline, a stage
  *   past its memory bound or a result past AGGREGATE_LIMITS.maxResultBytes; a $merge's errors
  *   (mergeChunk), after the chunks before the failing one are written; a $out's (outStream),
  *   with its target unchanged
  */
 export async function docsAggregate(store: TenantStore, collection: unknown, pipelineSpec: unknown, options: AggregateOptions = {}): Promise<AggregateResult> {
-  const name = validateCollectionName(collection);
+  // No collection is MongoDB's collection-less aggregate ({aggregate: 1}): its pipeline must
+  // start with $documents, which a collection's must not.
+  const name = collection === undefined ? undefined : validateCollectionName(collection);
   const pipeline = compilePipeline(fromJson(pipelineSpec, { code: 'QUERY_ERROR' }));
+  if (name === undefined && !pipeline.generated) {
+    fail('VALIDATION_FAILED', 'collection is required, unless the pipeline starts with $documents', { field: 'collection' });
+  }
+  if (name !== undefined && pipeline.generated) {
+    fail('QUERY_ERROR', "'$documents' can only be run with {aggregate: 1} (an aggregate without a collection)", { stage: '$documents' });
+  }
   // As MongoDB does when it parses the stage: an `on` without its unique index fails before any read.
   const merge = pipeline.merge;
   // A whenMatched pipeline is a pipeline-style update with the $merge's variables.
@@ -813,7 +823,7 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   // The hint picks how the collection itself is read (its leading $match), not what $lookup and the like read.
   const hint = parseHint(options.hint);
   const infos = new Map<string, CollectionInfo | undefined>();
-  for (const c of [name, ...pipeline.reads]) infos.set(c, readCollectionCached(store, store, c));
+  for (const c of name === undefined ? pipeline.reads : [name, ...pipeline.reads]) infos.set(c, readCollectionCached(store, store, c));
   const trees = [...infos.values()].flatMap((info) => (info === undefined ? [] : treesOf(info)));
   const snapshot = trees.length > 0 ? store.snapshot(trees) : undefined;
   // A $out reads its target's indexes in the turn the snapshot is taken: what the output must satisfy.
@@ -851,7 +861,8 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   };
   try {
     // The leading $match is the read's filter: the pipeline does not test it again.
-    const output = pipeline.run(read(name, pipeline.leading ?? matchAll, pipeline.fields, hint), ctx, true);
+    const input = name === undefined ? noInput() : read(name, pipeline.leading ?? matchAll, pipeline.fields, hint);
+    const output = pipeline.run(input, ctx, true);
     if (merge !== undefined) {
       await mergeStream(store, { spec: merge, update: mergeUpdate, now }, output, options.charge ?? (() => undefined));
       // MongoDB's $merge returns no documents.

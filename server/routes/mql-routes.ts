@@ -131,13 +131,14 @@ export function mqlRoutes(app: FastifyInstance): void {
 
   route(
     'aggregate',
-    'Run an aggregation pipeline ($match, $project, $addFields/$set, $unset, $group, $bucket, $sort, $skip, $limit, $count, $sortByCount, $unwind, $lookup, $graphLookup, $unionWith, $facet, $replaceRoot/$replaceWith; a final $merge writes the output into a collection, a final $out replaces a collection with it)',
-    { collection, pipeline: { type: 'array', items: anyObject }, hint },
-    ['collection', 'pipeline'],
+    'Run an aggregation pipeline ($match, $project, $addFields/$set, $unset, $group, $bucket, $sort, $skip, $limit, $count, $sortByCount, $unwind, $lookup, $graphLookup, $unionWith, $facet, $replaceRoot/$replaceWith, $redact, $setWindowFields, ...; a final $merge writes the output into a collection, a final $out replaces a collection with it). Without a collection, the pipeline must start with $documents',
+    { collection: { ...collection, description: 'collection name; omitted only for a pipeline that starts with $documents' }, pipeline: { type: 'array', items: anyObject }, hint },
+    ['pipeline'],
     { 200: { type: 'object', properties: { documents, executedBy: { type: 'string', enum: ['native', 'external'] } } } },
     async (request) => {
-      const b = body<{ collection: string; pipeline: unknown; hint?: unknown }>(request);
-      const routing = mirror === undefined ? undefined : pipelineRouting(b.pipeline);
+      const b = body<{ collection?: string; pipeline: unknown; hint?: unknown }>(request);
+      // A pipeline without a collection ($documents first) is never routed: the mirror answers collections.
+      const routing = mirror === undefined || b.collection === undefined ? undefined : pipelineRouting(b.pipeline);
       const { tenantId } = principalOf(request);
       return withTenant(request, async (store) => {
         if (mirror !== undefined && routing?.external === true) {

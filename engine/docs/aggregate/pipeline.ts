@@ -9,10 +9,12 @@
 import { isPlainObject } from '../values.js';
 import { pipelineFields } from './dependencies.js';
 import type { CompiledFilter } from '../query/compile-filter.js';
+import type { Doc } from '../values.js';
 import { AGGREGATE_LIMITS, stageError, type DocStream, type Stage, type StageContext } from './stage.js';
 import { bucketStage } from './stages/bucket.js';
 import { bucketAutoStage } from './stages/bucket-auto.js';
 import { densifyStage } from './stages/densify.js';
+import { DOCUMENTS_STAGE, documentsStage } from './stages/documents.js';
 import { facetStage } from './stages/facet.js';
 import { fillStage } from './stages/fill.js';
 import { countStage, groupStage, sortByCountStage } from './stages/group.js';
@@ -37,14 +39,13 @@ const UNSUPPORTED: Record<string, string> = {
   $planCacheStats: 'not available',
   $currentOp: 'not available',
   $listSessions: 'not available',
-  $documents: 'not implemented',
 };
 
 // Every stage the switch in compileStages handles: with UNSUPPORTED, the stages tetradb knows.
 const SUPPORTED = new Set([
   '$match', '$project', '$addFields', '$set', '$unset', '$replaceRoot', '$replaceWith', '$group', '$count', '$sortByCount', '$sort', '$skip',
   '$limit', '$unwind', '$lookup', '$facet', '$graphLookup', '$unionWith', '$bucket', '$bucketAuto', '$sample',
-  '$setWindowFields', '$fill', '$densify', '$merge', '$out', '$redact',
+  '$setWindowFields', '$fill', '$densify', '$merge', '$out', '$redact', '$documents',
 ]);
 
 /** True for the name of an aggregation stage tetradb knows, supported or not (a pipeline-style update refuses the others by name). */
@@ -64,8 +65,14 @@ export interface CompiledPipeline {
   readonly merge: MergeSpec | undefined;
   /** A final $out: the model replaces its collection with the output of `run` instead of returning it. */
   readonly out: OutSpec | undefined;
-  /** `leadingDone`: the input already passed the leading $match (the model read it through the planner). */
-  run(input: DocStream, ctx: StageContext, leadingDone?: boolean): DocStream;
+  /** True when it starts with $documents: it makes its own documents and reads no input. */
+  readonly generated: boolean;
+  /**
+   * `leadingDone`: the input already passed the leading $match (the model read it through the
+   * planner). `keepGenerated`: which documents of a leading $documents go on (a $lookup's
+   * equality match, which MongoDB places right after the $documents).
+   */
+  run(input: DocStream, ctx: StageContext, leadingDone?: boolean, keepGenerated?: (doc: Doc) => boolean): DocStream;
 }
 
 /** The stage whose sub-pipeline is being compiled (a $facet checks its own), undefined at the top. */
@@ -162,6 +169,12 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
       case '$densify':
         stages.push(densifyStage(arg));
         break;
+      case '$documents':
+        // MongoDB's order of checks: the sub-pipeline, then the position.
+        if (host === '$facet') stageError(name, `${name} is not allowed to be used within a $facet stage`);
+        if (i !== 0) stageError(name, `${name} is only valid as the first stage in a pipeline`);
+        stages.push(documentsStage(arg, names));
+        break;
       case '$merge':
       case '$out':
         // The writing stages, placed alike. MongoDB's order of checks: the sub-pipeline, then the position.
@@ -180,19 +193,31 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
   return stages;
 }
 
+async function* keepOnly(input: DocStream, keep: (doc: Doc) => boolean): DocStream {
+  for await (const chunk of input) {
+    const kept = chunk.filter(keep);
+    if (kept.length > 0) yield kept;
+  }
+}
+
 function compile(spec: unknown, names: ReadonlySet<string>, counter: { stages: number }, host: Host): CompiledPipeline {
   const out: Writes = {};
   const stages = compileStages(spec, names, counter, host, out);
   const first = stages[0];
+  const generated = first?.name === DOCUMENTS_STAGE;
   return {
     merge: out.merge,
     out: out.out,
+    generated,
     leading: first?.name === '$match' ? (first as MatchStage).filter : undefined,
     reads: [...new Set(stages.flatMap((s) => s.reads))],
     fields: pipelineFields(stages),
-    run(input, ctx, leadingDone = false) {
+    run(input, ctx, leadingDone = false, keepGenerated) {
       let stream = input;
-      for (const s of leadingDone && first?.name === '$match' ? stages.slice(1) : stages) stream = s.run(stream, ctx);
+      for (const s of leadingDone && first?.name === '$match' ? stages.slice(1) : stages) {
+        stream = s.run(stream, ctx);
+        if (s === first && generated && keepGenerated !== undefined) stream = keepOnly(stream, keepGenerated);
+      }
       return stream;
     },
   };

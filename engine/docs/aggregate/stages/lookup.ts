@@ -9,9 +9,14 @@
  * - Pipeline form `{from, let, pipeline, as}` (optionally with localField/foreignField as well):
  *   the sub-pipeline runs over the foreign collection with the `let` variables, which `$expr`
  *   and other expressions read as `$$name`.
+ * - A pipeline starting with $documents reads no collection: its documents are the foreign ones
+ *   (`from` is then optional, and ignored when given, as in MongoDB 8); with localField and
+ *   foreignField, the equality applies to them, right after the $documents.
  */
 
 import { validateCollectionName } from '../../catalog.js';
+import { compileFilter } from '../../query/compile-filter.js';
+import { startsWithDocuments } from './documents.js';
 import { collectValues, withPath } from '../../path.js';
 import { isPlainObject, MISSING, type Doc } from '../../values.js';
 import { checkVariableName, type Expr } from '../expression/expression.js';
@@ -21,7 +26,19 @@ import { outputField, pushAll, stageError, type DocStream, type Stage, type Stag
 import { Scope } from '../expression/expression.js';
 
 /** How the pipeline module compiles a sub-pipeline (passed in to avoid a cycle). */
-export type SubPipelineCompiler = (spec: unknown, names: ReadonlySet<string>) => { run(input: DocStream, ctx: StageContext): DocStream; readonly reads: readonly string[]; readonly fields: readonly string[] | undefined };
+export type SubPipelineCompiler = (
+  spec: unknown,
+  names: ReadonlySet<string>,
+) => {
+  run(input: DocStream, ctx: StageContext, leadingDone?: boolean, keepGenerated?: (doc: Doc) => boolean): DocStream;
+  readonly reads: readonly string[];
+  readonly fields: readonly string[] | undefined;
+  /** It starts with $documents: it reads no collection. */
+  readonly generated: boolean;
+};
+
+/** The input of a sub-pipeline that makes its own documents ($documents reads none). */
+export async function* noInput(): DocStream {}
 
 function localValues(doc: Doc, path: string): unknown[] {
   const values = collectValues(doc, path.split('.'), 'traverse-omit-array');
@@ -34,7 +51,11 @@ export function lookupStage(spec: unknown, names: ReadonlySet<string>, compileSu
   const stage = '$lookup';
   if (!isPlainObject(spec)) stageError(stage, 'the $lookup specification must be an object');
   for (const k of Object.keys(spec)) if (!['from', 'localField', 'foreignField', 'as', 'let', 'pipeline'].includes(k)) stageError(stage, `unknown argument to $lookup: ${k}`);
-  const from = validateCollectionName(spec['from']);
+  // Without `from`, the pipeline must make its documents (MongoDB's messages and order).
+  let from: string | undefined;
+  if (Object.hasOwn(spec, 'from')) from = validateCollectionName(spec['from']);
+  else if (!Object.hasOwn(spec, 'pipeline')) stageError(stage, "must specify 'pipeline' when 'from' is empty");
+  else if (!startsWithDocuments(spec['pipeline'])) stageError(stage, '$lookup stage without explicit collection must have a pipeline with $documents as first stage');
   const as = spec['as'];
   if (typeof as !== 'string' || as === '' || as.startsWith('$')) stageError(stage, "$lookup's 'as' must be a field path that does not start with '$'");
   const asParts = as.split('.').map((p) => outputField(stage, p, "'as'"));
@@ -58,7 +79,8 @@ export function lookupStage(spec: unknown, names: ReadonlySet<string>, compileSu
     if (!hasEquality) stageError(stage, "$lookup requires either 'localField' and 'foreignField', or 'pipeline'");
     if (Object.hasOwn(spec, 'let')) stageError(stage, "$lookup with 'let' must also specify 'pipeline'");
   }
-  const reads = [from, ...(sub?.reads ?? [])];
+  const generated = sub?.generated === true;
+  const reads = generated || from === undefined ? (sub?.reads ?? []) : [from, ...(sub?.reads ?? [])];
   const letSpecs = isPlainObject(spec['let']) ? Object.values(spec['let']) : [];
   return {
     name: stage,
@@ -70,15 +92,21 @@ export function lookupStage(spec: unknown, names: ReadonlySet<string>, compileSu
         for (const doc of chunk) {
           const filter: Doc = localField === undefined ? {} : { [foreignField!]: { $in: localValues(doc, localField) } };
           let matches: Doc[];
-          if (sub === undefined) matches = await ctx.lookup(from, filter);
+          if (sub === undefined) matches = await ctx.lookup(from!, filter);
           else {
             const scope = Scope.of(doc, ctx.vars);
             const bound = scope.with(new Map(vars.map(([k, e]) => [k, e(scope)])));
-            const source = localField === undefined ? ctx.scan(from) : (async function* () {
-              yield await ctx.lookup(from, filter);
-            })();
             matches = [];
-            for await (const c of sub.run(source, { ...ctx, vars: bound })) pushAll(matches, c);
+            if (generated) {
+              // The equality is a filter on what the $documents makes (a find's semantics, as on a collection).
+              const keep = localField === undefined ? undefined : compileFilter(filter);
+              for await (const c of sub.run(noInput(), { ...ctx, vars: bound }, false, keep && ((d) => keep.test(d)))) pushAll(matches, c);
+            } else {
+              const source = localField === undefined ? ctx.scan(from!) : (async function* () {
+                yield await ctx.lookup(from!, filter);
+              })();
+              for await (const c of sub.run(source, { ...ctx, vars: bound })) pushAll(matches, c);
+            }
           }
           out.push(withPath(doc, asParts, matches));
         }
