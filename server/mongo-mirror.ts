@@ -12,7 +12,9 @@
 //   name deleted): the mirror ships that as a `recopy` of the target, which empties the mirrored
 //   collection (deleteMany: its MongoDB-side indexes stay) and copies the collection's documents
 //   from the live store. Until that is done a routed read that does not wait for it (one that
-//   arrived before the $out's answer) may see the mirrored target part old, part new.
+//   arrived before the $out's answer) may see the mirrored target part old, part new. A
+//   renameCollection (the old name deleted, the new one put with the same id) ships likewise: a
+//   drop of the old name, then a recopy under the new one.
 // - What MongoDB holds is recorded as an lsn (database `<prefix>mirror`, collection `tenants`,
 //   one document per tenant). When a tenant's store opens and that lsn is not the store's, or the
 //   queue passed its bound while MongoDB was away, the mirror copies the tenant's collections again:
@@ -258,8 +260,17 @@ class TenantMirror {
     if (this.#stopped) return;
     const changes: Change[] = [];
     let bytes = 64;
-    // A $out's swap deletes its hidden collection's name and puts the target's, in one batch.
-    const swap = ops.some((op) => op.tree === CATALOG_TREE && op.op === 'delete' && isTemporaryCollection(op.key));
+    // A collection whose entry moves to another name in this batch holds documents MongoDB does
+    // not have under that name: a $out's swap (its hidden collection's name deleted, the target's
+    // put with its id) or a renameCollection (the old name deleted, the new one put with its id).
+    let swap = false;
+    const moved = new Set<string>();
+    for (const op of ops) {
+      if (op.tree !== CATALOG_TREE || op.op !== 'delete' || !isCollectionKey(op.key)) continue;
+      if (isTemporaryCollection(op.key)) swap = true;
+      const name = Buffer.from(op.key).toString('utf8');
+      for (const [tree, n] of this.#names) if (n === name) moved.add(tree);
+    }
     // The catalog first: a batch that creates a collection puts its entry and its documents.
     for (const op of ops) {
       if (op.tree !== CATALOG_TREE || op.op === 'dropTree' || !isCollectionKey(op.key)) continue;
@@ -267,7 +278,7 @@ class TenantMirror {
       if (isTemporaryCollection(op.key)) continue;
       if (op.op === 'put') {
         const info = decodeCollectionInfo(op.value);
-        if (swap) {
+        if (swap || moved.has(docsTree(info))) {
           for (const [tree, n] of this.#names) if (n === info.name) this.#names.delete(tree);
           changes.push({ kind: 'recopy', coll: info.name });
         }

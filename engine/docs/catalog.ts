@@ -55,15 +55,15 @@ export interface CollectionInfo {
 const packr = new Packr({ useRecords: false });
 
 /** @throws VALIDATION_FAILED for a name MongoDB-style collections cannot have */
-export function validateCollectionName(name: unknown): string {
-  if (typeof name !== 'string' || name.length === 0) fail('VALIDATION_FAILED', 'collection must be a non-empty string', { field: 'collection' });
+export function validateCollectionName(name: unknown, field = 'collection'): string {
+  if (typeof name !== 'string' || name.length === 0) fail('VALIDATION_FAILED', `${field} must be a non-empty string`, { field });
   if (Buffer.byteLength(name) > MAX_COLLECTION_NAME_BYTES) {
-    fail('VALIDATION_FAILED', `collection names are limited to ${MAX_COLLECTION_NAME_BYTES} bytes of UTF-8`, { field: 'collection', limit: MAX_COLLECTION_NAME_BYTES });
+    fail('VALIDATION_FAILED', `collection names are limited to ${MAX_COLLECTION_NAME_BYTES} bytes of UTF-8`, { field, limit: MAX_COLLECTION_NAME_BYTES });
   }
-  if (name.includes('$')) fail('VALIDATION_FAILED', "collection names must not contain '$'", { field: 'collection' });
-  if (name.includes('\0')) fail('VALIDATION_FAILED', 'collection names must not contain the NUL character', { field: 'collection' });
-  if (name.startsWith('system.')) fail('VALIDATION_FAILED', "collection names must not start with 'system.'", { field: 'collection' });
-  if (!(name as unknown as { isWellFormed(): boolean }).isWellFormed()) fail('VALIDATION_FAILED', 'collection names must be valid UTF-16', { field: 'collection' });
+  if (name.includes('$')) fail('VALIDATION_FAILED', "collection names must not contain '$'", { field });
+  if (name.includes('\0')) fail('VALIDATION_FAILED', 'collection names must not contain the NUL character', { field });
+  if (name.startsWith('system.')) fail('VALIDATION_FAILED', "collection names must not start with 'system.'", { field });
+  if (!(name as unknown as { isWellFormed(): boolean }).isWellFormed()) fail('VALIDATION_FAILED', 'collection names must be valid UTF-16', { field });
   return name;
 }
 

@@ -2064,6 +2064,33 @@ export function docsDropCollection(store: TenantStore, collection: unknown): Wri
   return { result: { dropped: true }, durable: durableOf(store.write(dropCollectionOps(info))) };
 }
 
+/**
+ * Renames a collection (MongoDB's renameCollection): its documents and indexes go with it, in one
+ * atomic batch of the catalog; its trees are named by its id, so nothing is copied. With
+ * `dropTarget`, a collection already named `to` is dropped in the same batch.
+ * @throws VALIDATION_FAILED for a bad name, flag or the same name; NOT_FOUND when there is no such collection; CONFLICT when `to` exists without dropTarget
+ */
+export function docsRenameCollection(store: TenantStore, collection: unknown, to: unknown, options: { dropTarget?: unknown } = {}): Written<{ renamed: true }> {
+  const name = validateCollectionName(collection);
+  const target = validateCollectionName(to, 'to');
+  if (options.dropTarget !== undefined && typeof options.dropTarget !== 'boolean') fail('VALIDATION_FAILED', 'dropTarget must be a boolean', { field: 'dropTarget' });
+  // MongoDB's messages (IllegalOperation, NamespaceNotFound, NamespaceExists).
+  if (name === target) fail('VALIDATION_FAILED', "Can't rename a collection to itself", { field: 'to' });
+  const info = readCollection(store, name);
+  if (info === undefined) fail('NOT_FOUND', `source namespace does not exist: ${name}`, { collection: name });
+  const existing = readCollection(store, target);
+  if (existing !== undefined && options.dropTarget !== true) fail('CONFLICT', `target namespace exists: ${target}`, { collection: target });
+  const ops: BatchOp[] = existing === undefined ? [] : dropCollectionOps(existing);
+  ops.push(deleteCollection(info), putCollection({ ...info, name: target }));
+  return { result: { renamed: true }, durable: durableOf(store.write(ops)) };
+}
+
+/** The number of documents in a collection, from its tree's count (MongoDB's estimatedDocumentCount; exact here). 0 when there is none. */
+export function docsEstimatedCount(store: TenantStore, collection: unknown): number {
+  const info = readCollection(store, validateCollectionName(collection));
+  return info === undefined ? 0 : store.count(docsTree(info));
+}
+
 /** An index as listIndexes shows it (MongoDB's shape). */
 export interface IndexDescription {
   name: string;

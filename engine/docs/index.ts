@@ -72,6 +72,8 @@ export {
   docsListCollections,
   docsListIndexes,
   docsNextExpiry,
+  docsEstimatedCount,
+  docsRenameCollection,
   docsReplace,
   docsUpdate,
   type CreateIndexOptions,

@@ -22,6 +22,8 @@ import {
   docsListCollections,
   docsListIndexes,
   docsNextExpiry,
+  docsEstimatedCount,
+  docsRenameCollection,
   docsReplace,
   docsAggregate,
   docsUpdate,
@@ -438,6 +440,31 @@ export function mqlRoutes(app: FastifyInstance): void {
     [],
     { 200: { type: 'object', properties: { collections: { type: 'array', items: anyObject } } } },
     async (request) => ({ collections: await withTenant(request, (store) => docsListCollections(store)) }),
+  );
+
+  route(
+    'renameCollection',
+    'Rename a collection with its documents and indexes, atomically (dropTarget: drop a collection already named `to`)',
+    { collection, to: { type: 'string', description: 'the new name' }, dropTarget: { type: 'boolean' } },
+    ['collection', 'to'],
+    { 200: { type: 'object', properties: { renamed: { type: 'boolean' } } }, 404: errorRef },
+    async (request) => {
+      const b = body<{ collection: string; to: string; dropTarget?: boolean }>(request);
+      // The expiry service finds TTL indexes by collection: it learns of the new name.
+      return withTenant(request, async (store) => settle(request, store, b.to, docsRenameCollection(store, b.collection, b.to, b)));
+    },
+  );
+
+  route(
+    'estimatedDocumentCount',
+    "The number of documents in a collection, from its count (no filter; exact here, MongoDB's is from metadata)",
+    { collection },
+    ['collection'],
+    { 200: { type: 'object', properties: { count: { type: 'integer' } } } },
+    (request) => {
+      const b = body<{ collection: string }>(request);
+      return withTenantNow(request, (store) => ({ count: docsEstimatedCount(store, b.collection) }));
+    },
   );
 
   route(

@@ -238,6 +238,30 @@ describe('aggregation routed to an external MongoDB', () => {
     expect(mirrored(t.tenantId, 'fresh')).toHaveLength(2);
   });
 
+  it('follows a renameCollection: the old name dropped, the documents and indexes under the new one, dropTarget included', async () => {
+    const t = await signup(server.url);
+    await seed(server.url, t.apiKey);
+    const db = `tetra_${t.tenantId}`;
+    expect((await mql(server.url, t.apiKey, 'createIndex', { collection: 'orders', keys: { total: 1 } })).status).toBe(200);
+    expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
+    expect(mirrored(t.tenantId, 'orders')).toHaveLength(4);
+    const renamed = await mql(server.url, t.apiKey, 'renameCollection', { collection: 'orders', to: 'sales' });
+    expect(renamed.status, renamed.text).toBe(200);
+    const routed = await mql(server.url, t.apiKey, 'aggregate', { collection: 'sales', pipeline: LOOKUP });
+    expect(routed.body.executedBy).toBe('external');
+    expect(routed.body.documents.map((d: any) => [d._id, d.who.length])).toEqual([[1, 1], [2, 1], [3, 1], [4, 0]]);
+    expect(mirrored(t.tenantId, 'sales')).toEqual(await everything(server.url, t.apiKey, 'sales'));
+    expect(mongo.docs(db, 'orders')).toEqual([]);
+    expect(mongo.indexes(db, 'sales').map((i) => i.name)).toContain('tetra_total_1');
+    // Onto an existing collection with dropTarget: the mirror holds the renamed documents only.
+    const dropped = await mql(server.url, t.apiKey, 'renameCollection', { collection: 'customers', to: 'sales', dropTarget: true });
+    expect(dropped.status, dropped.text).toBe(200);
+    expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'sales', pipeline: LOOKUP })).body.executedBy).toBe('external');
+    expect(mirrored(t.tenantId, 'sales')).toEqual(await everything(server.url, t.apiKey, 'sales'));
+    expect(mirrored(t.tenantId, 'sales').map((d: any) => d._id)).toEqual(['c1', 'c2', 'c3']);
+    expect(mongo.docs(db, 'customers')).toEqual([]);
+  });
+
   it('hands MongoDB the operators the native stages lack (a routed pipeline has MongoDB\'s language)', async () => {
     const t = await signup(server.url);
     await seed(server.url, t.apiKey);
