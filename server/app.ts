@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { refusal, TetraError } from '../engine/errors.js';
-import { docsExpiry, dropTemporaryCollections, upgradeIdKeys } from '../engine/docs/index.js';
+import { docsExpiry, dropTemporaryCollections, onValidationWarning, upgradeIdKeys } from '../engine/docs/index.js';
 import { KvExpiryService, scheduleAllTenants } from '../engine/kv/index.js';
 import { PageCache, type TreeNode } from '../engine/storage/index.js';
 import { SystemStore, type Principal } from '../engine/system/index.js';
@@ -90,6 +90,8 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
       await upgradeIdKeys(store);
       // A $out cut short by a crash left its hidden collection (its target is as it was): dropped.
       await dropTemporaryCollections(store);
+      // A collection's validationAction "warn" lets a failing document through: logged, as MongoDB logs it.
+      onValidationWarning(store, ({ collection, id }) => app.log.warn({ tenantId, collection, _id: id }, 'document failed validation (validationAction: warn), written'));
       mirror?.attach(tenantId, store);
     },
   });

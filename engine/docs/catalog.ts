@@ -6,6 +6,7 @@
  * data they describe.
  */
 
+import type { CollectionValidator } from './collection-validator.js';
 import { Packr } from 'msgpackr';
 import { fail } from '../errors.js';
 import type { BatchOp, Snapshot, TenantStore } from '../tenant/index.js';
@@ -50,6 +51,8 @@ export interface CollectionInfo {
    * lack it until upgradeIdKeys has rewritten their long string ids.
    */
   exactIds?: boolean;
+  /** Schema validation (createCollection, collMod), when set: collection-validator.ts. */
+  validator?: CollectionValidator;
 }
 
 const packr = new Packr({ useRecords: false });

@@ -33,6 +33,7 @@ import {
   type CollectionInfo,
   type IndexInfo,
 } from './catalog.js';
+import { checkValidation, describeValidation, parseValidation, type ValidationOptions } from './collection-validator.js';
 import { decodeDocument, encodeDocument, FieldReader, idKey, MAX_ID_BYTES } from './doc-codec.js';
 import { documentKeys, entryKey, idComponent, indexComponent, type IndexField } from './index-key.js';
 import { indexServesQuery, isIndexMember, validatePartialFilter } from './index-membership.js';
@@ -1019,6 +1020,7 @@ function mergeChunk(store: TenantStore, run: MergeRun, docs: readonly Doc[], cha
   };
   const put = (info: CollectionInfo, pk: Buffer, before: Doc | undefined, after: Doc): void => {
     validateDocument(after, { maxDepth: DOCS_LIMITS.maxDocumentDepth });
+    checkValidation(store, info, after, before);
     const encoded = encodeChecked(after);
     bytes += encoded.length + 64;
     docOps.push({ op: 'put', tree: docsTree(info), key: pk, value: encoded });
@@ -1120,6 +1122,8 @@ async function outStream(store: TenantStore, spec: OutSpec, target: CollectionIn
     return copy;
   });
   hidden.nextIndexId = hidden.indexes.length + 1;
+  // The output must pass the target's validation, as it would be inserted there (MongoDB's $out keeps the options).
+  if (target?.validator !== undefined) hidden.validator = target.validator;
   const writes: Array<Promise<unknown>> = [store.write([op, putCollection(hidden)])];
   try {
     for await (const chunk of output) {
@@ -1134,6 +1138,10 @@ async function outStream(store: TenantStore, spec: OutSpec, target: CollectionIn
     const live = readCollection(store, spec.into);
     if (indexDefinitions(live).join() !== definitions.join()) {
       fail('CONFLICT', `indexes of target collection ${spec.into} changed during processing.`, { stage: '$out', collection: spec.into });
+    }
+    // The validation the output was checked against (MongoDB compares the collection's options).
+    if (JSON.stringify(live?.validator ?? null) !== JSON.stringify(target?.validator ?? null)) {
+      fail('CONFLICT', `collection options of target collection ${spec.into} changed during processing.`, { stage: '$out', collection: spec.into });
     }
     const filled = readCollection(store, hidden.name)!;
     const swap: BatchOp[] = [deleteCollection(filled), putCollection({ ...filled, name: spec.into })];
@@ -1456,6 +1464,7 @@ function insertOps(store: TenantStore, info: CollectionInfo, docs: readonly Doc[
       fail('DUPLICATE_KEY', `E11000 duplicate key error collection: ${info.name} index: _id_ dup key: { _id: ${JSON.stringify(idOf(doc))} }`, { collection: info.name, index: '_id_', keyValue: { _id: idOf(doc) } });
     }
     ids.add(claim);
+    checkValidation(store, info, doc, undefined);
     ops.push({ op: 'put', tree, key: pk, value: encoded[i]! });
     pushIndexOps(ops, info, indexChanges(store, info, pk, undefined, doc, pending));
   }
@@ -1648,6 +1657,7 @@ async function runUpdate(
       fail('QUERY_ERROR', "Performing an update on the path '_id' would modify the immutable field '_id'", { path: ID });
     }
     validateDocument(after, { maxDepth: DOCS_LIMITS.maxDocumentDepth });
+    checkValidation(store, m.info, after, m.doc);
     m.ops.push({ op: 'put', tree: m.tree, key: m.pk, value: encodeChecked(after) });
     pushIndexOps(m.ops, m.info, indexChanges(store, m.info, m.pk, m.doc, after, m.pending));
     outcome.modifiedCount++;
@@ -1761,6 +1771,7 @@ async function runReplace(
     changed.after = after;
     const bytes = encodeChecked(after);
     if (bytes.equals(m.raw)) return;
+    checkValidation(store, m.info, after, m.doc);
     m.ops.push({ op: 'put', tree: m.tree, key: m.pk, value: bytes });
     pushIndexOps(m.ops, m.info, indexChanges(store, m.info, m.pk, m.doc, after, m.pending));
     outcome.modifiedCount = 1;
@@ -2049,8 +2060,42 @@ class DistinctValues {
 // ---- Collections and indexes ------------------------------------------------------------------------
 
 /** Collections with their document counts, by name. */
-export function docsListCollections(store: TenantStore): Array<{ name: string; count: number; indexes: number; createdAt: string }> {
-  return listCollectionInfos(store).map((info) => ({ name: info.name, count: store.count(docsTree(info)), indexes: info.indexes.length + 1, createdAt: new Date(info.createdAt).toISOString() }));
+export function docsListCollections(store: TenantStore): Array<{ name: string; count: number; indexes: number; createdAt: string; options?: Record<string, unknown> }> {
+  return listCollectionInfos(store).map((info) => {
+    const options = describeValidation(info.validator);
+    return { name: info.name, count: store.count(docsTree(info)), indexes: info.indexes.length + 1, createdAt: new Date(info.createdAt).toISOString(), ...(options !== undefined ? { options } : {}) };
+  });
+}
+
+/**
+ * Creates an empty collection (MongoDB's createCollection), with schema validation when the
+ * options ask for it (collection-validator.ts).
+ * @throws VALIDATION_FAILED for a bad name or option; QUERY_ERROR for rules that are not a valid filter; CONFLICT when the collection exists
+ */
+export function docsCreateCollection(store: TenantStore, collection: unknown, options: ValidationOptions = {}): Written<{ created: true }> {
+  const name = validateCollectionName(collection);
+  const validator = parseValidation(options, undefined);
+  // MongoDB's NamespaceExists.
+  if (readCollection(store, name) !== undefined) fail('CONFLICT', `Collection already exists. NS: ${name}`, { collection: name });
+  const { info, op } = newCollection(store, name, Date.now());
+  if (validator !== undefined) info.validator = validator;
+  return { result: { created: true }, durable: durableOf(store.write([op, putCollection(info)])) };
+}
+
+/**
+ * Changes a collection's schema validation (MongoDB's collMod): what the options name, the rest
+ * kept. Documents already stored are not checked again.
+ * @throws VALIDATION_FAILED for a bad name or option; QUERY_ERROR for rules that are not a valid filter; NOT_FOUND when there is no such collection
+ */
+export function docsCollMod(store: TenantStore, collection: unknown, options: ValidationOptions): Written<{ modified: true }> {
+  const name = validateCollectionName(collection);
+  const info = readCollection(store, name);
+  if (info === undefined) fail('NOT_FOUND', `ns does not exist: ${name}`, { collection: name });
+  const validator = parseValidation(options, info.validator);
+  const next: CollectionInfo = { ...info };
+  if (validator === undefined) delete next.validator;
+  else next.validator = validator;
+  return { result: { modified: true }, durable: durableOf(store.write([putCollection(next)])) };
 }
 
 /**

@@ -72,6 +72,8 @@ export {
   docsListCollections,
   docsListIndexes,
   docsNextExpiry,
+  docsCollMod,
+  docsCreateCollection,
   docsEstimatedCount,
   docsRenameCollection,
   docsReplace,
@@ -86,6 +88,7 @@ export {
   type Written,
 } from './docs-model.js';
 export { bulkWriteFailed, MAX_BULK_OPERATIONS, prepareBulkWrite, type BulkWriteError, type BulkWriteResult, type BulkWritten } from './bulk-write.js';
+export { onValidationWarning, type ValidationWarning } from './collection-validator.js';
 export { upgradeIdKeys } from './upgrade.js';
 export { dropTemporaryCollections } from './docs-model.js';
 export { validateCollectionName } from './catalog.js';

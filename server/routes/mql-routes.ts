@@ -22,6 +22,8 @@ import {
   docsListCollections,
   docsListIndexes,
   docsNextExpiry,
+  docsCollMod,
+  docsCreateCollection,
   docsEstimatedCount,
   docsRenameCollection,
   docsReplace,
@@ -440,6 +442,35 @@ export function mqlRoutes(app: FastifyInstance): void {
     [],
     { 200: { type: 'object', properties: { collections: { type: 'array', items: anyObject } } } },
     async (request) => ({ collections: await withTenant(request, (store) => docsListCollections(store)) }),
+  );
+
+  const validation = {
+    validator: { ...anyObject, description: 'a query filter every document must match ($jsonSchema included); {} for none' },
+    validationLevel: { type: 'string', enum: ['strict', 'moderate', 'off'] },
+    validationAction: { type: 'string', enum: ['error', 'warn'] },
+  };
+  route(
+    'createCollection',
+    'Create an empty collection, with schema validation (validator, validationLevel, validationAction) when asked',
+    { collection, ...validation },
+    ['collection'],
+    { 200: { type: 'object', properties: { created: { type: 'boolean' } } } },
+    async (request) => {
+      const b = body<{ collection: string; validator?: unknown; validationLevel?: unknown; validationAction?: unknown }>(request);
+      return withTenant(request, async (store) => settle(request, store, b.collection, docsCreateCollection(store, b.collection, b)));
+    },
+  );
+
+  route(
+    'collMod',
+    "Change a collection's schema validation (what is given; documents already stored are not checked again)",
+    { collection, ...validation },
+    ['collection'],
+    { 200: { type: 'object', properties: { modified: { type: 'boolean' } } }, 404: errorRef },
+    async (request) => {
+      const b = body<{ collection: string; validator?: unknown; validationLevel?: unknown; validationAction?: unknown }>(request);
+      return withTenant(request, async (store) => settle(request, store, b.collection, docsCollMod(store, b.collection, b)));
+    },
   );
 
   route(

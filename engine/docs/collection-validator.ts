@@ -1,0 +1,123 @@
+/**
+ * Schema validation of a collection (MongoDB's `validator`, `validationLevel` and
+ * `validationAction`, set by createCollection and collMod): a query filter, `$jsonSchema`
+ * included, every document written to the collection must match.
+ *
+ * - `strict` (the default) checks every insert and every change; `moderate` checks inserts and
+ *   changes of documents that matched before the change (documents stored before the rules, that
+ *   break them, may still be changed); `off` checks nothing.
+ * - `error` (the default) refuses the write: 400 VALIDATION_FAILED "Document failed validation",
+ *   nothing of its batch written; `warn` writes it and reports the document to the store's
+ *   warning listener (the service logs it, as MongoDB logs a warning).
+ * - Documents already stored are not checked when the rules change, as in MongoDB.
+ * - An empty validator (`{}`) means no validation. `$rand` and `$sampleRate` are refused (a rule
+ *   must give one answer per document), as are the operators no filter may hold (`$where`, ...).
+ */
+
+import { fail } from '../errors.js';
+import type { TenantStore } from '../tenant/index.js';
+import type { CollectionInfo } from './catalog.js';
+import { compileFilter, filterHasSample, filterIsVolatile, type CompiledFilter } from './query/compile-filter.js';
+import { isPlainObject, type Doc } from './values.js';
+
+export const VALIDATION_LEVELS = ['strict', 'moderate', 'off'] as const;
+export const VALIDATION_ACTIONS = ['error', 'warn'] as const;
+export type ValidationLevel = (typeof VALIDATION_LEVELS)[number];
+export type ValidationAction = (typeof VALIDATION_ACTIONS)[number];
+
+/** A collection's validation as its catalog entry keeps it: the filter as the client gave it. */
+export interface CollectionValidator {
+  readonly rules: Record<string, unknown>;
+  readonly level: ValidationLevel;
+  readonly action: ValidationAction;
+}
+
+/** The validation options of createCollection and collMod, as the client sends them. */
+export interface ValidationOptions {
+  validator?: unknown;
+  validationLevel?: unknown;
+  validationAction?: unknown;
+}
+
+/** A document a `warn` validator let through. */
+export interface ValidationWarning {
+  readonly collection: string;
+  readonly id: unknown;
+}
+
+const warningListeners = new WeakMap<TenantStore, (warning: ValidationWarning) => void>();
+
+/** Calls `listener` with each document a `warn` validator of `store`'s collections lets through. */
+export function onValidationWarning(store: TenantStore, listener: (warning: ValidationWarning) => void): void {
+  warningListeners.set(store, listener);
+}
+
+/**
+ * The validation `options` give, over `current` (collMod changes only what it names; createCollection
+ * has no current). Undefined when there is none: no rules, or empty ones.
+ * @throws VALIDATION_FAILED for a level, action or validator of the wrong kind; QUERY_ERROR for rules that are not a valid filter, or use $rand or $sampleRate
+ */
+export function parseValidation(options: ValidationOptions, current: CollectionValidator | undefined): CollectionValidator | undefined {
+  const { validator, validationLevel, validationAction } = options;
+  if (validator !== undefined && !isPlainObject(validator)) fail('VALIDATION_FAILED', 'validator must be an object (a query filter)', { field: 'validator' });
+  if (validationLevel !== undefined && !(VALIDATION_LEVELS as readonly unknown[]).includes(validationLevel)) {
+    fail('VALIDATION_FAILED', `validationLevel must be one of ${VALIDATION_LEVELS.join(', ')}`, { field: 'validationLevel' });
+  }
+  if (validationAction !== undefined && !(VALIDATION_ACTIONS as readonly unknown[]).includes(validationAction)) {
+    fail('VALIDATION_FAILED', `validationAction must be one of ${VALIDATION_ACTIONS.join(', ')}`, { field: 'validationAction' });
+  }
+  const rules = (validator as Record<string, unknown> | undefined) ?? current?.rules ?? {};
+  checkRules(rules);
+  const level = (validationLevel as ValidationLevel | undefined) ?? current?.level ?? 'strict';
+  const action = (validationAction as ValidationAction | undefined) ?? current?.action ?? 'error';
+  // A level or action given without rules is kept (as MongoDB keeps it) for rules set later.
+  if (Object.keys(rules).length === 0 && validationLevel === undefined && validationAction === undefined && current === undefined) return undefined;
+  return { rules, level, action };
+}
+
+function checkRules(rules: Record<string, unknown>): void {
+  const filter = compiled(rules);
+  if (filterIsVolatile(filter.ast) || filterHasSample(filter.ast)) {
+    fail('QUERY_ERROR', 'a collection validator must not use $rand or $sampleRate: it must give one answer per document', { field: 'validator' });
+  }
+}
+
+// Compiled rules by their JSON: catalog entries are decoded afresh at each catalog change.
+const compiledRules = new Map<string, CompiledFilter>();
+const COMPILED_RULES = 256;
+
+function compiled(rules: Record<string, unknown>): CompiledFilter {
+  const key = JSON.stringify(rules);
+  let filter = compiledRules.get(key);
+  if (filter === undefined) {
+    filter = compileFilter(rules);
+    if (compiledRules.size >= COMPILED_RULES) compiledRules.delete(compiledRules.keys().next().value!);
+    compiledRules.set(key, filter);
+  }
+  return filter;
+}
+
+/**
+ * Checks a document about to be stored in `info` against its validator: `before` is the stored
+ * document it replaces (a change), undefined for an insert.
+ * @throws VALIDATION_FAILED "Document failed validation" when the rules refuse it and the action is `error`
+ */
+export function checkValidation(store: TenantStore, info: CollectionInfo, after: Doc, before: Doc | undefined): void {
+  const validator = info.validator;
+  if (validator === undefined || validator.level === 'off' || Object.keys(validator.rules).length === 0) return;
+  const filter = compiled(validator.rules);
+  if (filter.test(after)) return;
+  // moderate: a document that broke the rules before may go on breaking them.
+  if (before !== undefined && validator.level === 'moderate' && !filter.test(before)) return;
+  if (validator.action === 'warn') {
+    warningListeners.get(store)?.({ collection: info.name, id: after['_id'] });
+    return;
+  }
+  fail('VALIDATION_FAILED', 'Document failed validation', { collection: info.name, failingDocumentId: after['_id'] as string | number | boolean });
+}
+
+/** The validation options as listCollections shows them (MongoDB's `options`), or undefined. */
+export function describeValidation(validator: CollectionValidator | undefined): Record<string, unknown> | undefined {
+  if (validator === undefined) return undefined;
+  return { validator: validator.rules, validationLevel: validator.level, validationAction: validator.action };
+}
