@@ -5,6 +5,7 @@ import { checkFloat, compareValues, intervalSpan } from './operators.js';
 import { castValue, TYPE_DISPLAY } from './sql-cast.js';
 import {
   arrayTypeOf,
+  bpcharTrim,
   Decimal,
   isArrayType,
   jsonbText,
@@ -68,7 +69,7 @@ type Resolver = (name: string, argTypes: readonly SqlTypeName[]) => Resolved | u
 const INTEGER: readonly SqlTypeName[] = ['int2', 'int4', 'int8'];
 const EXACT: readonly SqlTypeName[] = [...INTEGER, 'numeric'];
 /** Types with min/max in PostgreSQL (boolean and jsonb have none). */
-const ORDERED: readonly SqlTypeName[] = [...EXACT, 'float8', 'text', 'date', 'timestamp', 'timestamptz', 'bytea'];
+const ORDERED: readonly SqlTypeName[] = [...EXACT, 'float8', 'text', 'bpchar', 'date', 'timestamp', 'timestamptz', 'bytea'];
 
 function notUnique(name: string, argTypes: readonly SqlTypeName[]): never {
   return sqlFail('42725', `function ${name}(${argTypes.map((t) => TYPE_DISPLAY[t]).join(', ')}) is not unique`);
@@ -106,7 +107,7 @@ const RESOLVERS: Record<string, Resolver> = {
   string_agg: (_name, argTypes) => {
     if (argTypes.length !== 2) return undefined;
     const [v, d] = argTypes as [SqlTypeName, SqlTypeName];
-    const textish = (t: SqlTypeName): boolean => t === 'text' || t === 'unknown';
+    const textish = (t: SqlTypeName): boolean => t === 'text' || t === 'bpchar' || t === 'unknown';
     const byteish = (t: SqlTypeName): boolean => t === 'bytea' || t === 'unknown';
     // Unknown literals prefer text (the preferred type of the string category).
     if (textish(v) && textish(d)) return { resultType: 'text', argTypes: ['text', 'text'], create: () => new StringAggAcc('text') };
@@ -781,6 +782,8 @@ export function distinctKey(v: SqlValue): string {
       return `j${jsonbText(nn.value.json)}`;
     case 'bytea':
       return `b${nn.value.toString('hex')}`;
+    case 'bpchar':
+      return `v${bpcharTrim(nn.value)}`;
     case 'interval':
       // '1 day' = '24 hours' in PostgreSQL: intervals group by their 30-day-month span.
       return `i${intervalSpan(nn.value)}`;

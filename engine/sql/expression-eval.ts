@@ -5,7 +5,7 @@ import { sqlRegExp } from './functions/string-functions.js';
 import { EXTRACT_SOURCES, extractField } from './functions/time-functions.js';
 import { castValue, canCast, MAX_FRACTION_DIGITS, parseInterval, parseText, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
 import { applyArith, compareValues, negate, noOperator, resolveArith, resolveComparison, type ArithOp } from './operators.js';
-import { POWER_OPERATOR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
+import { POWER_OPERATOR, UNBOUNDED_BPCHAR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
 import { canCoerce, castOnce, commonType, coerce } from './type-resolution.js';
 import {
   numericLiteral,
@@ -182,6 +182,9 @@ export function castTargetOf(t: DataTypeNode): CastTarget {
     case 'VARCHAR':
     case 'CHARACTER VARYING':
       return t.length === undefined ? { type: 'text' } : { type: 'text', maxLength: t.length };
+    case 'CHAR':
+    case 'CHARACTER':
+      return bpcharTarget(t.length);
     case 'BOOL':
     case 'BOOLEAN':
       return { type: 'boolean' };
@@ -201,6 +204,18 @@ export function castTargetOf(t: DataTypeNode): CastTarget {
     default:
       return unsupported(`type ${t.dataType.toLowerCase()}`);
   }
+}
+
+/**
+ * character(n): `char` alone is char(1); bpchar (written `char(UNBOUNDED_BPCHAR)` by
+ * sql-grammar-gaps.ts) has no length.
+ * @throws SQL_ERROR 22023 a length below 1
+ */
+function bpcharTarget(length: number | undefined): CastTarget {
+  if (length === undefined) return { type: 'bpchar', maxLength: 1 };
+  if (length === UNBOUNDED_BPCHAR) return { type: 'bpchar' };
+  if (length < 1) sqlFail('22023', 'length for type char must be at least 1');
+  return { type: 'bpchar', maxLength: length };
 }
 
 /**
@@ -490,7 +505,9 @@ const like: BinaryHandler = (op, node, env) => {
   const negated = op.startsWith('NOT');
   const l = compileExpression(node.left as AstNode, env);
   const r = compileExpression(right, env);
-  for (const e of [l, r]) if (e.type !== 'text' && e.type !== 'unknown') noOperator(insensitive ? '~~*' : '~~', l.type, r.type);
+  // A bpchar subject is matched with its padding (bpcharlike), a bpchar pattern as text.
+  if ((l.type !== 'text' && l.type !== 'unknown' && l.type !== 'bpchar') || !canCoerce(r.type, 'text')) noOperator(insensitive ? '~~*' : '~~', l.type, r.type);
+  const rc = coerce(r, 'text');
   let escape: CompiledExpr | null = null;
   const esc = right.escape as { value?: AstNode } | undefined;
   if (esc?.value !== undefined) escape = compileExpression(esc.value, env);
@@ -498,7 +515,7 @@ const like: BinaryHandler = (op, node, env) => {
     type: 'boolean',
     evaluate(ctx) {
       const s = l.evaluate(ctx).value as string | null;
-      const p = r.evaluate(ctx).value as string | null;
+      const p = rc.evaluate(ctx).value as string | null;
       let e: string | null = '\\';
       if (escape !== null) {
         const ev = escape.evaluate(ctx).value as string | null;
@@ -530,14 +547,17 @@ const concatOp: BinaryHandler = (op, node, env) => {
       },
     };
   }
-  const textish = (t: SqlTypeName): boolean => t === 'text' || t === 'unknown';
+  const textish = (t: SqlTypeName): boolean => t === 'text' || t === 'unknown' || t === 'bpchar';
   if (!textish(l.type) && !textish(r.type)) return noOperator(op, l.type, r.type);
   if (l.type === 'jsonb' || r.type === 'jsonb') return unsupported('|| between jsonb and text');
+  // A bpchar operand is cast to text first, which drops its padding ('a'::char(3) || 'b' is 'ab').
+  const lt = l.type === 'bpchar' ? coerce(l, 'text') : l;
+  const rt = r.type === 'bpchar' ? coerce(r, 'text') : r;
   return {
     type: 'text',
     evaluate(ctx) {
-      const a = l.evaluate(ctx);
-      const b = r.evaluate(ctx);
+      const a = lt.evaluate(ctx);
+      const b = rt.evaluate(ctx);
       if (a.value === null || b.value === null) return { type: 'text', value: null };
       return { type: 'text', value: toText(a as NonNullSqlValue) + toText(b as NonNullSqlValue) };
     },
@@ -651,14 +671,16 @@ const jsonTest: BinaryHandler = (op, node, env) => {
 const regexMatch: BinaryHandler = (op, node, env) => {
   const l = compileExpression(node.left as AstNode, env);
   const r = compileExpression(node.right as AstNode, env);
-  for (const e of [l, r]) if (e.type !== 'text' && e.type !== 'unknown') noOperator(op, l.type, r.type);
+  // A bpchar subject is matched with its padding (bpcharregexeq), a bpchar pattern as text.
+  if ((l.type !== 'text' && l.type !== 'unknown' && l.type !== 'bpchar') || !canCoerce(r.type, 'text')) noOperator(op, l.type, r.type);
+  const rc = coerce(r, 'text');
   const negated = op.startsWith('!');
   const flags = op.endsWith('*') ? 'i' : '';
   return {
     type: 'boolean',
     evaluate(ctx) {
       const s = l.evaluate(ctx).value as string | null;
-      const p = r.evaluate(ctx).value as string | null;
+      const p = rc.evaluate(ctx).value as string | null;
       if (s === null || p === null) return { type: 'boolean', value: null };
       return { type: 'boolean', value: sqlRegExp(p, flags, false).test(s) !== negated };
     },

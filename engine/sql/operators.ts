@@ -1,5 +1,5 @@
 import { roundHalfEven, TYPE_DISPLAY } from './sql-cast.js';
-import { isArrayValue, makeInt, NUMERIC_RANK, sqlFail, jsonbText, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue } from './sql-types.js';
+import { bpcharTrim, isArrayValue, makeInt, NUMERIC_RANK, sqlFail, jsonbText, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue } from './sql-types.js';
 import { addDays, addInterval, DAYS_PER_MONTH, MICROS_PER_DAY, negateInterval } from './functions/calendar.js';
 
 export type ArithOp = '+' | '-' | '*' | '/' | '%';
@@ -186,6 +186,8 @@ export function resolveComparison(op: string, l: SqlTypeName, r: SqlTypeName): S
   if (l === 'unknown') return r;
   if (r === 'unknown') return l;
   if (l === r) return l;
+  // bpchar beside text compares as text (PostgreSQL prefers text=text: the bpchar loses its padding).
+  if ((l === 'bpchar' && r === 'text') || (l === 'text' && r === 'bpchar')) return 'text';
   const nl = NUMERIC_RANK[l];
   const nr = NUMERIC_RANK[r];
   if (nl !== undefined && nr !== undefined) return nl >= nr ? l : r;
@@ -226,6 +228,10 @@ export function compareValues(a: NonNullSqlValue, b: NonNullSqlValue): number {
     return Buffer.compare(Buffer.from(a.value, 'utf8'), Buffer.from(b.value, 'utf8'));
   }
   if (a.type === 'bytea' && b.type === 'bytea') return Buffer.compare(a.value, b.value);
+  if (a.type === 'bpchar' && b.type === 'bpchar') {
+    // bpcharcmp: trailing spaces are insignificant ('a' = 'a  '), the rest in the C collation.
+    return Buffer.compare(Buffer.from(bpcharTrim(a.value), 'utf8'), Buffer.from(bpcharTrim(b.value), 'utf8'));
+  }
   if (a.type === 'interval' && b.type === 'interval') {
     const x = intervalSpan(a.value);
     const y = intervalSpan(b.value);

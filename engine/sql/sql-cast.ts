@@ -1,6 +1,7 @@
 import { Decimal } from './decimal.js';
 import { checkDate, checkTimestamp, DAYS_PER_MONTH, daysFromCivil, daysInMonth, TIMESTAMP_END } from './functions/calendar.js';
 import {
+  bpcharTrim,
   INT_RANGES,
   isArrayType,
   NUMERIC_RANK,
@@ -19,7 +20,10 @@ import {
 /** A resolved cast target: the type plus the modifiers PostgreSQL applies on assignment. */
 export interface CastTarget {
   type: SqlTypeName;
-  /** varchar(n): explicit casts truncate to n characters. */
+  /**
+   * varchar(n): explicit casts truncate to n characters. character(n) (bpchar): explicit casts
+   * truncate to n, and shorter values are padded with spaces to n.
+   */
   maxLength?: number;
   /** numeric(p, s): rounds to s, then checks p. */
   precision?: number;
@@ -37,6 +41,7 @@ const SCALAR_DISPLAY: Record<ScalarTypeName, string> = {
   numeric: 'numeric',
   float8: 'double precision',
   text: 'text',
+  bpchar: 'character',
   date: 'date',
   timestamp: 'timestamp without time zone',
   timestamptz: 'timestamp with time zone',
@@ -71,6 +76,7 @@ function applyModifiers(v: SqlValue, t: CastTarget): SqlValue {
     const chars = [...v.value];
     if (chars.length > t.maxLength) return { type: 'text', value: chars.slice(0, t.maxLength).join('') };
   }
+  if (v.type === 'bpchar' && t.maxLength !== undefined) return { type: 'bpchar', value: fitBpchar([...v.value], t.maxLength) };
   if (v.type === 'numeric' && t.scale !== undefined) {
     const r = v.value.round(t.scale);
     if (t.precision !== undefined) {
@@ -85,6 +91,13 @@ function applyModifiers(v: SqlValue, t: CastTarget): SqlValue {
   return v;
 }
 
+/** Code points cut or blank-padded to exactly n, as a character(n) holds them. */
+export function fitBpchar(chars: string[], n: number): string {
+  if (chars.length > n) return chars.slice(0, n).join('');
+  const text = chars.join('');
+  return chars.length === n ? text : text + ' '.repeat(n - chars.length);
+}
+
 /** Fractional digits of a second a timestamp keeps (microseconds). */
 export const MAX_FRACTION_DIGITS = 6;
 
@@ -97,7 +110,8 @@ function roundMicros(micros: bigint, digits: number): bigint {
 
 /** True when a cast from -> to exists (explicitly). */
 export function canCast(from: SqlTypeName, to: SqlTypeName): boolean {
-  if (from === to || from === 'unknown' || from === 'text' || to === 'text') return true;
+  // The string types convert to and from every type through its text form (I/O conversion).
+  if (from === to || from === 'unknown' || from === 'text' || to === 'text' || from === 'bpchar' || to === 'bpchar') return true;
   if (NUMERIC_RANK[from] !== undefined && NUMERIC_RANK[to] !== undefined) return true;
   if ((from === 'int4' && to === 'boolean') || (from === 'boolean' && to === 'int4')) return true;
   const time = ['date', 'timestamp', 'timestamptz'];
@@ -113,7 +127,9 @@ function noCast(from: SqlTypeName, to: SqlTypeName): never {
 function castNonNull(v: NonNullSqlValue, to: SqlTypeName): SqlValue {
   if (v.type === to) return v;
   if (v.type === 'unknown' || v.type === 'text') return parseText(v.value, to);
-  if (to === 'text') return { type: 'text', value: toText(v) };
+  // bpchar -> text drops the padding (rtrim1); to any other type it is read as its text form.
+  if (v.type === 'bpchar') return to === 'text' ? { type: 'text', value: bpcharTrim(v.value) } : parseText(v.value, to);
+  if (to === 'text' || to === 'bpchar') return { type: to, value: toText(v) };
   if (to === 'unknown') return noCast(v.type, to);
   switch (v.type) {
     case 'int2':
@@ -202,6 +218,7 @@ export function parseText(raw: string, to: SqlTypeName): SqlValue {
   switch (to) {
     case 'unknown':
     case 'text':
+    case 'bpchar':
       return { type: to, value: raw };
     case 'boolean': {
       const l = s.toLowerCase();

@@ -34,6 +34,10 @@ import { sqlFail } from './sql-types.js';
  *    type); the parser reads only `date`, `timestamp` and `interval` ones, which stay as they are;
  *  - the type alias `dec` -> `decimal` where a cast's type is read (`::dec`, `CAST(x AS dec)`),
  *    and a type name PostgreSQL does not know there fails with its 42704;
+ *  - the blank-padded character types where a type is read (casts, typed literals, column
+ *    definitions): `character[(n)]` -> `char[(n)]` (the parser reads `character(n)` as
+ *    `character varying(n)`), `bpchar(n)` -> `char(n)`, `bpchar` -> `char(<UNBOUNDED_BPCHAR>)`,
+ *    `char varying` -> `varchar`;
  *  - `INSERT INTO t SELECT ... RETURNING ...` -> `INSERT INTO t (SELECT ...) RETURNING ...`
  *    (the parser reads RETURNING after a parenthesised query only).
  * Each returns the same array when it changes nothing.
@@ -43,6 +47,13 @@ import { sqlFail } from './sql-types.js';
 export const POWER_OPERATOR = '__tetra_power__';
 /** `a ^- b` becomes `<marker>('^-', (a), (b))`: an operator no type has (42883 naming the operand types). */
 export const UNKNOWN_OPERATOR = '__tetra_operator__';
+/**
+ * `bpchar` without a length (unbounded, unlike `char`, which is char(1)) becomes `char(<this>)`:
+ * one past PostgreSQL's largest length, which a written char(n) can never have (refused first).
+ */
+export const UNBOUNDED_BPCHAR = 10485761;
+/** The longest character(n) PostgreSQL allows (MaxAttrSize). */
+export const MAX_BPCHAR_LENGTH = 10485760;
 /** SET (a, b) = (SELECT ...): the first column's value carries the subquery, the others none. */
 export const ROW_ASSIGN = '__tetra_row_assign__';
 /** Aliases of the LIMIT subquery that carries an OFFSET expression (see rewriteOffset). */
@@ -55,7 +66,7 @@ export const QUERY_MARKER = '__tetra_query__';
 
 /** Every rewrite of this module, in order (operators first: later ones move whole operands). */
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
-  return rewriteInsertSelect(rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteLikeOperators(rewritePower(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteTypedLiterals(tokens)))))))))));
+  return rewriteInsertSelect(rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteLikeOperators(rewritePower(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteTypedLiterals(tokens))))))))))));
 }
 
 const OPERATOR_CHARS = '+-*/<>=~!@#%^&|`?';
@@ -637,7 +648,7 @@ const LITERAL_TYPES: readonly (readonly string[])[] = [
   ['timestamp', 'without', 'time', 'zone'],
   ['time', 'with', 'time', 'zone'],
   ['time', 'without', 'time', 'zone'],
-  ...['int', 'integer', 'int2', 'int4', 'int8', 'smallint', 'bigint', 'numeric', 'decimal', 'dec', 'float', 'float4', 'float8', 'real', 'text', 'varchar', 'char', 'character', 'bool', 'boolean', 'json', 'jsonb', 'bytea', 'timestamptz', 'time'].map((w) => [w]),
+  ...['int', 'integer', 'int2', 'int4', 'int8', 'smallint', 'bigint', 'numeric', 'decimal', 'dec', 'float', 'float4', 'float8', 'real', 'text', 'varchar', 'char', 'character', 'bpchar', 'bool', 'boolean', 'json', 'jsonb', 'bytea', 'timestamptz', 'time'].map((w) => [w]),
   // Read by the parser itself (`timestamp '...'`), but not with a precision: `timestamp(3) '...'`.
   ['timestamp'],
   // Types the parser reads in casts only, which tetradb refuses there (0A000), not with 42601.
@@ -694,6 +705,49 @@ function rewriteTypedLiterals(tokens: Token[]): Token[] {
   return out;
 }
 
+// ---- character(n) and bpchar -------------------------------------------------------------------
+
+/** The words that name a blank-padded character type. */
+const BPCHAR_WORDS = new Set(['char', 'character', 'bpchar']);
+
+/**
+ * The blank-padded character types, where a type is read, in the spelling the parser reads as
+ * PostgreSQL means it (see the file comment).
+ * @throws SQL_ERROR 22023 a written length past PostgreSQL's largest
+ */
+function rewriteCharTypes(tokens: Token[]): Token[] {
+  let out = tokens;
+  const ddl = out[0]?.word === 'create' || out[0]?.word === 'alter';
+  for (let i = 0; i < out.length; i++) {
+    const t = out[i]!;
+    if (!BPCHAR_WORDS.has(t.word ?? '') || out[i - 1]?.text === '.' || !(castTypeAt(out, i) || (ddl && columnTypeAt(out, i)))) continue;
+    const next = out[i + 1];
+    if (next?.word === 'varying') {
+      // `character varying` is read as it is; `char varying` is not.
+      if (t.word === 'char') out = [...out.slice(0, i), { text: 'varchar', word: 'varchar', space: next.space }, ...out.slice(i + 2)];
+      continue;
+    }
+    const length = next?.text === '(' && /^[0-9]+$/.test(out[i + 2]?.text ?? '') && out[i + 3]?.text === ')' ? Number(out[i + 2]!.text) : undefined;
+    if (length !== undefined && length > MAX_BPCHAR_LENGTH) sqlFail('22023', `length for type char cannot exceed ${MAX_BPCHAR_LENGTH}`);
+    if (t.word === 'char') continue;
+    const replacement: Token[] =
+      t.word === 'bpchar' && next?.text !== '('
+        ? [{ text: 'char', word: 'char', space: '' }, { text: '(', space: '' }, { text: String(UNBOUNDED_BPCHAR), space: '' }, { text: ')', space: t.space }]
+        : [{ text: 'char', word: 'char', space: t.space }];
+    out = [...out.slice(0, i), ...replacement, ...out.slice(i + 1)];
+  }
+  return out;
+}
+
+/**
+ * Whether tokens[i] is a column's type in CREATE TABLE or ALTER TABLE: right after the column's
+ * name, which starts a column definition (after `(`, `,`, `ADD` or `ADD COLUMN`).
+ */
+function columnTypeAt(tokens: Token[], i: number): boolean {
+  const before = tokens[i - 2];
+  return isName(tokens[i - 1]) && before !== undefined && (before.text === '(' || before.text === ',' || before.word === 'add' || before.word === 'column');
+}
+
 // ---- type names the parser does not know -------------------------------------------------------
 
 /** PostgreSQL's other spellings of types the parser reads under their usual name. */
@@ -713,7 +767,7 @@ const PARSER_TYPES = new Set([
  */
 const OTHER_POSTGRES_TYPES = new Set([
   'aclitem', 'any', 'anyarray', 'anycompatible', 'anycompatiblearray', 'anycompatiblemultirange', 'anycompatiblenonarray', 'anycompatiblerange', 'anyelement',
-  'anyenum', 'anymultirange', 'anynonarray', 'anyrange', 'box', 'bpchar', 'cid', 'circle', 'cstring', 'datemultirange', 'daterange', 'event_trigger',
+  'anyenum', 'anymultirange', 'anynonarray', 'anyrange', 'box', 'cid', 'circle', 'cstring', 'datemultirange', 'daterange', 'event_trigger',
   'fdw_handler', 'gtsvector', 'index_am_handler', 'internal', 'jsonpath', 'language_handler', 'line', 'lseg', 'name', 'national', 'nchar', 'nummultirange',
   'numrange', 'oidvector', 'path', 'pg_brin_bloom_summary', 'pg_brin_minmax_multi_summary', 'pg_ddl_command', 'pg_dependencies', 'pg_lsn', 'pg_mcv_list',
   'pg_ndistinct', 'pg_node_tree', 'pg_snapshot', 'point', 'polygon', 'refcursor', 'table_am_handler', 'tid', 'timetz', 'trigger', 'tsm_handler',

@@ -10,6 +10,8 @@ import { civilFromDays } from './functions/calendar.js';
  *  - boolean: boolean; int2/int4: number; int8: bigint (always, so overflow checks are exact)
  *  - numeric: Decimal (exact); float8: number
  *  - text / unknown (an untyped string literal): string
+ *  - bpchar (`character(n)`): string, blank-padded to n as PostgreSQL stores it; trailing
+ *    spaces carry no meaning (comparison, hashing and keys ignore them, see bpcharTrim)
  *  - date: days since 1970-01-01 (number); timestamp / timestamptz: microseconds since the
  *    epoch (bigint), timestamptz in UTC (the session time zone is always UTC here)
  *  - jsonb: { json: parsed JSON } (boxed: JSON null is not SQL NULL); bytea: Buffer
@@ -30,6 +32,7 @@ export type ScalarTypeName =
   | 'numeric'
   | 'float8'
   | 'text'
+  | 'bpchar'
   | 'date'
   | 'timestamp'
   | 'timestamptz'
@@ -56,7 +59,7 @@ export interface Jsonb {
 
 export type SqlValue =
   | { type: SqlTypeName; value: null }
-  | { type: 'unknown' | 'text'; value: string }
+  | { type: 'unknown' | 'text' | 'bpchar'; value: string }
   | { type: 'boolean'; value: boolean }
   | { type: 'int2' | 'int4'; value: number }
   | { type: 'int8'; value: bigint }
@@ -180,11 +183,22 @@ export function formatTimestamp(micros: bigint, tz: boolean): string {
   return bc ? `${out} BC` : out;
 }
 
+/**
+ * A bpchar's significant characters: without its trailing spaces (only U+0020, as PostgreSQL's
+ * bcTruelen). What bpchar -> text casts give and what bpchar comparison and hashing look at.
+ */
+export function bpcharTrim(s: string): string {
+  let end = s.length;
+  while (end > 0 && s.charCodeAt(end - 1) === 0x20) end--;
+  return end === s.length ? s : s.slice(0, end);
+}
+
 /** Text form of a value, as PostgreSQL's output function (used by ::text and ||). */
 export function toText(v: NonNullSqlValue): string {
   switch (v.type) {
     case 'unknown':
     case 'text':
+    case 'bpchar':
       return v.value;
     case 'boolean':
       return v.value ? 'true' : 'false';

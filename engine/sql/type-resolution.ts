@@ -3,10 +3,11 @@ import { constant, type CompiledExpr } from './compiled-expr.js';
 import { NUMERIC_RANK, sqlFail, type SqlTypeName, type SqlValue } from './sql-types.js';
 
 const TIME_RANK: Partial<Record<SqlTypeName, number>> = { date: 0, timestamp: 1, timestamptz: 2 };
+const STRINGS: ReadonlySet<SqlTypeName> = new Set(['text', 'bpchar']);
 
 /**
  * PostgreSQL's select_common_type for CASE, COALESCE, GREATEST, IN lists: unknowns take the
- * others' type (text when all unknown); numbers promote; times promote.
+ * others' type (text when all unknown); numbers promote; times promote; bpchar beside text is text.
  * @throws SQL_ERROR 42804 when the types cannot be matched
  */
 export function commonType(types: SqlTypeName[], context: string): SqlTypeName {
@@ -21,14 +22,20 @@ export function commonType(types: SqlTypeName[], context: string): SqlTypeName {
     const tt = TIME_RANK[t];
     if (nr !== undefined && nt !== undefined) result = nt > nr ? t : result;
     else if (tr !== undefined && tt !== undefined) result = tt > tr ? t : result;
+    // Both string types: text, the string category's preferred type, wins.
+    else if (STRINGS.has(result) && STRINGS.has(t)) result = 'text';
     else sqlFail('42804', `${context} types ${TYPE_DISPLAY[result]} and ${TYPE_DISPLAY[t]} cannot be matched`);
   }
   return result;
 }
 
-/** Implicit coercion: unknown literals take any type; numbers and times promote. */
+/**
+ * Implicit coercion: unknown literals take any type; numbers and times promote; bpchar becomes
+ * text (without its padding). PostgreSQL's implicit text -> bpchar is left out: no function here
+ * takes bpchar where text would not do.
+ */
 export function canCoerce(from: SqlTypeName, to: SqlTypeName): boolean {
-  if (from === to || from === 'unknown') return true;
+  if (from === to || from === 'unknown' || (from === 'bpchar' && to === 'text')) return true;
   const nf = NUMERIC_RANK[from];
   const nt = NUMERIC_RANK[to];
   if (nf !== undefined && nt !== undefined) return nt >= nf;

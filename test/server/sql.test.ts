@@ -126,6 +126,27 @@ describe('SQL over HTTP', () => {
     expect(bad.body.error.code).toBe('VALIDATION_FAILED');
   });
 
+  it('stores character(n) blank-padded, reports it as bpchar, and refuses too long values with 22001, changing nothing', async () => {
+    await ok('CREATE TABLE fixed (code char(3) PRIMARY KEY, tag character(2) UNIQUE, label bpchar)');
+    await ok("INSERT INTO fixed VALUES ('a', 'x', 'l  '), ('bc  ', 'y ', 'm')");
+    const sel = await ok('SELECT code, tag, label, code = $1 AS hit FROM fixed ORDER BY code', ['a']);
+    expect(sel.columns).toEqual([{ name: 'code', type: 'bpchar' }, { name: 'tag', type: 'bpchar' }, { name: 'label', type: 'bpchar' }, { name: 'hit', type: 'boolean' }]);
+    expect(sel.rows).toEqual([
+      { code: 'a  ', tag: 'x ', label: 'l  ', hit: true },
+      { code: 'bc ', tag: 'y ', label: 'm', hit: false },
+    ]);
+    const long = await sqlError("INSERT INTO fixed VALUES ('abcd', 'z', NULL)", '22001');
+    expect(long.message).toBe('value too long for type character(3)');
+    const update = await sqlError("UPDATE fixed SET tag = 'xyz' WHERE code = 'a'", '22001');
+    expect(update.message).toBe('value too long for type character(2)');
+    const dup = await sqlError("INSERT INTO fixed VALUES ('bc', 'q', NULL)", '23505');
+    expect(dup.message).toBe('duplicate key value violates unique constraint "fixed_pkey"');
+    await sqlError("INSERT INTO fixed VALUES ('d', 'x   ', NULL)", '23505');
+    const zero = await sqlError("SELECT 'a'::char(0)", '22023');
+    expect(zero.message).toBe('length for type char must be at least 1');
+    expect((await ok("SELECT count(*) AS n, string_agg(code || tag, ',' ORDER BY code) AS s FROM fixed")).rows).toEqual([{ n: 2, s: 'ax,bcy' }]);
+  });
+
   it('refuses results past the row bound instead of truncating them', async () => {
     await ok('CREATE TABLE many (i int PRIMARY KEY)');
     await ok('INSERT INTO many SELECT k FROM (WITH RECURSIVE s(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM s WHERE k < 3000) SELECT k FROM s) q');

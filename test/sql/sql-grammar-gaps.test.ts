@@ -65,6 +65,12 @@ describe('grammar gaps rewritten before parsing', () => {
     ['SELECT * FROM (SELECT * FROM t) s WHERE a IN (SELECT * FROM u) AND EXISTS (SELECT *, 1 FROM u)', 'SELECT * FROM (SELECT * FROM t) s WHERE a IN (SELECT * FROM u) AND EXISTS (SELECT *, 1 FROM u)'],
     ['WITH RECURSIVE w (i, a) AS (SELECT 1, 2 UNION ALL SELECT i + 1, a FROM w WHERE i < 3) SELECT * FROM w', 'WITH RECURSIVE w (i, a) AS (SELECT 1, 2 UNION ALL SELECT i + 1, a FROM w WHERE i < 3) SELECT * FROM w'],
     ["SELECT int, t.text FROM t WHERE text = 'a'", "SELECT int, t.text FROM t WHERE text = 'a'"],
+    // character(n) is char(n) (the parser reads it as varchar(n)), bpchar char(<unbounded>), char varying varchar
+    ["SELECT x::character(3), CAST(x AS character), character(2) 'ab', x::character varying(2)", "SELECT x::char(3), CAST(x AS char), CAST('ab' AS char(2)), x::character varying(2)"],
+    ["SELECT x::bpchar, bpchar 'a', x::bpchar(4), x::char varying(2), character, t.bpchar FROM t", "SELECT x::char(10485761), CAST('a' AS char(10485761)), x::char(4), x::varchar(2), character, t.bpchar FROM t"],
+    ['CREATE TABLE t (character character(2), bpchar bpchar, c char varying)', 'CREATE TABLE t (character char(2), bpchar char(10485761), c varchar)'],
+    ['ALTER TABLE t ADD COLUMN c character(2)', 'ALTER TABLE t ADD COLUMN c char(2)'],
+    ['ALTER TABLE t ADD c bpchar NOT NULL', 'ALTER TABLE t ADD c char(10485761) NOT NULL'],
   ])('%s', (sql, expected) => {
     expect(text(sql)).toBe(expected);
   });
@@ -75,6 +81,9 @@ describe('grammar gaps rewritten before parsing', () => {
     ['UPDATE t SET (a, b) = (1)', '0A000'],
     ['UPDATE t SET (a) = (1)', '0A000'],
     ['SELECT a FROM t OFFSET 1 + 1 ROWS', '42601'],
+    // past PostgreSQL's longest character(n); the length standing for bpchar is never a written one
+    ["SELECT 'a'::char(10485761)", '22023'],
+    ['CREATE TABLE t (c character(10485761))', '22023'],
   ])('refuses %s with %s', (sql, sqlstate) => {
     expect(() => prepareStatements(sql)).toThrow(expect.objectContaining({ code: 'SQL_ERROR', details: expect.objectContaining({ sqlstate }) }));
   });

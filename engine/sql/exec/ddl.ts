@@ -27,12 +27,6 @@ export function columnType(def: Ast): { target: CastTarget; declared: string; se
     case 'REAL':
     case 'FLOAT4':
       return { target: { type: 'float8' }, declared: 'double precision', serial: false };
-    case 'CHAR':
-    case 'CHARACTER':
-    case 'BPCHAR': {
-      const n = typeof def.length === 'number' ? def.length : 1;
-      return { target: { type: 'text', maxLength: n }, declared: `character(${n})`, serial: false };
-    }
     case 'JSON':
       return { target: { type: 'jsonb' }, declared: 'jsonb', serial: false };
     case 'INT2':
@@ -46,7 +40,8 @@ export function columnType(def: Ast): { target: CastTarget; declared: string; se
     default: {
       const target = castTargetOf(def as unknown as { dataType: string });
       let declared = TYPE_DISPLAY[target.type];
-      if (target.maxLength !== undefined) declared = `character varying(${target.maxLength})`;
+      if (target.type === 'bpchar') declared = target.maxLength === undefined ? 'bpchar' : `character(${target.maxLength})`;
+      else if (target.maxLength !== undefined) declared = `character varying(${target.maxLength})`;
       else if (name === 'VARCHAR' || name === 'CHARACTER VARYING') declared = 'character varying';
       if (target.precision !== undefined) declared = `numeric(${target.precision},${target.scale ?? 0})`;
       return { target, declared, serial: false };

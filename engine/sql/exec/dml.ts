@@ -1,11 +1,11 @@
 import { indexTree, liveColumns, rowTree, SEQUENCE_TREE, type Catalog, type ColumnDef, type IndexDef, type TableDef } from '../catalog.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
-import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
+import { castValue, fitBpchar, TYPE_DISPLAY } from '../sql-cast.js';
 import { MAX_KEY_BYTES } from '../../storage/index.js';
 import { encodeKeyTuple, encodeRow } from '../store/sql-codec.js';
 import type { TxnView } from '../store/sql-view.js';
-import { NUMERIC_RANK, sqlFail, toText, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { bpcharTrim, NUMERIC_RANK, sqlFail, toText, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { prefixEnd, readStored, TableReader, type StoredRow } from './access.js';
 import { PAUSE, type Exec, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 import { ALL_COLUMNS_MARKER, USING_MARKER } from '../sql-rewrite.js';
@@ -27,25 +27,26 @@ const TIMES: SqlTypeName[] = ['date', 'timestamp', 'timestamptz'];
 
 /**
  * PostgreSQL's assignment conversion of a value into a column: implicit and assignment casts
- * (numbers to numbers, times to times, anything to text, string literals to anything), then the
- * column's modifiers (varchar(n) fails past n, numeric(p,s) and timestamp(p) round).
+ * (numbers to numbers, times to times, anything to text or bpchar, string literals to anything),
+ * then the column's modifiers (varchar(n) and character(n) fail past n unless only spaces are
+ * cut, character(n) pads to n, numeric(p,s) and timestamp(p) round).
  * @throws SQL_ERROR 42804 for a type with no assignment cast, 22001 value too long
  */
 export function assignValue(v: SqlValue, col: ColumnDef): SqlValue {
   const to = col.type;
   if (v.value === null) return { type: to, value: null } as SqlValue;
   const from = v.type;
-  const ok = from === to || from === 'unknown' || to === 'text' || (NUMERIC_RANK[from] !== undefined && NUMERIC_RANK[to] !== undefined) || (TIMES.includes(from) && TIMES.includes(to));
+  const ok = from === to || from === 'unknown' || to === 'text' || to === 'bpchar' || (NUMERIC_RANK[from] !== undefined && NUMERIC_RANK[to] !== undefined) || (TIMES.includes(from) && TIMES.includes(to));
   if (!ok) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${TYPE_DISPLAY[from] ?? from}`);
-  if (to === 'text' && col.target.maxLength !== undefined) {
-    const text = from === 'text' || from === 'unknown' ? (v.value as string) : toText(v as NonNullSqlValue);
+  const maxLength = col.target.maxLength;
+  if ((to === 'text' || to === 'bpchar') && maxLength !== undefined) {
+    // A bpchar loses its padding on the way to text, and keeps it on the way to another bpchar.
+    const text = from === 'text' || from === 'unknown' || (from === 'bpchar' && to === 'bpchar') ? (v.value as string) : from === 'bpchar' ? bpcharTrim(v.value as string) : toText(v as NonNullSqlValue);
     const chars = [...text];
-    if (chars.length > col.target.maxLength) {
-      // Trailing spaces beyond the length are cut silently, as PostgreSQL does.
-      if (chars.slice(col.target.maxLength).every((c) => c === ' ')) return { type: 'text', value: chars.slice(0, col.target.maxLength).join('') };
-      sqlFail('22001', `value too long for type ${col.declared}`);
-    }
-    return { type: 'text', value: text };
+    if (chars.length > maxLength && !chars.slice(maxLength).every((c) => c === ' ')) sqlFail('22001', `value too long for type ${col.declared}`);
+    // Trailing spaces beyond the length are cut silently, as PostgreSQL does; character(n) pads.
+    if (to === 'bpchar') return { type: 'bpchar', value: fitBpchar(chars, maxLength) };
+    return { type: 'text', value: chars.length > maxLength ? chars.slice(0, maxLength).join('') : text };
   }
   const out = from === to && col.target.scale === undefined && col.target.fractionDigits === undefined ? v : castValue(v, col.target);
   return out;

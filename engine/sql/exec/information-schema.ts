@@ -30,7 +30,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
             int(i + 1),
             text(c.serial ? `nextval('${t.name}_${c.name}_seq'::regclass)` : c.default !== undefined ? 'expression' : null),
             text(notNull ? 'NO' : 'YES'),
-            text(c.declared.replace(/\(.*\)$/, '')),
+            text(c.type === 'bpchar' ? 'character' : c.declared.replace(/\(.*\)$/, '')),
             int(c.target.maxLength ?? null),
             int(c.target.precision ?? (c.type === 'int2' ? 16 : c.type === 'int4' ? 32 : c.type === 'int8' ? 64 : c.type === 'float8' ? 53 : null)),
             int(c.target.scale ?? (c.type === 'int2' || c.type === 'int4' || c.type === 'int8' ? 0 : null)),

@@ -1,7 +1,7 @@
 import type { CompiledExpr, EvalContext } from '../compiled-expr.js';
 import { compareValues } from '../operators.js';
 import { encodeKeyPart, keyable } from '../store/sql-codec.js';
-import { jsonbText, sqlFail, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
+import { bpcharTrim, jsonbText, sqlFail, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
 import { PAUSE, rowBytes, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 
 /**
@@ -30,6 +30,9 @@ function partKey(v: SqlValue): string {
     case 'text':
     case 'unknown':
       return `s${v.value}`;
+    case 'bpchar':
+      // Equal to the text it casts to: trailing spaces are insignificant.
+      return `s${bpcharTrim(v.value)}`;
     case 'boolean':
       return v.value ? 'T' : 'F';
     case 'float8':

@@ -30,6 +30,7 @@ export function sqlToJson(v: SqlValue): JsonValue {
     }
     case 'unknown':
     case 'text':
+    case 'bpchar':
     case 'bytea':
     case 'interval':
       return toText(nn);

@@ -217,6 +217,8 @@ const format: FunctionDef = {
 export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
   length: strict({ args: ['text'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: chars(str(s!)).length }) }),
   char_length: strict({ args: ['text'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: chars(str(s!)).length }) }),
+  character_length: strict({ args: ['text'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: chars(str(s!)).length }) }),
+  bit_length: strict({ args: ['text'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: Buffer.byteLength(str(s!), 'utf8') * 8 }) }),
   lower: strict({ args: ['text'], returns: 'text', impl: ([s]) => text(str(s!).toLowerCase()) }),
   upper: strict({ args: ['text'], returns: 'text', impl: ([s]) => text(str(s!).toUpperCase()) }),
   substring: substr,
@@ -281,6 +283,8 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
   octet_length: strict(
     { args: ['text'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: Buffer.byteLength(str(s!), 'utf8') }) },
     { args: ['bytea'], returns: 'int4', impl: ([b]) => ({ type: 'int4', value: (b!.value as Buffer).length }) },
+    // character(n) counts its padding (bpcharoctetlen); length() of it, through text, does not.
+    { args: ['bpchar'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: Buffer.byteLength(str(s!), 'utf8') }) },
   ),
   initcap: strict({ args: ['text'], returns: 'text', impl: ([s]) => text(initcap(str(s!))) }),
   reverse: strict({ args: ['text'], returns: 'text', impl: ([s]) => text(chars(str(s!)).reverse().join('')) }),
