@@ -5,9 +5,11 @@ import { sqlRegExp } from './functions/string-functions.js';
 import { EXTRACT_SOURCES, extractField } from './functions/time-functions.js';
 import { castValue, canCast, MAX_FRACTION_DIGITS, parseInterval, parseText, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
 import { applyArith, compareValues, negate, noOperator, resolveArith, resolveComparison, type ArithOp } from './operators.js';
-import { POWER_OPERATOR, UNBOUNDED_BPCHAR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
+import { BIT_LITERAL, BIT_OPERATOR, POWER_OPERATOR, UNBOUNDED_BPCHAR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
+import { bitNot, bitShift, bitwise, isBitType, parseBits } from './bit-string.js';
 import { canCoerce, castOnce, commonType, coerce } from './type-resolution.js';
 import {
+  makeInt,
   numericLiteral,
   jsonbText,
   sqlFail,
@@ -185,6 +187,11 @@ export function castTargetOf(t: DataTypeNode): CastTarget {
     case 'CHAR':
     case 'CHARACTER':
       return bpcharTarget(t.length);
+    case 'BIT':
+      // bit alone is bit(1); bit varying alone has no length.
+      return { type: 'bit', maxLength: bitLength('bit', t.length ?? 1) };
+    case 'BIT VARYING':
+      return t.length === undefined ? { type: 'varbit' } : { type: 'varbit', maxLength: bitLength('varbit', t.length) };
     case 'BOOL':
     case 'BOOLEAN':
       return { type: 'boolean' };
@@ -216,6 +223,16 @@ function bpcharTarget(length: number | undefined): CastTarget {
   if (length === UNBOUNDED_BPCHAR) return { type: 'bpchar' };
   if (length < 1) sqlFail('22023', 'length for type char must be at least 1');
   return { type: 'bpchar', maxLength: length };
+}
+
+/** PostgreSQL's longest bit string type (MaxAttrSize bits). */
+const MAX_BIT_LENGTH = 83_886_080;
+
+/** A bit(n) / varbit(n) length, checked. @throws SQL_ERROR 22023 below 1 or past the longest */
+function bitLength(type: 'bit' | 'varbit', n: number): number {
+  if (n < 1) sqlFail('22023', `length for type ${type} must be at least 1`);
+  if (n > MAX_BIT_LENGTH) sqlFail('22023', `length for type ${type} cannot exceed ${MAX_BIT_LENGTH}`);
+  return n;
 }
 
 /**
@@ -544,6 +561,20 @@ const concatOp: BinaryHandler = (op, node, env) => {
         const b = rc.evaluate(ctx).value as Jsonb | null;
         if (a === null || b === null) return { type: 'jsonb', value: null };
         return { type: 'jsonb', value: { json: jsonbConcat(a.json, b.json) } };
+      },
+    };
+  }
+  const bitish = (t: SqlTypeName): boolean => isBitType(t) || t === 'unknown';
+  if ((isBitType(l.type) || isBitType(r.type)) && bitish(l.type) && bitish(r.type)) {
+    // bitcat: bit strings (a literal beside one is read as one) join into a bit varying.
+    const lc = coerce(l, 'varbit');
+    const rc = coerce(r, 'varbit');
+    return {
+      type: 'varbit',
+      evaluate(ctx) {
+        const a = lc.evaluate(ctx).value as string | null;
+        const b = rc.evaluate(ctx).value as string | null;
+        return a === null || b === null ? { type: 'varbit', value: null } : { type: 'varbit', value: a + b };
       },
     };
   }
@@ -876,6 +907,71 @@ function extremum(name: string, args: CompiledExpr[], sign: 1 | -1): CompiledExp
   };
 }
 
+const INTEGER_TYPES: readonly SqlTypeName[] = ['int2', 'int4', 'int8'];
+
+/**
+ * The bitwise operators, made calls before parsing (sql-grammar-gaps.ts): `&`, `|`, `#` (xor),
+ * `<<`, `>>` and prefix `~`, over integers (of the wider operand's type; a shift keeps the left
+ * operand's type and takes an integer count, as C shifts: modulo the width) and over bit strings
+ * (a result of type bit).
+ * @throws SQL_ERROR 42883 other operand types, 42725 unknown operands
+ */
+function compileBitOperator(op: string, operands: CompiledExpr[]): CompiledExpr {
+  const [a, b] = operands as [CompiledExpr, CompiledExpr | undefined];
+  const types = operands.map((o) => o.type);
+  const fail = (): never => (b === undefined ? sqlFail('42883', `operator does not exist: ${op} ${TYPE_DISPLAY[a.type]}`) : noOperator(op, a.type, b.type));
+  const shift = op === '<<' || op === '>>';
+  if (types.every((t) => t === 'unknown')) sqlFail('42725', b === undefined ? `operator is not unique: ${op} unknown` : `operator is not unique: unknown ${op} unknown`);
+  // An unknown operand takes the other's type (a shift count is an integer).
+  const known = types.find((t) => t !== 'unknown')!;
+  if (isBitType(known) || (shift && isBitType(a.type))) {
+    const ac = isBitType(a.type) || a.type === 'unknown' ? coerce(a, 'bit') : fail();
+    const bc = b === undefined ? undefined : shift ? (canCoerce(b.type, 'int4') ? coerce(b, 'int4') : fail()) : isBitType(b.type) || b.type === 'unknown' ? coerce(b, 'bit') : fail();
+    return {
+      type: 'bit',
+      evaluate(ctx) {
+        const x = ac.evaluate(ctx).value as string | null;
+        const y = bc?.evaluate(ctx).value as string | number | null | undefined;
+        if (x === null || y === null) return { type: 'bit', value: null };
+        if (y === undefined) return { type: 'bit', value: bitNot(x) };
+        if (shift) return { type: 'bit', value: bitShift(x, y as number, op === '<<') };
+        return { type: 'bit', value: bitwise(op as '&' | '|' | '#', x, y as string) };
+      },
+    };
+  }
+  if (!INTEGER_TYPES.includes(known) || (b !== undefined && !shift && b.type !== 'unknown' && !INTEGER_TYPES.includes(b.type))) return fail();
+  if (shift && b !== undefined && b.type !== 'unknown' && !canCoerce(b.type, 'int4')) return fail();
+  const type = shift || b === undefined ? (a.type === 'unknown' ? 'int4' : a.type) : types.reduce((w, t) => (t !== 'unknown' && INTEGER_TYPES.indexOf(t) > INTEGER_TYPES.indexOf(w) ? t : w), known);
+  if (!INTEGER_TYPES.includes(type)) return fail();
+  const ac = coerce(a, type);
+  const bc = b === undefined ? undefined : coerce(b, shift ? 'int4' : type);
+  return {
+    type,
+    evaluate(ctx) {
+      const x = ac.evaluate(ctx).value as number | bigint | null;
+      const y = bc?.evaluate(ctx).value as number | bigint | null | undefined;
+      if (x === null || y === null) return { type, value: null } as SqlValue;
+      return integerBitOp(op, type as 'int2' | 'int4' | 'int8', BigInt(x), y === undefined ? undefined : BigInt(y));
+    },
+  };
+}
+
+/** An integer bitwise operation in the type's width (a shift count taken modulo it, as C on x86). */
+function integerBitOp(op: string, type: 'int2' | 'int4' | 'int8', x: bigint, y: bigint | undefined): SqlValue {
+  const width = type === 'int8' ? 64 : 32;
+  let r: bigint;
+  if (y === undefined) r = ~x;
+  else if (op === '&') r = x & y;
+  else if (op === '|') r = x | y;
+  else if (op === '#') r = x ^ y;
+  else {
+    const count = BigInt(Number(BigInt.asUintN(64, y)) % width);
+    r = op === '<<' ? BigInt.asIntN(width, x << count) : x >> count;
+  }
+  // int2 results are cut to 16 bits, as PostgreSQL's int2shl does; nothing else can overflow.
+  return makeInt(type, BigInt.asIntN(type === 'int2' ? 16 : width, r));
+}
+
 function isNotCall(n: AstNode): boolean {
   const parts = (n.name as { name?: { value: unknown }[] } | undefined)?.name;
   return n.type === 'function' && parts?.length === 1 && String(parts[0]!.value).toUpperCase() === 'NOT';
@@ -935,6 +1031,13 @@ function compileFunction(node: AstNode, env: CompileEnv): CompiledExpr {
   if (name === UNKNOWN_OPERATOR && args.length === 3) {
     // `2^-1` (sql-grammar-gaps.ts): an operator no type has, named by its text (a constant).
     return noOperator(String(args[0]!.evaluate(COMPILE_TIME_CONTEXT).value), args[1]!.type, args[2]!.type);
+  }
+  if (name === BIT_LITERAL && args.length === 1) {
+    // B'0101' / X'1F' (sql-grammar-gaps.ts): a bit string of the length written.
+    return constant({ type: 'bit', value: parseBits(String(args[0]!.evaluate(COMPILE_TIME_CONTEXT).value)) });
+  }
+  if (name === BIT_OPERATOR && (args.length === 2 || args.length === 3)) {
+    return compileBitOperator(String(args[0]!.evaluate(COMPILE_TIME_CONTEXT).value), args.slice(1));
   }
   if (name === POWER_OPERATOR && args.length === 2) {
     // `a ^ b`, made a call before parsing (sql-grammar-gaps.ts): PostgreSQL's ^ is power() under

@@ -188,6 +188,7 @@ export function resolveComparison(op: string, l: SqlTypeName, r: SqlTypeName): S
   if (l === r) return l;
   // bpchar beside text compares as text (PostgreSQL prefers text=text: the bpchar loses its padding).
   if ((l === 'bpchar' && r === 'text') || (l === 'text' && r === 'bpchar')) return 'text';
+  if ((l === 'bit' && r === 'varbit') || (l === 'varbit' && r === 'bit')) return 'varbit';
   const nl = NUMERIC_RANK[l];
   const nr = NUMERIC_RANK[r];
   if (nl !== undefined && nr !== undefined) return nl >= nr ? l : r;
@@ -228,6 +229,10 @@ export function compareValues(a: NonNullSqlValue, b: NonNullSqlValue): number {
     return Buffer.compare(Buffer.from(a.value, 'utf8'), Buffer.from(b.value, 'utf8'));
   }
   if (a.type === 'bytea' && b.type === 'bytea') return Buffer.compare(a.value, b.value);
+  if ((a.type === 'bit' || a.type === 'varbit') && (b.type === 'bit' || b.type === 'varbit')) {
+    // bitcmp: bit by bit from the left, a prefix first; the string order of 0s and 1s.
+    return a.value < b.value ? -1 : a.value > b.value ? 1 : 0;
+  }
   if (a.type === 'bpchar' && b.type === 'bpchar') {
     // bpcharcmp: trailing spaces are insignificant ('a' = 'a  '), the rest in the C collation.
     return Buffer.compare(Buffer.from(bpcharTrim(a.value), 'utf8'), Buffer.from(bpcharTrim(b.value), 'utf8'));

@@ -1,3 +1,4 @@
+import { bitsFromInt, fitBits, intFromBits, isBitType, parseBits } from './bit-string.js';
 import { Decimal } from './decimal.js';
 import { checkDate, checkTimestamp, DAYS_PER_MONTH, daysFromCivil, daysInMonth, TIMESTAMP_END } from './functions/calendar.js';
 import {
@@ -42,6 +43,8 @@ const SCALAR_DISPLAY: Record<ScalarTypeName, string> = {
   float8: 'double precision',
   text: 'text',
   bpchar: 'character',
+  bit: 'bit',
+  varbit: 'bit varying',
   date: 'date',
   timestamp: 'timestamp without time zone',
   timestamptz: 'timestamp with time zone',
@@ -66,7 +69,7 @@ const MICROS_PER_DAY = 86_400_000_000n;
  */
 export function castValue(v: SqlValue, target: CastTarget): SqlValue {
   if (v.value === null) return { type: target.type, value: null };
-  const out = castNonNull(v, target.type);
+  const out = castNonNull(v, target.type, target);
   return applyModifiers(out, target);
 }
 
@@ -77,6 +80,7 @@ function applyModifiers(v: SqlValue, t: CastTarget): SqlValue {
     if (chars.length > t.maxLength) return { type: 'text', value: chars.slice(0, t.maxLength).join('') };
   }
   if (v.type === 'bpchar' && t.maxLength !== undefined) return { type: 'bpchar', value: fitBpchar([...v.value], t.maxLength) };
+  if ((v.type === 'bit' || v.type === 'varbit') && t.maxLength !== undefined) return { type: v.type, value: fitBits(v.value, v.type, t.maxLength) };
   if (v.type === 'numeric' && t.scale !== undefined) {
     const r = v.value.round(t.scale);
     if (t.precision !== undefined) {
@@ -116,6 +120,10 @@ export function canCast(from: SqlTypeName, to: SqlTypeName): boolean {
   if ((from === 'int4' && to === 'boolean') || (from === 'boolean' && to === 'int4')) return true;
   const time = ['date', 'timestamp', 'timestamptz'];
   if (time.includes(from) && time.includes(to)) return true;
+  if (isBitType(from) && isBitType(to)) return true;
+  // int4 / int8 <-> bit (not bit varying, not smallint).
+  if ((from === 'int4' || from === 'int8') && to === 'bit') return true;
+  if (from === 'bit' && (to === 'int4' || to === 'int8')) return true;
   if (from === 'jsonb' && ['boolean', 'int2', 'int4', 'int8', 'numeric', 'float8'].includes(to)) return true;
   return false;
 }
@@ -124,7 +132,7 @@ function noCast(from: SqlTypeName, to: SqlTypeName): never {
   return sqlFail('42846', `cannot cast type ${TYPE_DISPLAY[from]} to ${TYPE_DISPLAY[to]}`);
 }
 
-function castNonNull(v: NonNullSqlValue, to: SqlTypeName): SqlValue {
+function castNonNull(v: NonNullSqlValue, to: SqlTypeName, target?: CastTarget): SqlValue {
   if (v.type === to) return v;
   if (v.type === 'unknown' || v.type === 'text') return parseText(v.value, to);
   // bpchar -> text drops the padding (rtrim1); to any other type it is read as its text form.
@@ -136,6 +144,8 @@ function castNonNull(v: NonNullSqlValue, to: SqlTypeName): SqlValue {
     case 'int4':
     case 'int8':
       if (to === 'int2' || to === 'int4' || to === 'int8') return makeInt(to, BigInt(v.value));
+      // The length is the target's: applied by castValue (bit alone is bit(1)).
+      if (to === 'bit' && v.type !== 'int2') return { type: 'bit', value: bitsFromInt(BigInt(v.value), v.type === 'int4' ? 32 : 64, target?.maxLength ?? 1) };
       if (to === 'numeric') return { type: 'numeric', value: Decimal.fromBigInt(BigInt(v.value)) };
       if (to === 'float8') return { type: 'float8', value: Number(v.value) };
       if (to === 'boolean' && v.type === 'int4') return { type: 'boolean', value: v.value !== 0 };
@@ -170,6 +180,11 @@ function castNonNull(v: NonNullSqlValue, to: SqlTypeName): SqlValue {
       return noCast(v.type, to);
     case 'jsonb':
       return castJsonb(v.value.json, to);
+    case 'bit':
+    case 'varbit':
+      if (isBitType(to)) return { type: to, value: v.value };
+      if (v.type === 'bit' && (to === 'int4' || to === 'int8')) return intFromBits(v.value, to);
+      return noCast(v.type, to);
     case 'bytea':
     case 'interval':
       return noCast(v.type, to);
@@ -220,6 +235,9 @@ export function parseText(raw: string, to: SqlTypeName): SqlValue {
     case 'text':
     case 'bpchar':
       return { type: to, value: raw };
+    case 'bit':
+    case 'varbit':
+      return { type: to, value: parseBits(raw) };
     case 'boolean': {
       const l = s.toLowerCase();
       // Unique prefixes are accepted ('t', 'fa', 'y'); 'o' alone is ambiguous.

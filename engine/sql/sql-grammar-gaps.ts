@@ -37,7 +37,12 @@ import { sqlFail } from './sql-types.js';
  *  - the blank-padded character types where a type is read (casts, typed literals, column
  *    definitions): `character[(n)]` -> `char[(n)]` (the parser reads `character(n)` as
  *    `character varying(n)`), `bpchar(n)` -> `char(n)`, `bpchar` -> `char(<UNBOUNDED_BPCHAR>)`,
- *    `char varying` -> `varchar`;
+ *    `char varying` -> `varchar`, `varbit[(n)]` -> `bit varying[(n)]`;
+ *  - bit string literals `B'0101'`, `X'1F'` -> `<BIT_LITERAL>('b0101')`, `<BIT_LITERAL>('x1F')`;
+ *  - the bitwise operators `a & b`, `a | b`, `a # b`, `a << b`, `a >> b` and prefix `~a` ->
+ *    `<BIT_OPERATOR>('&', (a), (b))`, `<BIT_OPERATOR>('~', (a))`, with the operands PostgreSQL
+ *    gives any other named operator (as `~~` below: above comparisons, below arithmetic, left to
+ *    right at the level of `||`);
  *  - `INSERT INTO t SELECT ... RETURNING ...` -> `INSERT INTO t (SELECT ...) RETURNING ...`
  *    (the parser reads RETURNING after a parenthesised query only).
  * Each returns the same array when it changes nothing.
@@ -52,6 +57,10 @@ export const UNKNOWN_OPERATOR = '__tetra_operator__';
  * one past PostgreSQL's largest length, which a written char(n) can never have (refused first).
  */
 export const UNBOUNDED_BPCHAR = 10485761;
+/** `B'0101'` / `X'1F'` become `<this>('b0101')` / `<this>('x1F')`: a bit string literal (named ?column?). */
+export const BIT_LITERAL = '__tetra_bit_literal__';
+/** `a & b` becomes `<this>('&', (a), (b))`, `~a` `<this>('~', (a))`: the bitwise operators (see rewriteBitOperators). */
+export const BIT_OPERATOR = '__tetra_bit_operator__';
 /** The longest character(n) PostgreSQL allows (MaxAttrSize). */
 export const MAX_BPCHAR_LENGTH = 10485760;
 /** SET (a, b) = (SELECT ...): the first column's value carries the subquery, the others none. */
@@ -66,7 +75,9 @@ export const QUERY_MARKER = '__tetra_query__';
 
 /** Every rewrite of this module, in order (operators first: later ones move whole operands). */
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
-  return rewriteInsertSelect(rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteLikeOperators(rewritePower(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteTypedLiterals(tokens))))))))))));
+  return rewriteInsertSelect(
+    rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(tokens))))))))))))),
+  );
 }
 
 const OPERATOR_CHARS = '+-*/<>=~!@#%^&|`?';
@@ -246,6 +257,58 @@ function isBoundary(t: Token): boolean {
   return (t.word !== undefined && KEYWORDS.has(t.word)) || t.text === ',' || t.text === ';' || COMPARISONS.has(t.text);
 }
 
+/**
+ * The operands of a named operator at tokens[at..opEnd): the left one from `start` (back to a
+ * boundary of lower precedence; || and other named operators are the same level, left-associative,
+ * so they stay in it), the right one up to `end` (a boundary or an operator of the same or lower
+ * precedence; arithmetic binds tighter, `::` is a cast).
+ */
+function operandBounds(tokens: Token[], at: number, opEnd: number): { start: number; end: number } {
+  let start = at;
+  for (let depth = 0; start > 0; ) {
+    const p = tokens[start - 1]!;
+    if (p.text === ')') depth++;
+    else if (p.text === '(') {
+      if (depth === 0) break;
+      depth--;
+    } else if (depth === 0 && p.word === 'end') {
+      // CASE ... END is one operand: on to its CASE.
+      let k = start - 1;
+      for (let nest = 0; k >= 0; k--) {
+        if (tokens[k]!.word === 'end') nest++;
+        else if (tokens[k]!.word === 'case' && --nest === 0) break;
+      }
+      if (k < 0) break;
+      start = k;
+      continue;
+    } else if (depth === 0 && isBoundary(p) && !isNameAt(tokens, start - 1)) break;
+    start--;
+  }
+  // Right operand: up to a boundary or an operator of the same or lower precedence.
+  let end = opEnd;
+  for (let depth = 0; end < tokens.length; end++) {
+    const n = tokens[end]!;
+    if (n.text === '(') depth++;
+    else if (n.text === ')') {
+      if (depth === 0) break;
+      depth--;
+    } else if (depth === 0 && n.word === 'case') {
+      let nest = 0;
+      for (; end < tokens.length; end++) {
+        if (tokens[end]!.word === 'case') nest++;
+        else if (tokens[end]!.word === 'end' && --nest === 0) break;
+      }
+    } else if (depth === 0 && isBoundary(n) && !isNameAt(tokens, end)) break;
+    else if (depth === 0 && isOperatorChar(n) && end > opEnd) {
+      const next = operatorAt(tokens, end);
+      // Arithmetic binds tighter; `::` is a cast. Anything else (||, ->, ~, ...) ends it.
+      if (!/^[-+*/%^]+$/.test(next.text)) break;
+      end = next.end - 1;
+    } else if (depth === 0 && n.text === ':' && tokens[end + 1]?.text === ':') end++;
+  }
+  return { start, end };
+}
+
 function rewriteLikeOperators(tokens: Token[]): Token[] {
   for (let i = 0; i < tokens.length; i++) {
     const t = tokens[i]!;
@@ -254,50 +317,7 @@ function rewriteLikeOperators(tokens: Token[]): Token[] {
     const op = operatorAt(tokens, i);
     const form = LIKE_FORMS[op.text];
     if (form === undefined) continue;
-    // Left operand: back to a boundary of lower precedence (|| and other operators are the same
-    // level, left-associative, so they stay in it).
-    let start = i;
-    for (let depth = 0; start > 0; ) {
-      const p = tokens[start - 1]!;
-      if (p.text === ')') depth++;
-      else if (p.text === '(') {
-        if (depth === 0) break;
-        depth--;
-      } else if (depth === 0 && p.word === 'end') {
-        // CASE ... END is one operand: on to its CASE.
-        let k = start - 1;
-        for (let nest = 0; k >= 0; k--) {
-          if (tokens[k]!.word === 'end') nest++;
-          else if (tokens[k]!.word === 'case' && --nest === 0) break;
-        }
-        if (k < 0) break;
-        start = k;
-        continue;
-      } else if (depth === 0 && isBoundary(p) && !isNameAt(tokens, start - 1)) break;
-      start--;
-    }
-    // Right operand: up to a boundary or an operator of the same or lower precedence.
-    let end = op.end;
-    for (let depth = 0; end < tokens.length; end++) {
-      const n = tokens[end]!;
-      if (n.text === '(') depth++;
-      else if (n.text === ')') {
-        if (depth === 0) break;
-        depth--;
-      } else if (depth === 0 && n.word === 'case') {
-        let nest = 0;
-        for (; end < tokens.length; end++) {
-          if (tokens[end]!.word === 'case') nest++;
-          else if (tokens[end]!.word === 'end' && --nest === 0) break;
-        }
-      } else if (depth === 0 && isBoundary(n) && !isNameAt(tokens, end)) break;
-      else if (depth === 0 && isOperatorChar(n) && end > op.end) {
-        const next = operatorAt(tokens, end);
-        // Arithmetic binds tighter; `::` is a cast. Anything else (||, ->, ~, ...) ends it.
-        if (!/^[-+*/%^]+$/.test(next.text)) break;
-        end = next.end - 1;
-      } else if (depth === 0 && n.text === ':' && tokens[end + 1]?.text === ':') end++;
-    }
+    const { start, end } = operandBounds(tokens, i, op.end);
     if (start >= i || end <= op.end) continue;
     const left = tokens.slice(start, i);
     const right = tokens.slice(op.end, end);
@@ -648,11 +668,12 @@ const LITERAL_TYPES: readonly (readonly string[])[] = [
   ['timestamp', 'without', 'time', 'zone'],
   ['time', 'with', 'time', 'zone'],
   ['time', 'without', 'time', 'zone'],
-  ...['int', 'integer', 'int2', 'int4', 'int8', 'smallint', 'bigint', 'numeric', 'decimal', 'dec', 'float', 'float4', 'float8', 'real', 'text', 'varchar', 'char', 'character', 'bpchar', 'bool', 'boolean', 'json', 'jsonb', 'bytea', 'timestamptz', 'time'].map((w) => [w]),
+  ...['int', 'integer', 'int2', 'int4', 'int8', 'smallint', 'bigint', 'numeric', 'decimal', 'dec', 'float', 'float4', 'float8', 'real', 'text', 'varchar', 'char', 'character', 'bpchar', 'bool', 'boolean', 'json', 'jsonb', 'bytea', 'timestamptz', 'time', 'bit', 'varbit'].map((w) => [w]),
+  ['bit', 'varying'],
   // Read by the parser itself (`timestamp '...'`), but not with a precision: `timestamp(3) '...'`.
   ['timestamp'],
   // Types the parser reads in casts only, which tetradb refuses there (0A000), not with 42601.
-  ...['uuid', 'inet', 'cidr', 'macaddr', 'macaddr8', 'money', 'oid', 'tsquery', 'tsvector', 'bit', 'regclass', 'regtype'].map((w) => [w]),
+  ...['uuid', 'inet', 'cidr', 'macaddr', 'macaddr8', 'money', 'oid', 'tsquery', 'tsvector', 'regclass', 'regtype'].map((w) => [w]),
 ];
 
 /**
@@ -675,8 +696,9 @@ function typeNameEnd(tokens: Token[], i: number): number | undefined {
       }
       return true;
     });
-    // The parser reads `timestamp '...'` itself (`EXTRACT(year FROM timestamp '...')` only so).
-    if (ok && !(words.length === 1 && words[0] === 'timestamp' && !modifiers)) return k;
+    // The parser reads `timestamp '...'` itself (`EXTRACT(year FROM timestamp '...')` only so);
+    // `bit '...'` has no length (unlike a cast to bit, bit(1)): rewriteBitLiterals reads it.
+    if (ok && !(words.length === 1 && (words[0] === 'timestamp' || words[0] === 'bit') && !modifiers)) return k;
   }
   return undefined;
 }
@@ -708,7 +730,7 @@ function rewriteTypedLiterals(tokens: Token[]): Token[] {
 // ---- character(n) and bpchar -------------------------------------------------------------------
 
 /** The words that name a blank-padded character type. */
-const BPCHAR_WORDS = new Set(['char', 'character', 'bpchar']);
+const BPCHAR_WORDS = new Set(['char', 'character', 'bpchar', 'varbit']);
 
 /**
  * The blank-padded character types, where a type is read, in the spelling the parser reads as
@@ -728,6 +750,10 @@ function rewriteCharTypes(tokens: Token[]): Token[] {
       continue;
     }
     const length = next?.text === '(' && /^[0-9]+$/.test(out[i + 2]?.text ?? '') && out[i + 3]?.text === ')' ? Number(out[i + 2]!.text) : undefined;
+    if (t.word === 'varbit') {
+      out = [...out.slice(0, i), { text: 'bit', word: 'bit', space: ' ' }, { text: 'varying', word: 'varying', space: t.space }, ...out.slice(i + 1)];
+      continue;
+    }
     if (length !== undefined && length > MAX_BPCHAR_LENGTH) sqlFail('22023', `length for type char cannot exceed ${MAX_BPCHAR_LENGTH}`);
     if (t.word === 'char') continue;
     const replacement: Token[] =
@@ -746,6 +772,64 @@ function rewriteCharTypes(tokens: Token[]): Token[] {
 function columnTypeAt(tokens: Token[], i: number): boolean {
   const before = tokens[i - 2];
   return isName(tokens[i - 1]) && before !== undefined && (before.text === '(' || before.text === ',' || before.word === 'add' || before.word === 'column');
+}
+
+// ---- bit strings -------------------------------------------------------------------------------
+
+/**
+ * `B'0101'`, `X'1F'` (the prefix written against the string) -> `<BIT_LITERAL>('b0101')`; the
+ * typed literal `bit '...'` (of the length written, as PostgreSQL's grammar reads it) ->
+ * `<BIT_LITERAL>('...')`.
+ */
+function rewriteBitLiterals(tokens: Token[]): Token[] {
+  let out = tokens;
+  for (let i = 0; i < out.length; i++) {
+    const t = out[i]!;
+    const literal = out[i + 1];
+    const prefixed = (t.word === 'b' || t.word === 'x') && t.text.length === 1 && t.space === '';
+    const typed = t.word === 'bit' && typedLiteralAt(out, i);
+    if (!(prefixed || typed) || !isString(literal) || out[i - 1]?.text === '.') continue;
+    const call: Token[] = [
+      { text: BIT_LITERAL, word: BIT_LITERAL, space: '' },
+      { text: '(', space: '' },
+      { text: prefixed ? `'${t.word}${literal!.text.slice(1)}` : literal!.text, space: '' },
+      { text: ')', space: literal!.space },
+    ];
+    out = [...out.slice(0, i), ...call, ...out.slice(i + 2)];
+    i += call.length - 1;
+  }
+  return out;
+}
+
+const BIT_BINARY_OPERATORS = new Set(['&', '|', '#', '<<', '>>']);
+
+/**
+ * The bitwise operators as BIT_OPERATOR calls (the parser reads none of them), one at a time from
+ * the left, each with the operands of a named operator (operandBounds).
+ */
+function rewriteBitOperators(tokens: Token[]): Token[] {
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (!'&|#<>~'.includes(t.text) || t.text.length !== 1) continue;
+    if (isOperatorChar(tokens[i - 1]) && tokens[i - 1]!.space === '') continue;
+    const op = operatorAt(tokens, i);
+    const prefix = op.text === '~' && !endsOperand(tokens[i - 1]);
+    if (!prefix && !BIT_BINARY_OPERATORS.has(op.text)) continue;
+    const { start, end } = operandBounds(tokens, i, op.end);
+    if ((!prefix && start >= i) || end <= op.end) continue;
+    const operand = (from: number, to: number): Token[] => [{ text: '(', space: '' }, ...tokens.slice(from, to - 1), { ...tokens[to - 1]!, space: '' }, { text: ')', space: '' }];
+    const call: Token[] = [
+      { text: BIT_OPERATOR, word: BIT_OPERATOR, space: '' },
+      { text: '(', space: '' },
+      { text: `'${op.text}'`, space: '' },
+      { text: ',', space: ' ' },
+      ...(prefix ? [] : [...operand(start, i), { text: ',', space: ' ' }]),
+      ...operand(op.end, end),
+      { text: ')', space: tokens[end - 1]!.space },
+    ];
+    return rewriteBitOperators([...tokens.slice(0, prefix ? i : start), ...call, ...tokens.slice(end)]);
+  }
+  return tokens;
 }
 
 // ---- type names the parser does not know -------------------------------------------------------
@@ -771,7 +855,7 @@ const OTHER_POSTGRES_TYPES = new Set([
   'fdw_handler', 'gtsvector', 'index_am_handler', 'internal', 'jsonpath', 'language_handler', 'line', 'lseg', 'name', 'national', 'nchar', 'nummultirange',
   'numrange', 'oidvector', 'path', 'pg_brin_bloom_summary', 'pg_brin_minmax_multi_summary', 'pg_ddl_command', 'pg_dependencies', 'pg_lsn', 'pg_mcv_list',
   'pg_ndistinct', 'pg_node_tree', 'pg_snapshot', 'point', 'polygon', 'refcursor', 'table_am_handler', 'tid', 'timetz', 'trigger', 'tsm_handler',
-  'tsmultirange', 'tsrange', 'tstzmultirange', 'tstzrange', 'txid_snapshot', 'unknown', 'varbit', 'void', 'xid', 'xid8', 'xml',
+  'tsmultirange', 'tsrange', 'tstzmultirange', 'tstzrange', 'txid_snapshot', 'unknown', 'void', 'xid', 'xid8', 'xml',
 ]);
 
 /**

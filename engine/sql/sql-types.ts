@@ -12,6 +12,7 @@ import { civilFromDays } from './functions/calendar.js';
  *  - text / unknown (an untyped string literal): string
  *  - bpchar (`character(n)`): string, blank-padded to n as PostgreSQL stores it; trailing
  *    spaces carry no meaning (comparison, hashing and keys ignore them, see bpcharTrim)
+ *  - bit / varbit (`bit(n)`, `bit varying(n)`): string of 0s and 1s (see bit-string.ts)
  *  - date: days since 1970-01-01 (number); timestamp / timestamptz: microseconds since the
  *    epoch (bigint), timestamptz in UTC (the session time zone is always UTC here)
  *  - jsonb: { json: parsed JSON } (boxed: JSON null is not SQL NULL); bytea: Buffer
@@ -33,6 +34,8 @@ export type ScalarTypeName =
   | 'float8'
   | 'text'
   | 'bpchar'
+  | 'bit'
+  | 'varbit'
   | 'date'
   | 'timestamp'
   | 'timestamptz'
@@ -59,7 +62,7 @@ export interface Jsonb {
 
 export type SqlValue =
   | { type: SqlTypeName; value: null }
-  | { type: 'unknown' | 'text' | 'bpchar'; value: string }
+  | { type: 'unknown' | 'text' | 'bpchar' | 'bit' | 'varbit'; value: string }
   | { type: 'boolean'; value: boolean }
   | { type: 'int2' | 'int4'; value: number }
   | { type: 'int8'; value: bigint }
@@ -199,6 +202,8 @@ export function toText(v: NonNullSqlValue): string {
     case 'unknown':
     case 'text':
     case 'bpchar':
+    case 'bit':
+    case 'varbit':
       return v.value;
     case 'boolean':
       return v.value ? 'true' : 'false';

@@ -4,6 +4,7 @@ import { NUMERIC_RANK, sqlFail, type SqlTypeName, type SqlValue } from './sql-ty
 
 const TIME_RANK: Partial<Record<SqlTypeName, number>> = { date: 0, timestamp: 1, timestamptz: 2 };
 const STRINGS: ReadonlySet<SqlTypeName> = new Set(['text', 'bpchar']);
+const BITS: ReadonlySet<SqlTypeName> = new Set(['bit', 'varbit']);
 
 /**
  * PostgreSQL's select_common_type for CASE, COALESCE, GREATEST, IN lists: unknowns take the
@@ -24,6 +25,8 @@ export function commonType(types: SqlTypeName[], context: string): SqlTypeName {
     else if (tr !== undefined && tt !== undefined) result = tt > tr ? t : result;
     // Both string types: text, the string category's preferred type, wins.
     else if (STRINGS.has(result) && STRINGS.has(t)) result = 'text';
+    // bit beside bit varying: bit varying (bit converts to it without a change).
+    else if (BITS.has(result) && BITS.has(t)) result = 'varbit';
     else sqlFail('42804', `${context} types ${TYPE_DISPLAY[result]} and ${TYPE_DISPLAY[t]} cannot be matched`);
   }
   return result;
@@ -31,11 +34,11 @@ export function commonType(types: SqlTypeName[], context: string): SqlTypeName {
 
 /**
  * Implicit coercion: unknown literals take any type; numbers and times promote; bpchar becomes
- * text (without its padding). PostgreSQL's implicit text -> bpchar is left out: no function here
+ * text (without its padding); bit and bit varying convert either way. PostgreSQL's implicit text -> bpchar is left out: no function here
  * takes bpchar where text would not do.
  */
 export function canCoerce(from: SqlTypeName, to: SqlTypeName): boolean {
-  if (from === to || from === 'unknown' || (from === 'bpchar' && to === 'text')) return true;
+  if (from === to || from === 'unknown' || (from === 'bpchar' && to === 'text') || (BITS.has(from) && BITS.has(to))) return true;
   const nf = NUMERIC_RANK[from];
   const nt = NUMERIC_RANK[to];
   if (nf !== undefined && nt !== undefined) return nt >= nf;

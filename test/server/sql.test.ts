@@ -147,6 +147,21 @@ describe('SQL over HTTP', () => {
     expect((await ok("SELECT count(*) AS n, string_agg(code || tag, ',' ORDER BY code) AS s FROM fixed")).rows).toEqual([{ n: 2, s: 'ax,bcy' }]);
   });
 
+  it('stores bit strings, reports bit / varbit, and refuses a wrong length with 22026 or 22001, changing nothing', async () => {
+    await ok('CREATE TABLE flags (id int PRIMARY KEY, b bit(4), v varbit(3))');
+    await ok("INSERT INTO flags VALUES (1, B'0101', X'')");
+    const sel = await ok("SELECT b, v, b & B'0110' AS m, ~b AS n, 6 # 3 AS x FROM flags");
+    expect(sel.columns).toEqual([{ name: 'b', type: 'bit' }, { name: 'v', type: 'varbit' }, { name: 'm', type: 'bit' }, { name: 'n', type: 'bit' }, { name: 'x', type: 'int4' }]);
+    expect(sel.rows).toEqual([{ b: '0101', v: '', m: '0100', n: '1010', x: 5 }]);
+    const length = await sqlError("INSERT INTO flags VALUES (2, B'01', NULL)", '22026');
+    expect(length.message).toBe('bit string length 2 does not match type bit(4)');
+    const long = await sqlError("UPDATE flags SET v = B'1111'", '22001');
+    expect(long.message).toBe('bit string too long for type bit varying(3)');
+    const and = await sqlError("SELECT B'01' & B'011'", '22026');
+    expect(and.message).toBe('cannot AND bit strings of different sizes');
+    expect((await ok('SELECT id, b, v FROM flags')).rows).toEqual([{ id: 1, b: '0101', v: '' }]);
+  });
+
   it('refuses results past the row bound instead of truncating them', async () => {
     await ok('CREATE TABLE many (i int PRIMARY KEY)');
     await ok('INSERT INTO many SELECT k FROM (WITH RECURSIVE s(k) AS (SELECT 1 UNION ALL SELECT k + 1 FROM s WHERE k < 3000) SELECT k FROM s) q');

@@ -71,6 +71,10 @@ describe('grammar gaps rewritten before parsing', () => {
     ['CREATE TABLE t (character character(2), bpchar bpchar, c char varying)', 'CREATE TABLE t (character char(2), bpchar char(10485761), c varchar)'],
     ['ALTER TABLE t ADD COLUMN c character(2)', 'ALTER TABLE t ADD COLUMN c char(2)'],
     ['ALTER TABLE t ADD c bpchar NOT NULL', 'ALTER TABLE t ADD c char(10485761) NOT NULL'],
+    // bit strings: B'...' / X'...' literals, varbit, and the bitwise operators at the level of ||
+    ["SELECT B'0101', x'1F', t.b 'x', x::varbit(3) FROM t", "SELECT __tetra_bit_literal__('b0101'), __tetra_bit_literal__('x1F'), t.b 'x', x::bit varying(3) FROM t"],
+    ['SELECT a & b | c, 1 + 2 << 1 = 6, ~a # b', "SELECT __tetra_bit_operator__('|', (__tetra_bit_operator__('&', (a), (b))), (c)), __tetra_bit_operator__('<<', (1 + 2), (1)) = 6, __tetra_bit_operator__('#', (__tetra_bit_operator__('~', (a))), (b))"],
+    ["SELECT j #>> '{a}', a ~ b, a <> b, a >= b FROM t", "SELECT j #>> '{a}', a ~ b, a <> b, a >= b FROM t"],
   ])('%s', (sql, expected) => {
     expect(text(sql)).toBe(expected);
   });

@@ -41,6 +41,7 @@ export function columnType(def: Ast): { target: CastTarget; declared: string; se
       const target = castTargetOf(def as unknown as { dataType: string });
       let declared = TYPE_DISPLAY[target.type];
       if (target.type === 'bpchar') declared = target.maxLength === undefined ? 'bpchar' : `character(${target.maxLength})`;
+      else if (target.type === 'bit' || target.type === 'varbit') declared = target.maxLength === undefined ? TYPE_DISPLAY[target.type] : `${TYPE_DISPLAY[target.type]}(${target.maxLength})`;
       else if (target.maxLength !== undefined) declared = `character varying(${target.maxLength})`;
       else if (name === 'VARCHAR' || name === 'CHARACTER VARYING') declared = 'character varying';
       if (target.precision !== undefined) declared = `numeric(${target.precision},${target.scale ?? 0})`;

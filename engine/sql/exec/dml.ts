@@ -1,6 +1,7 @@
 import { indexTree, liveColumns, rowTree, SEQUENCE_TREE, type Catalog, type ColumnDef, type IndexDef, type TableDef } from '../catalog.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
+import { assignBits, isBitType, type BitType } from '../bit-string.js';
 import { castValue, fitBpchar, TYPE_DISPLAY } from '../sql-cast.js';
 import { MAX_KEY_BYTES } from '../../storage/index.js';
 import { encodeKeyTuple, encodeRow } from '../store/sql-codec.js';
@@ -36,6 +37,7 @@ export function assignValue(v: SqlValue, col: ColumnDef): SqlValue {
   const to = col.type;
   if (v.value === null) return { type: to, value: null } as SqlValue;
   const from = v.type;
+  if (isBitType(to)) return assignBitValue(v, col, to);
   const ok = from === to || from === 'unknown' || to === 'text' || to === 'bpchar' || (NUMERIC_RANK[from] !== undefined && NUMERIC_RANK[to] !== undefined) || (TIMES.includes(from) && TIMES.includes(to));
   if (!ok) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${TYPE_DISPLAY[from] ?? from}`);
   const maxLength = col.target.maxLength;
@@ -50,6 +52,17 @@ export function assignValue(v: SqlValue, col: ColumnDef): SqlValue {
   }
   const out = from === to && col.target.scale === undefined && col.target.fractionDigits === undefined ? v : castValue(v, col.target);
   return out;
+}
+
+/**
+ * A value into a bit(n) / bit varying(n) column: only bit strings and literals are assigned
+ * (PostgreSQL has no assignment cast from integers or text), then checked against the length.
+ * @throws SQL_ERROR 42804 another type, 22026 bit(n) of another length, 22001 bit varying(n) too long
+ */
+function assignBitValue(v: SqlValue, col: ColumnDef, to: BitType): SqlValue {
+  if (v.type !== 'unknown' && !isBitType(v.type)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${TYPE_DISPLAY[v.type]}`);
+  const bits = castValue(v, { type: to }).value as string;
+  return { type: to, value: col.target.maxLength === undefined ? bits : assignBits(bits, to, col.target.maxLength) };
 }
 
 /** The index entry of a row: key = index columns ++ primary key; uniqueKey when unique and no NULL. */

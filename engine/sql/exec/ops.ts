@@ -30,6 +30,9 @@ function partKey(v: SqlValue): string {
     case 'text':
     case 'unknown':
       return `s${v.value}`;
+    case 'bit':
+    case 'varbit':
+      return `B${v.value}`;
     case 'bpchar':
       // Equal to the text it casts to: trailing spaces are insignificant.
       return `s${bpcharTrim(v.value)}`;

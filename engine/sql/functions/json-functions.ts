@@ -31,6 +31,8 @@ export function sqlToJson(v: SqlValue): JsonValue {
     case 'unknown':
     case 'text':
     case 'bpchar':
+    case 'bit':
+    case 'varbit':
     case 'bytea':
     case 'interval':
       return toText(nn);

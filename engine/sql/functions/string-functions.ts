@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { CompiledExpr } from '../compiled-expr.js';
 import type { FunctionDef } from './function-def.js';
 import { noFunction, strict } from './function-def.js';
+import { checkBitIndex } from '../bit-string.js';
 import { TYPE_DISPLAY } from '../sql-cast.js';
 import { sqlFail, toText, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
 
@@ -214,14 +215,50 @@ const format: FunctionDef = {
   },
 };
 
+const int4 = (value: number): SqlValue => ({ type: 'int4', value });
+const bit = (value: string): SqlValue => ({ type: 'bit', value });
+
+/** substring() of text, and of bit strings (bitsubstr: the same rules, counting bits). */
+const substringFn = strict(
+  { args: ['text', 'int4'], returns: 'text', impl: ([s, f]) => text(substring(str(s!), int(f!))) },
+  { args: ['text', 'int4', 'int4'], returns: 'text', impl: ([s, f, c]) => text(substring(str(s!), int(f!), int(c!))) },
+  { args: ['varbit', 'int4'], returns: 'bit', impl: ([s, f]) => bit(substring(str(s!), int(f!))) },
+  { args: ['varbit', 'int4', 'int4'], returns: 'bit', impl: ([s, f, c]) => bit(substring(str(s!), int(f!), int(c!))) },
+);
+
 export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
-  length: strict({ args: ['text'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: chars(str(s!)).length }) }),
+  length: strict(
+    { args: ['text'], returns: 'int4', impl: ([s]) => int4(chars(str(s!)).length) },
+    { args: ['varbit'], returns: 'int4', impl: ([b]) => int4(str(b!).length) },
+  ),
   char_length: strict({ args: ['text'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: chars(str(s!)).length }) }),
   character_length: strict({ args: ['text'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: chars(str(s!)).length }) }),
-  bit_length: strict({ args: ['text'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: Buffer.byteLength(str(s!), 'utf8') * 8 }) }),
+  bit_length: strict(
+    { args: ['text'], returns: 'int4', impl: ([s]) => int4(Buffer.byteLength(str(s!), 'utf8') * 8) },
+    { args: ['varbit'], returns: 'int4', impl: ([b]) => int4(str(b!).length) },
+  ),
+  bit_count: strict({ args: ['varbit'], returns: 'int8', impl: ([b]) => ({ type: 'int8', value: BigInt(str(b!).replace(/0/g, '').length) }) }),
+  get_bit: strict({
+    args: ['varbit', 'int4'],
+    returns: 'int4',
+    impl: ([b, n]) => {
+      checkBitIndex(str(b!), int(n!));
+      return int4(str(b!)[int(n!)] === '1' ? 1 : 0);
+    },
+  }),
+  set_bit: strict({
+    args: ['varbit', 'int4', 'int4'],
+    returns: 'bit',
+    impl: ([b, n, v]) => {
+      const bits = str(b!);
+      checkBitIndex(bits, int(n!));
+      if (int(v!) !== 0 && int(v!) !== 1) sqlFail('22023', 'new bit must be 0 or 1');
+      return bit(bits.slice(0, int(n!)) + String(int(v!)) + bits.slice(int(n!) + 1));
+    },
+  }),
   lower: strict({ args: ['text'], returns: 'text', impl: ([s]) => text(str(s!).toLowerCase()) }),
   upper: strict({ args: ['text'], returns: 'text', impl: ([s]) => text(str(s!).toUpperCase()) }),
-  substring: substr,
+  substring: substringFn,
   substr,
   trim: trimFamily(true, true),
   btrim: trimFamily(true, true),
@@ -283,6 +320,7 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
   octet_length: strict(
     { args: ['text'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: Buffer.byteLength(str(s!), 'utf8') }) },
     { args: ['bytea'], returns: 'int4', impl: ([b]) => ({ type: 'int4', value: (b!.value as Buffer).length }) },
+    { args: ['varbit'], returns: 'int4', impl: ([b]) => ({ type: 'int4', value: Math.ceil(str(b!).length / 8) }) },
     // character(n) counts its padding (bpcharoctetlen); length() of it, through text, does not.
     { args: ['bpchar'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: Buffer.byteLength(str(s!), 'utf8') }) },
   ),

@@ -19,6 +19,7 @@ import { bpcharTrim, sqlFail, type SqlTypeName, type SqlValue } from '../sql-typ
  *     boolean      0x00 / 0x01
  *     text/bytea   the bytes with 0x00 written as 0x00 0xFF, then 0x00
  *     bpchar       as text, without the trailing spaces (so 'a' and 'a  ' are one key)
+ *     bit/varbit   as text: the characters 0 and 1 (their order is bitcmp's)
  * jsonb cannot be a key. Every component starts with a tag below 0xFF, so a text terminator is
  * never mistaken for an escape, and a tuple's encoding is a prefix of any longer tuple's.
  *
@@ -66,6 +67,10 @@ export function encodeKeyPart(out: number[], v: SqlValue): void {
       return;
     case 'bpchar':
       pushBytes(out, Buffer.from(bpcharTrim(v.value), 'utf8'));
+      return;
+    case 'bit':
+    case 'varbit':
+      pushBytes(out, Buffer.from(v.value, 'latin1'));
       return;
     case 'bytea':
       pushBytes(out, v.value);
@@ -165,7 +170,7 @@ export function storedOf(v: SqlValue): unknown {
 
 /*
  * Row format (version 1): [0x01][u16 column count] then per column a tag byte and its payload:
- *   0 NULL | 1 int32 (LE) | 2 int64 | 3 float64 | 4 text or bpchar, padded (u32 length + UTF-8) | 5 false | 6 true
+ *   0 NULL | 1 int32 (LE) | 2 int64 | 3 float64 | 4 text, bpchar (padded), bit/varbit (0s and 1s) (u32 length + UTF-8) | 5 false | 6 true
  *   7 numeric (u32 length + decimal text) | 8 bytea (u32 length + bytes) | 9 jsonb (u32 length +
  *   JSON text) | 10 date (int32 days) | 11 timestamp(tz) (int64 micros) | 12 anything else
  *   (u32 length + msgpack of the stored form).
@@ -201,6 +206,8 @@ export function encodeRow(values: readonly SqlValue[]): Buffer {
         break;
       case 'text':
       case 'bpchar':
+      case 'bit':
+      case 'varbit':
       case 'unknown':
         texts[i] = Buffer.from(v.value, 'utf8');
         size += 5 + texts[i]!.length;
@@ -259,7 +266,7 @@ export function encodeRow(values: readonly SqlValue[]): Buffer {
         out[o++] = v.value ? 6 : 5;
         break;
       default: {
-        const tag = v.type === 'text' || v.type === 'bpchar' || v.type === 'unknown' ? 4 : v.type === 'numeric' ? 7 : v.type === 'jsonb' ? 9 : v.type === 'bytea' ? 8 : 12;
+        const tag = v.type === 'text' || v.type === 'bpchar' || v.type === 'bit' || v.type === 'varbit' || v.type === 'unknown' ? 4 : v.type === 'numeric' ? 7 : v.type === 'jsonb' ? 9 : v.type === 'bytea' ? 8 : 12;
         const bytes = texts[i]!;
         out[o++] = tag;
         o = out.writeUInt32LE(bytes.length, o);
