@@ -35,6 +35,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { DEFAULT_DIRTY_BYTES } from '../engine/storage/index.js';
 import type { DocsMemoryRow, DocsMemoryTask } from './docs-memory-worker.js';
+import { seededRandom } from './lib/dataset.js';
 import { dirBytes } from './lib/dir-bytes.js';
 import { byCodePoint } from './lib/code-points.js';
 import { COMPUTED_PROJECTION, GOLD_SCORE, PARTIAL_LIMIT, SCORE_PIPELINE, SENIOR_AGE, SENIOR_FILTER, SENIOR_INDEX, seniorByCitySql } from './lib/docs-http-shapes.js';
@@ -61,6 +62,22 @@ const SCORE_UPDATES = 3;
 /** Documents read through find-computed, and cities through find-partial, on each store before the runs. */
 const COMPUTED_CHECKS = 5;
 const PARTIAL_CHECKS = 4;
+/**
+ * A bulk-write request is BULK_BLOCKS blocks, each: BULK_BLOCK.inserts insertOne of new documents,
+ * BULK_BLOCK.updates updateOne by email of loaded ones, a replaceOne by _id of a loaded one and a
+ * deleteOne by _id of the block's first insert (see bulkPlan).
+ */
+const BULK_BLOCKS = 10;
+const BULK_BLOCK = { inserts: 4, updates: 4, replaces: 1, deletes: 1 } as const;
+const BULK_OPERATIONS = BULK_BLOCKS * (BULK_BLOCK.inserts + BULK_BLOCK.updates + BULK_BLOCK.replaces + BULK_BLOCK.deletes);
+/** Loaded documents one bulk-write request updates or replaces, each once. */
+const BULK_TARGETS = BULK_BLOCKS * (BULK_BLOCK.updates + BULK_BLOCK.replaces);
+/** Most prebuilt bulk-write bodies a row cycles through (~21 KB each). */
+const BULK_BODIES = 1024;
+/** Stands, in a prebuilt bulk-write body, for a sequence number new at each send (pooledRequests' fill). */
+const BULK_SEQ = '{{seq}}';
+/** bulkWrites each store applies, and is checked on, before the runs. */
+const BULK_CHECKS = 2;
 const SERVER_CACHE_BYTES = 256 * MiB;
 const SMALL_CACHE_BYTES = 32 * MiB;
 const DEFAULT_PG_URL = 'postgres://tetrabench:tetrabench@127.0.0.1:5432/tetrabench';
@@ -95,15 +112,15 @@ function parseArgs(argv: string[]): Config {
     pgUrl: value('pg-url') ?? process.env.DATABASE_URL ?? DEFAULT_PG_URL,
     pgPool: Number(value('pg-pool') ?? 16),
   };
-  if (![config.docs, config.rounds, config.connections, config.pgPool].every((n) => Number.isInteger(n) && n > 0) || !(config.seconds > 0) || !(Number.isInteger(config.memoryDocs) && config.memoryDocs >= 0)) {
-    throw new Error('usage: docs-http.bench.ts [--quick] [--docs=N] [--seconds=S] [--rounds=N] [--connections=N] [--memory-docs=N] [--pg-url=URL] [--pg-pool=N]');
+  if (![config.docs, config.rounds, config.connections, config.pgPool].every((n) => Number.isInteger(n) && n > 0) || config.docs < BULK_TARGETS || !(config.seconds > 0) || !(Number.isInteger(config.memoryDocs) && config.memoryDocs >= 0)) {
+    throw new Error(`usage: docs-http.bench.ts [--quick] [--docs=N (>= ${BULK_TARGETS})] [--seconds=S] [--rounds=N] [--connections=N] [--memory-docs=N] [--pg-url=URL] [--pg-pool=N]`);
   }
   return config;
 }
 
 // ---- Workloads ----------------------------------------------------------------------------------
 
-type Workload = 'find-id' | 'find-email' | 'find-computed' | 'find-partial' | 'insert' | 'find-and-modify' | 'update-pipeline' | 'aggregate' | 'distinct';
+type Workload = 'find-id' | 'find-email' | 'find-computed' | 'find-partial' | 'insert' | 'find-and-modify' | 'update-pipeline' | 'aggregate' | 'distinct' | 'bulk-write';
 /** The workloads a run executes, in this order. */
 const WORKLOADS: Record<Workload, string> = {
   'find-id': 'find by _id',
@@ -115,6 +132,8 @@ const WORKLOADS: Record<Workload, string> = {
   'update-pipeline': 'update-pipeline: updateOne by email (indexed), [$set score += profile.age, $set level from score] (durable)',
   aggregate: 'aggregate: $match profile.age (no index, ~1/60 of the documents) + $group by city ($sum, $avg), 4 callers',
   distinct: 'distinct profile.city where profile.age (no index, ~1/60 of the documents), 4 callers',
+  // Last: each request adds documents (as insert does), which the rows after it would scan.
+  'bulk-write': `bulk-write: bulkWrite of ${BULK_OPERATIONS} operations, ordered (${BULK_BLOCKS} x [${BULK_BLOCK.inserts} insertOne, ${BULK_BLOCK.updates} updateOne by email $set + $inc, replaceOne by _id, deleteOne by _id of an insert]) (durable)`,
 };
 /** The route each workload posts to (under /api/mql/). */
 const ROUTES: Record<Workload, string> = {
@@ -127,6 +146,7 @@ const ROUTES: Record<Workload, string> = {
   'update-pipeline': 'updateOne',
   aggregate: 'aggregate',
   distinct: 'distinct',
+  'bulk-write': 'bulkWrite',
 };
 /** The workloads that scan ~every document per request: AGGREGATE_CONNECTIONS callers, a long timeout. */
 const SCANS: ReadonlySet<Workload> = new Set<Workload>(['aggregate', 'distinct']);
@@ -168,6 +188,84 @@ function partialRequest(city: string): Doc {
 /** The updateOne of the `update-pipeline` workload for the document with `email` (SCORE_PIPELINE). */
 function scoreRequest(email: string): Doc {
   return { collection: COLLECTION, filter: { email }, update: SCORE_PIPELINE };
+}
+
+/** How many bulk-write bodies there are for `docs` loaded documents: each needs BULK_TARGETS of its own. */
+function bulkBodies(docs: number): number {
+  return Math.min(BULK_BODIES, Math.floor(docs / BULK_TARGETS));
+}
+
+/** One bulk-write request, and what it must answer and leave behind. */
+interface BulkPlan {
+  operations: Doc[];
+  /** The answer both stores must give (tetradb's BulkWriteResult). */
+  result: Doc;
+  /** The inserted documents that stay, and the _ids of those deleted again. */
+  kept: Doc[];
+  deleted: string[];
+  /** Loaded documents updated ($set lastBatch, $inc logins), and those replaced with their replacement. */
+  updated: number[];
+  replaced: Array<{ n: number; replacement: Doc }>;
+}
+
+/**
+ * Bulk-write body `body` of `bodies`, `seq` standing for what makes its inserts new (BULK_SEQ in
+ * the prebuilt templates, a number per send). Its updates and replacements go to BULK_TARGETS
+ * loaded documents no other body touches (the numbers congruent to `body` modulo `bodies`, in a
+ * seeded order), so concurrent requests never write the same document: the peer's transactions
+ * then never wait on each other's row locks nor deadlock, and both stores do the same work. Each
+ * update changes the document ($inc) and each replacement carries `seq`, so every one counts as
+ * modified; each delete removes a document inserted earlier in the same request, so the counts
+ * are the same at every send: BULK_OPERATIONS operations, all of them applied.
+ */
+function bulkPlan(docs: number, body: number, bodies: number, seq: string): BulkPlan {
+  const own = Array.from({ length: Math.ceil((docs - body) / bodies) }, (_, m) => body + m * bodies);
+  const rand = seededRandom(0xb01c ^ Math.imul(body + 1, 0x9e3779b1));
+  for (let k = own.length - 1; k > 0; k--) {
+    const r = Math.floor(rand() * (k + 1));
+    [own[k], own[r]] = [own[r]!, own[k]!];
+  }
+  const targets = own.slice(0, BULK_TARGETS);
+  const plan: BulkPlan = { operations: [], result: {}, kept: [], deleted: [], updated: [], replaced: [] };
+  const insertedIds: Record<string, string> = {};
+  let inserts = 0;
+  let next = 0;
+  for (let b = 0; b < BULK_BLOCKS; b++) {
+    const blockInserts: Doc[] = [];
+    for (let k = 0; k < BULK_BLOCK.inserts; k++, inserts++) {
+      const id = `bulk-${seq}-${inserts}`;
+      const document = makeDocument(docs + body * BULK_BLOCKS * BULK_BLOCK.inserts + inserts, id, `${id}@example.com`) as unknown as Doc;
+      insertedIds[String(plan.operations.length)] = id;
+      plan.operations.push({ insertOne: { document } });
+      blockInserts.push(document);
+    }
+    for (let k = 0; k < BULK_BLOCK.updates; k++) {
+      const n = targets[next++]!;
+      plan.operations.push({ updateOne: { filter: { email: docEmail(n) }, update: { $set: { lastBatch: seq }, $inc: { logins: 1 } } } });
+      plan.updated.push(n);
+    }
+    for (let k = 0; k < BULK_BLOCK.replaces; k++) {
+      const n = targets[next++]!;
+      const { _id, ...rest } = makeDocument(n);
+      const replacement = { ...rest, lastBatch: seq };
+      plan.operations.push({ replaceOne: { filter: { _id }, replacement } });
+      plan.replaced.push({ n, replacement });
+    }
+    for (let k = 0; k < BULK_BLOCK.deletes; k++) {
+      const id = blockInserts[k]!['_id'] as string;
+      plan.operations.push({ deleteOne: { filter: { _id: id } } });
+      plan.deleted.push(id);
+    }
+    plan.kept.push(...blockInserts.slice(BULK_BLOCK.deletes));
+  }
+  const matched = plan.updated.length + plan.replaced.length;
+  plan.result = { insertedCount: inserts, matchedCount: matched, modifiedCount: matched, deletedCount: plan.deleted.length, upsertedCount: 0, insertedIds, upsertedIds: {} };
+  return plan;
+}
+
+/** The bulkWrite request of a plan. */
+function bulkRequest(plan: BulkPlan): Doc {
+  return { collection: COLLECTION, ordered: true, operations: plan.operations };
 }
 
 /** The distinct of the `distinct` workload for one age (18-77 in the data). */
@@ -219,6 +317,9 @@ function bodyMaker(workload: Workload, docs: number, tag: string): () => string 
       return () => JSON.stringify({ collection: COLLECTION, pipeline: aggregatePipeline(18 + (picks[i++ % PICKS]! % 60)) });
     case 'distinct':
       return () => JSON.stringify(distinctRequest(18 + (picks[i++ % PICKS]! % 60)));
+    case 'bulk-write':
+      // Templates: drive fills BULK_SEQ at each send.
+      return () => JSON.stringify(bulkRequest(bulkPlan(docs, i++ % bulkBodies(docs), bulkBodies(docs), BULK_SEQ)));
     default: {
       const never: never = workload;
       throw new Error(`unknown workload ${String(never)}`);
@@ -229,18 +330,24 @@ function bodyMaker(workload: Workload, docs: number, tag: string): () => string 
 async function drive(config: Config, target: Target, workload: Workload | 'hello', seconds: number): Promise<RoundResult> {
   const headers: Record<string, string> = { 'content-type': 'application/json' };
   if (target.apiKey !== '') headers.authorization = `Bearer ${target.apiKey}`;
-  const next = workload === 'hello' ? undefined : bodyMaker(workload, config.docs, `${process.pid}-${Math.random().toString(36).slice(2, 8)}`);
+  const tag = `${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+  const next = workload === 'hello' ? undefined : bodyMaker(workload, config.docs, tag);
   const path = workload === 'hello' ? '/hello' : `/api/mql/${ROUTES[workload]}`;
   // Finds (and the other requests that may repeat: findOneAndUpdate bumps a counter each time,
   // the pipeline update adds the age to the score each time)
   // cycle through prebuilt requests (pooledRequests), as the hello-world's static GET does;
-  // inserts need a new body each (unique ids), made as they go, for both stores alike.
+  // inserts need a new body each (unique ids), made as they go, for both stores alike. A
+  // bulk-write body (~21 KB) is prebuilt as a template whose inserted ids are filled in at each
+  // send with a number new in this run (`tag` new at every call, so warm-up and rounds differ too).
+  let sent = 0;
   const requests =
     next === undefined
       ? { requests: [{ method: 'GET' as const, path }] }
       : workload === 'insert'
         ? { requests: [{ method: 'POST' as const, path, setupRequest: (req: any) => ({ ...req, body: next() }) }] }
-        : pooledRequests('POST', path, headers, Array.from({ length: PICKS }, next), config.connections);
+        : workload === 'bulk-write'
+          ? pooledRequests('POST', path, headers, Array.from({ length: bulkBodies(config.docs) }, next), config.connections, (t) => t.replaceAll(BULK_SEQ, `${tag}-${sent++}`))
+          : pooledRequests('POST', path, headers, Array.from({ length: PICKS }, next), config.connections);
   const sampler = peakSampler(target.memory, target.sampleMs);
   // An aggregation (and a distinct) scans every document: with every connection on it at once, an
   // answer takes longer than the row (each store interleaves the scans), so its row runs
@@ -447,6 +554,49 @@ async function scoreAnswers(target: Target, docs: number): Promise<unknown[]> {
   return out;
 }
 
+/**
+ * bulk-write on BULK_CHECKS bodies, each sent once with its own `seq`: the answer must be the
+ * plan's counts and inserted ids exactly, and a find by _id afterwards must show every change:
+ * each kept insert as generated, each deleted one gone, each updated document as read just before
+ * with lastBatch set and logins one higher (created at 1), each replaced one its replacement under
+ * its _id. Returns the answers and the documents found, which must be equal on every store.
+ */
+async function bulkWriteAnswers(target: Target, docs: number): Promise<unknown[]> {
+  const out: unknown[] = [];
+  const findById = async (id: string): Promise<Doc[]> => {
+    const r = await post(target, '/api/mql/find', { collection: COLLECTION, filter: { _id: id } });
+    if (r.status !== 200 || !Array.isArray(r.json.documents)) throw new Error(`${target.name}: find by _id ${id} answered ${r.status} ${JSON.stringify(r.json).slice(0, 300)}`);
+    return r.json.documents as Doc[];
+  };
+  for (let body = 0; body < BULK_CHECKS; body++) {
+    const seq = `check-${body}`;
+    const plan = bulkPlan(docs, body, bulkBodies(docs), seq);
+    const expected = new Map<string, Doc | undefined>();
+    for (const n of plan.updated) {
+      const [before] = await findById(docId(n));
+      if (before === undefined) throw new Error(`${target.name}: find by _id ${docId(n)} found nothing before bulk-write`);
+      expected.set(docId(n), { ...before, lastBatch: seq, logins: (typeof before['logins'] === 'number' ? before['logins'] : 0) + 1 });
+    }
+    for (const { n, replacement } of plan.replaced) expected.set(docId(n), { _id: docId(n), ...replacement });
+    for (const d of plan.kept) expected.set(d['_id'] as string, d);
+    for (const id of plan.deleted) expected.set(id, undefined);
+    const r = await post(target, '/api/mql/bulkWrite', bulkRequest(plan));
+    if (r.status !== 200 || !isDeepStrictEqual(r.json, plan.result)) {
+      throw new Error(`${target.name}: bulk-write ${seq} answered ${r.status} ${JSON.stringify(r.json).slice(0, 500)}, expected ${JSON.stringify(plan.result).slice(0, 300)}`);
+    }
+    const found: unknown[] = [];
+    for (const [id, doc] of expected) {
+      const after = await findById(id);
+      if (!isDeepStrictEqual(after, doc === undefined ? [] : [doc])) {
+        throw new Error(`${target.name}: after bulk-write ${seq}, find by _id ${id} answered ${JSON.stringify(after).slice(0, 300)}, expected ${doc === undefined ? 'nothing (deleted)' : JSON.stringify(doc).slice(0, 300)}`);
+      }
+      found.push(after);
+    }
+    out.push(r.json, found);
+  }
+  return out;
+}
+
 interface Row {
   target: string;
   workload: Workload | 'hello';
@@ -572,10 +722,11 @@ async function main(): Promise<void> {
       notes.push(`- PostgreSQL plan for find-partial (${partialCity}): ${pgPartial.join(' / ')}`);
     }
 
-    // find-computed, find-partial, findOneAndUpdate, update-pipeline and distinct answer alike on
-    // every store (and as the generator says) before any timing. The finds come first, while every
-    // document is still as generated; the updates then change `logins`, `score` and `level` of a
-    // few documents, which distinct does not read.
+    // find-computed, find-partial, findOneAndUpdate, update-pipeline, distinct and bulk-write answer
+    // alike on every store (and as the generator says) before any timing. The finds come first,
+    // while every document is still as generated; the updates then change `logins`, `score` and
+    // `level` of a few documents, which distinct does not read; bulk-write comes last, as its
+    // inserts add documents distinct would see.
     const stores = pgTarget === undefined ? [tetraTarget] : [tetraTarget, pgTarget];
     const computed = await Promise.all(stores.map((t) => computedAnswers(t, config.docs)));
     const expectedPartial = expectedSeniors(config.docs, partialCheckCities(config.docs));
@@ -584,7 +735,8 @@ async function main(): Promise<void> {
     const scored = await Promise.all(stores.map((t) => scoreAnswers(t, config.docs)));
     const expectedCities = expectedDistinct(config.docs);
     const distinct = await Promise.all(stores.map((t) => distinctAnswers(t, expectedCities)));
-    for (const [what, answers] of [['find-computed', computed], ['find-partial', partial], ['findOneAndUpdate', modified], ['update-pipeline', scored], ['distinct', distinct]] as const) {
+    const bulk = await Promise.all(stores.map((t) => bulkWriteAnswers(t, config.docs)));
+    for (const [what, answers] of [['find-computed', computed], ['find-partial', partial], ['findOneAndUpdate', modified], ['update-pipeline', scored], ['distinct', distinct], ['bulk-write', bulk]] as const) {
       if (answers.length > 1 && !isDeepStrictEqual(answers[0], answers[1])) {
         throw new Error(`the ${what} answers differ: tetradb ${JSON.stringify(answers[0]).slice(0, 300)}, PostgreSQL ${JSON.stringify(answers[1]).slice(0, 300)}`);
       }
@@ -685,12 +837,12 @@ function render(config: Config, r: Results): string {
   out.push(`## Documents over HTTP (${config.quick ? 'quick' : 'full'} run, ${fmtNum(r.minutes)} min)\n`);
   out.push(r.machine);
   out.push(`- ${fmtInt(config.docs)} documents of ~${fmtInt(avgBytes)} bytes of JSON ({_id: "doc-000000042", email (unique), n, name, tags [2-4], profile {age, city}, bio}), the same in both stores, loaded through insertMany in batches of ${LOAD_BATCH}, one batch at a time, after the indexes were created: \`email\`, and find-partial's partial index on the city and _id of the documents aged ${SENIOR_AGE} and over (tetradb \`{"profile.city": 1, "_id": 1}\` with partialFilterExpression \`${JSON.stringify(SENIOR_FILTER)}\`).`);
-  out.push(`- autocannon in this process: ${config.connections} connections, ${config.seconds} s per row, after a warm-up of ${config.warmupSeconds} s per server and workload (not reported; the warm-up inserts count in the stores' sizes). ${config.rounds > 1 ? `${config.rounds} rounds, every server running throughout: each round runs hello-world, then each workload on both stores (their order alternating by round); a row shows its median round (req/s, p50, p99), the min-max over rounds, errors and peak memory over all rounds, and ratios are the median of the per-round ratios (each against the same round's peer).` : 'One round: hello-world, then each workload on both stores, every server running throughout.'} Finds pick from ${fmtInt(PICKS)} random loaded documents (the same for both stores), each connection cycling through its own slice of them in prebuilt requests (as the hello-world's static GET is prebuilt); the finds by _id and by email return one document each. Inserts are new documents with unique _id and email. find-computed picks by email the same way and projects \`${JSON.stringify(COMPUTED_PROJECTION)}\` (no _id, a label and the decade of the age computed from the document). find-partial asks for the first ${PARTIAL_LIMIT} documents by _id of the city of a random loaded document among those aged ${SENIOR_AGE} and over (~13/60 of the documents, ~1/12 of those per city), a query that implies the partial index's filter; the index's second field can give the _id order on both stores (tetradb's planner takes it; PostgreSQL's chooses by cost between an ordered index scan and a bitmap scan of the index then a sort: its plan is shown below). findOneAndUpdate picks by email the same way (prebuilt too) and bumps \`logins\`, which the generated documents lack: a document's first bump creates it at 1, as $inc does in MongoDB. update-pipeline picks by email the same way and sends updateOne with the pipeline \`${JSON.stringify(SCORE_PIPELINE)}\`: \`score\` grows by the age at each update (the first creates it), \`level\` is computed from the new score by the second stage; every update changes the document, so every one is a durable write. The scan rows (aggregate, distinct) pick an age 18-77 the same way. Before the runs, ${SPOT_CHECKS} random documents are read back by _id and by email from each store and compared with the generator; ${COMPUTED_CHECKS} are read through find-computed and must answer the generator's email, "name (city)" and decade; find-partial must answer, for the cities of ${PARTIAL_CHECKS} random documents, exactly the generator's first ${PARTIAL_LIMIT} seniors of the city by _id; ${MODIFY_CHECKS} are changed through findOneAndUpdate on each store (the answer must be the document just read with logins + 1, counts 1, and a find must then return it; an absent email must answer null and 0), ${SCORE_CHECKS} are updated ${SCORE_UPDATES} times through update-pipeline (each answering matched 1, modified 1, a find after each returning the document with score = k x age and the level that gives; an absent email must answer 0 and 0), and distinct must answer the generator's cities for ages ${DISTINCT_CHECK_AGES.join(', ')}${r.pgSettings !== undefined ? '; the two stores answered these alike' : ''}.`);
+  out.push(`- autocannon in this process: ${config.connections} connections, ${config.seconds} s per row, after a warm-up of ${config.warmupSeconds} s per server and workload (not reported; the warm-up inserts count in the stores' sizes). ${config.rounds > 1 ? `${config.rounds} rounds, every server running throughout: each round runs hello-world, then each workload on both stores (their order alternating by round); a row shows its median round (req/s, p50, p99), the min-max over rounds, errors and peak memory over all rounds, and ratios are the median of the per-round ratios (each against the same round's peer).` : 'One round: hello-world, then each workload on both stores, every server running throughout.'} Finds pick from ${fmtInt(PICKS)} random loaded documents (the same for both stores), each connection cycling through its own slice of them in prebuilt requests (as the hello-world's static GET is prebuilt); the finds by _id and by email return one document each. Inserts are new documents with unique _id and email. find-computed picks by email the same way and projects \`${JSON.stringify(COMPUTED_PROJECTION)}\` (no _id, a label and the decade of the age computed from the document). find-partial asks for the first ${PARTIAL_LIMIT} documents by _id of the city of a random loaded document among those aged ${SENIOR_AGE} and over (~13/60 of the documents, ~1/12 of those per city), a query that implies the partial index's filter; the index's second field can give the _id order on both stores (tetradb's planner takes it; PostgreSQL's chooses by cost between an ordered index scan and a bitmap scan of the index then a sort: its plan is shown below). findOneAndUpdate picks by email the same way (prebuilt too) and bumps \`logins\`, which the generated documents lack: a document's first bump creates it at 1, as $inc does in MongoDB. update-pipeline picks by email the same way and sends updateOne with the pipeline \`${JSON.stringify(SCORE_PIPELINE)}\`: \`score\` grows by the age at each update (the first creates it), \`level\` is computed from the new score by the second stage; every update changes the document, so every one is a durable write. The scan rows (aggregate, distinct) pick an age 18-77 the same way. bulk-write (the last row, as its inserts grow the collection) sends one ordered bulkWrite of ${BULK_OPERATIONS} operations per request, ${BULK_BLOCKS} blocks of ${BULK_BLOCK.inserts} insertOne of new documents (unique _id and email), ${BULK_BLOCK.updates} updateOne by email of loaded documents (\`{$set: {lastBatch: <request>}, $inc: {logins: 1}}\`), a replaceOne by _id of a loaded document (the generated document with \`lastBatch\`) and a deleteOne by _id of the block's first insert: answered insertedCount ${BULK_BLOCKS * BULK_BLOCK.inserts}, matched and modified ${BULK_TARGETS}, deleted ${BULK_BLOCKS * BULK_BLOCK.deletes} (net +${BULK_BLOCKS * (BULK_BLOCK.inserts - BULK_BLOCK.deletes)} documents a request); its ${fmtInt(bulkBodies(config.docs))} bodies are prebuilt (~${fmtInt(JSON.stringify(bulkRequest(bulkPlan(config.docs, 0, bulkBodies(config.docs), BULK_SEQ))).length / 1024)} KB each), the inserted ids filled in with a number new at each send, and each body updates and replaces ${BULK_TARGETS} loaded documents of its own, so no two connections write the same document (the peer's transactions never wait on each other's row locks); its req/s shows the operations per second too (${BULK_OPERATIONS} x). Before the runs, ${SPOT_CHECKS} random documents are read back by _id and by email from each store and compared with the generator; ${COMPUTED_CHECKS} are read through find-computed and must answer the generator's email, "name (city)" and decade; find-partial must answer, for the cities of ${PARTIAL_CHECKS} random documents, exactly the generator's first ${PARTIAL_LIMIT} seniors of the city by _id; ${MODIFY_CHECKS} are changed through findOneAndUpdate on each store (the answer must be the document just read with logins + 1, counts 1, and a find must then return it; an absent email must answer null and 0), ${SCORE_CHECKS} are updated ${SCORE_UPDATES} times through update-pipeline (each answering matched 1, modified 1, a find after each returning the document with score = k x age and the level that gives; an absent email must answer 0 and 0), distinct must answer the generator's cities for ages ${DISTINCT_CHECK_AGES.join(', ')}, and ${BULK_CHECKS} bulk-writes must answer exactly their counts and inserted ids, a find by _id afterwards showing every change (kept inserts as generated, deleted ones gone, updates and replacements applied)${r.pgSettings !== undefined ? '; the two stores answered these alike' : ''}.`);
   out.push(
     `- tetradb: the server as \`npm start\` runs it (server/start.mjs: server/main.ts compiled by esbuild, server/config.ts defaults: fsync=batch, cache 256 MiB, log level info, log lines on stdout, which the bench discards), **except --rate-limit 0** (the default 1000 requests/s per API key would answer most requests 429) and a free port and fresh data directory. TETRA_* in the environment: ${tetraEnv.length > 0 ? tetraEnv.join(' ') : 'none'}. A response leaves only once the writes it could have seen are durable.`,
   );
   if (r.pgSettings !== undefined) {
-    out.push(`- Fastify + PostgreSQL: ${r.pgSettings}; a Fastify 5 server with node-postgres (pool of ${config.pgPool} connections, named prepared statements), the same JSON body schemas and bearer check as tetradb's routes; table \`${COLLECTION} (id text primary key, doc jsonb)\`, index \`((doc->>'email'))\`; finds are \`SELECT doc ... WHERE id = $1 LIMIT 100\` and \`... WHERE doc->>'email' = $1 LIMIT 100\`, insertOne one \`INSERT\` (autocommit), insertMany one multi-row \`INSERT\`, the aggregation \`SELECT doc->'profile'->>'city', count(*), avg((doc->>'n')::bigint) ... WHERE doc->'profile'->'age' = $1::jsonb GROUP BY 1\` (no index on the age, as in tetradb; the answers were checked equal on three ages before timing); findOneAndUpdate one \`UPDATE ... SET doc = jsonb_set(doc, '{logins}', to_jsonb(COALESCE((doc->>'logins')::bigint, 0) + 1)) WHERE doc->>'email' = $1 RETURNING doc\` (autocommit), distinct \`SELECT DISTINCT doc->'profile'->'city' ... WHERE (doc->'profile'->>'age')::int = $1\`, sorted by code point in the Fastify process (BSON order, as tetradb answers); find-computed \`SELECT jsonb_build_object('email', doc->'email', 'label', (doc->>'name') || ' (' || (doc->'profile'->>'city') || ')', 'decade', floor((doc->'profile'->>'age')::numeric / 10) * 10) ... WHERE doc->>'email' = $1\`; find-partial \`${seniorByCitySql(COLLECTION)}\` through the partial expression index \`((doc->'profile'->>'city'), id) WHERE (doc->'profile'->>'age')::int >= ${SENIOR_AGE}\`, created with the email index before the load (the age a literal in both, so the planner can prove the predicate); update-pipeline one \`UPDATE ... SET doc = doc || jsonb_build_object('score', COALESCE((doc->>'score')::numeric, 0) + (doc->'profile'->>'age')::numeric, 'level', CASE WHEN <the same sum> >= ${GOLD_SCORE} THEN 'gold' ELSE 'basic' END) WHERE doc->>'email' = $1\` (autocommit).`);
+    out.push(`- Fastify + PostgreSQL: ${r.pgSettings}; a Fastify 5 server with node-postgres (pool of ${config.pgPool} connections, named prepared statements), the same JSON body schemas and bearer check as tetradb's routes; table \`${COLLECTION} (id text primary key, doc jsonb)\`, index \`((doc->>'email'))\`; finds are \`SELECT doc ... WHERE id = $1 LIMIT 100\` and \`... WHERE doc->>'email' = $1 LIMIT 100\`, insertOne one \`INSERT\` (autocommit), insertMany one multi-row \`INSERT\`, the aggregation \`SELECT doc->'profile'->>'city', count(*), avg((doc->>'n')::bigint) ... WHERE doc->'profile'->'age' = $1::jsonb GROUP BY 1\` (no index on the age, as in tetradb; the answers were checked equal on three ages before timing); findOneAndUpdate one \`UPDATE ... SET doc = jsonb_set(doc, '{logins}', to_jsonb(COALESCE((doc->>'logins')::bigint, 0) + 1)) WHERE doc->>'email' = $1 RETURNING doc\` (autocommit), distinct \`SELECT DISTINCT doc->'profile'->'city' ... WHERE (doc->'profile'->>'age')::int = $1\`, sorted by code point in the Fastify process (BSON order, as tetradb answers); find-computed \`SELECT jsonb_build_object('email', doc->'email', 'label', (doc->>'name') || ' (' || (doc->'profile'->>'city') || ')', 'decade', floor((doc->'profile'->>'age')::numeric / 10) * 10) ... WHERE doc->>'email' = $1\`; find-partial \`${seniorByCitySql(COLLECTION)}\` through the partial expression index \`((doc->'profile'->>'city'), id) WHERE (doc->'profile'->>'age')::int >= ${SENIOR_AGE}\`, created with the email index before the load (the age a literal in both, so the planner can prove the predicate); update-pipeline one \`UPDATE ... SET doc = doc || jsonb_build_object('score', COALESCE((doc->>'score')::numeric, 0) + (doc->'profile'->>'age')::numeric, 'level', CASE WHEN <the same sum> >= ${GOLD_SCORE} THEN 'gold' ELSE 'basic' END) WHERE doc->>'email' = $1\` (autocommit); bulkWrite ONE transaction on one pooled connection (\`BEGIN\`, autocommit off, then ${BULK_OPERATIONS} statements one at a time in order, each a round trip, then \`COMMIT\`, which waits for the WAL flush as synchronous_commit and fsync above say): insertOne the \`INSERT\` above, updateOne \`UPDATE ... SET doc = jsonb_set(doc || $2::jsonb, '{logins}', to_jsonb(COALESCE((doc->>'logins')::bigint, 0) + 1)) WHERE doc->>'email' = $1\`, replaceOne \`UPDATE ... SET doc = jsonb_build_object('_id', id) || $2::jsonb WHERE id = $1\`, deleteOne \`DELETE ... WHERE id = $1\`, each a named prepared statement, the counts from the statements' row counts (all or nothing: a failing operation would roll the whole request back, where tetradb keeps the operations before it, as MongoDB does; the benchmark sends none).`);
   }
   if (r.pgSkipped !== undefined) out.push(`- **${r.pgSkipped}**`);
   out.push(`- Server memory: peak while the row ran: tetradb VmRSS, sampled every 250 ms; the peer "front + postgres" = Fastify process VmRSS + the PSS of every PostgreSQL process (shared buffers counted once), sampled every second (reading ~20 processes' smaps costs the client some CPU).`);
@@ -718,12 +870,15 @@ function render(config: Config, r: Results): string {
           const rps = row.rounds.map((x) => x.rps);
           const request = row.workload === 'hello' ? 'GET /hello' : `${WORKLOADS[row.workload]}: POST /api/mql/${ROUTES[row.workload]}`;
           const memMiB = Math.max(...row.rounds.map((x) => x.memMiB));
+          // A bulk-write request is BULK_OPERATIONS writes: its operations per second are shown
+          // with its requests, and a ratio to the hello-world's empty GETs would mean nothing.
+          const bulk = row.workload === 'bulk-write';
           return [
             row.target,
             request,
-            fmtInt(m.rps),
+            bulk ? `${fmtInt(m.rps)} (${fmtInt(m.rps * BULK_OPERATIONS)} ops/s)` : fmtInt(m.rps),
             ...(multi ? [`${fmtInt(Math.min(...rps))}-${fmtInt(Math.max(...rps))}`] : []),
-            fmtRatio(ratio(row, hello)),
+            bulk ? '-' : fmtRatio(ratio(row, hello)),
             row.workload === 'hello' ? '-' : fmtRatio(ratio(row, find(PG_NAME, row.workload))),
             fmtNum(m.p50),
             fmtNum(m.p99),

@@ -27,12 +27,25 @@ export function loadResult(result: autocannon.Result): LoadResult {
  * without it in one probe; no difference in a later full SQL run, docs/benchmarks.md). The slices
  * are disjoint, so connections do not ask for the same keys in step. Needs pipelining 1
  * (autocannon's own rule for per-client requests).
+ *
+ * With `fill`, the bodies are templates of requests that must differ on every send (ids that are
+ * new each time): each send is made from its prebuilt template by `fill`, a string substitution
+ * rather than a body build. (autocannon's own idReplacement would do this, but the Content-Length
+ * it announces assumes ids of 33 characters, and the ids hyperid 3 makes are 24 to 30.)
  */
-export function pooledRequests(method: 'POST' | 'PUT' | 'GET', path: string, headers: Record<string, string>, bodies: readonly string[], connections: number): Pick<autocannon.Options, 'requests' | 'setupClient'> {
+export function pooledRequests(
+  method: 'POST' | 'PUT' | 'GET',
+  path: string,
+  headers: Record<string, string>,
+  bodies: readonly string[],
+  connections: number,
+  fill?: (template: string) => string,
+): Pick<autocannon.Options, 'requests' | 'setupClient'> {
   const per = Math.max(1, Math.floor(bodies.length / connections));
   let next = 0;
-  const slice = (k: number): Array<{ method: typeof method; path: string; headers: Record<string, string>; body: string }> =>
-    Array.from({ length: per }, (_, j) => ({ method, path, headers, body: bodies[(k * per + j) % bodies.length]! }));
+  const request = (body: string): autocannon.Request =>
+    fill === undefined ? { method, path, headers, body } : { method, path, headers, body, setupRequest: (req) => ({ ...req, body: fill(body) }) };
+  const slice = (k: number): autocannon.Request[] => Array.from({ length: per }, (_, j) => request(bodies[(k * per + j) % bodies.length]!));
   return {
     requests: slice(0),
     setupClient: (client) => {

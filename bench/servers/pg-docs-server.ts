@@ -13,7 +13,7 @@
 // skip; besides, find takes the benchmark's find-computed (by email, COMPUTED_PROJECTION) and
 // find-partial ({"profile.city": <string>, "profile.age": {$gte: 65}}, sort {_id: 1}) shapes;
 // anything else is a 400. The aggregate, findOneAndUpdate, updateOne and distinct routes take the
-// benchmark's one request shape each. Prints
+// benchmark's one request shape each, bulkWrite the benchmark's four operation shapes. Prints
 // "ready" when listening, or "pg-unavailable: <reason>" and exits 3 when PostgreSQL cannot be used.
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
@@ -286,6 +286,118 @@ route(
     // Every city in the data is a string; sorting in SQL would use the database's collation.
     if (!values.every((v): v is string => typeof v === 'string')) throw new Error('this peer sorts string values only');
     return { values: values.sort(byCodePoint) };
+  },
+);
+
+// bulkWrite as its user would write it in SQL: ONE transaction on one pooled connection (BEGIN,
+// autocommit off; COMMIT waits for the WAL flush with synchronous_commit on, so the answer is
+// durable, as tetradb's is), one statement per operation, in order, each a named prepared
+// statement like the single-operation routes' (insertOne is INSERT_ONE). The benchmark's shapes
+// only: insertOne of a document; updateOne by email with {$set: {<top-level fields>}, $inc:
+// {logins: 1}} (the $set merged with ||, the $inc as findOneAndUpdate's); replaceOne by _id (the
+// replacement under the row's _id); deleteOne by _id. Every operation is checked before BEGIN, so
+// bad input writes nothing, as in tetradb. Where this differs from tetradb and MongoDB, in cases
+// the benchmark never sends: a failing operation (a duplicate key) rolls the whole request back,
+// where they keep the operations before it; a replacement equal to the document counts as
+// modified; ordered: false is refused.
+const BULK_UPDATE_BY_EMAIL = {
+  name: 'bulk-update-by-email',
+  text: `UPDATE ${table} SET doc = jsonb_set(doc || $2::jsonb, '{logins}', to_jsonb(COALESCE((doc->>'logins')::bigint, 0) + 1)) WHERE doc->>'email' = $1`,
+};
+const REPLACE_BY_ID = { name: 'replace-by-id', text: `UPDATE ${table} SET doc = jsonb_build_object('_id', id) || $2::jsonb WHERE id = $1` };
+const DELETE_BY_ID = { name: 'delete-by-id', text: `DELETE FROM ${table} WHERE id = $1` };
+
+/** One bulkWrite operation as its statement: what it counts as, its insert's _id. */
+interface BulkStep {
+  kind: 'insert' | 'update' | 'delete';
+  insertedId?: string;
+  query: { name: string; text: string; values: unknown[] };
+}
+
+const isObject = (v: unknown): v is Doc => typeof v === 'object' && v !== null && !Array.isArray(v);
+const onlyKeys = (v: Doc, ...keys: string[]): boolean => Object.keys(v).length === keys.length && keys.every((k) => Object.hasOwn(v, k));
+/** A top-level field name $set may merge with ||: no path, no operator, not one the update sets otherwise. */
+const plainField = (k: string): boolean => !k.includes('.') && !k.startsWith('$') && k !== '_id' && k !== 'logins';
+
+/** Operation `index` of a bulkWrite as its statement. @throws 400 for any shape but the benchmark's */
+function bulkStep(op: unknown, index: number): BulkStep {
+  const refuse = (): never => {
+    throw badRequest(`operations.${index}: this peer supports insertOne {document}, updateOne {filter: {email: string}, update: {$set: {<field>: value}, $inc: {logins: 1}}}, replaceOne {filter: {_id: string}, replacement} and deleteOne {filter: {_id: string}} only`);
+  };
+  if (!isObject(op) || Object.keys(op).length !== 1) return refuse();
+  const [kind, args] = Object.entries(op)[0]!;
+  if (!isObject(args)) return refuse();
+  const filter = args.filter;
+  switch (kind) {
+    case 'insertOne': {
+      if (!onlyKeys(args, 'document') || !isObject(args.document)) return refuse();
+      const { id, json } = prepare(args.document);
+      return { kind: 'insert', insertedId: id, query: { ...INSERT_ONE, values: [id, json] } };
+    }
+    case 'updateOne': {
+      const update = args.update;
+      if (!onlyKeys(args, 'filter', 'update') || !isObject(filter) || !onlyKeys(filter, 'email') || typeof filter.email !== 'string') return refuse();
+      if (!isObject(update) || !onlyKeys(update, '$set', '$inc') || !isDeepStrictEqual(update.$inc, { logins: 1 })) return refuse();
+      const set = update.$set;
+      if (!isObject(set) || Object.keys(set).length === 0 || !Object.keys(set).every(plainField)) return refuse();
+      return { kind: 'update', query: { ...BULK_UPDATE_BY_EMAIL, values: [filter.email, JSON.stringify(set)] } };
+    }
+    case 'replaceOne': {
+      const replacement = args.replacement;
+      if (!onlyKeys(args, 'filter', 'replacement') || !isObject(filter) || !onlyKeys(filter, '_id') || typeof filter._id !== 'string') return refuse();
+      if (!isObject(replacement) || Object.keys(replacement).some((k) => k.startsWith('$')) || (replacement._id !== undefined && replacement._id !== filter._id)) return refuse();
+      const { _id, ...rest } = replacement;
+      return { kind: 'update', query: { ...REPLACE_BY_ID, values: [filter._id, JSON.stringify(rest)] } };
+    }
+    case 'deleteOne':
+      if (!onlyKeys(args, 'filter') || !isObject(filter) || !onlyKeys(filter, '_id') || typeof filter._id !== 'string') return refuse();
+      return { kind: 'delete', query: { ...DELETE_BY_ID, values: [filter._id] } };
+    default:
+      return refuse();
+  }
+}
+
+const counts = { type: 'integer' } as const;
+const bulkIds = { type: 'object', additionalProperties: idValue } as const;
+route(
+  'bulkWrite',
+  { collection, operations: { type: 'array', items: anyObject, minItems: 1, maxItems: 10_000 }, ordered: { type: 'boolean' } },
+  ['collection', 'operations'],
+  { 200: { type: 'object', properties: { insertedCount: counts, matchedCount: counts, modifiedCount: counts, deletedCount: counts, upsertedCount: counts, insertedIds: bulkIds, upsertedIds: bulkIds } } },
+  async (b) => {
+    if (b.ordered === false) throw badRequest('this peer runs ordered bulkWrites only');
+    const steps = (b.operations as unknown[]).map(bulkStep);
+    const result = { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0, upsertedCount: 0, insertedIds: {} as Record<string, string>, upsertedIds: {} };
+    const client = await pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      for (const [i, step] of steps.entries()) {
+        const n = (await client.query(step.query)).rowCount ?? 0;
+        if (step.kind === 'insert') {
+          result.insertedCount += n;
+          result.insertedIds[String(i)] = step.insertedId!;
+        } else if (step.kind === 'update') {
+          // Emails and _ids are unique in the benchmark's data: one row at most, as updateOne and
+          // replaceOne change one document at most; the $inc (and the replacement's lastBatch) always
+          // changes it, so a matched row is a modified one.
+          result.matchedCount += n;
+          result.modifiedCount += n;
+        } else {
+          result.deletedCount += n;
+        }
+      }
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {
+        broken = true;
+      });
+      throw err;
+    } finally {
+      // A connection that could not roll back is closed rather than given to the next request.
+      client.release(broken);
+    }
   },
 );
 
