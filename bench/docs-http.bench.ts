@@ -9,8 +9,9 @@
 // find by email (random loaded emails), find by email with a computed projection, find of the
 // first 20 seniors of a city by _id through the partial index, durable insertOne of new
 // documents, durable findOneAndUpdate by email ($inc, the document returned), durable updateOne
-// by email with a pipeline-style update computing from the document, and with a few callers
-// (scans of an unindexed field) an aggregation and a distinct. Prints req/s, ratios, p50/p99, errors and
+// by email with a pipeline-style update computing from the document, with a few callers
+// (scans of an unindexed field) an aggregation and a distinct, and last a durable bulkWrite of 100
+// mixed operations per request (the peer: one transaction of 100 statements). Prints req/s, ratios, p50/p99, errors and
 // server memory, then the targets as PASS/FAIL lines. Last, a memory section: N documents
 // loaded into a TenantStore through docsInsert in a worker process (docs-memory-worker.ts), peak
 // RSS and heap against the configured bound (cache + dirty budget).
