@@ -12,7 +12,7 @@
 // (--processes) so that one process's JIT or memory layout does not bias a whole run. The client's and the kernel's share is the same in both,
 // so a change's share of the server's own cost is larger than the ratio shows.
 //
-//   npm --prefix bench run inproc-ab -- --base=<commit> [--routes=sql,find,kv] [--rounds=24] [--ms=500] [--processes=4]
+//   npm --prefix bench run inproc-ab -- --base=<commit> [--routes=sql,find,kv,update] [--rounds=24] [--ms=500] [--processes=4]
 //
 // Resolution: about +-5% between runs. Comparing a change with its own parent three times on
 // 2026-11-25 gave 0.91x, 1.04x and 1.04x for the SQL point select, though 14 to 18 of 20 rounds
@@ -21,7 +21,8 @@
 //
 // The base commit is checked out into a temporary git worktree (removed afterwards) sharing this
 // checkout's node_modules. Data: a 20,000-row table (4 columns, a timestamp among them), 20,000
-// documents, one key; reads pick ids at random from a fixed sequence.
+// documents (an index on email), one key; reads pick ids at random from a fixed sequence; `update`
+// is a durable updateOne by _id ($inc of an unindexed field).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
@@ -32,7 +33,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { checkoutBase, repoRoot } from './lib/base-checkout.js';
 import { flagValue } from './lib/report.js';
 
-const ROUTE_NAMES = ['sql', 'find', 'kv'] as const;
+const ROUTE_NAMES = ['sql', 'find', 'kv', 'update'] as const;
 type RouteName = (typeof ROUTE_NAMES)[number];
 const ROWS = 20_000;
 const CONNECTIONS = 32;
@@ -61,6 +62,7 @@ async function child(root: string): Promise<void> {
   for (let s = 0; s < ROWS; s += 1000) {
     await send('POST', '/api/mql/insertMany', { collection: 'people', documents: Array.from({ length: 1000 }, (_, i) => ({ _id: `p${s + i}`, name: `person ${s + i}`, email: `p${s + i}@example.com`, age: (s + i) % 90 })) });
   }
+  await send('POST', '/api/mql/createIndex', { collection: 'people', keys: { email: 1 } });
   await send('PUT', '/api/kv/greeting', { value: 'hello world' });
 
   let seed = 7;
@@ -69,7 +71,12 @@ async function child(root: string): Promise<void> {
     const head = `host: 127.0.0.1:${port}\r\nauthorization: Bearer ${apiKey}\r\n`;
     if (route === 'kv') return Buffer.from(`GET /api/kv/greeting HTTP/1.1\r\n${head}\r\n`);
     const id = Math.floor(random() * ROWS);
-    const [path, body] = route === 'sql' ? ['/api/sql/query', { sql: 'SELECT * FROM t WHERE id = $1', params: [id + 1] }] : ['/api/mql/find', { collection: 'people', filter: { _id: `p${id}` } }];
+    const [path, body] =
+      route === 'sql'
+        ? ['/api/sql/query', { sql: 'SELECT * FROM t WHERE id = $1', params: [id + 1] }]
+        : route === 'update'
+          ? ['/api/mql/updateOne', { collection: 'people', filter: { _id: `p${id}` }, update: { $inc: { age: 1 } } }]
+          : ['/api/mql/find', { collection: 'people', filter: { _id: `p${id}` } }];
     const text = JSON.stringify(body);
     return Buffer.from(`POST ${path} HTTP/1.1\r\n${head}content-type: application/json\r\ncontent-length: ${Buffer.byteLength(text)}\r\n\r\n${text}`);
   };
@@ -164,7 +171,7 @@ function startVersion(label: string, root: string): Version {
 async function parent(argv: string[]): Promise<void> {
   const baseRev = flagValue(argv, 'base');
   if (baseRev === undefined) throw new Error('give --base=<commit> to compare this checkout with');
-  const routes = (flagValue(argv, 'routes') ?? 'sql,find,kv').split(',') as RouteName[];
+  const routes = (flagValue(argv, 'routes') ?? 'sql,find,kv,update').split(',') as RouteName[];
   for (const r of routes) if (!ROUTE_NAMES.includes(r)) throw new Error(`unknown route ${r} (one of ${ROUTE_NAMES.join(', ')})`);
   const rounds = Number(flagValue(argv, 'rounds') ?? 24);
   const ms = Number(flagValue(argv, 'ms') ?? 500);
