@@ -534,6 +534,18 @@ function readCollectionCached(store: TenantStore, snapshot: Pick<Snapshot, 'get'
   return info;
 }
 
+/**
+ * The collection as the live store has it, for a write: a copy of the cached entry
+ * (readCollectionCached) with its index objects copied too, since a write sets their flags
+ * (entriesOf: multikey, lossy) and a write that fails must leave the cached entry as stored.
+ * Copying a few objects costs a fraction of decoding the entry (~2.7 µs with three indexes),
+ * which every write did, some twice.
+ */
+function collectionToWrite(store: TenantStore, name: string): CollectionInfo | undefined {
+  const info = readCollectionCached(store, store, name);
+  return info === undefined ? undefined : { ...info, indexes: info.indexes.map((index) => ({ ...index })) };
+}
+
 /** The trees a read of `info` may touch: its documents and its indexes. */
 function treesOf(info: CollectionInfo): string[] {
   return [docsTree(info), ...info.indexes.map((index) => indexTree(info, index))];
@@ -1385,7 +1397,7 @@ function encodeChecked(doc: Doc): Buffer {
  * the op taking its id (the caller stores the info in the same batch).
  */
 function collectionForWrite(store: TenantStore, name: string, ops: BatchOp[]): { info: CollectionInfo; created: boolean } {
-  const existing = readCollection(store, name);
+  const existing = collectionToWrite(store, name);
   if (existing !== undefined) return { info: existing, created: false };
   const fresh = newCollection(store, name, Date.now());
   ops.push(fresh.op);
@@ -1899,7 +1911,7 @@ async function changeMatches(
   if (now !== undefined) return now;
   const writes: Array<Promise<unknown>> = [];
   for await (const keys of candidateKeys(store, name, filter, hint)) {
-    const info = readCollection(store, name);
+    const info = collectionToWrite(store, name);
     if (info === undefined) break; // dropped meanwhile
     const write = changeInOneTurn(store, info, keys, filter, multi, change);
     if (write.promise !== undefined) writes.push(write.promise);
@@ -1919,7 +1931,7 @@ async function changeMatches(
  * session 28). Reading and writing in one turn is consistent by itself: nothing runs in between.
  */
 function changeNow(store: TenantStore, name: string, filter: CompiledFilter, multi: boolean, change: (match: Match) => void, hint: Hint | undefined): Array<Promise<unknown>> | undefined {
-  const info = readCollection(store, name);
+  const info = collectionToWrite(store, name);
   if (info === undefined) return [];
   const plan = planQuery(info, filter.ast, [], hint);
   const live = liveReader(store);
@@ -1986,7 +1998,7 @@ async function changeFirstSorted(store: TenantStore, name: string, filter: Compi
   for (let attempt = 0; attempt < SORTED_CHANGE_ATTEMPTS; attempt++) {
     const found = findInOneTurn(store, name, query, whole) ?? (await findOnSnapshot(store, name, query, whole, false)).documents;
     if (found.length === 0) return [];
-    const info = readCollection(store, name);
+    const info = collectionToWrite(store, name);
     if (info === undefined) return []; // dropped meanwhile
     // The best of the candidates as they are now (unchanged candidates keep the search's order).
     const tree = docsTree(info);
@@ -2360,7 +2372,8 @@ export function docsDropIndex(store: TenantStore, collection: unknown, index: un
 /** The TTL indexes of every collection. */
 function ttlIndexes(store: TenantStore, collection?: string): Array<{ info: CollectionInfo; index: IndexInfo; ttlMs: number }> {
   const out: Array<{ info: CollectionInfo; index: IndexInfo; ttlMs: number }> = [];
-  const infos = collection === undefined ? listCollectionInfos(store) : [readCollection(store, collection)].filter((i) => i !== undefined);
+  // One collection (after a write, to wake the expiry service): its cached entry, read only.
+  const infos = collection === undefined ? listCollectionInfos(store) : [readCollectionCached(store, store, collection)].filter((i) => i !== undefined);
   for (const info of infos) {
     for (const index of info.indexes) {
       if (index.expireAfterSeconds !== undefined && (index as { building?: boolean }).building !== true) out.push({ info, index, ttlMs: index.expireAfterSeconds * 1000 });
