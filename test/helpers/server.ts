@@ -102,6 +102,14 @@ export interface FileServer {
   all(collection: string): Promise<any[]>;
   /** The documents `pipeline` outputs over `collection` (the answer must be 200). */
   aggregate(collection: string, pipeline: unknown[]): Promise<any[]>;
+  /** Creates an index (the answer must be 200). */
+  createIndex(collection: string, keys: Record<string, 1 | -1 | 'text'>, options?: Record<string, unknown>): Promise<void>;
+  /** listIndexes of `collection` (the answer must be 200). */
+  indexes(collection: string): Promise<any[]>;
+  /** The names listCollections gives. */
+  collectionNames(): Promise<string[]>;
+  /** Sends `op` with `json` and requires the error: its status, code, and a message containing `message`. */
+  refuses(op: string, json: unknown, status: number, code: string, message: string): Promise<void>;
 }
 
 /**
@@ -143,6 +151,26 @@ export function serverForFile(overrides: Partial<ServerConfig> = {}): FileServer
       const res = await this.mql('aggregate', { collection, pipeline });
       expect(res.status, res.text).toBe(200);
       return res.body.documents;
+    },
+    async createIndex(collection, keys, options = {}) {
+      const res = await this.mql('createIndex', { collection, keys, ...options });
+      expect(res.status, res.text).toBe(200);
+    },
+    async indexes(collection) {
+      const res = await this.mql('listIndexes', { collection });
+      expect(res.status, res.text).toBe(200);
+      return res.body.indexes;
+    },
+    async collectionNames() {
+      const res = await this.mql('listCollections', {});
+      expect(res.status, res.text).toBe(200);
+      return res.body.collections.map((c: { name: string }) => c.name);
+    },
+    async refuses(op, json, status, code, message) {
+      const res = await this.mql(op, json);
+      expect(res.status, `${op} ${JSON.stringify(json).slice(0, 300)}: ${res.text}`).toBe(status);
+      expect(res.body.error.code).toBe(code);
+      expect(res.body.error.message).toContain(message);
     },
   };
 }

@@ -5,6 +5,7 @@
 // endpoints (whose semantics the other suites check against mingo and the manual). A SIGKILL
 // right after an answer is in test/crash/docs.crash.test.ts's style below.
 import { afterAll, describe, expect, it } from 'vitest';
+import { seededRandom } from '../helpers/random.js';
 import { http, serverForFile, signup, startServer } from '../helpers/server.js';
 import { spawnServer } from '../helpers/server-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -195,17 +196,6 @@ describe('bulkWrite: refusals write nothing', () => {
 
 // ---- The same operations one by one --------------------------------------------------------------
 
-function seeded(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 type Op = Record<string, Record<string, unknown>>;
 
 function randomOperation(rand: () => number): Op {
@@ -247,7 +237,7 @@ async function applyOne(collection: string, op: Op): Promise<{ counts: Record<st
 
 describe('bulkWrite: the same as each operation sent alone', () => {
   it('60 random lists of 15 operations, ordered and unordered', async () => {
-    const rand = seeded(20261126);
+    const rand = seededRandom(20261126);
     const start = Array.from({ length: 8 }, (_, i) => ({ _id: i, a: i % 4, ...(i % 3 === 0 ? { tags: ['x'] } : {}) }));
     for (let round = 0; round < 60; round++) {
       const ordered = round % 2 === 0;

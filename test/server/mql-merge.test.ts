@@ -10,6 +10,9 @@ import { http, signup, startServer, serverForFile } from '../helpers/server.js';
 const file = serverForFile();
 const mql = file.mql.bind(file);
 const all = (collection: string): Promise<any[]> => file.all(collection);
+const createIndex = file.createIndex.bind(file);
+const collectionNames = file.collectionNames.bind(file);
+const refused = (collection: string, pipeline: unknown[], status: number, code: string, message: string): Promise<void> => file.refuses('aggregate', { collection, pipeline }, status, code, message);
 let names = 0;
 /** A fresh collection name (nothing in it yet). */
 const fresh = (prefix = 'm'): string => `${prefix}${++names}`;
@@ -23,29 +26,11 @@ async function insert(collection: string, documents: unknown[]): Promise<void> {
   expect(res.status, res.text).toBe(201);
 }
 
-async function createIndex(collection: string, keys: Record<string, 1 | -1>, options: Record<string, unknown> = {}): Promise<void> {
-  const res = await mql('createIndex', { collection, keys, ...options });
-  expect(res.status, res.text).toBe(200);
-}
-
 /** Runs a pipeline that ends in $merge: MongoDB answers no documents. */
 async function merge(collection: string, pipeline: unknown[]): Promise<void> {
   const res = await mql('aggregate', { collection, pipeline });
   expect(res.status, res.text).toBe(200);
   expect(res.body).toEqual({ documents: [], executedBy: 'native' });
-}
-
-async function refused(collection: string, pipeline: unknown[], status: number, code: string, message: string): Promise<void> {
-  const res = await mql('aggregate', { collection, pipeline });
-  expect(res.status, res.text).toBe(status);
-  expect(res.body.error.code).toBe(code);
-  expect(res.body.error.message).toContain(message);
-}
-
-async function collectionNames(): Promise<string[]> {
-  const res = await mql('listCollections', {});
-  expect(res.status, res.text).toBe(200);
-  return res.body.collections.map((c: { name: string }) => c.name);
 }
 
 const SALARIES = [

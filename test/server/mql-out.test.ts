@@ -18,6 +18,10 @@ import { tempDir } from '../helpers/temp-dir.js';
 const file = serverForFile();
 const mql = file.mql.bind(file);
 const all = (collection: string): Promise<any[]> => file.all(collection);
+const createIndex = file.createIndex.bind(file);
+const collectionNames = file.collectionNames.bind(file);
+const refused = (collection: string, pipeline: unknown[], status: number, code: string, message: string): Promise<void> => file.refuses('aggregate', { collection, pipeline }, status, code, message);
+const indexes = file.indexes.bind(file);
 let names = 0;
 /** A fresh collection name (nothing in it yet). */
 const fresh = (prefix = 'o'): string => `${prefix}${++names}`;
@@ -27,35 +31,11 @@ async function insert(collection: string, documents: unknown[]): Promise<void> {
   expect(res.status, res.text).toBe(201);
 }
 
-async function createIndex(collection: string, keys: Record<string, 1 | -1>, options: Record<string, unknown> = {}): Promise<void> {
-  const res = await mql('createIndex', { collection, keys, ...options });
-  expect(res.status, res.text).toBe(200);
-}
-
-async function indexes(collection: string): Promise<unknown[]> {
-  const res = await mql('listIndexes', { collection });
-  expect(res.status, res.text).toBe(200);
-  return res.body.indexes;
-}
-
 /** Runs a pipeline that ends in $out: MongoDB answers no documents. */
 async function out(collection: string, pipeline: unknown[]): Promise<void> {
   const res = await mql('aggregate', { collection, pipeline });
   expect(res.status, res.text).toBe(200);
   expect(res.body).toEqual({ documents: [], executedBy: 'native' });
-}
-
-async function refused(collection: string, pipeline: unknown[], status: number, code: string, message: string): Promise<void> {
-  const res = await mql('aggregate', { collection, pipeline });
-  expect(res.status, res.text).toBe(status);
-  expect(res.body.error.code).toBe(code);
-  expect(res.body.error.message).toContain(message);
-}
-
-async function collectionNames(): Promise<string[]> {
-  const res = await mql('listCollections', {});
-  expect(res.status, res.text).toBe(200);
-  return res.body.collections.map((c: { name: string }) => c.name);
 }
 
 /** The hidden collections left in a tenant's store, read from its files (the server stopped). */

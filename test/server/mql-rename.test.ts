@@ -10,18 +10,8 @@ import { tempDir } from '../helpers/temp-dir.js';
 const file = serverForFile();
 const mql = file.mql.bind(file);
 const all = (collection: string): Promise<any[]> => file.all(collection);
-
-async function names(): Promise<string[]> {
-  const res = await mql('listCollections', {});
-  expect(res.status, res.text).toBe(200);
-  return res.body.collections.map((c: { name: string }) => c.name);
-}
-
-async function indexNames(collection: string): Promise<string[]> {
-  const res = await mql('listIndexes', { collection });
-  expect(res.status, res.text).toBe(200);
-  return res.body.indexes.map((i: { name: string }) => i.name);
-}
+const names = file.collectionNames.bind(file);
+const indexNames = async (collection: string): Promise<string[]> => (await file.indexes(collection)).map((i: { name: string }) => i.name);
 
 const PEOPLE = [
   { _id: 1, email: 'a@x', age: 30 },
