@@ -11,6 +11,7 @@ import { Packr } from 'msgpackr';
 import { fail } from '../errors.js';
 import type { BatchOp, Snapshot, TenantStore } from '../tenant/index.js';
 import type { IndexField } from './index-key.js';
+import type { TextIndexSpec } from './text/index.js';
 import type { Doc } from './values.js';
 
 export const CATALOG_TREE = 'docs.catalog';
@@ -34,6 +35,11 @@ export interface IndexInfo {
   readonly sparse?: boolean;
   /** Holds only documents this filter matches (MongoDB's partial index), kept as the client wrote it. */
   readonly partialFilterExpression?: Doc;
+  /**
+   * A text index (its `fields` are then MongoDB's `_fts`/`_ftsx` pair): what it holds and in
+   * which languages. Its entries are one per distinct term of a document (text/).
+   */
+  readonly text?: TextIndexSpec;
   /** Some document put more than one key in it (an array on the path): it cannot give a sort order. */
   multikey: boolean;
   /** Some key had to be shortened (see index-key.ts): it cannot give a sort order either. */

@@ -49,7 +49,7 @@ import { ValueSet } from './aggregate/value-key.js';
 import { fromJson } from './ejson.js';
 import { compileProjection, projectionFeatures, type CompiledProjection, type ProjectionOptions } from './projection.js';
 import { projectTransform } from './aggregate/stages/project.js';
-import { compileFilter, filterIsVolatile, filterPaths, filterReadsAll, parseFilter, type CompiledFilter } from './query/compile-filter.js';
+import { compileFilter, filterIsVolatile, filterPaths, filterReadsAll, filterTextSearch, parseFilter, type CompiledFilter } from './query/compile-filter.js';
 import { describePlan, planQuery, type Hint, type Plan } from './query-planner.js';
 import { compileSort, type CompiledSort } from './sort.js';
 import { compileUpdate } from './update/compile-update.js';
@@ -57,6 +57,20 @@ import { compilePipelineUpdate, type CompiledPipelineUpdate } from './update/pip
 import { buildUpsertDocument, filterIdEquality } from './update/upsert.js';
 import { documentFromJson, validateDocument } from './validate.js';
 import { collectValues, parsePath } from './path.js';
+import {
+  describeTextIndex,
+  documentTermScores,
+  isTextKeyPattern,
+  parseTextIndex,
+  sameTextIndex,
+  setTextScore,
+  termKey,
+  TEXT_KEY_PATTERN,
+  TEXT_SCORE_UNAVAILABLE,
+  type TextIndexOptions,
+  type TextIndexSpec,
+  type TextSearch,
+} from './text/index.js';
 import { compareValues, describeValue, getOwn, isPlainObject, MISSING, setOwn, valuesEqual, type Doc } from './values.js';
 
 /** Limits of the document endpoints (see docs/mql.md). */
@@ -103,6 +117,8 @@ function integerOption(value: unknown, name: string, min: number, max: number, f
 }
 
 const NO_NAMES: ReadonlySet<string> = new Set();
+/** The filters of find, count, distinct and the writes may hold a `$text` (other filters may not). */
+const TEXT_ALLOWED = { text: true } as const;
 
 /**
  * A find's projection: inclusions, exclusions and find's projection operators (projection.ts),
@@ -139,15 +155,22 @@ interface Query {
   readonly skip: number;
   readonly limit: number;
   readonly hint?: Hint;
+  /** The filter's `$text` search: each match gets its text score (text/text-score.ts). */
+  readonly text?: TextSearch;
 }
 
 function compileQuery(options: FindOptions, defaultLimit: number, maxLimit: number): Query {
+  const filter = compileFilter(options.filter ?? {}, undefined, TEXT_ALLOWED);
+  const sort = compileSort(options.sort ?? {}, { meta: true });
+  const text = filterTextSearch(filter.ast);
+  if (text === undefined && sort.keys.some((k) => k.meta !== undefined)) fail('QUERY_ERROR', TEXT_SCORE_UNAVAILABLE, { operator: '$meta' });
   return {
-    filter: compileFilter(options.filter ?? {}),
-    sort: compileSort(options.sort ?? {}),
+    filter,
+    sort,
     skip: integerOption(options.skip, 'skip', 0, Number.MAX_SAFE_INTEGER, 0),
     limit: integerOption(options.limit, 'limit', 1, maxLimit, defaultLimit),
     hint: parseHint(options.hint),
+    text,
   };
 }
 
@@ -599,6 +622,7 @@ export function docsFindNow(store: TenantStore, collection: unknown, options: Fi
     query = compileQuery(options, defaults.limit ?? DOCS_MODEL_LIMITS.defaultFindLimit, DOCS_MODEL_LIMITS.maxFindLimit);
     const ast = query.filter.ast;
     projection = compileFindProjection(options.projection, { filter: () => ast });
+    if (projection.textScore === true && query.text === undefined) fail('QUERY_ERROR', TEXT_SCORE_UNAVAILABLE, { operator: '$meta' });
     explain = options.explain === true;
     if (options.explain !== undefined && typeof options.explain !== 'boolean') fail('VALIDATION_FAILED', 'explain must be a boolean', { field: 'explain' });
     if (!explain) {
@@ -706,6 +730,7 @@ class FindCollector {
   offerOne(c: Candidate): boolean {
     const query = this.#query;
     if (!query.filter.test(c.doc)) return false;
+    if (query.text !== undefined) setTextScore(c.doc, query.text.score(c.doc));
     if (this.#top !== undefined) {
       this.#top.offer(c);
       return false;
@@ -752,7 +777,7 @@ function idLookup(options: FindOptions): string | number | boolean | undefined {
 /** A find by `_id` (see idLookup): one synchronous read, consistent by itself. */
 function findById(store: TenantStore, name: string, id: string | number | boolean, options: FindOptions): FindResult {
   integerOption(options.limit, 'limit', 1, DOCS_MODEL_LIMITS.maxFindLimit, 1);
-  const projection = compileFindProjection(options.projection, { filter: () => parseFilter(options.filter) });
+  const projection = compileFindProjection(options.projection, { filter: () => parseFilter(options.filter, undefined, true) });
   const info = readCollectionCached(store, store, name);
   if (info === undefined) return { documents: [] };
   if (typeof id === 'string' && Buffer.byteLength(id) > MAX_ID_BYTES) return { documents: [] }; // no stored id is that long
@@ -774,7 +799,7 @@ export async function docsFindOne(store: TenantStore, collection: unknown, optio
  */
 export async function docsCount(store: TenantStore, collection: unknown, options: { filter?: unknown; skip?: unknown; limit?: unknown; hint?: unknown }): Promise<number> {
   const name = validateCollectionName(collection);
-  const filter = compileFilter(options.filter ?? {});
+  const filter = compileFilter(options.filter ?? {}, undefined, TEXT_ALLOWED);
   const hint = parseHint(options.hint);
   const skip = integerOption(options.skip, 'skip', 0, Number.MAX_SAFE_INTEGER, 0);
   const limit = integerOption(options.limit, 'limit', 1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
@@ -848,9 +873,15 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
     if (info === undefined || snapshot === undefined) return;
     const plan = planQuery(info, filter.ast, [], hint);
     const scan: ScanFilter = fields === undefined ? { filter, whole: true } : { filter, whole: false, extra: fields };
+    // A leading $text gives each document its text score, which `$meta` reads downstream.
+    const text = filterTextSearch(filter.ast);
     for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, scan)) {
       const docs: Doc[] = [];
-      for (const c of chunk) if (filter.test(c.doc)) docs.push(c.doc);
+      for (const c of chunk) {
+        if (!filter.test(c.doc)) continue;
+        if (text !== undefined) setTextScore(c.doc, text.score(c.doc));
+        docs.push(c.doc);
+      }
       if (docs.length > 0) yield docs;
     }
   }
@@ -1105,7 +1136,7 @@ function mergeChunk(store: TenantStore, run: MergeRun, docs: readonly Doc[], cha
  * hidden collection indexes every document as it is written).
  */
 function indexDefinition(index: IndexInfo): string {
-  return JSON.stringify([index.name, index.fields, index.unique, index.expireAfterSeconds ?? null, index.sparse === true, index.partialFilterExpression ?? null]);
+  return JSON.stringify([index.name, index.fields, index.unique, index.expireAfterSeconds ?? null, index.sparse === true, index.partialFilterExpression ?? null, index.text ?? null]);
 }
 
 function indexDefinitions(info: CollectionInfo | undefined): string[] {
@@ -1245,6 +1276,7 @@ interface IndexEntry {
 const NO_ENTRIES: ReadonlyMap<string, IndexEntry> = new Map();
 
 function entriesOf(index: IndexInfo, doc: Doc): ReadonlyMap<string, IndexEntry> {
+  if (index.text !== undefined) return textEntries(index.text, doc);
   if (!isIndexMember(index, doc)) return NO_ENTRIES;
   const keys = documentKeys(doc, index.fields);
   if (keys.multikey && !index.multikey) index.multikey = true;
@@ -1270,6 +1302,24 @@ function entriesOf(index: IndexInfo, doc: Doc): ReadonlyMap<string, IndexEntry> 
     // new claim, which the unique check must see.
     const claim = `whole:${encodeKey(whole!).toString('latin1')}`;
     out.set(`${key.toString('latin1')}\u0000${claim}`, { key, claim, shared: entryKey(parts, undefined) });
+  }
+  return out;
+}
+
+/**
+ * A document's entries in a text index: one per distinct term of its indexed strings (the term,
+ * or its first TERM_KEY_CHARS, then the document's id), none when it has no indexed text. The
+ * scores are not stored: a search computes them from the document it reads anyway.
+ * @throws VALIDATION_FAILED for a language override MongoDB refuses
+ */
+function textEntries(spec: TextIndexSpec, doc: Doc): ReadonlyMap<string, IndexEntry> {
+  const terms = documentTermScores(doc, spec);
+  if (terms.size === 0) return NO_ENTRIES;
+  const idPart = idComponent(idOf(doc)).part;
+  const out = new Map<string, IndexEntry>();
+  for (const term of terms.keys()) {
+    const key = entryKey([termKey(term)], idPart);
+    out.set(key.toString('latin1'), { key, claim: '' });
   }
   return out;
 }
@@ -1530,7 +1580,7 @@ export interface Changed {
 function compileChangeSort(spec: unknown, multi: boolean): CompiledSort | undefined {
   if (spec === undefined) return undefined;
   if (multi) fail('VALIDATION_FAILED', 'sort applies to a change of one document only (updateOne, replaceOne, findOneAnd*)', { field: 'sort' });
-  const sort = compileSort(spec);
+  const sort = compileSort(spec, { meta: true });
   return sort.keys.length === 0 ? undefined : sort;
 }
 
@@ -1586,7 +1636,7 @@ async function findAndModify(
   change: () => Promise<{ outcome: UpdateOutcome; changed: Changed; durable: Promise<void> }>,
 ): Promise<Written<FindAndModifyOutcome>> {
   const returned = returnDocumentOption(options.returnDocument);
-  const projection = compileFindProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}) });
+  const projection = compileFindProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}, undefined, true) });
   const { outcome, changed, durable } = await change();
   return { result: { document: returnedDocument(changed, returned, projection), ...outcome }, durable };
 }
@@ -1621,7 +1671,7 @@ export function prepareUpdate(
 ): PreparedChange<ChangeRun> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
-  const filter = compileFilter(filterSpec);
+  const filter = compileFilter(filterSpec, undefined, TEXT_ALLOWED);
   const hint = parseHint(options.hint);
   const update = compileUpdate(updateSpec, { arrayFilters: options.arrayFilters, filter: filter.ast });
   checkUpsertFlag(options.upsert);
@@ -1747,7 +1797,7 @@ export function prepareReplace(
 ): PreparedChange<ChangeRun> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
-  const filter = compileFilter(filterSpec);
+  const filter = compileFilter(filterSpec, undefined, TEXT_ALLOWED);
   const hint = parseHint(options.hint);
   if (!isPlainObject(replacementSpec)) fail('VALIDATION_FAILED', 'replacement must be an object (a whole document)', { field: 'replacement' });
   for (const key of Object.keys(replacementSpec)) {
@@ -1827,7 +1877,7 @@ export async function docsDelete(store: TenantStore, collection: unknown, filter
  * @throws VALIDATION_FAILED / QUERY_ERROR for a bad collection name, filter, sort or projection
  */
 export async function docsFindOneAndDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { sort?: unknown; projection?: unknown; hint?: unknown }): Promise<Written<{ document: Doc | null }>> {
-  const projection = compileFindProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}) });
+  const projection = compileFindProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}, undefined, true) });
   const { deleted, durable } = await deleteDocuments(store, collection, filterSpec, false, options.sort, options.hint);
   return { result: { document: returnedDocument({ before: deleted, after: undefined }, 'before', projection) }, durable };
 }
@@ -1858,7 +1908,7 @@ export interface DeleteRun {
 export function prepareDelete(collection: unknown, filterSpec: unknown, multi: boolean, sortSpec: unknown, hintSpec: unknown): PreparedChange<DeleteRun> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
-  const filter = compileFilter(filterSpec);
+  const filter = compileFilter(filterSpec, undefined, TEXT_ALLOWED);
   const hint = parseHint(hintSpec);
   const sort = compileChangeSort(sortSpec, multi);
   return { run: (store) => runDelete(store, name, filter, hint, sort, multi), checkHint: (store) => checkHint(store, name, filter, hint) };
@@ -1993,7 +2043,8 @@ const SORTED_CHANGE_CANDIDATES = 16;
  * @throws CONFLICT when every candidate was taken away SORTED_CHANGE_ATTEMPTS times in a row
  */
 async function changeFirstSorted(store: TenantStore, name: string, filter: CompiledFilter, sort: CompiledSort, change: (match: Match) => void, hint: Hint | undefined): Promise<Array<Promise<unknown>>> {
-  const query: Query = { filter, sort, skip: 0, limit: SORTED_CHANGE_CANDIDATES, hint };
+  const query: Query = { filter, sort, skip: 0, limit: SORTED_CHANGE_CANDIDATES, hint, text: filterTextSearch(filter.ast) };
+  if (query.text === undefined && sort.keys.some((k) => k.meta !== undefined)) fail('QUERY_ERROR', TEXT_SCORE_UNAVAILABLE, { operator: '$meta' });
   const whole = compileProjection(undefined);
   for (let attempt = 0; attempt < SORTED_CHANGE_ATTEMPTS; attempt++) {
     const found = findInOneTurn(store, name, query, whole) ?? (await findOnSnapshot(store, name, query, whole, false)).documents;
@@ -2009,6 +2060,7 @@ async function changeFirstSorted(store: TenantStore, name: string, filter: Compi
       if (raw === undefined) continue;
       const doc = decodeDocument(raw);
       if (!filter.test(doc)) continue;
+      if (query.text !== undefined) setTextScore(doc, query.text.score(doc));
       const keys = sort.keyOf(doc);
       if (best === undefined || sort.compareKeyed(keys, best.keys) < 0) best = { pk, keys };
     }
@@ -2034,7 +2086,7 @@ export async function docsDistinct(store: TenantStore, collection: unknown, key:
   if (typeof key !== 'string' || key === '' || key.includes('\0') || key.startsWith('$') || key.split('.').some((p) => p === '')) {
     fail('VALIDATION_FAILED', 'key must be a field name or dot path such as "address.city"', { field: 'key' });
   }
-  const filter = compileFilter(options.filter ?? {});
+  const filter = compileFilter(options.filter ?? {}, undefined, TEXT_ALLOWED);
   const hint = parseHint(options.hint);
   const parts = parsePath(key);
   return onCollectionSnapshot(store, name, async (info, snapshot) => {
@@ -2151,7 +2203,7 @@ export function docsEstimatedCount(store: TenantStore, collection: unknown): num
 /** An index as listIndexes shows it (MongoDB's shape). */
 export interface IndexDescription {
   name: string;
-  key: Record<string, 1 | -1>;
+  key: Record<string, 1 | -1 | 'text'>;
   unique?: boolean;
   expireAfterSeconds?: number;
   sparse?: boolean;
@@ -2162,6 +2214,12 @@ export interface IndexDescription {
 }
 
 function describeIndex(index: IndexInfo): IndexDescription {
+  // A text index as MongoDB lists it: its key pattern, then weights and languages.
+  if (index.text !== undefined) {
+    const out = { name: index.name, key: { ...TEXT_KEY_PATTERN }, ...describeTextIndex(index.text) } as IndexDescription;
+    if ((index as { building?: boolean }).building === true) out.building = true;
+    return out;
+  }
   const out: IndexDescription = { name: index.name, key: Object.fromEntries(index.fields.map((f) => [f.path, f.direction])) };
   if (index.unique) out.unique = true;
   if (index.expireAfterSeconds !== undefined) out.expireAfterSeconds = index.expireAfterSeconds;
@@ -2228,7 +2286,7 @@ export function parseHint(spec: unknown): Hint | undefined {
 }
 
 /** Options of createIndex. */
-export interface CreateIndexOptions {
+export interface CreateIndexOptions extends TextIndexOptions {
   name?: unknown;
   unique?: unknown;
   expireAfterSeconds?: unknown;
@@ -2246,6 +2304,7 @@ const MAX_TTL_SECONDS = 2_147_483_647;
  */
 export async function docsCreateIndex(store: TenantStore, collection: unknown, keys: unknown, options: CreateIndexOptions = {}): Promise<Written<{ name: string; created: boolean }>> {
   const name = validateCollectionName(collection);
+  if (isTextKeyPattern(keys)) return createTextIndex(store, name, keys as Doc, options);
   const fields = parseKeys(keys);
   if (options.unique !== undefined && typeof options.unique !== 'boolean') fail('VALIDATION_FAILED', 'unique must be a boolean', { field: 'unique' });
   const unique = options.unique === true;
@@ -2286,11 +2345,25 @@ export async function docsCreateIndex(store: TenantStore, collection: unknown, k
     }
   }
   if (existing === undefined && info.indexes.length >= MAX_INDEXES) fail('CONFLICT', `a collection has at most ${MAX_INDEXES + 1} indexes`, { limit: MAX_INDEXES + 1 });
-  const index: IndexInfo & { building?: boolean } = existing ?? { id: info.nextIndexId, name: indexName, fields, unique, multikey: false, lossy: false, building: true };
-  if (existing === undefined) {
-    if (ttl !== undefined) (index as { expireAfterSeconds?: number }).expireAfterSeconds = ttl;
-    if (sparse) (index as { sparse?: boolean }).sparse = true;
-    if (partial !== undefined) (index as { partialFilterExpression?: Doc }).partialFilterExpression = partial;
+  const fresh: IndexInfo = { id: info.nextIndexId, name: indexName, fields, unique, multikey: false, lossy: false };
+  if (ttl !== undefined) (fresh as { expireAfterSeconds?: number }).expireAfterSeconds = ttl;
+  if (sparse) (fresh as { sparse?: boolean }).sparse = true;
+  if (partial !== undefined) (fresh as { partialFilterExpression?: Doc }).partialFilterExpression = partial;
+  return buildIndex(store, name, info, ops, existing ?? fresh, existing === undefined);
+}
+
+/**
+ * Registers `index` (when `fresh`, in the batch `ops` that may create the collection) so that
+ * writes maintain it from then on, then fills it from a snapshot taken in the same turn, a chunk
+ * of documents per batch; its `building` mark goes once every document is in. A failed build
+ * drops the index and nothing else. An index already registered and still `building` (an
+ * interrupted build) is filled again: its entries are idempotent puts.
+ * @throws DUPLICATE_KEY when a unique index meets a repeated key; CONFLICT when the collection or index is dropped meanwhile
+ */
+async function buildIndex(store: TenantStore, name: string, info: CollectionInfo, ops: BatchOp[], index: IndexInfo & { building?: boolean }, fresh: boolean): Promise<Written<{ name: string; created: boolean }>> {
+  const indexName = index.name;
+  if (fresh) {
+    index.building = true;
     info.nextIndexId++;
     info.indexes.push(index);
     ops.push(putCollection(info));
@@ -2343,6 +2416,43 @@ export async function docsCreateIndex(store: TenantStore, collection: unknown, k
   return { result: { name: indexName, created: true }, durable: durableOf(store.write([putCollection(live)])) };
 }
 
+/** The fields a text index has in the catalog: MongoDB's key pattern, which no query names. */
+const TEXT_INDEX_FIELDS: readonly IndexField[] = [
+  { path: '_fts', direction: 1 },
+  { path: '_ftsx', direction: 1 },
+];
+
+/**
+ * createIndex of a text index (`{title: "text", body: "text"}`, or `{"$**": "text"}` for every
+ * string field), with its weights and languages. One per collection, as in MongoDB; the same one
+ * again is a no-op. Text indexes are sparse by nature (a document without indexed text has no
+ * entry), so `sparse` is accepted and changes nothing; unique, TTL and partial text indexes are
+ * refused.
+ * @throws VALIDATION_FAILED for a bad spec (MongoDB's messages); CONFLICT for a second text index, a name taken, or too many indexes
+ */
+async function createTextIndex(store: TenantStore, name: string, keys: Doc, options: CreateIndexOptions): Promise<Written<{ name: string; created: boolean }>> {
+  const { spec, defaultName } = parseTextIndex(keys, options);
+  if (options.unique === true) fail('VALIDATION_FAILED', 'unsupported: a unique text index', { field: 'unique' });
+  if (options.expireAfterSeconds !== undefined) fail('VALIDATION_FAILED', 'unsupported: a TTL text index (expireAfterSeconds)', { field: 'expireAfterSeconds' });
+  if (options.partialFilterExpression !== undefined) fail('VALIDATION_FAILED', 'unsupported: a partial text index (partialFilterExpression)', { field: 'partialFilterExpression' });
+  if (options.sparse !== undefined && typeof options.sparse !== 'boolean') fail('VALIDATION_FAILED', 'sparse must be a boolean', { field: 'sparse' });
+  const indexName = options.name === undefined ? defaultName : options.name;
+  if (typeof indexName !== 'string' || indexName.length === 0 || indexName.length > 128 || indexName === '_id_') fail('VALIDATION_FAILED', 'name must be a string of 1-128 characters other than _id_', { field: 'name' });
+  const ops: BatchOp[] = [];
+  const { info } = collectionForWrite(store, name, ops);
+  const named = info.indexes.find((i) => i.name === indexName);
+  const text = info.indexes.find((i) => i.text !== undefined);
+  if (named !== undefined && (named.text === undefined || !sameTextIndex(named.text, spec))) {
+    fail('CONFLICT', `an index named ${indexName} with a different specification exists`, { index: indexName });
+  }
+  // MongoDB's message (index_catalog_impl.cpp).
+  if (text !== undefined && text !== named) fail('CONFLICT', `only one text index per collection allowed, found existing text index "${text.name}"`, { index: text.name });
+  if (named !== undefined && (named as { building?: boolean }).building !== true) return { result: { name: indexName, created: false }, durable: DONE };
+  if (named === undefined && info.indexes.length >= MAX_INDEXES) fail('CONFLICT', `a collection has at most ${MAX_INDEXES + 1} indexes`, { limit: MAX_INDEXES + 1 });
+  const fresh: IndexInfo = { id: info.nextIndexId, name: indexName, fields: TEXT_INDEX_FIELDS, unique: false, text: spec, multikey: false, lossy: false };
+  return buildIndex(store, name, info, ops, named ?? fresh, named === undefined);
+}
+
 /**
  * Drops an index by name (or key pattern). @throws NOT_FOUND when there is no such index; VALIDATION_FAILED for `_id_`
  */
@@ -2354,6 +2464,9 @@ export function docsDropIndex(store: TenantStore, collection: unknown, index: un
   if (typeof index === 'string') {
     if (index === '_id_') fail('VALIDATION_FAILED', 'the _id index cannot be dropped', { field: 'index' });
     target = info.indexes.find((i) => i.name === index);
+  } else if (isPlainObject(index) && (isTextKeyPattern(index) || Object.hasOwn(index, '_fts'))) {
+    // A text index by its key pattern as created ({title: "text"}) or as listed ({_fts: "text", _ftsx: 1}).
+    target = info.indexes.find((i) => i.text !== undefined);
   } else if (isPlainObject(index)) {
     const fields = parseKeys(index);
     const matching = info.indexes.filter((i) => i.fields.length === fields.length && i.fields.every((f, k) => f.path === fields[k]!.path && f.direction === fields[k]!.direction));

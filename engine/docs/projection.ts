@@ -17,7 +17,9 @@
  *     One per projection; an array with no position recorded is an error.
  * - Computed fields (MongoDB 4.4+: `{total: {$add: ["$a", "$b"]}}`, `{name: "$profile.name"}`, a
  *   string or array literal) make the projection a $project stage's (docs-model.ts compiles it
- *   through aggregate/stages/project.ts); projectionFeatures tells. `$meta` is not supported.
+ *   through aggregate/stages/project.ts); projectionFeatures tells.
+ * - `{score: {$meta: "textScore"}}` (a top-level field) adds the document's text score (a `$text`
+ *   find's); it decides no mode: alone, every field is returned with it.
  */
 
 import { fail } from '../errors.js';
@@ -25,6 +27,7 @@ import { compileFilter } from './query/compile-filter.js';
 import type { AndNode } from './query/filter-ast.js';
 import { withPath } from './path.js';
 import { firstArray, positionFinder } from './query/recorded-position.js';
+import { checkMetaName, textScoreOf } from './text/index.js';
 import { cloneValue, isPlainObject, MISSING, setOwn, type Doc } from './values.js';
 
 /** A compiled projection. */
@@ -37,6 +40,8 @@ export interface CompiledProjection {
   readonly includesId: boolean;
   /** A new document with the projection applied (the input is not changed). @throws QUERY_ERROR when a positional projection finds no position */
   apply(doc: Doc): Doc;
+  /** True when it adds `{$meta: "textScore"}` fields (the find must be a `$text` search). */
+  readonly textScore?: boolean;
 }
 
 /** What a projection's positional `$` needs: the find's filter, parsed (asked for only then). */
@@ -65,7 +70,7 @@ type Tree = Map<string, Tree | Leaf>;
 
 /** One member of a projection, flattened. */
 type Entry =
-  | { readonly path: string; readonly kind: 'include' | 'exclude' | 'positional' }
+  | { readonly path: string; readonly kind: 'include' | 'exclude' | 'positional' | 'meta' }
   | { readonly path: string; readonly kind: 'operator'; readonly leaf: SliceLeaf | ElemMatchLeaf };
 
 function invalid(message: string, path?: string): never {
@@ -116,7 +121,11 @@ function flatten(spec: Doc, prefix: string, out: Entry[]): void {
         if (path.endsWith('.$')) invalid(`positional projection cannot be used with the ${first} operator ('${path}')`, path);
         if (first === '$slice') out.push({ path, kind: 'operator', leaf: parseSlice(v[first], path) });
         else if (first === '$elemMatch') out.push({ path, kind: 'operator', leaf: parseElemMatch(v[first], path) });
-        else if (first === '$meta') invalid(`unsupported: the $meta projection operator is not supported ('${path}')`, path);
+        else if (first === '$meta') {
+          checkMetaName(v[first], 'projection');
+          if (prefix !== '' || key.includes('.')) invalid(`unsupported: a $meta projection of a dotted path ('${path}'): project it at the top level`, path);
+          out.push({ path, kind: 'meta' });
+        }
         else invalid(`an expression ('${path}': ${first}) in a projection with $slice, $elemMatch or a positional '$': tetradb does not take both in one find projection (use an aggregation)`, path);
         continue;
       }
@@ -276,6 +285,21 @@ export function compileProjection(spec: unknown, options: ProjectionOptions = {}
   // The common case, no projection: one shared answer instead of a compile per find.
   if (spec === undefined || spec === null) return WHOLE_DOCUMENTS;
   if (!isPlainObject(spec)) invalid('projection must be an object such as {"a": 1}');
+  const { projection, metas } = compileFields(spec, options);
+  if (metas.length === 0) return projection;
+  // The text score fields come last, replacing a field of the same name (MongoDB's metadata fields).
+  return {
+    ...projection,
+    textScore: true,
+    apply: (doc) => {
+      const out = projection.apply(doc);
+      for (const path of metas) setOwn(out, path, textScoreOf(doc));
+      return out;
+    },
+  };
+}
+
+function compileFields(spec: Doc, options: ProjectionOptions): { projection: CompiledProjection; metas: readonly string[] } {
   const entries: Entry[] = [];
   flatten(spec, '', entries);
   let idSetting: boolean | undefined;
@@ -284,10 +308,17 @@ export function compileProjection(spec: unknown, options: ProjectionOptions = {}
   let positional: { parts: string[]; path: string } | undefined;
   const tree: Tree = new Map();
   const paths: string[] = [];
+  const metas: string[] = [];
   for (const entry of entries) {
     const { path } = entry;
     if (path === '') invalid("the positional operator '$' needs a field before it ('.$')");
     const parts = checkPath(path);
+    if (entry.kind === 'meta') {
+      if (metas.includes(path) || tree.has(path)) invalid(`Path collision at ${path}`, path);
+      metas.push(path);
+      continue;
+    }
+    if (metas.includes(path)) invalid(`Path collision at ${path}`, path);
     if (path === '_id' && (entry.kind === 'include' || entry.kind === 'exclude')) {
       idSetting = entry.kind === 'include';
       continue;
@@ -311,7 +342,9 @@ export function compileProjection(spec: unknown, options: ProjectionOptions = {}
   // Slices alone return every other field; `_id` alone decides otherwise: {_id: 0} excludes it, {_id: 1} returns only it.
   if (mode === undefined && sliced) mode = 'exclusion';
   if (mode === undefined && idSetting !== undefined) mode = idSetting ? 'inclusion' : 'exclusion';
-  if (mode === undefined) return { mode: 'all', paths: [], includesId: true, apply: (doc) => cloneValue(doc) };
+  // Text scores alone return every field too (an exclusion of nothing, so that they are added).
+  if (mode === undefined && metas.length > 0) mode = 'exclusion';
+  if (mode === undefined) return { projection: { mode: 'all', paths: [], includesId: true, apply: (doc) => cloneValue(doc) }, metas };
   // A path inside _id ("_id.a") takes over from the whole-_id default.
   const idTree = tree.get('_id');
   if (idSetting !== undefined && idTree !== undefined) invalid('Path collision at _id', '_id');
@@ -319,10 +352,10 @@ export function compileProjection(spec: unknown, options: ProjectionOptions = {}
   if (mode === 'inclusion' && includesId) tree.set('_id', true);
   if (mode === 'exclusion' && idSetting === false) tree.set('_id', true);
   if (mode === 'inclusion') {
-    if (positional === undefined) return { mode, paths, includesId, apply: (doc) => includeObject(doc, tree) };
+    if (positional === undefined) return { projection: { mode, paths, includesId, apply: (doc) => includeObject(doc, tree) }, metas };
     const { parts, path } = positional;
     const position = positionFinder(options.filter?.());
-    return { mode, paths, includesId, apply: (doc) => includeObject(positionalView(doc, parts, position, path), tree) };
+    return { projection: { mode, paths, includesId, apply: (doc) => includeObject(positionalView(doc, parts, position, path), tree) }, metas };
   }
-  return { mode, paths, includesId, apply: (doc) => excludeObject(doc, tree) };
+  return { projection: { mode, paths, includesId, apply: (doc) => excludeObject(doc, tree) }, metas };
 }

@@ -15,7 +15,8 @@ import type { CollectionInfo, IndexInfo } from './catalog.js';
 import { indexServesQuery } from './index-membership.js';
 import { directed, EMPTY_ARRAY_COMPONENT, idComponent, indexComponent, isScalarForBounds, type Component, type IndexField } from './index-key.js';
 import type { AndNode, FieldOp } from './query/filter-ast.js';
-import { topLevelConditions } from './query/compile-filter.js';
+import { filterTextSearch, topLevelConditions } from './query/compile-filter.js';
+import { termKey, type TextSearch } from './text/index.js';
 import type { SortKey } from './sort.js';
 import { TYPE_BRACKET, typeBracket } from './values.js';
 
@@ -196,6 +197,7 @@ function sortDirection(fields: readonly IndexField[], eqFields: number, sort: re
   let direction: 'forward' | 'reverse' | undefined;
   let next = eqFields;
   for (const key of sort) {
+    if (key.meta !== undefined) return undefined; // a text score is no field of any index
     const field = fields[next];
     if (field !== undefined && field.path === key.path) {
       const d = field.direction === key.direction ? 'forward' : 'reverse';
@@ -261,6 +263,7 @@ function hintedPlan(info: CollectionInfo, ast: AndNode, sort: readonly SortKey[]
   }
   const matching = info.indexes.filter((i) => (hint.kind === 'name' ? i.name === hint.name : sameFields(i.fields, hint.fields)));
   if (matching.length === 0) badHint(hint, 'no such index');
+  if (matching.some((i) => i.text !== undefined)) badHint(hint, 'a text index answers $text queries only');
   // Several partial indexes may share a key pattern: the first whose filter the query implies.
   const index = matching.find((i) => i.partialFilterExpression === undefined || indexServesQuery(i, ast)) ?? badHint(hint, "the query does not imply the partial index's filter");
   if ((index as { building?: boolean }).building === true) badHint(hint, 'the index is still being built');
@@ -277,6 +280,8 @@ function hintedPlan(info: CollectionInfo, ast: AndNode, sort: readonly SortKey[]
  */
 export function planQuery(info: CollectionInfo | undefined, ast: AndNode, sort: readonly SortKey[], hint?: Hint): Plan {
   if (info === undefined) return { kind: 'empty' };
+  const text = filterTextSearch(ast);
+  if (text !== undefined) return textPlan(info, text, sort, hint);
   if (hint !== undefined) return hintedPlan(info, ast, sort, hint);
   const conditions = topLevelConditions(ast);
   const wantsSort = sort.length > 0;
@@ -294,7 +299,8 @@ export function planQuery(info: CollectionInfo | undefined, ast: AndNode, sort: 
     consider(plan, 5 + (wantsSort && plan.sorted ? 3 : 0));
   }
   for (const index of info.indexes) {
-    if ((index as { building?: boolean }).building === true) continue;
+    // A text index holds terms, not values: it answers $text alone (textPlan).
+    if ((index as { building?: boolean }).building === true || index.text !== undefined) continue;
     // A sparse or partial index misses documents: only a query that cannot match them may read it.
     if (!indexServesQuery(index, ast)) continue;
     const bounds = boundsFor(index.fields, conditions, index.multikey);
@@ -314,6 +320,26 @@ export function planQuery(info: CollectionInfo | undefined, ast: AndNode, sort: 
   return primaryRead(undefined, sort);
 }
 
+/**
+ * The plan of a `$text` query: the entries of the collection's text index under each of the
+ * search's positive terms (every document holding one), deduplicated; the filter then tests each
+ * candidate (phrases, negations, the other conditions). Binds the search to the index. A hint
+ * may name the text index only (MongoDB answers $text through it whatever the hint).
+ * @throws QUERY_ERROR (MongoDB's message) when the collection has no text index, or a hint names another index
+ */
+function textPlan(info: CollectionInfo, search: TextSearch, sort: readonly SortKey[], hint: Hint | undefined): Plan {
+  const index = info.indexes.find((i) => i.text !== undefined && (i as { building?: boolean }).building !== true);
+  if (index === undefined) fail('QUERY_ERROR', 'text index required for $text query', { operator: '$text' });
+  if (hint !== undefined && !(hint.kind === 'name' ? hint.name === index.name : hint.kind === 'keys' && sameFields(hint.fields, index.fields))) {
+    badHint(hint, 'a $text query reads the text index');
+  }
+  search.bind(index.text!);
+  const terms = search.boundsTerms();
+  if (terms.length === 0) return { kind: 'empty' };
+  const ranges = [...new Set(terms.map(termKey))].map((term) => rangeOf([term], undefined, undefined));
+  return { kind: 'index', index, ranges, reverse: false, sorted: sort.length === 0, dedupe: true };
+}
+
 /** A plan as explain shows it. */
 export function describePlan(plan: Plan): Record<string, unknown> {
   switch (plan.kind) {
@@ -324,6 +350,7 @@ export function describePlan(plan: Plan): Record<string, unknown> {
         ? { stage: 'IDHACK', keys: plan.ranges.length }
         : { stage: plan.ranges.length === 1 && plan.ranges[0]!.gte === undefined && plan.ranges[0]!.lt === undefined ? 'COLLSCAN' : 'IDSCAN', direction: plan.reverse ? 'backward' : 'forward', sortedByPlan: plan.sorted };
     case 'index':
+      if (plan.index.text !== undefined) return { stage: 'TEXT', indexName: plan.index.name, terms: plan.ranges.length };
       return {
         stage: 'IXSCAN',
         indexName: plan.index.name,

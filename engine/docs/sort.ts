@@ -12,12 +12,21 @@
 import { fail } from '../errors.js';
 import { DOCS_LIMITS } from './limits.js';
 import { collectValues, parsePath } from './path.js';
+import { checkMetaName, textScoreOf } from './text/index.js';
 import { compareValues, isPlainObject, MISSING } from './values.js';
 
 /** One key of a sort specification. */
 export interface SortKey {
   readonly path: string;
   readonly direction: 1 | -1;
+  /** `{$meta: "textScore"}`: the document's text score, highest first (no field, no index gives it). */
+  readonly meta?: 'textScore';
+}
+
+/** Options of compileSort. */
+export interface SortOptions {
+  /** `{$meta: "textScore"}` keys are allowed (a find's, a change's or a $sort stage's sort). */
+  readonly meta?: boolean;
 }
 
 /** A compiled sort: its keys, and a comparator over documents. */
@@ -73,21 +82,30 @@ function checkSortPath(path: string): string[] {
  * Compiles a sort specification: an object of paths to 1 (ascending) or -1 (descending);
  * undefined, null and {} mean no order. @throws QUERY_ERROR
  */
-export function compileSort(spec: unknown): CompiledSort {
+export function compileSort(spec: unknown, options: SortOptions = {}): CompiledSort {
   if (spec === undefined || spec === null) spec = {};
   if (!isPlainObject(spec)) invalid('sort must be an object such as {"a": 1, "b": -1}');
   const names = Object.keys(spec);
   if (names.length > DOCS_LIMITS.maxSortKeys) invalid(`sort accepts at most ${DOCS_LIMITS.maxSortKeys} keys`, { limit: DOCS_LIMITS.maxSortKeys });
   const keys: SortKey[] = [];
-  const parsed: Array<{ parts: string[]; direction: 1 | -1 }> = [];
+  const parsed: Array<{ parts: string[]; direction: 1 | -1; meta?: 'textScore' }> = [];
   for (const path of names) {
     const direction = spec[path];
-    if (isPlainObject(direction) && Object.hasOwn(direction, '$meta')) invalid(`unsupported: $meta sort on '${path}'`, { path });
+    if (isPlainObject(direction) && Object.hasOwn(direction, '$meta')) {
+      if (options.meta !== true) invalid(`unsupported: $meta sort on '${path}'`, { path });
+      if (Object.keys(direction).length !== 1) invalid(`Cannot have additional keys in a $meta sort specification: '${path}'`, { path });
+      // A text score sorts highest first, as MongoDB's does.
+      const meta = checkMetaName(direction['$meta'], '$sort');
+      keys.push({ path, direction: -1, meta });
+      parsed.push({ parts: checkSortPath(path), direction: -1, meta });
+      continue;
+    }
     if (direction !== 1 && direction !== -1) invalid(`$sort key ordering must be 1 (for ascending) or -1 (for descending): '${path}'`, { path });
     keys.push({ path, direction });
     parsed.push({ parts: checkSortPath(path), direction });
   }
-  const keyOf = (doc: unknown): unknown[] => parsed.map((k) => sortKeyOf(doc, k.parts, k.direction));
+  const keyOfOne = (doc: unknown, k: (typeof parsed)[number]): unknown => (k.meta !== undefined ? textScoreOf(doc) : sortKeyOf(doc, k.parts, k.direction));
+  const keyOf = (doc: unknown): unknown[] => parsed.map((k) => keyOfOne(doc, k));
   const compareKeyed = (x: readonly unknown[], y: readonly unknown[]): number => {
     for (let i = 0; i < parsed.length; i++) {
       const c = compareKeys(x[i], y[i]);
@@ -98,9 +116,9 @@ export function compileSort(spec: unknown): CompiledSort {
   return {
     keys,
     compare(a, b) {
-      for (const { parts, direction } of parsed) {
-        const c = compareKeys(sortKeyOf(a, parts, direction), sortKeyOf(b, parts, direction));
-        if (c !== 0) return c * direction;
+      for (const k of parsed) {
+        const c = compareKeys(keyOfOne(a, k), keyOfOne(b, k));
+        if (c !== 0) return c * k.direction;
       }
       return 0;
     },

@@ -393,20 +393,24 @@ export function mqlRoutes(app: FastifyInstance): void {
 
   route(
     'createIndex',
-    'Create an index (ascending/descending fields, unique, expireAfterSeconds for TTL, sparse, partialFilterExpression) and build it from the existing documents',
+    'Create an index (ascending/descending fields, unique, expireAfterSeconds for TTL, sparse, partialFilterExpression; or a text index) and build it from the existing documents',
     {
       collection,
-      keys: { type: 'object', additionalProperties: { type: 'integer' }, description: 'e.g. {"age": 1, "name": -1}' },
+      keys: { type: 'object', additionalProperties: { anyOf: [{ type: 'integer' }, { type: 'string' }] }, description: 'e.g. {"age": 1, "name": -1}, or {"title": "text", "body": "text"} for a text index' },
       name: { type: 'string' },
       unique: { type: 'boolean' },
       expireAfterSeconds: { type: 'integer' },
       sparse: { type: 'boolean', description: 'index only documents that have at least one of the fields' },
       partialFilterExpression: { ...anyObject, description: 'index only documents this filter matches: equality, $exists: true, $gt, $gte, $lt, $lte, $type, $in, $and, $or' },
+      weights: { description: 'a text index: the weight of each field, e.g. {"title": 10, "body": 1}' },
+      default_language: { description: 'a text index: the language of documents without a language field (default "english"; "none": no stemming, no stop words)' },
+      language_override: { description: 'a text index: the field naming a document\'s own language (default "language")' },
+      textIndexVersion: { description: 'a text index: 3, the only version built' },
     },
     ['collection', 'keys'],
     { 200: { type: 'object', properties: { name: { type: 'string' }, created: { type: 'boolean' } } }, 404: errorRef },
     async (request) => {
-      const b = body<{ collection: string; keys: unknown; name?: string; unique?: boolean; expireAfterSeconds?: number; sparse?: boolean; partialFilterExpression?: unknown }>(request);
+      const b = body<{ collection: string; keys: unknown; name?: string; unique?: boolean; expireAfterSeconds?: number; sparse?: boolean; partialFilterExpression?: unknown; weights?: unknown; default_language?: unknown; language_override?: unknown; textIndexVersion?: unknown }>(request);
       return withTenant(request, async (store) => settle(request, store, b.collection, await docsCreateIndex(store, b.collection, b.keys, b)));
     },
   );

@@ -69,7 +69,7 @@ describe('invalid projections', () => {
     ['exclusion mixed with inclusion', { a: 0, b: 1 }, /Cannot do inclusion on field b in exclusion projection/],
     ['a path inside another', { a: 1, 'a.b': 1 }, /Path collision at a.b/],
     ['a path around another', { 'a.b': 1, a: 1 }, /Path collision at a/],
-    ['$meta', { score: { $meta: 'textScore' } }, /unsupported: the \$meta projection operator/],
+    ['$meta searchScore', { score: { $meta: 'searchScore' } }, /unsupported: \{\$meta: "searchScore"\}/],
     // Computed fields are a $project's (docs-model.ts compileFindProjection): compileProjection takes none.
     ['an expression', { a: { $add: [1, 2] } }, /does not take both in one find projection/],
     ['a literal', { a: 'x' }, /does not take both in one find projection/],

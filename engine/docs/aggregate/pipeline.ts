@@ -8,7 +8,7 @@
 
 import { isPlainObject } from '../values.js';
 import { pipelineFields } from './dependencies.js';
-import type { CompiledFilter } from '../query/compile-filter.js';
+import { filterTextSearch, type CompiledFilter } from '../query/compile-filter.js';
 import type { Doc } from '../values.js';
 import { AGGREGATE_LIMITS, stageError, type DocStream, type Stage, type StageContext } from './stage.js';
 import { bucketStage } from './stages/bucket.js';
@@ -95,9 +95,14 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
     const name = Object.keys(item)[0]!;
     const arg = item[name];
     switch (name) {
-      case '$match':
-        stages.push(matchStage(arg, names));
+      case '$match': {
+        const match = matchStage(arg, names);
+        // MongoDB's rule: the planner answers $text, so only a pipeline's first stage may hold one;
+        // tetradb reads sub-pipelines' collections without a planner's $text, so not theirs either.
+        if ((i !== 0 || host !== undefined) && filterTextSearch(match.filter.ast) !== undefined) stageError('$match', '$match with $text is only allowed as the first pipeline stage');
+        stages.push(match);
         break;
+      }
       case '$project':
         stages.push(projectStage(arg, names));
         break;

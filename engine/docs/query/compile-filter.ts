@@ -18,6 +18,7 @@ import { compileExpression } from '../aggregate/expression/operator-table.js';
 import { exprIsVolatile } from '../aggregate/dependencies.js';
 import { compileSampleRate, idDraws, type Sampling } from './miscellaneous/sample-rate.js';
 import { compileDocumentSchema } from './evaluation/json-schema-match.js';
+import type { TextSearch } from '../text/index.js';
 
 /** A compiled filter: the AST for planners and explain, and the predicate. */
 export interface CompiledFilter {
@@ -111,6 +112,7 @@ function parseFilterDocument(filter: unknown, depth: number, exprAllowed = true,
       case 'expr':
       case 'sampleRate':
       case 'jsonSchema':
+      case 'text':
         conditions.push(entry.parse(value, ctx));
         break;
       case 'ignored':
@@ -154,10 +156,48 @@ function collapse(conditions: readonly FilterNode[]): FilterNode {
   return and.children.length === 1 ? and.children[0]! : and;
 }
 
-/** Parses a filter into its AST without compiling it. @throws QUERY_ERROR */
-export function parseFilter(filter: unknown, names: ReadonlySet<string> = NO_NAMES): AndNode {
+/**
+ * Parses a filter into its AST without compiling it. `text`: the filter may hold a `$text` (a
+ * find's, a count's, a write's or an aggregation's leading $match; elsewhere MongoDB refuses it).
+ * @throws QUERY_ERROR
+ */
+export function parseFilter(filter: unknown, names: ReadonlySet<string> = NO_NAMES, text = false): AndNode {
   const converted = fromJson(filter ?? {}, { code: 'QUERY_ERROR' });
-  return andOf(parseFilterDocument(converted, 1, true, names));
+  const ast = andOf(parseFilterDocument(converted, 1, true, names));
+  checkTextPlacement(ast, text);
+  return ast;
+}
+
+/**
+ * MongoDB's rules for `$text` (canonical_query.cpp): one at most, not under `$nor`; and
+ * tetradb's: a child of the root (its own or a top-level `$and`'s), since it answers `$text`
+ * through the text index alone and an `$or` would need every other clause indexed too.
+ * @throws QUERY_ERROR
+ */
+function checkTextPlacement(ast: AndNode, allowed: boolean): void {
+  let count = 0;
+  let misplaced: 'nor' | 'or' | undefined;
+  const visit = (node: FilterNode, under: 'nor' | 'or' | undefined): void => {
+    if (node.kind === 'text') {
+      count++;
+      misplaced ??= under;
+    } else if (node.kind === 'and' || node.kind === 'or' || node.kind === 'nor') {
+      const next = node.kind === 'nor' ? 'nor' : node.kind === 'or' ? (under ?? 'or') : under;
+      for (const child of node.children) visit(child, next);
+    }
+  };
+  visit(ast, undefined);
+  if (count === 0) return;
+  if (!allowed) queryError('$text', '$text is not allowed in this context');
+  if (count > 1) queryError('$text', 'Too many text expressions');
+  if (misplaced === 'nor') queryError('$text', 'text expression not allowed in nor');
+  if (misplaced === 'or') queryError('$text', 'unsupported: $text inside $or (tetradb answers $text through the text index alone: put it at the top level of the filter or in a top-level $and)');
+}
+
+/** The `$text` search of a filter, when it has one (a child of the root: checkTextPlacement). */
+export function filterTextSearch(ast: AndNode): TextSearch | undefined {
+  for (const child of ast.children) if (child.kind === 'text') return child.search;
+  return undefined;
 }
 
 class PathSubject implements Subject {
@@ -254,6 +294,10 @@ function compileNode(node: FilterNode, sampling: Sampling): Predicate {
       return compileSampleRate(node, sampling);
     case 'jsonSchema':
       return compileDocumentSchema(node.schema);
+    case 'text': {
+      const search = node.search;
+      return (doc) => search.matches(doc);
+    }
     default: {
       const unhandled: never = node;
       throw new Error(`unhandled filter node ${JSON.stringify(unhandled)}`);
@@ -265,6 +309,8 @@ function compileNode(node: FilterNode, sampling: Sampling): Predicate {
 export interface CompileFilterOptions {
   /** How `$sampleRate` draws (query/miscellaneous/sample-rate.ts); 'stable' unless each document is tested once. */
   readonly sampling?: Sampling;
+  /** The filter may hold a `$text` (see parseFilter). */
+  readonly text?: boolean;
 }
 
 /**
@@ -273,7 +319,7 @@ export interface CompileFilterOptions {
  * @throws QUERY_ERROR naming the operator for anything malformed, unknown or unsupported
  */
 export function compileFilter(filter: unknown, names?: ReadonlySet<string>, options: CompileFilterOptions = {}): CompiledFilter {
-  const ast = parseFilter(filter, names);
+  const ast = parseFilter(filter, names, options.text === true);
   const test = compileNode(ast, options.sampling ?? 'stable');
   return { ast, test };
 }
@@ -327,7 +373,7 @@ export function filterPaths(ast: AndNode): string[] {
     else if (node.kind === 'expr') {
       if (node.fields !== 'all') for (const f of node.fields) out.add(f);
     } else if (node.kind === 'sampleRate') out.add('_id'); // its draw reads the _id
-    else if (node.kind !== 'jsonSchema') for (const child of node.children) visit(child);
+    else if (node.kind !== 'jsonSchema' && node.kind !== 'text') for (const child of node.children) visit(child);
   };
   visit(ast);
   return [...out];
@@ -341,11 +387,12 @@ function someNode(ast: AndNode, test: (node: FilterNode) => boolean): boolean {
 
 /**
  * True when the filter may read any field (filterFields then does not cover it): an `$expr` that
- * reads `$$ROOT` or `$getField`, or a `$jsonSchema` (whose `additionalProperties`, `enum` or
- * `minProperties` read the whole document).
+ * reads `$$ROOT` or `$getField`, a `$jsonSchema` (whose `additionalProperties`, `enum` or
+ * `minProperties` read the whole document), or a `$text` (which reads its index's fields, and the
+ * documents' language fields).
  */
 export function filterReadsAll(ast: AndNode): boolean {
-  return someNode(ast, (node) => (node.kind === 'expr' && node.fields === 'all') || node.kind === 'jsonSchema');
+  return someNode(ast, (node) => (node.kind === 'expr' && node.fields === 'all') || node.kind === 'jsonSchema' || node.kind === 'text');
 }
 
 /** True when the filter has an `$expr` anywhere. */

@@ -14,11 +14,12 @@
  */
 
 import type { BsonTypeAlias } from './element/type.js';
+import type { TextSearch } from '../text/index.js';
 
 export type { BsonTypeAlias };
 
 /** A filter node: a boolean combination, the conditions on one dot path, an `$expr`, a `$sampleRate` or a `$jsonSchema`. */
-export type FilterNode = AndNode | OrNode | NorNode | FieldNode | ExprNode | SampleRateNode | JsonSchemaNode;
+export type FilterNode = AndNode | OrNode | NorNode | FieldNode | ExprNode | SampleRateNode | JsonSchemaNode | TextNode;
 
 /** All children match (an empty `and` matches every document). */
 export interface AndNode {
@@ -53,6 +54,16 @@ export interface ExprNode {
 export interface SampleRateNode {
   readonly kind: 'sampleRate';
   readonly rate: number;
+}
+
+/**
+ * `{$text: {$search, ...}}`: a text search of the collection's text index. At most one per filter,
+ * a child of the root (a top-level `$and`'s are flattened into it). Its search is bound to the
+ * collection's text index when the query is planned (the one part of a node that changes).
+ */
+export interface TextNode {
+  readonly kind: 'text';
+  readonly search: TextSearch;
 }
 
 /** `{$jsonSchema: <schema>}`: the whole document is valid against the schema. It reads every field. */

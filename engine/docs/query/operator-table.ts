@@ -16,6 +16,7 @@ import { exprOperator } from './evaluation/expr.js';
 import { jsonSchemaOperator } from './evaluation/json-schema.js';
 import { modOperator } from './evaluation/mod.js';
 import { regexOperator } from './evaluation/regex.js';
+import { textOperator } from './evaluation/text.js';
 import type { FieldOpName } from './filter-ast.js';
 import { andOperator, norOperator, orOperator } from './logical/and-or-nor.js';
 import { notOperator } from './logical/not.js';
@@ -73,7 +74,7 @@ export const QUERY_OPERATORS: Readonly<Record<string, QueryOperator>> = {
   $where: unsupported('top', '$where is refused: tetradb never executes JavaScript from a query'),
   $expr: exprOperator,
   $jsonSchema: jsonSchemaOperator,
-  $text: unsupported('top', '$text needs a text index, which tetradb does not have: an aggregation whose first $match uses it runs on the external MongoDB when TETRA_MONGODB_URI is set (docs/configuration.md)'),
+  $text: textOperator,
   // Geospatial
   $geoIntersects: unsupported('field', GEO),
   $geoWithin: unsupported('field', GEO),

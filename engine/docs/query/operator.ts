@@ -81,6 +81,12 @@ export interface JsonSchemaOperator {
   parse(operand: unknown, ctx: ParseContext): FilterNode;
 }
 
+/** `$text`: a search of the collection's text index, at the top level of a filter. */
+export interface TextOperator {
+  readonly kind: 'text';
+  parse(operand: unknown, ctx: ParseContext): FilterNode;
+}
+
 /** A top-level operator with no effect on matching ($comment). */
 export interface IgnoredOperator {
   readonly kind: 'ignored';
@@ -106,6 +112,7 @@ export type QueryOperator =
   | ExprOperator
   | SampleRateOperator
   | JsonSchemaOperator
+  | TextOperator
   | IgnoredOperator
   | UnsupportedOperator;
 

@@ -31,6 +31,7 @@ function collect(node: FilterNode, out: Equality[]): void {
     case 'expr':
     case 'sampleRate':
     case 'jsonSchema':
+    case 'text':
       return;
     case 'field':
       for (const op of node.ops) {

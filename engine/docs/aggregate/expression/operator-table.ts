@@ -15,6 +15,7 @@ import { dateArithmeticOperators } from './date-arithmetic.js';
 import { dateFromPartsOperators } from './date-from-parts.js';
 import { dateFromStringOperators } from './date-from-string.js';
 import { makeCompiler, type Expr, type ExprTableEntry } from './expression.js';
+import { metaOperators } from './meta.js';
 import { objectOperators } from './object.js';
 import { randOperators } from './rand.js';
 import { setFieldOperators } from './set-field.js';
@@ -52,10 +53,10 @@ const TABLE: Readonly<Record<string, ExprTableEntry>> = {
   ...setFieldOperators,
   ...dataSizeOperators,
   ...randOperators,
+  ...metaOperators,
   $function: unsupported('JavaScript is never executed'),
   $accumulator: unsupported('JavaScript is never executed'),
   $where: unsupported('JavaScript is never executed'),
-  $meta: unsupported('no text search scores'),
   $toDecimal: unsupported('there is no decimal type'),
   $toObjectId: unsupported('there is no ObjectId type'),
 };

@@ -17,12 +17,13 @@ export interface MatchStage extends Stage {
 export function matchStage(spec: unknown, names: ReadonlySet<string>): MatchStage {
   if (!isPlainObject(spec)) stageError('$match', 'the $match filter must be an object');
   // `$expr` anywhere in it reads the `let` variables of an enclosing $lookup pipeline.
-  const filter = compileFilter(spec, names);
+  // A $text is checked for its place by the pipeline (only a leading $match of the collection's own).
+  const filter = compileFilter(spec, names, { text: true });
   const needs = filterReadsAll(filter.ast) ? READS_ALL : needsOf([], filterPaths(filter.ast), false);
   // The stage tests each document once, and documents in a pipeline may share an `_id` (after
   // $unwind): its $sampleRate draws afresh for each. The planner's read of a leading $match
   // (`filter`) tests stored documents, and draws by `_id` (sample-rate.ts).
-  const own = filterHasSample(filter.ast) ? compileFilter(spec, names, { sampling: 'independent' }) : filter;
+  const own = filterHasSample(filter.ast) ? compileFilter(spec, names, { sampling: 'independent', text: true }) : filter;
   const stage = streaming('$match', needs, (chunk, ctx) => chunk.filter((d) => own.test(d, ctx.vars)));
   return { ...stage, filter };
 }

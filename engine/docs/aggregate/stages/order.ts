@@ -14,12 +14,13 @@ function count(stage: string, v: unknown, min: number): number {
 }
 
 export function sortStage(spec: unknown, limit?: number): Stage {
-  const sort = compileSort(spec);
+  // `{$meta: "textScore"}` keys read the documents' text scores (text/text-score.ts).
+  const sort = compileSort(spec, { meta: true });
   if (sort.keys.length === 0) stageError('$sort', '$sort stage must have at least one sort key');
   return {
     name: '$sort',
     reads: [],
-    needs: needsOf([], sort.keys.map((k) => k.path), false),
+    needs: needsOf([], sort.keys.filter((k) => k.meta === undefined).map((k) => k.path), false),
     async *run(input) {
       const budget = new BlockingBudget('$sort');
       let docs: Doc[] = [];

@@ -13,6 +13,7 @@
  * pipeline-style update (update/pipeline-update.ts) applies to the document it changes.
  */
 
+import { carryTextScore } from '../../text/index.js';
 import { compileProjection } from '../../projection.js';
 import { bsonTypeOf, getOwn, isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
 import { Scope, type Expr } from '../expression/expression.js';
@@ -31,7 +32,8 @@ export interface DocTransform {
 
 /** The stage that applies a transform to each document of its input. */
 export function transformStage(t: DocTransform): Stage {
-  return streaming(t.name, t.needs, (chunk, ctx) => chunk.map((doc) => t.apply(doc, ctx.vars)));
+  // The new document keeps the input's text score, as MongoDB's metadata goes along.
+  return streaming(t.name, t.needs, (chunk, ctx) => chunk.map((doc) => carryTextScore(doc, t.apply(doc, ctx.vars))));
 }
 
 // Sets `value` at `parts` of a copy-on-write document (`target`; objects are copied on the way)

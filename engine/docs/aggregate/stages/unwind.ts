@@ -9,6 +9,7 @@ import { isPlainObject, MISSING, type Doc } from '../../values.js';
 import { needsOf } from '../dependencies.js';
 import { withPath } from '../../path.js';
 import { outputField, stageError, streaming, type Stage } from '../stage.js';
+import { carryTextScore } from '../../text/index.js';
 
 export function unwindStage(spec: unknown): Stage {
   const stage = '$unwind';
@@ -31,7 +32,7 @@ export function unwindStage(spec: unknown): Stage {
       const emit = (value: unknown, index: number | null): void => {
         let d = withPath(doc, parts, value);
         if (indexField !== undefined) d = { ...d, [indexField]: index };
-        out.push(d);
+        out.push(carryTextScore(doc, d));
       };
       if (Array.isArray(v)) {
         if (v.length === 0) {
