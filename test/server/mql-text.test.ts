@@ -357,3 +357,68 @@ describe('textScore', () => {
     expect(unknown.body.error.message).toBe('Unsupported argument to $meta: nonsense');
   });
 });
+
+describe('randomized: single-term searches equal a brute-force model', () => {
+  // The model, written here: words are runs of ASCII letters (the vocabulary has no other word
+  // characters), lower-cased, Orama's English stop words dropped, Orama's English stemmer applied.
+  const VOCABULARY = ['Coffee', 'coffee', 'shops', 'shop', 'running', 'runs', 'the', 'and', 'Cake', 'cakes', 'baking', 'tea', 'a', 'quick', 'brown', 'foxes', 'fox', 'Jumped', 'jumps', 'lazy', 'dogs'];
+  const SEPARATORS = [' ', ', ', '. ', ' - ', '! ', '  '];
+
+  function random(seed: number): () => number {
+    let s = seed >>> 0;
+    return () => {
+      s = (Math.imul(s ^ (s >>> 15), 0x2c1b3c6d) + 0x9e3779b9) >>> 0;
+      s ^= s >>> 12;
+      return (s >>> 0) / 2 ** 32;
+    };
+  }
+
+  it('over random documents, inserts, updates and deletes', async () => {
+    const { stemmer } = await import('@orama/stemmers/english');
+    const { stopwords } = await import('@orama/stopwords/english');
+    const stop = new Set(stopwords);
+    const modelTerms = (text: string): string[] => (text.match(/[A-Za-z]+/g) ?? []).map((w) => w.toLowerCase()).filter((w) => !stop.has(w)).map((w) => stemmer(w));
+    const rand = random(20240611);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+    const sentence = (): string => Array.from({ length: 1 + Math.floor(rand() * 4) }, () => pick(VOCABULARY)).reduce((s, w) => (s === '' ? w : s + pick(SEPARATORS) + w), '');
+    const randomDoc = (id: number): Record<string, unknown> => {
+      const doc: Record<string, unknown> = { _id: id };
+      if (rand() < 0.8) doc['title'] = sentence();
+      if (rand() < 0.6) doc['body'] = rand() < 0.3 ? [sentence(), sentence()] : sentence();
+      if (rand() < 0.2) doc['other'] = sentence(); // not indexed
+      return doc;
+    };
+    const model = new Map<number, Record<string, unknown>>();
+    const docs = Array.from({ length: 40 }, (_, i) => randomDoc(i));
+    for (const d of docs) model.set(d['_id'] as number, d);
+    const c = await file.seed(docs, 'trand');
+    await mql('createIndex', { collection: c, keys: { title: 'text', body: 'text' } });
+    for (let i = 0; i < 30; i++) {
+      const id = Math.floor(rand() * 50);
+      const r = rand();
+      if (r < 0.4) {
+        const d = randomDoc(id);
+        await mql('replaceOne', { collection: c, filter: { _id: id }, replacement: d, upsert: true });
+        model.set(id, d);
+      } else if (r < 0.7) {
+        const title = sentence();
+        await mql('updateOne', { collection: c, filter: { _id: id }, update: { $set: { title } } });
+        if (model.has(id)) model.set(id, { ...model.get(id), title });
+      } else {
+        await mql('deleteOne', { collection: c, filter: { _id: id } });
+        model.delete(id);
+      }
+    }
+    let nonEmpty = 0;
+    const strings = (d: Record<string, unknown>): string[] => [d['title'], d['body']].flat().filter((v): v is string => typeof v === 'string');
+    for (const word of VOCABULARY) {
+      const term = modelTerms(word)[0];
+      const expected = term === undefined ? [] : [...model.values()].filter((d) => strings(d).some((s) => modelTerms(s).includes(term))).map((d) => d['_id'] as number).sort((a, b) => a - b);
+      const res = await mql('find', { collection: c, filter: { $text: { $search: word } }, sort: { _id: 1 }, limit: 1000 });
+      expect(res.body.documents.map((d: { _id: number }) => d._id), word).toEqual(expected);
+      if (expected.length > 0) nonEmpty++;
+    }
+    // The searches found something: the model is not trivially empty.
+    expect(nonEmpty).toBeGreaterThan(VOCABULARY.length / 2);
+  });
+});
