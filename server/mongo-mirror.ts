@@ -26,7 +26,8 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, MongoServerError, type Collection, type Db, type Document } from 'mongodb';
-import { CATALOG_TREE, decodeCollectionInfo, docsTree, isCollectionKey, isTemporaryCollection, listCollectionInfos, readCollection, type CollectionInfo } from '../engine/docs/catalog.js';
+import { CATALOG_TREE, decodeCollectionInfo, docsTree, isCollectionKey, isTemporaryCollection, listCollectionInfos, readCollection, type CollectionInfo, type IndexInfo } from '../engine/docs/catalog.js';
+import { describeTextIndex } from '../engine/docs/text/index.js';
 import { decodeDocument } from '../engine/docs/doc-codec.js';
 import { decodeKey } from '../engine/storage/index.js';
 import type { BatchOp, TenantStore } from '../engine/tenant/index.js';
@@ -65,19 +66,35 @@ type Change =
   | { kind: 'createIndex'; coll: string; index: IndexSpec }
   | { kind: 'dropIndex'; coll: string; name: string };
 
-/** A tetradb index as the mirror makes it on MongoDB: its keys, named `tetra_<name>`, never unique or TTL. */
+/**
+ * A tetradb index as the mirror makes it on MongoDB: its keys, named `tetra_<name>`, never unique
+ * or TTL; a text index with its weights and languages (`options`).
+ */
 interface IndexSpec {
   readonly name: string;
-  readonly key: Record<string, 1 | -1>;
+  readonly key: Record<string, 1 | -1 | 'text'>;
+  readonly options?: Document;
 }
 
 /**
- * The indexes of a collection to make on the MongoDB side, by name. Plain indexes only: the
- * mirror's documents already satisfy tetradb's unique indexes (a unique one there could only make
- * a mirrored write fail), and a TTL index there would delete documents on its own.
+ * The index a tetradb index is on MongoDB. Plain indexes only: the mirror's documents already
+ * satisfy tetradb's unique indexes (a unique one there could only make a mirrored write fail),
+ * and a TTL index there would delete documents on its own. A text index is MongoDB's text index
+ * over the same fields (every one it weighs, or `$**`), with the same weights and languages, so a
+ * routed `$text` finds and scores what a native one does.
  */
+function indexSpec(ix: IndexInfo): IndexSpec {
+  const name = `${MIRROR_INDEX_PREFIX}${ix.name}`;
+  if (ix.text === undefined) return { name, key: Object.fromEntries(ix.fields.map((f) => [f.path, f.direction])) };
+  const shown = describeTextIndex(ix.text);
+  const weights = shown['weights'] as Record<string, number>;
+  const key = ix.text.wildcard ? { '$**': 'text' as const } : Object.fromEntries(Object.keys(weights).map((path): [string, 'text'] => [path, 'text']));
+  return { name, key, options: { weights, default_language: shown['default_language'], language_override: shown['language_override'] } };
+}
+
+/** The indexes of a collection to make on the MongoDB side, by name. */
 function indexSpecs(info: CollectionInfo): Map<string, IndexSpec> {
-  return new Map(info.indexes.map((ix) => [ix.name, { name: `${MIRROR_INDEX_PREFIX}${ix.name}`, key: Object.fromEntries(ix.fields.map((f) => [f.path, f.direction])) }]));
+  return new Map(info.indexes.map((ix) => [ix.name, indexSpec(ix)]));
 }
 
 /** Indexes the mirror made carry this prefix: a copy drops those tetradb no longer has, and leaves the operator's own. */
@@ -496,7 +513,7 @@ class TenantMirror {
     const missingOk = (err: unknown): Promise<void> | undefined => (isNamespaceNotFound(err) || (err instanceof MongoServerError && err.code === 27) ? undefined : Promise.reject(err));
     if (c.kind === 'drop') await coll.drop().then(() => undefined, missingOk);
     else if (c.kind === 'dropIndex') await coll.dropIndex(c.name).then(() => undefined, missingOk);
-    else await coll.createIndex(c.index.key, { name: c.index.name }).then(() => undefined, (err: unknown) => (isIndexConflict(err) ? undefined : Promise.reject(err)));
+    else await coll.createIndex(c.index.key, { ...c.index.options, name: c.index.name }).then(() => undefined, (err: unknown) => (isIndexConflict(err) ? undefined : Promise.reject(err)));
   }
 
   #setQueued(bytes: number): void {

@@ -11,9 +11,9 @@
 // - Read-your-writes: it runs once the mirror holds every write applied before the request
 //   arrived (MongoMirror.caughtUp), within the timeout.
 // - MongoDB away, or the mirror not caught up in time: the pipeline runs natively
-//   (`executedBy: "native"`), except one with `$text`, which only MongoDB can answer: 503
-//   UNAVAILABLE. A query error from MongoDB (a `$text` without a text index there) is 400
-//   QUERY_ERROR with MongoDB's message.
+//   (`executedBy: "native"`), `$text` included (through tetradb's own text index). A query error
+//   from MongoDB (a `$text` without a text index there) is 400 QUERY_ERROR with MongoDB's message.
+// - The mirror makes tetradb's text index on MongoDB as a text index (mongo-mirror.ts).
 // Types only: the driver is loaded with the mirror, when TETRA_MONGODB_URI is set (server/app.ts).
 import type { Document } from 'mongodb';
 import { fail, isTetraError } from '../engine/errors.js';
@@ -29,7 +29,7 @@ type WritingStage = (typeof WRITING_STAGES)[number];
 export interface Routing {
   /** Some stage is one DESIGN.md routes to MongoDB. */
   readonly external: boolean;
-  /** A `$text` search: only MongoDB can answer it. */
+  /** A `$text` search (routed with the rest; natively answered when MongoDB is away). */
   readonly text: boolean;
   /**
    * The writing stage (`$merge`, `$out`) it ends with: writes must not go to MongoDB (it holds a

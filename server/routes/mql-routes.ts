@@ -154,7 +154,6 @@ export function mqlRoutes(app: FastifyInstance): void {
           // store.lsn: every write applied before this request, which the mirror must hold.
           const external = await aggregateExternally(mirror, tenantId, validateCollectionName(b.collection), b.pipeline, store.lsn, config.mongodbTimeoutMs, docsHintKeyPattern(store, b.collection, b.hint));
           if (external !== undefined) return { documents: external.map(toJson), executedBy: 'external' };
-          if (routing.text) fail('UNAVAILABLE', `$text runs only on the external MongoDB, which did not answer within ${config.mongodbTimeoutMs} ms; retry shortly`);
           request.server.log.warn({ tenantId, reqId: request.id }, 'aggregation routed to MongoDB ran natively: MongoDB did not answer in time');
         }
         // A $merge's or $out's batches count against the quota as inserts do; its target's TTL indexes wake the expiry service.

@@ -278,7 +278,7 @@ describe('aggregation routed to an external MongoDB', () => {
     expect(refused.body.error.message).toContain('$toDecimal');
   });
 
-  it('answers $text from MongoDB, with a text index made there; without one, MongoDB\'s error; without MongoDB, refused', async () => {
+  it('answers $text from MongoDB, with a text index made there; without one, MongoDB\'s error; without MongoDB, natively', async () => {
     const t = await signup(server.url);
     await seed(server.url, t.apiKey);
     const search = [{ $match: { $text: { $search: 'grace' } } }, { $project: { name: 1 } }];
@@ -295,14 +295,34 @@ describe('aggregation routed to an external MongoDB', () => {
     expect(found.body).toEqual({ documents: [{ _id: 'c2', name: 'Grace' }], executedBy: 'external' });
     const p = await signup(native.url);
     await seed(native.url, p.apiKey);
-    const refused = await mql(native.url, p.apiKey, 'aggregate', { collection: 'customers', pipeline: search });
-    expect(refused.status).toBe(400);
-    expect(refused.body.error.message).toMatch(/TETRA_MONGODB_URI/);
+    const unindexed = await mql(native.url, p.apiKey, 'aggregate', { collection: 'customers', pipeline: search });
+    expect(unindexed.status).toBe(400);
+    expect(unindexed.body.error.message).toBe('text index required for $text query');
+    expect((await mql(native.url, p.apiKey, 'createIndex', { collection: 'customers', keys: { name: 'text' } })).status).toBe(200);
+    const local = await mql(native.url, p.apiKey, 'aggregate', { collection: 'customers', pipeline: search });
+    expect(local.body).toEqual({ documents: [{ _id: 'c2', name: 'Grace' }], executedBy: 'native' });
+  });
+
+  it('mirrors a tetradb text index as a MongoDB text index (same fields, weights and languages), which a routed $text reads', async () => {
+    const t = await signup(server.url);
+    await seed(server.url, t.apiKey);
+    const db = `tetra_${t.tenantId}`;
+    const created = await mql(server.url, t.apiKey, 'createIndex', { collection: 'customers', keys: { name: 'text' }, weights: { name: 5, notes: 2 }, default_language: 'spanish', language_override: 'idioma' });
+    expect(created.status, created.text).toBe(200);
+    const search = [{ $match: { $text: { $search: 'grace' } } }, { $project: { name: 1 } }];
+    const found = await mql(server.url, t.apiKey, 'aggregate', { collection: 'customers', pipeline: search });
+    expect(found.body).toEqual({ documents: [{ _id: 'c2', name: 'Grace' }], executedBy: 'external' });
+    const text = mongo.indexes(db, 'customers').find((ix) => ix.name === 'tetra_name_text');
+    expect(text).toMatchObject({ key: { name: 'text', notes: 'text' }, weights: { name: 5, notes: 2 }, default_language: 'spanish', language_override: 'idioma' });
+    // Dropped with tetradb.
+    expect((await mql(server.url, t.apiKey, 'dropIndex', { collection: 'customers', index: 'name_text' })).status).toBe(200);
+    expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
+    expect(mongo.indexes(db, 'customers').map((ix) => ix.name)).not.toContain('tetra_name_text');
   });
 });
 
 describe('the mirror when MongoDB goes away and comes back', () => {
-  it('runs routed stages natively meanwhile ($text: 503), queues the writes, and ships them once MongoDB is back', async () => {
+  it('runs routed stages natively meanwhile ($text too, through the native text index), queues the writes, and ships them once MongoDB is back', async () => {
     const t = await signup(server.url);
     await seed(server.url, t.apiKey);
     expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
@@ -312,9 +332,9 @@ describe('the mirror when MongoDB goes away and comes back', () => {
       const fallback = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP });
       expect(fallback.body.executedBy).toBe('native');
       expect(fallback.body.documents.map((d: any) => d._id)).toEqual([1, 2, 3, 4, 6]);
-      const text = await mql(server.url, t.apiKey, 'aggregate', { collection: 'customers', pipeline: [{ $match: { $text: { $search: 'ada' } } }] });
-      expect(text.status).toBe(503);
-      expect(text.body.error.code).toBe('UNAVAILABLE');
+      expect((await mql(server.url, t.apiKey, 'createIndex', { collection: 'customers', keys: { name: 'text' } })).status).toBe(200);
+      const text = await mql(server.url, t.apiKey, 'aggregate', { collection: 'customers', pipeline: [{ $match: { $text: { $search: 'ada' } } }, { $project: { name: 1 } }] });
+      expect(text.body).toEqual({ documents: [{ _id: 'c1', name: 'Ada' }], executedBy: 'native' });
     } finally {
       await mongo.start();
     }
