@@ -83,14 +83,38 @@ export async function openDocsEngine(name: DocsEngineName, dir: string, tetra: T
   }
 }
 
-async function openTetra(dir: string, settings: TetraSettings): Promise<DocsBenchEngine> {
-  // As server/app.ts and the tenant registry open a tenant: one PageCache with the cache size and
-  // dirty budget, the configured fsync mode and snapshot age, the store's other defaults.
+/** A tenant's store as `npm start` opens it, the memory governor running, and what closes both. */
+export interface TetraTenant {
+  readonly store: TenantStore;
+  /** Its page cache's bytes in use and dirty bytes, in MiB (sampled with memory). */
+  memoryExtra(): Record<string, number>;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens a TenantStore under `dir` as server/app.ts and the tenant registry open a tenant: one
+ * PageCache with the cache size and dirty budget, the configured fsync mode and snapshot age, the
+ * store's other defaults; then the memory governor, as server/app.ts starts it once the stores are
+ * open. The people collection gets its indexes on INDEXED_FIELDS.
+ */
+export async function openTetraTenant(dir: string, settings: TetraSettings): Promise<TetraTenant> {
   const cache = new PageCache<TreeNode>(settings.cacheBytes, { dirtyBytes: settings.dirtyBytes });
   const store = await TenantStore.open(dir, { cache, fsync: settings.fsync, snapshotMaxAgeMs: settings.snapshotMaxAgeMs });
   for (const field of INDEXED_FIELDS) await (await docsCreateIndex(store, COLLECTION, { [field]: 1 })).durable;
-  // As server/app.ts starts it once the stores are open.
   const governor = startMemoryGovernor(cache, settings);
+  return {
+    store,
+    memoryExtra: () => ({ dirtyMiB: cache.dirty.bytes / MiB, cacheMiB: cache.bytes / MiB }),
+    async close() {
+      governor?.stop();
+      await store.close();
+    },
+  };
+}
+
+async function openTetra(dir: string, settings: TetraSettings): Promise<DocsBenchEngine> {
+  const tenant = await openTetraTenant(dir, settings);
+  const store = tenant.store;
   return {
     name: 'tetradb',
     sync: false,
@@ -121,11 +145,8 @@ async function openTetra(dir: string, settings: TetraSettings): Promise<DocsBenc
     async settle() {
       await store.checkpoint();
     },
-    memoryExtra: () => ({ dirtyMiB: cache.dirty.bytes / MiB, cacheMiB: cache.bytes / MiB }),
-    async close() {
-      governor?.stop();
-      await store.close();
-    },
+    memoryExtra: tenant.memoryExtra,
+    close: tenant.close,
   };
 }
 
