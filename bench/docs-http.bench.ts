@@ -43,6 +43,7 @@ import { COMPUTED_PROJECTION, GOLD_SCORE, PARTIAL_LIMIT, SCORE_PIPELINE, SENIOR_
 import { docEmail, docId, makeDocument, randomDocNumbers } from './lib/documents.js';
 import { freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
 import { loadResult, pooledRequests, type LoadResult } from './lib/load-result.js';
+import { connectPg, DEFAULT_PG_URL, redact } from './lib/pg-connect.js';
 import { dirtyBudgetFromEnv, flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
 
 const COLLECTION = 'people';
@@ -81,7 +82,6 @@ const BULK_SEQ = '{{seq}}';
 const BULK_CHECKS = 2;
 const SERVER_CACHE_BYTES = 256 * MiB;
 const SMALL_CACHE_BYTES = 32 * MiB;
-const DEFAULT_PG_URL = 'postgres://tetrabench:tetrabench@127.0.0.1:5432/tetrabench';
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
 
 interface Config {
@@ -610,33 +610,6 @@ interface LoadRow {
   seconds: number;
   memMiB: number;
   disk: string;
-}
-
-// ---- PostgreSQL ---------------------------------------------------------------------------------
-
-/** Where the URL points, without its password. */
-function redact(url: string): string {
-  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
-}
-
-/** A client when PostgreSQL answers with synchronous_commit on, else why not. */
-async function connectPg(url: string): Promise<{ client: pg.Client; settings: string } | { reason: string }> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    const show = async (name: string): Promise<string> => (await client.query<Record<string, string>>(`SHOW ${name}`)).rows[0]![name]!;
-    const version = (await client.query<{ server_version: string }>('SHOW server_version')).rows[0]!.server_version;
-    const commit = await show('synchronous_commit');
-    if (commit !== 'on') {
-      await client.end();
-      return { reason: `synchronous_commit is ${commit}, not on: its inserts would not be durable when acknowledged` };
-    }
-    const settings = `PostgreSQL ${version}: synchronous_commit=${commit}, fsync=${await show('fsync')}, wal_sync_method=${await show('wal_sync_method')}, shared_buffers=${await show('shared_buffers')}, commit_delay=${await show('commit_delay')}`;
-    return { client, settings };
-  } catch (err) {
-    await client.end().catch(() => undefined);
-    return { reason: err instanceof Error ? err.message : String(err) };
-  }
 }
 
 // ---- Main ---------------------------------------------------------------------------------------

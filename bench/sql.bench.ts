@@ -31,6 +31,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
 import { loadResult, pooledRequests, type LoadResult } from './lib/load-result.js';
+import { connectPg, DEFAULT_PG_URL, redact } from './lib/pg-connect.js';
 import { flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, growthTable, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
 import { ENGINE_NOTES, openSqlEngine, SQL_ENGINES, type SqlEngineName } from './lib/sql-engines.js';
 import {
@@ -58,7 +59,6 @@ const PG_NAME = 'fastify + postgresql';
 const HELLO_NAME = 'fastify hello-world';
 /** Read bodies per HTTP row: paramsOf's 4096 picks, split among the connections. */
 const READ_BODIES = 4096;
-const DEFAULT_PG_URL = 'postgres://tetrabench:tetrabench@127.0.0.1:5432/tetrabench';
 const REFERENCE: SqlEngineName = 'sqlite';
 const here = (p: string): string => fileURLToPath(new URL(p, import.meta.url));
 
@@ -295,27 +295,6 @@ async function drive(config: Config, target: Target, workload: HttpWorkload | 'h
   const sampler = peakSampler(target.memory, target.sampleMs);
   const result = await autocannon({ url: target.url, connections: config.connections, duration: seconds, headers, ...requests });
   return { ...loadResult(result), memMiB: sampler.stop() };
-}
-
-function redact(url: string): string {
-  return url.replace(/\/\/([^:@/]+):[^@/]*@/, '//$1:***@');
-}
-
-async function connectPg(url: string): Promise<{ client: pg.Client; settings: string } | { reason: string }> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    const show = async (name: string): Promise<string> => (await client.query<Record<string, string>>(`SHOW ${name}`)).rows[0]![name]!;
-    const commit = await show('synchronous_commit');
-    if (commit !== 'on') {
-      await client.end();
-      return { reason: `synchronous_commit is ${commit}, not on: its inserts would not be durable when acknowledged` };
-    }
-    return { client, settings: `PostgreSQL ${await show('server_version')}: synchronous_commit=${commit}, fsync=${await show('fsync')}, wal_sync_method=${await show('wal_sync_method')}, shared_buffers=${await show('shared_buffers')}` };
-  } catch (err) {
-    await client.end().catch(() => undefined);
-    return { reason: err instanceof Error ? err.message : String(err) };
-  }
 }
 
 async function runHttp(config: Config, root: string): Promise<HttpResults> {
