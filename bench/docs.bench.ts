@@ -18,7 +18,6 @@
 //
 // tetradb's settings come from server/config.ts as `npm start` reads them (defaults: 256 MiB page
 // cache, 64 MiB dirty budget, fsync=batch; TETRA_* in the environment apply, as they would there).
-import { readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +25,7 @@ import { loadConfig } from '../server/config.js';
 import type { DocsTask, DocsWorkerResult, OpResult } from './docs-worker.js';
 import { DOCS_ENGINES, ENGINE_NOTES, type DocsEngineName, type TetraSettings } from './lib/docs-engines.js';
 import { FIND_LIMIT, INDEXED_FIELDS, opLabel, QUERY_NAMES, RANGE_DOCS, SCAN_DOCS, type OpName } from './lib/docs-workload.js';
-import { flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, growthTable, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
+import { flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, fmtUs, growthTable, machineLine, MiB, packageVersion, runWorker, scratchDir, table } from './lib/report.js';
 import type { SampleCheck } from './lib/sql-workload.js';
 
 const REFERENCE: DocsEngineName = 'mingo';
@@ -122,22 +121,8 @@ async function runAll(config: Config, root: string): Promise<DocsWorkerResult[]>
 
 // ---- Output -------------------------------------------------------------------------------------
 
-function fmtUs(us: number | undefined): string {
-  if (us === undefined || !Number.isFinite(us)) return '-';
-  if (us < 1000) return `${us.toFixed(us < 10 ? 2 : 1)} µs`;
-  if (us < 1e6) return `${(us / 1000).toFixed(2)} ms`;
-  return `${(us / 1e6).toFixed(2)} s`;
-}
-
 function versions(): string {
-  const version = (pkg: string): string => {
-    // Read from node_modules directly: some packages' "exports" hide their package.json.
-    try {
-      return (JSON.parse(readFileSync(here(`./node_modules/${pkg}/package.json`), 'utf8')) as { version: string }).version;
-    } catch {
-      return '?';
-    }
-  };
+  const version = packageVersion;
   return `lokijs ${version('lokijs')}, @seald-io/nedb ${version('@seald-io/nedb')}, mingo ${version('mingo')}, benchmark ${version('benchmark')}`;
 }
 

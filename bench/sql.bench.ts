@@ -23,7 +23,6 @@
 // Until tetradb's SQL API exists (engine/sql sqlExecute, POST /api/sql/query), its rows print as
 // "n/a: <why>" and every peer is still measured.
 import type { ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -32,7 +31,7 @@ import pg from 'pg';
 import { freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
 import { loadResult, pooledRequests, type LoadResult } from './lib/load-result.js';
 import { connectPg, DEFAULT_PG_URL, redact } from './lib/pg-connect.js';
-import { flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, growthTable, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
+import { flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, fmtUs, growthTable, machineLine, MiB, packageVersion, runWorker, scratchDir, table } from './lib/report.js';
 import { ENGINE_NOTES, openSqlEngine, SQL_ENGINES, type SqlEngineName } from './lib/sql-engines.js';
 import {
   BATCH_ROWS,
@@ -371,27 +370,13 @@ async function runHttp(config: Config, root: string): Promise<HttpResults> {
 
 // ---- Output -------------------------------------------------------------------------------------
 
-function fmtUs(us: number | undefined): string {
-  if (us === undefined || !Number.isFinite(us)) return '-';
-  if (us < 1000) return `${us.toFixed(us < 10 ? 2 : 1)} µs`;
-  if (us < 1e6) return `${(us / 1000).toFixed(2)} ms`;
-  return `${(us / 1e6).toFixed(2)} s`;
-}
-
 function median(xs: number[]): number {
   const sorted = [...xs].sort((a, b) => a - b);
   return sorted[Math.floor((sorted.length - 1) / 2)]!;
 }
 
 function versions(): string {
-  const version = (pkg: string): string => {
-    // Read from node_modules directly: some packages' "exports" hide their package.json.
-    try {
-      return (JSON.parse(readFileSync(here(`./node_modules/${pkg}/package.json`), 'utf8')) as { version: string }).version;
-    } catch {
-      return '?';
-    }
-  };
+  const version = packageVersion;
   return `better-sqlite3 ${version('better-sqlite3')}, @electric-sql/pglite ${version('@electric-sql/pglite')}, pg-mem ${version('pg-mem')}, alasql ${version('alasql')}, pg ${version('pg')}, autocannon ${version('autocannon')}`;
 }
 

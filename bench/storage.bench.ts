@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import type { EngineName } from './lib/engines.js';
-import { engineVersion, flagValue } from './lib/report.js';
+import { engineVersion, flagValue, fmtUs } from './lib/report.js';
 import type { Row, Task } from './storage-worker.js';
 
 const MiB = 2 ** 20;
@@ -83,14 +83,6 @@ function runWorker(task: Task): Promise<Row[]> {
 
 function fmtInt(n: number): string {
   return Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '-';
-}
-
-function fmtUs(us: number | undefined): string {
-  if (us === undefined || !Number.isFinite(us)) return '-';
-  if (us < 10) return `${us.toFixed(2)} µs`;
-  if (us < 1000) return `${us.toFixed(1)} µs`;
-  if (us < 1e6) return `${(us / 1000).toFixed(2)} ms`;
-  return `${(us / 1e6).toFixed(2)} s`;
 }
 
 function fmtMem(row: Row): string {

@@ -1,7 +1,7 @@
 // Shared by the memory and stalls benchmarks: running a worker script in a process of its own,
 // Markdown tables, number formats and a one-paragraph description of the machine and settings.
 import { execFileSync, fork } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, release, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -75,6 +75,24 @@ export function fmtNum(n: number | undefined, digits = 1): string {
 
 export function fmtRatio(n: number | undefined): string {
   return n !== undefined && Number.isFinite(n) ? `${n.toFixed(2)}x` : '-';
+}
+
+/** A duration in microseconds, in the unit that suits it: "8.25 µs", "412.0 µs", "3.10 ms", "1.20 s". */
+export function fmtUs(us: number | undefined): string {
+  if (us === undefined || !Number.isFinite(us)) return '-';
+  if (us < 1000) return `${us.toFixed(us < 10 ? 2 : 1)} µs`;
+  if (us < 1e6) return `${(us / 1000).toFixed(2)} ms`;
+  return `${(us / 1e6).toFixed(2)} s`;
+}
+
+/** The installed version of one of bench/'s packages, or "?". */
+export function packageVersion(pkg: string): string {
+  // Read from node_modules directly: some packages' "exports" hide their package.json.
+  try {
+    return (JSON.parse(readFileSync(fileURLToPath(new URL(`../node_modules/${pkg}/package.json`, import.meta.url)), 'utf8')) as { version: string }).version;
+  } catch {
+    return '?';
+  }
 }
 
 /** 1000000 -> "1M", 100000 -> "100k". */
