@@ -18,7 +18,8 @@ export interface BenchDocument {
 
 const FIRST = ['Ada', 'Alan', 'Barbara', 'Claude', 'Donald', 'Edsger', 'Frances', 'Grace', 'Hedy', 'Ivan', 'John', 'Katherine', 'Leslie', 'Margaret', 'Niklaus', 'Radia'];
 const LAST = ['Lovelace', 'Turing', 'Liskov', 'Shannon', 'Knuth', 'Dijkstra', 'Allen', 'Hopper', 'Lamarr', 'Sutherland', 'Backus', 'Johnson', 'Lamport', 'Hamilton', 'Wirth', 'Perlman'];
-const CITIES = ['Amsterdam', 'Berlin', 'Cairo', 'Dublin', 'Helsinki', 'Lisbon', 'Montreal', 'Nairobi', 'Osaka', 'Porto', 'Santiago', 'Vienna'];
+/** The cities of `profile.city`, drawn uniformly (the aggregation benchmark joins them to a collection of its own). */
+export const CITIES = ['Amsterdam', 'Berlin', 'Cairo', 'Dublin', 'Helsinki', 'Lisbon', 'Montreal', 'Nairobi', 'Osaka', 'Porto', 'Santiago', 'Vienna'];
 const TAGS = ['admin', 'beta', 'billing', 'churn-risk', 'enterprise', 'free', 'mobile', 'newsletter', 'partner', 'pro', 'support', 'trial', 'vip', 'web'];
 const WORDS = ['builds', 'careful', 'database', 'engines', 'fast', 'likes', 'queries', 'reliable', 'storage', 'systems', 'tests', 'writes', 'and', 'with', 'for', 'small'];
 const SEED = 0xd0c5;
