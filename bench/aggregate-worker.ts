@@ -1,7 +1,7 @@
 // One engine of the aggregation benchmark at one size, in a process of its own (forked by
 // aggregate.bench.ts), so its RSS and garbage are its own: open it, load the 12 cities and N
 // documents (batches of 1000, each awaited until durable where the engine is), settle (tetradb:
-// checkpoint; PostgreSQL: ANALYZE), answer a sample of every pipeline and check it against the
+// checkpoint; PostgreSQL: VACUUM ANALYZE), answer a sample of every pipeline and check it against the
 // answers of the engines that ran before it at this size (a difference stops here, before any
 // timing, unless lib/agg-engines.ts KNOWN_DIFFERENCES lists it: that pipeline is then
 // reported, not timed), then time each pipeline from one caller. A pipeline an engine refuses (tetradb's

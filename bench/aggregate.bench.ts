@@ -133,6 +133,14 @@ function versions(pgSettings: string | undefined): string {
   return `mingo ${packageVersion('mingo')}, @electric-sql/pglite ${packageVersion('@electric-sql/pglite')}, pg ${packageVersion('pg')}${pgSettings === undefined ? '' : `; ${pgSettings}`}`;
 }
 
+/** A reason as one Markdown table cell (a difference names each answer on a line of its own, its rows' values between bars). */
+function oneLine(reason: string): string {
+  return reason
+    .replace(/:\s*\n\s*/g, ': ')
+    .replace(/\s*\n\s*/g, '; ')
+    .replaceAll('|', '\\|');
+}
+
 /** A pipeline's SQL as the tables name it (PostgreSQL's carry a per-worker prefix besides). */
 const SHOWN_TABLES: SqlTables = { people: 'people', cities: 'cities', [MERGE_TARGET]: MERGE_TARGET, [OUT_TARGET]: OUT_TARGET };
 
@@ -158,7 +166,7 @@ function render(config: Config, results: AggWorkerResult[], minutes: number, mac
     `- tetradb: a TenantStore as the server opens a tenant, with server/config.ts's values (\`npm start\`): page cache ${fmtNum(config.tetra.cacheBytes / MiB, 0)} MiB, dirty budget ${fmtNum(config.tetra.dirtyBytes / MiB, 0)} MiB, fsync=${config.tetra.fsync}; TETRA_* in the environment: ${tetraEnv.length > 0 ? tetraEnv.join(' ') : 'none'}.`,
   );
   out.push(
-    `- Data: bench/lib/documents.ts makeQueryDocument (~330 bytes of JSON, the same in every engine) and 12 \`cities\` ({_id, name, country}); loaded in batches of 1000, each awaited. Each engine and size in a forked worker (bench/aggregate-worker.ts). Every engine answered a sample of every pipeline first, checked against the engines before it at that size (tetradb first); then each pipeline ran for ${config.seconds} s from one caller in a closed loop after a warm-up of ${config.seconds / 4} s. Memory sampled every 250 ms without forced GC. "tetradb ÷ engine" divides tetradb's ops/s by this row's: above 1, tetradb is faster.`,
+    `- Data: bench/lib/documents.ts makeQueryDocument (~330 bytes of JSON, the same in every engine) and 12 \`cities\` ({_id, name, country}); loaded in batches of 1000, each awaited. Each engine and size in a forked worker (bench/aggregate-worker.ts). Every engine answered a sample of every pipeline first, checked against the engines before it at that size (tetradb first); then each pipeline ran for ${config.seconds} s from one caller in a closed loop after a warm-up of ${config.seconds / 4} s (a call that outlasts them is still one call: the slowest rows time a handful, so their p99 is their slowest). Memory sampled every 250 ms without forced GC. "tetradb ÷ engine" divides tetradb's ops/s by this row's: above 1, tetradb is faster.`,
   );
   out.push('- Engines:');
   for (const engine of config.engines) out.push(`  - ${engine}: ${ENGINE_NOTES[engine]}.`);
@@ -169,14 +177,14 @@ function render(config: Config, results: AggWorkerResult[], minutes: number, mac
     table(
       ['engine', 'documents', 'open', 'load s', 'docs/s', 'settle s', 'RSS / heap after load MiB', 'run peak RSS / heap MiB'],
       results.map((r) => {
-        if (!r.ok) return [r.engine, fmtCount(r.size), `n/a: ${r.reason}`, '-', '-', '-', '-', '-'];
+        if (!r.ok) return [r.engine, fmtCount(r.size), `n/a: ${oneLine(r.reason)}`, '-', '-', '-', '-', '-'];
         return [r.engine, fmtCount(r.size), fmtUs(r.openMs * 1000), fmtNum(r.loadSeconds, 2), fmtInt(r.loadDocsPerSecond), fmtNum(r.settleSeconds, 2), `${fmtInt(r.loadedRssMiB)} / ${fmtInt(r.loadedHeapMiB)}`, `${fmtInt(r.peakRssMiB)} / ${fmtInt(r.peakHeapMiB)}${serverPss(r.extraPeaks)}`];
       }),
       2,
     ),
   );
   out.push('');
-  out.push('settle: tetradb checkpoints; PGlite and PostgreSQL ANALYZE; mingo has nothing to do. PostgreSQL\'s server PSS is all its processes\' (the server is shared with other work on the host).\n');
+  out.push('settle: tetradb checkpoints; PGlite and PostgreSQL VACUUM ANALYZE; mingo has nothing to do. PostgreSQL\'s server PSS is all its processes\' (the server is shared with other work on the host).\n');
 
   for (const size of config.sizes) {
     out.push(`## ${fmtCount(size)} documents\n`);
@@ -186,19 +194,19 @@ function render(config: Config, results: AggWorkerResult[], minutes: number, mac
         const r = find(engine, size);
         if (r === undefined) continue;
         if (!r.ok) {
-          rows.push([p.label, engine, `n/a: ${r.reason.split('\n')[0]}`, '-', '-', '-', '-']);
+          rows.push([p.label, engine, `n/a: ${r.reason.startsWith('results differ') ? 'results differ (see the load table)' : oneLine(r.reason)}`, '-', '-', '-', '-', '-']);
           continue;
         }
         const x = pipelineOfRun(engine, size, p.name)!;
         if (!x.ok) {
-          rows.push([p.label, engine, `n/a: ${x.reason}`, '-', '-', '-', '-']);
+          rows.push([p.label, engine, `n/a: ${x.reason}`, '-', '-', '-', '-', '-']);
           continue;
         }
         const t = hzOf('tetradb', size, p.name);
-        rows.push([p.label, engine, fmtNum(x.hz, x.hz < 100 ? 1 : 0), fmtRatio(t === undefined ? undefined : t / x.hz), fmtUs(x.p50Us), fmtUs(x.p99Us), `${fmtInt(x.peakRssMiB)} / ${fmtInt(x.peakHeapMiB)}${serverPss(x.extraPeaks)}`]);
+        rows.push([p.label, engine, fmtNum(x.hz, x.hz < 100 ? 1 : 0), fmtRatio(t === undefined ? undefined : t / x.hz), fmtUs(x.p50Us), fmtUs(x.p99Us), fmtInt(x.ops), `${fmtInt(x.peakRssMiB)} / ${fmtInt(x.peakHeapMiB)}${serverPss(x.extraPeaks)}`]);
       }
     }
-    out.push(table(['pipeline', 'engine', 'ops/s', 'tetradb ÷ engine', 'p50', 'p99', 'peak RSS / heap MiB while timed'], rows, 2));
+    out.push(table(['pipeline', 'engine', 'ops/s', 'tetradb ÷ engine', 'p50', 'p99', 'calls timed', 'peak RSS / heap MiB while timed'], rows, 2));
     out.push('');
   }
 
