@@ -45,7 +45,7 @@ import { mergeVariables, type MergeSpec } from './aggregate/stages/merge.js';
 import type { OutSpec } from './aggregate/stages/out.js';
 import { noInput } from './aggregate/stages/lookup.js';
 import { Scope } from './aggregate/expression/expression.js';
-import { ValueSet } from './aggregate/value-key.js';
+import { groupKey, ValueSet } from './aggregate/value-key.js';
 import { fromJson } from './ejson.js';
 import { compileProjection, projectionFeatures, type CompiledProjection, type ProjectionOptions } from './projection.js';
 import { projectTransform } from './aggregate/stages/project.js';
@@ -71,7 +71,7 @@ import {
   type TextIndexSpec,
   type TextSearch,
 } from './text/index.js';
-import { compareValues, describeValue, getOwn, isPlainObject, MISSING, setOwn, valuesEqual, type Doc } from './values.js';
+import { cloneValue, compareValues, describeValue, getOwn, isPlainObject, MISSING, setOwn, valuesEqual, type Doc } from './values.js';
 
 /** Limits of the document endpoints (see docs/mql.md). */
 export const DOCS_MODEL_LIMITS = {
@@ -85,6 +85,10 @@ export const DOCS_MODEL_LIMITS = {
   /** Stored bytes an in-memory sort may hold (MongoDB: 100 MB without allowDiskUse). */
   maxSortBytes: 64 * 1024 * 1024,
 } as const;
+
+/** Lookups a pipeline run remembers (see docsAggregate), and the bytes they may hold. */
+const LOOKUP_MEMO_ENTRIES = 4096;
+const LOOKUP_MEMO_BYTES = 16 * 1024 * 1024;
 
 // Candidates handled per event-loop turn.
 const CHUNK = 256;
@@ -885,6 +889,12 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
       if (docs.length > 0) yield docs;
     }
   }
+  // What the $lookup stages brought in, by collection and filter, for the rest of the run: input
+  // documents often share their local values (many orders of few customers), and each lookup is
+  // a query of its own (~20 µs: compile, plan, read). All of them read the one snapshot, so an
+  // equal filter (groupKey: equal keys, equal values) finds the same documents.
+  const lookups = new Map<string, Doc[]>();
+  let lookupBytes = 0;
   // $$NOW is one instant for the whole pipeline, its $merge included, as in MongoDB.
   const now = new Date();
   const ctx: StageContext = {
@@ -893,12 +903,26 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
     async lookup(collection, filterSpec) {
       // What one document's $lookup brings in is held whole, within the blocking bound.
       const budget = new BlockingBudget('$lookup');
+      const key = `${collection}\0${groupKey(filterSpec)}`;
+      const known = lookups.get(key);
+      if (known !== undefined) {
+        // Copies: the stages after may change what they are given.
+        return known.map((d) => {
+          budget.add(d);
+          return cloneValue(d);
+        });
+      }
       const out: Doc[] = [];
+      let bytes = 0;
       for await (const chunk of read(collection, compileFilter(filterSpec))) {
         for (const d of chunk) {
-          budget.add(d);
+          bytes += budget.add(d);
           out.push(d);
         }
+      }
+      if (lookups.size < LOOKUP_MEMO_ENTRIES && lookupBytes + bytes <= LOOKUP_MEMO_BYTES) {
+        lookups.set(key, out.map((d) => cloneValue(d)));
+        lookupBytes += bytes;
       }
       return out;
     },
