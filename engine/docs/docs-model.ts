@@ -45,7 +45,7 @@ import { mergeVariables, type MergeSpec } from './aggregate/stages/merge.js';
 import type { OutSpec } from './aggregate/stages/out.js';
 import { noInput } from './aggregate/stages/lookup.js';
 import { Scope } from './aggregate/expression/expression.js';
-import { groupKey, ValueSet } from './aggregate/value-key.js';
+import { ValueSet } from './aggregate/value-key.js';
 import { fromJson } from './ejson.js';
 import { compileProjection, projectionFeatures, type CompiledProjection, type ProjectionOptions } from './projection.js';
 import { projectTransform } from './aggregate/stages/project.js';
@@ -889,42 +889,42 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
       if (docs.length > 0) yield docs;
     }
   }
-  // What the $lookup stages brought in, by collection and filter, for the rest of the run: input
-  // documents often share their local values (many orders of few customers), and each lookup is
-  // a query of its own (~20 µs: compile, plan, read). All of them read the one snapshot, so an
-  // equal filter (groupKey: equal keys, equal values) finds the same documents.
-  const lookups = new Map<string, Doc[]>();
+  // What the $lookup stages brought in, by collection and the key of their filter, for the rest of
+  // the run: input documents often share their local values (many orders of few customers), and
+  // each lookup is a query of its own (~20 µs: compile, plan, read). All of them read the one
+  // snapshot, so an equal filter finds the same documents.
+  const lookups = new Map<string, { docs: Doc[]; bytes: number }>();
   let lookupBytes = 0;
+  /** What one document's $lookup brings in, held whole within the blocking bound, and remembered when it has a key. */
+  async function lookupAnew(collection: string, filterSpec: Doc, key: string | undefined): Promise<Doc[]> {
+    const budget = new BlockingBudget('$lookup');
+    const docs: Doc[] = [];
+    let bytes = 0;
+    for await (const chunk of read(collection, compileFilter(filterSpec))) {
+      for (const d of chunk) {
+        bytes += budget.add(d);
+        docs.push(d);
+      }
+    }
+    if (key !== undefined && lookups.size < LOOKUP_MEMO_ENTRIES && lookupBytes + bytes <= LOOKUP_MEMO_BYTES) {
+      lookups.set(key, { docs: docs.map((d) => cloneValue(d)), bytes });
+      lookupBytes += bytes;
+    }
+    return docs;
+  }
   // $$NOW is one instant for the whole pipeline, its $merge included, as in MongoDB.
   const now = new Date();
   const ctx: StageContext = {
     vars: new Scope(new Map([['NOW', now]])),
     scan: (collection) => read(collection, matchAll),
-    async lookup(collection, filterSpec) {
-      // What one document's $lookup brings in is held whole, within the blocking bound.
-      const budget = new BlockingBudget('$lookup');
-      const key = `${collection}\0${groupKey(filterSpec)}`;
-      const known = lookups.get(key);
-      if (known !== undefined) {
-        // Copies: the stages after may change what they are given.
-        return known.map((d) => {
-          budget.add(d);
-          return cloneValue(d);
-        });
-      }
-      const out: Doc[] = [];
-      let bytes = 0;
-      for await (const chunk of read(collection, compileFilter(filterSpec))) {
-        for (const d of chunk) {
-          bytes += budget.add(d);
-          out.push(d);
-        }
-      }
-      if (lookups.size < LOOKUP_MEMO_ENTRIES && lookupBytes + bytes <= LOOKUP_MEMO_BYTES) {
-        lookups.set(key, out.map((d) => cloneValue(d)));
-        lookupBytes += bytes;
-      }
-      return out;
+    lookup(collection, filterSpec, filterKey) {
+      const key = filterKey === undefined ? undefined : `${collection}\0${filterKey}`;
+      const known = key === undefined ? undefined : lookups.get(key);
+      if (known === undefined) return lookupAnew(collection, filterSpec, key);
+      // Within the blocking bound, as when it was read; copies, since the stages after may change
+      // what they are given. In this turn: no promise per input document.
+      new BlockingBudget('$lookup').addBytes(known.bytes);
+      return known.docs.map((d) => cloneValue(d));
     },
   };
   try {

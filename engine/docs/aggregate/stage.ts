@@ -26,8 +26,12 @@ export const AGGREGATE_LIMITS = {
 
 /** What a running stage may ask of the model: other collections, on the pipeline's snapshot. */
 export interface StageContext {
-  /** The documents of `collection` that `filter` matches (a compiled filter document), in plan order. */
-  lookup(collection: string, filter: Doc): Promise<Doc[]>;
+  /**
+   * The documents of `collection` that `filter` matches (a filter document), in plan order.
+   * `key`, when given, stands for the filter (equal keys, equal filters): a repeat may be answered
+   * from what the run read before, then without a promise.
+   */
+  lookup(collection: string, filter: Doc, key?: string): Doc[] | Promise<Doc[]>;
   /** Every document of `collection`, in chunks. */
   scan(collection: string): DocStream;
   /** The variables a sub-pipeline runs with ($lookup's `let`), if any. */

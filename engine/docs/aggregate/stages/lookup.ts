@@ -22,8 +22,16 @@ import { isPlainObject, MISSING, type Doc } from '../../values.js';
 import { checkVariableName, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { needsOf } from '../dependencies.js';
+import { groupKey } from '../value-key.js';
 import { outputField, pushAll, stageError, type DocStream, type Stage, type StageContext } from '../stage.js';
 import { Scope } from '../expression/expression.js';
+
+/** The key of an equality lookup: the foreign field and the local values (groupKey: equal keys, equal values). */
+function equalityKey(foreignField: string, values: readonly unknown[]): string {
+  let key = foreignField;
+  for (const v of values) key += `\0${groupKey(v)}`;
+  return key;
+}
 
 /** How the pipeline module compiles a sub-pipeline (passed in to avoid a cycle). */
 export type SubPipelineCompiler = (
@@ -90,9 +98,15 @@ export function lookupStage(spec: unknown, names: ReadonlySet<string>, compileSu
       for await (const chunk of input) {
         const out: Doc[] = [];
         for (const doc of chunk) {
-          const filter: Doc = localField === undefined ? {} : { [foreignField!]: { $in: localValues(doc, localField) } };
+          const values = localField === undefined ? undefined : localValues(doc, localField);
+          const filter: Doc = values === undefined ? {} : { [foreignField!]: { $in: values } };
+          // Equal local values, equal foreign documents: the model may answer a repeat from memory.
+          const key = values === undefined ? undefined : equalityKey(foreignField!, values);
           let matches: Doc[];
-          if (sub === undefined) matches = await ctx.lookup(from!, filter);
+          if (sub === undefined) {
+            const found = ctx.lookup(from!, filter, key);
+            matches = found instanceof Promise ? await found : found;
+          }
           else {
             const scope = Scope.of(doc, ctx.vars);
             const bound = scope.with(new Map(vars.map(([k, e]) => [k, e(scope)])));
@@ -103,7 +117,8 @@ export function lookupStage(spec: unknown, names: ReadonlySet<string>, compileSu
               for await (const c of sub.run(noInput(), { ...ctx, vars: bound }, false, keep && ((d) => keep.test(d)))) pushAll(matches, c);
             } else {
               const source = localField === undefined ? ctx.scan(from!) : (async function* () {
-                yield await ctx.lookup(from!, filter);
+                const found = ctx.lookup(from!, filter, key);
+                yield found instanceof Promise ? await found : found;
               })();
               for await (const c of sub.run(source, { ...ctx, vars: bound })) pushAll(matches, c);
             }
