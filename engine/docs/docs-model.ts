@@ -917,6 +917,17 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   const ctx: StageContext = {
     vars: new Scope(new Map([['NOW', now]])),
     scan: (collection) => read(collection, matchAll),
+    whole(docs) {
+      // The pipeline's own collection, on its snapshot: every document read is there.
+      const info = name === undefined ? undefined : infos.get(name);
+      if (info === undefined || snapshot === undefined) throw new Error('whole documents asked of a pipeline without a collection');
+      const tree = docsTree(info);
+      return docs.map((d) => {
+        const raw = snapshot.get(tree, idKey(idOf(d)));
+        if (raw === undefined) throw new Error(`document ${JSON.stringify(d[ID])} read in part is not in the snapshot`);
+        return decodeDocument(raw);
+      });
+    },
     lookup(collection, filterSpec, filterKey) {
       const key = filterKey === undefined ? undefined : `${collection}\0${filterKey}`;
       const known = key === undefined ? undefined : lookups.get(key);

@@ -23,7 +23,7 @@ import { lookupStage } from './stages/lookup.js';
 import { matchStage, type MatchStage } from './stages/match.js';
 import { parseMerge, type MergeSpec } from './stages/merge.js';
 import { parseOut, type OutSpec } from './stages/out.js';
-import { limitStage, skipStage, sortStage } from './stages/order.js';
+import { limitStage, skipStage, sortStage, type SortStage } from './stages/order.js';
 import { addFieldsStage, projectStage, replaceRootStage, unsetStage } from './stages/project.js';
 import { redactStage } from './stages/redact.js';
 import { sampleStage } from './stages/sample.js';
@@ -205,23 +205,55 @@ async function* keepOnly(input: DocStream, keep: (doc: Doc) => boolean): DocStre
   }
 }
 
+/** The largest $limit after a $sort for which the top-k reads only the sort keys first (see topK). */
+const TOP_K_MAX = 1000;
+
+/**
+ * The $sort of a pipeline that starts (after its leading $match) with $sort and a $limit of at
+ * most TOP_K_MAX, when the stages after it need whole documents: such a sort may read only its
+ * keys (and `_id`), keep the best, and have the model read the winners whole (StageContext.whole).
+ * A top-10 over 100k documents otherwise decoded them all whole to keep 10.
+ */
+function topK(stages: readonly Stage[], leading: CompiledFilter | undefined, fields: readonly string[] | undefined): SortStage | undefined {
+  if (fields !== undefined) return undefined; // the input is read in part anyway
+  const sort = stages[leading === undefined ? 0 : 1];
+  if (sort?.name !== '$sort') return undefined;
+  const { limit, keyPaths } = sort as SortStage;
+  if (limit === undefined || limit > TOP_K_MAX || keyPaths === undefined) return undefined;
+  // Text scores are kept with the documents read: a re-read whole document would lack them.
+  if (leading !== undefined && filterTextSearch(leading.ast) !== undefined) return undefined;
+  return sort as SortStage;
+}
+
+/** The documents of `input` (read in part) as stored, whole. */
+async function* wholeDocuments(input: DocStream, whole: (docs: readonly Doc[]) => Doc[]): DocStream {
+  for await (const chunk of input) yield whole(chunk);
+}
+
 function compile(spec: unknown, names: ReadonlySet<string>, counter: { stages: number }, host: Host): CompiledPipeline {
   const out: Writes = {};
   const stages = compileStages(spec, names, counter, host, out);
   const first = stages[0];
   const generated = first?.name === DOCUMENTS_STAGE;
+  const leading = first?.name === '$match' ? (first as MatchStage).filter : undefined;
+  const fields = pipelineFields(stages);
+  // Only the top level reads a collection through the model's planner (`fields` and `whole`).
+  const top = host === undefined && !generated ? topK(stages, leading, fields) : undefined;
   return {
     merge: out.merge,
     out: out.out,
     generated,
-    leading: first?.name === '$match' ? (first as MatchStage).filter : undefined,
+    leading,
     reads: [...new Set(stages.flatMap((s) => s.reads))],
-    fields: pipelineFields(stages),
+    fields: top === undefined ? fields : [...new Set(['_id', ...top.keyPaths!])],
     run(input, ctx, leadingDone = false, keepGenerated) {
+      // A top-k read in part needs the model to read the winners whole; without it, whole documents come in.
+      if (top !== undefined && ctx.whole === undefined) throw new Error('a top-k pipeline read in part needs StageContext.whole');
       let stream = input;
       for (const s of leadingDone && first?.name === '$match' ? stages.slice(1) : stages) {
         stream = s.run(stream, ctx);
         if (s === first && generated && keepGenerated !== undefined) stream = keepOnly(stream, keepGenerated);
+        if (s === top) stream = wholeDocuments(stream, ctx.whole!);
       }
       return stream;
     },

@@ -32,6 +32,12 @@ export interface StageContext {
    * from what the run read before, then without a promise.
    */
   lookup(collection: string, filter: Doc, key?: string): Doc[] | Promise<Doc[]>;
+  /**
+   * The whole stored documents of the pipeline's own collection with the `_id`s of `docs` (read
+   * in part), on the pipeline's snapshot: a top-k sort reads only its keys, then these (pipeline.ts).
+   * Absent where the input is not a collection's documents.
+   */
+  whole?(docs: readonly Doc[]): Doc[];
   /** Every document of `collection`, in chunks. */
   scan(collection: string): DocStream;
   /** The variables a sub-pipeline runs with ($lookup's `let`), if any. */

@@ -13,12 +13,23 @@ function count(stage: string, v: unknown, min: number): number {
   return v;
 }
 
-export function sortStage(spec: unknown, limit?: number): Stage {
+/** A $sort stage, with what a pipeline needs to know to sort documents decoded in part (pipeline.ts, top-k). */
+export interface SortStage extends Stage {
+  readonly name: '$sort';
+  /** The $limit right after it, when there is one. */
+  readonly limit: number | undefined;
+  /** The paths its keys read; undefined when a key is `{$meta: ...}`. */
+  readonly keyPaths: readonly string[] | undefined;
+}
+
+export function sortStage(spec: unknown, limit?: number): SortStage {
   // `{$meta: "textScore"}` keys read the documents' text scores (text/text-score.ts).
   const sort = compileSort(spec, { meta: true });
   if (sort.keys.length === 0) stageError('$sort', '$sort stage must have at least one sort key');
   return {
     name: '$sort',
+    limit,
+    keyPaths: sort.keys.some((k) => k.meta !== undefined) ? undefined : sort.keys.map((k) => k.path),
     reads: [],
     needs: needsOf([], sort.keys.filter((k) => k.meta === undefined).map((k) => k.path), false),
     async *run(input) {
