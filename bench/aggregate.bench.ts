@@ -25,7 +25,7 @@ import { loadConfig } from '../server/config.js';
 import type { AggTask, AggWorkerResult, ExpectedCheck, PipelineResult } from './aggregate-worker.js';
 import { AGG_ENGINES, ENGINE_NOTES, type AggEngineName } from './lib/agg-engines.js';
 import { MERGE_TARGET, OUT_TARGET, PIPELINES, pipelineOf, PIPELINE_NAMES, type PipelineName, type SqlTables } from './lib/agg-workload.js';
-import type { TetraSettings } from './lib/docs-engines.js';
+import { tetraSettingsOf, type TetraSettings } from './lib/docs-engines.js';
 import { connectPg, DEFAULT_PG_URL, redact } from './lib/pg-connect.js';
 import { flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, fmtUs, growthTable, machineLine, MiB, packageVersion, runWorker, scratchDir, table } from './lib/report.js';
 
@@ -59,7 +59,7 @@ function parseArgs(argv: string[]): Config {
     maxCallSeconds: Number(value('max-call-seconds') ?? 5),
     maxRssMiB: Math.floor(totalmem() / MiB / 2),
     pgUrl: value('pg-url') ?? process.env.DATABASE_URL ?? DEFAULT_PG_URL,
-    tetra: { cacheBytes: server.cacheBytes, dirtyBytes: server.dirtyBytes, fsync: server.fsync, snapshotMaxAgeMs: server.snapshotMaxAgeMs, memoryCheckMs: server.memoryCheckMs, heapGrowthPercent: server.heapGrowthPercent },
+    tetra: tetraSettingsOf(server),
   };
   const positive = (n: number): boolean => Number.isInteger(n) && n > 0;
   if (!config.sizes.every(positive) || !config.engines.every((e) => AGG_ENGINES.includes(e)) || !(config.seconds > 0) || !(config.maxLoadSeconds > 0) || !(config.maxCallSeconds > 0)) {

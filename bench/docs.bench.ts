@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../server/config.js';
 import type { DocsTask, DocsWorkerResult, OpResult } from './docs-worker.js';
-import { DOCS_ENGINES, ENGINE_NOTES, type DocsEngineName, type TetraSettings } from './lib/docs-engines.js';
+import { DOCS_ENGINES, ENGINE_NOTES, tetraSettingsOf, type DocsEngineName, type TetraSettings } from './lib/docs-engines.js';
 import { FIND_LIMIT, INDEXED_FIELDS, opLabel, QUERY_NAMES, RANGE_DOCS, SCAN_DOCS, type OpName } from './lib/docs-workload.js';
 import { flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, fmtUs, growthTable, machineLine, MiB, packageVersion, runWorker, scratchDir, table } from './lib/report.js';
 import type { SampleCheck } from './lib/sql-workload.js';
@@ -56,7 +56,7 @@ function parseArgs(argv: string[]): Config {
     seconds: Number(value('seconds') ?? (quick ? 0.5 : 2)),
     maxLoadSeconds: Number(value('max-load-seconds') ?? (quick ? 60 : 240)),
     maxRssMiB: Math.floor(totalmem() / MiB / 2),
-    tetra: { cacheBytes: server.cacheBytes, dirtyBytes: server.dirtyBytes, fsync: server.fsync, snapshotMaxAgeMs: server.snapshotMaxAgeMs, memoryCheckMs: server.memoryCheckMs, heapGrowthPercent: server.heapGrowthPercent },
+    tetra: tetraSettingsOf(server),
   };
   const positive = (n: number): boolean => Number.isInteger(n) && n > 0;
   if (!config.sizes.every(positive) || !config.engines.every((e) => DOCS_ENGINES.includes(e)) || !(config.seconds > 0) || !(config.maxLoadSeconds > 0)) {

@@ -36,6 +36,12 @@ export interface TetraSettings {
   heapGrowthPercent: number;
 }
 
+/** The settings a server started by `npm start` would take from `server` (loadConfig's answer). */
+export function tetraSettingsOf(server: TetraSettings): TetraSettings {
+  const { cacheBytes, dirtyBytes, fsync, snapshotMaxAgeMs, memoryCheckMs, heapGrowthPercent } = server;
+  return { cacheBytes, dirtyBytes, fsync, snapshotMaxAgeMs, memoryCheckMs, heapGrowthPercent };
+}
+
 type Docs = ReadonlyArray<{ _id?: unknown }>;
 
 export interface DocsBenchEngine {
