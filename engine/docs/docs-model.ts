@@ -201,8 +201,8 @@ class LazyCandidate implements Candidate {
   readonly bytes: number;
   #buf: Buffer | undefined;
   readonly #start: number;
-  /** Counts the document as examined when it is decoded (unless it was counted when read). */
-  readonly #examined: Examined | undefined;
+  /** Counts the document as examined when it is first read (unless it was counted when scanned). */
+  #examined: Examined | undefined;
   #doc: Doc | undefined;
 
   constructor(buf: Buffer, start: number, length: number, examined?: Examined) {
@@ -212,12 +212,29 @@ class LazyCandidate implements Candidate {
     this.#examined = examined;
   }
 
+  /**
+   * The fields `reader` names, read from the stored bytes without decoding the rest (see
+   * FieldReader), or the document once decoded; undefined when it must be decoded whole.
+   */
+  fields(reader: FieldReader): Doc | undefined {
+    if (this.#doc !== undefined) return this.#doc;
+    this.#count();
+    return reader.readAt(this.#buf!, this.#start, this.#start + this.bytes);
+  }
+
+  // Counts the document as examined once, when first read (in part or whole).
+  #count(): void {
+    if (this.#examined === undefined) return;
+    this.#examined.docs++;
+    this.#examined = undefined;
+  }
+
   get doc(): Doc {
     if (this.#doc === undefined) {
       const buf = this.#buf!;
       this.#doc = decodeDocument(this.#start === 0 && this.bytes === buf.length ? buf : buf.subarray(this.#start, this.#start + this.bytes));
       this.#buf = undefined; // the page is no longer held
-      if (this.#examined !== undefined) this.#examined.docs++;
+      this.#count();
     }
     return this.#doc;
   }
@@ -502,11 +519,12 @@ class TopK {
     this.#sort = sort;
   }
 
-  offer(c: Candidate): void {
+  /** `keyDoc`: the document, or the part of it holding the sort's paths. */
+  offer(c: Candidate, keyDoc: Doc = c.doc): void {
     // Each candidate's sort keys are computed once (a comparison would otherwise walk both
     // documents' paths again), and one that cannot make the cut is dropped at once (ties keep the
     // order they came in: a later one ranks after the one it ties with).
-    const keys = this.#sort.keyOf(c.doc);
+    const keys = this.#sort.keyOf(keyDoc);
     if (this.#worst !== undefined && this.#sort.compareKeyed(keys, this.#worst) >= 0) return;
     this.#docs.push({ c, keys });
     this.#bytes += c.bytes;
@@ -714,6 +732,13 @@ class FindCollector {
   readonly #projection: CompiledProjection;
   /** Set when the plan does not give the sort order: every match is kept, the best ones returned. */
   readonly #top: TopK | undefined;
+  /**
+   * With #top, the filter's and the sort's fields: a stored candidate is tested and ranked on those
+   * alone, and decoded whole only if it is among the best at the end (a top 10 of a scan decoded
+   * every document). Undefined when the filter may read any field or draws random numbers, or for
+   * a text search (its score is kept with the whole document).
+   */
+  readonly #keyReader: FieldReader | undefined;
   readonly #out: Doc[] = [];
   #skipped = 0;
   #bytes = 0;
@@ -722,6 +747,9 @@ class FindCollector {
     this.#query = query;
     this.#projection = projection;
     this.#top = plan.kind !== 'empty' && !plan.sorted ? new TopK(query.skip + query.limit, query.sort) : undefined;
+    const ast = query.filter.ast;
+    const partial = this.#top !== undefined && query.text === undefined && !filterReadsAll(ast) && !filterIsVolatile(ast);
+    this.#keyReader = partial ? new FieldReader([...filterPaths(ast), ...query.sort.keys.map((k) => k.path)]) : undefined;
   }
 
   /** Takes a chunk of candidates, in order, stopping (and reading no more of them) once no more are needed; true then. */
@@ -733,6 +761,14 @@ class FindCollector {
   /** Takes one candidate; true once no more are needed. */
   offerOne(c: Candidate): boolean {
     const query = this.#query;
+    if (this.#keyReader !== undefined && c instanceof LazyCandidate) {
+      // The filter matches these fields exactly when it matches the whole document.
+      const part = c.fields(this.#keyReader);
+      if (part !== undefined) {
+        if (query.filter.test(part)) this.#top!.offer(c, part);
+        return false;
+      }
+    }
     if (!query.filter.test(c.doc)) return false;
     if (query.text !== undefined) setTextScore(c.doc, query.text.score(c.doc));
     if (this.#top !== undefined) {
