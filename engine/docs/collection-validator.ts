@@ -82,17 +82,15 @@ function checkRules(rules: Record<string, unknown>): void {
   }
 }
 
-// Compiled rules by their JSON: catalog entries are decoded afresh at each catalog change.
-const compiledRules = new Map<string, CompiledFilter>();
-const COMPILED_RULES = 256;
+// Compiled rules by their object: a write reads the collection's cached catalog entry, whose
+// rules stay the same object until the catalog changes (as index-membership.ts caches partial filters).
+const compiledRules = new WeakMap<Record<string, unknown>, CompiledFilter>();
 
 function compiled(rules: Record<string, unknown>): CompiledFilter {
-  const key = JSON.stringify(rules);
-  let filter = compiledRules.get(key);
+  let filter = compiledRules.get(rules);
   if (filter === undefined) {
     filter = compileFilter(rules);
-    if (compiledRules.size >= COMPILED_RULES) compiledRules.delete(compiledRules.keys().next().value!);
-    compiledRules.set(key, filter);
+    compiledRules.set(rules, filter);
   }
   return filter;
 }

@@ -1764,7 +1764,7 @@ export interface PreparedChange<T> {
 
 function checkHint(store: TenantStore, name: string, filter: CompiledFilter, hint: Hint | undefined): void {
   if (hint === undefined) return;
-  const info = readCollection(store, name);
+  const info = readCollectionCached(store, store, name);
   if (info !== undefined) planQuery(info, filter.ast, [], hint);
 }
 
@@ -2267,7 +2267,7 @@ export function docsRenameCollection(store: TenantStore, collection: unknown, to
 
 /** The number of documents in a collection, from its tree's count (MongoDB's estimatedDocumentCount; exact here). 0 when there is none. */
 export function docsEstimatedCount(store: TenantStore, collection: unknown): number {
-  const info = readCollection(store, validateCollectionName(collection));
+  const info = readCollectionCached(store, store, validateCollectionName(collection));
   return info === undefined ? 0 : store.count(docsTree(info));
 }
 

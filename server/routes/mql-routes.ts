@@ -381,11 +381,10 @@ export function mqlRoutes(app: FastifyInstance): void {
       return withTenant(request, async (store) => {
         checkQuota(store, config.quotaBytes, docsInsertCost(b.operations));
         const written = await bulk.apply(store);
-        await written.durable;
-        const next = docsNextExpiry(store, b.collection);
-        if (next !== null) expiry.schedule(principalOf(request).tenantId, next);
+        // Durable and the expiry service woken first, whether it answers the result or its write errors.
+        const result = await settle(request, store, b.collection, written);
         if (written.writeErrors.length > 0) bulkWriteFailed(written, b.operations.length, b.ordered !== false);
-        return written.result;
+        return result;
       });
     },
   );
