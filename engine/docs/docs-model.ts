@@ -189,6 +189,11 @@ interface Examined {
 interface Candidate {
   readonly doc: Doc;
   readonly bytes: number;
+  /**
+   * Candidates read from stored bytes: the fields `reader` names, read without decoding the rest
+   * (see FieldReader), or the document once decoded; undefined when it must be decoded whole.
+   */
+  fields?(reader: FieldReader): Doc | undefined;
 }
 
 /**
@@ -256,6 +261,12 @@ class IndexedCandidate implements Candidate {
   get bytes(): number {
     this.#raw ??= this.#read();
     return this.#raw.length;
+  }
+
+  fields(reader: FieldReader): Doc | undefined {
+    if (this.#doc !== undefined) return this.#doc;
+    this.#raw ??= this.#read();
+    return reader.readAt(this.#raw, 0, this.#raw.length);
   }
 
   get doc(): Doc {
@@ -733,9 +744,9 @@ class FindCollector {
   /** Set when the plan does not give the sort order: every match is kept, the best ones returned. */
   readonly #top: TopK | undefined;
   /**
-   * With #top, the filter's and the sort's fields: a stored candidate is tested and ranked on those
-   * alone, and decoded whole only if it is among the best at the end (a top 10 of a scan decoded
-   * every document). Undefined when the filter may read any field or draws random numbers, or for
+   * With #top, the filter's and the sort's fields: a stored candidate (of a scan or an index read)
+   * is tested and ranked on those alone, and decoded whole only if it is among the best at the end
+   * (a top 10 of a scan, or of an index read of many entries, decoded every document). Undefined when the filter may read any field or draws random numbers, or for
    * a text search (its score is kept with the whole document).
    */
   readonly #keyReader: FieldReader | undefined;
@@ -761,7 +772,7 @@ class FindCollector {
   /** Takes one candidate; true once no more are needed. */
   offerOne(c: Candidate): boolean {
     const query = this.#query;
-    if (this.#keyReader !== undefined && c instanceof LazyCandidate) {
+    if (this.#keyReader !== undefined && c.fields !== undefined) {
       // The filter matches these fields exactly when it matches the whole document.
       const part = c.fields(this.#keyReader);
       if (part !== undefined) {
