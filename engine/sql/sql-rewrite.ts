@@ -317,7 +317,8 @@ function rewriteTokens(tokens: Token[]): Token[] {
       // A number or ALL the parser reads; a parenthesised query too. Anything else, a lone
       // column name or `(a)` included, is an expression (PostgreSQL: 42P10 for a column).
       const plain = expr.length === 1 && (/^[0-9.]/.test(expr[0]!.text) || expr[0]!.word === 'all');
-      const query = expr[0]!.text === '(' && ['select', 'with', 'values'].includes(expr[1]?.word ?? '') && expr[expr.length - 1]!.text === ')';
+      // Nothing before the clause ends (`LIMIT )`, `LIMIT LIMIT`): left for the parser to refuse.
+      const query = expr.length > 0 && expr[0]!.text === '(' && ['select', 'with', 'values'].includes(expr[1]?.word ?? '') && expr[expr.length - 1]!.text === ')';
       if (expr.length > 0 && !plain && !query) {
         const o = copy();
         o[i + 1] = { ...o[i + 1]!, text: `(SELECT ${o[i + 1]!.text}` };

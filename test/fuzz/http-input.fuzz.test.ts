@@ -49,7 +49,7 @@ const STRINGS = ['', 'a', 'b', '$a', '$$ROOT', '$$NOW', '$$REMOVE', '$$nope', 'a
  * TTLs (KV) and expireAfterSeconds (TTL indexes) that are refused or outlast the run: a key or a
  * document expiring meanwhile would change what the checks compare.
  */
-const LASTING = [-1, 1.5, 'x', null, true, 1e308, 86_400, 2 ** 31, 2 ** 53 + 2, {}, [60]];
+const LASTING = [-1, 'x', null, true, 1e308, 86_400, 2 ** 31, 2 ** 53 + 2, {}, [60]];
 const NUMBERS = [0, -0, 1, -1, 2, 1.5, -7.25, 1e308, -1e308, 2 ** 31, 2 ** 53 + 2, 1e-320, 100000, 10001, 17];
 
 function randomScalar(rand: Rand): unknown {
@@ -343,7 +343,14 @@ describe('bad input over HTTP', () => {
           // A bulkWrite answers the status of its first write error; everything else the status of its code.
           if (!req.path.endsWith('/bulkWrite')) expect(ERROR_CODES[code!].status, what).toBe(res.status);
           expect(typeof res.body.error.message, what).toBe('string');
-          if (before !== undefined && res.status < 500) expect(await state(), `${what}\nchanged what it refused to change`).toBe(before);
+          if (before !== undefined && res.status < 500) {
+            const after = await state();
+            if (after !== before) {
+              let at = 0;
+              while (at < before.length && before[at] === after[at]) at++;
+              expect.fail(`${what}\nchanged what it refused to change, from character ${at}:\n  before ...${before.slice(Math.max(0, at - 150), at + 150)}\n  after  ...${after.slice(Math.max(0, at - 150), at + 150)}`);
+            }
+          }
         }
         // Keep the collection from emptying or growing without bound.
         if (i % 50 === 49) {

@@ -112,4 +112,9 @@ describe('literals the parser would misread', () => {
   it.each([["SELECT U&'\\zz'"], ["SELECT U&'\\D83D'"], ["SELECT U&'\\0000'"], ["SELECT U&'!0061' UESCAPE '+'"]])('refuses the malformed Unicode string %s', (sql) => {
     expect(() => prepareStatements(sql)).toThrow(expect.objectContaining({ details: expect.objectContaining({ sqlstate: '42601' }) }));
   });
+
+  // Found by the HTTP input fuzz: a LIMIT with nothing before its clause ends crashed the pre-pass (500).
+  it.each([["SELECT 1 FROM t LIMIT ) '2024-01-01'::date"], ['SELECT $1 LIMIT LIMIT $1 1'], ['FROM t id LIMIT ) 0 / sum(v)']])('leaves the empty LIMIT of %s for the parser to refuse', (sql) => {
+    expect(() => texts(sql)).not.toThrow();
+  });
 });
