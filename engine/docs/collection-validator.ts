@@ -7,17 +7,23 @@
  *   changes of documents that matched before the change (documents stored before the rules, that
  *   break them, may still be changed); `off` checks nothing.
  * - `error` (the default) refuses the write: 400 VALIDATION_FAILED "Document failed validation",
- *   nothing of its batch written; `warn` writes it and reports the document to the store's
- *   warning listener (the service logs it, as MongoDB logs a warning).
+ *   nothing of its batch written, with MongoDB's errInfo in the error's details
+ *   (`failingDocumentId`, and `details`: why, validation-error.ts); `warn` writes it and reports
+ *   the document with the same explanation to the store's warning listener (the service logs it,
+ *   as MongoDB logs a warning).
+ * - A rule that cannot be evaluated on a document (an `$expr` dividing by zero) refuses it, as
+ *   MongoDB's validator does.
  * - Documents already stored are not checked when the rules change, as in MongoDB.
  * - An empty validator (`{}`) means no validation. `$rand` and `$sampleRate` are refused (a rule
  *   must give one answer per document), as are the operators no filter may hold (`$where`, ...).
  */
 
-import { fail } from '../errors.js';
+import { fail, isTetraError } from '../errors.js';
 import type { TenantStore } from '../tenant/index.js';
 import type { CollectionInfo } from './catalog.js';
+import { toJson } from './ejson.js';
 import { compileFilter, filterHasSample, filterIsVolatile, type CompiledFilter } from './query/compile-filter.js';
+import { explainValidationFailure } from './validation-error.js';
 import { isPlainObject, type Doc } from './values.js';
 
 export const VALIDATION_LEVELS = ['strict', 'moderate', 'off'] as const;
@@ -39,10 +45,12 @@ export interface ValidationOptions {
   validationAction?: unknown;
 }
 
-/** A document a `warn` validator let through. */
+/** A document a `warn` validator let through, with MongoDB's explanation of why it fails the rules. */
 export interface ValidationWarning {
   readonly collection: string;
   readonly id: unknown;
+  /** MongoDB's `errInfo.details` (validation-error.ts). */
+  readonly details: Record<string, unknown>;
 }
 
 const warningListeners = new WeakMap<TenantStore, (warning: ValidationWarning) => void>();
@@ -97,21 +105,34 @@ function compiled(rules: Record<string, unknown>): CompiledFilter {
 
 /**
  * Checks a document about to be stored in `info` against its validator: `before` is the stored
- * document it replaces (a change), undefined for an insert.
- * @throws VALIDATION_FAILED "Document failed validation" when the rules refuse it and the action is `error`
+ * document it replaces (a change), undefined for an insert. The explanation (MongoDB's
+ * `errInfo.details`) is made only for a document that fails.
+ * @throws VALIDATION_FAILED "Document failed validation" when the rules refuse it and the action is `error`, with `failingDocumentId` and `details` as MongoDB's errInfo has them
  */
 export function checkValidation(store: TenantStore, info: CollectionInfo, after: Doc, before: Doc | undefined): void {
   const validator = info.validator;
   if (validator === undefined || validator.level === 'off' || Object.keys(validator.rules).length === 0) return;
   const filter = compiled(validator.rules);
-  if (filter.test(after)) return;
+  if (passes(filter, after)) return;
   // moderate: a document that broke the rules before may go on breaking them.
-  if (before !== undefined && validator.level === 'moderate' && !filter.test(before)) return;
+  if (before !== undefined && validator.level === 'moderate' && !passes(filter, before)) return;
+  const details = toJson(explainValidationFailure(validator.rules, after)) as Record<string, unknown>;
   if (validator.action === 'warn') {
-    warningListeners.get(store)?.({ collection: info.name, id: after['_id'] });
+    warningListeners.get(store)?.({ collection: info.name, id: after['_id'], details });
     return;
   }
-  fail('VALIDATION_FAILED', 'Document failed validation', { collection: info.name, failingDocumentId: after['_id'] as string | number | boolean });
+  fail('VALIDATION_FAILED', 'Document failed validation', { collection: info.name, failingDocumentId: after['_id'] as string | number | boolean, details });
+}
+
+// A rule that cannot be evaluated on the document (an $expr dividing by zero) refuses it, as in
+// MongoDB, whose validator turns the evaluation error into a validation failure.
+function passes(filter: CompiledFilter, doc: Doc): boolean {
+  try {
+    return filter.test(doc);
+  } catch (err) {
+    if (isTetraError(err)) return false;
+    throw err;
+  }
 }
 
 /** The validation options as listCollections shows them (MongoDB's `options`), or undefined. */
