@@ -17,6 +17,7 @@
  */
 
 import { fail, isTetraError, type ErrorCode } from '../errors.js';
+import { bypassOption } from './collection-validator.js';
 import type { TenantStore } from '../tenant/index.js';
 import {
   insertPrepared,
@@ -28,6 +29,7 @@ import {
   type DeleteRun,
   type PreparedChange,
   type PreparedInsert,
+  type WriteOptions,
 } from './docs-model.js';
 import { isPlainObject } from './values.js';
 
@@ -83,14 +85,17 @@ export interface BulkWritten {
 
 /**
  * Checks and compiles every operation of a bulkWrite on `collection`; nothing is applied.
+ * `bypassDocumentValidation` (MongoDB's option of the whole request) skips the collection's
+ * validator for every operation.
  * @throws VALIDATION_FAILED / QUERY_ERROR for a bad option, operation, document, filter, update, sort or hint, naming `operations.<i>`
  */
-export function prepareBulkWrite(collection: unknown, operations: unknown, ordered: unknown): { apply(store: TenantStore): Promise<BulkWritten> } {
+export function prepareBulkWrite(collection: unknown, operations: unknown, ordered: unknown, bypassDocumentValidation?: unknown): { apply(store: TenantStore): Promise<BulkWritten> } {
+  const bypass = bypassOption(bypassDocumentValidation, 'bulkWrite');
   if (ordered !== undefined && typeof ordered !== 'boolean') fail('VALIDATION_FAILED', 'ordered must be a boolean', { field: 'ordered' });
   if (!Array.isArray(operations)) fail('VALIDATION_FAILED', 'operations must be an array', { field: 'operations' });
   if (operations.length === 0) fail('VALIDATION_FAILED', 'operations must not be empty', { field: 'operations' });
   if (operations.length > MAX_BULK_OPERATIONS) fail('VALIDATION_FAILED', `at most ${MAX_BULK_OPERATIONS} operations per bulkWrite`, { field: 'operations', limit: MAX_BULK_OPERATIONS });
-  const prepared = operations.map((op, i) => prepareOperation(collection, op, i));
+  const prepared = operations.map((op, i) => prepareOperation(collection, op, i, bypass));
   return {
     apply: (store) => {
       // Hints need the collection's indexes: checked before anything is applied, as bad input.
@@ -102,7 +107,7 @@ export function prepareBulkWrite(collection: unknown, operations: unknown, order
   };
 }
 
-function prepareOperation(collection: unknown, op: unknown, index: number): Prepared {
+function prepareOperation(collection: unknown, op: unknown, index: number, bypass: boolean): Prepared {
   const at = `operations.${index}`;
   if (!isPlainObject(op)) fail('VALIDATION_FAILED', `${at} must be an object`, { field: at, index });
   const keys = Object.keys(op);
@@ -120,7 +125,7 @@ function prepareOperation(collection: unknown, op: unknown, index: number): Prep
       fail('VALIDATION_FAILED', `${where} has an unknown field ${JSON.stringify(field)} (it takes ${[...required, ...optional].join(', ')})`, { field: `${where}.${field}`, index });
     }
   }
-  return named(kind, index, () => compileOperation(collection, kind, args));
+  return named(kind, index, () => compileOperation(collection, kind, args, { bypassDocumentValidation: bypass }));
 }
 
 /** Runs an endpoint's own check of operation `index`, its error named by where the operation stands in the request. */
@@ -135,15 +140,15 @@ function named<T>(kind: OperationKind, index: number, check: () => T): T {
   }
 }
 
-function compileOperation(collection: unknown, kind: OperationKind, args: Record<string, unknown>): Prepared {
+function compileOperation(collection: unknown, kind: OperationKind, args: Record<string, unknown>, write: WriteOptions): Prepared {
   switch (kind) {
     case 'insertOne':
-      return { kind, insert: prepareInsert(collection, [args.document], 'document') };
+      return { kind, insert: prepareInsert(collection, [args.document], 'document', write) };
     case 'updateOne':
     case 'updateMany':
-      return { kind, change: prepareUpdate(collection, args.filter, args.update, { multi: kind === 'updateMany', upsert: args.upsert, arrayFilters: args.arrayFilters, sort: args.sort, hint: args.hint }) };
+      return { kind, change: prepareUpdate(collection, args.filter, args.update, { multi: kind === 'updateMany', upsert: args.upsert, arrayFilters: args.arrayFilters, sort: args.sort, hint: args.hint, ...write }) };
     case 'replaceOne':
-      return { kind, change: prepareReplace(collection, args.filter, args.replacement, { upsert: args.upsert, sort: args.sort, hint: args.hint }) };
+      return { kind, change: prepareReplace(collection, args.filter, args.replacement, { upsert: args.upsert, sort: args.sort, hint: args.hint, ...write }) };
     case 'deleteOne':
     case 'deleteMany':
       return { kind, change: prepareDelete(collection, args.filter, kind === 'deleteMany', undefined, args.hint) };
@@ -217,7 +222,7 @@ function insertRun(
     result.insertedIds[first + k] = id;
   };
   if (ops.length > 1) {
-    const batch: PreparedInsert = { name: ops[0]!.insert.name, docs: ops.flatMap((o) => o.insert.docs), encoded: ops.flatMap((o) => o.insert.encoded) };
+    const batch: PreparedInsert = { name: ops[0]!.insert.name, docs: ops.flatMap((o) => o.insert.docs), encoded: ops.flatMap((o) => o.insert.encoded), bypass: ops[0]!.insert.bypass };
     try {
       const written = insertPrepared(store, batch);
       written.result.insertedIds.forEach((id, k) => inserted(k, id));

@@ -105,13 +105,14 @@ function compiled(rules: Record<string, unknown>): CompiledFilter {
 
 /**
  * Checks a document about to be stored in `info` against its validator: `before` is the stored
- * document it replaces (a change), undefined for an insert. The explanation (MongoDB's
+ * document it replaces (a change), undefined for an insert; `bypass`: the write asked to skip
+ * validation (bypassDocumentValidation), which checks nothing. The explanation (MongoDB's
  * `errInfo.details`) is made only for a document that fails.
  * @throws VALIDATION_FAILED "Document failed validation" when the rules refuse it and the action is `error`, with `failingDocumentId` and `details` as MongoDB's errInfo has them
  */
-export function checkValidation(store: TenantStore, info: CollectionInfo, after: Doc, before: Doc | undefined): void {
+export function checkValidation(store: TenantStore, info: CollectionInfo, after: Doc, before: Doc | undefined, bypass = false): void {
   const validator = info.validator;
-  if (validator === undefined || validator.level === 'off' || Object.keys(validator.rules).length === 0) return;
+  if (bypass || validator === undefined || validator.level === 'off' || Object.keys(validator.rules).length === 0) return;
   const filter = compiled(validator.rules);
   if (passes(filter, after)) return;
   // moderate: a document that broke the rules before may go on breaking them.
@@ -133,6 +134,23 @@ function passes(filter: CompiledFilter, doc: Doc): boolean {
     if (isTetraError(err)) return false;
     throw err;
   }
+}
+
+// MongoDB's IDL type of bypassDocumentValidation (safeBool): a boolean, or a number read as one.
+const SAFE_BOOL_TYPES = '[bool, long, int, decimal, double]';
+
+/**
+ * A write's `bypassDocumentValidation` option, as MongoDB reads it: absent is false, a number is
+ * true unless 0. `command` is MongoDB's command the write is (insert, update, findAndModify,
+ * bulkWrite, aggregate), which its message names.
+ * @throws VALIDATION_FAILED with MongoDB's message for any other type
+ */
+export function bypassOption(value: unknown, command: string): boolean {
+  if (value === undefined) return false;
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'number') return value !== 0;
+  const type = value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value === 'object' ? 'object' : typeof value;
+  fail('VALIDATION_FAILED', `BSON field '${command}.bypassDocumentValidation' is the wrong type '${type}', expected types '${SAFE_BOOL_TYPES}'`, { field: 'bypassDocumentValidation' });
 }
 
 /** The validation options as listCollections shows them (MongoDB's `options`), or undefined. */

@@ -33,7 +33,7 @@ import {
   type CollectionInfo,
   type IndexInfo,
 } from './catalog.js';
-import { checkValidation, describeValidation, parseValidation, type ValidationOptions } from './collection-validator.js';
+import { bypassOption, checkValidation, describeValidation, parseValidation, type ValidationOptions } from './collection-validator.js';
 import { decodeDocument, encodeDocument, FieldReader, idKey, MAX_ID_BYTES } from './doc-codec.js';
 import { documentKeys, entryKey, idComponent, indexComponent, type IndexField } from './index-key.js';
 import { indexServesQuery, isIndexMember, validatePartialFilter } from './index-membership.js';
@@ -870,6 +870,8 @@ export async function docsCount(store: TenantStore, collection: unknown, options
 
 export interface AggregateOptions {
   hint?: unknown;
+  /** A final $merge or $out skips its target's validation (MongoDB's bypassDocumentValidation). */
+  bypassDocumentValidation?: unknown;
   /** Called with the bytes each batch of a $merge or $out adds, before it is written (a quota check may throw). */
   charge?: (bytes: number) => void;
 }
@@ -897,6 +899,7 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   // No collection is MongoDB's collection-less aggregate ({aggregate: 1}): its pipeline must
   // start with $documents, which a collection's must not.
   const name = collection === undefined ? undefined : validateCollectionName(collection);
+  const bypass = bypassOption(options.bypassDocumentValidation, 'aggregate');
   const pipeline = compilePipeline(fromJson(pipelineSpec, { code: 'QUERY_ERROR' }));
   if (name === undefined && !pipeline.generated) {
     fail('VALIDATION_FAILED', 'collection is required, unless the pipeline starts with $documents', { field: 'collection' });
@@ -990,12 +993,12 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
     const input = name === undefined ? noInput() : read(name, pipeline.leading ?? matchAll, pipeline.fields, hint);
     const output = pipeline.run(input, ctx, true);
     if (merge !== undefined) {
-      await mergeStream(store, { spec: merge, update: mergeUpdate, now }, output, options.charge ?? (() => undefined));
+      await mergeStream(store, { spec: merge, update: mergeUpdate, now, bypass }, output, options.charge ?? (() => undefined));
       // MongoDB's $merge returns no documents.
       return { documents: [], written: merge.into };
     }
     if (pipeline.out !== undefined) {
-      await outStream(store, pipeline.out, target, output, options.charge ?? (() => undefined));
+      await outStream(store, pipeline.out, target, output, options.charge ?? (() => undefined), bypass);
       // Nor does its $out.
       return { documents: [], written: pipeline.out.into };
     }
@@ -1029,6 +1032,8 @@ interface MergeRun {
   readonly spec: MergeSpec;
   readonly update: CompiledPipelineUpdate | undefined;
   readonly now: Date;
+  /** The target's validation is skipped (bypassDocumentValidation). */
+  readonly bypass: boolean;
 }
 
 /** Output documents a $merge writes per batch: one atomic batch, made and applied in one turn. */
@@ -1145,7 +1150,7 @@ function mergeChunk(store: TenantStore, run: MergeRun, docs: readonly Doc[], cha
   };
   const put = (info: CollectionInfo, pk: Buffer, before: Doc | undefined, after: Doc): void => {
     validateDocument(after, { maxDepth: DOCS_LIMITS.maxDocumentDepth });
-    checkValidation(store, info, after, before);
+    checkValidation(store, info, after, before, run.bypass);
     const encoded = encodeChecked(after);
     bytes += encoded.length + 64;
     docOps.push({ op: 'put', tree: docsTree(info), key: pk, value: encoded });
@@ -1238,7 +1243,7 @@ function indexDefinitions(info: CollectionInfo | undefined): string[] {
  * `target`: the target's catalog entry when the pipeline's snapshot was taken.
  * @throws VALIDATION_FAILED, DUPLICATE_KEY (outChunk); CONFLICT when the target's indexes changed while the $out ran
  */
-async function outStream(store: TenantStore, spec: OutSpec, target: CollectionInfo | undefined, output: AsyncIterable<Doc[]>, charge: (bytes: number) => void): Promise<void> {
+async function outStream(store: TenantStore, spec: OutSpec, target: CollectionInfo | undefined, output: AsyncIterable<Doc[]>, charge: (bytes: number) => void, bypass: boolean): Promise<void> {
   const definitions = indexDefinitions(target);
   const { info: hidden, op } = newTemporaryCollection(store, Date.now());
   hidden.indexes = (target?.indexes ?? []).map((index, i): IndexInfo => {
@@ -1255,7 +1260,7 @@ async function outStream(store: TenantStore, spec: OutSpec, target: CollectionIn
       for (let i = 0; i < chunk.length; i += OUT_CHUNK) {
         // A large chunk (a $unwind's) is written in batches with other requests' turns between them.
         if (i > 0) await nextTurn();
-        writes.push(outChunk(store, hidden, spec.into, chunk.slice(i, i + OUT_CHUNK), charge));
+        writes.push(outChunk(store, hidden, spec.into, chunk.slice(i, i + OUT_CHUNK), charge, bypass));
       }
     }
     await Promise.all(writes);
@@ -1292,7 +1297,7 @@ const OUT_CHUNK = MERGE_CHUNK;
  * target `into`, the collection the client knows.
  * @throws VALIDATION_FAILED for a document tetradb cannot store; DUPLICATE_KEY for a repeated `_id` or unique key: nothing of the batch written
  */
-function outChunk(store: TenantStore, hidden: CollectionInfo, into: string, docs: readonly Doc[], charge: (bytes: number) => void): Promise<unknown> {
+function outChunk(store: TenantStore, hidden: CollectionInfo, into: string, docs: readonly Doc[], charge: (bytes: number) => void, bypass: boolean): Promise<unknown> {
   const live = readCollection(store, hidden.name);
   if (live === undefined) fail('CONFLICT', `the $out into ${into} lost its temporary collection`, { stage: '$out', collection: into });
   const info: CollectionInfo = { ...live, name: into };
@@ -1311,7 +1316,7 @@ function outChunk(store: TenantStore, hidden: CollectionInfo, into: string, docs
     bytes += bytesOf.length + 64;
   }
   // Messages name the target (info.name), the collection the client knows.
-  const docOps = insertOps(store, info, stored, encoded);
+  const docOps = insertOps(store, info, stored, encoded, bypass);
   charge(bytes);
   // The flags live on the hidden collection's entry, under its own name.
   const ops: BatchOp[] = flagsOf(info) !== flags ? [putCollection({ ...info, name: hidden.name })] : [];
@@ -1549,8 +1554,14 @@ export function docsInsertCost(docs: readonly unknown[]): number {
  * @throws VALIDATION_FAILED for a bad name, document, id or size (nothing written)
  * @throws DUPLICATE_KEY for an `_id` or unique key already present or repeated (nothing written)
  */
-export function docsInsert(store: TenantStore, collection: unknown, documents: readonly unknown[], field = 'documents'): Written<{ insertedIds: Array<string | number | boolean> }> {
-  return insertPrepared(store, prepareInsert(collection, documents, field));
+export function docsInsert(store: TenantStore, collection: unknown, documents: readonly unknown[], field = 'documents', options: WriteOptions = {}): Written<{ insertedIds: Array<string | number | boolean> }> {
+  return insertPrepared(store, prepareInsert(collection, documents, field, options));
+}
+
+/** What every write that stores documents takes. */
+export interface WriteOptions {
+  /** Skip the collection's validator (MongoDB's bypassDocumentValidation: a boolean, or a number read as one). */
+  bypassDocumentValidation?: unknown;
 }
 
 /** An insert whose collection name and documents are checked, `_id`s given and encoded (see prepareInsert). */
@@ -1558,6 +1569,8 @@ export interface PreparedInsert {
   readonly name: string;
   readonly docs: readonly Doc[];
   readonly encoded: readonly Buffer[];
+  /** The collection's validator is skipped (bypassDocumentValidation). */
+  readonly bypass: boolean;
 }
 
 /**
@@ -1565,12 +1578,13 @@ export interface PreparedInsert {
  * `_id` kept or generated now) and its encoded size. Nothing is written.
  * @throws VALIDATION_FAILED as docsInsert
  */
-export function prepareInsert(collection: unknown, documents: readonly unknown[], field = 'documents'): PreparedInsert {
+export function prepareInsert(collection: unknown, documents: readonly unknown[], field = 'documents', options: WriteOptions = {}): PreparedInsert {
   const name = validateCollectionName(collection);
+  const bypass = bypassOption(options.bypassDocumentValidation, 'insert');
   if (documents.length === 0) fail('VALIDATION_FAILED', `${field} must not be empty`, { field });
   if (documents.length > DOCS_MODEL_LIMITS.maxInsertMany) fail('VALIDATION_FAILED', `at most ${DOCS_MODEL_LIMITS.maxInsertMany} documents per insert`, { field, limit: DOCS_MODEL_LIMITS.maxInsertMany });
   const docs = documents.map((d, i) => prepareDocument(d, documents.length === 1 && field === 'document' ? field : `${field}.${i}`));
-  return { name, docs, encoded: docs.map(encodeChecked) };
+  return { name, docs, encoded: docs.map(encodeChecked), bypass };
 }
 
 /**
@@ -1578,12 +1592,12 @@ export function prepareInsert(collection: unknown, documents: readonly unknown[]
  * @throws DUPLICATE_KEY for an `_id` or unique key already present or repeated (nothing written)
  */
 export function insertPrepared(store: TenantStore, prepared: PreparedInsert): Written<{ insertedIds: Array<string | number | boolean> }> {
-  const { name, docs, encoded } = prepared;
+  const { name, docs, encoded, bypass } = prepared;
   // From here to store.write: one turn, so the checks below still hold when the batch applies.
   const ops: BatchOp[] = [];
   const { info, created } = collectionForWrite(store, name, ops);
   const flags = flagsOf(info);
-  const docOps = insertOps(store, info, docs, encoded);
+  const docOps = insertOps(store, info, docs, encoded, bypass);
   if (created || flagsOf(info) !== flags) ops.push(putCollection(info));
   ops.push(...docOps);
   return { result: { insertedIds: docs.map(idOf) }, durable: durableOf(store.write(ops)) };
@@ -1595,7 +1609,7 @@ export function insertPrepared(store: TenantStore, prepared: PreparedInsert): Wr
  * the collection's index flags (multikey, lossy) the documents need; errors name `info.name`.
  * @throws DUPLICATE_KEY for an `_id` or unique key already present or repeated
  */
-function insertOps(store: TenantStore, info: CollectionInfo, docs: readonly Doc[], encoded: readonly Buffer[]): BatchOp[] {
+function insertOps(store: TenantStore, info: CollectionInfo, docs: readonly Doc[], encoded: readonly Buffer[], bypass: boolean): BatchOp[] {
   const tree = docsTree(info);
   const ids = new Set<string>();
   const pending = new Map<string, Buffer>();
@@ -1608,7 +1622,7 @@ function insertOps(store: TenantStore, info: CollectionInfo, docs: readonly Doc[
       fail('DUPLICATE_KEY', `E11000 duplicate key error collection: ${info.name} index: _id_ dup key: { _id: ${JSON.stringify(idOf(doc))} }`, { collection: info.name, index: '_id_', keyValue: { _id: idOf(doc) } });
     }
     ids.add(claim);
-    checkValidation(store, info, doc, undefined);
+    checkValidation(store, info, doc, undefined, bypass);
     ops.push({ op: 'put', tree, key: pk, value: encoded[i]! });
     pushIndexOps(ops, info, indexChanges(store, info, pk, undefined, doc, pending));
   }
@@ -1689,7 +1703,7 @@ export async function docsUpdate(
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
-  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown },
+  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown } & WriteOptions,
 ): Promise<Written<UpdateOutcome>> {
   const { outcome, durable } = await updateDocuments(store, collection, filterSpec, updateSpec, options);
   return { result: outcome, durable };
@@ -1706,8 +1720,9 @@ export async function docsFindOneAndUpdate(
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
-  options: { upsert?: unknown; arrayFilters?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown; hint?: unknown },
+  options: { upsert?: unknown; arrayFilters?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown; hint?: unknown } & WriteOptions,
 ): Promise<Written<FindAndModifyOutcome>> {
+  bypassOption(options.bypassDocumentValidation, 'findAndModify');
   return findAndModify(filterSpec, options, () => updateDocuments(store, collection, filterSpec, updateSpec, { ...options, multi: false }));
 }
 
@@ -1728,7 +1743,7 @@ function updateDocuments(
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
-  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown },
+  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown } & WriteOptions,
 ): Promise<ChangeRun> {
   return prepareUpdate(collection, filterSpec, updateSpec, options).run(store);
 }
@@ -1749,7 +1764,7 @@ export function prepareUpdate(
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
-  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown },
+  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown } & WriteOptions,
 ): PreparedChange<ChangeRun> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
@@ -1758,7 +1773,8 @@ export function prepareUpdate(
   const update = compileUpdate(updateSpec, { arrayFilters: options.arrayFilters, filter: filter.ast });
   checkUpsertFlag(options.upsert);
   const sort = compileChangeSort(options.sort, options.multi);
-  return { run: (store) => runUpdate(store, name, filter, hint, update, sort, options), checkHint: (store) => checkHint(store, name, filter, hint) };
+  const bypass = bypassOption(options.bypassDocumentValidation, 'update');
+  return { run: (store) => runUpdate(store, name, filter, hint, update, sort, { ...options, bypass }), checkHint: (store) => checkHint(store, name, filter, hint) };
 }
 
 /** A change whose arguments are checked and compiled (prepareUpdate, prepareReplace, prepareDelete). */
@@ -1786,7 +1802,7 @@ async function runUpdate(
   hint: Hint | undefined,
   update: ReturnType<typeof compileUpdate>,
   sort: CompiledSort | undefined,
-  options: { multi: boolean; upsert?: unknown },
+  options: { multi: boolean; upsert?: unknown; bypass: boolean },
 ): Promise<ChangeRun> {
   const outcome: UpdateOutcome = { matchedCount: 0, modifiedCount: 0 };
   const changed: Changed = { before: undefined, after: undefined };
@@ -1801,7 +1817,7 @@ async function runUpdate(
       fail('QUERY_ERROR', "Performing an update on the path '_id' would modify the immutable field '_id'", { path: ID });
     }
     validateDocument(after, { maxDepth: DOCS_LIMITS.maxDocumentDepth });
-    checkValidation(store, m.info, after, m.doc);
+    checkValidation(store, m.info, after, m.doc, options.bypass);
     m.ops.push({ op: 'put', tree: m.tree, key: m.pk, value: encodeChecked(after) });
     pushIndexOps(m.ops, m.info, indexChanges(store, m.info, m.pk, m.doc, after, m.pending));
     outcome.modifiedCount++;
@@ -1809,7 +1825,7 @@ async function runUpdate(
   if (outcome.matchedCount === 0 && options.upsert === true) {
     const seeded = buildUpsertDocument(filter, update, { now });
     const doc = prepareDocument(seeded, 'upsert');
-    const inserted = docsInsert(store, name, [doc], 'document');
+    const inserted = docsInsert(store, name, [doc], 'document', { bypassDocumentValidation: options.bypass });
     outcome.upsertedId = inserted.result.insertedIds[0]!;
     changed.after = doc;
     writes.push(inserted.durable);
@@ -1835,7 +1851,7 @@ function returnedDocument(changed: Changed, returned: ReturnDocument, projection
  *   a bad filter, update operators in the replacement or a changed `_id`; DUPLICATE_KEY when a
  *   unique index holds one of the replacement's keys (nothing written)
  */
-export async function docsReplace(store: TenantStore, collection: unknown, filterSpec: unknown, replacementSpec: unknown, options: { upsert?: unknown; sort?: unknown; hint?: unknown }): Promise<Written<UpdateOutcome>> {
+export async function docsReplace(store: TenantStore, collection: unknown, filterSpec: unknown, replacementSpec: unknown, options: { upsert?: unknown; sort?: unknown; hint?: unknown } & WriteOptions): Promise<Written<UpdateOutcome>> {
   const { outcome, durable } = await replaceDocument(store, collection, filterSpec, replacementSpec, options);
   return { result: outcome, durable };
 }
@@ -1851,8 +1867,9 @@ export async function docsFindOneAndReplace(
   collection: unknown,
   filterSpec: unknown,
   replacementSpec: unknown,
-  options: { upsert?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown; hint?: unknown },
+  options: { upsert?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown; hint?: unknown } & WriteOptions,
 ): Promise<Written<FindAndModifyOutcome>> {
+  bypassOption(options.bypassDocumentValidation, 'findAndModify');
   return findAndModify(filterSpec, options, () => replaceDocument(store, collection, filterSpec, replacementSpec, options));
 }
 
@@ -1861,7 +1878,7 @@ function replaceDocument(
   collection: unknown,
   filterSpec: unknown,
   replacementSpec: unknown,
-  options: { upsert?: unknown; sort?: unknown; hint?: unknown },
+  options: { upsert?: unknown; sort?: unknown; hint?: unknown } & WriteOptions,
 ): Promise<ChangeRun> {
   return prepareReplace(collection, filterSpec, replacementSpec, options).run(store);
 }
@@ -1875,7 +1892,7 @@ export function prepareReplace(
   collection: unknown,
   filterSpec: unknown,
   replacementSpec: unknown,
-  options: { upsert?: unknown; sort?: unknown; hint?: unknown },
+  options: { upsert?: unknown; sort?: unknown; hint?: unknown } & WriteOptions,
 ): PreparedChange<ChangeRun> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
@@ -1890,7 +1907,8 @@ export function prepareReplace(
   const replacement = documentFromJson(replacementSpec, { maxDepth: DOCS_LIMITS.maxDocumentDepth });
   const givenId = getOwn(replacement, ID);
   if (givenId !== MISSING && !isValidId(givenId)) fail('VALIDATION_FAILED', '_id must be a string, a number or a boolean', { field: 'replacement._id' });
-  return { run: (store) => runReplace(store, name, filter, hint, replacement, givenId, sort, options.upsert === true), checkHint: (store) => checkHint(store, name, filter, hint) };
+  const bypass = bypassOption(options.bypassDocumentValidation, 'update');
+  return { run: (store) => runReplace(store, name, filter, hint, replacement, givenId, sort, options.upsert === true, bypass), checkHint: (store) => checkHint(store, name, filter, hint) };
 }
 
 async function runReplace(
@@ -1902,6 +1920,7 @@ async function runReplace(
   givenId: unknown,
   sort: CompiledSort | undefined,
   upsert: boolean,
+  bypass: boolean,
 ): Promise<ChangeRun> {
   const outcome: UpdateOutcome = { matchedCount: 0, modifiedCount: 0 };
   const changed: Changed = { before: undefined, after: undefined };
@@ -1915,7 +1934,7 @@ async function runReplace(
     changed.after = after;
     const bytes = encodeChecked(after);
     if (bytes.equals(m.raw)) return;
-    checkValidation(store, m.info, after, m.doc);
+    checkValidation(store, m.info, after, m.doc, bypass);
     m.ops.push({ op: 'put', tree: m.tree, key: m.pk, value: bytes });
     pushIndexOps(m.ops, m.info, indexChanges(store, m.info, m.pk, m.doc, after, m.pending));
     outcome.modifiedCount = 1;
@@ -1928,7 +1947,7 @@ async function runReplace(
     const id = givenId !== MISSING ? givenId : fromFilter;
     if (id !== MISSING && !isValidId(id)) fail('VALIDATION_FAILED', '_id must be a string, a number or a boolean', { field: 'filter._id' });
     const doc = withIdFirst(replacement, id === MISSING ? newObjectId() : id);
-    const inserted = docsInsert(store, name, [doc], 'document');
+    const inserted = docsInsert(store, name, [doc], 'document', { bypassDocumentValidation: bypass });
     outcome.upsertedId = inserted.result.insertedIds[0]!;
     changed.after = doc;
     writes.push(inserted.durable);

@@ -53,6 +53,8 @@ const updateSpec = {
   description: 'update operators ({"$set": {...}}), or an array of pipeline stages ([{"$set": {...}}])',
 } as const;
 const written = { 409: errorRef, 507: errorRef, ...authedErrors } as const;
+// No type here: the engine refuses a wrong one with MongoDB's message (a boolean, or a number read as one).
+const bypassDocumentValidation = { description: "skip the collection's validator for this write (MongoDB's bypassDocumentValidation; every key of the tenant may)" } as const;
 // For responses made of documents: fast-json-stringify walks every document against
 // `additionalProperties: true` and costs more than JSON.stringify, which writes the same text for
 // the plain JSON values toJson returns. The response schemas stay, for the OpenAPI document.
@@ -136,11 +138,11 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'aggregate',
     'Run an aggregation pipeline ($match, $project, $addFields/$set, $unset, $group, $bucket, $sort, $skip, $limit, $count, $sortByCount, $unwind, $lookup, $graphLookup, $unionWith, $facet, $replaceRoot/$replaceWith, $redact, $setWindowFields, ...; a final $merge writes the output into a collection, a final $out replaces a collection with it). Without a collection, the pipeline must start with $documents',
-    { collection: { ...collection, description: 'collection name; omitted only for a pipeline that starts with $documents' }, pipeline: { type: 'array', items: anyObject }, hint },
+    { collection: { ...collection, description: 'collection name; omitted only for a pipeline that starts with $documents' }, pipeline: { type: 'array', items: anyObject }, hint, bypassDocumentValidation },
     ['pipeline'],
     { 200: { type: 'object', properties: { documents, executedBy: { type: 'string', enum: ['native', 'external'] } } } },
     async (request) => {
-      const b = body<{ collection?: string; pipeline: unknown; hint?: unknown }>(request);
+      const b = body<{ collection?: string; pipeline: unknown; hint?: unknown; bypassDocumentValidation?: unknown }>(request);
       // A pipeline without a collection ($documents first) is never routed: the mirror answers collections.
       const routing = mirror === undefined || b.collection === undefined ? undefined : pipelineRouting(b.pipeline);
       const { tenantId } = principalOf(request);
@@ -157,7 +159,7 @@ export function mqlRoutes(app: FastifyInstance): void {
           request.server.log.warn({ tenantId, reqId: request.id }, 'aggregation routed to MongoDB ran natively: MongoDB did not answer in time');
         }
         // A $merge's or $out's batches count against the quota as inserts do; its target's TTL indexes wake the expiry service.
-        const result = await docsAggregate(store, b.collection, b.pipeline, { hint: b.hint, charge: (bytes) => checkQuota(store, config.quotaBytes, bytes) });
+        const result = await docsAggregate(store, b.collection, b.pipeline, { hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, charge: (bytes) => checkQuota(store, config.quotaBytes, bytes) });
         if (result.written !== undefined) {
           const next = docsNextExpiry(store, result.written);
           if (next !== null) expiry.schedule(tenantId, next);
@@ -199,14 +201,14 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'insertOne',
     'Insert one document; _id is generated when absent',
-    { collection, document: anyObject },
+    { collection, document: anyObject, bypassDocumentValidation },
     ['collection', 'document'],
     { 201: { type: 'object', properties: { insertedId: idValue } } },
     async (request) => {
-      const b = body<{ collection: string; document: unknown }>(request);
+      const b = body<{ collection: string; document: unknown; bypassDocumentValidation?: unknown }>(request);
       return withTenant(request, async (store) => {
         checkQuota(store, config.quotaBytes, docsInsertCost([b.document]));
-        const { insertedIds } = await settle(request, store, b.collection, docsInsert(store, b.collection, [b.document], 'document'));
+        const { insertedIds } = await settle(request, store, b.collection, docsInsert(store, b.collection, [b.document], 'document', b));
         return { insertedId: insertedIds[0] };
       });
     },
@@ -216,14 +218,14 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'insertMany',
     `Insert up to ${DOCS_MODEL_LIMITS.maxInsertMany} documents, all or nothing`,
-    { collection, documents: { type: 'array', items: anyObject } },
+    { collection, documents: { type: 'array', items: anyObject }, bypassDocumentValidation },
     ['collection', 'documents'],
     { 201: { type: 'object', properties: { insertedIds: { type: 'array', items: idValue } } } },
     async (request) => {
-      const b = body<{ collection: string; documents: unknown[] }>(request);
+      const b = body<{ collection: string; documents: unknown[]; bypassDocumentValidation?: unknown }>(request);
       return withTenant(request, async (store) => {
         checkQuota(store, config.quotaBytes, docsInsertCost(b.documents));
-        return settle(request, store, b.collection, docsInsert(store, b.collection, b.documents));
+        return settle(request, store, b.collection, docsInsert(store, b.collection, b.documents, 'documents', b));
       });
     },
     201,
@@ -237,14 +239,14 @@ export function mqlRoutes(app: FastifyInstance): void {
       path,
       multi ? 'Update every matching document with update operators or a pipeline' : 'Update the first matching document with update operators or a pipeline',
       // updateOne takes a sort (MongoDB 8.0): the first match in that order is updated.
-      { collection, filter: anyObject, update: updateSpec, upsert: { type: 'boolean' }, arrayFilters: { type: 'array', items: anyObject }, hint, ...(multi ? {} : { sort: anyObject }) },
+      { collection, filter: anyObject, update: updateSpec, upsert: { type: 'boolean' }, arrayFilters: { type: 'array', items: anyObject }, hint, bypassDocumentValidation, ...(multi ? {} : { sort: anyObject }) },
       ['collection', 'filter', 'update'],
       updateOutcome,
       async (request) => {
-        const b = body<{ collection: string; filter: unknown; update: unknown; upsert?: boolean; arrayFilters?: unknown[]; sort?: unknown; hint?: unknown }>(request);
+        const b = body<{ collection: string; filter: unknown; update: unknown; upsert?: boolean; arrayFilters?: unknown[]; sort?: unknown; hint?: unknown; bypassDocumentValidation?: unknown }>(request);
         return withTenant(request, async (store) => {
           checkQuota(store, config.quotaBytes, docsInsertCost([b.update]));
-          return settle(request, store, b.collection, await docsUpdate(store, b.collection, b.filter, b.update, { multi, upsert: b.upsert, arrayFilters: b.arrayFilters, sort: b.sort, hint: b.hint }));
+          return settle(request, store, b.collection, await docsUpdate(store, b.collection, b.filter, b.update, { multi, upsert: b.upsert, arrayFilters: b.arrayFilters, sort: b.sort, hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation }));
         });
       },
     );
@@ -254,14 +256,14 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'replaceOne',
     'Replace the first matching document with a whole new document (its _id kept)',
-    { collection, filter: anyObject, replacement: anyObject, upsert: { type: 'boolean' }, sort: anyObject, hint },
+    { collection, filter: anyObject, replacement: anyObject, upsert: { type: 'boolean' }, sort: anyObject, hint, bypassDocumentValidation },
     ['collection', 'filter', 'replacement'],
     updateOutcome,
     async (request) => {
-      const b = body<{ collection: string; filter: unknown; replacement: unknown; upsert?: boolean; sort?: unknown; hint?: unknown }>(request);
+      const b = body<{ collection: string; filter: unknown; replacement: unknown; upsert?: boolean; sort?: unknown; hint?: unknown; bypassDocumentValidation?: unknown }>(request);
       return withTenant(request, async (store) => {
         checkQuota(store, config.quotaBytes, docsInsertCost([b.replacement]));
-        return settle(request, store, b.collection, await docsReplace(store, b.collection, b.filter, b.replacement, { upsert: b.upsert, sort: b.sort, hint: b.hint }));
+        return settle(request, store, b.collection, await docsReplace(store, b.collection, b.filter, b.replacement, { upsert: b.upsert, sort: b.sort, hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation }));
       });
     },
   );
@@ -274,7 +276,7 @@ export function mqlRoutes(app: FastifyInstance): void {
     },
   };
   const returnDocument = { type: 'string', enum: ['before', 'after'], description: 'the document before the change (default) or after it' } as const;
-  type FindAndModifyBody = { collection: string; filter: unknown; update?: unknown; replacement?: unknown; sort?: unknown; projection?: unknown; upsert?: unknown; returnDocument?: unknown; arrayFilters?: unknown; hint?: unknown };
+  type FindAndModifyBody = { collection: string; filter: unknown; update?: unknown; replacement?: unknown; sort?: unknown; projection?: unknown; upsert?: unknown; returnDocument?: unknown; arrayFilters?: unknown; hint?: unknown; bypassDocumentValidation?: unknown };
   /** findOneAndUpdate and findOneAndReplace: `field` (update or replacement) is what changes the document. */
   const findAndModifyRoute = (
     path: string,
@@ -286,7 +288,7 @@ export function mqlRoutes(app: FastifyInstance): void {
     route(
       path,
       summary,
-      { collection, filter: anyObject, [field]: field === 'update' ? updateSpec : anyObject, sort: anyObject, projection: anyObject, upsert: { type: 'boolean' }, returnDocument, hint, ...properties },
+      { collection, filter: anyObject, [field]: field === 'update' ? updateSpec : anyObject, sort: anyObject, projection: anyObject, upsert: { type: 'boolean' }, returnDocument, hint, bypassDocumentValidation, ...properties },
       ['collection', 'filter', field],
       findAndModifyOutcome,
       async (request) => {
@@ -358,7 +360,7 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'bulkWrite',
     `Up to ${MAX_BULK_OPERATIONS} insertOne, updateOne, updateMany, replaceOne, deleteOne and deleteMany operations on one collection, applied in order (ordered: true stops at the first write error)`,
-    { collection, operations: { type: 'array', items: anyObject }, ordered: { type: 'boolean' } },
+    { collection, operations: { type: 'array', items: anyObject }, ordered: { type: 'boolean' }, bypassDocumentValidation },
     ['collection', 'operations'],
     {
       200: {
@@ -375,9 +377,9 @@ export function mqlRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const b = body<{ collection: string; operations: unknown[]; ordered?: boolean }>(request);
+      const b = body<{ collection: string; operations: unknown[]; ordered?: boolean; bypassDocumentValidation?: unknown }>(request);
       // Every operation is checked before the tenant's store is touched: bad input writes nothing.
-      const bulk = prepareBulkWrite(b.collection, b.operations, b.ordered);
+      const bulk = prepareBulkWrite(b.collection, b.operations, b.ordered, b.bypassDocumentValidation);
       return withTenant(request, async (store) => {
         checkQuota(store, config.quotaBytes, docsInsertCost(b.operations));
         const written = await bulk.apply(store);

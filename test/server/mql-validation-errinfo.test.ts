@@ -429,3 +429,130 @@ describe('$jsonSchema keywords', () => {
     expect((await refusal(validator, document)).details.details).toEqual(expected);
   });
 });
+
+describe('where the explanation appears', () => {
+  const rules = { $jsonSchema: { required: ['qty'], properties: { qty: { bsonType: 'int', minimum: 0 } } } };
+  const belowZero = {
+    operatorName: '$jsonSchema',
+    schemaRulesNotSatisfied: [{ operatorName: 'properties', propertiesNotSatisfied: [{ propertyName: 'qty', details: [{ operatorName: 'minimum', specifiedAs: { minimum: 0 }, reason: 'comparison failed', consideredValue: -1 }] }] }],
+  };
+  const missing = { operatorName: '$jsonSchema', schemaRulesNotSatisfied: [{ operatorName: 'required', specifiedAs: { required: ['qty'] }, missingProperties: ['qty'] }] };
+  async function seeded(): Promise<string> {
+    const c = fresh('w');
+    expect((await mql('createCollection', { collection: c, validator: rules })).status).toBe(200);
+    expect((await mql('insertMany', { collection: c, documents: [{ _id: 1, qty: 5 }, { _id: 2, qty: 7 }] })).status).toBe(201);
+    return c;
+  }
+
+  it('updates, replacements, upserts, findOneAnd*, $merge and $out', async () => {
+    const c = await seeded();
+    const writes: Array<[string, Record<string, unknown>, unknown, unknown]> = [
+      ['updateOne', { filter: { _id: 1 }, update: { $set: { qty: -1 } } }, 1, belowZero],
+      ['updateMany', { filter: { _id: 2 }, update: { $set: { qty: -1 } } }, 2, belowZero],
+      ['replaceOne', { filter: { _id: 2 }, replacement: { name: 'x' } }, 2, missing],
+      ['updateOne', { filter: { _id: 9 }, update: { $set: { qty: -1 } }, upsert: true }, 9, belowZero],
+      ['findOneAndUpdate', { filter: { _id: 1 }, update: { $unset: { qty: '' } } }, 1, missing],
+      ['findOneAndReplace', { filter: { _id: 1 }, replacement: { qty: -1 } }, 1, belowZero],
+    ];
+    for (const [op, body, id, details] of writes) {
+      const res = await mql(op, { collection: c, ...body });
+      expect(res.status, `${op}: ${res.text}`).toBe(400);
+      expect(res.body.error.details, op).toEqual({ collection: c, failingDocumentId: id, details });
+    }
+    const src = await file.seed([{ _id: 4, qty: -1 }], 'src');
+    for (const stage of [{ $merge: { into: c } }, { $out: c }]) {
+      const res = await mql('aggregate', { collection: src, pipeline: [stage] });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.error.details).toMatchObject({ failingDocumentId: 4, details: belowZero });
+    }
+  });
+
+  it("bulkWrite: each write error carries its document's explanation", async () => {
+    const c = await seeded();
+    const res = await mql('bulkWrite', { collection: c, ordered: false, operations: [{ insertOne: { document: { _id: 3 } } }, { updateOne: { filter: { _id: 1 }, update: { $set: { qty: -1 } } } }] });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error.details.writeErrors).toEqual([
+      { index: 0, code: 'VALIDATION_FAILED', message: 'Document failed validation', details: { collection: c, failingDocumentId: 3, details: missing } },
+      { index: 1, code: 'VALIDATION_FAILED', message: 'Document failed validation', details: { collection: c, failingDocumentId: 1, details: belowZero } },
+    ]);
+  });
+});
+
+describe('bypassDocumentValidation', () => {
+  const rules = { a: { $exists: true } };
+  async function guarded(): Promise<string> {
+    const c = fresh('b');
+    expect((await mql('createCollection', { collection: c, validator: rules })).status).toBe(200);
+    expect((await mql('insertOne', { collection: c, document: { _id: 1, a: 1 } })).status).toBe(201);
+    return c;
+  }
+  // Each write breaks the rules: refused without the option (or with false), done with it.
+  const writes: Array<[string, (c: string) => Record<string, unknown>, (c: string) => Promise<void>]> = [
+    ['insertOne', (c) => ({ collection: c, document: { _id: 2 } }), async (c) => expect(await file.all(c)).toContainEqual({ _id: 2 })],
+    ['insertMany', (c) => ({ collection: c, documents: [{ _id: 2 }, { _id: 3 }] }), async (c) => expect(await file.all(c)).toHaveLength(3)],
+    ['updateOne', (c) => ({ collection: c, filter: { _id: 1 }, update: { $unset: { a: '' } } }), async (c) => expect(await file.all(c)).toEqual([{ _id: 1 }])],
+    ['updateOne', (c) => ({ collection: c, filter: { _id: 5 }, update: { $set: { b: 1 } }, upsert: true }), async (c) => expect(await file.all(c)).toContainEqual({ _id: 5, b: 1 })],
+    ['updateMany', (c) => ({ collection: c, filter: {}, update: { $unset: { a: '' } } }), async (c) => expect(await file.all(c)).toEqual([{ _id: 1 }])],
+    ['replaceOne', (c) => ({ collection: c, filter: { _id: 1 }, replacement: { b: 2 } }), async (c) => expect(await file.all(c)).toEqual([{ _id: 1, b: 2 }])],
+    ['replaceOne', (c) => ({ collection: c, filter: { _id: 6 }, replacement: { b: 2 }, upsert: true }), async (c) => expect(await file.all(c)).toContainEqual({ _id: 6, b: 2 })],
+    ['findOneAndUpdate', (c) => ({ collection: c, filter: { _id: 1 }, update: [{ $set: { a: '$$REMOVE' } }] }), async (c) => expect(await file.all(c)).toEqual([{ _id: 1 }])],
+    ['findOneAndReplace', (c) => ({ collection: c, filter: { _id: 1 }, replacement: {} }), async (c) => expect(await file.all(c)).toEqual([{ _id: 1 }])],
+    ['bulkWrite', (c) => ({ collection: c, operations: [{ insertOne: { document: { _id: 2 } } }, { updateOne: { filter: { _id: 1 }, update: { $unset: { a: '' } } } }] }), async (c) => expect(await file.all(c)).toEqual([{ _id: 1 }, { _id: 2 }])],
+  ];
+
+  it.each(writes)('%s', async (op, body, check) => {
+    const c = await guarded();
+    for (const off of [{}, { bypassDocumentValidation: false }]) {
+      const refused = await mql(op, { ...body(c), ...off });
+      expect(refused.status, refused.text).toBe(400);
+      expect(refused.body.error.code).toBe('VALIDATION_FAILED');
+      expect(JSON.stringify(refused.body.error)).toContain('Document failed validation');
+    }
+    expect(await file.all(c)).toEqual([{ _id: 1, a: 1 }]);
+    const done = await mql(op, { ...body(c), bypassDocumentValidation: true });
+    expect(done.status, done.text).toBeLessThan(300);
+    await check(c);
+    // The rules stay: the next write without the option is held to them.
+    const after = await mql('insertOne', { collection: c, document: { _id: 99 } });
+    expect(after.status, after.text).toBe(400);
+  });
+
+  it('aggregate: $out and $merge into a validated collection', async () => {
+    for (const stage of [(c: string) => ({ $out: c }), (c: string) => ({ $merge: { into: c } })]) {
+      const c = await guarded();
+      const src = await file.seed([{ _id: 7, b: 1 }], 'src');
+      const refused = await mql('aggregate', { collection: src, pipeline: [stage(c)], bypassDocumentValidation: false });
+      expect(refused.status, refused.text).toBe(400);
+      expect(refused.body.error.message).toBe('Document failed validation');
+      const done = await mql('aggregate', { collection: src, pipeline: [stage(c)], bypassDocumentValidation: true });
+      expect(done.status, done.text).toBe(200);
+      expect(await file.all(c)).toContainEqual({ _id: 7, b: 1 });
+      // $out keeps the rules with the collection.
+      expect((await mql('insertOne', { collection: c, document: { _id: 8 } })).status).toBe(400);
+    }
+  });
+
+  it('a number is read as a boolean, as MongoDB does', async () => {
+    const c = await guarded();
+    expect((await mql('insertOne', { collection: c, document: { _id: 2 }, bypassDocumentValidation: 0 })).status).toBe(400);
+    expect((await mql('insertOne', { collection: c, document: { _id: 2 }, bypassDocumentValidation: 1 })).status).toBe(201);
+  });
+
+  it('refuses any other type with MongoDB\'s message, writing nothing', async () => {
+    const c = await guarded();
+    const cases: Array<[string, Record<string, unknown>, string]> = [
+      ['insertOne', { document: { _id: 2, a: 1 }, bypassDocumentValidation: 'yes' }, "BSON field 'insert.bypassDocumentValidation' is the wrong type 'string', expected types '[bool, long, int, decimal, double]'"],
+      ['insertMany', { documents: [{ _id: 2, a: 1 }], bypassDocumentValidation: null }, "BSON field 'insert.bypassDocumentValidation' is the wrong type 'null'"],
+      ['updateOne', { filter: {}, update: { $set: { a: 2 } }, bypassDocumentValidation: {} }, "BSON field 'update.bypassDocumentValidation' is the wrong type 'object'"],
+      ['updateMany', { filter: {}, update: { $set: { a: 2 } }, bypassDocumentValidation: 'true' }, "BSON field 'update.bypassDocumentValidation' is the wrong type 'string'"],
+      ['replaceOne', { filter: {}, replacement: { a: 2 }, bypassDocumentValidation: [] }, "BSON field 'update.bypassDocumentValidation' is the wrong type 'array'"],
+      ['findOneAndUpdate', { filter: {}, update: { $set: { a: 2 } }, bypassDocumentValidation: 'x' }, "BSON field 'findAndModify.bypassDocumentValidation' is the wrong type 'string'"],
+      ['findOneAndReplace', { filter: {}, replacement: { a: 2 }, bypassDocumentValidation: 'x' }, "BSON field 'findAndModify.bypassDocumentValidation' is the wrong type 'string'"],
+      ['bulkWrite', { operations: [{ insertOne: { document: { _id: 2, a: 1 } } }], bypassDocumentValidation: 'x' }, "BSON field 'bulkWrite.bypassDocumentValidation' is the wrong type 'string'"],
+    ];
+    for (const [op, body, message] of cases) await file.refuses(op, { collection: c, ...body }, 400, 'VALIDATION_FAILED', message);
+    const src = await file.seed([{ _id: 3, a: 1 }], 'src');
+    await file.refuses('aggregate', { collection: src, pipeline: [{ $merge: { into: c } }], bypassDocumentValidation: 'x' }, 400, 'VALIDATION_FAILED', "BSON field 'aggregate.bypassDocumentValidation' is the wrong type 'string'");
+    expect(await file.all(c)).toEqual([{ _id: 1, a: 1 }]);
+  });
+});
