@@ -91,7 +91,9 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
       // A $out cut short by a crash left its hidden collection (its target is as it was): dropped.
       await dropTemporaryCollections(store);
       // A collection's validationAction "warn" lets a failing document through: logged, as MongoDB logs it.
-      onValidationWarning(store, ({ collection, id, details }) => app.log.warn({ tenantId, collection, _id: id, errInfo: { failingDocumentId: id, details } }, 'document failed validation (validationAction: warn), written'));
+      onValidationWarning(store, ({ collection, id, written, details }) =>
+        app.log.warn({ tenantId, collection, _id: id, errInfo: { failingDocumentId: id, details } }, written ? 'document failed validation (validationAction: warn), written' : 'document failed validation (validationAction: errorAndLog), refused'),
+      );
       mirror?.attach(tenantId, store);
     },
   });

@@ -10,7 +10,8 @@
  *   nothing of its batch written, with MongoDB's errInfo in the error's details
  *   (`failingDocumentId`, and `details`: why, validation-error.ts); `warn` writes it and reports
  *   the document with the same explanation to the store's warning listener (the service logs it,
- *   as MongoDB logs a warning).
+ *   as MongoDB logs a warning); `errorAndLog` (MongoDB 8.1) refuses it as `error` does and reports it
+ *   to the listener too.
  * - A rule that cannot be evaluated on a document (an `$expr` dividing by zero) refuses it, as
  *   MongoDB's validator does.
  * - Documents already stored are not checked when the rules change, as in MongoDB.
@@ -27,7 +28,7 @@ import { explainValidationFailure } from './validation-error.js';
 import { isPlainObject, type Doc } from './values.js';
 
 export const VALIDATION_LEVELS = ['strict', 'moderate', 'off'] as const;
-export const VALIDATION_ACTIONS = ['error', 'warn'] as const;
+export const VALIDATION_ACTIONS = ['error', 'warn', 'errorAndLog'] as const;
 export type ValidationLevel = (typeof VALIDATION_LEVELS)[number];
 export type ValidationAction = (typeof VALIDATION_ACTIONS)[number];
 
@@ -45,10 +46,12 @@ export interface ValidationOptions {
   validationAction?: unknown;
 }
 
-/** A document a `warn` validator let through, with MongoDB's explanation of why it fails the rules. */
+/** A document a `warn` validator let through (or an `errorAndLog` one refused), with MongoDB's explanation of why it fails the rules. */
 export interface ValidationWarning {
   readonly collection: string;
   readonly id: unknown;
+  /** True for `warn` (the document was written), false for `errorAndLog` (it was refused). */
+  readonly written: boolean;
   /** MongoDB's `errInfo.details` (validation-error.ts). */
   readonly details: Record<string, unknown>;
 }
@@ -118,10 +121,8 @@ export function checkValidation(store: TenantStore, info: CollectionInfo, after:
   // moderate: a document that broke the rules before may go on breaking them.
   if (before !== undefined && validator.level === 'moderate' && !passes(filter, before)) return;
   const details = toJson(explainValidationFailure(validator.rules, after)) as Record<string, unknown>;
-  if (validator.action === 'warn') {
-    warningListeners.get(store)?.({ collection: info.name, id: after['_id'], details });
-    return;
-  }
+  if (validator.action !== 'error') warningListeners.get(store)?.({ collection: info.name, id: after['_id'], written: validator.action === 'warn', details });
+  if (validator.action === 'warn') return;
   fail('VALIDATION_FAILED', 'Document failed validation', { collection: info.name, failingDocumentId: after['_id'] as string | number | boolean, details });
 }
 

@@ -451,7 +451,7 @@ export function mqlRoutes(app: FastifyInstance): void {
   const validation = {
     validator: { ...anyObject, description: 'a query filter every document must match ($jsonSchema included); {} for none' },
     validationLevel: { type: 'string', enum: ['strict', 'moderate', 'off'] },
-    validationAction: { type: 'string', enum: ['error', 'warn'] },
+    validationAction: { type: 'string', enum: ['error', 'warn', 'errorAndLog'] },
   };
   route(
     'createCollection',

@@ -4,8 +4,11 @@
 // and the unit tests src/mongo/db/matcher/doc_validation_error_test.cpp and
 // doc_validation_error_json_schema_test.cpp (where a shell number was a double, the input here is
 // a fraction, since tetradb types numbers by value).
-import { describe, expect, it } from 'vitest';
-import { serverForFile } from '../helpers/server.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../server/app.js';
+import { defaultConfig } from '../../server/config.js';
+import { http, serverForFile, signup } from '../helpers/server.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 const file = serverForFile();
 const mql = file.mql.bind(file);
@@ -554,5 +557,43 @@ describe('bypassDocumentValidation', () => {
     const src = await file.seed([{ _id: 3, a: 1 }], 'src');
     await file.refuses('aggregate', { collection: src, pipeline: [{ $merge: { into: c } }], bypassDocumentValidation: 'x' }, 400, 'VALIDATION_FAILED', "BSON field 'aggregate.bypassDocumentValidation' is the wrong type 'string'");
     expect(await file.all(c)).toEqual([{ _id: 1, a: 1 }]);
+  });
+});
+
+describe('validationAction warn and errorAndLog: the log line carries the explanation', () => {
+  const dir = tempDir('validation-log');
+  const lines: Array<Record<string, any>> = [];
+  let close = async (): Promise<void> => undefined;
+  afterAll(async () => {
+    await close();
+    dir.remove();
+  });
+
+  it('warn writes and logs; errorAndLog refuses and logs; listCollections shows the action', async () => {
+    const app = await buildApp(defaultConfig({ port: 0, dataDir: dir.path }), { logStream: { write: (line) => lines.push(JSON.parse(line)) } });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    close = () => app.close();
+    const address = app.server.address();
+    if (address === null || typeof address === 'string') throw new Error('no TCP port');
+    const url = `http://127.0.0.1:${address.port}`;
+    const { apiKey, tenantId } = await signup(url);
+    const call = (op: string, json: unknown) => http(url, 'POST', `/api/mql/${op}`, { apiKey, json });
+    const explained = { operatorName: '$exists', specifiedAs: { a: { $exists: true } }, reason: 'path does not exist' };
+
+    expect((await call('createCollection', { collection: 'warned', validator: { a: { $exists: true } }, validationAction: 'warn' })).status).toBe(200);
+    expect((await call('insertOne', { collection: 'warned', document: { _id: 1 } })).status).toBe(201);
+    expect((await call('createCollection', { collection: 'logged', validator: { a: { $exists: true } }, validationAction: 'errorAndLog' })).status).toBe(200);
+    const refused = await call('insertOne', { collection: 'logged', document: { _id: 2 } });
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.body.error.details).toEqual({ collection: 'logged', failingDocumentId: 2, details: explained });
+    expect((await call('find', { collection: 'logged' })).body.documents).toEqual([]);
+
+    const logged = lines.filter((l) => typeof l.msg === 'string' && l.msg.startsWith('document failed validation'));
+    expect(logged).toMatchObject([
+      { level: 40, tenantId, collection: 'warned', _id: 1, errInfo: { failingDocumentId: 1, details: explained }, msg: 'document failed validation (validationAction: warn), written' },
+      { level: 40, tenantId, collection: 'logged', _id: 2, errInfo: { failingDocumentId: 2, details: explained }, msg: 'document failed validation (validationAction: errorAndLog), refused' },
+    ]);
+    const listed = (await call('listCollections', {})).body.collections.find((c: { name: string }) => c.name === 'logged');
+    expect(listed.options).toEqual({ validator: { a: { $exists: true } }, validationLevel: 'strict', validationAction: 'errorAndLog' });
   });
 });
