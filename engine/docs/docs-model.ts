@@ -35,7 +35,7 @@ import {
 } from './catalog.js';
 import { bypassOption, checkValidation, describeValidation, parseValidation, type ValidationOptions } from './collection-validator.js';
 import { decodeDocument, encodeDocument, FieldReader, idKey, MAX_ID_BYTES } from './doc-codec.js';
-import { documentKeys, entryKey, idComponent, indexComponent, type IndexField } from './index-key.js';
+import { directed, documentKeys, entryKey, idComponent, indexComponent, type IndexField } from './index-key.js';
 import { indexServesQuery, isIndexMember, validatePartialFilter } from './index-membership.js';
 import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
@@ -49,8 +49,8 @@ import { ValueSet } from './aggregate/value-key.js';
 import { fromJson } from './ejson.js';
 import { compileProjection, projectionFeatures, type CompiledProjection, type ProjectionOptions } from './projection.js';
 import { projectTransform } from './aggregate/stages/project.js';
-import { compileFilter, filterIsVolatile, filterPaths, filterReadsAll, filterTextSearch, parseFilter, type CompiledFilter } from './query/compile-filter.js';
-import { describePlan, planQuery, type Hint, type Plan } from './query-planner.js';
+import { compileFilter, filterIsVolatile, filterPaths, filterReadsAll, filterTextAtTop, filterTextSearch, parseFilter, type CompiledFilter } from './query/compile-filter.js';
+import { describePlan, planQuery, type Hint, type Plan, type ReadPlan } from './query-planner.js';
 import { compileSort, type CompiledSort } from './sort.js';
 import { compileUpdate } from './update/compile-update.js';
 import { compilePipelineUpdate, type CompiledPipelineUpdate } from './update/pipeline-update.js';
@@ -63,9 +63,13 @@ import {
   isTextKeyPattern,
   parseTextIndex,
   sameTextIndex,
+  setNoTextScore,
   setTextScore,
   termKey,
-  TEXT_KEY_PATTERN,
+  textIndexFields,
+  textKeyFields,
+  textKeyPattern,
+  textKeyValue,
   TEXT_SCORE_UNAVAILABLE,
   type TextIndexOptions,
   type TextIndexSpec,
@@ -161,6 +165,17 @@ interface Query {
   readonly hint?: Hint;
   /** The filter's `$text` search: each match gets its text score (text/text-score.ts). */
   readonly text?: TextSearch;
+  /** The `$text` is a top-level condition (not inside an `$or`): every match matches the search. */
+  readonly textAtTop?: boolean;
+}
+
+/**
+ * Gives a match of a `$text` query its text score; none to a match the search itself does not
+ * match (another clause of its `$or` did), as MongoDB gives it no score metadata.
+ */
+function giveTextScore(text: TextSearch, atTop: boolean, doc: Doc): void {
+  if (atTop || text.matches(doc)) setTextScore(doc, text.score(doc));
+  else setNoTextScore(doc);
 }
 
 function compileQuery(options: FindOptions, defaultLimit: number, maxLimit: number): Query {
@@ -175,6 +190,7 @@ function compileQuery(options: FindOptions, defaultLimit: number, maxLimit: numb
     limit: integerOption(options.limit, 'limit', 1, maxLimit, defaultLimit),
     hint: parseHint(options.hint),
     text,
+    textAtTop: filterTextAtTop(filter.ast),
   };
 }
 
@@ -450,9 +466,61 @@ function* candidateChunks(reader: Reader, info: CollectionInfo, plan: Plan, exam
       }
       return;
     }
+    case 'or': {
+      // Each document once, whichever read finds it first (the text index's, planned first).
+      const seen = new Set<string>();
+      let chunk: Candidate[] = [];
+      let keys = 0;
+      for (const child of plan.children) {
+        for (const [pk, stored] of readPlanEntries(reader, tree, info, child, examined)) {
+          const id = pk.toString('latin1');
+          if (!seen.has(id)) {
+            seen.add(id);
+            const raw = stored ?? indexedRaw(reader, tree, info, child as Plan & { kind: 'index' }, pk, examined);
+            if (stored !== undefined) examined.docs++;
+            chunk.push({ doc: decodeDocument(raw), bytes: raw.length });
+          }
+          if (++keys >= CHUNK) {
+            yield { candidates: chunk, more: true };
+            chunk = [];
+            keys = 0;
+          }
+        }
+      }
+      if (chunk.length > 0) yield { candidates: chunk, more: false };
+      return;
+    }
     default: {
       const never: never = plan;
       return never;
+    }
+  }
+}
+
+/**
+ * The entries one read of an `or` plan names: each document's primary key, with its stored bytes
+ * when the read is of the collection's own tree (undefined for an index's: read if it is new).
+ */
+function* readPlanEntries(reader: Reader, tree: string, info: CollectionInfo, plan: ReadPlan, examined: Examined): Generator<[Buffer, Buffer | undefined]> {
+  if (plan.kind === 'index') {
+    for (const range of plan.ranges) {
+      for (const [, pk] of reader.scan(indexTree(info, plan.index), range)) {
+        examined.keys++;
+        yield [pk, undefined];
+      }
+    }
+    return;
+  }
+  for (const range of plan.ranges) {
+    if (plan.points) {
+      examined.keys++;
+      const raw = reader.get(tree, range.gte!);
+      if (raw !== undefined) yield [Buffer.from(range.gte!), raw];
+      continue;
+    }
+    for (const [pk, raw] of reader.scan(tree, { ...range, reverse: plan.reverse })) {
+      examined.keys++;
+      yield [pk, raw];
     }
   }
 }
@@ -781,7 +849,7 @@ class FindCollector {
       }
     }
     if (!query.filter.test(c.doc)) return false;
-    if (query.text !== undefined) setTextScore(c.doc, query.text.score(c.doc));
+    if (query.text !== undefined) giveTextScore(query.text, query.textAtTop === true, c.doc);
     if (this.#top !== undefined) {
       this.#top.offer(c);
       return false;
@@ -929,11 +997,12 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
     const scan: ScanFilter = fields === undefined ? { filter, whole: true } : { filter, whole: false, extra: fields };
     // A leading $text gives each document its text score, which `$meta` reads downstream.
     const text = filterTextSearch(filter.ast);
+    const textAtTop = filterTextAtTop(filter.ast);
     for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, scan)) {
       const docs: Doc[] = [];
       for (const c of chunk) {
         if (!filter.test(c.doc)) continue;
-        if (text !== undefined) setTextScore(c.doc, text.score(c.doc));
+        if (text !== undefined) giveTextScore(text, textAtTop, c.doc);
         docs.push(c.doc);
       }
       if (docs.length > 0) yield docs;
@@ -1363,8 +1432,8 @@ interface IndexEntry {
 const NO_ENTRIES: ReadonlyMap<string, IndexEntry> = new Map();
 
 function entriesOf(index: IndexInfo, doc: Doc): ReadonlyMap<string, IndexEntry> {
-  if (index.text !== undefined) return textEntries(index.text, doc);
   if (!isIndexMember(index, doc)) return NO_ENTRIES;
+  if (index.text !== undefined) return textEntries(index, index.text, doc);
   const keys = documentKeys(doc, index.fields);
   if (keys.multikey && !index.multikey) index.multikey = true;
   if (keys.lossy && !index.lossy) index.lossy = true;
@@ -1394,18 +1463,25 @@ function entriesOf(index: IndexInfo, doc: Doc): ReadonlyMap<string, IndexEntry> 
 }
 
 /**
- * A document's entries in a text index: one per distinct term of its indexed strings (the term,
- * or its first TERM_KEY_CHARS, then the document's id), none when it has no indexed text. The
- * scores are not stored: a search computes them from the document it reads anyway.
- * @throws VALIDATION_FAILED for a language override MongoDB refuses
+ * A document's entries in a text index: one per distinct term of its indexed strings, none when it
+ * has no indexed text. An entry's key is MongoDB's: the prefix fields' values (so a query's
+ * equalities on them narrow the read to their entries), the term (or its first TERM_KEY_CHARS),
+ * the suffix fields' values, then the document's id. The scores are not stored: a search computes
+ * them from the document it reads anyway.
+ * @throws VALIDATION_FAILED for a language override MongoDB refuses, or an array in a prefix or suffix field
  */
-function textEntries(spec: TextIndexSpec, doc: Doc): ReadonlyMap<string, IndexEntry> {
+function textEntries(index: IndexInfo, spec: TextIndexSpec, doc: Doc): ReadonlyMap<string, IndexEntry> {
+  const { prefix, suffix } = textKeyFields(index.fields);
+  // Checked first, as MongoDB does: a document with an array there is refused even without text.
+  const part = (f: IndexField): KeyPart => directed(indexComponent(textKeyValue(doc, f.path)).part, f.direction);
+  const before = prefix.map(part);
+  const after = suffix.map(part);
   const terms = documentTermScores(doc, spec);
   if (terms.size === 0) return NO_ENTRIES;
   const idPart = idComponent(idOf(doc)).part;
   const out = new Map<string, IndexEntry>();
   for (const term of terms.keys()) {
-    const key = entryKey([termKey(term)], idPart);
+    const key = entryKey([...before, termKey(term), ...after], idPart);
     out.set(key.toString('latin1'), { key, claim: '' });
   }
   return out;
@@ -2144,7 +2220,7 @@ const SORTED_CHANGE_CANDIDATES = 16;
  * @throws CONFLICT when every candidate was taken away SORTED_CHANGE_ATTEMPTS times in a row
  */
 async function changeFirstSorted(store: TenantStore, name: string, filter: CompiledFilter, sort: CompiledSort, change: (match: Match) => void, hint: Hint | undefined): Promise<Array<Promise<unknown>>> {
-  const query: Query = { filter, sort, skip: 0, limit: SORTED_CHANGE_CANDIDATES, hint, text: filterTextSearch(filter.ast) };
+  const query: Query = { filter, sort, skip: 0, limit: SORTED_CHANGE_CANDIDATES, hint, text: filterTextSearch(filter.ast), textAtTop: filterTextAtTop(filter.ast) };
   if (query.text === undefined && sort.keys.some((k) => k.meta !== undefined)) fail('QUERY_ERROR', TEXT_SCORE_UNAVAILABLE, { operator: '$meta' });
   const whole = compileProjection(undefined);
   for (let attempt = 0; attempt < SORTED_CHANGE_ATTEMPTS; attempt++) {
@@ -2161,7 +2237,7 @@ async function changeFirstSorted(store: TenantStore, name: string, filter: Compi
       if (raw === undefined) continue;
       const doc = decodeDocument(raw);
       if (!filter.test(doc)) continue;
-      if (query.text !== undefined) setTextScore(doc, query.text.score(doc));
+      if (query.text !== undefined) giveTextScore(query.text, query.textAtTop === true, doc);
       const keys = sort.keyOf(doc);
       if (best === undefined || sort.compareKeyed(keys, best.keys) < 0) best = { pk, keys };
     }
@@ -2317,7 +2393,8 @@ export interface IndexDescription {
 function describeIndex(index: IndexInfo): IndexDescription {
   // A text index as MongoDB lists it: its key pattern, then weights and languages.
   if (index.text !== undefined) {
-    const out = { name: index.name, key: { ...TEXT_KEY_PATTERN }, ...describeTextIndex(index.text) } as IndexDescription;
+    const out = { name: index.name, key: textKeyPattern(index.fields), ...describeTextIndex(index.text) } as IndexDescription;
+    if (index.partialFilterExpression !== undefined) out.partialFilterExpression = index.partialFilterExpression;
     if ((index as { building?: boolean }).building === true) out.building = true;
     return out;
   }
@@ -2517,40 +2594,42 @@ async function buildIndex(store: TenantStore, name: string, info: CollectionInfo
   return { result: { name: indexName, created: true }, durable: durableOf(store.write([putCollection(live)])) };
 }
 
-/** The fields a text index has in the catalog: MongoDB's key pattern, which no query names. */
-const TEXT_INDEX_FIELDS: readonly IndexField[] = [
-  { path: '_fts', direction: 1 },
-  { path: '_ftsx', direction: 1 },
-];
-
 /**
- * createIndex of a text index (`{title: "text", body: "text"}`, or `{"$**": "text"}` for every
- * string field), with its weights and languages. One per collection, as in MongoDB; the same one
- * again is a no-op. Text indexes are sparse by nature (a document without indexed text has no
- * entry), so `sparse` is accepted and changes nothing; unique, TTL and partial text indexes are
- * refused.
- * @throws VALIDATION_FAILED for a bad spec (MongoDB's messages); CONFLICT for a second text index, a name taken, or too many indexes
+ * createIndex of a text index (`{title: "text", body: "text"}`, `{"$**": "text"}` for every
+ * string field, or compound: `{category: 1, body: "text", views: -1}`), with its weights and
+ * languages, and as MongoDB allows, a `partialFilterExpression`. One per collection, as in
+ * MongoDB; the same one again is a no-op. Its catalog fields are MongoDB's key pattern
+ * (`category`, `_fts`, `_ftsx`, `views`). Text indexes are sparse by nature (a document without
+ * indexed text has no entry), so `sparse` is accepted and changes nothing; unique and TTL text
+ * indexes are refused.
+ * @throws VALIDATION_FAILED for a bad spec (MongoDB's messages), or a document with an array in a prefix or suffix field; CONFLICT for a second text index, a name taken, or too many indexes
  */
 async function createTextIndex(store: TenantStore, name: string, keys: Doc, options: CreateIndexOptions): Promise<Written<{ name: string; created: boolean }>> {
-  const { spec, defaultName } = parseTextIndex(keys, options);
+  const { spec, prefix, suffix, defaultName } = parseTextIndex(keys, options);
   if (options.unique === true) fail('VALIDATION_FAILED', 'unsupported: a unique text index', { field: 'unique' });
   if (options.expireAfterSeconds !== undefined) fail('VALIDATION_FAILED', 'unsupported: a TTL text index (expireAfterSeconds)', { field: 'expireAfterSeconds' });
-  if (options.partialFilterExpression !== undefined) fail('VALIDATION_FAILED', 'unsupported: a partial text index (partialFilterExpression)', { field: 'partialFilterExpression' });
   if (options.sparse !== undefined && typeof options.sparse !== 'boolean') fail('VALIDATION_FAILED', 'sparse must be a boolean', { field: 'sparse' });
+  const partial = options.partialFilterExpression === undefined ? undefined : validatePartialFilter(options.partialFilterExpression);
+  if (options.sparse === true && partial !== undefined) fail('VALIDATION_FAILED', 'cannot mix "partialFilterExpression" and "sparse" options', { field: 'sparse' });
+  const fields = textIndexFields(prefix, suffix);
   const indexName = options.name === undefined ? defaultName : options.name;
   if (typeof indexName !== 'string' || indexName.length === 0 || indexName.length > 128 || indexName === '_id_') fail('VALIDATION_FAILED', 'name must be a string of 1-128 characters other than _id_', { field: 'name' });
   const ops: BatchOp[] = [];
   const { info } = collectionForWrite(store, name, ops);
   const named = info.indexes.find((i) => i.name === indexName);
   const text = info.indexes.find((i) => i.text !== undefined);
-  if (named !== undefined && (named.text === undefined || !sameTextIndex(named.text, spec))) {
-    fail('CONFLICT', `an index named ${indexName} with a different specification exists`, { index: indexName });
-  }
+  const same = (i: IndexInfo): boolean =>
+    i.text !== undefined &&
+    sameTextIndex(i.text, spec) &&
+    JSON.stringify(i.fields) === JSON.stringify(fields) &&
+    JSON.stringify(i.partialFilterExpression ?? null) === JSON.stringify(partial ?? null);
+  if (named !== undefined && !same(named)) fail('CONFLICT', `an index named ${indexName} with a different specification exists`, { index: indexName });
   // MongoDB's message (index_catalog_impl.cpp).
   if (text !== undefined && text !== named) fail('CONFLICT', `only one text index per collection allowed, found existing text index "${text.name}"`, { index: text.name });
   if (named !== undefined && (named as { building?: boolean }).building !== true) return { result: { name: indexName, created: false }, durable: DONE };
   if (named === undefined && info.indexes.length >= MAX_INDEXES) fail('CONFLICT', `a collection has at most ${MAX_INDEXES + 1} indexes`, { limit: MAX_INDEXES + 1 });
-  const fresh: IndexInfo = { id: info.nextIndexId, name: indexName, fields: TEXT_INDEX_FIELDS, unique: false, text: spec, multikey: false, lossy: false };
+  const fresh: IndexInfo = { id: info.nextIndexId, name: indexName, fields, unique: false, text: spec, multikey: false, lossy: false };
+  if (partial !== undefined) (fresh as { partialFilterExpression?: Doc }).partialFilterExpression = partial;
   return buildIndex(store, name, info, ops, named ?? fresh, named === undefined);
 }
 

@@ -293,7 +293,9 @@ export function compileProjection(spec: unknown, options: ProjectionOptions = {}
     textScore: true,
     apply: (doc) => {
       const out = projection.apply(doc);
-      for (const path of metas) setOwn(out, path, textScoreOf(doc));
+      // A match without a score (another clause of the `$text` query's `$or` matched it) has none to show, as in MongoDB.
+      const score = textScoreOf(doc);
+      if (score !== undefined) for (const path of metas) setOwn(out, path, score);
       return out;
     },
   };

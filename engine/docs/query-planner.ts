@@ -14,9 +14,9 @@ import { keyPrefixRange, encodeKey, type KeyPart, type ScanRange } from '../stor
 import type { CollectionInfo, IndexInfo } from './catalog.js';
 import { indexServesQuery } from './index-membership.js';
 import { directed, EMPTY_ARRAY_COMPONENT, idComponent, indexComponent, isScalarForBounds, type Component, type IndexField } from './index-key.js';
-import type { AndNode, FieldOp } from './query/filter-ast.js';
+import type { AndNode, FieldOp, FilterNode, OrNode } from './query/filter-ast.js';
 import { filterTextSearch, topLevelConditions } from './query/compile-filter.js';
-import { termKey, type TextSearch } from './text/index.js';
+import { termKey, textKeyFields, textKeyPattern, type TextSearch } from './text/index.js';
 import type { SortKey } from './sort.js';
 import { TYPE_BRACKET, typeBracket } from './values.js';
 
@@ -35,7 +35,12 @@ export type Plan =
   /** Documents by `_id`: point reads or ranges of the collection's own tree (also a full scan). */
   | { readonly kind: 'primary'; readonly ranges: readonly ScanRange[]; readonly points: boolean; readonly reverse: boolean; readonly sorted: boolean }
   /** Entries of one secondary index, then the documents they name. */
-  | { readonly kind: 'index'; readonly index: IndexInfo; readonly ranges: readonly ScanRange[]; readonly reverse: boolean; readonly sorted: boolean; readonly dedupe: boolean };
+  | { readonly kind: 'index'; readonly index: IndexInfo; readonly ranges: readonly ScanRange[]; readonly reverse: boolean; readonly sorted: boolean; readonly dedupe: boolean }
+  /** The union of several reads (an `$or` holding a `$text`, each of its clauses read through an index): each document once. */
+  | { readonly kind: 'or'; readonly children: readonly ReadPlan[]; readonly sorted: boolean };
+
+/** A plan that reads one tree: the collection's own or one index's. */
+export type ReadPlan = Plan & { readonly kind: 'primary' | 'index' };
 
 // Above this many point combinations a compound prefix stops extending (the rest stays unbounded).
 const MAX_POINT_COMBINATIONS = 1000;
@@ -275,14 +280,24 @@ function hintedPlan(info: CollectionInfo, ast: AndNode, sort: readonly SortKey[]
 /**
  * The plan for `ast` (and `sort`, when one is asked for) over a collection's indexes. Indexes
  * still being built are not used, nor sparse or partial ones the query could find incomplete.
- * With a `hint`, the plan it names (hintedPlan).
- * @throws QUERY_ERROR for a hint no index fits
+ * With a `hint`, the plan it names (hintedPlan); with a `$text`, a read of the text index
+ * (textQueryPlan).
+ * @throws QUERY_ERROR for a hint no index fits, or a `$text` the text index cannot answer
  */
 export function planQuery(info: CollectionInfo | undefined, ast: AndNode, sort: readonly SortKey[], hint?: Hint): Plan {
   if (info === undefined) return { kind: 'empty' };
   const text = filterTextSearch(ast);
-  if (text !== undefined) return textPlan(info, text, sort, hint);
+  if (text !== undefined) return textQueryPlan(info, ast, text, sort, hint);
   if (hint !== undefined) return hintedPlan(info, ast, sort, hint);
+  return indexedPlan(info, ast, sort) ?? primaryRead(undefined, sort);
+}
+
+/**
+ * The best plan reading `_id`s or an index over bounds the top-level conditions of `ast` give
+ * (or, with a sort, a whole index read that gives it); undefined when there is none, and only a
+ * collection scan would do.
+ */
+function indexedPlan(info: CollectionInfo, ast: AndNode, sort: readonly SortKey[]): Plan | undefined {
   const conditions = topLevelConditions(ast);
   const wantsSort = sort.length > 0;
 
@@ -299,7 +314,7 @@ export function planQuery(info: CollectionInfo | undefined, ast: AndNode, sort: 
     consider(plan, 5 + (wantsSort && plan.sorted ? 3 : 0));
   }
   for (const index of info.indexes) {
-    // A text index holds terms, not values: it answers $text alone (textPlan).
+    // A text index holds terms, not values: it answers $text alone (textQueryPlan).
     if ((index as { building?: boolean }).building === true || index.text !== undefined) continue;
     // A sparse or partial index misses documents: only a query that cannot match them may read it.
     if (!indexServesQuery(index, ast)) continue;
@@ -316,28 +331,114 @@ export function planQuery(info: CollectionInfo | undefined, ast: AndNode, sort: 
     const score = bounds.eqFields * 10 + (bounds.hasRange ? 5 : 0) + (index.unique && bounds.eqFields === index.fields.length ? 5 : 0) + (wantsSort && plan.sorted ? 3 : 0);
     consider(plan, score);
   }
-  if (best !== undefined) return (best as { plan: Plan }).plan;
-  return primaryRead(undefined, sort);
+  return (best as { plan: Plan } | undefined)?.plan;
+}
+
+// MongoDB's messages (query_planner.cpp) when a $text cannot be answered.
+const TEXT_INDEX_UNUSABLE = 'failed to use text index to satisfy $text query (if text index is compound, are equality predicates given for all prefix fields?)';
+const TEXT_UNDER_OR = 'Failed to produce a solution for TEXT under OR - other non-TEXT clauses under OR have to be indexed as well.';
+const NO_SOLUTIONS = 'No query solutions';
+
+/** What planning a `$text` query reads: the collection, its text index and the search bound to it. */
+interface TextPlanning {
+  readonly info: CollectionInfo;
+  readonly index: IndexInfo;
+  readonly search: TextSearch;
+  readonly sort: readonly SortKey[];
+}
+
+function holdsText(node: FilterNode): boolean {
+  return node.kind === 'text' || ((node.kind === 'and' || node.kind === 'or') && node.children.some(holdsText));
+}
+
+function asAnd(node: FilterNode): AndNode {
+  return node.kind === 'and' ? node : { kind: 'and', children: [node] };
 }
 
 /**
- * The plan of a `$text` query: the entries of the collection's text index under each of the
- * search's positive terms (every document holding one), deduplicated; the filter then tests each
- * candidate (phrases, negations, the other conditions). Binds the search to the index. A hint
- * may name the text index only (MongoDB answers $text through it whatever the hint).
- * @throws QUERY_ERROR (MongoDB's message) when the collection has no text index, or a hint names another index
+ * The plan of a `$text` query (MongoDB's rules: query_planner.cpp, planner_access.cpp). The text
+ * index must answer the `$text`: when it is among the filter's top-level conditions, the plan is
+ * the text index read (textRead); when it is inside an `$or`, that `$or` is read clause by clause
+ * (planOr), and every clause must be answerable by an index, else MongoDB's error. Binds the
+ * search to the index. A hint may name the text index only.
+ * @throws QUERY_ERROR (MongoDB's messages) when the collection has no text index, a hint names another, or the text index cannot answer the `$text`
  */
-function textPlan(info: CollectionInfo, search: TextSearch, sort: readonly SortKey[], hint: Hint | undefined): Plan {
+function textQueryPlan(info: CollectionInfo, ast: AndNode, search: TextSearch, sort: readonly SortKey[], hint: Hint | undefined): Plan {
   const index = info.indexes.find((i) => i.text !== undefined && (i as { building?: boolean }).building !== true);
   if (index === undefined) fail('QUERY_ERROR', 'text index required for $text query', { operator: '$text' });
   if (hint !== undefined && !(hint.kind === 'name' ? hint.name === index.name : hint.kind === 'keys' && sameFields(hint.fields, index.fields))) {
     badHint(hint, 'a $text query reads the text index');
   }
   search.bind(index.text!);
-  const terms = search.boundsTerms();
+  const planning: TextPlanning = { info, index, search, sort };
+  const plan = planAnd(planning, ast, []);
+  if (plan !== undefined) return plan;
+  // MongoDB names the case of a $text directly under a top-level $or; any other shape fails its enumeration.
+  const only = ast.children.length === 1 ? ast.children[0]! : undefined;
+  const textUnderRootOr = only?.kind === 'or' && only.children.some((c) => c.kind === 'text');
+  fail('QUERY_ERROR', textUnderRootOr ? TEXT_UNDER_OR : NO_SOLUTIONS, { operator: '$text', reason: 'every clause of an $or holding $text must be answerable by an index' });
+}
+
+/**
+ * The plan of an AND holding the `$text` (at any depth): the text index read when the `$text` is
+ * one of its conditions, else the plan of its `$or` holding it (its other conditions filter the
+ * candidates). `outer`: the conditions AND-ed with it above (they hold for every match reached
+ * through it). Undefined when an `$or` on the way has a clause no index answers.
+ */
+function planAnd(p: TextPlanning, and: AndNode, outer: readonly FilterNode[]): Plan | undefined {
+  if (and.children.some((c) => c.kind === 'text')) return textRead(p, and, outer);
+  const or = and.children.find((c) => c.kind === 'or' && holdsText(c)) as OrNode;
+  return planOr(p, or, [...outer, ...and.children.filter((c) => c !== or)]);
+}
+
+/**
+ * The plan of an `$or` holding the `$text`: the union of its clauses' reads, the text index for
+ * the clause holding the `$text` (planned first, so that its own errors come first, as in
+ * MongoDB) and an index (or `_id`) read for each other clause; undefined when some clause has
+ * none. Nested `$or`s are read as one.
+ */
+function planOr(p: TextPlanning, or: OrNode, outer: readonly FilterNode[]): Plan | undefined {
+  const reads: ReadPlan[] = [];
+  const clauses = [...or.children].sort((a, b) => Number(holdsText(b)) - Number(holdsText(a)));
+  for (const clause of clauses) {
+    let plan: Plan | undefined;
+    if (clause.kind === 'or') plan = planOr(p, clause, outer);
+    else if (holdsText(clause)) plan = planAnd(p, asAnd(clause), outer);
+    else plan = indexedPlan(p.info, asAnd(clause), []);
+    if (plan === undefined) return undefined;
+    if (plan.kind === 'or') reads.push(...plan.children);
+    else if (plan.kind !== 'empty') reads.push(plan);
+  }
+  if (reads.length === 0) return { kind: 'empty' };
+  if (reads.length === 1) return reads[0]!;
+  return { kind: 'or', children: reads, sorted: p.sort.length === 0 };
+}
+
+/**
+ * The text index read for the `$text` among the conditions of `and`: the entries under each of
+ * the search's positive terms (every document holding one), deduplicated; the filter then tests
+ * each candidate (phrases, negations, the other conditions). A compound text index needs an
+ * equality on each of its prefix fields among those same conditions (their values lead its keys,
+ * so the read covers just their entries); a partial one needs the conditions (with `outer`) to
+ * imply its filter.
+ * @throws QUERY_ERROR (MongoDB's message) otherwise
+ */
+function textRead(p: TextPlanning, and: AndNode, outer: readonly FilterNode[]): Plan {
+  const { index } = p;
+  const conditions = topLevelConditions(and);
+  const prefix: KeyPart[] = [];
+  for (const field of textKeyFields(index.fields).prefix) {
+    const eq = conditions.get(field.path)?.find((op) => op.op === '$eq');
+    if (eq === undefined) fail('QUERY_ERROR', TEXT_INDEX_UNUSABLE, { operator: '$text', index: index.name, field: field.path });
+    prefix.push(directed(indexComponent(eq.value).part, field.direction));
+  }
+  if (!indexServesQuery(index, { kind: 'and', children: [...outer, ...and.children] })) {
+    fail('QUERY_ERROR', TEXT_INDEX_UNUSABLE, { operator: '$text', index: index.name, reason: "the query does not imply the text index's partialFilterExpression" });
+  }
+  const terms = p.search.boundsTerms();
   if (terms.length === 0) return { kind: 'empty' };
-  const ranges = [...new Set(terms.map(termKey))].map((term) => rangeOf([term], undefined, undefined));
-  return { kind: 'index', index, ranges, reverse: false, sorted: sort.length === 0, dedupe: true };
+  const ranges = [...new Set(terms.map(termKey))].map((term) => rangeOf([...prefix, term], undefined, undefined));
+  return { kind: 'index', index, ranges, reverse: false, sorted: p.sort.length === 0, dedupe: true };
 }
 
 /** A plan as explain shows it. */
@@ -350,7 +451,9 @@ export function describePlan(plan: Plan): Record<string, unknown> {
         ? { stage: 'IDHACK', keys: plan.ranges.length }
         : { stage: plan.ranges.length === 1 && plan.ranges[0]!.gte === undefined && plan.ranges[0]!.lt === undefined ? 'COLLSCAN' : 'IDSCAN', direction: plan.reverse ? 'backward' : 'forward', sortedByPlan: plan.sorted };
     case 'index':
-      if (plan.index.text !== undefined) return { stage: 'TEXT', indexName: plan.index.name, terms: plan.ranges.length };
+      if (plan.index.text !== undefined) {
+        return { stage: 'TEXT', indexName: plan.index.name, keyPattern: textKeyPattern(plan.index.fields), ...(plan.index.partialFilterExpression !== undefined ? { isPartial: true } : {}), terms: plan.ranges.length };
+      }
       return {
         stage: 'IXSCAN',
         indexName: plan.index.name,
@@ -362,6 +465,8 @@ export function describePlan(plan: Plan): Record<string, unknown> {
         direction: plan.reverse ? 'backward' : 'forward',
         sortedByPlan: plan.sorted,
       };
+    case 'or':
+      return { stage: 'OR', inputStages: plan.children.map(describePlan) };
     default: {
       const never: never = plan;
       return never;

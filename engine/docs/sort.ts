@@ -104,7 +104,9 @@ export function compileSort(spec: unknown, options: SortOptions = {}): CompiledS
     keys.push({ path, direction });
     parsed.push({ parts: checkSortPath(path), direction });
   }
-  const keyOfOne = (doc: unknown, k: (typeof parsed)[number]): unknown => (k.meta !== undefined ? textScoreOf(doc) : sortKeyOf(doc, k.parts, k.direction));
+  // A match without a text score (another clause of the `$text` query's `$or` matched it) ranks
+  // as 0, the score MongoDB's sort key generator gives missing metadata.
+  const keyOfOne = (doc: unknown, k: (typeof parsed)[number]): unknown => (k.meta !== undefined ? (textScoreOf(doc) ?? 0) : sortKeyOf(doc, k.parts, k.direction));
   const keyOf = (doc: unknown): unknown[] => parsed.map((k) => keyOfOne(doc, k));
   const compareKeyed = (x: readonly unknown[], y: readonly unknown[]): number => {
     for (let i = 0; i < parsed.length; i++) {

@@ -157,7 +157,7 @@ describe('text indexes', () => {
       const res = await call(second.url, 'find', { collection: 'notes', filter: { $text: { $search: 'word' } }, sort: { _id: 1 } });
       expect(res.body.documents.map((d: { _id: number }) => d._id)).toEqual([1, 3]);
       const explained = await call(second.url, 'find', { collection: 'notes', filter: { $text: { $search: 'word' } }, explain: true });
-      expect(explained.body.explain.plan).toEqual({ stage: 'TEXT', indexName: 't_text', terms: 1 });
+      expect(explained.body.explain.plan).toEqual({ stage: 'TEXT', indexName: 't_text', keyPattern: { _fts: 'text', _ftsx: 1 }, terms: 1 });
     } finally {
       await second.stop();
     }
@@ -202,7 +202,8 @@ describe('text indexes', () => {
     ['an unknown default language', { keys: { t: 'text' }, default_language: 'klingon' }, 'default_language is not valid'],
     ['a language_override with a dot', { keys: { t: 'text' }, language_override: 'a.b' }, 'language_override is not valid'],
     ['a reserved field', { keys: { _fts: 'text' } }, 'text index with reserved fields _fts/_ftsx not allowed'],
-    ['a compound text index', { keys: { a: 1, t: 'text' } }, 'unsupported: compound text indexes'],
+    ['text fields that are not adjacent', { keys: { t: 'text', a: 1, u: 'text' } }, "'text' fields in index must all be adjacent"],
+    ['a compound text index with a field neither 1 nor -1', { keys: { a: 2, t: 'text' } }, 'expected value 1 or -1 for non-text key in compound index'],
     ['a unique text index', { keys: { t: 'text' }, unique: true }, 'unsupported: a unique text index'],
     ['text index version 2', { keys: { t: 'text' }, textIndexVersion: 2 }, 'unsupported: textIndexVersion 2'],
   ];
@@ -240,7 +241,7 @@ describe('$text errors', () => {
     ['an unknown language', { $text: { $search: 'a', $language: 'klingon' } }, 'unsupported language: "klingon" for text index version 3'],
     ['two $text', { $and: [{ $text: { $search: 'a' } }, { $text: { $search: 'b' } }] }, 'Too many text expressions'],
     ['$text under $nor', { $nor: [{ $text: { $search: 'a' } }] }, 'text expression not allowed in nor'],
-    ['$text under $or', { $or: [{ $text: { $search: 'a' } }, { views: 1 }] }, 'unsupported: $text inside $or'],
+    ['$text under $or beside a clause no index answers', { $or: [{ $text: { $search: 'a' } }, { views: 1 }] }, 'Failed to produce a solution for TEXT under OR - other non-TEXT clauses under OR have to be indexed as well.'],
     ['$text inside $elemMatch', { a: { $elemMatch: { $text: { $search: 'a' } } } }, '$text is not allowed in this context'],
   ];
   for (const [name, filter, message] of cases) {

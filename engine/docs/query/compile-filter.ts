@@ -169,35 +169,46 @@ export function parseFilter(filter: unknown, names: ReadonlySet<string> = NO_NAM
 }
 
 /**
- * MongoDB's rules for `$text` (canonical_query.cpp): one at most, not under `$nor`; and
- * tetradb's: a child of the root (its own or a top-level `$and`'s), since it answers `$text`
- * through the text index alone and an `$or` would need every other clause indexed too.
+ * MongoDB's rules for `$text` (canonical_query.cpp): one at most, not under `$nor`. Under `$or`
+ * it is allowed here; whether such a query can run (every other clause indexed) is the planner's
+ * to say (query-planner.ts).
  * @throws QUERY_ERROR
  */
 function checkTextPlacement(ast: AndNode, allowed: boolean): void {
   let count = 0;
-  let misplaced: 'nor' | 'or' | undefined;
-  const visit = (node: FilterNode, under: 'nor' | 'or' | undefined): void => {
+  let underNor = false;
+  const visit = (node: FilterNode, inNor: boolean): void => {
     if (node.kind === 'text') {
       count++;
-      misplaced ??= under;
+      underNor ||= inNor;
     } else if (node.kind === 'and' || node.kind === 'or' || node.kind === 'nor') {
-      const next = node.kind === 'nor' ? 'nor' : node.kind === 'or' ? (under ?? 'or') : under;
-      for (const child of node.children) visit(child, next);
+      for (const child of node.children) visit(child, inNor || node.kind === 'nor');
     }
   };
-  visit(ast, undefined);
+  visit(ast, false);
   if (count === 0) return;
   if (!allowed) queryError('$text', '$text is not allowed in this context');
   if (count > 1) queryError('$text', 'Too many text expressions');
-  if (misplaced === 'nor') queryError('$text', 'text expression not allowed in nor');
-  if (misplaced === 'or') queryError('$text', 'unsupported: $text inside $or (tetradb answers $text through the text index alone: put it at the top level of the filter or in a top-level $and)');
+  if (underNor) queryError('$text', 'text expression not allowed in nor');
 }
 
-/** The `$text` search of a filter, when it has one (a child of the root: checkTextPlacement). */
+/** The `$text` search of a filter, when it has one (at the top level, or inside `$or`s and `$and`s). */
 export function filterTextSearch(ast: AndNode): TextSearch | undefined {
-  for (const child of ast.children) if (child.kind === 'text') return child.search;
-  return undefined;
+  const find = (node: FilterNode): TextSearch | undefined => {
+    if (node.kind === 'text') return node.search;
+    if (node.kind !== 'and' && node.kind !== 'or') return undefined;
+    for (const child of node.children) {
+      const found = find(child);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  return find(ast);
+}
+
+/** True when the filter's `$text` is one of its top-level AND-ed conditions: every match then matches the search. */
+export function filterTextAtTop(ast: AndNode): boolean {
+  return ast.children.some((c) => c.kind === 'text');
 }
 
 class PathSubject implements Subject {

@@ -9,6 +9,12 @@ export {
   indexedStrings,
   isTextKeyPattern,
   parseTextIndex,
+  textIndexFields,
+  textKeyFields,
+  textKeyPattern,
+  textKeyValue,
+  type ParsedTextIndex,
+  type TextKeyField,
   sameTextIndex,
   termKey,
   TEXT_INDEX_VERSION,
@@ -17,4 +23,4 @@ export {
   type TextIndexSpec,
 } from './text-index-spec.js';
 export { parseTextParams, TextSearch, type TextParams } from './text-search.js';
-export { carryTextScore, checkMetaName, setTextScore, TEXT_SCORE_UNAVAILABLE, textScoreOf } from './text-score.js';
+export { carryTextScore, checkMetaName, setNoTextScore, setTextScore, TEXT_SCORE_UNAVAILABLE, textScoreOf } from './text-score.js';

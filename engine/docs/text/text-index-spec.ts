@@ -58,21 +58,52 @@ function checkPath(path: string, what: string): void {
   }
 }
 
+/** A compound text index's ascending or descending field, before or after its text fields. */
+export interface TextKeyField {
+  readonly path: string;
+  readonly direction: 1 | -1;
+}
+
+/** createIndex's text key pattern, parsed: the text index's spec, its other fields and its default name. */
+export interface ParsedTextIndex {
+  readonly spec: TextIndexSpec;
+  /** Fields before the text fields: a `$text` query needs an equality on each (MongoDB's extraBefore). */
+  readonly prefix: readonly TextKeyField[];
+  /** Fields after the text fields, stored in each entry after the term (MongoDB's extraAfter). */
+  readonly suffix: readonly TextKeyField[];
+  readonly defaultName: string;
+}
+
 /**
- * The spec of a text index from createIndex's keys (`{title: "text", body: "text"}`) and options,
- * and its default name (`title_text_body_text`).
+ * The spec of a text index from createIndex's keys (`{title: "text", body: "text"}`, or compound:
+ * `{category: 1, body: "text", views: -1}`) and options, and its default name
+ * (`category_1_body_text_views_-1`). As MongoDB's fixSpec: ascending/descending fields may come
+ * before the text fields and after them, the text fields adjacent.
  * @throws VALIDATION_FAILED with MongoDB's message for a bad key pattern or option, or by name for
- *   what tetradb does not build (compound text indexes, version 1 and 2)
+ *   what tetradb does not build (text index version 1 and 2)
  */
-export function parseTextIndex(keys: Doc, options: TextIndexOptions): { spec: TextIndexSpec; defaultName: string } {
+export function parseTextIndex(keys: Doc, options: TextIndexOptions): ParsedTextIndex {
   const weights = new Map<string, number>();
   let wildcard = false;
   const nameParts: string[] = [];
+  const prefix: TextKeyField[] = [];
+  const suffix: TextKeyField[] = [];
+  // Where the walk is in the key pattern: before the text fields, among them, or after them.
+  let at: 'prefix' | 'text' | 'suffix' = 'prefix';
   for (const [path, value] of Object.entries(keys)) {
     if (path === '_fts' || path === '_ftsx') cannotCreate('text index with reserved fields _fts/_ftsx not allowed');
     if (value !== TEXT) {
-      cannotCreate(`unsupported: compound text indexes (the field '${path}' beside the text fields): a text index holds only "text" fields in tetradb`);
+      // MongoDB reads the number's integer part.
+      const direction = typeof value === 'number' ? Math.trunc(value) : NaN;
+      if (direction !== 1 && direction !== -1) cannotCreate('expected value 1 or -1 for non-text key in compound index');
+      checkPath(path, 'index key');
+      (at === 'prefix' ? prefix : suffix).push({ path, direction });
+      if (at === 'text') at = 'suffix';
+      nameParts.push(`${path}_${direction}`);
+      continue;
     }
+    if (at === 'suffix') cannotCreate("'text' fields in index must all be adjacent");
+    at = 'text';
     nameParts.push(`${path}_${TEXT}`);
     if (path === WILDCARD) wildcard = true;
     else {
@@ -109,7 +140,51 @@ export function parseTextIndex(keys: Doc, options: TextIndexOptions): { spec: Te
     if (version !== TEXT_INDEX_VERSION) cannotCreate(`unsupported: textIndexVersion ${describeValue(version)} (tetradb builds text index version ${TEXT_INDEX_VERSION} only)`, 'textIndexVersion');
   }
   const sorted = [...weights].sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
-  return { spec: { weights: sorted, wildcard, defaultLanguage, languageOverride }, defaultName: nameParts.join('_') };
+  return { spec: { weights: sorted, wildcard, defaultLanguage, languageOverride }, prefix, suffix, defaultName: nameParts.join('_') };
+}
+
+/** The fields a text index has in the catalog, in MongoDB's key pattern: `{<prefix>, _fts: "text", _ftsx: 1, <suffix>}`. */
+export function textIndexFields(prefix: readonly TextKeyField[], suffix: readonly TextKeyField[]): TextKeyField[] {
+  return [...prefix, { path: '_fts', direction: 1 }, { path: '_ftsx', direction: 1 }, ...suffix];
+}
+
+/** A text index's catalog fields split around `_fts`/`_ftsx`: its prefix and suffix fields. */
+export function textKeyFields(fields: readonly TextKeyField[]): { prefix: readonly TextKeyField[]; suffix: readonly TextKeyField[] } {
+  const at = fields.findIndex((f) => f.path === '_fts');
+  return { prefix: fields.slice(0, at), suffix: fields.slice(at + 2) };
+}
+
+/** A text index's key pattern as listIndexes shows it (`{category: 1, _fts: "text", _ftsx: 1}`). */
+export function textKeyPattern(fields: readonly TextKeyField[]): Record<string, 1 | -1 | 'text'> {
+  return Object.fromEntries(fields.map((f) => [f.path, f.path === '_fts' ? TEXT : f.direction]));
+}
+
+// Longest rendering of a document in the message refusing an array in a prefix or suffix field.
+const MESSAGE_DOCUMENT_CHARS = 200;
+
+/**
+ * The value at `path` a compound text index stores for a prefix or suffix field (null when
+ * missing). As MongoDB's extractNonFTSKeyElement: no array may lie along the path, except one a
+ * numeric component indexes into ("a.3").
+ * @throws VALIDATION_FAILED (MongoDB's message) when one does
+ */
+export function textKeyValue(doc: Doc, path: string): unknown {
+  let cur: unknown = doc;
+  const refuse = (): never =>
+    fail('VALIDATION_FAILED', `Field '${path}' of text index contains an array in document: ${describeValue(doc, MESSAGE_DOCUMENT_CHARS)}`, { field: path });
+  for (const part of path.split('.')) {
+    if (Array.isArray(cur)) {
+      if (!/^\d+$/.test(part)) refuse();
+      cur = (cur as unknown[])[Number(part)];
+    } else if (isPlainObject(cur)) {
+      cur = Object.hasOwn(cur, part) ? cur[part] : undefined;
+    } else {
+      return null;
+    }
+    if (cur === undefined) return null;
+  }
+  if (Array.isArray(cur)) refuse();
+  return cur;
 }
 
 /** The spec as listIndexes shows it (MongoDB's fields beside `key`). */

@@ -7,7 +7,9 @@
 
 import { fail } from '../../errors.js';
 
-const SCORES = new WeakMap<object, number>();
+// A document's score; null for a match of a `$text` query that the search itself did not match
+// (another clause of its `$or` did): MongoDB gives it no score, and `$meta` reads it as missing.
+const SCORES = new WeakMap<object, number | null>();
 
 /** MongoDB's message when a `textScore` is asked of a document without one. */
 export const TEXT_SCORE_UNAVAILABLE = 'query requires text score metadata, but it is not available';
@@ -16,16 +18,25 @@ export function setTextScore(doc: object, score: number): void {
   SCORES.set(doc, score);
 }
 
-/** The document's text score. @throws QUERY_ERROR (MongoDB's message) when it has none */
-export function textScoreOf(doc: unknown): number {
+/** Marks a match of a `$text` query the search did not match (another `$or` clause did): it has no score. */
+export function setNoTextScore(doc: object): void {
+  SCORES.set(doc, null);
+}
+
+/**
+ * The document's text score; undefined for a match of a `$text` query the search itself did not
+ * match (MongoDB's missing metadata: a projection leaves the field out, an expression is missing).
+ * @throws QUERY_ERROR (MongoDB's message) when it comes from no `$text` query
+ */
+export function textScoreOf(doc: unknown): number | undefined {
   const score = typeof doc === 'object' && doc !== null ? SCORES.get(doc) : undefined;
-  return score ?? fail('QUERY_ERROR', TEXT_SCORE_UNAVAILABLE, { operator: '$meta' });
+  if (score === undefined) fail('QUERY_ERROR', TEXT_SCORE_UNAVAILABLE, { operator: '$meta' });
+  return score ?? undefined;
 }
 
 /** Gives `to` the text score of `from`, when it has one; returns `to`. */
 export function carryTextScore<T extends object>(from: object, to: T): T {
-  const score = SCORES.get(from);
-  if (score !== undefined && from !== to) SCORES.set(to, score);
+  if (SCORES.has(from) && from !== to) SCORES.set(to, SCORES.get(from)!);
   return to;
 }
 

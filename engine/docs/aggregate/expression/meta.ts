@@ -7,13 +7,15 @@
 
 import { checkMetaName, textScoreOf } from '../../text/index.js';
 import type { ExprTableEntry } from './expression.js';
+import { MISSING } from '../../values.js';
 
 export const metaOperators: Readonly<Record<string, ExprTableEntry>> = {
   $meta: {
     kind: 'expression',
     compile(args) {
       checkMetaName(args);
-      return (scope) => textScoreOf(scope.get('ROOT'));
+      // Missing for a match only another clause of a `$text` query's `$or` matched (MongoDB's ExpressionMeta).
+      return (scope) => textScoreOf(scope.get('ROOT')) ?? MISSING;
     },
   },
 };
