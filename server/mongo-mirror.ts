@@ -27,8 +27,9 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { MongoClient, MongoServerError, type Collection, type Db, type Document } from 'mongodb';
 import { CATALOG_TREE, decodeCollectionInfo, docsTree, isCollectionKey, isTemporaryCollection, listCollectionInfos, readCollection, type CollectionInfo, type IndexInfo } from '../engine/docs/catalog.js';
-import { describeTextIndex } from '../engine/docs/text/index.js';
+import { describeTextIndex, textKeyFields } from '../engine/docs/text/index.js';
 import { decodeDocument } from '../engine/docs/doc-codec.js';
+import { fromJson } from '../engine/docs/ejson.js';
 import { decodeKey } from '../engine/storage/index.js';
 import type { BatchOp, TenantStore } from '../engine/tenant/index.js';
 
@@ -80,16 +81,23 @@ interface IndexSpec {
  * The index a tetradb index is on MongoDB. Plain indexes only: the mirror's documents already
  * satisfy tetradb's unique indexes (a unique one there could only make a mirrored write fail),
  * and a TTL index there would delete documents on its own. A text index is MongoDB's text index
- * over the same fields (every one it weighs, or `$**`), with the same weights and languages, so a
- * routed `$text` finds and scores what a native one does.
+ * over the same fields (every one it weighs, or `$**`, between the same prefix and suffix fields),
+ * with the same weights, languages and partial filter, so a routed `$text` finds and scores what a
+ * native one does.
  */
 function indexSpec(ix: IndexInfo): IndexSpec {
   const name = `${MIRROR_INDEX_PREFIX}${ix.name}`;
   if (ix.text === undefined) return { name, key: Object.fromEntries(ix.fields.map((f) => [f.path, f.direction])) };
   const shown = describeTextIndex(ix.text);
   const weights = shown['weights'] as Record<string, number>;
-  const key = ix.text.wildcard ? { '$**': 'text' as const } : Object.fromEntries(Object.keys(weights).map((path): [string, 'text'] => [path, 'text']));
-  return { name, key, options: { weights, default_language: shown['default_language'], language_override: shown['language_override'] } };
+  const textFields: Array<[string, 'text']> = ix.text.wildcard ? [['$**', 'text']] : Object.keys(weights).map((path): [string, 'text'] => [path, 'text']);
+  // A compound text index keeps its prefix and suffix fields around the text ones, and a partial
+  // one its filter: a routed $text then needs (and is narrowed by) the same conditions there.
+  const { prefix, suffix } = textKeyFields(ix.fields);
+  const key = Object.fromEntries([...prefix.map((f): [string, 1 | -1] => [f.path, f.direction]), ...textFields, ...suffix.map((f): [string, 1 | -1] => [f.path, f.direction])]);
+  const options: Document = { weights, default_language: shown['default_language'], language_override: shown['language_override'] };
+  if (ix.partialFilterExpression !== undefined) options['partialFilterExpression'] = fromJson(ix.partialFilterExpression);
+  return { name, key, options };
 }
 
 /** The indexes of a collection to make on the MongoDB side, by name. */

@@ -319,6 +319,25 @@ describe('aggregation routed to an external MongoDB', () => {
     expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
     expect(mongo.indexes(db, 'customers').map((ix) => ix.name)).not.toContain('tetra_name_text');
   });
+
+  it('mirrors a compound partial text index with its prefix and suffix fields in order, and its filter', async () => {
+    const t = await signup(server.url);
+    await seed(server.url, t.apiKey);
+    const db = `tetra_${t.tenantId}`;
+    const created = await mql(server.url, t.apiKey, 'createIndex', {
+      collection: 'customers',
+      keys: { city: 1, name: 'text', manager: -1 },
+      partialFilterExpression: { since: { $gte: { $date: '2020-01-01T00:00:00Z' } } },
+    });
+    expect(created.status, created.text).toBe(200);
+    // A routed stage makes the mirror catch up.
+    expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
+    const text = mongo.indexes(db, 'customers').find((ix) => ix.name === 'tetra_city_1_name_text_manager_-1');
+    expect(text).toMatchObject({ key: { city: 1, name: 'text', manager: -1 }, weights: { name: 1 }, default_language: 'english', language_override: 'language' });
+    expect(Object.keys(text!.key as object)).toEqual(['city', 'name', 'manager']);
+    // The filter as MongoDB takes it: the Extended JSON date is a date there.
+    expect((text!.partialFilterExpression as { since: { $gte: unknown } }).since.$gte).toEqual(new Date('2020-01-01T00:00:00Z'));
+  });
 });
 
 describe('the mirror when MongoDB goes away and comes back', () => {
