@@ -84,6 +84,8 @@ function randomValue(rand: Rand, depth = 3): unknown {
 /** A filter near what MongoDB accepts: fields with values or operator documents, sometimes logical operators. */
 function randomFilter(rand: Rand, depth = 2): Doc {
   const f: Doc = {};
+  // A text search (the collection has a text index now and then: createIndex draws "text" keys).
+  if (rand() < 0.08) f['$text'] = rand() < 0.8 ? { $search: pick(rand, ['a', 'text n1', '"n 1" -b', '-a', '', 'é']), ...(rand() < 0.3 ? { $language: pick(rand, ['none', 'fr', 'xx']) } : {}), ...(rand() < 0.2 ? { $caseSensitive: randomScalar(rand) } : {}) } : randomValue(rand, 1);
   for (let i = randomInt(rand, 0, 3); i > 0; i--) {
     const r = rand();
     if (r < 0.15 && depth > 0) {
@@ -207,7 +209,7 @@ const MQL_OPS: ReadonlyArray<[op: string, check: Check, body: (rand: Rand) => Do
   ['findOneAndReplace', 'unit', (r) => ({ filter: randomFilter(r), replacement: randomDocument(r) })],
   ['findOneAndDelete', 'unit', (r) => ({ filter: randomFilter(r) })],
   ['bulkWrite', 'partial', (r) => ({ operations: Array.from({ length: randomInt(r, 0, 3) }, () => ({ [pick(r, ['insertOne', 'updateOne', 'updateMany', 'replaceOne', 'deleteOne', 'deleteMany', 'nope'])]: { document: randomDocument(r), filter: randomFilter(r), update: randomUpdate(r), replacement: randomDocument(r) } })), ordered: maybe(r, () => pick(r, [true, false, 'x'])) })],
-  ['createIndex', 'unit', (r) => ({ keys: rand01(r) ? { [pick(r, FIELDS)]: pick(r, [1, -1, 'text', 0, 'hashed', 2]) } : randomValue(r, 2), unique: maybe(r, () => pick(r, [true, false, 1])), sparse: maybe(r, () => true), expireAfterSeconds: maybe(r, () => pick(r, LASTING)), partialFilterExpression: maybe(r, () => randomFilter(r, 1)), name: maybe(r, () => randomScalar(r)) })],
+  ['createIndex', 'unit', (r) => ({ keys: r() < 0.6 ? Object.fromEntries(Array.from({ length: randomInt(r, 1, 3) }, () => [pick(r, FIELDS), pick(r, [1, -1, 'text', 'text', 0, 'hashed', 2])])) : randomValue(r, 2), unique: maybe(r, () => pick(r, [true, false, 1])), sparse: maybe(r, () => true), expireAfterSeconds: maybe(r, () => pick(r, LASTING)), partialFilterExpression: maybe(r, () => randomFilter(r, 1)), name: maybe(r, () => randomScalar(r)) })],
   ['dropIndex', 'unit', (r) => ({ index: rand01(r) ? pick(r, ['a_1', '_id_', 'u_1', '*', 'nope']) : randomValue(r, 1) })],
   ['listIndexes', 'read', () => ({})],
   ['estimatedDocumentCount', 'read', () => ({})],
@@ -231,7 +233,7 @@ function mutate(rand: Rand, body: Doc): unknown {
     const keys = Object.keys(out);
     if (keys.length > 0) delete out[pick(rand, keys)];
   } else if (r < 0.27) {
-    out[pick(rand, ['nope', 'filter ', 'Filter', '$where', '__proto__'])] = randomScalar(rand);
+    out[pick(rand, ['nope', 'filter ', 'Filter', '$where', '__proto__', 'bypassDocumentValidation', 'allowDiskUse', 'let', 'collation', 'comment'])] = randomScalar(rand);
   }
   return out;
 }
