@@ -198,3 +198,26 @@ export const DERIVED_VERSION = 1;
 export const DERIVED_HEADER_SIZE = 24;
 export const DERIVED_LENGTH_OFFSET = 8;
 export const DERIVED_CHECKSUM_OFFSET = 16;
+
+// ---- Spill files (<spill dir>/query-<pid>-<n>-<k>.spill) ---------------------------------------
+
+/** The spill directory's default name inside the data directory (TETRA_SPILL_DIR overrides it). */
+export const SPILL_DIR = 'spill';
+/**
+ * A spill file's name: SPILL_FILE_PREFIX, the process id, the query's number and the file's, then
+ * SPILL_FILE_SUFFIX. Spill files live only as long as their query: any file with this prefix and
+ * suffix found at start-up is a leftover of a process that died mid-query, and is deleted.
+ */
+export const SPILL_FILE_PREFIX = 'query-';
+export const SPILL_FILE_SUFFIX = '.spill';
+/**
+ * A spill file is a sequence of runs, each a sequence of records `[u32 length][payload]`. No
+ * checksum and no header: a spill file is read back only by the query that wrote it, in the same
+ * process, never after a crash.
+ */
+export const SPILL_RECORD_HEADER_SIZE = 4;
+/** Records are gathered into writes of this size (large sequential writes). */
+export const SPILL_WRITE_BUFFER_BYTES = 1024 * 1024;
+/** The most and the fewest bytes a run's reader holds (a merge of many runs gives each less). */
+export const SPILL_READ_BUFFER_MAX_BYTES = 1024 * 1024;
+export const SPILL_READ_BUFFER_MIN_BYTES = 16 * 1024;

@@ -17,3 +17,4 @@ export { WalWriter, FSYNC_MODES, type FsyncMode } from './wal-writer.js';
 export { recoverWal, type WalRecovery } from './wal-reader.js';
 export { allocFrame, listSegments, segmentName, type SegmentInfo } from './wal-segment.js';
 export { encodeKey, decodeKey, compareKeys, prefixUpperBound, encodeKeyPrefix, keyPrefixRange, KeyCodecError, KEY_TAG, KEY_MAX_DEPTH, type KeyPart } from './key-codec.js';
+export { SpillArea, SpillSpace, SpillFile, SpillRunReader, isSpillFileName, type SpillRun } from './spill-file.js';
