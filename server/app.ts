@@ -7,7 +7,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import { refusal, TetraError } from '../engine/errors.js';
 import { docsExpiry, dropTemporaryCollections, onValidationWarning, upgradeIdKeys } from '../engine/docs/index.js';
 import { KvExpiryService, scheduleAllTenants } from '../engine/kv/index.js';
-import { PageCache, type TreeNode } from '../engine/storage/index.js';
+import { PageCache, SPILL_DIR, SpillArea, type TreeNode } from '../engine/storage/index.js';
 import { SystemStore, type Principal } from '../engine/system/index.js';
 import { TenantRegistry } from '../engine/tenant/index.js';
 import { loadEmbedder, VectorService } from '../engine/vector/index.js';
@@ -73,6 +73,10 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
   // One cache and one dirty budget for every store: memory is bounded by these two settings.
   const cache = new PageCache<TreeNode>(config.cacheBytes, { dirtyBytes: config.dirtyBytes });
   const system = await SystemStore.open({ dir: join(config.dataDir, 'system'), cache, fsync: config.fsync });
+  // Queries past their memory bound spill here (allowDiskUse); what a killed process left is
+  // removed before any query runs. Off when TETRA_MQL_SPILL_BYTES is 0.
+  const spill = config.mqlSpillBytes > 0 ? new SpillArea(config.spillDir ?? join(config.dataDir, SPILL_DIR), config.mqlSpillBytes) : undefined;
+  const leftovers = (await spill?.removeLeftovers()) ?? 0;
   // With TETRA_MONGODB_URI: every tenant's collections mirrored there as its store opens.
   // (The driver is loaded only then: importing it costs ~250 ms and ~20 MiB.)
   const mirror =
@@ -231,6 +235,7 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     registry,
     mirror,
     expiry,
+    memory: { maxBlockingBytes: config.mqlBlockingBytes, spill },
     vectors,
     embedding: { id: embedding.embedder.id, kind: embedding.embedder.kind, dims: embedding.embedder.dims, reason: embedding.reason },
     startedAt: Date.now(),
@@ -317,6 +322,7 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
   });
 
   app.addHook('onReady', async () => {
+    if (leftovers > 0) app.log.warn({ dir: spill!.dir, files: leftovers }, 'removed spill files left by a previous process');
     app.log.info({ embedder: embedding.embedder.id, dims: embedding.embedder.dims }, `embedder: ${embedding.reason}`);
     expiry.start();
     // Pick up expirations persisted before this start, without delaying readiness.

@@ -42,6 +42,12 @@ export interface ServerConfig {
   sqlMaxResultBytes: number;
   /** Changes one SQL transaction may hold in memory until it commits. */
   sqlTxnBytes: number;
+  /** Estimated bytes one blocking aggregation stage ($sort, $group, ...) or a find's in-memory sort may hold. */
+  mqlBlockingBytes: number;
+  /** Bytes one query may write to spill files past mqlBlockingBytes (allowDiskUse); 0: no spilling. */
+  mqlSpillBytes: number;
+  /** Where queries spill; unset: `<dataDir>/spill`. */
+  spillDir: string | undefined;
   /** External MongoDB for the aggregation stages DESIGN.md routes there (server/mongo-routing.ts); unset: every stage runs natively. */
   mongodbUri: string | undefined;
   /** Prefix of the MongoDB databases the mirror owns (`<prefix><tenantId>`, `<prefix>mirror`). */
@@ -104,6 +110,12 @@ export const SETTINGS: Record<keyof ServerConfig, Setting> = {
   sqlMaxResultBytes: { env: 'TETRA_SQL_MAX_RESULT_BYTES', flag: 'sql-max-result-bytes', kind: 'int', default: String(32 * 1024 * 1024), min: 1024, max: Number.MAX_SAFE_INTEGER },
   sqlTxnBytes: { env: 'TETRA_SQL_TXN_BYTES', flag: 'sql-txn-bytes', kind: 'int', default: String(256 * 1024 * 1024), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
   sqlWorkBytes: { env: 'TETRA_SQL_WORK_BYTES', flag: 'sql-work-bytes', kind: 'int', default: String(64 * 1024 * 1024), min: 1024 * 1024, max: Number.MAX_SAFE_INTEGER },
+  // 64 MiB, MongoDB's 100 MB scaled as the rest of the bounds are; at least 16 KiB (tests spill small data).
+  mqlBlockingBytes: { env: 'TETRA_MQL_BLOCKING_BYTES', flag: 'mql-blocking-bytes', kind: 'int', default: String(64 * 1024 * 1024), min: 16 * 1024, max: Number.MAX_SAFE_INTEGER },
+  // 4 GiB: four times the default tenant quota (TETRA_QUOTA_BYTES), room to sort or group the
+  // largest collection a tenant holds, while a runaway query ($unwind of large arrays) cannot fill the disk.
+  mqlSpillBytes: { env: 'TETRA_MQL_SPILL_BYTES', flag: 'mql-spill-bytes', kind: 'int', default: String(4 * 1024 * 1024 * 1024), min: 0, max: Number.MAX_SAFE_INTEGER },
+  spillDir: { env: 'TETRA_SPILL_DIR', flag: 'spill-dir', kind: 'string', default: undefined },
   mongodbUri: { env: 'TETRA_MONGODB_URI', flag: 'mongodb-uri', kind: 'string', default: undefined },
   mongodbDbPrefix: { env: 'TETRA_MONGODB_DB_PREFIX', flag: 'mongodb-db-prefix', kind: 'string', default: 'tetra_' },
   mongodbTimeoutMs: { env: 'TETRA_MONGODB_TIMEOUT_MS', flag: 'mongodb-timeout-ms', kind: 'int', default: '5000', min: 100, max: 600_000 },

@@ -186,6 +186,7 @@ export async function aggregateExternally(
   lsn: number,
   timeoutMs: number,
   hint?: Record<string, 1 | -1>,
+  allowDiskUse?: boolean,
 ): Promise<Doc[] | undefined> {
   checkRouted(pipeline);
   checkNoJavaScript(pipeline);
@@ -195,7 +196,7 @@ export async function aggregateExternally(
   if (!(await mirror.caughtUp(tenantId, lsn, timeoutMs))) return undefined;
   const stages = fromJson(pipeline, { code: 'QUERY_ERROR' }) as Document[];
   try {
-    const cursor = mirror.db(tenantId).collection(collection).aggregate(stages, { maxTimeMS: Math.max(1, timeoutMs - (Date.now() - started)), ...(hint !== undefined ? { hint } : {}) });
+    const cursor = mirror.db(tenantId).collection(collection).aggregate(stages, { maxTimeMS: Math.max(1, timeoutMs - (Date.now() - started)), ...(hint !== undefined ? { hint } : {}), ...(allowDiskUse !== undefined ? { allowDiskUse } : {}) });
     const documents: Doc[] = [];
     let bytes = 0;
     try {

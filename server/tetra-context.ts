@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { fail } from '../engine/errors.js';
+import type { MemorySettings } from '../engine/docs/index.js';
 import type { KvExpiryService } from '../engine/kv/index.js';
 import type { Principal, SystemStore } from '../engine/system/index.js';
 import type { TenantRegistry, TenantStore } from '../engine/tenant/index.js';
@@ -21,6 +22,8 @@ export interface TetraContext {
   /** The MongoDB mirror, when TETRA_MONGODB_URI is set (server/mongo-mirror.ts). */
   mirror: MongoMirror | undefined;
   expiry: KvExpiryService;
+  /** What one query may hold in memory, and the spill area past it (docs: allowDiskUse). */
+  memory: MemorySettings;
   vectors: VectorService;
   /** The active embedder and why it was chosen (health reports it). */
   embedding: { id: string; kind: 'onnx' | 'fallback'; dims: number; reason: string };

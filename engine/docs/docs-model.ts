@@ -14,7 +14,7 @@
 
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fail, isTetraError } from '../errors.js';
-import { encodeKey, prefixUpperBound, type KeyPart } from '../storage/index.js';
+import { encodeKey, prefixUpperBound, type KeyPart, type SpillArea, type SpillFile, type SpillRun } from '../storage/index.js';
 import type { BatchOp, Snapshot, TenantStore } from '../tenant/index.js';
 import {
   CATALOG_TREE,
@@ -39,7 +39,8 @@ import { directed, documentKeys, entryKey, idComponent, indexComponent, type Ind
 import { indexServesQuery, isIndexMember, validatePartialFilter } from './index-membership.js';
 import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
-import { AGGREGATE_LIMITS, approxBytes, BlockingBudget, type StageContext } from './aggregate/stage.js';
+import { AGGREGATE_LIMITS, approxBytes, BlockingBudget, type QueryMemory, type StageContext } from './aggregate/stage.js';
+import { decodeSpilledDoc, encodeSpilledDoc, mergeRuns, refuseSort, writeRun } from './external-sort.js';
 import { compilePipeline } from './aggregate/pipeline.js';
 import { mergeVariables, type MergeSpec } from './aggregate/stages/merge.js';
 import type { OutSpec } from './aggregate/stages/out.js';
@@ -75,7 +76,7 @@ import {
   type TextIndexSpec,
   type TextSearch,
 } from './text/index.js';
-import { cloneValue, compareValues, describeValue, getOwn, isPlainObject, MISSING, setOwn, valuesEqual, type Doc } from './values.js';
+import { bsonTypeOf, cloneValue, compareValues, describeValue, getOwn, isPlainObject, MISSING, setOwn, valuesEqual, type Doc } from './values.js';
 
 /** Limits of the document endpoints (see docs/mql.md). */
 export const DOCS_MODEL_LIMITS = {
@@ -86,9 +87,33 @@ export const DOCS_MODEL_LIMITS = {
   maxInsertMany: 10_000,
   /** Stored bytes of the documents one find may return. */
   maxResultBytes: 32 * 1024 * 1024,
-  /** Stored bytes an in-memory sort may hold (MongoDB: 100 MB without allowDiskUse). */
-  maxSortBytes: 64 * 1024 * 1024,
 } as const;
+
+/**
+ * The server's bounds on what one query holds: the blocking bound of a stage or a find's sort
+ * (AGGREGATE_LIMITS.maxBlockingBytes unless configured), and where queries past it spill (none:
+ * they fail past it, as without allowDiskUse).
+ */
+export interface MemorySettings {
+  readonly maxBlockingBytes: number;
+  readonly spill: SpillArea | undefined;
+}
+
+/** MongoDB's allowDiskUse of a command (`owner`: the IDL name its message gives, 'aggregate' or 'FindCommandRequest'). @throws QUERY_ERROR when not a boolean */
+export function allowDiskUseOf(v: unknown, owner: string): boolean {
+  if (v === undefined) return true; // MongoDB 6.0+: allowDiskUseByDefault
+  if (typeof v !== 'boolean') fail('QUERY_ERROR', `BSON field '${owner}.allowDiskUse' is the wrong type '${bsonTypeOf(v)}', expected type 'bool'`, { field: 'allowDiskUse' });
+  return v;
+}
+
+/** One query's memory: the bound, and its own spill space when it may spill (close it when the query is over). */
+function queryMemory(settings: MemorySettings | undefined, allowDiskUse: boolean): QueryMemory {
+  return {
+    maxBlockingBytes: settings?.maxBlockingBytes ?? AGGREGATE_LIMITS.maxBlockingBytes,
+    allowDiskUse,
+    spill: allowDiskUse ? settings?.spill?.begin() : undefined,
+  };
+}
 
 /** Lookups a pipeline run remembers (see docsAggregate), and the bytes they may hold. */
 const LOOKUP_MEMO_ENTRIES = 4096;
@@ -155,6 +180,8 @@ export interface FindOptions {
   limit?: unknown;
   explain?: unknown;
   hint?: unknown;
+  /** MongoDB's allowDiskUse: a sort past the memory bound spills (true, the default) or fails. */
+  allowDiskUse?: unknown;
 }
 
 interface Query {
@@ -167,6 +194,7 @@ interface Query {
   readonly text?: TextSearch;
   /** The `$text` is a top-level condition (not inside an `$or`): every match matches the search. */
   readonly textAtTop?: boolean;
+  readonly allowDiskUse: boolean;
 }
 
 /**
@@ -191,6 +219,7 @@ function compileQuery(options: FindOptions, defaultLimit: number, maxLimit: numb
     hint: parseHint(options.hint),
     text,
     textAtTop: filterTextAtTop(filter.ast),
+    allowDiskUse: allowDiskUseOf(options.allowDiskUse, 'FindCommandRequest'),
   };
 }
 
@@ -210,6 +239,8 @@ interface Candidate {
    * (see FieldReader), or the document once decoded; undefined when it must be decoded whole.
    */
   fields?(reader: FieldReader): Doc | undefined;
+  /** The candidate as a spill record (external-sort.ts), from its stored bytes when it still has them. */
+  record?(): Buffer;
 }
 
 /**
@@ -248,6 +279,12 @@ class LazyCandidate implements Candidate {
     if (this.#examined === undefined) return;
     this.#examined.docs++;
     this.#examined = undefined;
+  }
+
+  record(): Buffer {
+    if (this.#doc !== undefined) return encodeSpilledDoc(this.#doc);
+    const buf = this.#buf!;
+    return encodeSpilledDoc(undefined, buf.subarray(this.#start, this.#start + this.bytes));
   }
 
   get doc(): Doc {
@@ -289,6 +326,11 @@ class IndexedCandidate implements Candidate {
     this.#raw ??= this.#read();
     this.#doc ??= decodeDocument(this.#raw);
     return this.#doc;
+  }
+
+  record(): Buffer {
+    this.#raw ??= this.#read();
+    return encodeSpilledDoc(this.#doc, this.#raw);
   }
 }
 
@@ -585,6 +627,11 @@ async function* candidates(snapshot: Snapshot, info: CollectionInfo, plan: Plan,
   }
 }
 
+/**
+ * The best `keep` candidates of a find whose plan does not give its sort. Past the query's memory
+ * bound it spills (allowDiskUse, external-sort.ts): offer marks it due, and the caller, between
+ * chunks, writes the best `keep` held as a sorted run (spill); result then merges the runs.
+ */
 class TopK {
   #docs: Array<{ c: Candidate; keys: unknown[] }> = [];
   #bytes = 0;
@@ -592,13 +639,22 @@ class TopK {
   #worst: unknown[] | undefined;
   readonly #keep: number;
   readonly #sort: CompiledSort;
+  readonly #memory: QueryMemory;
+  #file: SpillFile | undefined;
+  readonly #runs: SpillRun[] = [];
 
-  constructor(keep: number, sort: CompiledSort) {
+  constructor(keep: number, sort: CompiledSort, memory: QueryMemory) {
     this.#keep = keep;
     this.#sort = sort;
+    this.#memory = memory;
   }
 
-  /** `keyDoc`: the document, or the part of it holding the sort's paths. */
+  /** True when what it holds is past the memory bound: spill before offering more. */
+  get due(): boolean {
+    return this.#bytes > this.#memory.maxBlockingBytes;
+  }
+
+  /** `keyDoc`: the document, or the part of it holding the sort's paths. @throws QUERY_ERROR past the bound when it may not spill */
   offer(c: Candidate, keyDoc: Doc = c.doc): void {
     // Each candidate's sort keys are computed once (a comparison would otherwise walk both
     // documents' paths again), and one that cannot make the cut is dropped at once (ties keep the
@@ -608,10 +664,12 @@ class TopK {
     this.#docs.push({ c, keys });
     this.#bytes += c.bytes;
     if (this.#docs.length >= Math.max(2 * this.#keep, 1024)) this.#trim();
-    if (this.#bytes > DOCS_MODEL_LIMITS.maxSortBytes) {
-      fail('QUERY_ERROR', `sort exceeded the memory limit of ${DOCS_MODEL_LIMITS.maxSortBytes} bytes: add an index on the sort fields, filter more narrowly, or lower skip + limit`, {
-        limit: DOCS_MODEL_LIMITS.maxSortBytes,
-      });
+    // Past the bound, what is past `keep` goes first: only `keep` documents that do not fit spill.
+    if (this.due && this.#docs.length > this.#keep) this.#trim();
+    if (this.due && this.#memory.spill === undefined) {
+      const limit = this.#memory.maxBlockingBytes;
+      if (!this.#memory.allowDiskUse) refuseSort(this.#memory, 'find');
+      fail('QUERY_ERROR', `sort exceeded the memory limit of ${limit} bytes: add an index on the sort fields, filter more narrowly, or lower skip + limit`, { limit });
     }
   }
 
@@ -624,9 +682,43 @@ class TopK {
     if (this.#docs.length === this.#keep && this.#keep > 0) this.#worst = this.#docs[this.#keep - 1]!.keys;
   }
 
+  /** Writes the best `keep` held as a sorted run and holds nothing (the query's spill space must be there). */
+  async spill(): Promise<void> {
+    this.#trim();
+    const docs = this.#docs;
+    this.#docs = [];
+    this.#bytes = 0;
+    if (docs.length === 0) return;
+    this.#file ??= await this.#memory.spill!.create();
+    this.#runs.push(await writeRun(this.#file, docs.map((d) => (d.c.record === undefined ? encodeSpilledDoc(d.c.doc) : d.c.record()))));
+  }
+
+  /** The best `keep` in order, when nothing was spilled. */
   result(): Candidate[] {
     this.#trim();
     return this.#docs.map((d) => d.c);
+  }
+
+  /** result, merging the spilled runs (and what is held) when it spilled; the spill file is then removed. */
+  async resultAfterSpill(): Promise<Candidate[]> {
+    if (this.#file === undefined) return this.result();
+    const file = this.#file;
+    try {
+      await this.spill();
+      const sort = this.#sort;
+      const out: Candidate[] = [];
+      const merged = mergeRuns(file, this.#runs, (rec) => {
+        const doc = decodeSpilledDoc(rec);
+        return { item: { doc, bytes: rec.length }, key: sort.keyOf(doc) };
+      }, (a, b) => sort.compareKeyed(a, b), this.#memory.maxBlockingBytes);
+      for await (const c of merged) {
+        out.push(c);
+        if (out.length >= this.#keep) break;
+      }
+      return out;
+    } finally {
+      await file.remove();
+    }
   }
 }
 
@@ -697,12 +789,18 @@ export interface FindResult {
   explain?: Record<string, unknown>;
 }
 
+/** A find's defaults: its limit, and the server's memory settings (the sort's bound, the spill area). */
+export interface FindDefaults {
+  limit?: number;
+  memory?: MemorySettings;
+}
+
 /**
  * Documents of `collection` matching the filter, sorted, skipped, limited and projected.
  * @throws VALIDATION_FAILED for a bad collection name, skip or limit
  * @throws QUERY_ERROR for a bad filter, sort or projection, or a result or sort past its memory bound
  */
-export async function docsFind(store: TenantStore, collection: unknown, options: FindOptions, defaults: { limit?: number } = {}): Promise<FindResult> {
+export async function docsFind(store: TenantStore, collection: unknown, options: FindOptions, defaults: FindDefaults = {}): Promise<FindResult> {
   return docsFindNow(store, collection, options, defaults);
 }
 
@@ -711,11 +809,12 @@ export async function docsFind(store: TenantStore, collection: unknown, options:
  * at most a chunk, comes back as a value (no turn of the microtask queue); a longer one as a
  * promise. Errors always come as a rejected promise, never thrown.
  */
-export function docsFindNow(store: TenantStore, collection: unknown, options: FindOptions, defaults: { limit?: number } = {}): FindResult | Promise<FindResult> {
+export function docsFindNow(store: TenantStore, collection: unknown, options: FindOptions, defaults: FindDefaults = {}): FindResult | Promise<FindResult> {
   let name: string;
   let query: Query;
   let projection: CompiledProjection;
   let explain: boolean;
+  let memory: QueryMemory;
   try {
     name = validateCollectionName(collection);
     const byId = idLookup(options);
@@ -726,34 +825,47 @@ export function docsFindNow(store: TenantStore, collection: unknown, options: Fi
     if (projection.textScore === true && query.text === undefined) fail('QUERY_ERROR', TEXT_SCORE_UNAVAILABLE, { operator: '$meta' });
     explain = options.explain === true;
     if (options.explain !== undefined && typeof options.explain !== 'boolean') fail('VALIDATION_FAILED', 'explain must be a boolean', { field: 'explain' });
+    memory = queryMemory(defaults.memory, query.allowDiskUse);
     if (!explain) {
       // Most finds read a few entries: answered in this turn from the live store (consistent by
-      // itself: nothing else runs meanwhile), without a snapshot or a turn per chunk.
-      const quick = findInOneTurn(store, name, query, projection);
+      // itself: nothing else runs meanwhile), without a snapshot or a turn per chunk. Its spill
+      // space holds no file yet: a sort that would spill starts again on a snapshot.
+      const quick = findInOneTurn(store, name, query, projection, memory);
       if (quick !== undefined) return { documents: quick };
     }
   } catch (err) {
     return Promise.reject(err);
   }
-  return findOnSnapshot(store, name, query, projection, explain);
+  return findOnSnapshot(store, name, query, projection, explain, memory);
 }
 
 /** The rest of a find that did not fit in one turn: on a snapshot, a chunk per turn. */
-function findOnSnapshot(store: TenantStore, name: string, query: Query, projection: CompiledProjection, explain: boolean): Promise<FindResult> {
-  return onCollectionSnapshot(store, name, async (info, snapshot) => {
-    const plan = planQuery(info, query.filter.ast, query.sort.keys, query.hint);
+async function findOnSnapshot(store: TenantStore, name: string, query: Query, projection: CompiledProjection, explain: boolean, memory: QueryMemory): Promise<FindResult> {
+  try {
+    return await onCollectionSnapshot(store, name, (info, snapshot) => findOnSnapshotWith(info, snapshot, name, query, projection, explain, memory));
+  } finally {
+    // However the find ends (a failure, the snapshot's expiry), its spill files go.
+    await memory.spill?.close();
+  }
+}
+
+async function findOnSnapshotWith(info: CollectionInfo | undefined, snapshot: Snapshot | undefined, name: string, query: Query, projection: CompiledProjection, explain: boolean, memory: QueryMemory): Promise<FindResult> {
+  const plan = planQuery(info, query.filter.ast, query.sort.keys, query.hint);
     const examined: Examined = { keys: 0, docs: 0 };
-    const collector = new FindCollector(query, projection, plan);
+    const collector = new FindCollector(query, projection, plan, memory);
     if (info !== undefined && snapshot !== undefined) {
-      for await (const chunk of candidates(snapshot, info, plan, examined, { filter: query.filter, whole: true })) if (collector.offer(chunk)) break;
+      for await (const chunk of candidates(snapshot, info, plan, examined, { filter: query.filter, whole: true })) {
+        if (collector.offer(chunk)) break;
+        // Past the memory bound between chunks: the sort's best go to disk (allowDiskUse).
+        if (collector.due) await collector.spill();
+      }
     }
-    const out = collector.documents();
+    const out = await collector.documentsAfterSpill();
     const result: FindResult = { documents: out };
     if (explain) {
       result.explain = { collection: name, plan: describePlan(plan), inMemorySort: plan.kind !== 'empty' && !plan.sorted, keysExamined: examined.keys, docsExamined: examined.docs, nReturned: out.length };
     }
     return result;
-  });
 }
 
 /**
@@ -761,16 +873,17 @@ function findOnSnapshot(store: TenantStore, name: string, query: Query, projecti
  * when the read turns out longer (it is then run again on a snapshot, a chunk per turn: at most one
  * chunk's reads are spent twice).
  */
-function findInOneTurn(store: TenantStore, name: string, query: Query, projection: CompiledProjection): Doc[] | undefined {
+function findInOneTurn(store: TenantStore, name: string, query: Query, projection: CompiledProjection, memory: QueryMemory): Doc[] | undefined {
   const info = readCollectionCached(store, store, name);
   if (info === undefined) return [];
   const plan = planQuery(info, query.filter.ast, query.sort.keys, query.hint);
-  const collector = new FindCollector(query, projection, plan);
+  const collector = new FindCollector(query, projection, plan, memory);
   if (plan.kind === 'index') return indexFindInOneTurn(store, info, plan, collector);
   const live = liveReader(store);
   for (const chunk of candidateChunks(live, info, plan, { keys: 0, docs: 0 }, { filter: query.filter, whole: true })) {
     if (collector.offer(chunk.candidates)) break;
-    if (chunk.more) return undefined;
+    // A sort that must spill does so on a snapshot (writing takes turns).
+    if (chunk.more || collector.due) return undefined;
   }
   return collector.documents();
 }
@@ -799,6 +912,7 @@ function indexFindInOneTurn(store: TenantStore, info: CollectionInfo, plan: Plan
       }
       // One at a time: the documents after the last one a limit takes are not read.
       if (collector.offerOne(new IndexedCandidate(() => indexedRaw(store, tree, info, plan, pk, examined)))) return collector.documents();
+      if (collector.due) return undefined;
     }
     if (more) return undefined;
   }
@@ -814,18 +928,19 @@ class FindCollector {
   /**
    * With #top, the filter's and the sort's fields: a stored candidate (of a scan or an index read)
    * is tested and ranked on those alone, and decoded whole only if it is among the best at the end
-   * (a top 10 of a scan, or of an index read of many entries, decoded every document). Undefined when the filter may read any field or draws random numbers, or for
-   * a text search (its score is kept with the whole document).
+   * (a top 10 of a scan, or of an index read of many entries, decoded every document). Undefined
+   * when the filter may read any field or draws random numbers, or for a text search (its score is
+   * kept with the whole document).
    */
   readonly #keyReader: FieldReader | undefined;
   readonly #out: Doc[] = [];
   #skipped = 0;
   #bytes = 0;
 
-  constructor(query: Query, projection: CompiledProjection, plan: Plan) {
+  constructor(query: Query, projection: CompiledProjection, plan: Plan, memory: QueryMemory) {
     this.#query = query;
     this.#projection = projection;
-    this.#top = plan.kind !== 'empty' && !plan.sorted ? new TopK(query.skip + query.limit, query.sort) : undefined;
+    this.#top = plan.kind !== 'empty' && !plan.sorted ? new TopK(query.skip + query.limit, query.sort, memory) : undefined;
     const ast = query.filter.ast;
     const partial = this.#top !== undefined && query.text === undefined && !filterReadsAll(ast) && !filterIsVolatile(ast);
     this.#keyReader = partial ? new FieldReader([...filterPaths(ast), ...query.sort.keys.map((k) => k.path)]) : undefined;
@@ -862,9 +977,25 @@ class FindCollector {
     return this.#out.length >= query.limit;
   }
 
-  /** The result, once the candidates are all offered (call once). */
+  /** True when its sort holds more than the memory bound: spill (or, in one turn, start again on a snapshot) before offering more. */
+  get due(): boolean {
+    return this.#top?.due === true;
+  }
+
+  /** Writes what its sort holds to the query's spill space (only when due). */
+  spill(): Promise<void> {
+    return this.#top!.spill();
+  }
+
+  /** The result, once the candidates are all offered (call once), when nothing was spilled. */
   documents(): Doc[] {
     if (this.#top !== undefined) for (const c of this.#top.result().slice(this.#query.skip)) this.#take(c);
+    return this.#out;
+  }
+
+  /** documents, merging what the sort spilled. */
+  async documentsAfterSpill(): Promise<Doc[]> {
+    if (this.#top !== undefined) for (const c of (await this.#top.resultAfterSpill()).slice(this.#query.skip)) this.#take(c);
     return this.#out;
   }
 
@@ -886,6 +1017,8 @@ class FindCollector {
 function idLookup(options: FindOptions): string | number | boolean | undefined {
   const filter = options.filter;
   if (!isPlainObject(filter) || options.explain === true || options.hint !== undefined || (options.skip !== undefined && options.skip !== 0)) return undefined;
+  // A bad allowDiskUse is refused by compileQuery, as for any find.
+  if (options.allowDiskUse !== undefined && typeof options.allowDiskUse !== 'boolean') return undefined;
   if (options.sort !== undefined && !(isPlainObject(options.sort) && Object.keys(options.sort).length === 0)) return undefined;
   const keys = Object.keys(filter);
   if (keys.length !== 1 || keys[0] !== ID) return undefined;
@@ -940,6 +1073,10 @@ export interface AggregateOptions {
   hint?: unknown;
   /** A final $merge or $out skips its target's validation (MongoDB's bypassDocumentValidation). */
   bypassDocumentValidation?: unknown;
+  /** MongoDB's allowDiskUse: blocking stages past the memory bound spill (true, the default) or fail. */
+  allowDiskUse?: unknown;
+  /** The server's memory settings (none: the default bound, no spilling). */
+  memory?: MemorySettings;
   /** Called with the bytes each batch of a $merge or $out adds, before it is written (a quota check may throw). */
   charge?: (bytes: number) => void;
 }
@@ -982,10 +1119,13 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   if (merge !== undefined && !merge.onId) mergeIndex(readCollection(store, merge.into), merge);
   // The hint picks how the collection itself is read (its leading $match), not what $lookup and the like read.
   const hint = parseHint(options.hint);
+  const allowDiskUse = allowDiskUseOf(options.allowDiskUse, 'aggregate');
   const infos = new Map<string, CollectionInfo | undefined>();
   for (const c of name === undefined ? pipeline.reads : [name, ...pipeline.reads]) infos.set(c, readCollectionCached(store, store, c));
   const trees = [...infos.values()].flatMap((info) => (info === undefined ? [] : treesOf(info)));
   const snapshot = trees.length > 0 ? store.snapshot(trees) : undefined;
+  // Its own spill space, removed (files and all) in the finally below however the run ends.
+  const memory = queryMemory(options.memory, allowDiskUse);
   // A $out reads its target's indexes in the turn the snapshot is taken: what the output must satisfy.
   const target = pipeline.out === undefined ? undefined : readCollection(store, pipeline.out.into);
   const matchAll = compileFilter({});
@@ -1016,7 +1156,7 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   let lookupBytes = 0;
   /** What one document's $lookup brings in, held whole within the blocking bound, and remembered when it has a key. */
   async function lookupAnew(collection: string, filterSpec: Doc, key: string | undefined): Promise<Doc[]> {
-    const budget = new BlockingBudget('$lookup');
+    const budget = new BlockingBudget('$lookup', memory);
     const docs: Doc[] = [];
     let bytes = 0;
     for await (const chunk of read(collection, compileFilter(filterSpec))) {
@@ -1035,6 +1175,7 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   const now = new Date();
   const ctx: StageContext = {
     vars: new Scope(new Map([['NOW', now]])),
+    memory,
     scan: (collection) => read(collection, matchAll),
     whole(docs) {
       // The pipeline's own collection, on its snapshot: every document read is there.
@@ -1053,7 +1194,7 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
       if (known === undefined) return lookupAnew(collection, filterSpec, key);
       // Within the blocking bound, as when it was read; copies, since the stages after may change
       // what they are given. In this turn: no promise per input document.
-      new BlockingBudget('$lookup').addBytes(known.bytes);
+      new BlockingBudget('$lookup', memory).addBytes(known.bytes);
       return known.docs.map((d) => cloneValue(d));
     },
   };
@@ -1091,6 +1232,7 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
     throw err;
   } finally {
     snapshot?.close();
+    await memory.spill?.close();
   }
 }
 
@@ -2220,11 +2362,13 @@ const SORTED_CHANGE_CANDIDATES = 16;
  * @throws CONFLICT when every candidate was taken away SORTED_CHANGE_ATTEMPTS times in a row
  */
 async function changeFirstSorted(store: TenantStore, name: string, filter: CompiledFilter, sort: CompiledSort, change: (match: Match) => void, hint: Hint | undefined): Promise<Array<Promise<unknown>>> {
-  const query: Query = { filter, sort, skip: 0, limit: SORTED_CHANGE_CANDIDATES, hint, text: filterTextSearch(filter.ast), textAtTop: filterTextAtTop(filter.ast) };
+  const query: Query = { filter, sort, skip: 0, limit: SORTED_CHANGE_CANDIDATES, hint, text: filterTextSearch(filter.ast), textAtTop: filterTextAtTop(filter.ast), allowDiskUse: true };
+  // A few candidates: held within the default bound, never spilled.
+  const memory = queryMemory(undefined, true);
   if (query.text === undefined && sort.keys.some((k) => k.meta !== undefined)) fail('QUERY_ERROR', TEXT_SCORE_UNAVAILABLE, { operator: '$meta' });
   const whole = compileProjection(undefined);
   for (let attempt = 0; attempt < SORTED_CHANGE_ATTEMPTS; attempt++) {
-    const found = findInOneTurn(store, name, query, whole) ?? (await findOnSnapshot(store, name, query, whole, false)).documents;
+    const found = findInOneTurn(store, name, query, whole, memory) ?? (await findOnSnapshot(store, name, query, whole, false, memory)).documents;
     if (found.length === 0) return [];
     const info = collectionToWrite(store, name);
     if (info === undefined) return []; // dropped meanwhile

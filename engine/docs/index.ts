@@ -52,6 +52,7 @@ export { documentFromJson, validateDocument, validateFields, type ValidateOption
 export {
   DOCS_MODEL_LIMITS,
   docsAggregate,
+  allowDiskUseOf,
   docsHintKeyPattern,
   docsCount,
   docsCreateIndex,
@@ -80,6 +81,8 @@ export {
   docsUpdate,
   type CreateIndexOptions,
   type FindOptions,
+  type FindDefaults,
+  type MemorySettings,
   type FindAndModifyOutcome,
   type FindResult,
   type IndexDescription,
@@ -93,7 +96,7 @@ export { upgradeIdKeys } from './upgrade.js';
 export { dropTemporaryCollections } from './docs-model.js';
 export { validateCollectionName } from './catalog.js';
 export { compilePipeline, type CompiledPipeline } from './aggregate/pipeline.js';
-export { AGGREGATE_LIMITS } from './aggregate/stage.js';
+export { AGGREGATE_LIMITS, IN_MEMORY_ONLY, type QueryMemory } from './aggregate/stage.js';
 export { compileExpression, EXPRESSION_OPERATOR_NAMES } from './aggregate/expression/operator-table.js';
 export { MAX_COLLECTION_NAME_BYTES } from './catalog.js';
 export { MAX_ID_BYTES } from './doc-codec.js';

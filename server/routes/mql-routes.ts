@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { fail } from '../../engine/errors.js';
 import {
+  allowDiskUseOf,
   bulkWriteFailed,
   DOCS_MODEL_LIMITS,
   MAX_BULK_OPERATIONS,
@@ -46,6 +47,8 @@ const collection = { type: 'string', description: 'collection name (created on f
 const documents = { type: 'array', items: anyObject } as const;
 const idValue = { type: ['string', 'number', 'boolean'] } as const;
 // anyOf rather than a type list: Ajv's strict mode warns of union types at every start.
+// No type: a non-boolean gets MongoDB's message from the model (QUERY_ERROR), not the schema's.
+const allowDiskUse = { description: 'MongoDB\'s allowDiskUse (default true, as MongoDB 6.0+): a sort or $group past the memory bound spills to disk; false makes it fail instead' } as const;
 const hint = { anyOf: [{ type: 'string' }, anyObject], description: 'MongoDB\'s hint: an index name, a key pattern such as {"email": 1}, or {"$natural": 1}' } as const;
 // An update is a document of update operators or (MongoDB 4.2+) an array of pipeline stages.
 const updateSpec = {
@@ -73,7 +76,7 @@ function checkQuota(store: TenantStore, quotaBytes: number, cost: number): void 
 
 /** The document routes: POST /api/mql/<operation>, Atlas Data API names and shapes. */
 export function mqlRoutes(app: FastifyInstance): void {
-  const { config, expiry, lane, mirror } = app.tetra;
+  const { config, expiry, lane, mirror, memory } = app.tetra;
 
   /** Waits for durability, then wakes the expiry service when the collection has TTL indexes. */
   async function settle<T>(request: RouteRequest, store: TenantStore, name: string, write: Written<T>): Promise<T> {
@@ -121,13 +124,13 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'find',
     'Find documents: filter, projection, sort, skip, limit (default 100, max 10000); explain: true adds the plan',
-    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' }, explain: { type: 'boolean' }, hint },
+    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' }, explain: { type: 'boolean' }, hint, allowDiskUse },
     ['collection'],
     { 200: { type: 'object', properties: { documents, explain: anyObject } } },
     (request) => {
       const b = body<{ collection: string; explain?: boolean }>(request);
       // A value when the find answered in this turn (docsFindNow, useNow): answered without a turn of the microtask queue.
-      const result = withTenantNow(request, (store) => docsFindNow(store, b.collection, b));
+      const result = withTenantNow(request, (store) => docsFindNow(store, b.collection, b, { memory }));
       const shape = (r: FindResult): unknown => ({ documents: r.documents.map(toJson), ...(r.explain !== undefined ? { explain: r.explain } : {}) });
       return result instanceof Promise ? result.then(shape) : shape(result);
     },
@@ -138,11 +141,11 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'aggregate',
     'Run an aggregation pipeline ($match, $project, $addFields/$set, $unset, $group, $bucket, $sort, $skip, $limit, $count, $sortByCount, $unwind, $lookup, $graphLookup, $unionWith, $facet, $replaceRoot/$replaceWith, $redact, $setWindowFields, ...; a final $merge writes the output into a collection, a final $out replaces a collection with it). Without a collection, the pipeline must start with $documents',
-    { collection: { ...collection, description: 'collection name; omitted only for a pipeline that starts with $documents' }, pipeline: { type: 'array', items: anyObject }, hint, bypassDocumentValidation },
+    { collection: { ...collection, description: 'collection name; omitted only for a pipeline that starts with $documents' }, pipeline: { type: 'array', items: anyObject }, hint, bypassDocumentValidation, allowDiskUse },
     ['pipeline'],
     { 200: { type: 'object', properties: { documents, executedBy: { type: 'string', enum: ['native', 'external'] } } } },
     async (request) => {
-      const b = body<{ collection?: string; pipeline: unknown; hint?: unknown; bypassDocumentValidation?: unknown }>(request);
+      const b = body<{ collection?: string; pipeline: unknown; hint?: unknown; bypassDocumentValidation?: unknown; allowDiskUse?: unknown }>(request);
       // A pipeline without a collection ($documents first) is never routed: the mirror answers collections.
       const routing = mirror === undefined || b.collection === undefined ? undefined : pipelineRouting(b.pipeline);
       const { tenantId } = principalOf(request);
@@ -154,12 +157,14 @@ export function mqlRoutes(app: FastifyInstance): void {
             fail('QUERY_ERROR', `${stage} cannot be used in a pipeline that runs on the external MongoDB (one with $lookup, $facet, $graphLookup or $text): run the reading pipeline without ${stage}, or write its result with insertMany`, { stage });
           }
           // store.lsn: every write applied before this request, which the mirror must hold.
-          const external = await aggregateExternally(mirror, tenantId, validateCollectionName(b.collection), b.pipeline, store.lsn, config.mongodbTimeoutMs, docsHintKeyPattern(store, b.collection, b.hint));
+          // allowDiskUse as given (checked first: MongoDB's own refusal would name the mirror), so MongoDB spills or refuses alike.
+          const allow = b.allowDiskUse === undefined ? undefined : allowDiskUseOf(b.allowDiskUse, 'aggregate');
+          const external = await aggregateExternally(mirror, tenantId, validateCollectionName(b.collection), b.pipeline, store.lsn, config.mongodbTimeoutMs, docsHintKeyPattern(store, b.collection, b.hint), allow);
           if (external !== undefined) return { documents: external.map(toJson), executedBy: 'external' };
           request.server.log.warn({ tenantId, reqId: request.id }, 'aggregation routed to MongoDB ran natively: MongoDB did not answer in time');
         }
         // A $merge's or $out's batches count against the quota as inserts do; its target's TTL indexes wake the expiry service.
-        const result = await docsAggregate(store, b.collection, b.pipeline, { hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, charge: (bytes) => checkQuota(store, config.quotaBytes, bytes) });
+        const result = await docsAggregate(store, b.collection, b.pipeline, { hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, allowDiskUse: b.allowDiskUse, memory, charge: (bytes) => checkQuota(store, config.quotaBytes, bytes) });
         if (result.written !== undefined) {
           const next = docsNextExpiry(store, result.written);
           if (next !== null) expiry.schedule(tenantId, next);

@@ -6,6 +6,7 @@
  */
 
 import { fail } from '../../errors.js';
+import type { SpillSpace } from '../../storage/index.js';
 import type { Needs } from './dependencies.js';
 import type { Scope } from './expression/expression.js';
 import type { Doc } from '../values.js';
@@ -23,6 +24,23 @@ export const AGGREGATE_LIMITS = {
   /** Estimated bytes of the documents a pipeline returns (find's bound). */
   maxResultBytes: 32 * 1024 * 1024,
 } as const;
+
+/**
+ * What a query may hold in memory, and whether it may spill to disk past that (MongoDB's
+ * allowDiskUse): $sort, $group, $setWindowFields and a find's sort spill (external-sort.ts); the
+ * other blocking stages fail past the bound as before.
+ */
+export interface QueryMemory {
+  /** Estimated bytes one blocking stage (or a find's in-memory sort) may hold. */
+  readonly maxBlockingBytes: number;
+  /** MongoDB's allowDiskUse as the query gave it (default true): false fails past the bound with MongoDB's message. */
+  readonly allowDiskUse: boolean;
+  /** The query's spill files; undefined when it may not spill (allowDiskUse false, or no spill area: the engine used as a library). */
+  readonly spill: SpillSpace | undefined;
+}
+
+/** The memory of a query run without a server's settings: the default bound, no spilling. */
+export const IN_MEMORY_ONLY: QueryMemory = { maxBlockingBytes: AGGREGATE_LIMITS.maxBlockingBytes, allowDiskUse: true, spill: undefined };
 
 /** What a running stage may ask of the model: other collections, on the pipeline's snapshot. */
 export interface StageContext {
@@ -42,6 +60,8 @@ export interface StageContext {
   scan(collection: string): DocStream;
   /** The variables a sub-pipeline runs with ($lookup's `let`), if any. */
   readonly vars: Scope | undefined;
+  /** The query's memory bound and spill files. */
+  readonly memory: QueryMemory;
 }
 
 /** A compiled stage. */
@@ -112,9 +132,22 @@ export function approxBytes(v: unknown): number {
 export class BlockingBudget {
   #bytes = 0;
   readonly #stage: string;
+  /** The bound: the query's (QueryMemory.maxBlockingBytes). */
+  readonly limit: number;
 
-  constructor(stage: string) {
+  constructor(stage: string, memory: Pick<QueryMemory, 'maxBlockingBytes'> = IN_MEMORY_ONLY) {
     this.#stage = stage;
+    this.limit = memory.maxBlockingBytes;
+  }
+
+  /** What is held now. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** True when what is held is past the bound (a spilling stage's cue). */
+  get over(): boolean {
+    return this.#bytes > this.limit;
   }
 
   /** Counts `v` as held; returns its estimated size. @throws QUERY_ERROR past the bound */
@@ -127,19 +160,27 @@ export class BlockingBudget {
   /** Counts `n` more bytes as held (fewer when negative). @throws QUERY_ERROR past the bound */
   addBytes(n: number): void {
     this.#bytes += n;
-    if (this.#bytes > AGGREGATE_LIMITS.maxBlockingBytes) {
-      stageError(this.#stage, `${this.#stage} holds more than ${AGGREGATE_LIMITS.maxBlockingBytes} bytes of documents: filter earlier in the pipeline ($match), or project fewer fields`);
-    }
+    if (this.#bytes > this.limit) this.refuse();
   }
 
-  /** What is held went down by `bytes` (a sort dropped documents past its limit). */
+  /** Counts `n` more bytes as held without checking the bound (a spilling stage checks `over`). */
+  count(n: number): void {
+    this.#bytes += n;
+  }
+
+  /** Fails as a stage past its bound that cannot spill. @throws QUERY_ERROR */
+  refuse(): never {
+    stageError(this.#stage, `${this.#stage} holds more than ${this.limit} bytes of documents: filter earlier in the pipeline ($match), or project fewer fields`);
+  }
+
+  /** What is held went down by `bytes` (a sort dropped documents past its limit, or spilled them). */
   release(bytes: number): void {
     this.#bytes -= bytes;
   }
 }
 
 /** Gathers a whole stream, within a blocking stage's bound (`budget`, when the stage goes on counting what it holds). */
-export async function gather(input: DocStream, stage: string, budget = new BlockingBudget(stage)): Promise<Doc[]> {
+export async function gather(input: DocStream, stage: string, budget: BlockingBudget): Promise<Doc[]> {
   const out: Doc[] = [];
   for await (const chunk of input) {
     for (const d of chunk) {

@@ -23,4 +23,4 @@ export {
   type TextIndexSpec,
 } from './text-index-spec.js';
 export { parseTextParams, TextSearch, type TextParams } from './text-search.js';
-export { carryTextScore, checkMetaName, setNoTextScore, setTextScore, TEXT_SCORE_UNAVAILABLE, textScoreOf } from './text-score.js';
+export { carryTextScore, checkMetaName, setNoTextScore, setTextScore, TEXT_SCORE_UNAVAILABLE, textScoreIfAny, textScoreOf } from './text-score.js';

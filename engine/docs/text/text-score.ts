@@ -34,6 +34,14 @@ export function textScoreOf(doc: unknown): number | undefined {
   return score ?? undefined;
 }
 
+/**
+ * The document's text score: null for a match the search did not match (setNoTextScore), undefined
+ * when it has none at all (a spilled document carries either: external-sort.ts).
+ */
+export function textScoreIfAny(doc: object): number | null | undefined {
+  return SCORES.get(doc);
+}
+
 /** Gives `to` the text score of `from`, when it has one; returns `to`. */
 export function carryTextScore<T extends object>(from: object, to: T): T {
   if (SCORES.has(from) && from !== to) SCORES.set(to, SCORES.get(from)!);

@@ -14,7 +14,7 @@ import { bsonTypeOf, compareValues, isPlainObject, MISSING, type Doc } from '../
 import { compileExpression } from '../expression/operator-table.js';
 import { Scope } from '../expression/expression.js';
 import { needsOf } from '../dependencies.js';
-import { chunksOf, gather, pushAll, stageError, type Stage } from '../stage.js';
+import { BlockingBudget, chunksOf, gather, pushAll, stageError, type Stage } from '../stage.js';
 import { granularityRounder, type GranularityRounder } from './granularity.js';
 import { groupStage } from './group.js';
 
@@ -112,7 +112,7 @@ export function bucketAutoStage(spec: unknown, names: ReadonlySet<string>): Stag
     reads: [],
     needs: needsOf([spec['groupBy'], ...Object.values(output).map((acc) => (isPlainObject(acc) ? Object.values(acc)[0] : acc))], [], true),
     async *run(input, ctx) {
-      const docs = await gather(input, stage);
+      const docs = await gather(input, stage, new BlockingBudget(stage, ctx.memory));
       const entries = docs.map((doc) => {
         const v = groupBy(Scope.of(doc, ctx.vars));
         const key = v === MISSING ? null : v;

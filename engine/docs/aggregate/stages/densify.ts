@@ -349,7 +349,7 @@ export function densifyStage(spec: unknown): Stage {
     reads: [],
     needs: needsOf([], [densify.field, ...densify.partitions], false),
     async *run(input, ctx) {
-      const budget = new BlockingBudget(STAGE);
+      const budget = new BlockingBudget(STAGE, ctx.memory);
       // The whole input, in the order $densify walks it (MongoDB's $sort before the stage).
       const sorted = sortDocuments(await gather(input, STAGE, budget), sort);
       const pass = new DensifyRun(densify, ctx, budget);

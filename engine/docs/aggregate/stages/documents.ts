@@ -42,7 +42,7 @@ export function documentsStage(spec: unknown, names: ReadonlySet<string>): Stage
       if (isNullish(value)) return;
       const elements = Array.isArray(value) ? value : [value];
       // The array is held while it is passed on: it counts against the blocking bound.
-      new BlockingBudget(DOCUMENTS_STAGE).add(elements);
+      new BlockingBudget(DOCUMENTS_STAGE, ctx.memory).add(elements);
       for (const el of elements) {
         if (!isPlainObject(el)) {
           const shown = describeValue(el);

@@ -4,7 +4,7 @@
  */
 
 import { isPlainObject, setOwn, type Doc } from '../../values.js';
-import { chunksOf, gather, outputField, pushAll, stageError, type Stage } from '../stage.js';
+import { BlockingBudget, chunksOf, gather, outputField, pushAll, stageError, type Stage } from '../stage.js';
 import type { SubPipelineCompiler } from './lookup.js';
 
 const NOT_IN_FACET = new Set(['$facet', '$out', '$merge', '$collStats', '$indexStats', '$geoNear']);
@@ -34,7 +34,7 @@ export function facetStage(spec: unknown, names: ReadonlySet<string>, compileSub
     reads: facets.flatMap((f) => f.pipeline.reads),
     needs: { fields: all ? 'all' : fields, replaces: true },
     async *run(input, ctx) {
-      const docs = await gather(input, stage);
+      const docs = await gather(input, stage, new BlockingBudget(stage, ctx.memory));
       const out: Doc = {};
       for (const f of facets) {
         const results: Doc[] = [];

@@ -50,7 +50,7 @@ export function graphLookupStage(spec: unknown, names: ReadonlySet<string>): Sta
       for await (const chunk of input) {
         const out: Doc[] = [];
         for (const doc of chunk) {
-          const budget = new BlockingBudget(stage);
+          const budget = new BlockingBudget(stage, ctx.memory);
           const found: Doc[] = [];
           const seenDocs = new Set<string>();
           const seenValues = new Set<string>();

@@ -1,12 +1,14 @@
 /**
  * $sort (the find sort: sort.ts, BSON order, stable), $skip and $limit. $sort gathers its input
- * within the blocking bound; a $limit right after it keeps only the best documents as they come.
+ * within the blocking bound, and spills sorted runs to disk past it (external-sort.ts); a $limit
+ * right after it keeps only the best documents as they come (and spills only when those pass it).
  */
 
-import { compileSort, sortDocuments } from '../../sort.js';
+import { DocSorter, refuseSort } from '../../external-sort.js';
+import { compileSort } from '../../sort.js';
 import type { Doc } from '../../values.js';
 import { needsOf, PASS_THROUGH } from '../dependencies.js';
-import { BlockingBudget, chunksOf, stageError, type Stage } from '../stage.js';
+import { BlockingBudget, stageError, type QueryMemory, type Stage } from '../stage.js';
 
 function count(stage: string, v: unknown, min: number): number {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < min) stageError(stage, `the ${stage} argument must be ${min === 0 ? 'a non-negative' : 'a positive'} integer, found ${JSON.stringify(v)}`);
@@ -32,31 +34,24 @@ export function sortStage(spec: unknown, limit?: number): SortStage {
     keyPaths: sort.keys.some((k) => k.meta !== undefined) ? undefined : sort.keys.map((k) => k.path),
     reads: [],
     needs: needsOf([], sort.keys.filter((k) => k.meta === undefined).map((k) => k.path), false),
-    async *run(input) {
-      const budget = new BlockingBudget('$sort');
-      let docs: Doc[] = [];
-      const sizes = new Map<Doc, number>();
+    async *run(input, ctx) {
+      // Past the bound, sorted runs go to disk and are merged at the end (external-sort.ts).
+      const sorter = new DocSorter(sort, { memory: ctx.memory, keep: limit, refuse: refuseSortStage });
       for await (const chunk of input) {
         for (const d of chunk) {
-          const n = budget.add(d);
-          if (limit !== undefined) sizes.set(d, n);
-          docs.push(d);
-        }
-        // With a $limit after it, a sort holds at most twice the limit between trims, and only
-        // what it holds counts against the bound.
-        if (limit !== undefined && docs.length > 2 * limit + 256) {
-          const sorted = sortDocuments(docs, sort);
-          for (const d of sorted.slice(limit)) {
-            budget.release(sizes.get(d)!);
-            sizes.delete(d);
-          }
-          docs = sorted.slice(0, limit);
+          const spilled = sorter.add(d);
+          if (spilled !== undefined) await spilled;
         }
       }
-      const sorted = sortDocuments(docs, sort);
-      yield* chunksOf(limit === undefined ? sorted : sorted.slice(0, limit));
+      yield* sorter.sorted();
     },
   };
+}
+
+/** allowDiskUse false: MongoDB's sorter message; no spill area (a library run): the bound's own. @throws QUERY_ERROR */
+function refuseSortStage(memory: QueryMemory): never {
+  if (!memory.allowDiskUse) refuseSort(memory);
+  return new BlockingBudget('$sort', memory).refuse();
 }
 
 export function skipStage(spec: unknown): Stage {

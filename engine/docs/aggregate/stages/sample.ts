@@ -27,8 +27,8 @@ export function sampleStage(spec: unknown): Stage {
     name: stage,
     reads: [],
     needs: PASS_THROUGH,
-    async *run(input) {
-      const budget = new BlockingBudget(stage);
+    async *run(input, ctx) {
+      const budget = new BlockingBudget(stage, ctx.memory);
       const reservoir: Doc[] = [];
       const sizes: number[] = [];
       let seen = 0;

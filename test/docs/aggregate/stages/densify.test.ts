@@ -6,7 +6,7 @@
 // manual's definition and with mingo where mingo agrees, and the blocking bound.
 import { aggregate } from 'mingo';
 import { describe, expect, it } from 'vitest';
-import { compilePipeline, fromJson, toJson, type Doc } from '../../../../engine/docs/index.js';
+import { compilePipeline, fromJson, IN_MEMORY_ONLY, toJson, type Doc } from '../../../../engine/docs/index.js';
 import { expectQueryError } from '../../../helpers/aggregate-cases.js';
 import { serverForFile } from '../../../helpers/server.js';
 
@@ -502,7 +502,7 @@ describe('$densify: randomized, against the model and mingo', () => {
 describe('$densify: the blocking bound', () => {
   const runInProcess = async (pipeline: Doc[], docs: () => AsyncIterable<Doc[]>) => {
     let n = 0;
-    for await (const c of compilePipeline(pipeline).run(docs(), { lookup: async () => [], scan: docs, vars: undefined })) n += c.length;
+    for await (const c of compilePipeline(pipeline).run(docs(), { lookup: async () => [], scan: docs, vars: undefined, memory: IN_MEMORY_ONLY })) n += c.length;
     return n;
   };
   // 20 documents of 2 MiB by estimate: 40 MiB of input, under the bound.

@@ -3,7 +3,7 @@
 // on what it holds.
 import { aggregate } from 'mingo';
 import { describe, expect, it } from 'vitest';
-import { compilePipeline, type Doc } from '../../../../engine/docs/index.js';
+import { compilePipeline, IN_MEMORY_ONLY, type Doc } from '../../../../engine/docs/index.js';
 import { aggregateHarness, expectQueryError } from '../../../helpers/aggregate-cases.js';
 
 const artwork = [
@@ -168,7 +168,7 @@ describe('$sample', () => {
     async function* big(): AsyncIterable<Doc[]> {
       for (let i = 0; i < 40; i++) yield [{ _id: i, s: 'x'.repeat(1 << 20) }];
     }
-    const ctx = { lookup: async () => [], scan: big, vars: undefined };
+    const ctx = { lookup: async () => [], scan: big, vars: undefined, memory: IN_MEMORY_ONLY };
     const run = async (size: number) => {
       const out: Doc[] = [];
       for await (const c of compilePipeline([{ $sample: { size } }]).run(big(), ctx)) out.push(...c);

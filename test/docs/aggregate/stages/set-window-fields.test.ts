@@ -5,7 +5,7 @@
 // messages, checked when the pipeline is compiled.
 import { aggregate } from 'mingo';
 import { describe, expect, it } from 'vitest';
-import { compilePipeline, fromJson, type Doc } from '../../../../engine/docs/index.js';
+import { compilePipeline, fromJson, IN_MEMORY_ONLY, type Doc } from '../../../../engine/docs/index.js';
 import { aggregateHarness, expectQueryError } from '../../../helpers/aggregate-cases.js';
 
 const date = (iso: string) => ({ $date: iso });
@@ -345,7 +345,7 @@ describe('$setWindowFields: bad specifications (400 QUERY_ERROR when compiled)',
 describe('$setWindowFields: the blocking bound', () => {
   const run = async (pipeline: Doc[], docs: () => AsyncIterable<Doc[]>) => {
     const out: Doc[] = [];
-    for await (const c of compilePipeline(pipeline).run(docs(), { lookup: async () => [], scan: docs, vars: undefined })) out.push(...c);
+    for await (const c of compilePipeline(pipeline).run(docs(), { lookup: async () => [], scan: docs, vars: undefined, memory: IN_MEMORY_ONLY })) out.push(...c);
     return out;
   };
   it('holds its input within the bound (40 documents of 2 MiB by estimate)', async () => {

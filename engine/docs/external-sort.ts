@@ -1,0 +1,301 @@
+/**
+ * External merge sort of documents, for $sort, $setWindowFields and a find's in-memory sort past
+ * the query's memory bound (MongoDB's allowDiskUse, on by default since 6.0): the sorter holds
+ * documents up to the bound, then sorts them and writes them as a run to the query's spill file,
+ * and so on; at the end it merges the runs with a heap, reading each through a bounded buffer.
+ * Ties keep their input order, as sortDocuments does: within a run by input position, across
+ * runs by run (the runs are consecutive stretches of the input), so an answer is the same
+ * whether the sort spilled or not. A run record is a document (spilled-doc format below).
+ */
+
+import { fail } from '../errors.js';
+import type { SpillFile, SpillRun, SpillRunReader, SpillSpace } from '../storage/index.js';
+import { approxBytes, type QueryMemory } from './aggregate/stage.js';
+import { decodeDocument, encodeDocument } from './doc-codec.js';
+import { setNoTextScore, setTextScore, textScoreIfAny } from './text/index.js';
+import type { Doc } from './values.js';
+
+/** An order over documents: each one's key computed once, then keys compared (CompiledSort is one). */
+export interface KeyedOrder<K> {
+  keyOf(doc: Doc): K;
+  compareKeyed(a: K, b: K): number;
+}
+
+// A spilled document: [u8 flag][f64 text score, when the flag says][stored document bytes]. A
+// document's text score is kept beside it (text-score.ts), not in it: the record carries it.
+const SPILLED_PLAIN = 0;
+const SPILLED_WITH_SCORE = 1;
+/** A match of a `$text` query that another `$or` clause found: it has no score (text-score.ts, setNoTextScore). */
+const SPILLED_NO_SCORE = 2;
+const SCORE_BYTES = 8;
+
+/**
+ * A document as a spill record: `stored`, when given, is its bytes as the collection stores them
+ * (not encoded again); `doc` may then be undefined (not decoded: it has no text score yet).
+ */
+export function encodeSpilledDoc(doc: Doc | undefined, stored?: Buffer): Buffer {
+  const body = stored ?? encodeDocument(doc!);
+  const score = doc === undefined ? undefined : textScoreIfAny(doc);
+  const head = typeof score === 'number' ? 1 + SCORE_BYTES : 1;
+  const out = Buffer.allocUnsafe(head + body.length);
+  out[0] = score === undefined ? SPILLED_PLAIN : score === null ? SPILLED_NO_SCORE : SPILLED_WITH_SCORE;
+  if (typeof score === 'number') out.writeDoubleLE(score, 1);
+  body.copy(out, head);
+  return out;
+}
+
+/** A document from its spill record (encodeSpilledDoc), its text score restored. */
+export function decodeSpilledDoc(bytes: Buffer): Doc {
+  if (bytes[0] === SPILLED_PLAIN) return decodeDocument(bytes.subarray(1));
+  if (bytes[0] === SPILLED_NO_SCORE) {
+    const doc = decodeDocument(bytes.subarray(1));
+    setNoTextScore(doc);
+    return doc;
+  }
+  const doc = decodeDocument(bytes.subarray(1 + SCORE_BYTES));
+  setTextScore(doc, bytes.readDoubleLE(1));
+  return doc;
+}
+
+/** Appends records to the current run of `file`, awaiting only the writes that went to disk. */
+export async function writeRun(file: SpillFile, records: Iterable<Buffer>): Promise<SpillRun> {
+  for (const r of records) {
+    const p = file.append(r);
+    if (p !== undefined) await p;
+  }
+  return file.endRun();
+}
+
+/** The next record of a reader, as a value when it was buffered. */
+async function nextRecord(reader: SpillRunReader): Promise<Buffer | undefined> {
+  const r = reader.next();
+  return r instanceof Promise ? await r : r;
+}
+
+/** A binary min-heap under `before`. */
+class MinHeap<T> {
+  readonly #a: T[] = [];
+  readonly #before: (x: T, y: T) => boolean;
+
+  constructor(before: (x: T, y: T) => boolean) {
+    this.#before = before;
+  }
+
+  get size(): number {
+    return this.#a.length;
+  }
+
+  peek(): T {
+    return this.#a[0]!;
+  }
+
+  push(v: T): void {
+    const a = this.#a;
+    a.push(v);
+    let i = a.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!this.#before(a[i]!, a[p]!)) break;
+      [a[i], a[p]] = [a[p]!, a[i]!];
+      i = p;
+    }
+  }
+
+  /** Removes the root; `next`, when given, takes its place (one sift instead of two). */
+  pop(next?: T): void {
+    const a = this.#a;
+    const last = a.pop()!;
+    if (next !== undefined) {
+      if (a.length === 0) {
+        a.push(next);
+        return;
+      }
+      a.push(last);
+      a[0] = next;
+    } else {
+      if (a.length === 0) return;
+      a[0] = last;
+    }
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      const r = l + 1;
+      let top = i;
+      if (l < a.length && this.#before(a[l]!, a[top]!)) top = l;
+      if (r < a.length && this.#before(a[r]!, a[top]!)) top = r;
+      if (top === i) break;
+      [a[i], a[top]] = [a[top]!, a[i]!];
+      i = top;
+    }
+  }
+}
+
+/**
+ * The records of sorted `runs` of `file`, merged into one order: `decode` turns a record into an
+ * item and its key; on equal keys the earlier run's item comes first. Each run is read through
+ * about `memoryBytes / runs` of buffer.
+ */
+export async function* mergeRuns<T, K>(file: SpillFile, runs: readonly SpillRun[], decode: (record: Buffer) => { item: T; key: K }, compare: (a: K, b: K) => number, memoryBytes: number): AsyncGenerator<T> {
+  interface Head {
+    item: T;
+    key: K;
+    run: number;
+  }
+  const readers = runs.map((r) => file.reader(r, memoryBytes / Math.max(1, runs.length)));
+  const heap = new MinHeap<Head>((x, y) => {
+    const c = compare(x.key, y.key);
+    return c < 0 || (c === 0 && x.run < y.run);
+  });
+  for (let i = 0; i < readers.length; i++) {
+    const rec = await nextRecord(readers[i]!);
+    if (rec !== undefined) heap.push({ ...decode(rec), run: i });
+  }
+  while (heap.size > 0) {
+    const head = heap.peek();
+    yield head.item;
+    const rec = await nextRecord(readers[head.run]!);
+    heap.pop(rec === undefined ? undefined : { ...decode(rec), run: head.run });
+  }
+}
+
+/** How a sorter refuses past its bound when it may not spill. */
+export type Refusal = (memory: QueryMemory) => never;
+
+/** MongoDB's message for a sort past its bound without allowDiskUse (its sorter's, code 292). @throws QUERY_ERROR */
+export function refuseSort(memory: QueryMemory, stage = '$sort'): never {
+  fail('QUERY_ERROR', `Sort exceeded memory limit of ${memory.maxBlockingBytes} bytes, but did not opt in to external sorting. Aborting operation. Pass allowDiskUse:true to opt in.`, {
+    stage,
+    limit: memory.maxBlockingBytes,
+  });
+}
+
+interface Entry<K> {
+  readonly doc: Doc;
+  readonly key: K;
+  readonly bytes: number;
+  readonly seq: number;
+  /** The stored bytes of the document, when it came from a collection (spilled as they are). */
+  readonly stored: Buffer | undefined;
+}
+
+/** Options of a DocSorter. */
+export interface SorterOptions {
+  readonly memory: QueryMemory;
+  /** Only the first `keep` documents in order are wanted (a $limit after the sort, a find's skip + limit). */
+  readonly keep?: number;
+  /** Fails when the documents pass the bound and it may not spill (allowDiskUse false, or no spill area). */
+  readonly refuse: Refusal;
+}
+
+/** The fewest documents a sort with a `keep` holds before it drops those past it (see add). */
+const TRIM_SLACK = 256;
+
+/**
+ * Sorts documents within the query's memory bound, spilling sorted runs past it (file comment).
+ * Feed it with add, then read sorted() once.
+ */
+export class DocSorter<K> {
+  readonly #order: KeyedOrder<K>;
+  readonly #memory: QueryMemory;
+  readonly #keep: number | undefined;
+  readonly #refuse: Refusal;
+  #entries: Array<Entry<K>> = [];
+  #bytes = 0;
+  #seq = 0;
+  #file: SpillFile | undefined;
+  readonly #runs: SpillRun[] = [];
+
+  constructor(order: KeyedOrder<K>, options: SorterOptions) {
+    this.#order = order;
+    this.#memory = options.memory;
+    this.#keep = options.keep;
+    this.#refuse = options.refuse;
+  }
+
+  /** True once a run went to disk. */
+  get spilled(): boolean {
+    return this.#runs.length > 0;
+  }
+
+  /** Documents held in memory now, by estimated bytes. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /**
+   * Takes a document (`bytes`: its estimated size; `stored`: its bytes as stored, when known); a
+   * promise only when it spilled a run. @throws QUERY_ERROR past the bound when it may not spill,
+   * or past the query's spill bound
+   */
+  add(doc: Doc, bytes = approxBytes(doc), stored?: Buffer): void | Promise<void> {
+    this.#entries.push({ doc, key: this.#order.keyOf(doc), bytes, seq: this.#seq++, stored });
+    this.#bytes += bytes;
+    const keep = this.#keep;
+    // With a keep, at most twice it is held between trims; only what is held counts.
+    if (keep !== undefined && this.#entries.length > 2 * keep + TRIM_SLACK) this.#trim(keep);
+    if (this.#bytes <= this.#memory.maxBlockingBytes) return undefined;
+    // Past the bound with a keep: what is past it goes first; only `keep` documents that do not fit spill.
+    if (keep !== undefined && this.#entries.length > keep) {
+      this.#trim(keep);
+      if (this.#bytes <= this.#memory.maxBlockingBytes) return undefined;
+    }
+    if (this.#memory.spill === undefined) this.#refuse(this.#memory);
+    return this.#spill(this.#memory.spill);
+  }
+
+  #sortEntries(): void {
+    const order = this.#order;
+    this.#entries.sort((a, b) => order.compareKeyed(a.key, b.key) || a.seq - b.seq);
+  }
+
+  #trim(keep: number): void {
+    this.#sortEntries();
+    for (const e of this.#entries.splice(keep)) this.#bytes -= e.bytes;
+  }
+
+  async #spill(space: SpillSpace): Promise<void> {
+    this.#sortEntries();
+    const entries = this.#keep === undefined ? this.#entries : this.#entries.slice(0, this.#keep);
+    this.#entries = [];
+    this.#bytes = 0;
+    this.#file ??= await space.create();
+    this.#runs.push(await writeRun(this.#file, (function* () {
+      for (const e of entries) yield encodeSpilledDoc(e.doc, e.stored);
+    })()));
+  }
+
+  /** The documents in order (the first `keep` of them), in chunks of `size`; the spill file is removed once read (or abandoned). */
+  async *sorted(size = 256): AsyncGenerator<Doc[]> {
+    if (this.#file === undefined) {
+      this.#sortEntries();
+      const docs = this.#entries.map((e) => e.doc);
+      this.#entries = [];
+      const n = this.#keep === undefined ? docs.length : Math.min(docs.length, this.#keep);
+      for (let i = 0; i < n; i += size) yield docs.slice(i, Math.min(i + size, n));
+      return;
+    }
+    const file = this.#file;
+    try {
+      // What is still held is the last run.
+      if (this.#entries.length > 0) await this.#spill(this.#memory.spill!);
+      const order = this.#order;
+      const merged = mergeRuns(file, this.#runs, (rec) => {
+        const doc = decodeSpilledDoc(rec);
+        return { item: doc, key: order.keyOf(doc) };
+      }, (a, b) => order.compareKeyed(a, b), this.#memory.maxBlockingBytes);
+      let out: Doc[] = [];
+      let left = this.#keep ?? Infinity;
+      for await (const doc of merged) {
+        if (left-- <= 0) break;
+        out.push(doc);
+        if (out.length >= size) {
+          yield out;
+          out = [];
+        }
+      }
+      if (out.length > 0) yield out;
+    } finally {
+      await file.remove();
+    }
+  }
+}

@@ -1,0 +1,149 @@
+// allowDiskUse: blocking stages and a find's sort past the memory bound spill to disk instead of
+// failing (MongoDB 6.0+'s default). A server whose bound (TETRA_MQL_BLOCKING_BYTES) is 16 KiB
+// makes small data spill: answers are checked against mingo (an oracle only) and against a server
+// with the default bound (nothing spills there); allowDiskUse: false gets MongoDB's errors; spill
+// files are watched appearing and checked gone after the query, after a failure, and after a
+// restart that follows a SIGKILL mid-query.
+import { aggregate } from 'mingo';
+import { watch, existsSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { randomInt, seededRandom } from '../helpers/random.js';
+import { serverForFile } from '../helpers/server.js';
+
+/** The in-memory bound of the spilling server: the smallest the setting allows. */
+const BOUND = 16 * 1024;
+const small = serverForFile({ mqlBlockingBytes: BOUND });
+const large = serverForFile();
+
+const spillDir = (): string => join(small.server.dataDir, 'spill');
+const spillFiles = (): string[] => (existsSync(spillDir()) ? readdirSync(spillDir()).filter((n) => n.endsWith('.spill')) : []);
+
+/** Documents whose estimated size is about 200 bytes each, with ties, missing and mixed-type keys. */
+function makeDocs(n: number, seed: number): Record<string, unknown>[] {
+  const rand = seededRandom(seed);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  return Array.from({ length: n }, (_, i) => {
+    const d: Record<string, unknown> = { _id: i, k: randomInt(rand, 0, 50), g: `g${randomInt(rand, 0, 400)}`, small: `s${i % 7}`, text: `doc ${i} ${'x'.repeat(randomInt(rand, 10, 60))}` };
+    if (rand() < 0.9) d['v'] = pick([1, 2, 3.5, -4, 'x', 'y', null, 10, 20]);
+    if (rand() < 0.8) d['n'] = randomInt(rand, -1000, 1000);
+    return d;
+  });
+}
+
+/** Seeds the same documents on both servers (in batches under the body limit): the collection's name. */
+async function seedBoth(docs: Record<string, unknown>[]): Promise<string> {
+  let name = '';
+  for (const server of [small, large]) {
+    const c = await server.seed(docs.slice(0, 500), 'spill');
+    for (let i = 500; i < docs.length; i += 500) {
+      const res = await server.mql('insertMany', { collection: c, documents: docs.slice(i, i + 500) });
+      expect(res.status, res.text).toBe(201);
+    }
+    if (name !== '' && name !== c) throw new Error('the two servers named the collection differently');
+    name = c;
+  }
+  return name;
+}
+
+/** Runs `fn`, recording the spill files created meanwhile (inotify through fs.watch). */
+async function watchingSpills<T>(fn: () => Promise<T>): Promise<{ result: T; created: string[] }> {
+  mkdirSync(spillDir(), { recursive: true });
+  const created = new Set<string>();
+  const watcher = watch(spillDir(), (_event, name) => {
+    if (name !== null && name.endsWith('.spill')) created.add(name);
+  });
+  try {
+    const result = await fn();
+    // Events are delivered on the loop: give the last ones a turn.
+    await new Promise((r) => setTimeout(r, 20));
+    return { result, created: [...created] };
+  } finally {
+    watcher.close();
+  }
+}
+
+const DOCS = makeDocs(2000, 77);
+let shared: Promise<string> | undefined;
+/** The collection of DOCS on both servers (about 25x the small server's bound). */
+const sharedCollection = (): Promise<string> => (shared ??= seedBoth(DOCS));
+
+describe('$sort past the memory bound', () => {
+  it('spills and answers as mingo and as an unbounded server do, ties in input order; its files are gone after', async () => {
+    const c = await sharedCollection();
+    for (const sort of [{ k: 1 }, { v: -1, k: 1 }, { g: 1, n: -1 }, { small: -1 }, { n: 1, _id: -1 }]) {
+      const pipeline = [{ $sort: sort }];
+      const { result, created } = await watchingSpills(() => small.mql('aggregate', { collection: c, pipeline }));
+      expect(result.status, result.text).toBe(200);
+      expect(created.length, 'a spill file was made').toBeGreaterThan(0);
+      expect(spillFiles()).toEqual([]);
+      const expected = await large.aggregate(c, pipeline);
+      expect(result.body.documents).toEqual(expected);
+      expect(result.body.documents).toEqual(aggregate(DOCS, pipeline));
+    }
+  });
+
+  it('a $limit after it: top-k kept in memory when the k fit, spilled when they do not', async () => {
+    const c = await sharedCollection();
+    for (const limit of [5, 300, 1500]) {
+      const pipeline = [{ $sort: { k: -1, g: 1 } }, { $limit: limit }, { $project: { text: 0 } }];
+      const { result, created } = await watchingSpills(() => small.mql('aggregate', { collection: c, pipeline }));
+      expect(result.status, result.text).toBe(200);
+      // 5 documents fit in 16 KiB; 300 or 1500 (about 200 bytes each) do not.
+      expect(created.length > 0, `limit ${limit}`).toBe(limit > 5);
+      expect(result.body.documents).toEqual(aggregate(DOCS, pipeline));
+      expect(await large.aggregate(c, pipeline)).toEqual(result.body.documents);
+    }
+  });
+
+  it('allowDiskUse: false fails with MongoDB\'s message; true and absent spill; a non-boolean is refused with MongoDB\'s message', async () => {
+    const c = await sharedCollection();
+    const pipeline = [{ $sort: { k: 1 } }];
+    await small.refuses('aggregate', { collection: c, pipeline, allowDiskUse: false }, 400, 'QUERY_ERROR', `Sort exceeded memory limit of ${BOUND} bytes, but did not opt in to external sorting. Aborting operation. Pass allowDiskUse:true to opt in.`);
+    const res = await small.mql('aggregate', { collection: c, pipeline, allowDiskUse: true });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.documents).toHaveLength(DOCS.length);
+    await small.refuses('aggregate', { collection: c, pipeline, allowDiskUse: 'yes' }, 400, 'QUERY_ERROR', "BSON field 'aggregate.allowDiskUse' is the wrong type 'string', expected type 'bool'");
+    await small.refuses('aggregate', { collection: c, pipeline, allowDiskUse: 1 }, 400, 'QUERY_ERROR', "BSON field 'aggregate.allowDiskUse' is the wrong type 'int', expected type 'bool'");
+    // Within the bound, allowDiskUse: false changes nothing.
+    const few = await small.mql('aggregate', { collection: c, pipeline: [{ $match: { _id: { $lt: 10 } } }, { $sort: { k: 1 } }], allowDiskUse: false });
+    expect(few.status, few.text).toBe(200);
+    expect(spillFiles()).toEqual([]);
+  });
+});
+
+describe('find with a sort no index gives, past the memory bound', () => {
+  it('spills (a deep skip) and answers as mingo and as an unbounded server do', async () => {
+    const c = await sharedCollection();
+    for (const [sort, skip, limit] of [[{ k: 1 }, 1500, 100], [{ v: 1, n: -1 }, 300, 1000], [{ g: -1 }, 0, 1200], [{ small: 1 }, 1990, 50]] as const) {
+      const { result, created } = await watchingSpills(() => small.mql('find', { collection: c, sort, skip, limit }));
+      expect(result.status, result.text).toBe(200);
+      expect(created.length, JSON.stringify(sort)).toBeGreaterThan(0);
+      expect(spillFiles()).toEqual([]);
+      const expected = (await large.mql('find', { collection: c, sort, skip, limit })).body.documents;
+      expect(result.body.documents).toEqual(expected);
+      expect(result.body.documents).toEqual(aggregate(DOCS, [{ $sort: sort }, { $skip: skip }, { $limit: limit }]));
+    }
+  });
+
+  it('a projection and a filter apply to the spilled documents; a small top-k does not spill', async () => {
+    const c = await sharedCollection();
+    const query = { filter: { k: { $gte: 10 } }, sort: { n: -1, _id: 1 }, skip: 400, limit: 300, projection: { k: 1, n: 1 } };
+    const { result, created } = await watchingSpills(() => small.mql('find', { collection: c, ...query }));
+    expect(result.status, result.text).toBe(200);
+    expect(created.length).toBeGreaterThan(0);
+    expect(result.body.documents).toEqual(aggregate(DOCS, [{ $match: query.filter }, { $sort: query.sort }, { $skip: query.skip }, { $limit: query.limit }, { $project: query.projection }]));
+    const top = await watchingSpills(() => small.mql('find', { collection: c, sort: { n: -1 }, limit: 10 }));
+    expect(top.result.status).toBe(200);
+    expect(top.created).toEqual([]);
+  });
+
+  it('allowDiskUse: false fails with MongoDB\'s message; a non-boolean is refused with MongoDB\'s message, also for a find by _id', async () => {
+    const c = await sharedCollection();
+    await small.refuses('find', { collection: c, sort: { k: 1 }, skip: 1500, limit: 100, allowDiskUse: false }, 400, 'QUERY_ERROR', `Sort exceeded memory limit of ${BOUND} bytes, but did not opt in to external sorting.`);
+    await small.refuses('find', { collection: c, sort: { k: 1 }, allowDiskUse: 'no' }, 400, 'QUERY_ERROR', "BSON field 'FindCommandRequest.allowDiskUse' is the wrong type 'string', expected type 'bool'");
+    await small.refuses('find', { collection: c, filter: { _id: 3 }, allowDiskUse: null }, 400, 'QUERY_ERROR', "BSON field 'FindCommandRequest.allowDiskUse' is the wrong type 'null', expected type 'bool'");
+    const ok = await small.mql('find', { collection: c, filter: { _id: 3 }, allowDiskUse: false });
+    expect(ok.body.documents).toEqual([DOCS[3]]);
+  });
+});
