@@ -42,6 +42,16 @@ export interface CompiledSort {
 // The sort key of an empty array: below null (MongoDB keys it as undefined).
 const EMPTY_ARRAY: unique symbol = Symbol('empty array');
 
+/** Sort keys (keyOf) as plain data, for a spill record: each key `[0]` for an empty array, `[1, value]` otherwise. */
+export function sortKeyToData(keys: readonly unknown[]): unknown[] {
+  return keys.map((k) => (k === EMPTY_ARRAY ? [0] : [1, k]));
+}
+
+/** The sort keys sortKeyToData wrote. */
+export function sortKeyFromData(data: readonly unknown[]): unknown[] {
+  return data.map((d) => ((d as unknown[])[0] === 0 ? EMPTY_ARRAY : (d as unknown[])[1]));
+}
+
 function compareKeys(a: unknown, b: unknown): number {
   if (a === EMPTY_ARRAY) return b === EMPTY_ARRAY ? 0 : -1;
   if (b === EMPTY_ARRAY) return 1;

@@ -15,7 +15,7 @@
  * Also the expression forms of $firstN, $lastN, $minN and $maxN over an array (`{n, input}`).
  */
 
-import { compileSort, type CompiledSort } from '../../sort.js';
+import { compileSort, sortKeyFromData, sortKeyToData, type CompiledSort } from '../../sort.js';
 import { compareValues, describeValue, isPlainObject, MISSING } from '../../values.js';
 import { approxBytes } from '../stage.js';
 import { exprError, isNullish, type ExprOperator } from './expression.js';
@@ -102,6 +102,13 @@ export interface NAccumulator {
   add(v: unknown): void;
   result(): unknown;
   readonly bytes: number;
+  /**
+   * What it keeps, as plain data, in the order it took them: adding these to another accumulator
+   * (of a later stretch of input: $group's spilled runs) gives the state both stretches would have.
+   */
+  state(): unknown[];
+  /** Takes in state() of an accumulator that saw the input after this one's. */
+  merge(state: readonly unknown[]): void;
 }
 
 /** A binary heap whose root is the element `before` puts first (the one to give up first). */
@@ -166,6 +173,10 @@ export function firstN(n: number): NAccumulator {
     get bytes() {
       return bytes;
     },
+    state: () => [...out],
+    merge(state) {
+      for (const v of state) this.add(v);
+    },
   };
 }
 
@@ -190,6 +201,10 @@ export function lastN(n: number): NAccumulator {
     get bytes() {
       return bytes;
     },
+    state: () => kept.slice(head),
+    merge(state) {
+      for (const v of state) this.add(v);
+    },
   };
 }
 
@@ -211,6 +226,10 @@ export function extremeN(n: number, sign: 1 | -1): NAccumulator {
     result: () => [...heap.items].sort((a, b) => -sign * compareValues(a, b)),
     get bytes() {
       return bytes;
+    },
+    state: () => [...heap.items],
+    merge(state) {
+      for (const v of state) this.add(v);
     },
   };
 }
@@ -250,6 +269,14 @@ export function topBottomN(n: number, bottom: boolean, single: boolean, sort: Co
     },
     get bytes() {
       return bytes;
+    },
+    // In input order (seq), so ties keep ranking the earlier input first after a merge; keys as data.
+    state: () => [...heap.items].sort((a, b) => a.seq - b.seq).map((e) => [sortKeyToData(e.key), e.out]),
+    merge(state) {
+      for (const item of state) {
+        const [key, out] = item as [unknown[], unknown];
+        this.add({ key: sortKeyFromData(key), out });
+      }
     },
   };
 }

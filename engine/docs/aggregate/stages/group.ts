@@ -2,7 +2,8 @@
  * $group (manual: $group, and the accumulator operators) and the stages built on it: $count and
  * $sortByCount. Groups are keyed by the `_id` expression's value (missing counts as null; values
  * equal in BSON terms, such as 1 and 1.0, are one group) and come out in the order their first
- * document came in. Accumulators: $sum, $avg, $min, $max, $first, $last, $push, $addToSet,
+ * document came in; or, when the groups passed the memory bound and were spilled (allowDiskUse),
+ * in the order of their keys (GroupRuns): MongoDB gives $group's output no order. Accumulators: $sum, $avg, $min, $max, $first, $last, $push, $addToSet,
  * $count, $mergeObjects, $stdDevPop, $stdDevSamp; the N accumulators $firstN, $lastN, $minN,
  * $maxN, $top, $bottom, $topN, $bottomN (expression/accumulator-n.ts), whose `n` is an expression
  * of the group key, evaluated once per group on the `_id` as the document (MongoDB's
@@ -18,35 +19,63 @@ import { isNullish, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { Scope } from '../expression/expression.js';
 import { needsOf } from '../dependencies.js';
-import { BlockingBudget, chunksOf, outputField, pushAll, stageError, type Stage } from '../stage.js';
+import { approxBytes, BlockingBudget, chunksOf, outputField, pushAll, stageError, type DocStream, type Stage } from '../stage.js';
+import { decodeDocument, encodeDocument } from '../../doc-codec.js';
+import { DocSorter, mergeRuns, refuseSort, writeRun } from '../../external-sort.js';
+import { compileSort } from '../../sort.js';
+import type { SpillFile, SpillRun, SpillSpace } from '../../../storage/index.js';
 import { groupKey, ValueSet } from '../value-key.js';
 
-/** One accumulator's running state for one group; `bytes`: what it holds, when it says. */
+/**
+ * One accumulator's running state for one group; `bytes`: what it holds, when it says. state()
+ * and merge() let a group spilled in stretches of the input (see spilling below) be put back
+ * together: merge takes the state of the same group from a later stretch.
+ */
 interface Accumulator {
   add(v: unknown): void;
   result(): unknown;
   readonly bytes?: number;
+  /** The partial state as plain data (no MISSING: a spill record holds it). */
+  state(): unknown;
+  merge(state: unknown): void;
 }
 
 type AccumulatorFactory = () => Accumulator;
+
+// A value that may be MISSING as plain data: [] for MISSING, [v] otherwise.
+const maybe = (v: unknown): unknown[] => (v === MISSING ? [] : [v]);
+const unmaybe = (s: unknown): unknown => ((s as unknown[]).length === 0 ? MISSING : (s as unknown[])[0]);
 
 // $min/$max: null and missing ignored; null when nothing was left.
 function extreme(sign: 1 | -1): AccumulatorFactory {
   return () => {
     let best: unknown = MISSING;
+    const add = (v: unknown): void => {
+      if (!isNullish(v)) best = extremeOf(best === MISSING ? [v] : [best, v], sign);
+    };
     return {
-      add: (v) => {
-        if (!isNullish(v)) best = extremeOf(best === MISSING ? [v] : [best, v], sign);
-      },
+      add,
       result: () => (best === MISSING ? null : best),
+      state: () => maybe(best),
+      merge: (s) => add(unmaybe(s)),
     };
   };
+}
+
+/** Values kept in a list ($push, and the moments' and percentiles' inputs): merged by concatenation, in input order. */
+function listState(values: unknown[]): Pick<Accumulator, 'state' | 'merge'> {
+  return { state: () => values, merge: (s) => pushAll(values, s as unknown[]) };
 }
 
 const ACCUMULATORS: Record<string, (name: string) => AccumulatorFactory> = {
   $sum: () => () => {
     let total = 0;
-    return { add: (v) => void (typeof v === 'number' && (total += v)), result: () => total };
+    return {
+      add: (v) => void (typeof v === 'number' && (total += v)),
+      result: () => total,
+      state: () => total,
+      merge: (s) => void (total += s as number),
+    };
   },
   $avg: () => () => {
     let total = 0;
@@ -58,6 +87,12 @@ const ACCUMULATORS: Record<string, (name: string) => AccumulatorFactory> = {
         n++;
       },
       result: () => (n === 0 ? null : total / n),
+      state: () => [total, n],
+      merge: (s) => {
+        const [t, c] = s as [number, number];
+        total += t;
+        n += c;
+      },
     };
   },
   $min: () => extreme(-1),
@@ -72,19 +107,35 @@ const ACCUMULATORS: Record<string, (name: string) => AccumulatorFactory> = {
         first = v;
       },
       result: () => (first === MISSING ? null : first),
+      // [] before any input; [[]] or [[v]] after: a later stretch's first never replaces an earlier one's.
+      state: () => (set ? [maybe(first)] : []),
+      merge: (s) => {
+        if (set || (s as unknown[]).length === 0) return;
+        set = true;
+        first = unmaybe((s as unknown[])[0]);
+      },
     };
   },
   $last: () => () => {
     let last: unknown = MISSING;
-    return { add: (v) => void (last = v), result: () => (last === MISSING ? null : last) };
+    // A stretch's group saw at least one document: its last is the later one.
+    return { add: (v) => void (last = v), result: () => (last === MISSING ? null : last), state: () => maybe(last), merge: (s) => void (last = unmaybe(s)) };
   },
   $push: () => () => {
     const out: unknown[] = [];
-    return { add: (v) => void (v !== MISSING && out.push(v)), result: () => out };
+    return { add: (v) => void (v !== MISSING && out.push(v)), result: () => out, ...listState(out) };
   },
   $addToSet: () => () => {
     const out = new ValueSet();
-    return { add: (v) => void (v !== MISSING && out.add(v)), result: () => out.values };
+    // The set across stretches: a value seen in an earlier one is not added again.
+    return {
+      add: (v) => void (v !== MISSING && out.add(v)),
+      result: () => out.values,
+      state: () => out.values,
+      merge: (s) => {
+        for (const v of s as unknown[]) out.add(v);
+      },
+    };
   },
   $mergeObjects: (name) => () => {
     const out: Doc = {};
@@ -95,6 +146,11 @@ const ACCUMULATORS: Record<string, (name: string) => AccumulatorFactory> = {
         for (const [k, x] of Object.entries(v)) setOwn(out, k, x);
       },
       result: () => out,
+      // Merged in input order: a later stretch's fields win, as a later document's do.
+      state: () => out,
+      merge: (s) => {
+        for (const [k, x] of Object.entries(s as Doc)) setOwn(out, k, x);
+      },
     };
   },
   $stdDevPop: () => stdDev(false),
@@ -113,6 +169,8 @@ function stdDev(sample: boolean): AccumulatorFactory {
         const sq = values.reduce((a, b) => a + (b - mean) ** 2, 0);
         return Math.sqrt(sq / (sample ? n - 1 : n));
       },
+      // The values themselves, not running moments: the result is computed as without spilling.
+      ...listState(values),
     };
   };
 }
@@ -165,6 +223,7 @@ function compileNAccumulator(op: string, arg: unknown, names: ReadonlySet<string
         get bytes() {
           return values.length * NUMBER_BYTES;
         },
+        ...listState(values),
       };
     };
     return { make, expr: compileExpression(spec.input, names), keeps: false, paths: [] };
@@ -208,8 +267,11 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>, keyOf?: Ex
     reads: [],
     needs: needsOf(exprs, fields.flatMap((f) => f.paths), true),
     async *run(input, ctx) {
-      const groups = new Map<string, { id: unknown; accs: Accumulator[] }>();
-      const budget = new BlockingBudget(stage);
+      const memory = ctx.memory;
+      let groups = new Map<string, Group>();
+      // Typed, so that refuse() (never) narrows what follows it.
+      const budget: BlockingBudget = new BlockingBudget(stage, memory);
+      let spilled: GroupRuns | undefined;
       for await (const chunk of input) {
         for (const doc of chunk) {
           const scope = Scope.of(doc, ctx.vars);
@@ -219,10 +281,9 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>, keyOf?: Ex
           const isNew = g === undefined;
           if (g === undefined) {
             const groupId = idValue === MISSING ? null : idValue;
-            const idScope = Scope.of(isPlainObject(groupId) ? groupId : {}, ctx.vars);
-            g = { id: groupId, accs: fields.map((f) => f.make(idScope)) };
+            g = { id: groupId, accs: fields.map((f) => f.make(idScopeOf(groupId, ctx.vars))) };
             groups.set(key, g);
-            budget.add(g.id);
+            budget.count(approxBytes(g.id));
           }
           for (let i = 0; i < fields.length; i++) {
             const f = fields[i]!;
@@ -232,20 +293,128 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>, keyOf?: Ex
             acc.add(v);
             // The N accumulators and percentiles say what they hold (at most n values for the
             // N ones); a group holds every value of $push and the like, one value of the others.
-            if (before !== undefined) budget.addBytes(acc.bytes! - before);
-            else if (f.keeps || isNew) budget.add(v);
+            if (before !== undefined) budget.count(acc.bytes! - before);
+            else if (f.keeps || isNew) budget.count(approxBytes(v));
           }
+          if (!budget.over) continue;
+          // Past the bound: the groups so far go to disk as a run, ordered by key (allowDiskUse).
+          if (!memory.allowDiskUse) refuseGroup();
+          // One group past the bound by itself cannot be helped by spilling (nor can a run without a spill area).
+          if (groups.size <= 1 || memory.spill === undefined) budget.refuse();
+          spilled ??= new GroupRuns(memory.spill);
+          await spilled.write(groups);
+          groups = new Map();
+          budget.release(budget.bytes);
         }
       }
-      const out: Doc[] = [];
-      for (const g of groups.values()) {
-        const doc: Doc = { _id: g.id };
-        fields.forEach((f, i) => setOwn(doc, f.name, g.accs[i]!.result()));
-        out.push(doc);
+      if (spilled === undefined) {
+        const out: Doc[] = [];
+        for (const g of groups.values()) out.push(groupResult(g));
+        yield* chunksOf(out);
+        return;
       }
-      yield* chunksOf(out);
+      try {
+        await spilled.write(groups);
+        groups = new Map();
+        yield* mergedGroups(spilled, budget, ctx.vars);
+      } finally {
+        await spilled.remove();
+      }
     },
   };
+
+  function groupResult(g: Group): Doc {
+    const doc: Doc = { _id: g.id };
+    fields.forEach((f, i) => setOwn(doc, f.name, g.accs[i]!.result()));
+    return doc;
+  }
+
+  /** The groups of the runs, each put back together from its partial states (runs in input order). */
+  async function* mergedGroups(runs: GroupRuns, budget: BlockingBudget, vars: Scope | undefined): DocStream {
+    let out: Doc[] = [];
+    let current: { key: string; group: Group; kept: number } | undefined;
+    for await (const rec of runs.merged(budget.limit)) {
+      if (current === undefined || rec.key !== current.key) {
+        if (current !== undefined) out.push(groupResult(current.group));
+        if (out.length >= OUT_CHUNK) {
+          yield out;
+          out = [];
+        }
+        current = { key: rec.key, group: { id: rec.id, accs: fields.map((f) => f.make(idScopeOf(rec.id, vars))) }, kept: approxBytes(rec.id) };
+      }
+      const { group } = current;
+      let held = current.kept;
+      for (let i = 0; i < fields.length; i++) {
+        const acc = group.accs[i]!;
+        acc.merge(rec.states[i]);
+        if (acc.bytes !== undefined) held += acc.bytes;
+        else if (fields[i]!.keeps) current.kept += approxBytes(rec.states[i]);
+      }
+      // One group is put together in memory: past the bound by itself, it fails as without spilling.
+      if (Math.max(held, current.kept) > budget.limit) budget.refuse();
+    }
+    if (current !== undefined) out.push(groupResult(current.group));
+    if (out.length > 0) yield out;
+  }
+}
+
+/** A group being accumulated: its `_id` and one state per accumulator. */
+interface Group {
+  readonly id: unknown;
+  readonly accs: Accumulator[];
+}
+
+/** Output documents per chunk. */
+const OUT_CHUNK = 256;
+
+/** The scope of a group's key (the `_id` as the document): the N accumulators' `n` reads it. */
+function idScopeOf(groupId: unknown, vars: Scope | undefined): Scope {
+  return Scope.of(isPlainObject(groupId) ? groupId : {}, vars);
+}
+
+/** MongoDB's message for a $group past its bound without allowDiskUse (code 292). @throws QUERY_ERROR */
+function refuseGroup(): never {
+  stageError('$group', "Exceeded memory limit for $group, but didn't allow external sort. Pass allowDiskUse:true to opt in.");
+}
+
+/**
+ * A $group's spilled runs: each run holds the partial groups of one stretch of the input, ordered
+ * by group key (groupKey, compared as strings), one record per group: `{k: key, i: _id, s:
+ * [state of each accumulator]}` (encodeDocument). Merging the runs by key meets each group's
+ * partial states in input order (equal keys: the earlier run first).
+ */
+class GroupRuns {
+  readonly #space: SpillSpace;
+  #file: SpillFile | undefined;
+  readonly #runs: SpillRun[] = [];
+
+  constructor(space: SpillSpace) {
+    this.#space = space;
+  }
+
+  async write(groups: ReadonlyMap<string, Group>): Promise<void> {
+    if (groups.size === 0) return;
+    const keys = [...groups.keys()].sort();
+    this.#file ??= await this.#space.create();
+    this.#runs.push(await writeRun(this.#file, (function* () {
+      for (const k of keys) {
+        const g = groups.get(k)!;
+        yield encodeDocument({ k, i: g.id, s: g.accs.map((a) => a.state()) });
+      }
+    })()));
+  }
+
+  merged(memoryBytes: number): AsyncGenerator<{ key: string; id: unknown; states: unknown[] }> {
+    return mergeRuns(this.#file!, this.#runs, (rec) => {
+      const d = decodeDocument(rec);
+      const key = d['k'] as string;
+      return { item: { key, id: d['i'], states: d['s'] as unknown[] }, key };
+    }, (a, b) => (a < b ? -1 : a > b ? 1 : 0), memoryBytes);
+  }
+
+  remove(): Promise<void> {
+    return this.#file?.remove() ?? Promise.resolve();
+  }
 }
 
 export function countStage(spec: unknown): Stage {
@@ -262,6 +431,9 @@ export function countStage(spec: unknown): Stage {
   };
 }
 
+/** $sortByCount's order: the largest groups first (ties as the groups came). */
+const BY_COUNT = compileSort({ count: -1 });
+
 /** $sortByCount: groups by the expression and counts, the largest groups first (ties by first seen). */
 export function sortByCountStage(spec: unknown, names: ReadonlySet<string>): Stage {
   if (isPlainObject(spec) && !Object.keys(spec)[0]?.startsWith('$')) stageError('$sortByCount', 'the $sortByCount field must be specified as a string starting with $ or as an operator expression');
@@ -271,10 +443,15 @@ export function sortByCountStage(spec: unknown, names: ReadonlySet<string>): Sta
     reads: [],
     needs: group.needs,
     async *run(input, ctx) {
-      const out: Doc[] = [];
-      for await (const chunk of group.run(input, ctx)) pushAll(out, chunk);
-      out.sort((a, b) => compareValues(b['count'], a['count']));
-      yield* chunksOf(out);
+      // The groups sorted as $sort does: past the bound, spilled (allowDiskUse), as the groups were.
+      const sorter = new DocSorter(BY_COUNT, { memory: ctx.memory, refuse: (memory) => (memory.allowDiskUse ? new BlockingBudget('$sortByCount', memory).refuse() : refuseSort(memory, '$sortByCount')) });
+      for await (const chunk of group.run(input, ctx)) {
+        for (const d of chunk) {
+          const spilled = sorter.add(d);
+          if (spilled !== undefined) await spilled;
+        }
+      }
+      yield* sorter.sorted();
     },
   };
 }
