@@ -9,12 +9,18 @@ import { watch, existsSync, readdirSync, writeFileSync, mkdirSync } from 'node:f
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { randomInt, seededRandom } from '../helpers/random.js';
-import { serverForFile } from '../helpers/server.js';
+import { spawnServer } from '../helpers/server-process.js';
+import { http, serverForFile, signup } from '../helpers/server.js';
+import { dirsRemovedAfterEach } from '../helpers/temp-dir.js';
 
 /** The in-memory bound of the spilling server: the smallest the setting allows. */
 const BOUND = 16 * 1024;
 const small = serverForFile({ mqlBlockingBytes: BOUND });
 const large = serverForFile();
+/** A server whose queries may spill only 64 KiB. */
+const SPILL_BOUND = 64 * 1024;
+const tight = serverForFile({ mqlBlockingBytes: BOUND, mqlSpillBytes: SPILL_BOUND });
+const freshDir = dirsRemovedAfterEach();
 
 const spillDir = (): string => join(small.server.dataDir, 'spill');
 const spillFiles = (): string[] => (existsSync(spillDir()) ? readdirSync(spillDir()).filter((n) => n.endsWith('.spill')) : []);
@@ -240,5 +246,99 @@ describe('$group past the memory bound', () => {
     expect(result.body.error.message).toMatch(/^\$group holds more than 16384 bytes/);
     expect(spillFiles()).toEqual([]);
     await small.refuses('aggregate', { collection: c, pipeline: [{ $group: { _id: null, texts: { $push: '$text' } } }] }, 400, 'QUERY_ERROR', '$group holds more than 16384 bytes');
+  });
+});
+
+describe('spill files over a query\'s life', () => {
+  it('a query past its spill bound fails cleanly, its files removed', async () => {
+    const c = await tight.seed(DOCS.slice(0, 500), 'tight');
+    for (let i = 500; i < DOCS.length; i += 500) expect((await tight.mql('insertMany', { collection: c, documents: DOCS.slice(i, i + 500) })).status).toBe(201);
+    const dir = join(tight.server.dataDir, 'spill');
+    for (const pipeline of [[{ $sort: { k: 1 } }], [{ $group: { _id: '$_id', t: { $first: '$text' } } }]]) {
+      await tight.refuses('aggregate', { collection: c, pipeline }, 400, 'QUERY_ERROR', `the query spilled more than ${SPILL_BOUND} bytes to disk`);
+      expect(readdirSync(dir)).toEqual([]);
+    }
+    await tight.refuses('find', { collection: c, sort: { k: 1 }, skip: 1900 }, 400, 'QUERY_ERROR', `the query spilled more than ${SPILL_BOUND} bytes to disk`);
+    expect(readdirSync(dir)).toEqual([]);
+    // Within it, the same server answers.
+    const ok = await tight.mql('aggregate', { collection: c, pipeline: [{ $match: { _id: { $lt: 200 } } }, { $sort: { k: 1 } }] });
+    expect(ok.status, ok.text).toBe(200);
+  });
+
+  it('a pipeline that fails after its stages spilled leaves no file', async () => {
+    const c = await sharedCollection();
+    const pipeline = [{ $sort: { k: 1 } }, { $group: { _id: '$g', ks: { $push: '$k' } } }, { $project: { bad: { $toInt: '$_id' } } }];
+    const { result, created } = await watchingSpills(() => small.mql('aggregate', { collection: c, pipeline }));
+    expect(result.status, result.text).toBe(400);
+    expect(result.body.error.code).toBe('QUERY_ERROR');
+    expect(created.length).toBeGreaterThan(0);
+    expect(spillFiles()).toEqual([]);
+  });
+
+  it('another tenant\'s KV and find requests are served while a spilling aggregate runs', async () => {
+    const c = await sharedCollection();
+    // About 8000 documents sorted through 16 KiB: hundreds of runs.
+    const pipeline = [{ $unionWith: c }, { $unionWith: c }, { $unionWith: c }, { $sort: { text: -1, k: 1 } }, { $group: { _id: '$k', n: { $sum: 1 }, ids: { $addToSet: '$_id' } } }];
+    const other = await signup(small.server.url, 'other');
+    mkdirSync(spillDir(), { recursive: true });
+    let spilling!: () => void;
+    const started = new Promise<void>((resolve) => (spilling = resolve));
+    const watcher = watch(spillDir(), (_e, name) => name?.endsWith('.spill') && spilling());
+    let finished = false;
+    const running = small.mql('aggregate', { collection: c, pipeline }).then((r) => {
+      finished = true;
+      return r;
+    });
+    try {
+      await started;
+      const put = await http(small.server.url, 'PUT', '/api/kv/while-spilling', { apiKey: other.apiKey, json: { value: 'served' } });
+      expect(put.status, put.text).toBe(200);
+      const got = await http(small.server.url, 'GET', '/api/kv/while-spilling', { apiKey: other.apiKey });
+      expect(got.body.value).toBe('served');
+      const ins = await http(small.server.url, 'POST', '/api/mql/insertOne', { apiKey: other.apiKey, json: { collection: 'mine', document: { _id: 1, x: 1 } } });
+      expect(ins.status, ins.text).toBe(201);
+      const found = await http(small.server.url, 'POST', '/api/mql/find', { apiKey: other.apiKey, json: { collection: 'mine', filter: {} } });
+      expect(found.body.documents).toEqual([{ _id: 1, x: 1 }]);
+      expect(finished, 'the other tenant was answered before the aggregate ended').toBe(false);
+    } finally {
+      watcher.close();
+    }
+    const res = await running;
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.documents.reduce((n: number, d: any) => n + d.n, 0)).toBe(4 * DOCS.length);
+    expect(spillFiles()).toEqual([]);
+  });
+
+  it('after a SIGKILL mid-query, the restarted server removes the leftover spill files (and nothing else)', async () => {
+    const dataDir = freshDir('spill-kill');
+    const args = ['--mql-blocking-bytes', String(BOUND)];
+    const first = await spawnServer(dataDir, args);
+    const dir = join(dataDir, 'spill');
+    try {
+      const { apiKey } = await signup(first.url);
+      for (let i = 0; i < DOCS.length; i += 500) {
+        const res = await http(first.url, 'POST', '/api/mql/insertMany', { apiKey, json: { collection: 'big', documents: DOCS.slice(i, i + 500) } });
+        expect(res.status, res.text).toBe(201);
+      }
+      writeFileSync(join(dir, 'notes.txt'), 'not a spill file');
+      const watcher = watch(dir, (_e, name) => {
+        if (name?.endsWith('.spill')) first.child.kill('SIGKILL');
+      });
+      const pipeline = [{ $unionWith: 'big' }, { $unionWith: 'big' }, { $sort: { text: 1 } }];
+      await http(first.url, 'POST', '/api/mql/aggregate', { apiKey, json: { collection: 'big', pipeline } }).catch(() => undefined);
+      watcher.close();
+      expect((await first.exited).signal).toBe('SIGKILL');
+    } finally {
+      first.child.kill('SIGKILL');
+    }
+    const left = readdirSync(dir).filter((n) => n.endsWith('.spill'));
+    expect(left.length, 'the killed query left its spill file').toBeGreaterThan(0);
+    const second = await spawnServer(dataDir, args);
+    try {
+      expect(readdirSync(dir).sort()).toEqual(['notes.txt']);
+    } finally {
+      second.child.kill('SIGKILL');
+      await second.exited;
+    }
   });
 });
