@@ -249,6 +249,36 @@ describe('$group past the memory bound', () => {
   });
 });
 
+describe('$setWindowFields past the memory bound', () => {
+  it('sorts through spill files, then works a partition at a time: as mingo and an unbounded server', async () => {
+    const c = await sharedCollection();
+    const pipelines = [
+      // 400 partitions of about 5 documents.
+      [{ $setWindowFields: { partitionBy: '$g', sortBy: { k: 1 }, output: { rank: { $rank: {} }, running: { $sum: '$n', window: { documents: ['unbounded', 'current'] } }, around: { $push: '$_id', window: { documents: [-1, 1] } } } } }],
+      // 60 partitions of about 33 documents (each within the bound), a range window.
+      [{ $match: { n: { $type: 'number' } } }, { $project: { k: 1, n: 1 } }, { $setWindowFields: { partitionBy: { $mod: ['$_id', 60] }, sortBy: { n: 1 }, output: { near: { $count: {}, window: { range: [-20, 20] } }, first: { $first: '$_id', window: { documents: ['unbounded', 'unbounded'] } } } } }],
+    ];
+    for (const pipeline of pipelines) {
+      const { result, created } = await watchingSpills(() => small.mql('aggregate', { collection: c, pipeline }));
+      expect(result.status, result.text).toBe(200);
+      expect(created.length, JSON.stringify(pipeline)).toBeGreaterThan(0);
+      expect(spillFiles()).toEqual([]);
+      expect(result.body.documents).toEqual(await large.aggregate(c, pipeline));
+      // mingo orders partitions its own way (MongoDB gives them no order): compared by _id.
+      expect(normalized(result.body.documents)).toEqual(normalized(aggregate(DOCS, pipeline) as any[]));
+    }
+  });
+
+  it('one partition past the bound fails with a clear message; allowDiskUse: false gives MongoDB\'s sort message', async () => {
+    const c = await sharedCollection();
+    const { result } = await watchingSpills(() => small.mql('aggregate', { collection: c, pipeline: [{ $setWindowFields: { partitionBy: '$small', sortBy: { k: 1 }, output: { r: { $rank: {} } } } }] }));
+    expect(result.status, result.text).toBe(400);
+    expect(result.body.error.message).toContain('$setWindowFields holds one partition of more than 16384 bytes of documents');
+    expect(spillFiles()).toEqual([]);
+    await small.refuses('aggregate', { collection: c, pipeline: [{ $setWindowFields: { partitionBy: '$g', output: { n: { $count: {} } } } }], allowDiskUse: false }, 400, 'QUERY_ERROR', `Sort exceeded memory limit of ${BOUND} bytes, but did not opt in to external sorting.`);
+  });
+});
+
 describe('spill files over a query\'s life', () => {
   it('a query past its spill bound fails cleanly, its files removed', async () => {
     const c = await tight.seed(DOCS.slice(0, 500), 'tight');

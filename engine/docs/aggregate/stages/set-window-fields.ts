@@ -7,6 +7,8 @@
  * way are created, a value that is not a document replaced by one (MongoDB's setNestedField),
  * and a missing value removes the field. The input is held within the blocking bound (MongoDB's
  * $sort before the stage holds it too), and so are the computed values until they are passed on.
+ * Past the bound, the sort spills (allowDiskUse, external-sort.ts) and the sorted documents are
+ * then worked one partition at a time: only one partition must fit in the bound.
  */
 
 import { compileSort } from '../../sort.js';
@@ -14,7 +16,8 @@ import { bsonTypeOf, compareValues, getOwn, isPlainObject, MISSING, setOwn, type
 import { needsOf } from '../dependencies.js';
 import { Scope, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
-import { BlockingBudget, gather, stageError, type Stage } from '../stage.js';
+import { DocSorter, refuseSort, type KeyedOrder } from '../../external-sort.js';
+import { approxBytes, BlockingBudget, stageError, type DocStream, type Stage } from '../stage.js';
 import type { SortShape } from './window-bounds.js';
 import { parseWindowFunction, type Partition, type WindowFunction } from './window-functions.js';
 
@@ -46,6 +49,12 @@ function outputPath(path: string): string[] {
     if (part.startsWith('$')) stageError(STAGE, `FieldPath field names may not start with '$' ('${path}')`);
   }
   return parts;
+}
+
+/** A document's place in the stage's order: its partition key, then its sortBy keys. */
+interface WindowKey {
+  readonly partition: unknown;
+  readonly sort: unknown[] | undefined;
 }
 
 const PARTITION_ARRAY = 'An expression used to partition cannot evaluate to value of type array';
@@ -82,56 +91,85 @@ export function setWindowFieldsStage(spec: unknown, names: ReadonlySet<string>):
     reads: [],
     needs: needsOf([spec['partitionBy'] ?? null, ...Object.values(output)], [...(sort?.keys.map((k) => k.path) ?? []), ...fields.flatMap((f) => f.fn.paths ?? [])], false),
     async *run(input, ctx) {
-      const budget = new BlockingBudget(STAGE);
-      const docs = await gather(input, STAGE, budget);
-      const n = docs.length;
-      const keys = new Array<unknown>(n).fill(null);
-      if (partitionBy !== undefined) {
-        for (let i = 0; i < n; i++) {
-          const k = partitionBy(Scope.of(docs[i]!, ctx.vars));
-          if (Array.isArray(k)) stageError(STAGE, PARTITION_ARRAY);
-          keys[i] = k === MISSING ? null : k;
+      const memory = ctx.memory;
+      const partitionOf = (doc: Doc): unknown => {
+        if (partitionBy === undefined) return null;
+        const k = partitionBy(Scope.of(doc, ctx.vars));
+        if (Array.isArray(k)) stageError(STAGE, PARTITION_ARRAY);
+        return k === MISSING ? null : k;
+      };
+      // By partition, then sortBy, then input order; past the bound sorted runs spill (allowDiskUse).
+      const order: KeyedOrder<WindowKey> = {
+        keyOf: (doc) => ({ partition: partitionOf(doc), sort: sort?.keyOf(doc) }),
+        compareKeyed: (a, b) => compareValues(a.partition, b.partition) || (sort === undefined ? 0 : sort.compareKeyed(a.sort!, b.sort!)),
+      };
+      const sorter = new DocSorter(order, { memory, refuse: (m) => (m.allowDiskUse ? new BlockingBudget(STAGE, m).refuse() : refuseSort(m, STAGE)) });
+      for await (const chunk of input) {
+        for (const doc of chunk) {
+          const spilled = sorter.add(doc);
+          if (spilled !== undefined) await spilled;
         }
       }
-      const sortKeys = sort === undefined ? undefined : docs.map((d) => sort.keyOf(d));
-      const order = Array.from({ length: n }, (_, i) => i);
-      if (partitionBy !== undefined || sort !== undefined) {
-        order.sort((a, b) => compareValues(keys[a], keys[b]) || (sortKeys === undefined ? 0 : sort!.compareKeyed(sortKeys[a]!, sortKeys[b]!)) || a - b);
-      }
-      let pending: Doc[] = [];
-      let pendingBytes = 0;
-      for (let from = 0; from < n; ) {
-        let to = from + 1;
-        while (to < n && compareValues(keys[order[to]!], keys[order[from]!]) === 0) to++;
-        const members = order.slice(from, to);
-        const pdocs = members.map((i) => docs[i]!);
-        const scopes = pdocs.map((d) => Scope.of(d, ctx.vars));
-        const partition: Partition = {
-          docs: pdocs,
-          scopes,
-          sortValues: sortField === undefined ? undefined : scopes.map((s) => sortField(s)),
-          tiesPrevious: members.map((m, j) => j > 0 && sortKeys !== undefined && sort!.compareKeyed(sortKeys[members[j - 1]!]!, sortKeys[m]!) === 0),
-        };
-        const values = fields.map((f) => f.fn.compute(partition));
-        for (let j = 0; j < pdocs.length; j++) {
-          let out = pdocs[j]!;
-          for (let f = 0; f < fields.length; f++) {
-            const v = values[f]![j];
-            // A value shared with the previous document is held once.
-            if (j === 0 || typeof v !== 'object' || v !== values[f]![j - 1]) pendingBytes += budget.add(v);
-            out = setPath(out, fields[f]!.parts, 0, v);
+      // In memory, the documents count as gathered; spilled, one partition at a time counts.
+      const budget = new BlockingBudget(STAGE, memory);
+      const spilled = sorter.spilled;
+      if (!spilled) budget.addBytes(sorter.bytes);
+      let members: Doc[] = [];
+      let key: unknown = null;
+      let held = 0;
+      for await (const chunk of sorter.sorted()) {
+        for (const doc of chunk) {
+          const k = partitionOf(doc);
+          if (members.length > 0 && compareValues(k, key) !== 0) {
+            yield* partitionOutput(members, budget, ctx.vars);
+            members = [];
+            budget.release(held);
+            held = 0;
           }
-          pending.push(out);
-          if (pending.length >= CHUNK) {
-            yield pending;
-            budget.release(pendingBytes);
-            pending = [];
-            pendingBytes = 0;
+          key = k;
+          members.push(doc);
+          if (spilled) {
+            const n = approxBytes(doc);
+            held += n;
+            budget.count(n);
+            if (budget.over) stageError(STAGE, `${STAGE} holds one partition of more than ${budget.limit} bytes of documents (a partition is processed in memory, only the sort spills): partition by more keys, filter earlier in the pipeline ($match), or project fewer fields`);
           }
         }
-        from = to;
       }
-      if (pending.length > 0) yield pending;
+      if (members.length > 0) yield* partitionOutput(members, budget, ctx.vars);
     },
   };
+
+  /** One partition's documents (in sortBy order) with their window fields, in chunks; the values count against `budget` until yielded. */
+  async function* partitionOutput(pdocs: Doc[], budget: BlockingBudget, vars: Scope | undefined): DocStream {
+    const scopes = pdocs.map((d) => Scope.of(d, vars));
+    const sortKeys = sort === undefined ? undefined : pdocs.map((d) => sort.keyOf(d));
+    const partition: Partition = {
+      docs: pdocs,
+      scopes,
+      sortValues: sortField === undefined ? undefined : scopes.map((sc) => sortField(sc)),
+      tiesPrevious: pdocs.map((_, j) => j > 0 && sortKeys !== undefined && sort!.compareKeyed(sortKeys[j - 1]!, sortKeys[j]!) === 0),
+    };
+    const values = fields.map((f) => f.fn.compute(partition));
+    let pending: Doc[] = [];
+    let pendingBytes = 0;
+    for (let j = 0; j < pdocs.length; j++) {
+      let out = pdocs[j]!;
+      for (let f = 0; f < fields.length; f++) {
+        const v = values[f]![j];
+        // A value shared with the previous document is held once.
+        if (j === 0 || typeof v !== 'object' || v !== values[f]![j - 1]) pendingBytes += budget.add(v);
+        out = setPath(out, fields[f]!.parts, 0, v);
+      }
+      pending.push(out);
+      if (pending.length >= CHUNK) {
+        yield pending;
+        budget.release(pendingBytes);
+        pending = [];
+        pendingBytes = 0;
+      }
+    }
+    if (pending.length > 0) yield pending;
+    budget.release(pendingBytes);
+  }
 }
