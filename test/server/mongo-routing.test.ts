@@ -135,6 +135,17 @@ describe('aggregation routed to an external MongoDB', () => {
     const hinted = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP, hint: 'customer_1_total_-1' });
     expect(hinted.body.executedBy).toBe('external');
     expect(mongo.commands.filter((c) => c.name === 'aggregate').at(-1)!.body['hint']).toEqual({ customer: 1, total: -1 });
+    // allowDiskUse reaches MongoDB as given (absent: MongoDB's own default); a non-boolean is refused first, with MongoDB's message.
+    for (const allowDiskUse of [false, true]) {
+      const routed = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP, allowDiskUse });
+      expect(routed.body.executedBy).toBe('external');
+      expect(mongo.commands.filter((c) => c.name === 'aggregate').at(-1)!.body['allowDiskUse']).toBe(allowDiskUse);
+    }
+    expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
+    expect(mongo.commands.filter((c) => c.name === 'aggregate').at(-1)!.body['allowDiskUse']).toBeUndefined();
+    const badAllow = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP, allowDiskUse: 'yes' });
+    expect(badAllow.status, badAllow.text).toBe(400);
+    expect(badAllow.body.error.message).toBe("BSON field 'aggregate.allowDiskUse' is the wrong type 'string', expected type 'bool'");
     const unknownHint = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP, hint: 'nope_1' });
     expect(unknownHint.status, unknownHint.text).toBe(400);
     expect(unknownHint.body.error.message).toMatch(/hint provided does not correspond to an existing index/);
