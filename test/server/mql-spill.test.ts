@@ -145,6 +145,25 @@ describe('find with a sort no index gives, past the memory bound', () => {
     expect(top.created).toEqual([]);
   });
 
+  it('text scores travel through the spill: a score, and no score for a match another $or clause found', async () => {
+    // The same collection and indexes on both servers: a text index on `text` and an index on `small`.
+    const docs = makeDocs(1500, 91).map((d, i) => ({ ...d, text: i % 3 === 0 ? `apple ${'pie '.repeat(i % 5)}${d['text']}` : String(d['text']) }));
+    const c = await seedBoth(docs);
+    for (const server of [small, large]) {
+      await server.createIndex(c, { text: 'text' });
+      await server.createIndex(c, { small: 1 });
+    }
+    const query = { filter: { $or: [{ $text: { $search: 'apple' } }, { small: 's1' }] }, sort: { n: -1, _id: 1 }, skip: 100, limit: 600, projection: { score: { $meta: 'textScore' }, small: 1, n: 1 } };
+    const { result, created } = await watchingSpills(() => small.mql('find', { collection: c, ...query }));
+    expect(result.status, result.text).toBe(200);
+    expect(created.length).toBeGreaterThan(0);
+    const expected = (await large.mql('find', { collection: c, ...query })).body.documents;
+    expect(result.body.documents).toEqual(expected);
+    // Both kinds are among the answers: scored matches of the search, and others without a score.
+    expect(result.body.documents.some((d: Record<string, unknown>) => typeof d['score'] === 'number')).toBe(true);
+    expect(result.body.documents.some((d: Record<string, unknown>) => !('score' in d))).toBe(true);
+  });
+
   it('allowDiskUse: false fails with MongoDB\'s message; a non-boolean is refused with MongoDB\'s message, also for a find by _id', async () => {
     const c = await sharedCollection();
     await small.refuses('find', { collection: c, sort: { k: 1 }, skip: 1500, limit: 100, allowDiskUse: false }, 400, 'QUERY_ERROR', `Sort exceeded memory limit of ${BOUND} bytes, but did not opt in to external sorting.`);
