@@ -1,5 +1,6 @@
-// A pipeline that starts with $sort and a $limit (after an optional $match) sorts documents read in
-// part, only their sort keys and _id, and reads the winners whole afterwards (pipeline.ts, topK).
+// A pipeline that starts with $sort and a $limit (after an optional $match; a $skip between them
+// or not) sorts documents read in part, only their sort keys and _id, and reads the winners (past
+// the skip) whole afterwards (pipeline.ts, topK).
 // Over HTTP against mingo (an oracle only): random documents with ties, missing and mixed-type
 // keys, random sorts and limits, with and without a leading $match, and stages after the limit
 // that read every field.
@@ -27,7 +28,10 @@ describe('$sort + $limit over documents read in part', () => {
       const sort = pick([{ a: 1 }, { a: -1, b: 1 }, { b: -1 }, { b: 1, a: -1, _id: -1 }, { 'nested.deep': 1 }]);
       const pipeline: Record<string, unknown>[] = [];
       if (rand() < 0.5) pipeline.push({ $match: { g: pick(['p', 'q']) } });
-      pipeline.push({ $sort: sort }, { $limit: randomInt(rand, 1, 30) });
+      // Sometimes a $skip between them (folded into the sort's limit; only the documents past it are read whole).
+      pipeline.push({ $sort: sort });
+      if (rand() < 0.4) pipeline.push({ $skip: randomInt(rand, 0, 60) });
+      pipeline.push({ $limit: randomInt(rand, 1, 30) });
       if (rand() < 0.5) pipeline.push({ $addFields: { label: { $concat: ['$body', '!'] } } });
       const ours = await file.aggregate(c, pipeline);
       // The same sort over whole documents: a stage first that changes nothing takes the top-k path away.

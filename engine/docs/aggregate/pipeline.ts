@@ -127,9 +127,13 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
         stages.push(sortByCountStage(arg, names));
         break;
       case '$sort': {
+        // A $limit right after it, or a $skip then a $limit (MongoDB folds both into the sort's
+        // limit): the sort keeps only the best skip + limit documents.
+        const limitOf = (x: unknown): number | undefined => (isPlainObject(x) && Object.keys(x).length === 1 && Object.hasOwn(x, '$limit') ? limitStage(x['$limit']).limit : undefined);
         const next = spec[i + 1];
-        const limit = isPlainObject(next) && Object.keys(next).length === 1 && Object.hasOwn(next, '$limit') ? limitStage(next['$limit']).limit : undefined;
-        stages.push(sortStage(arg, limit));
+        const skip = isPlainObject(next) && Object.keys(next).length === 1 && Object.hasOwn(next, '$skip') ? skipStage(next['$skip']).skip : undefined;
+        const limit = skip === undefined ? limitOf(next) : limitOf(spec[i + 2]);
+        stages.push(sortStage(arg, limit === undefined ? undefined : limit + (skip ?? 0), limit === undefined ? undefined : skip));
         break;
       }
       case '$skip':
@@ -210,16 +214,19 @@ const TOP_K_MAX = 1000;
 
 /**
  * The $sort of a pipeline that starts (after its leading $match) with $sort and a $limit of at
- * most TOP_K_MAX, when the stages after it need whole documents: such a sort may read only its
- * keys (and `_id`), keep the best, and have the model read the winners whole (StageContext.whole).
- * A top-10 over 100k documents otherwise decoded them all whole to keep 10.
+ * most TOP_K_MAX (after a $skip of any size, when there is one), when the stages after it need
+ * whole documents: such a sort may read only its keys (and `_id`), keep the best, and have the
+ * model read the winners past the skip whole (StageContext.whole). A top-10 over 100k documents
+ * otherwise decoded them all whole to keep 10, and a page deep into a sort (skip 5,000, limit 5
+ * of 10k documents) decoded every document and kept 5,005 whole.
  */
 function topK(stages: readonly Stage[], leading: CompiledFilter | undefined, fields: readonly string[] | undefined): SortStage | undefined {
   if (fields !== undefined) return undefined; // the input is read in part anyway
   const sort = stages[leading === undefined ? 0 : 1];
   if (sort?.name !== '$sort') return undefined;
-  const { limit, keyPaths } = sort as SortStage;
-  if (limit === undefined || limit > TOP_K_MAX || keyPaths === undefined) return undefined;
+  const { limit, skip, keyPaths } = sort as SortStage;
+  // With a $skip between the sort and its $limit, only the documents past the skip are read whole.
+  if (limit === undefined || limit - (skip ?? 0) > TOP_K_MAX || keyPaths === undefined) return undefined;
   // Text scores are kept with the documents read: a re-read whole document would lack them.
   if (leading !== undefined && filterTextSearch(leading.ast) !== undefined) return undefined;
   return sort as SortStage;
@@ -239,6 +246,8 @@ function compile(spec: unknown, names: ReadonlySet<string>, counter: { stages: n
   const fields = pipelineFields(stages);
   // Only the top level reads a collection through the model's planner (`fields` and `whole`).
   const top = host === undefined && !generated ? topK(stages, leading, fields) : undefined;
+  // The winners are read whole after the top-k's $skip, when it has one: the skipped ones never are.
+  const wholeAfter = top === undefined ? undefined : top.skip === undefined ? top : stages[stages.indexOf(top) + 1];
   return {
     merge: out.merge,
     out: out.out,
@@ -253,7 +262,7 @@ function compile(spec: unknown, names: ReadonlySet<string>, counter: { stages: n
       for (const s of leadingDone && first?.name === '$match' ? stages.slice(1) : stages) {
         stream = s.run(stream, ctx);
         if (s === first && generated && keepGenerated !== undefined) stream = keepOnly(stream, keepGenerated);
-        if (s === top) stream = wholeDocuments(stream, ctx.whole!);
+        if (s === wholeAfter) stream = wholeDocuments(stream, ctx.whole!);
       }
       return stream;
     },

@@ -18,19 +18,22 @@ function count(stage: string, v: unknown, min: number): number {
 /** A $sort stage, with what a pipeline needs to know to sort documents decoded in part (pipeline.ts, top-k). */
 export interface SortStage extends Stage {
   readonly name: '$sort';
-  /** The $limit right after it, when there is one. */
+  /** How many documents it keeps: the $limit right after it, or the $skip and $limit after it together. */
   readonly limit: number | undefined;
+  /** The $skip between it and its $limit, counted in `limit`. */
+  readonly skip?: number | undefined;
   /** The paths its keys read; undefined when a key is `{$meta: ...}`. */
   readonly keyPaths: readonly string[] | undefined;
 }
 
-export function sortStage(spec: unknown, limit?: number): SortStage {
+export function sortStage(spec: unknown, limit?: number, skip?: number): SortStage {
   // `{$meta: "textScore"}` keys read the documents' text scores (text/text-score.ts).
   const sort = compileSort(spec, { meta: true });
   if (sort.keys.length === 0) stageError('$sort', '$sort stage must have at least one sort key');
   return {
     name: '$sort',
     limit,
+    skip,
     keyPaths: sort.keys.some((k) => k.meta !== undefined) ? undefined : sort.keys.map((k) => k.path),
     reads: [],
     needs: needsOf([], sort.keys.filter((k) => k.meta === undefined).map((k) => k.path), false),
@@ -54,10 +57,11 @@ function refuseSortStage(memory: QueryMemory): never {
   return new BlockingBudget('$sort', memory).refuse();
 }
 
-export function skipStage(spec: unknown): Stage {
+export function skipStage(spec: unknown): Stage & { readonly skip: number } {
   const n = count('$skip', spec, 0);
   return {
     name: '$skip',
+    skip: n,
     reads: [],
     needs: PASS_THROUGH,
     async *run(input) {
