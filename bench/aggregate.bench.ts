@@ -1,10 +1,12 @@
 // Aggregation in process, side by side in one run: tetradb's pipelines (engine/docs docsAggregate
 // over a TenantStore opened as `npm start` opens a tenant) against mingo's over a plain array and
 // the same answers in SQL over a JSONB table in PGlite (in process) and in the system's PostgreSQL
-// (skipped with a message when it cannot be reached). Nine pipelines (lib/agg-workload.ts): $match
+// (skipped with a message when it cannot be reached). Eleven pipelines (lib/agg-workload.ts): $match
 // on an indexed range + $group, a full $group with $addToSet, a top-k $sort + $limit, $unwind +
 // $group, $setWindowFields, $lookup + $group, $bucket, $merge and $out (durable writes; mingo has
-// no storage, so none). Every engine holds the same documents (lib/documents.ts
+// no storage, so none), and two that hold state in proportion to the collection (a $group with a
+// group per document, a $sort of half the documents past a $skip): past tetradb's 64 MiB blocking
+// bound (about 1M documents) they spill to disk, as PostgreSQL's past its work_mem. Every engine holds the same documents (lib/documents.ts
 // makeQueryDocument) loaded in batches of 1000. Each engine and size runs in a forked worker
 // (aggregate-worker.ts) so RSS and GC are its own; every engine answers a sample of every pipeline
 // first, checked against the engines that ran before it (a difference stops that engine, with the
@@ -13,7 +15,7 @@
 //   npm --prefix bench run aggregate                 10k and 100k documents, 2 s per pipeline
 //   npm --prefix bench run aggregate -- --quick      10k documents, 0.5 s per pipeline
 //   node --import ./lib/ts-register.mjs aggregate.bench.ts [--quick] [--sizes=10000,100000,1000000]
-//        [--engines=tetradb,mingo,pglite,postgres] [--seconds=S] [--max-load-seconds=S] [--max-call-seconds=S] [--pg-url=URL]
+//        [--engines=tetradb,mingo,pglite,postgres] [--pipelines=a,b] [--seconds=S] [--max-load-seconds=S] [--max-call-seconds=S] [--pg-url=URL]
 //
 // tetradb's settings come from server/config.ts as `npm start` reads them (TETRA_* in the
 // environment apply). PostgreSQL: DATABASE_URL or --pg-url, default
@@ -43,6 +45,8 @@ interface Config {
   maxRssMiB: number;
   pgUrl: string;
   tetra: TetraSettings;
+  /** The pipelines to run (--pipelines; default all). */
+  pipelines: PipelineName[];
 }
 
 function parseArgs(argv: string[]): Config {
@@ -60,14 +64,20 @@ function parseArgs(argv: string[]): Config {
     maxRssMiB: Math.floor(totalmem() / MiB / 2),
     pgUrl: value('pg-url') ?? process.env.DATABASE_URL ?? DEFAULT_PG_URL,
     tetra: tetraSettingsOf(server),
+    pipelines: (value('pipelines')?.split(',') ?? [...PIPELINE_NAMES]) as PipelineName[],
   };
   const positive = (n: number): boolean => Number.isInteger(n) && n > 0;
-  if (!config.sizes.every(positive) || !config.engines.every((e) => AGG_ENGINES.includes(e)) || !(config.seconds > 0) || !(config.maxLoadSeconds > 0) || !(config.maxCallSeconds > 0)) {
-    throw new Error(`usage: aggregate.bench.ts [--quick] [--sizes=N,N] [--engines=${AGG_ENGINES.join(',')}] [--seconds=S] [--max-load-seconds=S] [--max-call-seconds=S] [--pg-url=URL]`);
+  if (!config.sizes.every(positive) || !config.engines.every((e) => AGG_ENGINES.includes(e)) || !config.pipelines.every((p) => PIPELINE_NAMES.includes(p)) || !(config.seconds > 0) || !(config.maxLoadSeconds > 0) || !(config.maxCallSeconds > 0)) {
+    throw new Error(`usage: aggregate.bench.ts [--quick] [--sizes=N,N] [--engines=${AGG_ENGINES.join(',')}] [--pipelines=${PIPELINE_NAMES.join(',')}] [--seconds=S] [--max-load-seconds=S] [--max-call-seconds=S] [--pg-url=URL]`);
   }
   // tetradb first: every peer's answers are then checked against it (and against each other).
   config.engines.sort((a, b) => AGG_ENGINES.indexOf(a) - AGG_ENGINES.indexOf(b));
   return config;
+}
+
+/** The pipelines --pipelines leaves out, as skipped. */
+function notChosen(config: Config): Partial<Record<PipelineName, string>> {
+  return Object.fromEntries(PIPELINE_NAMES.filter((p) => !config.pipelines.includes(p)).map((p) => [p, 'not chosen (--pipelines)']));
 }
 
 /** Why `engine` should not run at `size`, judged from its figures at the previous size, if any. */
@@ -111,7 +121,7 @@ async function runAll(config: Config, root: string): Promise<AggWorkerResult[]> 
         results.push({ ok: false, engine, size, reason: `skipped: ${skip}` });
         continue;
       }
-      const task: AggTask = { engine, dir: join(root, `${engine}-${size}`), size, seconds: config.seconds, maxLoadSeconds: config.maxLoadSeconds, tetra: config.tetra, pgUrl: config.pgUrl, expected, skip: slowPipelines(config, previous, size) };
+      const task: AggTask = { engine, dir: join(root, `${engine}-${size}`), size, seconds: config.seconds, maxLoadSeconds: config.maxLoadSeconds, tetra: config.tetra, pgUrl: config.pgUrl, expected, skip: { ...notChosen(config), ...slowPipelines(config, previous, size) } };
       let result: AggWorkerResult;
       try {
         result = await runWorker<AggWorkerResult>(here('./aggregate-worker.ts'), task, `${engine}, ${fmtCount(size)} documents`);

@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import pg from 'pg';
 import { docsAggregate, docsCreateIndex, docsInsert } from '../../engine/docs/index.js';
+import { SPILL_DIR, SpillArea } from '../../engine/storage/index.js';
 import { CITIES_COLLECTION, COLLECTION, MERGE_TARGET, OUT_TARGET, paramsFor, type AggCall, type AggPipeline, type Doc, type PipelineName, type SqlTables, type WriteTarget } from './agg-workload.js';
 import { openTetraTenant, type TetraSettings } from './docs-engines.js';
 import { postgresPssMiB } from './http-servers.js';
@@ -81,6 +82,11 @@ export async function openAggEngine(name: AggEngineName, dir: string, options: A
 async function openTetra(dir: string, settings: TetraSettings): Promise<AggBenchEngine> {
   const tenant = await openTetraTenant(dir, settings);
   const store = tenant.store;
+  // Queries past the blocking bound spill as the server's do (server/app.ts): a spill area in the
+  // data directory, bounded per query.
+  const spill = settings.mqlSpillBytes > 0 ? new SpillArea(join(dir, SPILL_DIR), settings.mqlSpillBytes) : undefined;
+  await spill?.removeLeftovers();
+  const memory = { maxBlockingBytes: settings.mqlBlockingBytes, spill };
   // $lookup reads the foreign collection with {name: {$in: [...]}}: indexed, as a MongoDB user would.
   await (await docsCreateIndex(store, CITIES_COLLECTION, { name: 1 })).durable;
   return {
@@ -90,10 +96,10 @@ async function openTetra(dir: string, settings: TetraSettings): Promise<AggBench
     },
     supports: () => true,
     async run(_p, call) {
-      return (await docsAggregate(store, COLLECTION, call.pipeline)).documents;
+      return (await docsAggregate(store, COLLECTION, call.pipeline, { memory })).documents;
     },
     async readBack(target) {
-      return (await docsAggregate(store, target, [])).documents;
+      return (await docsAggregate(store, target, [], { memory })).documents;
     },
     async settle() {
       await store.checkpoint();

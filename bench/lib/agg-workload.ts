@@ -1,4 +1,4 @@
-// The workload of the aggregation benchmark (aggregate.bench.ts): nine pipelines over the
+// The workload of the aggregation benchmark (aggregate.bench.ts): eleven pipelines over the
 // documents of the other document benchmarks (lib/documents.ts makeQueryDocument), each written
 // twice: in MQL, which tetradb and mingo run as it is, and in SQL over a JSONB table, which PGlite
 // and PostgreSQL run. The SQL is what a PostgreSQL user would write for the same answer (GROUP BY,
@@ -52,8 +52,8 @@ const WINDOW_IDS = 8;
 /** The share of the documents the $out pipeline writes: the last 1% of the `joined` span. */
 const OUT_SHARE = 0.01;
 
-export type PipelineName = 'match-group' | 'group-age' | 'top-k' | 'unwind-group' | 'window' | 'lookup' | 'bucket' | 'merge' | 'out';
-export const PIPELINE_NAMES: readonly PipelineName[] = ['match-group', 'group-age', 'top-k', 'unwind-group', 'window', 'lookup', 'bucket', 'merge', 'out'];
+export type PipelineName = 'match-group' | 'group-age' | 'top-k' | 'unwind-group' | 'window' | 'lookup' | 'bucket' | 'merge' | 'out' | 'group-email' | 'sort-half';
+export const PIPELINE_NAMES: readonly PipelineName[] = ['match-group', 'group-age', 'top-k', 'unwind-group', 'window', 'lookup', 'bucket', 'merge', 'out', 'group-email', 'sort-half'];
 
 /** The SQL engines' tables, by role (the shared PostgreSQL server's names carry a per-run prefix). */
 export interface SqlTables {
@@ -121,7 +121,7 @@ function bucketSql(value: string): string {
   return `CASE ${whens.join(' ')} END`;
 }
 
-export const PIPELINES: readonly AggPipeline[] = [
+const SMALL_STATE: readonly AggPipeline[] = [
   {
     name: 'match-group',
     label: '$match joined in a range (indexed, ~1,000 docs) + $group by city ($sum, $avg)',
@@ -226,6 +226,33 @@ export const PIPELINES: readonly AggPipeline[] = [
     row: fields('_id', 'n', 'joined'),
   },
 ];
+
+/**
+ * The two pipelines that hold state proportional to the collection (a group per document, half
+ * the documents sorted): past tetradb's 64 MiB blocking bound (about 1M documents here) they
+ * spill to disk (allowDiskUse, MongoDB 6's default), as PostgreSQL's hash aggregate and sort
+ * spill past its work_mem.
+ */
+const LARGE_STATE: readonly AggPipeline[] = [
+  {
+    name: 'group-email',
+    label: '$group by email (a group per document, $sum of n) + $sort by the sum + $limit 5',
+    ordered: true,
+    calls: fixed([{ $group: { _id: '$email', total: { $sum: '$n' } } }, { $sort: { total: -1 } }, { $limit: 5 }]),
+    sql: (t) => [`SELECT doc->>'email' AS "_id", sum(${N}) AS total FROM ${t.people} GROUP BY 1 ORDER BY 2 DESC LIMIT 5`],
+    row: fields('_id', 'total'),
+  },
+  {
+    name: 'sort-half',
+    label: '$sort by profile.age, n desc (no index) + $skip half the documents + $limit 5',
+    ordered: true,
+    calls: (size) => [{ pipeline: [{ $sort: { 'profile.age': 1, n: -1 } }, { $skip: Math.floor(size / 2) }, { $limit: 5 }], params: [Math.floor(size / 2)] }],
+    sql: (t) => [`SELECT doc FROM ${t.people} ORDER BY ${AGE}, ${N} DESC OFFSET $1 LIMIT 5`],
+    row: fields('_id', 'n', 'profile.age'),
+  },
+];
+
+export const PIPELINES: readonly AggPipeline[] = [...SMALL_STATE, ...LARGE_STATE];
 
 export function pipelineOf(name: PipelineName): AggPipeline {
   const p = PIPELINES.find((x) => x.name === name);

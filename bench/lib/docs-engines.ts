@@ -34,12 +34,15 @@ export interface TetraSettings {
   /** The memory governor's reading interval (0: none), and the heap growth it restores. */
   memoryCheckMs: number;
   heapGrowthPercent: number;
+  /** What one query may hold in memory, and spill to disk past it (allowDiskUse). */
+  mqlBlockingBytes: number;
+  mqlSpillBytes: number;
 }
 
 /** The settings a server started by `npm start` would take from `server` (loadConfig's answer). */
 export function tetraSettingsOf(server: TetraSettings): TetraSettings {
-  const { cacheBytes, dirtyBytes, fsync, snapshotMaxAgeMs, memoryCheckMs, heapGrowthPercent } = server;
-  return { cacheBytes, dirtyBytes, fsync, snapshotMaxAgeMs, memoryCheckMs, heapGrowthPercent };
+  const { cacheBytes, dirtyBytes, fsync, snapshotMaxAgeMs, memoryCheckMs, heapGrowthPercent, mqlBlockingBytes, mqlSpillBytes } = server;
+  return { cacheBytes, dirtyBytes, fsync, snapshotMaxAgeMs, memoryCheckMs, heapGrowthPercent, mqlBlockingBytes, mqlSpillBytes };
 }
 
 type Docs = ReadonlyArray<{ _id?: unknown }>;
