@@ -202,6 +202,8 @@ export class DocSorter<K> {
   #entries: Array<Entry<K>> = [];
   #bytes = 0;
   #seq = 0;
+  /** With a keep, after a trim that kept that many: the key of the last one kept (see #trim). */
+  #worst: K | undefined;
   #file: SpillFile | undefined;
   readonly #runs: SpillRun[] = [];
 
@@ -227,9 +229,15 @@ export class DocSorter<K> {
    * promise only when it spilled a run. @throws QUERY_ERROR past the bound when it may not spill,
    * or past the query's spill bound
    */
-  add(doc: Doc, bytes = approxBytes(doc), stored?: Buffer): void | Promise<void> {
-    this.#entries.push({ doc, key: this.#order.keyOf(doc), bytes, seq: this.#seq++, stored });
-    this.#bytes += bytes;
+  add(doc: Doc, bytes?: number, stored?: Buffer): void | Promise<void> {
+    const key = this.#order.keyOf(doc);
+    const seq = this.#seq++;
+    // After a trim that kept `keep`, a document that does not sort before the last one kept can
+    // never be kept (a tie comes later, so it ranks after): dropped before it is sized or held.
+    if (this.#worst !== undefined && this.#order.compareKeyed(key, this.#worst) >= 0) return undefined;
+    const size = bytes ?? approxBytes(doc);
+    this.#entries.push({ doc, key, bytes: size, seq, stored });
+    this.#bytes += size;
     const keep = this.#keep;
     // With a keep, at most twice it is held between trims; only what is held counts.
     if (keep !== undefined && this.#entries.length > 2 * keep + TRIM_SLACK) this.#trim(keep);
@@ -251,6 +259,9 @@ export class DocSorter<K> {
   #trim(keep: number): void {
     this.#sortEntries();
     for (const e of this.#entries.splice(keep)) this.#bytes -= e.bytes;
+    // `keep` documents sort before this one (held, and after a spill on disk too): nothing that
+    // does not sort before it can make the cut any more.
+    if (keep > 0 && this.#entries.length === keep) this.#worst = this.#entries[keep - 1]!.key;
   }
 
   async #spill(space: SpillSpace): Promise<void> {
