@@ -24,6 +24,18 @@ export function isSpillFileName(name: string): boolean {
   return name.startsWith(SPILL_FILE_PREFIX) && name.endsWith(SPILL_FILE_SUFFIX);
 }
 
+/** True when spill file `name` carries the id of another process that is running (kill(pid, 0): EPERM is alive too). */
+function ownedByAnother(name: string): boolean {
+  const pid = Number(name.slice(SPILL_FILE_PREFIX.length).split('-')[0]);
+  if (!Number.isSafeInteger(pid) || pid <= 0 || pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 /** The spill directory of one process, and the bound on what one query may write there. */
 export class SpillArea {
   readonly dir: string;
@@ -37,15 +49,17 @@ export class SpillArea {
   }
 
   /**
-   * Creates the directory and deletes every spill file in it: call once at start-up, before any
-   * query runs (a process owns its data directory, so every spill file there is a dead one's).
+   * Creates the directory and deletes the spill files in it that no live process owns: call once
+   * at start-up, before any query runs. The default directory is inside this process's data
+   * directory, so every file there is a dead process's; a TETRA_SPILL_DIR shared by several
+   * servers also holds live ones' files, named by their process ids, which stay.
    * Resolves with how many were deleted.
    */
   async removeLeftovers(): Promise<number> {
     await mkdir(this.dir, { recursive: true });
     let removed = 0;
     for (const name of await readdir(this.dir)) {
-      if (!isSpillFileName(name)) continue;
+      if (!isSpillFileName(name) || ownedByAnother(name)) continue;
       await rm(join(this.dir, name), { force: true });
       removed++;
     }
