@@ -220,6 +220,18 @@ describe('$group past the memory bound', () => {
     p: { $percentile: { input: '$k', p: [0.1, 0.9], method: 'approximate' } },
   };
 
+  it('counts what a group costs, not only its key and values: 150 groups of one $sum pass a 16 KiB bound and spill', async () => {
+    // ~60 bytes a group by the key and value alone (150 fit in 16 KiB); ~380 with what each group
+    // holds besides (its map entry, record and state), which is what the process spends.
+    const docs = Array.from({ length: 150 }, (_, i) => ({ _id: i, n: i % 7 }));
+    const c = await small.seed(docs, 'tiny');
+    const pipeline = [{ $group: { _id: '$_id', total: { $sum: '$n' } } }, { $sort: { _id: 1 } }];
+    const { result, created } = await watchingSpills(() => small.mql('aggregate', { collection: c, pipeline }));
+    expect(result.status, result.text).toBe(200);
+    expect(created.length).toBeGreaterThan(0);
+    expect(result.body.documents).toEqual(aggregate(docs, pipeline));
+  });
+
   it('every accumulator family: the same groups as an unbounded server and as mingo', async () => {
     const c = await sharedCollection();
     for (const id of ['$g', { g: '$g', s: '$small' }, { $mod: ['$_id', 500] }]) {
