@@ -199,7 +199,8 @@ function render(config: Config, results: AggWorkerResult[], minutes: number, mac
   for (const size of config.sizes) {
     out.push(`## ${fmtCount(size)} documents\n`);
     const rows: string[][] = [];
-    for (const p of PIPELINES) {
+    // Pipelines left out with --pipelines get no rows.
+    for (const p of PIPELINES.filter((x) => config.pipelines.includes(x.name))) {
       for (const engine of config.engines) {
         const r = find(engine, size);
         if (r === undefined) continue;
@@ -224,7 +225,7 @@ function render(config: Config, results: AggWorkerResult[], minutes: number, mac
     out.push('## Growth with size (ops/s at each size, same pipelines)\n');
     out.push(
       growthTable({
-        ops: PIPELINE_NAMES,
+        ops: PIPELINE_NAMES.filter((name) => config.pipelines.includes(name)),
         engines: config.engines,
         sizes: config.sizes,
         hz: hzOf,
@@ -244,7 +245,7 @@ function render(config: Config, results: AggWorkerResult[], minutes: number, mac
   }
 
   out.push('## The pipelines and their SQL\n');
-  for (const name of PIPELINE_NAMES) {
+  for (const name of PIPELINE_NAMES.filter((x) => config.pipelines.includes(x))) {
     const p = pipelineOf(name);
     const call = p.calls(config.sizes[0]!, 1, 1)[0]!;
     out.push(`- **${name}**: ${p.label}`);
