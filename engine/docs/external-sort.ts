@@ -14,6 +14,7 @@ import { approxBytes, type QueryMemory } from './aggregate/stage.js';
 import { decodeDocument, encodeDocument } from './doc-codec.js';
 import { setNoTextScore, setTextScore, textScoreIfAny } from './text/index.js';
 import type { Doc } from './values.js';
+import { BinaryHeap } from './binary-heap.js';
 
 /** An order over documents: each one's key computed once, then keys compared (CompiledSort is one). */
 export interface KeyedOrder<K> {
@@ -72,64 +73,6 @@ async function nextRecord(reader: SpillRunReader): Promise<Buffer | undefined> {
   return r instanceof Promise ? await r : r;
 }
 
-/** A binary min-heap under `before`. */
-class MinHeap<T> {
-  readonly #a: T[] = [];
-  readonly #before: (x: T, y: T) => boolean;
-
-  constructor(before: (x: T, y: T) => boolean) {
-    this.#before = before;
-  }
-
-  get size(): number {
-    return this.#a.length;
-  }
-
-  peek(): T {
-    return this.#a[0]!;
-  }
-
-  push(v: T): void {
-    const a = this.#a;
-    a.push(v);
-    let i = a.length - 1;
-    while (i > 0) {
-      const p = (i - 1) >> 1;
-      if (!this.#before(a[i]!, a[p]!)) break;
-      [a[i], a[p]] = [a[p]!, a[i]!];
-      i = p;
-    }
-  }
-
-  /** Removes the root; `next`, when given, takes its place (one sift instead of two). */
-  pop(next?: T): void {
-    const a = this.#a;
-    const last = a.pop()!;
-    if (next !== undefined) {
-      if (a.length === 0) {
-        a.push(next);
-        return;
-      }
-      a.push(last);
-      a[0] = next;
-    } else {
-      if (a.length === 0) return;
-      a[0] = last;
-    }
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let top = i;
-      if (l < a.length && this.#before(a[l]!, a[top]!)) top = l;
-      if (r < a.length && this.#before(a[r]!, a[top]!)) top = r;
-      if (top === i) break;
-      [a[i], a[top]] = [a[top]!, a[i]!];
-      i = top;
-    }
-  }
-}
-
 /**
  * The records of sorted `runs` of `file`, merged into one order: `decode` turns a record into an
  * item and its key; on equal keys the earlier run's item comes first. Each run is read through
@@ -142,7 +85,7 @@ export async function* mergeRuns<T, K>(file: SpillFile, runs: readonly SpillRun[
     run: number;
   }
   const readers = runs.map((r) => file.reader(r, memoryBytes / Math.max(1, runs.length)));
-  const heap = new MinHeap<Head>((x, y) => {
+  const heap = new BinaryHeap<Head>((x, y) => {
     const c = compare(x.key, y.key);
     return c < 0 || (c === 0 && x.run < y.run);
   });
@@ -151,10 +94,11 @@ export async function* mergeRuns<T, K>(file: SpillFile, runs: readonly SpillRun[
     if (rec !== undefined) heap.push({ ...decode(rec), run: i });
   }
   while (heap.size > 0) {
-    const head = heap.peek();
+    const head = heap.root;
     yield head.item;
     const rec = await nextRecord(readers[head.run]!);
-    heap.pop(rec === undefined ? undefined : { ...decode(rec), run: head.run });
+    if (rec === undefined) heap.pop();
+    else heap.replaceRoot({ ...decode(rec), run: head.run });
   }
 }
 

@@ -19,6 +19,7 @@ import { compileSort, sortKeyFromData, sortKeyToData, type CompiledSort } from '
 import { compareValues, describeValue, isPlainObject, MISSING } from '../../values.js';
 import { approxBytes } from '../stage.js';
 import { exprError, isNullish, type ExprOperator } from './expression.js';
+import { BinaryHeap } from '../../binary-heap.js';
 
 /** The largest n: a 64-bit integer (MongoDB coerces n to a long). */
 const MAX_N = 2 ** 63;
@@ -111,53 +112,6 @@ export interface NAccumulator {
   merge(state: readonly unknown[]): void;
 }
 
-/** A binary heap whose root is the element `before` puts first (the one to give up first). */
-class Heap<T> {
-  readonly items: T[] = [];
-  readonly #before: (a: T, b: T) => boolean;
-
-  constructor(before: (a: T, b: T) => boolean) {
-    this.#before = before;
-  }
-
-  get size(): number {
-    return this.items.length;
-  }
-
-  get root(): T {
-    return this.items[0]!;
-  }
-
-  push(v: T): void {
-    const a = this.items;
-    a.push(v);
-    let i = a.length - 1;
-    while (i > 0) {
-      const parent = (i - 1) >> 1;
-      if (!this.#before(a[i]!, a[parent]!)) break;
-      [a[i], a[parent]] = [a[parent]!, a[i]!];
-      i = parent;
-    }
-  }
-
-  /** Replaces the root by `v` and restores the order. */
-  replaceRoot(v: T): void {
-    const a = this.items;
-    a[0] = v;
-    let i = 0;
-    for (;;) {
-      const l = 2 * i + 1;
-      const r = l + 1;
-      let top = i;
-      if (l < a.length && this.#before(a[l]!, a[top]!)) top = l;
-      if (r < a.length && this.#before(a[r]!, a[top]!)) top = r;
-      if (top === i) break;
-      [a[i], a[top]] = [a[top]!, a[i]!];
-      i = top;
-    }
-  }
-}
-
 /** $firstN: the first n inputs, missing as null. */
 export function firstN(n: number): NAccumulator {
   const out: unknown[] = [];
@@ -211,7 +165,7 @@ export function lastN(n: number): NAccumulator {
 /** $minN (sign -1) and $maxN (sign 1): the n extreme values, null and missing skipped. */
 export function extremeN(n: number, sign: 1 | -1): NAccumulator {
   // The root is the kept value nearest to leaving: the largest for $minN, the smallest for $maxN.
-  const heap = new Heap<unknown>((a, b) => sign * compareValues(a, b) < 0);
+  const heap = new BinaryHeap<unknown>((a, b) => sign * compareValues(a, b) < 0);
   let bytes = 0;
   return {
     add(v) {
@@ -247,7 +201,7 @@ export function topBottomN(n: number, bottom: boolean, single: boolean, sort: Co
   }
   const order = (a: Entry, b: Entry): number => sort.compareKeyed(a.key, b.key) || a.seq - b.seq;
   // The root is the entry that leaves first: the last in order for $topN, the first for $bottomN.
-  const heap = new Heap<Entry>((a, b) => (bottom ? order(a, b) < 0 : order(a, b) > 0));
+  const heap = new BinaryHeap<Entry>((a, b) => (bottom ? order(a, b) < 0 : order(a, b) > 0));
   let seq = 0;
   let bytes = 0;
   return {
