@@ -9,6 +9,7 @@ import { buildApp } from '../../server/app.js';
 import { defaultConfig } from '../../server/config.js';
 import { http, serverForFile, signup } from '../helpers/server.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { STUDENTS_SCHEMA } from '../helpers/validation-examples.js';
 
 const file = serverForFile();
 const mql = file.mql.bind(file);
@@ -30,24 +31,12 @@ async function refusal(validator: Record<string, unknown>, document: Record<stri
 
 type Case = [name: string, validator: Record<string, unknown>, document: Record<string, unknown>, expected: Record<string, unknown>];
 
-const STUDENTS = {
-  $jsonSchema: {
-    bsonType: 'object',
-    title: 'Student Object Validation',
-    required: ['address', 'major', 'name', 'year'],
-    properties: {
-      name: { bsonType: 'string', description: "'name' must be a string and is required" },
-      year: { bsonType: 'int', minimum: 2017, maximum: 3017, description: "'year' must be an integer in [ 2017, 3017 ] and is required" },
-      gpa: { bsonType: ['double'], description: "'gpa' must be a double if the field exists" },
-    },
-  },
-};
 
 describe('the manual and the jstests', () => {
   const cases: Case[] = [
     [
       "the manual's students (View the Rejected Document)",
-      STUDENTS,
+      STUDENTS_SCHEMA,
       { name: 'Alice', year: 2019, major: 'History', gpa: 3, address: { city: 'NYC', street: '33rd Street' } },
       {
         operatorName: '$jsonSchema',

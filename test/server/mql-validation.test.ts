@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { http, serverForFile, signup } from '../helpers/server.js';
 import { spawnServer } from '../helpers/server-process.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { STUDENTS_SCHEMA } from '../helpers/validation-examples.js';
 
 const file = serverForFile();
 const mql = file.mql.bind(file);
@@ -13,19 +14,6 @@ const all = (collection: string): Promise<any[]> => file.all(collection);
 let made = 0;
 const fresh = (prefix: string): string => `${prefix}${++made}`;
 
-// The manual's "Specify JSON Schema Validation" example (students).
-const STUDENTS_SCHEMA = {
-  $jsonSchema: {
-    bsonType: 'object',
-    title: 'Student Object Validation',
-    required: ['address', 'major', 'name', 'year'],
-    properties: {
-      name: { bsonType: 'string', description: "'name' must be a string and is required" },
-      year: { bsonType: 'int', minimum: 2017, maximum: 3017, description: "'year' must be an integer in [ 2017, 3017 ] and is required" },
-      gpa: { bsonType: ['double'], description: "'gpa' must be a double if the field exists" },
-    },
-  },
-};
 
 // The manual's "Specify Validation With Query Operators" example (contacts).
 const CONTACTS_RULES = { $or: [{ phone: { $type: 'string' } }, { email: { $regex: '@mongodb\\.com$' } }, { status: { $in: ['Unknown', 'Incomplete'] } }] };
