@@ -129,10 +129,13 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
       case '$sort': {
         // A $limit right after it, or a $skip then a $limit (MongoDB folds both into the sort's
         // limit): the sort keeps only the best skip + limit documents.
-        const limitOf = (x: unknown): number | undefined => (isPlainObject(x) && Object.keys(x).length === 1 && Object.hasOwn(x, '$limit') ? limitStage(x['$limit']).limit : undefined);
-        const next = spec[i + 1];
-        const skip = isPlainObject(next) && Object.keys(next).length === 1 && Object.hasOwn(next, '$skip') ? skipStage(next['$skip']).skip : undefined;
-        const limit = skip === undefined ? limitOf(next) : limitOf(spec[i + 2]);
+        // Only well-formed ones: a malformed $skip or $limit fails as its own stage, after this one.
+        const countIn = (x: unknown, name: string, min: number): number | undefined => {
+          const v = isPlainObject(x) && Object.keys(x).length === 1 ? x[name] : undefined;
+          return typeof v === 'number' && Number.isInteger(v) && v >= min ? v : undefined;
+        };
+        const skip = countIn(spec[i + 1], '$skip', 0);
+        const limit = countIn(spec[skip === undefined ? i + 1 : i + 2], '$limit', 1);
         stages.push(sortStage(arg, limit === undefined ? undefined : limit + (skip ?? 0), limit === undefined ? undefined : skip));
         break;
       }

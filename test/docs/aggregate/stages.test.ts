@@ -80,6 +80,13 @@ describe('$match, $sort, $skip, $limit, $count, $sortByCount', () => {
     await refuses([{ $skip: -1 }], /\$skip argument must be a non-negative integer/);
     await refuses([{ $count: '$n' }], /must not start with '\$'/);
   });
+  it('names the first bad stage when a $sort is followed by a $skip and a $limit (folded into the sort)', async () => {
+    await refuses([{ $sort: { item: 2 } }, { $limit: 0 }], /\$sort/);
+    await refuses([{ $sort: { item: 1 } }, { $skip: -1 }, { $limit: 5 }], /\$skip argument must be a non-negative integer/);
+    await refuses([{ $sort: { item: 1 } }, { $skip: 1 }, { $limit: 0 }], /\$limit argument must be a positive integer/);
+    // Well-formed: the fold keeps skip + limit and the stages after it still apply.
+    expect((await run([{ $sort: { _id: 1 } }, { $skip: 1 }, { $limit: 2 }, { $project: { _id: 1 } }])).map((d) => d['_id'])).toEqual([2, 3]);
+  });
 });
 
 describe('$project, $addFields/$set, $unset, $replaceRoot/$replaceWith', () => {

@@ -57,11 +57,10 @@ function refuseSortStage(memory: QueryMemory): never {
   return new BlockingBudget('$sort', memory).refuse();
 }
 
-export function skipStage(spec: unknown): Stage & { readonly skip: number } {
+export function skipStage(spec: unknown): Stage {
   const n = count('$skip', spec, 0);
   return {
     name: '$skip',
-    skip: n,
     reads: [],
     needs: PASS_THROUGH,
     async *run(input) {
