@@ -76,7 +76,8 @@ export class SpillArea {
 export class SpillSpace {
   readonly #area: SpillArea;
   readonly #query: number;
-  readonly #files = new Set<SpillFile>();
+  /** Made with its first file: every find and aggregation begins a space, and most never spill. */
+  #files: Set<SpillFile> | undefined;
   #created = 0;
   #bytes = 0;
   #closed = false;
@@ -99,7 +100,7 @@ export class SpillSpace {
     await mkdir(this.#area.dir, { recursive: true });
     const fh = await open(path, 'w+');
     const file = new SpillFile(this, path, fh);
-    this.#files.add(file);
+    (this.#files ??= new Set()).add(file);
     return file;
   }
 
@@ -114,14 +115,14 @@ export class SpillSpace {
 
   /** Forgets a file removed by its owner. */
   forget(file: SpillFile): void {
-    this.#files.delete(file);
+    this.#files?.delete(file);
   }
 
   /** Deletes every file of the query; later creates fail. Never rejects. */
   async close(): Promise<void> {
     this.#closed = true;
-    const files = [...this.#files];
-    this.#files.clear();
+    const files = [...(this.#files ?? [])];
+    this.#files = undefined;
     await Promise.all(files.map((f) => f.remove()));
   }
 }

@@ -23,7 +23,7 @@ import { lookupStage } from './stages/lookup.js';
 import { matchStage, type MatchStage } from './stages/match.js';
 import { parseMerge, type MergeSpec } from './stages/merge.js';
 import { parseOut, type OutSpec } from './stages/out.js';
-import { limitStage, skipStage, sortStage, type SortStage } from './stages/order.js';
+import { limitStage, skipStage, sortStage, validCount, type SortStage } from './stages/order.js';
 import { addFieldsStage, projectStage, replaceRootStage, unsetStage } from './stages/project.js';
 import { redactStage } from './stages/redact.js';
 import { sampleStage } from './stages/sample.js';
@@ -130,10 +130,7 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
         // A $limit right after it, or a $skip then a $limit (MongoDB folds both into the sort's
         // limit): the sort keeps only the best skip + limit documents.
         // Only well-formed ones: a malformed $skip or $limit fails as its own stage, after this one.
-        const countIn = (x: unknown, name: string, min: number): number | undefined => {
-          const v = isPlainObject(x) && Object.keys(x).length === 1 ? x[name] : undefined;
-          return typeof v === 'number' && Number.isInteger(v) && v >= min ? v : undefined;
-        };
+        const countIn = (x: unknown, name: string, min: number): number | undefined => validCount(isPlainObject(x) && Object.keys(x).length === 1 ? x[name] : undefined, min);
         const skip = countIn(spec[i + 1], '$skip', 0);
         const limit = countIn(spec[skip === undefined ? i + 1 : i + 2], '$limit', 1);
         stages.push(sortStage(arg, limit === undefined ? undefined : limit + (skip ?? 0), limit === undefined ? undefined : skip));

@@ -10,9 +10,15 @@ import type { Doc } from '../../values.js';
 import { needsOf, PASS_THROUGH } from '../dependencies.js';
 import { BlockingBudget, stageError, type QueryMemory, type Stage } from '../stage.js';
 
+/** `v` when it is a valid $skip (min 0) or $limit (min 1) argument, else undefined. */
+export function validCount(v: unknown, min: number): number | undefined {
+  return typeof v === 'number' && Number.isInteger(v) && v >= min ? v : undefined;
+}
+
 function count(stage: string, v: unknown, min: number): number {
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min) stageError(stage, `the ${stage} argument must be ${min === 0 ? 'a non-negative' : 'a positive'} integer, found ${JSON.stringify(v)}`);
-  return v;
+  const n = validCount(v, min);
+  if (n === undefined) stageError(stage, `the ${stage} argument must be ${min === 0 ? 'a non-negative' : 'a positive'} integer, found ${JSON.stringify(v)}`);
+  return n;
 }
 
 /** A $sort stage, with what a pipeline needs to know to sort documents decoded in part (pipeline.ts, top-k). */
