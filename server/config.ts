@@ -46,6 +46,8 @@ export interface ServerConfig {
   mqlBlockingBytes: number;
   /** Bytes one query may write to spill files past mqlBlockingBytes (allowDiskUse); 0: no spilling. */
   mqlSpillBytes: number;
+  /** A document query (find, aggregate, count, distinct, a change's search) running longer than this stops (0: no limit); a request's maxTimeMS may set a lower one. */
+  mqlTimeLimitMs: number;
   /** Where queries spill; unset: `<dataDir>/spill`. */
   spillDir: string | undefined;
   /** External MongoDB for the aggregation stages DESIGN.md routes there (server/mongo-routing.ts); unset: every stage runs natively. */
@@ -115,6 +117,8 @@ export const SETTINGS: Record<keyof ServerConfig, Setting> = {
   // 4 GiB: four times the default tenant quota (TETRA_QUOTA_BYTES), room to sort or group the
   // largest collection a tenant holds, while a runaway query ($unwind of large arrays) cannot fill the disk.
   mqlSpillBytes: { env: 'TETRA_MQL_SPILL_BYTES', flag: 'mql-spill-bytes', kind: 'int', default: String(4 * 1024 * 1024 * 1024), min: 0, max: Number.MAX_SAFE_INTEGER },
+  // No limit by default, as MongoDB (defaultMaxTimeMS unset); reads still end at TETRA_SNAPSHOT_MAX_MS.
+  mqlTimeLimitMs: { env: 'TETRA_MQL_TIME_LIMIT_MS', flag: 'mql-time-limit-ms', kind: 'int', default: '0', min: 0, max: 24 * 3_600_000 },
   spillDir: { env: 'TETRA_SPILL_DIR', flag: 'spill-dir', kind: 'string', default: undefined },
   mongodbUri: { env: 'TETRA_MONGODB_URI', flag: 'mongodb-uri', kind: 'string', default: undefined },
   mongodbDbPrefix: { env: 'TETRA_MONGODB_DB_PREFIX', flag: 'mongodb-db-prefix', kind: 'string', default: 'tetra_' },

@@ -73,6 +73,7 @@ class LaneRequest implements RouteRequest {
     readonly principal: Principal,
     readonly params: Record<string, string>,
     public body: unknown,
+    readonly socket: { readonly destroyed: boolean },
   ) {}
 }
 
@@ -223,7 +224,7 @@ export class FastLane {
     // Taken: from here on the lane answers.
     this.#inFlight++;
     this.#taken++;
-    const request = new LaneRequest(this.#context.requestId(headers['x-request-id']), this.#context.app, principal, params, undefined);
+    const request = new LaneRequest(this.#context.requestId(headers['x-request-id']), this.#context.app, principal, params, undefined, req.socket);
     const call = new LaneCall(res, route, request, method, url, limitHeaders);
     if (route.validate === undefined) {
       req.resume();

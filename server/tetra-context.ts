@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { fail } from '../engine/errors.js';
+import type { ClientWatch } from '../engine/interrupt.js';
 import type { MemorySettings } from '../engine/docs/index.js';
 import type { KvExpiryService } from '../engine/kv/index.js';
 import type { Principal, SystemStore } from '../engine/system/index.js';
@@ -50,6 +51,21 @@ export interface RouteRequest {
   readonly principal: Principal | undefined;
   readonly params: unknown;
   readonly body: unknown;
+  /** The request's connection: destroyed once its client is gone (long queries stop then). */
+  readonly socket: { readonly destroyed: boolean };
+}
+
+/**
+ * The client of `request`, as long queries watch it: gone once its connection is closed (a
+ * client that gave up, timed out or crashed); the query that stops then is logged at info.
+ */
+export function clientWatch(request: RouteRequest): ClientWatch {
+  return {
+    gone: () => request.socket.destroyed,
+    abandoned() {
+      request.server.log.info({ reqId: request.id, tenantId: request.principal?.tenantId }, 'query stopped: its client closed the connection');
+    },
+  };
 }
 
 /** The authenticated principal; the auth hook guarantees it on authenticated routes. */

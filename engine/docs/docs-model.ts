@@ -14,6 +14,7 @@
 
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fail, isTetraError } from '../errors.js';
+import { interruptOf, UNINTERRUPTED, type ClientWatch, type Interrupt } from '../interrupt.js';
 import { encodeKey, prefixUpperBound, type KeyPart, type SpillArea, type SpillFile, type SpillRun } from '../storage/index.js';
 import type { BatchOp, Snapshot, TenantStore } from '../tenant/index.js';
 import {
@@ -106,13 +107,61 @@ export function allowDiskUseOf(v: unknown, owner: string): boolean {
   return v;
 }
 
-/** One query's memory: the bound, and its own spill space when it may spill (close it when the query is over). */
-function queryMemory(settings: MemorySettings | undefined, allowDiskUse: boolean): QueryMemory {
+/** One query's memory: the bound, and its own spill space when it may spill (close it when the query is over); and what stops it. */
+function queryMemory(settings: MemorySettings | undefined, allowDiskUse: boolean, interrupt: Interrupt = UNINTERRUPTED): QueryMemory {
   return {
     maxBlockingBytes: settings?.maxBlockingBytes ?? AGGREGATE_LIMITS.maxBlockingBytes,
     allowDiskUse,
     spill: allowDiskUse ? settings?.spill?.begin() : undefined,
+    interrupt,
   };
+}
+
+/**
+ * What may stop a query of a request before its end, besides its own `maxTimeMS`: the server's
+ * time limit for queries (TETRA_MQL_TIME_LIMIT_MS; 0 or absent: none) and the client to watch.
+ */
+export interface QueryGuard {
+  readonly timeLimitMs?: number;
+  readonly client?: ClientWatch;
+}
+
+/** MongoDB's largest maxTimeMS (a 32-bit signed integer of milliseconds). */
+const MAX_TIME_MS_MAX = 2 ** 31 - 1;
+
+/**
+ * A command's maxTimeMS as MongoDB reads it (its parseMaxTimeMS): a number, truncated to a 64-bit
+ * integer for the range check (0 to 2^31-1; 0: no limit), then integral; undefined when absent.
+ * @throws QUERY_ERROR with MongoDB's messages
+ */
+export function maxTimeMSOf(v: unknown): number | undefined {
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number') fail('QUERY_ERROR', 'maxTimeMS must be a number', { field: 'maxTimeMS' });
+  const long = Number.isNaN(v) ? 0n : v >= 2 ** 63 ? 2n ** 63n - 1n : v <= -(2 ** 63) ? -(2n ** 63n) : BigInt(Math.trunc(v));
+  if (long < 0n || long > BigInt(MAX_TIME_MS_MAX)) fail('QUERY_ERROR', `${long} value for maxTimeMS is out of range`, { field: 'maxTimeMS' });
+  if (!Number.isInteger(v)) fail('QUERY_ERROR', 'maxTimeMS has non-integral value', { field: 'maxTimeMS' });
+  return v;
+}
+
+/**
+ * What stops one query: the lower of its maxTimeMS and the server's limit (either 0 or absent:
+ * none), timed from now, and its client gone. MongoDB's words for a query past its time.
+ * @throws QUERY_ERROR for a malformed maxTimeMS
+ */
+function queryInterrupt(maxTimeMS: unknown, guard: QueryGuard | undefined): Interrupt {
+  const own = maxTimeMSOf(maxTimeMS) ?? 0;
+  const server = guard?.timeLimitMs ?? 0;
+  const timeLimitMs = own > 0 && server > 0 ? Math.min(own, server) : Math.max(own, server);
+  return interruptOf({ timeLimitMs, timedOut: timeExceeded, client: guard?.client, clientGone: interrupted });
+}
+
+function timeExceeded(timeLimitMs: number): never {
+  fail('QUERY_ERROR', 'operation exceeded time limit', { maxTimeMS: timeLimitMs });
+}
+
+// MongoDB's words for an operation killed (its client gone); nobody reads them but the log.
+function interrupted(): never {
+  fail('QUERY_ERROR', 'operation was interrupted: the client closed its connection');
 }
 
 /** Lookups a pipeline run remembers (see docsAggregate), and the bytes they may hold. */
@@ -182,6 +231,8 @@ export interface FindOptions {
   hint?: unknown;
   /** MongoDB's allowDiskUse: a sort past the memory bound spills (true, the default) or fails. */
   allowDiskUse?: unknown;
+  /** MongoDB's maxTimeMS: milliseconds the find may run (0: no limit of its own). */
+  maxTimeMS?: unknown;
 }
 
 interface Query {
@@ -620,10 +671,13 @@ function indexedRaw(reader: Reader, tree: string, info: CollectionInfo, plan: Pl
 }
 
 /** The documents a plan names, in chunks, on `snapshot`, yielding the event loop between chunks. */
-async function* candidates(snapshot: Snapshot, info: CollectionInfo, plan: Plan, examined: Examined, scan?: ScanFilter): AsyncGenerator<Candidate[]> {
+async function* candidates(snapshot: Snapshot, info: CollectionInfo, plan: Plan, examined: Examined, scan: ScanFilter | undefined, interrupt: Interrupt): AsyncGenerator<Candidate[]> {
   for (const chunk of candidateChunks(snapshot, info, plan, examined, scan)) {
     yield chunk.candidates;
-    if (chunk.more) await nextTurn();
+    if (!chunk.more) continue;
+    await nextTurn();
+    // What stops the query is noticed here: a time limit or a client gone cannot act while it runs.
+    interrupt.check();
   }
 }
 
@@ -789,10 +843,11 @@ export interface FindResult {
   explain?: Record<string, unknown>;
 }
 
-/** A find's defaults: its limit, and the server's memory settings (the sort's bound, the spill area). */
+/** A find's defaults: its limit, the server's memory settings (the sort's bound, the spill area), and what else may stop it. */
 export interface FindDefaults {
   limit?: number;
   memory?: MemorySettings;
+  guard?: QueryGuard;
 }
 
 /**
@@ -825,7 +880,7 @@ export function docsFindNow(store: TenantStore, collection: unknown, options: Fi
     if (projection.textScore === true && query.text === undefined) fail('QUERY_ERROR', TEXT_SCORE_UNAVAILABLE, { operator: '$meta' });
     explain = options.explain === true;
     if (options.explain !== undefined && typeof options.explain !== 'boolean') fail('VALIDATION_FAILED', 'explain must be a boolean', { field: 'explain' });
-    memory = queryMemory(defaults.memory, query.allowDiskUse);
+    memory = queryMemory(defaults.memory, query.allowDiskUse, queryInterrupt(options.maxTimeMS, defaults.guard));
     if (!explain) {
       // Most finds read a few entries: answered in this turn from the live store (consistent by
       // itself: nothing else runs meanwhile), without a snapshot or a turn per chunk. Its spill
@@ -854,7 +909,7 @@ async function findOnSnapshotWith(info: CollectionInfo | undefined, snapshot: Sn
     const examined: Examined = { keys: 0, docs: 0 };
     const collector = new FindCollector(query, projection, plan, memory);
     if (info !== undefined && snapshot !== undefined) {
-      for await (const chunk of candidates(snapshot, info, plan, examined, { filter: query.filter, whole: true })) {
+      for await (const chunk of candidates(snapshot, info, plan, examined, { filter: query.filter, whole: true }, memory.interrupt!)) {
         if (collector.offer(chunk)) break;
         // Past the memory bound between chunks: the sort's best go to disk (allowDiskUse).
         if (collector.due) await collector.spill();
@@ -1029,6 +1084,8 @@ function idLookup(options: FindOptions): string | number | boolean | undefined {
 /** A find by `_id` (see idLookup): one synchronous read, consistent by itself. */
 function findById(store: TenantStore, name: string, id: string | number | boolean, options: FindOptions): FindResult {
   integerOption(options.limit, 'limit', 1, DOCS_MODEL_LIMITS.maxFindLimit, 1);
+  // One read cannot run past a time limit; a malformed one is refused all the same.
+  maxTimeMSOf(options.maxTimeMS);
   const projection = compileFindProjection(options.projection, { filter: () => parseFilter(options.filter, undefined, true) });
   const info = readCollectionCached(store, store, name);
   if (info === undefined) return { documents: [] };
@@ -1040,8 +1097,8 @@ function findById(store: TenantStore, name: string, id: string | number | boolea
 }
 
 /** The first matching document, or null. Same errors as docsFind. */
-export async function docsFindOne(store: TenantStore, collection: unknown, options: Omit<FindOptions, 'limit'>): Promise<Doc | null> {
-  const { documents } = await docsFind(store, collection, { ...options, limit: 1 });
+export async function docsFindOne(store: TenantStore, collection: unknown, options: Omit<FindOptions, 'limit'>, guard?: QueryGuard): Promise<Doc | null> {
+  const { documents } = await docsFind(store, collection, { ...options, limit: 1 }, { guard });
   return documents[0] ?? null;
 }
 
@@ -1049,19 +1106,20 @@ export async function docsFindOne(store: TenantStore, collection: unknown, optio
  * The number of matching documents (after skip, at most limit when given).
  * @throws VALIDATION_FAILED / QUERY_ERROR as docsFind
  */
-export async function docsCount(store: TenantStore, collection: unknown, options: { filter?: unknown; skip?: unknown; limit?: unknown; hint?: unknown }): Promise<number> {
+export async function docsCount(store: TenantStore, collection: unknown, options: { filter?: unknown; skip?: unknown; limit?: unknown; hint?: unknown; maxTimeMS?: unknown }, guard?: QueryGuard): Promise<number> {
   const name = validateCollectionName(collection);
   const filter = compileFilter(options.filter ?? {}, undefined, TEXT_ALLOWED);
   const hint = parseHint(options.hint);
   const skip = integerOption(options.skip, 'skip', 0, Number.MAX_SAFE_INTEGER, 0);
   const limit = integerOption(options.limit, 'limit', 1, Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER);
+  const interrupt = queryInterrupt(options.maxTimeMS, guard);
   return onCollectionSnapshot(store, name, async (info, snapshot) => {
     if (info === undefined || snapshot === undefined) return 0;
     const plan = planQuery(info, filter.ast, [], hint);
     // Every document, no filter: the tree knows its size (a hinted sparse index may hold fewer: MongoDB counts its entries).
     if (filter.ast.children.length === 0 && (plan.kind === 'primary' || plan.kind === 'empty')) return Math.min(Math.max(snapshot.count(docsTree(info)) - skip, 0), limit);
     let n = 0;
-    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false })) {
+    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false }, interrupt)) {
       for (const c of chunk) if (filter.test(c.doc)) n++;
       if (n - skip >= limit) break;
     }
@@ -1079,6 +1137,10 @@ export interface AggregateOptions {
   memory?: MemorySettings;
   /** Called with the bytes each batch of a $merge or $out adds, before it is written (a quota check may throw). */
   charge?: (bytes: number) => void;
+  /** MongoDB's maxTimeMS: milliseconds the pipeline may run (0: no limit of its own). */
+  maxTimeMS?: unknown;
+  /** The server's time limit and the client to watch. */
+  guard?: QueryGuard;
 }
 
 export interface AggregateResult {
@@ -1120,12 +1182,13 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   // The hint picks how the collection itself is read (its leading $match), not what $lookup and the like read.
   const hint = parseHint(options.hint);
   const allowDiskUse = allowDiskUseOf(options.allowDiskUse, 'aggregate');
+  const interrupt = queryInterrupt(options.maxTimeMS, options.guard);
   const infos = new Map<string, CollectionInfo | undefined>();
   for (const c of name === undefined ? pipeline.reads : [name, ...pipeline.reads]) infos.set(c, readCollectionCached(store, store, c));
   const trees = [...infos.values()].flatMap((info) => (info === undefined ? [] : treesOf(info)));
   const snapshot = trees.length > 0 ? store.snapshot(trees) : undefined;
   // Its own spill space, removed (files and all) in the finally below however the run ends.
-  const memory = queryMemory(options.memory, allowDiskUse);
+  const memory = queryMemory(options.memory, allowDiskUse, interrupt);
   // A $out reads its target's indexes in the turn the snapshot is taken: what the output must satisfy.
   const target = pipeline.out === undefined ? undefined : readCollection(store, pipeline.out.into);
   const matchAll = compileFilter({});
@@ -1138,7 +1201,7 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
     // A leading $text gives each document its text score, which `$meta` reads downstream.
     const text = filterTextSearch(filter.ast);
     const textAtTop = filterTextAtTop(filter.ast);
-    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, scan)) {
+    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, scan, interrupt)) {
       const docs: Doc[] = [];
       for (const c of chunk) {
         if (!filter.test(c.doc)) continue;
@@ -1782,6 +1845,16 @@ export interface WriteOptions {
   bypassDocumentValidation?: unknown;
 }
 
+/**
+ * The time options of a change that searches (update, replace, delete and the findOneAnd*
+ * operations): MongoDB's maxTimeMS, and the server's limit and client. Past the time, the search
+ * stops; the chunks of an updateMany or deleteMany written before stay, as in MongoDB.
+ */
+export interface TimeOptions {
+  maxTimeMS?: unknown;
+  guard?: QueryGuard;
+}
+
 /** An insert whose collection name and documents are checked, `_id`s given and encoded (see prepareInsert). */
 export interface PreparedInsert {
   readonly name: string;
@@ -1850,13 +1923,13 @@ function insertOps(store: TenantStore, info: CollectionInfo, docs: readonly Doc[
 // ---- Updates and deletes -------------------------------------------------------------------------
 
 /** Candidate primary keys of a filter, on a snapshot, a chunk at a time. */
-async function* candidateKeys(store: TenantStore, name: string, filter: CompiledFilter, hint: Hint | undefined): AsyncGenerator<Buffer[]> {
+async function* candidateKeys(store: TenantStore, name: string, filter: CompiledFilter, hint: Hint | undefined, interrupt: Interrupt): AsyncGenerator<Buffer[]> {
   const info = readCollection(store, name);
   if (info === undefined) return;
   const snapshot = store.snapshot(treesOf(info));
   try {
     const plan = planQuery(info, filter.ast, [], hint);
-    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false })) {
+    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false }, interrupt)) {
       const keys: Buffer[] = [];
       for (const c of chunk) if (filter.test(c.doc)) keys.push(idKey(idOf(c.doc)));
       if (keys.length > 0) yield keys;
@@ -1921,7 +1994,7 @@ export async function docsUpdate(
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
-  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown } & WriteOptions,
+  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions,
 ): Promise<Written<UpdateOutcome>> {
   const { outcome, durable } = await updateDocuments(store, collection, filterSpec, updateSpec, options);
   return { result: outcome, durable };
@@ -1938,7 +2011,7 @@ export async function docsFindOneAndUpdate(
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
-  options: { upsert?: unknown; arrayFilters?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown; hint?: unknown } & WriteOptions,
+  options: { upsert?: unknown; arrayFilters?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown; hint?: unknown } & WriteOptions & TimeOptions,
 ): Promise<Written<FindAndModifyOutcome>> {
   bypassOption(options.bypassDocumentValidation, 'findAndModify');
   return findAndModify(filterSpec, options, () => updateDocuments(store, collection, filterSpec, updateSpec, { ...options, multi: false }));
@@ -1961,7 +2034,7 @@ function updateDocuments(
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
-  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown } & WriteOptions,
+  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions,
 ): Promise<ChangeRun> {
   return prepareUpdate(collection, filterSpec, updateSpec, options).run(store);
 }
@@ -1982,7 +2055,7 @@ export function prepareUpdate(
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
-  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown } & WriteOptions,
+  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions,
 ): PreparedChange<ChangeRun> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
@@ -1992,7 +2065,8 @@ export function prepareUpdate(
   checkUpsertFlag(options.upsert);
   const sort = compileChangeSort(options.sort, options.multi);
   const bypass = bypassOption(options.bypassDocumentValidation, 'update');
-  return { run: (store) => runUpdate(store, name, filter, hint, update, sort, { ...options, bypass }), checkHint: (store) => checkHint(store, name, filter, hint) };
+  const maxTimeMS = maxTimeMSOf(options.maxTimeMS);
+  return { run: (store) => runUpdate(store, name, filter, hint, update, sort, { ...options, bypass }, queryInterrupt(maxTimeMS, options.guard)), checkHint: (store) => checkHint(store, name, filter, hint) };
 }
 
 /** A change whose arguments are checked and compiled (prepareUpdate, prepareReplace, prepareDelete). */
@@ -2021,6 +2095,7 @@ async function runUpdate(
   update: ReturnType<typeof compileUpdate>,
   sort: CompiledSort | undefined,
   options: { multi: boolean; upsert?: unknown; bypass: boolean },
+  interrupt: Interrupt,
 ): Promise<ChangeRun> {
   const outcome: UpdateOutcome = { matchedCount: 0, modifiedCount: 0 };
   const changed: Changed = { before: undefined, after: undefined };
@@ -2039,7 +2114,7 @@ async function runUpdate(
     m.ops.push({ op: 'put', tree: m.tree, key: m.pk, value: encodeChecked(after) });
     pushIndexOps(m.ops, m.info, indexChanges(store, m.info, m.pk, m.doc, after, m.pending));
     outcome.modifiedCount++;
-  }, hint);
+  }, hint, interrupt);
   if (outcome.matchedCount === 0 && options.upsert === true) {
     const seeded = buildUpsertDocument(filter, update, { now });
     const doc = prepareDocument(seeded, 'upsert');
@@ -2069,7 +2144,7 @@ function returnedDocument(changed: Changed, returned: ReturnDocument, projection
  *   a bad filter, update operators in the replacement or a changed `_id`; DUPLICATE_KEY when a
  *   unique index holds one of the replacement's keys (nothing written)
  */
-export async function docsReplace(store: TenantStore, collection: unknown, filterSpec: unknown, replacementSpec: unknown, options: { upsert?: unknown; sort?: unknown; hint?: unknown } & WriteOptions): Promise<Written<UpdateOutcome>> {
+export async function docsReplace(store: TenantStore, collection: unknown, filterSpec: unknown, replacementSpec: unknown, options: { upsert?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions): Promise<Written<UpdateOutcome>> {
   const { outcome, durable } = await replaceDocument(store, collection, filterSpec, replacementSpec, options);
   return { result: outcome, durable };
 }
@@ -2085,7 +2160,7 @@ export async function docsFindOneAndReplace(
   collection: unknown,
   filterSpec: unknown,
   replacementSpec: unknown,
-  options: { upsert?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown; hint?: unknown } & WriteOptions,
+  options: { upsert?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown; hint?: unknown } & WriteOptions & TimeOptions,
 ): Promise<Written<FindAndModifyOutcome>> {
   bypassOption(options.bypassDocumentValidation, 'findAndModify');
   return findAndModify(filterSpec, options, () => replaceDocument(store, collection, filterSpec, replacementSpec, options));
@@ -2096,7 +2171,7 @@ function replaceDocument(
   collection: unknown,
   filterSpec: unknown,
   replacementSpec: unknown,
-  options: { upsert?: unknown; sort?: unknown; hint?: unknown } & WriteOptions,
+  options: { upsert?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions,
 ): Promise<ChangeRun> {
   return prepareReplace(collection, filterSpec, replacementSpec, options).run(store);
 }
@@ -2110,7 +2185,7 @@ export function prepareReplace(
   collection: unknown,
   filterSpec: unknown,
   replacementSpec: unknown,
-  options: { upsert?: unknown; sort?: unknown; hint?: unknown } & WriteOptions,
+  options: { upsert?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions,
 ): PreparedChange<ChangeRun> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
@@ -2126,7 +2201,8 @@ export function prepareReplace(
   const givenId = getOwn(replacement, ID);
   if (givenId !== MISSING && !isValidId(givenId)) fail('VALIDATION_FAILED', '_id must be a string, a number or a boolean', { field: 'replacement._id' });
   const bypass = bypassOption(options.bypassDocumentValidation, 'update');
-  return { run: (store) => runReplace(store, name, filter, hint, replacement, givenId, sort, options.upsert === true, bypass), checkHint: (store) => checkHint(store, name, filter, hint) };
+  const maxTimeMS = maxTimeMSOf(options.maxTimeMS);
+  return { run: (store) => runReplace(store, name, filter, hint, replacement, givenId, sort, options.upsert === true, bypass, queryInterrupt(maxTimeMS, options.guard)), checkHint: (store) => checkHint(store, name, filter, hint) };
 }
 
 async function runReplace(
@@ -2139,6 +2215,7 @@ async function runReplace(
   sort: CompiledSort | undefined,
   upsert: boolean,
   bypass: boolean,
+  interrupt: Interrupt,
 ): Promise<ChangeRun> {
   const outcome: UpdateOutcome = { matchedCount: 0, modifiedCount: 0 };
   const changed: Changed = { before: undefined, after: undefined };
@@ -2156,7 +2233,7 @@ async function runReplace(
     m.ops.push({ op: 'put', tree: m.tree, key: m.pk, value: bytes });
     pushIndexOps(m.ops, m.info, indexChanges(store, m.info, m.pk, m.doc, after, m.pending));
     outcome.modifiedCount = 1;
-  }, hint);
+  }, hint, interrupt);
   if (outcome.matchedCount === 0 && upsert) {
     const fromFilter = filterIdEquality(filter);
     if (givenId !== MISSING && fromFilter !== MISSING && compareValues(givenId, fromFilter) !== 0) {
@@ -2185,8 +2262,8 @@ function withIdFirst(doc: Doc, id: unknown): Doc {
  * Deletes the first (`multi`: every) matching document.
  * @throws VALIDATION_FAILED / QUERY_ERROR for a bad collection name or filter
  */
-export async function docsDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { multi: boolean; hint?: unknown }): Promise<Written<{ deletedCount: number }>> {
-  const { deletedCount, durable } = await deleteDocuments(store, collection, filterSpec, options.multi, undefined, options.hint);
+export async function docsDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { multi: boolean; hint?: unknown } & TimeOptions): Promise<Written<{ deletedCount: number }>> {
+  const { deletedCount, durable } = await deleteDocuments(store, collection, filterSpec, options.multi, undefined, options.hint, options);
   return { result: { deletedCount }, durable };
 }
 
@@ -2195,9 +2272,9 @@ export async function docsDelete(store: TenantStore, collection: unknown, filter
  * order) and returns it, with `projection` applied; null when nothing matched.
  * @throws VALIDATION_FAILED / QUERY_ERROR for a bad collection name, filter, sort or projection
  */
-export async function docsFindOneAndDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { sort?: unknown; projection?: unknown; hint?: unknown }): Promise<Written<{ document: Doc | null }>> {
+export async function docsFindOneAndDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { sort?: unknown; projection?: unknown; hint?: unknown } & TimeOptions): Promise<Written<{ document: Doc | null }>> {
   const projection = compileFindProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}, undefined, true) });
-  const { deleted, durable } = await deleteDocuments(store, collection, filterSpec, false, options.sort, options.hint);
+  const { deleted, durable } = await deleteDocuments(store, collection, filterSpec, false, options.sort, options.hint, options);
   return { result: { document: returnedDocument({ before: deleted, after: undefined }, 'before', projection) }, durable };
 }
 
@@ -2208,8 +2285,9 @@ function deleteDocuments(
   multi: boolean,
   sortSpec: unknown,
   hintSpec: unknown,
+  time: TimeOptions,
 ): Promise<DeleteRun> {
-  return prepareDelete(collection, filterSpec, multi, sortSpec, hintSpec).run(store);
+  return prepareDelete(collection, filterSpec, multi, sortSpec, hintSpec, time).run(store);
 }
 
 /** What a delete did: its count, the document a single-document delete removed, and its durability. */
@@ -2224,16 +2302,17 @@ export interface DeleteRun {
  * delete itself, to run on a store.
  * @throws VALIDATION_FAILED / QUERY_ERROR as docsDelete
  */
-export function prepareDelete(collection: unknown, filterSpec: unknown, multi: boolean, sortSpec: unknown, hintSpec: unknown): PreparedChange<DeleteRun> {
+export function prepareDelete(collection: unknown, filterSpec: unknown, multi: boolean, sortSpec: unknown, hintSpec: unknown, time: TimeOptions = {}): PreparedChange<DeleteRun> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
   const filter = compileFilter(filterSpec, undefined, TEXT_ALLOWED);
   const hint = parseHint(hintSpec);
   const sort = compileChangeSort(sortSpec, multi);
-  return { run: (store) => runDelete(store, name, filter, hint, sort, multi), checkHint: (store) => checkHint(store, name, filter, hint) };
+  const maxTimeMS = maxTimeMSOf(time.maxTimeMS);
+  return { run: (store) => runDelete(store, name, filter, hint, sort, multi, queryInterrupt(maxTimeMS, time.guard)), checkHint: (store) => checkHint(store, name, filter, hint) };
 }
 
-async function runDelete(store: TenantStore, name: string, filter: CompiledFilter, hint: Hint | undefined, sort: CompiledSort | undefined, multi: boolean): Promise<DeleteRun> {
+async function runDelete(store: TenantStore, name: string, filter: CompiledFilter, hint: Hint | undefined, sort: CompiledSort | undefined, multi: boolean, interrupt: Interrupt): Promise<DeleteRun> {
   let deletedCount = 0;
   let deleted: Doc | undefined;
   const writes = await changeMatches(store, name, filter, multi, sort, (m) => {
@@ -2241,7 +2320,7 @@ async function runDelete(store: TenantStore, name: string, filter: CompiledFilte
     pushIndexOps(m.ops, m.info, indexChanges(store, m.info, m.pk, m.doc, undefined, m.pending));
     deleted = m.doc;
     deletedCount++;
-  }, hint);
+  }, hint, interrupt);
   return { deletedCount, deleted, durable: Promise.all(writes).then(() => undefined) };
 }
 
@@ -2273,13 +2352,14 @@ async function changeMatches(
   multi: boolean,
   sort: CompiledSort | undefined,
   change: (match: Match) => void,
-  hint?: Hint,
+  hint: Hint | undefined,
+  interrupt: Interrupt,
 ): Promise<Array<Promise<unknown>>> {
-  if (sort !== undefined) return changeFirstSorted(store, name, filter, sort, change, hint);
+  if (sort !== undefined) return changeFirstSorted(store, name, filter, sort, change, hint, interrupt);
   const now = changeNow(store, name, filter, multi, change, hint);
   if (now !== undefined) return now;
   const writes: Array<Promise<unknown>> = [];
-  for await (const keys of candidateKeys(store, name, filter, hint)) {
+  for await (const keys of candidateKeys(store, name, filter, hint, interrupt)) {
     const info = collectionToWrite(store, name);
     if (info === undefined) break; // dropped meanwhile
     const write = changeInOneTurn(store, info, keys, filter, multi, change);
@@ -2361,10 +2441,10 @@ const SORTED_CHANGE_CANDIDATES = 16;
  * under concurrent writes the choice is the best of what the search saw (docs/mql.md).
  * @throws CONFLICT when every candidate was taken away SORTED_CHANGE_ATTEMPTS times in a row
  */
-async function changeFirstSorted(store: TenantStore, name: string, filter: CompiledFilter, sort: CompiledSort, change: (match: Match) => void, hint: Hint | undefined): Promise<Array<Promise<unknown>>> {
+async function changeFirstSorted(store: TenantStore, name: string, filter: CompiledFilter, sort: CompiledSort, change: (match: Match) => void, hint: Hint | undefined, interrupt: Interrupt): Promise<Array<Promise<unknown>>> {
   const query: Query = { filter, sort, skip: 0, limit: SORTED_CHANGE_CANDIDATES, hint, text: filterTextSearch(filter.ast), textAtTop: filterTextAtTop(filter.ast), allowDiskUse: true };
   // A few candidates: held within the default bound, never spilled.
-  const memory = queryMemory(undefined, true);
+  const memory = queryMemory(undefined, true, interrupt);
   if (query.text === undefined && sort.keys.some((k) => k.meta !== undefined)) fail('QUERY_ERROR', TEXT_SCORE_UNAVAILABLE, { operator: '$meta' });
   const whole = compileProjection(undefined);
   for (let attempt = 0; attempt < SORTED_CHANGE_ATTEMPTS; attempt++) {
@@ -2402,19 +2482,20 @@ async function changeFirstSorted(store: TenantStore, name: string, filter: Compi
  * @throws VALIDATION_FAILED for a bad collection name or key; QUERY_ERROR for a bad filter or a
  *   result past DOCS_MODEL_LIMITS.maxResultBytes
  */
-export async function docsDistinct(store: TenantStore, collection: unknown, key: unknown, options: { filter?: unknown; hint?: unknown }): Promise<unknown[]> {
+export async function docsDistinct(store: TenantStore, collection: unknown, key: unknown, options: { filter?: unknown; hint?: unknown; maxTimeMS?: unknown }, guard?: QueryGuard): Promise<unknown[]> {
   const name = validateCollectionName(collection);
   if (typeof key !== 'string' || key === '' || key.includes('\0') || key.startsWith('$') || key.split('.').some((p) => p === '')) {
     fail('VALIDATION_FAILED', 'key must be a field name or dot path such as "address.city"', { field: 'key' });
   }
   const filter = compileFilter(options.filter ?? {}, undefined, TEXT_ALLOWED);
   const hint = parseHint(options.hint);
+  const interrupt = queryInterrupt(options.maxTimeMS, guard);
   const parts = parsePath(key);
   return onCollectionSnapshot(store, name, async (info, snapshot) => {
     if (info === undefined || snapshot === undefined) return [];
     const plan = planQuery(info, filter.ast, [], hint);
     const seen = new DistinctValues();
-    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false, extra: [key] })) {
+    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false, extra: [key] }, interrupt)) {
       for (const c of chunk) {
         if (!filter.test(c.doc)) continue;
         for (const v of collectValues(c.doc, parts, 'traverse-omit-array')) if (v !== MISSING) seen.add(v);

@@ -1,3 +1,4 @@
+import type { ClientWatch } from '../interrupt.js';
 import type { SqlTypeName } from './sql-types.js';
 
 /** One statement (or several, separated by semicolons, when there are no params) to run. */
@@ -23,6 +24,8 @@ export interface SqlOptions {
   maxTxnBytes?: number;
   /** The statement clock for now()/current_timestamp (default: the real clock at the start). */
   now?: Date;
+  /** The client the request runs for: once it is gone, the statement is cancelled (57014) at its next check, as PostgreSQL cancels a backend whose client left. */
+  client?: ClientWatch;
 }
 
 /** An output column: its name (alias or PostgreSQL's default name) and PostgreSQL type name. */

@@ -216,7 +216,7 @@ function prepare(store: TenantStore, inputs: readonly SqlStatementInput[], optio
   // Microseconds; a Number while exact (any date within ~285 years of 1970), else through bigint.
   const ms = opts.now === undefined ? Date.now() : opts.now.getTime();
   const statementTime = Number.isSafeInteger(ms * 1000) ? BigInt(ms * 1000) : BigInt(ms) * 1000n;
-  const limits = { timeLimitMs: opts.timeLimitMs, maxWorkBytes: opts.maxWorkBytes };
+  const limits = { timeLimitMs: opts.timeLimitMs, maxWorkBytes: opts.maxWorkBytes, client: options.client };
   const readOnly = work.every((w) => w.explain || isRead(w.ast));
   return { s, opts, work, statementTime, limits, readOnly };
 }

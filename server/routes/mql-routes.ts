@@ -34,12 +34,13 @@ import {
   validateCollectionName,
   type FindAndModifyOutcome,
   type FindResult,
+  type QueryGuard,
   type Written,
 } from '../../engine/docs/index.js';
 import type { TenantStore } from '../../engine/tenant/index.js';
 import { aggregateExternally, pipelineRouting } from '../mongo-routing.js';
 import { authedErrors, bearer, errorRef } from '../schemas.js';
-import { principalOf, withTenant, withTenantNow, type RouteRequest } from '../tetra-context.js';
+import { clientWatch, principalOf, withTenant, withTenantNow, type RouteRequest } from '../tetra-context.js';
 
 // Documents are free-form: no schema on them (Extended JSON dates in, the same out).
 const anyObject = { type: 'object', additionalProperties: true } as const;
@@ -49,6 +50,8 @@ const idValue = { type: ['string', 'number', 'boolean'] } as const;
 // anyOf rather than a type list: Ajv's strict mode warns of union types at every start.
 // No type: a non-boolean gets MongoDB's message from the model (QUERY_ERROR), not the schema's.
 const allowDiskUse = { description: 'MongoDB\'s allowDiskUse (default true, as MongoDB 6.0+): a sort or $group past the memory bound spills to disk; false makes it fail instead' } as const;
+// No type either: MongoDB's messages for a bad one come from the model.
+const maxTimeMS = { description: "MongoDB's maxTimeMS: milliseconds the operation may run before it fails with `operation exceeded time limit` (a non-negative integer; 0: no limit of its own; the server's TETRA_MQL_TIME_LIMIT_MS, if lower, applies)" } as const;
 const hint = { anyOf: [{ type: 'string' }, anyObject], description: 'MongoDB\'s hint: an index name, a key pattern such as {"email": 1}, or {"$natural": 1}' } as const;
 // An update is a document of update operators or (MongoDB 4.2+) an array of pipeline stages.
 const updateSpec = {
@@ -77,6 +80,14 @@ function checkQuota(store: TenantStore, quotaBytes: number, cost: number): void 
 /** The document routes: POST /api/mql/<operation>, Atlas Data API names and shapes. */
 export function mqlRoutes(app: FastifyInstance): void {
   const { config, expiry, lane, mirror, memory } = app.tetra;
+
+  /**
+   * What stops a query of `request` besides its own maxTimeMS: the server's limit, and for reads
+   * (`watch`) its client going away, as MongoDB kills the operation of a client that disconnected.
+   */
+  function guardOf(request: RouteRequest, watch: boolean): QueryGuard {
+    return watch ? { timeLimitMs: config.mqlTimeLimitMs, client: clientWatch(request) } : { timeLimitMs: config.mqlTimeLimitMs };
+  }
 
   /** Waits for durability, then wakes the expiry service when the collection has TTL indexes. */
   async function settle<T>(request: RouteRequest, store: TenantStore, name: string, write: Written<T>): Promise<T> {
@@ -124,13 +135,13 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'find',
     'Find documents: filter, projection, sort, skip, limit (default 100, max 10000); explain: true adds the plan',
-    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' }, explain: { type: 'boolean' }, hint, allowDiskUse },
+    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' }, explain: { type: 'boolean' }, hint, allowDiskUse, maxTimeMS },
     ['collection'],
     { 200: { type: 'object', properties: { documents, explain: anyObject } } },
     (request) => {
       const b = body<{ collection: string; explain?: boolean }>(request);
       // A value when the find answered in this turn (docsFindNow, useNow): answered without a turn of the microtask queue.
-      const result = withTenantNow(request, (store) => docsFindNow(store, b.collection, b, { memory }));
+      const result = withTenantNow(request, (store) => docsFindNow(store, b.collection, b, { memory, guard: guardOf(request, true) }));
       const shape = (r: FindResult): unknown => ({ documents: r.documents.map(toJson), ...(r.explain !== undefined ? { explain: r.explain } : {}) });
       return result instanceof Promise ? result.then(shape) : shape(result);
     },
@@ -141,11 +152,11 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'aggregate',
     'Run an aggregation pipeline ($match, $project, $addFields/$set, $unset, $group, $bucket, $sort, $skip, $limit, $count, $sortByCount, $unwind, $lookup, $graphLookup, $unionWith, $facet, $replaceRoot/$replaceWith, $redact, $setWindowFields, ...; a final $merge writes the output into a collection, a final $out replaces a collection with it). Without a collection, the pipeline must start with $documents',
-    { collection: { ...collection, description: 'collection name; omitted only for a pipeline that starts with $documents' }, pipeline: { type: 'array', items: anyObject }, hint, bypassDocumentValidation, allowDiskUse },
+    { collection: { ...collection, description: 'collection name; omitted only for a pipeline that starts with $documents' }, pipeline: { type: 'array', items: anyObject }, hint, bypassDocumentValidation, allowDiskUse, maxTimeMS },
     ['pipeline'],
     { 200: { type: 'object', properties: { documents, executedBy: { type: 'string', enum: ['native', 'external'] } } } },
     async (request) => {
-      const b = body<{ collection?: string; pipeline: unknown; hint?: unknown; bypassDocumentValidation?: unknown; allowDiskUse?: unknown }>(request);
+      const b = body<{ collection?: string; pipeline: unknown; hint?: unknown; bypassDocumentValidation?: unknown; allowDiskUse?: unknown; maxTimeMS?: unknown }>(request);
       // A pipeline without a collection ($documents first) is never routed: the mirror answers collections.
       const routing = mirror === undefined || b.collection === undefined ? undefined : pipelineRouting(b.pipeline);
       const { tenantId } = principalOf(request);
@@ -164,7 +175,7 @@ export function mqlRoutes(app: FastifyInstance): void {
           request.server.log.warn({ tenantId, reqId: request.id }, 'aggregation routed to MongoDB ran natively: MongoDB did not answer in time');
         }
         // A $merge's or $out's batches count against the quota as inserts do; its target's TTL indexes wake the expiry service.
-        const result = await docsAggregate(store, b.collection, b.pipeline, { hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, allowDiskUse: b.allowDiskUse, memory, charge: (bytes) => checkQuota(store, config.quotaBytes, bytes) });
+        const result = await docsAggregate(store, b.collection, b.pipeline, { hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, allowDiskUse: b.allowDiskUse, maxTimeMS: b.maxTimeMS, guard: guardOf(request, true), memory, charge: (bytes) => checkQuota(store, config.quotaBytes, bytes) });
         if (result.written !== undefined) {
           const next = docsNextExpiry(store, result.written);
           if (next !== null) expiry.schedule(tenantId, next);
@@ -179,12 +190,12 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'findOne',
     'The first matching document, or null',
-    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, hint },
+    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, hint, maxTimeMS },
     ['collection'],
     { 200: { type: 'object', properties: { document: { type: ['object', 'null'], additionalProperties: true } } } },
     async (request) => {
       const b = body<{ collection: string; filter?: unknown }>(request);
-      const doc = await withTenant(request, (store) => docsFindOne(store, b.collection, b));
+      const doc = await withTenant(request, (store) => docsFindOne(store, b.collection, b, guardOf(request, true)));
       return { document: doc === null ? null : toJson(doc) };
     },
     200,
@@ -194,12 +205,12 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'countDocuments',
     'Count matching documents',
-    { collection, filter: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' }, hint },
+    { collection, filter: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' }, hint, maxTimeMS },
     ['collection'],
     { 200: { type: 'object', properties: { count: { type: 'integer' } } } },
     async (request) => {
       const b = body<{ collection: string; filter?: unknown }>(request);
-      return { count: await withTenant(request, (store) => docsCount(store, b.collection, b)) };
+      return { count: await withTenant(request, (store) => docsCount(store, b.collection, b, guardOf(request, true))) };
     },
   );
 
@@ -244,14 +255,14 @@ export function mqlRoutes(app: FastifyInstance): void {
       path,
       multi ? 'Update every matching document with update operators or a pipeline' : 'Update the first matching document with update operators or a pipeline',
       // updateOne takes a sort (MongoDB 8.0): the first match in that order is updated.
-      { collection, filter: anyObject, update: updateSpec, upsert: { type: 'boolean' }, arrayFilters: { type: 'array', items: anyObject }, hint, bypassDocumentValidation, ...(multi ? {} : { sort: anyObject }) },
+      { collection, filter: anyObject, update: updateSpec, upsert: { type: 'boolean' }, arrayFilters: { type: 'array', items: anyObject }, hint, bypassDocumentValidation, maxTimeMS, ...(multi ? {} : { sort: anyObject }) },
       ['collection', 'filter', 'update'],
       updateOutcome,
       async (request) => {
-        const b = body<{ collection: string; filter: unknown; update: unknown; upsert?: boolean; arrayFilters?: unknown[]; sort?: unknown; hint?: unknown; bypassDocumentValidation?: unknown }>(request);
+        const b = body<{ collection: string; filter: unknown; update: unknown; upsert?: boolean; arrayFilters?: unknown[]; sort?: unknown; hint?: unknown; bypassDocumentValidation?: unknown; maxTimeMS?: unknown }>(request);
         return withTenant(request, async (store) => {
           checkQuota(store, config.quotaBytes, docsInsertCost([b.update]));
-          return settle(request, store, b.collection, await docsUpdate(store, b.collection, b.filter, b.update, { multi, upsert: b.upsert, arrayFilters: b.arrayFilters, sort: b.sort, hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation }));
+          return settle(request, store, b.collection, await docsUpdate(store, b.collection, b.filter, b.update, { multi, upsert: b.upsert, arrayFilters: b.arrayFilters, sort: b.sort, hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, maxTimeMS: b.maxTimeMS, guard: guardOf(request, false) }));
         });
       },
     );
@@ -261,14 +272,14 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'replaceOne',
     'Replace the first matching document with a whole new document (its _id kept)',
-    { collection, filter: anyObject, replacement: anyObject, upsert: { type: 'boolean' }, sort: anyObject, hint, bypassDocumentValidation },
+    { collection, filter: anyObject, replacement: anyObject, upsert: { type: 'boolean' }, sort: anyObject, hint, bypassDocumentValidation, maxTimeMS },
     ['collection', 'filter', 'replacement'],
     updateOutcome,
     async (request) => {
-      const b = body<{ collection: string; filter: unknown; replacement: unknown; upsert?: boolean; sort?: unknown; hint?: unknown; bypassDocumentValidation?: unknown }>(request);
+      const b = body<{ collection: string; filter: unknown; replacement: unknown; upsert?: boolean; sort?: unknown; hint?: unknown; bypassDocumentValidation?: unknown; maxTimeMS?: unknown }>(request);
       return withTenant(request, async (store) => {
         checkQuota(store, config.quotaBytes, docsInsertCost([b.replacement]));
-        return settle(request, store, b.collection, await docsReplace(store, b.collection, b.filter, b.replacement, { upsert: b.upsert, sort: b.sort, hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation }));
+        return settle(request, store, b.collection, await docsReplace(store, b.collection, b.filter, b.replacement, { upsert: b.upsert, sort: b.sort, hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, maxTimeMS: b.maxTimeMS, guard: guardOf(request, false) }));
       });
     },
   );
@@ -281,49 +292,49 @@ export function mqlRoutes(app: FastifyInstance): void {
     },
   };
   const returnDocument = { type: 'string', enum: ['before', 'after'], description: 'the document before the change (default) or after it' } as const;
-  type FindAndModifyBody = { collection: string; filter: unknown; update?: unknown; replacement?: unknown; sort?: unknown; projection?: unknown; upsert?: unknown; returnDocument?: unknown; arrayFilters?: unknown; hint?: unknown; bypassDocumentValidation?: unknown };
+  type FindAndModifyBody = { collection: string; filter: unknown; update?: unknown; replacement?: unknown; sort?: unknown; projection?: unknown; upsert?: unknown; returnDocument?: unknown; arrayFilters?: unknown; hint?: unknown; bypassDocumentValidation?: unknown; maxTimeMS?: unknown };
   /** findOneAndUpdate and findOneAndReplace: `field` (update or replacement) is what changes the document. */
   const findAndModifyRoute = (
     path: string,
     summary: string,
     field: 'update' | 'replacement',
     properties: Record<string, unknown>,
-    modify: (store: TenantStore, b: FindAndModifyBody) => Promise<Written<FindAndModifyOutcome>>,
+    modify: (store: TenantStore, b: FindAndModifyBody, guard: QueryGuard) => Promise<Written<FindAndModifyOutcome>>,
   ): void =>
     route(
       path,
       summary,
-      { collection, filter: anyObject, [field]: field === 'update' ? updateSpec : anyObject, sort: anyObject, projection: anyObject, upsert: { type: 'boolean' }, returnDocument, hint, bypassDocumentValidation, ...properties },
+      { collection, filter: anyObject, [field]: field === 'update' ? updateSpec : anyObject, sort: anyObject, projection: anyObject, upsert: { type: 'boolean' }, returnDocument, hint, bypassDocumentValidation, maxTimeMS, ...properties },
       ['collection', 'filter', field],
       findAndModifyOutcome,
       async (request) => {
         const b = body<FindAndModifyBody>(request);
         return withTenant(request, async (store) => {
           checkQuota(store, config.quotaBytes, docsInsertCost([b[field]]));
-          const r = await settle(request, store, b.collection, await modify(store, b));
+          const r = await settle(request, store, b.collection, await modify(store, b, guardOf(request, false)));
           return { ...r, document: toJson(r.document) };
         });
       },
       200,
       true,
     );
-  findAndModifyRoute('findOneAndUpdate', 'Update the first matching document (in sort order) and return it, before or after the update', 'update', { arrayFilters: { type: 'array', items: anyObject } }, (store, b) =>
-    docsFindOneAndUpdate(store, b.collection, b.filter, b.update, b),
+  findAndModifyRoute('findOneAndUpdate', 'Update the first matching document (in sort order) and return it, before or after the update', 'update', { arrayFilters: { type: 'array', items: anyObject } }, (store, b, guard) =>
+    docsFindOneAndUpdate(store, b.collection, b.filter, b.update, { ...b, guard }),
   );
-  findAndModifyRoute('findOneAndReplace', 'Replace the first matching document (in sort order) and return it, before or after the replacement', 'replacement', {}, (store, b) =>
-    docsFindOneAndReplace(store, b.collection, b.filter, b.replacement, b),
+  findAndModifyRoute('findOneAndReplace', 'Replace the first matching document (in sort order) and return it, before or after the replacement', 'replacement', {}, (store, b, guard) =>
+    docsFindOneAndReplace(store, b.collection, b.filter, b.replacement, { ...b, guard }),
   );
 
   route(
     'findOneAndDelete',
     'Delete the first matching document (in sort order) and return it',
-    { collection, filter: anyObject, sort: anyObject, projection: anyObject, hint },
+    { collection, filter: anyObject, sort: anyObject, projection: anyObject, hint, maxTimeMS },
     ['collection', 'filter'],
     { 200: { type: 'object', properties: { document: { type: ['object', 'null'], additionalProperties: true } } } },
     async (request) => {
-      const b = body<{ collection: string; filter: unknown; sort?: unknown; projection?: unknown; hint?: unknown }>(request);
+      const b = body<{ collection: string; filter: unknown; sort?: unknown; projection?: unknown; hint?: unknown; maxTimeMS?: unknown }>(request);
       return withTenant(request, async (store) => {
-        const { document } = await settle(request, store, b.collection, await docsFindOneAndDelete(store, b.collection, b.filter, b));
+        const { document } = await settle(request, store, b.collection, await docsFindOneAndDelete(store, b.collection, b.filter, { ...b, guard: guardOf(request, false) }));
         return { document: toJson(document) };
       });
     },
@@ -334,12 +345,12 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'distinct',
     'The distinct values of a field among the matching documents, in BSON order',
-    { collection, key: { type: 'string', description: 'a field name or dot path' }, filter: anyObject, hint },
+    { collection, key: { type: 'string', description: 'a field name or dot path' }, filter: anyObject, hint, maxTimeMS },
     ['collection', 'key'],
     { 200: { type: 'object', properties: { values: { type: 'array' } } } },
     async (request) => {
       const b = body<{ collection: string; key: unknown; filter?: unknown }>(request);
-      const values = await withTenant(request, (store) => docsDistinct(store, b.collection, b.key, b));
+      const values = await withTenant(request, (store) => docsDistinct(store, b.collection, b.key, b, guardOf(request, true)));
       return { values: values.map(toJson) };
     },
     200,
@@ -350,12 +361,12 @@ export function mqlRoutes(app: FastifyInstance): void {
     route(
       path,
       multi ? 'Delete every matching document' : 'Delete the first matching document',
-      { collection, filter: anyObject, hint },
+      { collection, filter: anyObject, hint, maxTimeMS },
       ['collection', 'filter'],
       { 200: { type: 'object', properties: { deletedCount: { type: 'integer' } } } },
       async (request) => {
-        const b = body<{ collection: string; filter: unknown; hint?: unknown }>(request);
-        return withTenant(request, async (store) => settle(request, store, b.collection, await docsDelete(store, b.collection, b.filter, { multi, hint: b.hint })));
+        const b = body<{ collection: string; filter: unknown; hint?: unknown; maxTimeMS?: unknown }>(request);
+        return withTenant(request, async (store) => settle(request, store, b.collection, await docsDelete(store, b.collection, b.filter, { multi, hint: b.hint, maxTimeMS: b.maxTimeMS, guard: guardOf(request, false) })));
       },
     );
   deleteRoute('deleteOne', false);

@@ -3,7 +3,7 @@ import { fail } from '../../engine/errors.js';
 import { sqlExecute, type SqlColumn, type SqlOptions, type SqlOutcome, type SqlResult } from '../../engine/sql/index.js';
 import { fastifyAnswer, JsonText } from '../json-body.js';
 import { authedErrors, bearer } from '../schemas.js';
-import { withTenantNow, type RouteRequest } from '../tetra-context.js';
+import { clientWatch, withTenantNow, type RouteRequest } from '../tetra-context.js';
 
 const params = { type: 'array', description: '$1..$n values (JSON); never interpolated into the SQL text' } as const;
 // Documented shape of one result (responses are serialised as they are: rows vary by query).
@@ -42,8 +42,9 @@ interface QueryBody {
 /** POST /api/sql/query: one statement, several (one transaction), or a batch of statements. */
 export function sqlRoutes(app: FastifyInstance): void {
   const { config } = app.tetra;
-  const options = (rowMode: SqlOptions['rowMode']): SqlOptions => ({
+  const options = (rowMode: SqlOptions['rowMode'], request: RouteRequest): SqlOptions => ({
     rowMode: rowMode ?? 'object',
+    client: clientWatch(request),
     timeLimitMs: config.sqlTimeLimitMs,
     maxRows: config.sqlMaxRows,
     maxResultBytes: config.sqlMaxResultBytes,
@@ -75,7 +76,7 @@ export function sqlRoutes(app: FastifyInstance): void {
     const inputs = hasSql ? [{ sql: b.sql as string, params: b.params }] : b.statements!;
     const results = (o: SqlOutcome): SqlResult[] | Promise<SqlResult[]> => (o.durable === undefined ? o.results : o.durable.then(() => o.results));
     const outcome = withTenantNow(request, (store) => {
-      const o = sqlExecute(store, inputs, options(b.rowMode));
+      const o = sqlExecute(store, inputs, options(b.rowMode, request));
       return o instanceof Promise ? o.then(results) : results(o);
     });
     const shape = (r: SqlResult[]): unknown => (hasSql ? resultJson(r[r.length - 1] as SqlResult) : { results: r });

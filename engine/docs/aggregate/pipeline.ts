@@ -11,6 +11,7 @@ import { pipelineFields } from './dependencies.js';
 import { filterTextSearch, type CompiledFilter } from '../query/compile-filter.js';
 import type { Doc } from '../values.js';
 import { AGGREGATE_LIMITS, stageError, type DocStream, type Stage, type StageContext } from './stage.js';
+import type { Interrupt } from '../../interrupt.js';
 import { bucketStage } from './stages/bucket.js';
 import { bucketAutoStage } from './stages/bucket-auto.js';
 import { densifyStage } from './stages/densify.js';
@@ -232,6 +233,17 @@ function topK(stages: readonly Stage[], leading: CompiledFilter | undefined, fie
   return sort as SortStage;
 }
 
+/**
+ * `input`, checking `interrupt` before each chunk goes on: after every stage, so a query stops
+ * soon wherever its time goes (a blocking stage's output, a merge of spilled runs, a sub-pipeline).
+ */
+async function* interruptible(input: DocStream, interrupt: Interrupt): DocStream {
+  for await (const chunk of input) {
+    interrupt.check();
+    yield chunk;
+  }
+}
+
 /** The documents of `input` (read in part) as stored, whole. */
 async function* wholeDocuments(input: DocStream, whole: (docs: readonly Doc[]) => Doc[]): DocStream {
   for await (const chunk of input) yield whole(chunk);
@@ -259,8 +271,10 @@ function compile(spec: unknown, names: ReadonlySet<string>, counter: { stages: n
       // A top-k read in part needs the model to read the winners whole; without it, whole documents come in.
       if (top !== undefined && ctx.whole === undefined) throw new Error('a top-k pipeline read in part needs StageContext.whole');
       let stream = input;
+      const interrupt = ctx.memory.interrupt;
       for (const s of leadingDone && first?.name === '$match' ? stages.slice(1) : stages) {
         stream = s.run(stream, ctx);
+        if (interrupt !== undefined) stream = interruptible(stream, interrupt);
         if (s === first && generated && keepGenerated !== undefined) stream = keepOnly(stream, keepGenerated);
         if (s === wholeAfter) stream = wholeDocuments(stream, ctx.whole!);
       }

@@ -6,6 +6,7 @@
  */
 
 import { fail } from '../../errors.js';
+import type { Interrupt } from '../../interrupt.js';
 import type { SpillSpace } from '../../storage/index.js';
 import type { Needs } from './dependencies.js';
 import type { Scope } from './expression/expression.js';
@@ -37,6 +38,8 @@ export interface QueryMemory {
   readonly allowDiskUse: boolean;
   /** The query's spill files; undefined when it may not spill (allowDiskUse false, or no spill area: the engine used as a library). */
   readonly spill: SpillSpace | undefined;
+  /** What stops the query before its end (its time limit, its client gone), checked at every chunk; none when absent. */
+  readonly interrupt?: Interrupt;
 }
 
 /** The memory of a query run without a server's settings: the default bound, no spilling. */

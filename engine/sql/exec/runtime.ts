@@ -1,6 +1,7 @@
 import type { EvalContext } from '../compiled-expr.js';
 import type { Catalog } from '../catalog.js';
 import type { SqlReader } from '../store/sql-view.js';
+import type { ClientWatch } from '../../interrupt.js';
 import { sqlFail, type SqlTypeName, type SqlValue } from '../sql-types.js';
 
 /** A row: values in the producing operator's column order. */
@@ -58,6 +59,8 @@ export interface ExecLimits {
   timeLimitMs: number;
   /** Bytes of rows an operator may hold (sorts, hash tables, groups, materialised CTEs). */
   maxWorkBytes: number;
+  /** The request's client, checked with the time limit: a statement whose client is gone stops. */
+  client?: ClientWatch | undefined;
 }
 
 /** Between pauses the executor runs at most this long... */
@@ -124,13 +127,19 @@ export class Exec {
   /**
    * Called once per row by scans and loops: true when the current slice is used up (the caller
    * yields PAUSE). Checks the time limit every so often.
-   * @throws SQL_ERROR 57014 when the statement ran past the time limit
+   * @throws SQL_ERROR 57014 when the statement ran past the time limit, or its client is gone
    */
   tick(): boolean {
     if ((++this.#ticks & 255) !== 0) return false;
     const now = performance.now();
     if (this.limits.timeLimitMs > 0 && now - this.#started > this.limits.timeLimitMs) {
       sqlFail('57014', `canceling statement due to statement timeout (${this.limits.timeLimitMs} ms)`);
+    }
+    const client = this.limits.client;
+    if (client !== undefined && client.gone()) {
+      client.abandoned();
+      // PostgreSQL's words for a cancelled statement; nobody reads them but the log.
+      sqlFail('57014', 'canceling statement due to user request: the client closed its connection');
     }
     if (now - this.#sliceStart < sliceMs()) return false;
     return true;

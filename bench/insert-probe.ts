@@ -1,0 +1,33 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { docsCreateIndex, docsInsert } from '../engine/docs/index.js';
+import { PageCache, type TreeNode } from '../engine/storage/index.js';
+import { TenantStore } from '../engine/tenant/index.js';
+import { applyHeapGrowth, loadConfig, startMemoryGovernor } from '../server/config.js';
+import { makeQueryDocument } from './lib/documents.js';
+const size = Number(process.argv[2] ?? 100000);
+const server = loadConfig(process.env, []);
+applyHeapGrowth(server.heapGrowthPercent);
+const dir = mkdtempSync(join(tmpdir(), 'ins-probe-'));
+const cache = new PageCache<TreeNode>(server.cacheBytes, { dirtyBytes: server.dirtyBytes });
+const store = await TenantStore.open(dir, { cache, fsync: server.fsync, snapshotMaxAgeMs: server.snapshotMaxAgeMs });
+for (const field of ['email', 'joined']) await (await docsCreateIndex(store, 'people', { [field]: 1 })).durable;
+const governor = startMemoryGovernor(cache, server);
+let total = 0, sync = 0;
+const c0 = process.cpuUsage();
+for (let from = 0; from < size; from += 1000) {
+  const docs = [];
+  for (let i = from; i < from + 1000; i++) docs.push(makeQueryDocument(i));
+  const b0 = performance.now();
+  const w = docsInsert(store, 'people', docs);
+  sync += performance.now() - b0;
+  await w.durable;
+  total += performance.now() - b0;
+}
+const cpu = process.cpuUsage(c0);
+console.log(`${size} docs: ${(size / total * 1000).toFixed(0)} docs/s, sync ${(sync * 1000 / size).toFixed(1)} us/doc, total ${(total * 1000 / size).toFixed(1)} us/doc, cpu ${((cpu.user + cpu.system) / size).toFixed(1)} us/doc`);
+governor?.stop();
+await store.close();
+rmSync(dir, { recursive: true, force: true });
