@@ -187,6 +187,7 @@ export async function aggregateExternally(
   timeoutMs: number,
   hint?: Record<string, 1 | -1>,
   allowDiskUse?: boolean,
+  maxTimeMS = 0,
 ): Promise<Doc[] | undefined> {
   checkRouted(pipeline);
   checkNoJavaScript(pipeline);
@@ -195,8 +196,11 @@ export async function aggregateExternally(
   const started = Date.now();
   if (!(await mirror.caughtUp(tenantId, lsn, timeoutMs))) return undefined;
   const stages = fromJson(pipeline, { code: 'QUERY_ERROR' }) as Document[];
+  // The request's own limit, when it is the lower, is MongoDB's to enforce: its expiry is the request's answer, not a sign MongoDB is away.
+  const left = Math.max(1, timeoutMs - (Date.now() - started));
+  const own = maxTimeMS > 0 && maxTimeMS - (Date.now() - started) <= left;
   try {
-    const cursor = mirror.db(tenantId).collection(collection).aggregate(stages, { maxTimeMS: Math.max(1, timeoutMs - (Date.now() - started)), ...(hint !== undefined ? { hint } : {}), ...(allowDiskUse !== undefined ? { allowDiskUse } : {}) });
+    const cursor = mirror.db(tenantId).collection(collection).aggregate(stages, { maxTimeMS: own ? Math.max(1, maxTimeMS - (Date.now() - started)) : left, ...(hint !== undefined ? { hint } : {}), ...(allowDiskUse !== undefined ? { allowDiskUse } : {}) });
     const documents: Doc[] = [];
     let bytes = 0;
     try {
@@ -214,6 +218,7 @@ export async function aggregateExternally(
     return documents;
   } catch (err) {
     const { MongoServerError } = await import('mongodb');
+    if (own && err instanceof MongoServerError && err.code === 50) fail('QUERY_ERROR', 'operation exceeded time limit', { maxTimeMS });
     // MongoDB refused the query itself (not a connection, a time limit or an election): say why.
     if (err instanceof MongoServerError && err.code !== 50 && !err.hasErrorLabel('RetryableWriteError') && !err.hasErrorLabel('ResumableChangeStreamError')) {
       fail('QUERY_ERROR', `the external MongoDB refused the pipeline: ${err.message}`, { mongoCode: err.code ?? null });

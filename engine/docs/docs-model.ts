@@ -149,10 +149,15 @@ export function maxTimeMSOf(v: unknown): number | undefined {
  * @throws QUERY_ERROR for a malformed maxTimeMS
  */
 function queryInterrupt(maxTimeMS: unknown, guard: QueryGuard | undefined): Interrupt {
-  const own = maxTimeMSOf(maxTimeMS) ?? 0;
-  const server = guard?.timeLimitMs ?? 0;
-  const timeLimitMs = own > 0 && server > 0 ? Math.min(own, server) : Math.max(own, server);
+  const timeLimitMs = timeLimitOf(maxTimeMSOf(maxTimeMS), guard?.timeLimitMs);
   return interruptOf({ timeLimitMs, timedOut: timeExceeded, client: guard?.client, clientGone: interrupted });
+}
+
+/** The time limit of a query: the lower of its maxTimeMS and the server's limit, where either is 0 or absent for none (0: none at all). */
+export function timeLimitOf(maxTimeMS: number | undefined, serverLimitMs: number | undefined): number {
+  const own = maxTimeMS ?? 0;
+  const server = serverLimitMs ?? 0;
+  return own > 0 && server > 0 ? Math.min(own, server) : Math.max(own, server);
 }
 
 function timeExceeded(timeLimitMs: number): never {

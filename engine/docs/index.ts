@@ -80,6 +80,7 @@ export {
   docsReplace,
   docsUpdate,
   maxTimeMSOf,
+  timeLimitOf,
   type CreateIndexOptions,
   type FindOptions,
   type FindDefaults,

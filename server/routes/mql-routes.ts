@@ -30,6 +30,8 @@ import {
   docsReplace,
   docsAggregate,
   docsUpdate,
+  maxTimeMSOf,
+  timeLimitOf,
   toJson,
   validateCollectionName,
   type FindAndModifyOutcome,
@@ -170,7 +172,9 @@ export function mqlRoutes(app: FastifyInstance): void {
           // store.lsn: every write applied before this request, which the mirror must hold.
           // allowDiskUse as given (checked first: MongoDB's own refusal would name the mirror), so MongoDB spills or refuses alike.
           const allow = b.allowDiskUse === undefined ? undefined : allowDiskUseOf(b.allowDiskUse, 'aggregate');
-          const external = await aggregateExternally(mirror, tenantId, validateCollectionName(b.collection), b.pipeline, store.lsn, config.mongodbTimeoutMs, docsHintKeyPattern(store, b.collection, b.hint), allow);
+          // maxTimeMS likewise, with the server's limit: the lower reaches MongoDB.
+          const limit = timeLimitOf(maxTimeMSOf(b.maxTimeMS), config.mqlTimeLimitMs);
+          const external = await aggregateExternally(mirror, tenantId, validateCollectionName(b.collection), b.pipeline, store.lsn, config.mongodbTimeoutMs, docsHintKeyPattern(store, b.collection, b.hint), allow, limit);
           if (external !== undefined) return { documents: external.map(toJson), executedBy: 'external' };
           request.server.log.warn({ tenantId, reqId: request.id }, 'aggregation routed to MongoDB ran natively: MongoDB did not answer in time');
         }

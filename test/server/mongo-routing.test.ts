@@ -146,6 +146,17 @@ describe('aggregation routed to an external MongoDB', () => {
     const badAllow = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP, allowDiskUse: 'yes' });
     expect(badAllow.status, badAllow.text).toBe(400);
     expect(badAllow.body.error.message).toBe("BSON field 'aggregate.allowDiskUse' is the wrong type 'string', expected type 'bool'");
+    // maxTimeMS: the lower of it and the routing's own timeout reaches MongoDB; a malformed one is refused first, with MongoDB's message.
+    const timed = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP, maxTimeMS: 1234 });
+    expect(timed.body.executedBy).toBe('external');
+    const sent = mongo.commands.filter((c) => c.name === 'aggregate').at(-1)!.body['maxTimeMS'] as number;
+    expect(sent).toBeGreaterThan(0);
+    expect(sent).toBeLessThanOrEqual(1234);
+    const before = mongo.commands.length;
+    const badTime = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP, maxTimeMS: -5 });
+    expect(badTime.status, badTime.text).toBe(400);
+    expect(badTime.body.error.message).toBe('-5 value for maxTimeMS is out of range');
+    expect(mongo.commands.slice(before).filter((c) => c.name === 'aggregate')).toEqual([]);
     const unknownHint = await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP, hint: 'nope_1' });
     expect(unknownHint.status, unknownHint.text).toBe(400);
     expect(unknownHint.body.error.message).toMatch(/hint provided does not correspond to an existing index/);
