@@ -16,6 +16,7 @@ import { alterTable, createIndex, createTable, dropIndex, dropTables } from './e
 import { deleteRows, insert, update, type DmlResult } from './exec/dml.js';
 import { Exec, PAUSE, pauseTurn, type ExecLimits, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './exec/runtime.js';
 import { planQuery, type PlanEnv } from './exec/select.js';
+import { InitPlanned, InitPlans } from './exec/init-plans.js';
 
 const { Parser } = nodeSqlParser;
 const parser = new Parser();
@@ -365,7 +366,10 @@ function selectStatement(ast: Ast, text: string, x: Exec, txn: Txn | undefined, 
   const cached = txn === undefined ? s.plans.get(key) : undefined;
   if (cached !== undefined && cached.version === x.catalog.version) plan = cached.plan;
   else {
-    plan = planQuery(ast, { catalog: x.catalog, params, parent: undefined, ctes: new Map() });
+    // The init plans travel with the cached plan: each run materialises them in its own memo.
+    const initPlans = new InitPlans();
+    plan = planQuery(ast, { catalog: x.catalog, params, parent: undefined, ctes: new Map(), initPlans });
+    if (initPlans.size > 0) plan = new InitPlanned(plan, initPlans);
     if (txn === undefined) {
       s.plans.set(key, { version: x.catalog.version, plan });
       if (s.plans.size > PARSE_CACHE_ENTRIES) s.plans.delete(s.plans.keys().next().value as string);
@@ -405,7 +409,8 @@ function mutableCatalog(txn: Txn): Catalog {
 }
 
 async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, txn: Txn | undefined, s: TenantSql, opts: typeof SQL_DEFAULTS & SqlOptions): Promise<SqlResult> {
-  const envOf = (): PlanEnv => ({ catalog: x.catalog, params: x.params, parent: undefined, ctes: new Map() });
+  // DML materialises its init plans itself, once it is planned (see dml.ts); EXPLAIN runs nothing.
+  const envOf = (initPlans?: InitPlans): PlanEnv => ({ catalog: x.catalog, params: x.params, parent: undefined, ctes: new Map(), ...(initPlans === undefined ? {} : { initPlans }) });
   if (explain) {
     if (ast.type !== 'select') unsupported(`EXPLAIN ${String(ast.type).toUpperCase()} (EXPLAIN shows query plans)`);
     const plan = planQuery(ast, envOf());
@@ -493,7 +498,7 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
       // values, and a subquery in RETURNING sees the table before the statement. Writes and the
       // constraint checks still go through the live view.
       const xs = hasSubquery(ast) ? new Exec(view.statementView(), x.catalog, x.statementTime, x.params, x.limits) : x;
-      const r: DmlResult = await drive(run(ast, envOf(), view, xs), xs);
+      const r: DmlResult = await drive(run(ast, envOf(new InitPlans()), view, xs), xs);
       return finish(ast.type.toUpperCase(), r.columns, r.rows ?? [], r.rows === undefined ? r.count : r.rows.length, opts);
     }
     case 'create': {

@@ -424,7 +424,8 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
   const ret = returning(ast, writer, env, alias);
   // The source rows: VALUES lists (with DEFAULT) or a query.
   const values = ast.values as Ast;
-  let source: Iterable<Step>;
+  let source: Iterable<Step> = [];
+  let selectPlan: Plan | undefined;
   let defaultMarks: boolean[][] | undefined;
   if (values?.type === 'values') {
     const scope = new Scope([], env.parent);
@@ -450,13 +451,7 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
   } else if (values?.type === 'select') {
     const plan: Plan = planQuery(values, env);
     if (plan.columns.filter((c) => !c.hidden).length > targetCols.length) sqlFail('42601', 'INSERT has more expressions than target columns');
-    // The query reads the state before this statement's inserts.
-    const rows: Row[] = [];
-    for (const s of plan.rows(x)) {
-      if (s === PAUSE) yield s;
-      else rows.push(s);
-    }
-    source = rows;
+    selectPlan = plan;
   } else return unsupported('INSERT without VALUES or SELECT');
 
   const conflict = ast.conflict as Ast | null | undefined;
@@ -477,6 +472,18 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
       const sets = assignments((action.set ?? []) as Ast[], writer, cenv, env, new Scope(cols, env.parent));
       doUpdate = { sets, where: action.where ? compileExpression(action.where as Ast, cenv) : undefined };
     } else if (!(action?.type === 'origin' && String(action.value).toLowerCase() === 'nothing')) unsupported('this ON CONFLICT action');
+  }
+
+  // Everything is planned: the uncorrelated subqueries run now, pausing as they go.
+  yield* initPlansOf(env, x);
+  if (selectPlan !== undefined) {
+    // The query reads the state before this statement's inserts.
+    const rows: Row[] = [];
+    for (const s of selectPlan.rows(x)) {
+      if (s === PAUSE) yield s;
+      else rows.push(s);
+    }
+    source = rows;
   }
 
   let count = 0;
@@ -540,9 +547,14 @@ function project(exprs: CompiledExpr[], row: Row, x: Exec): Row {
   return exprs.map((e) => e.evaluate(ctx));
 }
 
-/** The rows a WHERE selects from the target table, read before any change (no Halloween problem). */
+/**
+ * The rows a WHERE selects from the target table, read before any change (no Halloween problem).
+ * The scan is planned here, the last of the statement's planning: the init plans then run
+ * before the first row is read.
+ */
 function* targetRows(table: TableDef, alias: string, where: Ast | null, env: PlanEnv, x: Exec, fromScope: PlanColumn[] | undefined): Generator<Step, StoredRow[]> {
   const scan = tableAccess(table, alias, fromScope === undefined ? conjuncts(where) : [], env);
+  yield* initPlansOf(env, x);
   const out: StoredRow[] = [];
   const filter = scan.filterExpr;
   const ctx = x.ctx();
@@ -559,6 +571,21 @@ function* targetRows(table: TableDef, alias: string, where: Ast | null, env: Pla
     x.checkWork(out.length * 200, 'UPDATE/DELETE');
   }
   return out;
+}
+
+/** The rows of a FROM / USING list's plan, pausing as they come. */
+function* allRows(plan: Plan, x: Exec): Generator<Step, Row[]> {
+  const rows: Row[] = [];
+  for (const s of plan.rows(x)) {
+    if (s === PAUSE) yield s;
+    else rows.push(s);
+  }
+  return rows;
+}
+
+/** Runs the statement's uncorrelated subqueries (select.ts subPlan), once it is all planned. */
+function* initPlansOf(env: PlanEnv, x: Exec): Generator<Step> {
+  if (env.initPlans !== undefined) yield* env.initPlans.materialise(x);
 }
 
 /** UPDATE t SET ... [FROM ...] [WHERE ...] [RETURNING ...]. */
@@ -580,11 +607,7 @@ export function* update(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
   const where = ast.where ? compilePredicate(ast.where as Ast, cenv, 'WHERE') : undefined;
   const ret = returning(ast, writer, env, alias, fromPlan?.columns);
   const candidates = yield* targetRows(table, alias, ast.where as Ast | null, env, x, fromPlan?.columns);
-  let fromRows: Row[] = [[]];
-  if (fromPlan !== undefined) {
-    fromRows = [];
-    for (const s of fromPlan.rows(x)) if (s !== PAUSE) fromRows.push(s);
-  }
+  const fromRows: Row[] = fromPlan === undefined ? [[]] : yield* allRows(fromPlan, x);
   const ctx = x.ctx();
   let count = 0;
   const out: Row[] = [];
@@ -628,16 +651,14 @@ export function* deleteRows(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Gen
   const writer = new TableWriter(table, env.catalog, view, env);
   const usingPlan = usingItems === undefined ? undefined : planFrom(usingItems, null, env).plan;
   const ret = returning(ast, writer, env, alias, usingPlan?.columns);
-  const candidates = yield* targetRows(table, alias, ast.where as Ast | null, env, x, usingPlan?.columns);
-  let usingRows: Row[] | undefined;
   let where: CompiledExpr | undefined;
-  if (usingPlan !== undefined) {
+  if (usingPlan !== undefined && ast.where) {
     const own = writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias }));
     const scope = new Scope([...own, ...usingPlan.columns], env.parent);
-    if (ast.where) where = compilePredicate(ast.where as Ast, exprEnv(env, scope, undefined, 'WHERE'), 'WHERE');
-    usingRows = [];
-    for (const s of usingPlan.rows(x)) if (s !== PAUSE) usingRows.push(s);
+    where = compilePredicate(ast.where as Ast, exprEnv(env, scope, undefined, 'WHERE'), 'WHERE');
   }
+  const candidates = yield* targetRows(table, alias, ast.where as Ast | null, env, x, usingPlan?.columns);
+  const usingRows = usingPlan === undefined ? undefined : yield* allRows(usingPlan, x);
   const ctx = x.ctx();
   let count = 0;
   const out: Row[] = [];

@@ -17,6 +17,7 @@ import { LookupJoinPlan, type LookupSpec } from './lookup-join.js';
 import { AggregatePlan, type AggregateCall } from './aggregate-plan.js';
 import { aggregatePlan } from './scan-aggregate.js';
 import { AliasPlan, DistinctPlan, FilterPlan, JoinPlan, LimitPlan, MaterializePlan, ProjectPlan, SetOpPlan, SortPlan, TrimPlan, ValuesPlan, type JoinKind, type SortKey } from './ops.js';
+import { InitPlans, memoisedRows } from './init-plans.js';
 import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 import { columnName, columnQualifier, exprKey, sameSlot, Scope, slotExpr, tableName } from './scope.js';
 import { informationSchemaPlan } from './information-schema.js';
@@ -31,6 +32,11 @@ export interface PlanEnv {
   params: readonly SqlValue[];
   parent: Scope | undefined;
   ctes: Map<string, Plan>;
+  /**
+   * Where the statement's uncorrelated subqueries go, to be run before its rows (see
+   * InitPlans); absent when the plan never runs (a probe) or nothing materialises them.
+   */
+  initPlans?: InitPlans;
 }
 
 type Ast = AstNode & Record<string, any>;
@@ -177,7 +183,7 @@ function aggregateLevel(n: Ast, scope: Scope, env: PlanEnv): number {
   subqueriesIn(parts, subs);
   if (subs.length > 0) {
     const probe = scope.probe();
-    for (const sub of subs) planQuery(sub.ast as Ast, { ...env, parent: probe });
+    for (const sub of subs) planQuery(sub.ast as Ast, { ...env, parent: probe, initPlans: undefined });
     level = Math.min(level, probe.reach!.levels);
   }
   return level === Infinity ? 0 : level;
@@ -221,17 +227,35 @@ function isSubqueryList(r: unknown): boolean {
   return l?.type === 'expr_list' && Array.isArray(l.value) && l.value.length === 1 && (l.value[0] as Ast).ast !== undefined;
 }
 
-/** Plans a subquery as a nested level of `scope`. */
-function subPlan(sub: Ast, env: PlanEnv, scope: Scope): { plan: Plan; level: { correlated: boolean } } {
+/**
+ * Plans a subquery as a nested level of `scope`, its use reading at most `limit` of its rows. One
+ * that reads nothing of any enclosing level is registered as an init plan of the statement.
+ * @throws SQL_ERROR 42P19 when it reads the working table of a WITH RECURSIVE being defined
+ */
+function subPlan(sub: Ast, env: PlanEnv, scope: Scope, limit: number): { plan: Plan; level: { correlated: boolean } } {
   const before = scope.innerRefs;
-  const plan = planQuery(sub.ast as Ast, { ...env, parent: scope });
-  return { plan, level: { correlated: scope.innerRefs !== before } };
+  let ctes = env.ctes;
+  // PostgreSQL refuses a recursive reference inside a subquery of an expression: its rows would
+  // change from one iteration to the next (and an uncorrelated one would be computed once).
+  if ([...ctes.values()].some((c) => c instanceof WorkingTable)) {
+    ctes = new Map([...ctes].map(([name, c]) => [name, c instanceof WorkingTable ? new SublinkRecursion(name, c.columns) : c]));
+  }
+  const plan = planQuery(sub.ast as Ast, { ...env, ctes, parent: scope });
+  const correlated = scope.innerRefs !== before;
+  if (!correlated) env.initPlans?.register(sub, env.ctes, plan, limit);
+  return { plan, level: { correlated } };
 }
 
-/** Rows of a subquery for the current row: cached when it reads nothing of the enclosing rows. */
-function subRows(plan: Plan, correlated: boolean, x: Exec, row: Row | undefined, limit = Infinity): Row[] {
+/**
+ * Rows of a subquery for the current row. An uncorrelated one was materialised before the
+ * statement's rows (InitPlans); it is run here, synchronously, only when it is correlated (once
+ * per enclosing row) or when the statement has no init plans (a path that compiles expressions
+ * outside a statement's plan), and then cached.
+ * @throws what the subquery raises (also one materialised earlier, when this is its first use)
+ */
+function subRows(plan: Plan, correlated: boolean, x: Exec, row: Row | undefined, limit: number): Row[] {
   if (!correlated) {
-    const cached = x.memo.get(plan) as Row[] | undefined;
+    const cached = memoisedRows(x, plan);
     if (cached !== undefined) return cached;
   }
   x.outer.push(row ?? []);
@@ -249,7 +273,7 @@ function subRows(plan: Plan, correlated: boolean, x: Exec, row: Row | undefined,
 }
 
 function scalarSubquery(n: Ast, env: PlanEnv, scope: Scope): CompiledExpr {
-  const { plan, level } = subPlan(n, env, scope);
+  const { plan, level } = subPlan(n, env, scope, 2);
   if (plan.columns.filter((c) => !c.hidden).length !== 1) sqlFail('42601', 'subquery must return only one column');
   const type = outputType(plan.columns[0]!.type);
   return {
@@ -269,7 +293,7 @@ function scalarSubquery(n: Ast, env: PlanEnv, scope: Scope): CompiledExpr {
  * @throws SQL_ERROR 21000 when it yields more than one
  */
 export function rowSubquery(n: Ast, env: PlanEnv, scope: Scope): { types: SqlTypeName[]; evaluate: (ctx: EvalContext) => SqlValue[] } {
-  const { plan, level } = subPlan(n, env, scope);
+  const { plan, level } = subPlan(n, env, scope, 2);
   const visible = plan.columns.flatMap((c, i) => (c.hidden ? [] : [i]));
   const types = visible.map((i) => outputType(plan.columns[i]!.type));
   return {
@@ -288,7 +312,7 @@ export function rowSubquery(n: Ast, env: PlanEnv, scope: Scope): { types: SqlTyp
 }
 
 function existsExpr(sub: Ast, env: PlanEnv, scope: Scope, negate: boolean): CompiledExpr {
-  const { plan, level } = subPlan(sub, env, scope);
+  const { plan, level } = subPlan(sub, env, scope, 1);
   return {
     type: 'boolean',
     evaluate: (ctx) => {
@@ -300,14 +324,14 @@ function existsExpr(sub: Ast, env: PlanEnv, scope: Scope, negate: boolean): Comp
 
 function inSubqueryExpr(leftNode: Ast, sub: Ast, negate: boolean, env: PlanEnv, scope: Scope, cenv: CompileEnv): CompiledExpr {
   const left = compileExpression(leftNode, cenv);
-  const { plan, level } = subPlan(sub, env, scope);
+  const { plan, level } = subPlan(sub, env, scope, Infinity);
   if (plan.columns.filter((c) => !c.hidden).length !== 1) sqlFail('42601', 'subquery has too many columns');
   const type = resolveComparison('=', left.type, outputType(plan.columns[0]!.type));
   return {
     type: 'boolean',
     evaluate: (ctx) => {
       const l = castValue(left.evaluate(ctx), { type });
-      const rows = subRows(plan, level.correlated, ctx.exec as Exec, ctx.row);
+      const rows = subRows(plan, level.correlated, ctx.exec as Exec, ctx.row, Infinity);
       if (rows.length === 0) return { type: 'boolean', value: negate };
       if (l.value === null) return { type: 'boolean', value: null };
       let sawNull = false;
@@ -350,7 +374,7 @@ function distinctFrom(a: CompiledExpr, b: CompiledExpr, not: boolean): CompiledE
 /** x op ANY|ALL (subquery), with SQL's NULL rules. */
 function quantified(leftNode: Ast, op: string, all: boolean, sub: Ast, env: PlanEnv, scope: Scope, cenv: CompileEnv): CompiledExpr {
   const left = compileExpression(leftNode, cenv);
-  const { plan, level } = subPlan(sub, env, scope);
+  const { plan, level } = subPlan(sub, env, scope, Infinity);
   if (plan.columns.filter((c) => !c.hidden).length !== 1) sqlFail('42601', 'subquery has too many columns');
   const type = resolveComparison(op, left.type, outputType(plan.columns[0]!.type));
   const test = (c: number): boolean => (op === '=' ? c === 0 : op === '<>' || op === '!=' ? c !== 0 : op === '<' ? c < 0 : op === '<=' ? c <= 0 : op === '>' ? c > 0 : c >= 0);
@@ -358,7 +382,7 @@ function quantified(leftNode: Ast, op: string, all: boolean, sub: Ast, env: Plan
     type: 'boolean',
     evaluate: (ctx) => {
       const l = castValue(left.evaluate(ctx), { type });
-      const rows = subRows(plan, level.correlated, ctx.exec as Exec, ctx.row);
+      const rows = subRows(plan, level.correlated, ctx.exec as Exec, ctx.row, Infinity);
       let sawNull = false;
       for (const r of rows) {
         const v = castValue(r[0]!, { type });
@@ -615,6 +639,27 @@ class WorkingTable implements Plan {
   }
 }
 
+/**
+ * The working table of a WITH RECURSIVE as a subquery of an expression in its recursive term sees
+ * it: a name that PostgreSQL refuses to read there (see subPlan). It is never run.
+ */
+class SublinkRecursion implements Plan {
+  constructor(
+    readonly name: string,
+    readonly columns: PlanColumn[],
+  ) {}
+  /** @throws SQL_ERROR 42P19 */
+  refuse(): never {
+    return sqlFail('42P19', `recursive reference to query "${this.name}" must not appear within a subquery`);
+  }
+  rows(): Generator<Step> {
+    return this.refuse();
+  }
+  explain(): ExplainNode {
+    return this.refuse();
+  }
+}
+
 class RecursivePlan implements Plan {
   constructor(
     readonly base: Plan,
@@ -644,7 +689,10 @@ class RecursivePlan implements Plan {
       return out;
     };
     let batch: Row[] = [];
-    for (const r of this.base.rows(x)) if (r !== PAUSE) batch.push(r);
+    for (const r of this.base.rows(x)) {
+      if (r === PAUSE) yield r;
+      else batch.push(r);
+    }
     batch = fresh(batch);
     let iterations = 0;
     while (batch.length > 0) {
@@ -708,7 +756,7 @@ function expandColumns(ast: Ast, scope: Scope, env: PlanEnv): SelectItem[] {
  * level it is written in so that planning it counts no correlation there.
  */
 export function starNamer(env: PlanEnv, scope: Scope): StarName {
-  return (query) => planQuery(query as Ast, { ...env, parent: scope.probe() }).columns.find((c) => !c.hidden)?.name;
+  return (query) => planQuery(query as Ast, { ...env, parent: scope.probe(), initPlans: undefined }).columns.find((c) => !c.hidden)?.name;
 }
 
 /**
@@ -1722,6 +1770,7 @@ function fromItem(f: Ast, i: number, env: PlanEnv, rowItems: ReadonlySet<string>
   }
   if (schema !== null && schema !== 'public') sqlFail('3F000', `schema "${schema}" does not exist`);
   const cte = schema === null ? env.ctes.get(name) : undefined;
+  if (cte instanceof SublinkRecursion) cte.refuse();
   if (cte !== undefined) {
     const plan = renamed(cte, alias, undefined);
     return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
