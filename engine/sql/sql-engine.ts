@@ -530,7 +530,9 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
     }
     case 'alter': {
       const catalog = mutableCatalog(txn);
-      await drive(alterTable(ast, catalog, view, new Exec(view, catalog, x.statementTime, x.params, x.limits)), x);
+      // Driven with its own Exec: a pause resumes the slice of the Exec that ticks.
+      const xa = new Exec(view, catalog, x.statementTime, x.params, x.limits);
+      await drive(alterTable(ast, catalog, view, xa), xa);
       return finish('ALTER TABLE', [], [], 0, opts);
     }
     default:

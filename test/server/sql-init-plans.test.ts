@@ -108,4 +108,13 @@ describe('a slow uncorrelated subquery does not hold the server', () => {
     const body = await otherTenantServedDuring({ statements: [{ sql: 'BEGIN' }, { sql: `SELECT id FROM t WHERE id * ${ROWS * ROWS} = ${SLOW}` }, { sql: 'COMMIT' }] });
     expect(body.results[1].rows).toEqual([{ id: ROWS }]);
   });
+
+  // Correlated subqueries still run synchronously, once per outer row; the statement pauses
+  // between two evaluations once its slice is used up (engine/sql/exec/runtime.ts Exec.tick).
+  it('pauses between the evaluations of a correlated subquery', async () => {
+    const body = await otherTenantServedDuring({ sql: 'SELECT sum((SELECT count(*) FROM t a, t b WHERE a.id > o.id - b.id)) AS s FROM t o' });
+    let expected = 0;
+    for (let o = 1; o <= ROWS; o++) for (let a = 1; a <= ROWS; a++) for (let b = 1; b <= ROWS; b++) if (a > o - b) expected++;
+    expect(body.rows).toEqual([{ s: String(expected) }]);
+  });
 });

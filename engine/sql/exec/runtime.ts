@@ -125,12 +125,22 @@ export class Exec {
   }
 
   /**
+   * Synchronous runs in progress (runSync: a correlated subquery evaluated inside an expression),
+   * where a PAUSE would be dropped: tick() holds it back for the first tick outside them.
+   */
+  syncRuns = 0;
+  /** The slice is used up: the next tick outside a synchronous run pauses. */
+  #due = false;
+
+  /**
    * Called once per row by scans and loops: true when the current slice is used up (the caller
-   * yields PAUSE). Checks the time limit every so often.
+   * yields PAUSE). Checks the time limit every so often. A slice that ran out inside a synchronous
+   * run makes the first tick after it true, so the operator evaluating the subquery pauses after
+   * that evaluation, not (by the tick count) up to 256 evaluations later.
    * @throws SQL_ERROR 57014 when the statement ran past the time limit, or its client is gone
    */
   tick(): boolean {
-    if ((++this.#ticks & 255) !== 0) return false;
+    if ((++this.#ticks & 255) !== 0) return this.#due && this.syncRuns === 0;
     const now = performance.now();
     if (this.limits.timeLimitMs > 0 && now - this.#started > this.limits.timeLimitMs) {
       sqlFail('57014', `canceling statement due to statement timeout (${this.limits.timeLimitMs} ms)`);
@@ -141,13 +151,14 @@ export class Exec {
       // PostgreSQL's words for a cancelled statement; nobody reads them but the log.
       sqlFail('57014', 'canceling statement due to user request: the client closed its connection');
     }
-    if (now - this.#sliceStart < sliceMs()) return false;
-    return true;
+    if (now - this.#sliceStart >= sliceMs()) this.#due = true;
+    return this.#due && this.syncRuns === 0;
   }
 
   /** The driver resumed after a pause. */
   resumed(): void {
     this.#sliceStart = performance.now();
+    this.#due = false;
   }
 
   /** @throws SQL_ERROR 54000 when an operator's rows pass the work memory bound */
@@ -169,9 +180,18 @@ export function rowBytes(row: Row): number {
   return n;
 }
 
-/** Runs a plan to completion synchronously (subqueries inside expressions): pauses are ignored. */
+/**
+ * Runs a plan synchronously, for a correlated subquery inside an expression (evaluated once per
+ * enclosing row, in the middle of an operator's row, so it cannot yield): no pause is taken, and
+ * one that falls due is left to the first tick after it (see Exec.tick).
+ */
 export function* runSync(plan: Plan, x: Exec): Generator<Row> {
-  for (const step of plan.rows(x)) {
-    if (step !== PAUSE) yield step;
+  x.syncRuns++;
+  try {
+    for (const step of plan.rows(x)) {
+      if (step !== PAUSE) yield step;
+    }
+  } finally {
+    x.syncRuns--;
   }
 }
