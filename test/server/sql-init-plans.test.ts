@@ -118,3 +118,23 @@ describe('a slow uncorrelated subquery does not hold the server', () => {
     expect(body.rows).toEqual([{ s: String(expected) }]);
   });
 });
+
+// The time limit ends a statement while its init plans run, even one no row would need (it is
+// not an error of the subquery's data, kept for a first use that may never come).
+const strict = serverForFile({ sqlTimeLimitMs: 300 });
+
+describe('the statement time limit', () => {
+  beforeAll(async () => {
+    const res = await http(strict.server.url, 'POST', '/api/sql/query', { json: { sql: `CREATE TABLE t (id int PRIMARY KEY); INSERT INTO t SELECT g FROM generate_series(1, ${ROWS}) g` }, apiKey: strict.apiKey });
+    expect(res.status, res.text).toBe(200);
+  });
+
+  it.each([
+    `SELECT CASE WHEN id < 0 THEN ${SLOW} END FROM t WHERE id = 1`,
+    `UPDATE t SET id = ${SLOW} WHERE id < 0`,
+  ])('ends %s in an init plan with 57014', async (text) => {
+    const res = await http(strict.server.url, 'POST', '/api/sql/query', { json: { sql: text }, apiKey: strict.apiKey });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.error.details.sqlstate).toBe('57014');
+  });
+});

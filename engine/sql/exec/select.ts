@@ -17,7 +17,7 @@ import { LookupJoinPlan, type LookupSpec } from './lookup-join.js';
 import { AggregatePlan, type AggregateCall } from './aggregate-plan.js';
 import { aggregatePlan } from './scan-aggregate.js';
 import { AliasPlan, DistinctPlan, FilterPlan, JoinPlan, LimitPlan, MaterializePlan, ProjectPlan, SetOpPlan, SortPlan, TrimPlan, ValuesPlan, type JoinKind, type SortKey } from './ops.js';
-import { InitPlans, memoisedRows } from './init-plans.js';
+import { memoisedRows, type InitPlans } from './init-plans.js';
 import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 import { columnName, columnQualifier, exprKey, sameSlot, Scope, slotExpr, tableName } from './scope.js';
 import { informationSchemaPlan } from './information-schema.js';
