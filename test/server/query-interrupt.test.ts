@@ -251,6 +251,10 @@ describe('a client gone', () => {
       await stoppedQueries(server, 2);
       const after = await sql('SELECT count(*) AS n FROM u');
       expect(after.body.rows).toEqual([{ n: 0 }]);
+      // A write whose time goes in a subquery of its expression (an init plan, run in slices).
+      await sendAndLeave(server.url, '/api/sql/query', apiKey, { sql: 'UPDATE t SET v = (SELECT count(*) FROM t a, t b, t c) WHERE id = 1' });
+      await stoppedQueries(server, 3);
+      expect((await sql('SELECT sum(v) AS s FROM t')).body.rows).toEqual([{ s: 0 }]);
     } finally {
       server.child.kill('SIGKILL');
       await server.exited;
