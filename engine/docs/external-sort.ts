@@ -10,7 +10,7 @@
 
 import { fail } from '../errors.js';
 import type { SpillFile, SpillRun, SpillRunReader, SpillSpace } from '../storage/index.js';
-import { approxBytes, type QueryMemory } from './aggregate/stage.js';
+import { approxBytes, BlockingBudget, type QueryMemory } from './aggregate/stage.js';
 import { decodeDocument, encodeDocument } from './doc-codec.js';
 import { setNoTextScore, setTextScore, textScoreIfAny } from './text/index.js';
 import type { Doc } from './values.js';
@@ -111,6 +111,11 @@ export function refuseSort(memory: QueryMemory, stage = '$sort'): never {
     stage,
     limit: memory.maxBlockingBytes,
   });
+}
+
+/** The refusal of a stage that sorts: with allowDiskUse false, the sorter's message; without a spill area (the engine as a library), the stage's bound. */
+export function sortRefusal(stage: string): Refusal {
+  return (memory) => (memory.allowDiskUse ? new BlockingBudget(stage, memory).refuse() : refuseSort(memory, stage));
 }
 
 interface Entry<K> {

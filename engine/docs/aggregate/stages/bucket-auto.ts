@@ -7,66 +7,107 @@
  * the last bucket, its largest value). With `granularity`, values must be non-negative numbers and
  * each boundary is rounded up to the series (granularity.ts), the bucket absorbing the values below
  * it; the first min is rounded down and the last max up. `output` holds accumulators as in $group
- * (default a count). The input is held within the blocking bound.
+ * (default a count). As MongoDB does, the input goes through a sorter that spills past the
+ * blocking bound (allowDiskUse; external-sort.ts), counted as it comes, then the buckets are built
+ * one at a time from the sorted documents: only the bucket being built is held (its accumulators).
  */
 
+import { DocSorter, sortRefusal } from '../../external-sort.js';
 import { bsonTypeOf, compareValues, isPlainObject, MISSING, type Doc } from '../../values.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { Scope } from '../expression/expression.js';
 import { needsOf } from '../dependencies.js';
-import { BlockingBudget, chunksOf, gather, pushAll, stageError, type Stage } from '../stage.js';
+import { pushAll, stageError, type DocStream, type Stage } from '../stage.js';
 import { granularityRounder, type GranularityRounder } from './granularity.js';
 import { groupStage } from './group.js';
 
-interface Bucket {
+/** A bucket being built: its bounds so far and how many documents it took. */
+interface Building {
+  readonly index: number;
   min: unknown;
   max: unknown;
-  docs: Doc[];
+  count: number;
+  /** With a granularity: the rounded-up boundary, fixed once the bucket has its share (see joins). */
+  boundary: unknown;
 }
 
-/** MongoDB's populateBuckets over entries sorted by key. */
-function cut(entries: ReadonlyArray<{ key: unknown; doc: Doc }>, count: number, rounder: GranularityRounder | undefined): Bucket[] {
-  const buckets: Bucket[] = [];
-  const size = Math.max(1, Math.round(entries.length / count));
-  let i = 0;
-  for (let b = 0; b < count && i < entries.length; b++) {
-    const first = entries[i++]!;
-    const bucket: Bucket = { min: first.key, max: first.key, docs: [first.doc] };
-    const add = (): void => {
-      const e = entries[i++]!;
-      bucket.max = e.key;
-      bucket.docs.push(e.doc);
-    };
-    if (b === count - 1) {
-      while (i < entries.length) add();
+/**
+ * MongoDB's populateNextBucket, one document at a time over the input in key order: each bucket
+ * takes `size` documents (the last one all that are left), then every following one with the same
+ * key; with a granularity, every following one below its max rounded up (the boundary) too.
+ */
+class BucketCutter {
+  readonly #count: number;
+  readonly #size: number;
+  readonly #rounder: GranularityRounder | undefined;
+  #current: Building | undefined;
+  /** The key that did not join the current bucket: the next one's first. */
+  #next: { key: unknown } | undefined;
+
+  /** `total`: how many documents come (the sort counted them), cut into at most `count` buckets. */
+  constructor(total: number, count: number, rounder: GranularityRounder | undefined) {
+    this.#count = count;
+    this.#size = Math.max(1, Math.round(total / count));
+    this.#rounder = rounder;
+  }
+
+  get current(): Building | undefined {
+    return this.#current;
+  }
+
+  /** True once a key did not join the current bucket. */
+  get full(): boolean {
+    return this.#next !== undefined;
+  }
+
+  /** Starts the first bucket at `key`. */
+  start(key: unknown): Building {
+    const min = this.#rounder === undefined ? key : this.#rounder.roundDown(key as number);
+    this.#current = { index: 0, min, max: key, count: 1, boundary: undefined };
+    return this.#current;
+  }
+
+  /** True when the document of `key` goes into the current bucket (then counted there); false: it starts the next one. */
+  joins(key: unknown): boolean {
+    const b = this.#current!;
+    let joins = b.index === this.#count - 1 || b.count < this.#size;
+    if (!joins && this.#rounder !== undefined) {
+      b.boundary ??= this.#rounder.roundUp(b.max as number);
+      joins = compareValues(b.boundary, key) > 0 || compareValues(b.max, key) === 0;
+    } else if (!joins) {
+      joins = compareValues(b.max, key) === 0;
+    }
+    if (joins) {
+      b.max = key;
+      b.count++;
     } else {
-      for (let j = 0; j < size - 1 && i < entries.length; j++) add();
-      if (rounder !== undefined) {
-        const boundary = rounder.roundUp(bucket.max as number);
-        // Values below the rounded boundary belong to this bucket too.
-        while (i < entries.length && compareValues(boundary, entries[i]!.key) > 0) add();
-        if (i < entries.length) bucket.max = boundary;
-      } else {
-        // Values equal to the last one stay in this bucket.
-        while (i < entries.length && compareValues(bucket.max, entries[i]!.key) === 0) add();
-      }
+      this.#next = { key };
     }
-    const previous = buckets[buckets.length - 1];
-    if (previous !== undefined) {
-      if (rounder !== undefined) {
-        // A first bucket that ends at 0: its max becomes the next min rounded down.
-        if (previous.max === 0) previous.max = rounder.roundDown(bucket.min as number);
-        bucket.min = previous.max;
-      } else previous.max = bucket.min;
+    return joins;
+  }
+
+  /**
+   * Closes the current bucket, whose max becomes the next one's min (the key that did not join; at
+   * the end of the input, its own largest key, included), and starts the next one at that key.
+   * Returns the closed bucket's bounds.
+   */
+  close(): { min: unknown; max: unknown } {
+    const b = this.#current!;
+    const next = this.#next?.key;
+    const more = this.#next !== undefined;
+    this.#next = undefined;
+    const rounder = this.#rounder;
+    let max = b.max;
+    if (rounder !== undefined) {
+      const boundary = b.boundary ?? rounder.roundUp(b.max as number);
+      // A bucket that ends at 0: its max is the next one's key rounded down.
+      max = boundary === 0 && more ? rounder.roundDown(next as number) : boundary;
+    } else if (more) {
+      max = next;
     }
-    buckets.push(bucket);
+    this.#current = !more ? undefined : { index: b.index + 1, min: rounder === undefined ? next : max, max: next, count: 1, boundary: undefined };
+    return { min: b.min, max };
   }
-  if (rounder !== undefined && buckets.length > 0) {
-    buckets[0]!.min = rounder.roundDown(buckets[0]!.min as number);
-    const last = buckets[buckets.length - 1]!;
-    last.max = rounder.roundUp(last.max as number);
-  }
-  return buckets;
 }
 
 export function bucketAutoStage(spec: unknown, names: ReadonlySet<string>): Stage {
@@ -102,18 +143,15 @@ export function bucketAutoStage(spec: unknown, names: ReadonlySet<string>): Stag
   }
   if (!Object.hasOwn(spec, 'groupBy') || count === undefined) stageError(stage, "$bucketAuto requires 'groupBy' and 'buckets' to be specified");
   const groupBy = compileExpression(spec['groupBy'], names);
-  // The accumulators are $group's, keyed by the bucket each document was cut into; one group
-  // stage per run (a $facet or $lookup pipeline may run several at once), this one checks the spec.
-  const groupOf = (bucketOf: ReadonlyMap<Doc, number>): Stage => groupStage({ _id: null, ...output }, names, (scope) => bucketOf.get(scope.get('CURRENT') as Doc));
-  groupOf(new Map());
+  // A bucket's accumulators are a $group's over the bucket's documents (one group, `_id` null).
+  const group = groupStage({ _id: null, ...output }, names);
   const buckets = count;
   return {
     name: stage,
     reads: [],
     needs: needsOf([spec['groupBy'], ...Object.values(output).map((acc) => (isPlainObject(acc) ? Object.values(acc)[0] : acc))], [], true),
     async *run(input, ctx) {
-      const docs = await gather(input, stage, new BlockingBudget(stage, ctx.memory));
-      const entries = docs.map((doc) => {
+      const keyOf = (doc: Doc): unknown => {
         const v = groupBy(Scope.of(doc, ctx.vars));
         const key = v === MISSING ? null : v;
         if (rounder !== undefined) {
@@ -121,18 +159,94 @@ export function bucketAutoStage(spec: unknown, names: ReadonlySet<string>): Stag
           if (Number.isNaN(key)) stageError(stage, "$bucketAuto can specify a 'granularity' with numeric boundaries only, but found a NaN");
           if (key < 0) stageError(stage, "$bucketAuto can specify a 'granularity' with non-negative numbers only, but found a negative number");
         }
-        return { key, doc };
-      });
-      // Stable: documents with equal values keep their input order.
-      entries.sort((a, b) => compareValues(a.key, b.key));
-      const cutInto = cut(entries, buckets, rounder);
-      const bucketOf = new Map<Doc, number>();
-      cutInto.forEach((b, i) => {
-        for (const d of b.docs) bucketOf.set(d, i);
-      });
-      const grouped: Doc[] = [];
-      for await (const c of groupOf(bucketOf).run(chunksOf(cutInto.flatMap((b) => b.docs)), ctx)) pushAll(grouped, c);
-      yield* chunksOf(grouped.map((g) => ({ ...g, _id: { min: cutInto[g['_id'] as number]!.min, max: cutInto[g['_id'] as number]!.max } })));
+        return key;
+      };
+      // Sorted by key, equal keys in input order; past the bound through spill files (allowDiskUse).
+      const sorter = new DocSorter<unknown>({ keyOf, compareKeyed: compareValues }, { memory: ctx.memory, refuse: sortRefusal(stage) });
+      let total = 0;
+      for await (const chunk of input) {
+        for (const doc of chunk) {
+          total++;
+          const spilled = sorter.add(doc);
+          if (spilled !== undefined) await spilled;
+        }
+      }
+      if (total === 0) return;
+      const cursor = new ChunkCursor(sorter.sorted());
+      try {
+        const cutter = new BucketCutter(total, buckets, rounder);
+        // The documents of the current bucket, as the sort gives them; stops before the next bucket's first.
+        async function* bucketDocs(): DocStream {
+          let first = true;
+          for (let head = await cursor.head(); head !== undefined; head = await cursor.head()) {
+            const { chunk, at } = head;
+            let end = at;
+            // A bucket's first document was counted when the bucket started.
+            if (first) {
+              first = false;
+              end++;
+            }
+            for (; end < chunk.length; end++) {
+              const key = keyOf(chunk[end]!);
+              if (!cutter.joins(key)) break;
+            }
+            cursor.take(end - at);
+            if (end > at) yield at === 0 && end === chunk.length ? chunk : chunk.slice(at, end);
+            if (cutter.full) return;
+          }
+        }
+        const head = (await cursor.head())!;
+        cutter.start(keyOf(head.chunk[head.at]!));
+        let out: Doc[] = [];
+        while (cutter.current !== undefined) {
+          const grouped: Doc[] = [];
+          for await (const c of group.run(bucketDocs(), ctx)) pushAll(grouped, c);
+          const bounds = cutter.close();
+          out.push({ ...grouped[0]!, _id: bounds });
+          if (out.length >= OUT_CHUNK) {
+            yield out;
+            out = [];
+          }
+        }
+        if (out.length > 0) yield out;
+      } finally {
+        await cursor.close();
+      }
     },
   };
+}
+
+/** Output documents per chunk. */
+const OUT_CHUNK = 256;
+
+/** Chunks read as a queue of documents: where the first not yet taken is. */
+class ChunkCursor {
+  readonly #chunks: AsyncIterator<Doc[]>;
+  #chunk: Doc[] = [];
+  #at = 0;
+
+  constructor(chunks: AsyncIterable<Doc[]>) {
+    this.#chunks = chunks[Symbol.asyncIterator]();
+  }
+
+  /** The chunk holding the next document and its index there; undefined at the end. */
+  async head(): Promise<{ chunk: Doc[]; at: number } | undefined> {
+    while (this.#at >= this.#chunk.length) {
+      const r = await this.#chunks.next();
+      if (r.done === true) return undefined;
+      this.#chunk = r.value;
+      this.#at = 0;
+    }
+    return { chunk: this.#chunk, at: this.#at };
+  }
+
+  /** Takes `n` documents of the head chunk. */
+  take(n: number): void {
+    this.#at += n;
+  }
+
+  /** Ends the reading (the sorter's spill file is removed). */
+  async close(): Promise<void> {
+    await this.#chunks.return?.(undefined);
+  }
 }
