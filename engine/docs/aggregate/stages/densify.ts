@@ -15,12 +15,17 @@
  * bounds are filled to the upper bound, and "full" partitions to the collection's maximum, once
  * the input is exhausted (MongoDB's order: those documents come last, by partition).
  *
- * The stage holds its input for the sort and one grid position per partition (with the partition
- * fields), both counted against the blocking bound, and streams what it generates a chunk at a
- * time. At most AGGREGATE_LIMITS.maxDensifyDocs documents are generated (MongoDB's default).
+ * The sort spills past the blocking bound (allowDiskUse; external-sort.ts). The pass holds one
+ * grid position per partition (with the partition fields), counted against the bound as MongoDB's
+ * partition table is (internalDocumentSourceDensifyMaxMemoryBytes: past it, MongoDB's `$densify
+ * exceeded memory limit`), with the sorted input too when it did not spill; with "partition"
+ * bounds only the partitions of the current place in the sort (the others are done). What it
+ * generates streams out a chunk at a time. At most AGGREGATE_LIMITS.maxDensifyDocs documents are
+ * generated (MongoDB's default).
  */
 
-import { compileSort, sortDocuments } from '../../sort.js';
+import { DocSorter, sortRefusal } from '../../external-sort.js';
+import { compileSort, type CompiledSort } from '../../sort.js';
 import { bsonTypeOf, cloneValue, compareValues, getOwn, isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
 import { withPath } from '../../path.js';
 import { needsOf } from '../dependencies.js';
@@ -28,7 +33,7 @@ import { addUnits, isTimeUnit, type TimeUnit } from '../expression/date-units.js
 import { isIntegral64, Scope, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { groupKey } from '../value-key.js';
-import { AGGREGATE_LIMITS, BlockingBudget, gather, stageError, type Stage, type StageContext } from '../stage.js';
+import { AGGREGATE_LIMITS, approxBytes, BlockingBudget, stageError, type Stage, type StageContext } from '../stage.js';
 
 const STAGE = '$densify';
 const CHUNK = 256;
@@ -203,6 +208,8 @@ interface PartitionState {
   readonly fields: Doc;
   /** The next value on the grid not yet generated or met. */
   next: Point;
+  /** What it costs to hold, counted against the bound. */
+  readonly bytes: number;
 }
 
 /** Builds the document of partition fields: `{a: "$a", x: {y: "$x.y"}}` evaluated, as MongoDB's partition expression. */
@@ -236,6 +243,13 @@ class DensifyRun {
   readonly #partitionOf: ((doc: Doc, vars: Scope | undefined) => Doc) | undefined;
   readonly #vars: Scope | undefined;
   readonly #budget: BlockingBudget;
+  /**
+   * "partition" bounds: the partition fields' place in the sort. The input comes sorted by it, so
+   * once it changes, the partitions met before are done and are dropped (partitions whose fields
+   * sort as equals, such as a missing field and null, may interleave: they are kept together).
+   */
+  readonly #partitionSort: CompiledSort | undefined;
+  #partitionSortKey: unknown[] = [];
   // Partitions in first-seen order: explicit and "full" bounds fill them in this order at the end.
   readonly #partitions = new Map<string, PartitionState>();
   #generated = 0;
@@ -249,6 +263,7 @@ class DensifyRun {
     this.#fieldParts = spec.field.split('.');
     this.#partitionOf = spec.partitions.length > 0 ? partitionTemplate(spec.partitions) : undefined;
     this.#vars = ctx.vars;
+    this.#partitionSort = spec.bounds.kind === 'partition' ? compileSort(Object.fromEntries(spec.partitions.map((p) => [p, 1]))) : undefined;
   }
 
   /** The documents to output for the next input document: the values it skips over, then it. */
@@ -272,7 +287,7 @@ class DensifyRun {
     const bounds = this.#spec.bounds;
     if (bounds.kind === 'explicit') {
       // With no value met there is no partition yet: MongoDB fills the range once, without partition fields.
-      if (this.#partitions.size === 0) yield* this.#fill({ fields: {}, next: bounds.lower }, bounds.upper, undefined);
+      if (this.#partitions.size === 0) yield* this.#fill({ fields: {}, next: bounds.lower, bytes: 0 }, bounds.upper, undefined);
       for (const state of this.#partitions.values()) yield* this.#fill(state, bounds.upper, undefined);
     } else if (bounds.kind === 'full' && this.#max !== undefined) {
       // Every partition reaches the collection's maximum, included when it is on the grid.
@@ -298,18 +313,34 @@ class DensifyRun {
   }
 
   #stateOf(doc: Doc, value: Point): PartitionState {
+    if (this.#partitionSort !== undefined) this.#dropFinished(this.#partitionSort, doc);
     const fields = this.#partitionOf === undefined ? {} : this.#partitionOf(doc, this.#vars);
     const key = this.#partitionOf === undefined ? '' : groupKey(fields);
     let state = this.#partitions.get(key);
     if (state === undefined) {
       const bounds = this.#spec.bounds;
       const start = bounds.kind === 'explicit' ? bounds.lower : bounds.kind === 'full' ? this.#min! : value;
-      state = { fields, next: start };
-      this.#budget.add(fields);
-      this.#budget.add(start);
+      state = { fields, next: start, bytes: approxBytes(fields) + approxBytes(start) };
+      this.#hold(state.bytes);
       this.#partitions.set(key, state);
     }
     return state;
+  }
+
+  /** "partition" bounds: drops the partitions met so far when `doc`'s partition fields sort after theirs. */
+  #dropFinished(sort: CompiledSort, doc: Doc): void {
+    const key = sort.keyOf(doc);
+    if (this.#partitions.size > 0 && sort.compareKeyed(this.#partitionSortKey, key) !== 0) {
+      for (const state of this.#partitions.values()) this.#budget.release(state.bytes);
+      this.#partitions.clear();
+    }
+    this.#partitionSortKey = key;
+  }
+
+  /** Counts `bytes` more of the partition table. @throws QUERY_ERROR past the bound, with MongoDB's message */
+  #hold(bytes: number): void {
+    this.#budget.count(bytes);
+    if (this.#budget.over) stageError(STAGE, `$densify exceeded memory limit of ${this.#budget.limit}`);
   }
 
   /** Generates the partition's grid values below `to` (and below `limit`), advancing it. */
@@ -349,9 +380,18 @@ export function densifyStage(spec: unknown): Stage {
     reads: [],
     needs: needsOf([], [densify.field, ...densify.partitions], false),
     async *run(input, ctx) {
+      // The whole input, in the order $densify walks it (MongoDB's $sort before the stage); past
+      // the bound, through spill files (allowDiskUse).
+      const sorter = new DocSorter(sort, { memory: ctx.memory, refuse: sortRefusal(STAGE) });
+      for await (const chunk of input) {
+        for (const doc of chunk) {
+          const spilled = sorter.add(doc);
+          if (spilled !== undefined) await spilled;
+        }
+      }
+      // In memory, the sorted input counts with the partition table; spilled, the table alone.
       const budget = new BlockingBudget(STAGE, ctx.memory);
-      // The whole input, in the order $densify walks it (MongoDB's $sort before the stage).
-      const sorted = sortDocuments(await gather(input, STAGE, budget), sort);
+      if (!sorter.spilled) budget.count(sorter.bytes);
       const pass = new DensifyRun(densify, ctx, budget);
       let out: Doc[] = [];
       const emit = function* (docs: Iterable<Doc>): Generator<Doc[]> {
@@ -363,7 +403,9 @@ export function densifyStage(spec: unknown): Stage {
           }
         }
       };
-      for (const doc of sorted) yield* emit(pass.accept(doc));
+      for await (const chunk of sorter.sorted()) {
+        for (const doc of chunk) yield* emit(pass.accept(doc));
+      }
       yield* emit(pass.finish());
       if (out.length > 0) yield out;
     },
