@@ -6,6 +6,8 @@
  * and takes their `connectFromField` values as the next round's. `maxDepth` bounds the rounds
  * (0: the first only), `depthField` records each document's round, `restrictSearchWithMatch`
  * filters every round. The documents found go in the array `as`, in the order they were met.
+ * They are held within the blocking bound, which MongoDB's $graphLookup never spills past
+ * (allowDiskUse is ignored): past it, MongoDB's "$graphLookup reached maximum memory consumption".
  */
 
 import { validateCollectionName } from '../../catalog.js';
@@ -16,7 +18,7 @@ import { needsOf } from '../dependencies.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { groupKey } from '../value-key.js';
 import { Scope } from '../expression/expression.js';
-import { BlockingBudget, outputField, stageError, type Stage } from '../stage.js';
+import { approxBytes, BlockingBudget, outputField, stageError, type Stage } from '../stage.js';
 
 const OPTIONS = ['from', 'startWith', 'connectFromField', 'connectToField', 'as', 'maxDepth', 'depthField', 'restrictSearchWithMatch'];
 
@@ -72,7 +74,9 @@ export function graphLookupStage(spec: unknown, names: ReadonlySet<string>): Sta
               if (seenDocs.has(id)) continue;
               seenDocs.add(id);
               const hit: Doc = depthField === undefined ? m : { ...m, [depthField]: depth };
-              budget.add(hit);
+              // MongoDB's $graphLookup never spills, allowDiskUse or not (SERVER-23980): past its bound it fails.
+              budget.count(approxBytes(hit));
+              if (budget.over) stageError(stage, '$graphLookup reached maximum memory consumption');
               found.push(hit);
               for (const v of collectValues(m, connectFrom, 'traverse-omit-array')) if (v !== MISSING) next.push(v);
             }

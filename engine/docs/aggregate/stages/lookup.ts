@@ -23,7 +23,7 @@ import { checkVariableName, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { needsOf } from '../dependencies.js';
 import { groupKey } from '../value-key.js';
-import { outputField, pushAll, stageError, type DocStream, type Stage, type StageContext } from '../stage.js';
+import { approxBytes, outputField, pushAll, stageError, type DocStream, type Stage, type StageContext } from '../stage.js';
 import { Scope } from '../expression/expression.js';
 
 /** The key of an equality lookup: the foreign field and the local values (groupKey: equal keys, equal values). */
@@ -31,6 +31,31 @@ function equalityKey(foreignField: string, values: readonly unknown[]): string {
   let key = foreignField;
   for (const v of values) key += `\0${groupKey(v)}`;
   return key;
+}
+
+/** Estimated sizes of foreign documents, each computed once: a repeated lookup answers with the same objects. */
+const SIZES = new WeakMap<Doc, number>();
+
+function sizeOf(doc: Doc): number {
+  let n = SIZES.get(doc);
+  if (n === undefined) {
+    n = approxBytes(doc);
+    SIZES.set(doc, n);
+  }
+  return n;
+}
+
+/**
+ * Checks the documents of one `as` array against the blocking bound, as MongoDB bounds them
+ * (internalLookupStageIntermediateDocumentMaxSizeBytes, 100 MB): they are held whole in one
+ * document. @throws QUERY_ERROR past it, with MongoDB's message (code 4568)
+ */
+function checkMatchesSize(matches: readonly Doc[], from: string, limit: number): void {
+  let total = 0;
+  for (const m of matches) {
+    total += sizeOf(m);
+    if (total > limit) stageError('$lookup', `Total size of documents in ${from} matching pipeline's $lookup stage exceeds ${limit} bytes`);
+  }
 }
 
 /** How the pipeline module compiles a sub-pipeline (passed in to avoid a cycle). */
@@ -123,6 +148,8 @@ export function lookupStage(spec: unknown, names: ReadonlySet<string>, compileSu
               for await (const c of sub.run(source, { ...ctx, vars: bound })) pushAll(matches, c);
             }
           }
+          // A pipeline of $documents reads no collection: named by its first stage.
+          checkMatchesSize(matches, from ?? '$documents', ctx.memory.maxBlockingBytes);
           out.push(withPath(doc, asParts, matches));
         }
         yield out;
