@@ -40,7 +40,7 @@ import { directed, documentKeys, entryKey, idComponent, indexComponent, type Ind
 import { indexServesQuery, isIndexMember, validatePartialFilter } from './index-membership.js';
 import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
-import { AGGREGATE_LIMITS, approxBytes, BlockingBudget, type QueryMemory, type StageContext } from './aggregate/stage.js';
+import { AGGREGATE_LIMITS, approxBytes, refuseLookupMatches, type LookupRefusal, type QueryMemory, type StageContext } from './aggregate/stage.js';
 import { decodeSpilledDoc, encodeSpilledDoc, mergeRuns, refuseSort, writeRun } from './external-sort.js';
 import { compilePipeline } from './aggregate/pipeline.js';
 import { mergeVariables, type MergeSpec } from './aggregate/stages/merge.js';
@@ -1222,14 +1222,14 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   // snapshot, so an equal filter finds the same documents.
   const lookups = new Map<string, { docs: Doc[]; bytes: number }>();
   let lookupBytes = 0;
-  /** What one document's $lookup brings in, held whole within the blocking bound, and remembered when it has a key. */
-  async function lookupAnew(collection: string, filterSpec: Doc, key: string | undefined): Promise<Doc[]> {
-    const budget = new BlockingBudget('$lookup', memory);
+  /** What one document's $lookup brings in, held whole within the blocking bound (past it, `refuse`), and remembered when it has a key. */
+  async function lookupAnew(collection: string, filterSpec: Doc, key: string | undefined, refuse: LookupRefusal): Promise<Doc[]> {
     const docs: Doc[] = [];
     let bytes = 0;
     for await (const chunk of read(collection, compileFilter(filterSpec))) {
       for (const d of chunk) {
-        bytes += budget.add(d);
+        bytes += approxBytes(d);
+        if (bytes > memory.maxBlockingBytes) refuse(collection, memory.maxBlockingBytes);
         docs.push(d);
       }
     }
@@ -1256,13 +1256,13 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
         return decodeDocument(raw);
       });
     },
-    lookup(collection, filterSpec, filterKey) {
+    lookup(collection, filterSpec, filterKey, refuse = refuseLookupMatches) {
       const key = filterKey === undefined ? undefined : `${collection}\0${filterKey}`;
       const known = key === undefined ? undefined : lookups.get(key);
-      if (known === undefined) return lookupAnew(collection, filterSpec, key);
+      if (known === undefined) return lookupAnew(collection, filterSpec, key, refuse);
       // Within the blocking bound, as when it was read; copies, since the stages after may change
       // what they are given. In this turn: no promise per input document.
-      new BlockingBudget('$lookup', memory).addBytes(known.bytes);
+      if (known.bytes > memory.maxBlockingBytes) refuse(collection, memory.maxBlockingBytes);
       return known.docs.map((d) => cloneValue(d));
     },
   };

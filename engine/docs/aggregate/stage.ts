@@ -45,14 +45,24 @@ export interface QueryMemory {
 /** The memory of a query run without a server's settings: the default bound, no spilling. */
 export const IN_MEMORY_ONLY: QueryMemory = { maxBlockingBytes: AGGREGATE_LIMITS.maxBlockingBytes, allowDiskUse: true, spill: undefined };
 
+/** How a stage fails when the documents one lookup reads pass the blocking bound (StageContext.lookup). */
+export type LookupRefusal = (collection: string, limit: number) => never;
+
+/**
+ * MongoDB's message for a $lookup's matches past its bound (internalLookupStageIntermediateDocumentMaxSizeBytes,
+ * code 4568): they are held whole in one document. @throws QUERY_ERROR
+ */
+export const refuseLookupMatches: LookupRefusal = (collection, limit) => stageError('$lookup', `Total size of documents in ${collection} matching pipeline's $lookup stage exceeds ${limit} bytes`);
+
 /** What a running stage may ask of the model: other collections, on the pipeline's snapshot. */
 export interface StageContext {
   /**
    * The documents of `collection` that `filter` matches (a filter document), in plan order.
    * `key`, when given, stands for the filter (equal keys, equal filters): a repeat may be answered
-   * from what the run read before, then without a promise.
+   * from what the run read before, then without a promise. The documents are held within the
+   * blocking bound: past it, `refuse` (default: refuseLookupMatches).
    */
-  lookup(collection: string, filter: Doc, key?: string): Doc[] | Promise<Doc[]>;
+  lookup(collection: string, filter: Doc, key?: string, refuse?: LookupRefusal): Doc[] | Promise<Doc[]>;
   /**
    * The whole stored documents of the pipeline's own collection with the `_id`s of `docs` (read
    * in part), on the pipeline's snapshot: a top-k sort reads only its keys, then these (pipeline.ts).

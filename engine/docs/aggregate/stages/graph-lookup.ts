@@ -27,6 +27,11 @@ function fieldPath(stage: string, v: unknown, what: string): string {
   return v;
 }
 
+/** MongoDB's message past the bound (code 40099; it never spills: SERVER-23980). @throws QUERY_ERROR */
+function refuseGraphLookup(): never {
+  stageError('$graphLookup', '$graphLookup reached maximum memory consumption');
+}
+
 export function graphLookupStage(spec: unknown, names: ReadonlySet<string>): Stage {
   const stage = '$graphLookup';
   if (!isPlainObject(spec)) stageError(stage, 'the $graphLookup specification must be an object');
@@ -67,16 +72,15 @@ export function graphLookupStage(spec: unknown, names: ReadonlySet<string>): Sta
             });
             if (fresh.length === 0) break;
             const filter: Doc = { [connectTo]: { $in: fresh } };
-            const matches = await ctx.lookup(from, restrict === undefined ? filter : { $and: [filter, restrict] });
+            const matches = await ctx.lookup(from, restrict === undefined ? filter : { $and: [filter, restrict] }, undefined, refuseGraphLookup);
             const next: unknown[] = [];
             for (const m of matches) {
               const id = groupKey(m['_id']);
               if (seenDocs.has(id)) continue;
               seenDocs.add(id);
               const hit: Doc = depthField === undefined ? m : { ...m, [depthField]: depth };
-              // MongoDB's $graphLookup never spills, allowDiskUse or not (SERVER-23980): past its bound it fails.
               budget.count(approxBytes(hit));
-              if (budget.over) stageError(stage, '$graphLookup reached maximum memory consumption');
+              if (budget.over) refuseGraphLookup();
               found.push(hit);
               for (const v of collectValues(m, connectFrom, 'traverse-omit-array')) if (v !== MISSING) next.push(v);
             }

@@ -23,7 +23,7 @@ import { checkVariableName, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { needsOf } from '../dependencies.js';
 import { groupKey } from '../value-key.js';
-import { approxBytes, outputField, pushAll, stageError, type DocStream, type Stage, type StageContext } from '../stage.js';
+import { approxBytes, outputField, pushAll, refuseLookupMatches, stageError, type DocStream, type Stage, type StageContext } from '../stage.js';
 import { Scope } from '../expression/expression.js';
 
 /** The key of an equality lookup: the foreign field and the local values (groupKey: equal keys, equal values). */
@@ -54,7 +54,7 @@ function checkMatchesSize(matches: readonly Doc[], from: string, limit: number):
   let total = 0;
   for (const m of matches) {
     total += sizeOf(m);
-    if (total > limit) stageError('$lookup', `Total size of documents in ${from} matching pipeline's $lookup stage exceeds ${limit} bytes`);
+    if (total > limit) refuseLookupMatches(from, limit);
   }
 }
 
