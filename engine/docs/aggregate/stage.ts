@@ -1,8 +1,9 @@
 /**
  * The shape every aggregation stage implements, and what they share. A stage turns a stream of
  * document chunks into another; streaming stages work chunk by chunk, blocking ones ($group,
- * $sort, $facet, $count, $bucket, $bucketAuto, $sample, $setWindowFields, $fill, $densify) gather their
- * input first, within AGGREGATE_LIMITS.maxBlockingBytes ($sample only the documents it keeps).
+ * $sort, $count, $bucket, $bucketAuto, $sample, $setWindowFields, $fill, $densify) take their
+ * whole input first, within the query's memory bound (QueryMemory), spilling past it where
+ * MongoDB does; $facet streams its input to its sub-pipelines.
  */
 
 import { fail } from '../../errors.js';
@@ -28,8 +29,9 @@ export const AGGREGATE_LIMITS = {
 
 /**
  * What a query may hold in memory, and whether it may spill to disk past that (MongoDB's
- * allowDiskUse): $sort, $group, $setWindowFields and a find's sort spill (external-sort.ts); the
- * other blocking stages fail past the bound as before.
+ * allowDiskUse): $sort, $group, $setWindowFields, $bucketAuto, $sample, $densify and a find's sort
+ * spill (external-sort.ts); what MongoDB never spills ($graphLookup, a $facet's output, a
+ * $lookup's matches) fails past the bound.
  */
 export interface QueryMemory {
   /** Estimated bytes one blocking stage (or a find's in-memory sort) may hold. */
