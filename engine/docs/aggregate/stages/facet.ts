@@ -50,12 +50,21 @@ class Tee {
         yield chunk.slice();
       }
     } finally {
-      this.#reading[i] = false;
-      this.#took[i] = true;
-      this.#wake();
-      // Nobody reads any more: the source is closed before its end (a $limit in every facet).
-      if (!this.#reading.includes(true)) await this.close();
+      await this.leave(i);
     }
+  }
+
+  /**
+   * Reader `i` reads no more (its stream ended, or its sub-pipeline did: one that never started
+   * reading must not hold the others back). When nobody reads any more, the source is closed
+   * before its end (a $limit in every facet).
+   */
+  async leave(i: number): Promise<void> {
+    if (!this.#reading[i]) return;
+    this.#reading[i] = false;
+    this.#took[i] = true;
+    this.#wake();
+    if (!this.#reading.includes(true)) await this.close();
   }
 
   /** Stops every reader (each one's next read throws): another failed. */
@@ -154,6 +163,8 @@ export function facetStage(spec: unknown, names: ReadonlySet<string>, compileSub
             failure = { error };
             tee.abandon();
           }
+        } finally {
+          await tee.leave(i);
         }
       });
       await Promise.all(runs);
