@@ -215,6 +215,32 @@ describe('$sample past the memory bound', () => {
     expect(fraction).toBeLessThan(0.6);
   });
 
+  it('stays uniform when what it keeps passes the bound late: the documents held then count as the earliest of the input should', async () => {
+    // 1000 small documents, then 1000 of about 650 bytes: a sample of 100 fits in the bound until
+    // the large ones replace some of it, well after the first 100 (the sort by random key takes
+    // over from there). Each document is drawn with probability 100 / 2000: half of the picks are
+    // small ones (a sample of 100 of them has a standard deviation of 0.035; of 20 runs, 0.008).
+    const docs = Array.from({ length: 2000 }, (_, i) => (i < 1000 ? { _id: i, s: 'a' } : { _id: i, pad: 'x'.repeat(300) }));
+    // (Seeded on both servers, which name collections in step.)
+    const c = await seed(docs);
+    const RUNS = 20;
+    let smallPicks = 0;
+    let spilledRuns = 0;
+    for (let r = 0; r < RUNS; r++) {
+      const { result, created } = await watchingSpills(() => small.mql('aggregate', { collection: c, pipeline: [{ $sample: { size: 100 } }] }));
+      expect(result.status, result.text).toBe(200);
+      const ours: any[] = result.body.documents;
+      expect(ours).toHaveLength(100);
+      expect(new Set(ours.map((d) => d._id)).size).toBe(100);
+      smallPicks += ours.filter((d) => d._id < 1000).length;
+      if (created.length > 0) spilledRuns++;
+    }
+    expect(spilledRuns, 'the runs spilled').toBe(RUNS);
+    expect(spillFiles()).toEqual([]);
+    const fraction = smallPicks / (RUNS * 100);
+    expect(Math.abs(fraction - 0.5), `small documents: ${fraction}`).toBeLessThan(0.08);
+  });
+
   it('allowDiskUse: false fails with MongoDB\'s sort message (a $sample is a sort by a random key)', async () => {
     const c = await sharedCollection();
     await small.refuses('aggregate', { collection: c, pipeline: [{ $sample: { size: 1000 } }], allowDiskUse: false }, 400, 'QUERY_ERROR', SORT_REFUSAL);
