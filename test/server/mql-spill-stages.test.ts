@@ -7,11 +7,9 @@
 // mingo (an oracle only) and a server with the default bound; spill files are watched appearing
 // during the query and checked gone after it.
 import { aggregate } from 'mingo';
-import { watch, existsSync, readdirSync, mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { randomInt, seededRandom } from '../helpers/random.js';
 import { serverForFile, type FileServer } from '../helpers/server.js';
+import { makeSpillDocs, seedOn, spillFiles as spillFilesOf, watchingSpills as watchingSpillsOf } from '../helpers/spill.js';
 
 /** The in-memory bound of the spilling server: the smallest the setting allows. */
 const BOUND = 16 * 1024;
@@ -21,54 +19,14 @@ const large = serverForFile();
 const SPILL_BOUND = 64 * 1024;
 const tight = serverForFile({ mqlBlockingBytes: BOUND, mqlSpillBytes: SPILL_BOUND });
 
-const spillDir = (server: FileServer): string => join(server.server.dataDir, 'spill');
-const spillFiles = (server: FileServer = small): string[] => (existsSync(spillDir(server)) ? readdirSync(spillDir(server)).filter((n) => n.endsWith('.spill')) : []);
+const spillFiles = (server: FileServer = small): string[] => spillFilesOf(server);
+/** Seeds `docs` on `servers` (both by default): the collection's name, the same on each. */
+const seed = (docs: Record<string, unknown>[], servers: readonly FileServer[] = [small, large]): Promise<string> => seedOn(servers, docs, 'stages');
+const watchingSpills = <T>(fn: () => Promise<T>, server: FileServer = small) => watchingSpillsOf(server, fn);
 const SORT_REFUSAL = `Sort exceeded memory limit of ${BOUND} bytes, but did not opt in to external sorting. Aborting operation. Pass allowDiskUse:true to opt in.`;
 
-/** Documents of about 200 bytes each (by estimate), with ties, missing values and mixed-type keys. */
-function makeDocs(n: number, seed: number): Record<string, unknown>[] {
-  const rand = seededRandom(seed);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
-  return Array.from({ length: n }, (_, i) => {
-    const d: Record<string, unknown> = { _id: i, k: randomInt(rand, 0, 50), g: `g${randomInt(rand, 0, 400)}`, small: `s${i % 7}`, text: `doc ${i} ${'x'.repeat(randomInt(rand, 10, 60))}` };
-    if (rand() < 0.9) d['v'] = pick([1, 2, 3.5, -4, 'x', 'y', null, 10, 20]);
-    if (rand() < 0.8) d['n'] = randomInt(rand, -1000, 1000);
-    if (rand() < 0.7) d['o'] = { a: randomInt(rand, 0, 5), [`f${i % 4}`]: i };
-    return d;
-  });
-}
 
-/** Seeds `docs` on `servers` (in batches under the body limit): the collection's name, the same on each. */
-async function seed(docs: Record<string, unknown>[], servers: readonly FileServer[] = [small, large]): Promise<string> {
-  let name = '';
-  for (const server of servers) {
-    const c = await server.seed(docs.slice(0, 500), 'stages');
-    for (let i = 500; i < docs.length; i += 500) {
-      const res = await server.mql('insertMany', { collection: c, documents: docs.slice(i, i + 500) });
-      expect(res.status, res.text).toBe(201);
-    }
-    if (name !== '' && name !== c) throw new Error('the servers named the collection differently');
-    name = c;
-  }
-  return name;
-}
 
-/** Runs `fn`, recording the spill files of `server` created meanwhile (inotify through fs.watch). */
-async function watchingSpills<T>(fn: () => Promise<T>, server: FileServer = small): Promise<{ result: T; created: string[] }> {
-  mkdirSync(spillDir(server), { recursive: true });
-  const created = new Set<string>();
-  const watcher = watch(spillDir(server), (_event, name) => {
-    if (name !== null && name.endsWith('.spill')) created.add(name);
-  });
-  try {
-    const result = await fn();
-    // Events are delivered on the loop: give the last ones a turn.
-    await new Promise((r) => setTimeout(r, 20));
-    return { result, created: [...created] };
-  } finally {
-    watcher.close();
-  }
-}
 
 /** Runs `pipeline` on the spilling server: it must answer, spill during the query, and leave no file. */
 async function spilling(c: string, pipeline: unknown[]): Promise<any[]> {
@@ -85,7 +43,7 @@ const canonical = (v: unknown): string => JSON.stringify(v, (_k, x) => (x !== nu
 /** Documents in a stable order (by `_id`, then whole), for answers whose order MongoDB does not give. */
 const normalized = (docs: any[]): any[] => [...docs].sort((a, b) => (key(a._id) < key(b._id) ? -1 : key(a._id) > key(b._id) ? 1 : key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 
-const DOCS = makeDocs(2000, 41);
+const DOCS = makeSpillDocs(2000, 41);
 let shared: Promise<string> | undefined;
 /** DOCS on the small and large servers: about 400 KB by estimate, 25x the small bound. */
 const sharedCollection = (): Promise<string> => (shared ??= seed(DOCS));

@@ -5,12 +5,12 @@
 // files are watched appearing and checked gone after the query, after a failure, and after a
 // restart that follows a SIGKILL mid-query.
 import { aggregate } from 'mingo';
-import { watch, existsSync, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
+import { watch, readdirSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { randomInt, seededRandom } from '../helpers/random.js';
 import { spawnServer } from '../helpers/server-process.js';
 import { http, serverForFile, signup } from '../helpers/server.js';
+import { makeSpillDocs, seedOn, spillDir as spillDirOf, spillFiles as spillFilesOf, watchingSpills as watchingSpillsOf } from '../helpers/spill.js';
 import { dirsRemovedAfterEach } from '../helpers/temp-dir.js';
 
 /** The in-memory bound of the spilling server: the smallest the setting allows. */
@@ -22,55 +22,16 @@ const SPILL_BOUND = 64 * 1024;
 const tight = serverForFile({ mqlBlockingBytes: BOUND, mqlSpillBytes: SPILL_BOUND });
 const freshDir = dirsRemovedAfterEach();
 
-const spillDir = (): string => join(small.server.dataDir, 'spill');
-const spillFiles = (): string[] => (existsSync(spillDir()) ? readdirSync(spillDir()).filter((n) => n.endsWith('.spill')) : []);
+const spillDir = (): string => spillDirOf(small);
+const spillFiles = (): string[] => spillFilesOf(small);
+/** Seeds the same documents on both servers: the collection's name. */
+const seedBoth = (docs: Record<string, unknown>[]): Promise<string> => seedOn([small, large], docs, 'spill');
+const watchingSpills = <T>(fn: () => Promise<T>) => watchingSpillsOf(small, fn);
 
-/** Documents whose estimated size is about 200 bytes each, with ties, missing and mixed-type keys. */
-function makeDocs(n: number, seed: number): Record<string, unknown>[] {
-  const rand = seededRandom(seed);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
-  return Array.from({ length: n }, (_, i) => {
-    const d: Record<string, unknown> = { _id: i, k: randomInt(rand, 0, 50), g: `g${randomInt(rand, 0, 400)}`, small: `s${i % 7}`, text: `doc ${i} ${'x'.repeat(randomInt(rand, 10, 60))}` };
-    if (rand() < 0.9) d['v'] = pick([1, 2, 3.5, -4, 'x', 'y', null, 10, 20]);
-    if (rand() < 0.8) d['n'] = randomInt(rand, -1000, 1000);
-    if (rand() < 0.7) d['o'] = { a: randomInt(rand, 0, 5), [`f${i % 4}`]: i };
-    return d;
-  });
-}
 
-/** Seeds the same documents on both servers (in batches under the body limit): the collection's name. */
-async function seedBoth(docs: Record<string, unknown>[]): Promise<string> {
-  let name = '';
-  for (const server of [small, large]) {
-    const c = await server.seed(docs.slice(0, 500), 'spill');
-    for (let i = 500; i < docs.length; i += 500) {
-      const res = await server.mql('insertMany', { collection: c, documents: docs.slice(i, i + 500) });
-      expect(res.status, res.text).toBe(201);
-    }
-    if (name !== '' && name !== c) throw new Error('the two servers named the collection differently');
-    name = c;
-  }
-  return name;
-}
 
-/** Runs `fn`, recording the spill files created meanwhile (inotify through fs.watch). */
-async function watchingSpills<T>(fn: () => Promise<T>): Promise<{ result: T; created: string[] }> {
-  mkdirSync(spillDir(), { recursive: true });
-  const created = new Set<string>();
-  const watcher = watch(spillDir(), (_event, name) => {
-    if (name !== null && name.endsWith('.spill')) created.add(name);
-  });
-  try {
-    const result = await fn();
-    // Events are delivered on the loop: give the last ones a turn.
-    await new Promise((r) => setTimeout(r, 20));
-    return { result, created: [...created] };
-  } finally {
-    watcher.close();
-  }
-}
 
-const DOCS = makeDocs(2000, 77);
+const DOCS = makeSpillDocs(2000, 77);
 let shared: Promise<string> | undefined;
 /** The collection of DOCS on both servers (about 25x the small server's bound). */
 const sharedCollection = (): Promise<string> => (shared ??= seedBoth(DOCS));
@@ -147,7 +108,7 @@ describe('find with a sort no index gives, past the memory bound', () => {
 
   it('text scores travel through the spill: a score, and no score for a match another $or clause found', async () => {
     // The same collection and indexes on both servers: a text index on `text` and an index on `small`.
-    const docs = makeDocs(1500, 91).map((d, i) => ({ ...d, text: i % 3 === 0 ? `apple ${'pie '.repeat(i % 5)}${d['text']}` : String(d['text']) }));
+    const docs = makeSpillDocs(1500, 91).map((d, i) => ({ ...d, text: i % 3 === 0 ? `apple ${'pie '.repeat(i % 5)}${d['text']}` : String(d['text']) }));
     const c = await seedBoth(docs);
     for (const server of [small, large]) {
       await server.createIndex(c, { text: 'text' });
