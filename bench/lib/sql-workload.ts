@@ -82,7 +82,7 @@ export function toQuestionMarks(sql: string): string {
 
 // ---- The measured statements ------------------------------------------------------------------
 
-export type QueryName = 'point' | 'range' | 'group' | 'join' | 'join-agg';
+export type QueryName = 'point' | 'range' | 'group' | 'join' | 'join-agg' | 'subquery';
 
 export interface QuerySpec {
   label: string;
@@ -97,6 +97,8 @@ export const QUERIES: Record<QueryName, QuerySpec> = {
   group: { label: 'group-by aggregate (full scan)', sql: 'SELECT status, count(*), sum(amount) FROM orders GROUP BY status', ordered: false },
   join: { label: 'join, one customer (~10 rows)', sql: 'SELECT c.name, o.amount FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.customer_id = $1', ordered: false },
   'join-agg': { label: 'join + group-by, all rows (hash join)', sql: 'SELECT c.region, count(*) FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.region', ordered: false },
+  // An uncorrelated scalar subquery (PostgreSQL's InitPlan): two full scans, the first feeding the second's filter.
+  subquery: { label: 'scalar subquery in WHERE (two full scans)', sql: 'SELECT count(*), sum(amount) FROM orders WHERE amount > (SELECT avg(amount) FROM orders)', ordered: false },
 };
 
 export const QUERY_NAMES = Object.keys(QUERIES) as QueryName[];
@@ -123,6 +125,7 @@ export function paramsOf(name: QueryName, orders: number, count = 4096, seed = 1
       }
       case 'group':
       case 'join-agg':
+      case 'subquery':
         picks.push([]);
         break;
       case 'join':
@@ -188,7 +191,7 @@ export function checkOf(label: string, rows: readonly unknown[], ordered: boolea
 /** The sample every engine answers before measuring: a few calls of every query. */
 export function sampleQueries(orders: number): Array<{ label: string; name: QueryName; params: unknown[] }> {
   const out: Array<{ label: string; name: QueryName; params: unknown[] }> = [];
-  const per: Record<QueryName, number> = { point: 8, range: 4, group: 1, join: 4, 'join-agg': 1 };
+  const per: Record<QueryName, number> = { point: 8, range: 4, group: 1, join: 4, 'join-agg': 1, subquery: 1 };
   for (const name of QUERY_NAMES) {
     const params = paramsOf(name, orders, per[name], 99);
     for (let i = 0; i < per[name]; i++) out.push({ label: `${name} ${JSON.stringify(params(i))}`, name, params: params(i) });
