@@ -1,5 +1,6 @@
 import { castValue } from '../sql-cast.js';
 import type { CompiledExpr } from '../compiled-expr.js';
+import type { BareCond } from './bare-filter.js';
 import { indexTree, liveColumns, rowTree, type IndexDef, type TableDef } from '../catalog.js';
 import { decodeRow, encodeKeyTuple, valueOf } from '../store/sql-codec.js';
 import type { SqlTypeName, SqlValue } from '../sql-types.js';
@@ -226,6 +227,7 @@ export class TableScanPlan implements Plan {
     private readonly filter: CompiledExpr | undefined,
     private readonly filterText: string,
     columns?: PlanColumn[],
+    private readonly bareConds?: () => BareCond[] | undefined,
   ) {
     this.reader = new TableReader(table);
     this.columns = columns ?? liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier }));
@@ -234,6 +236,15 @@ export class TableScanPlan implements Plan {
   /** The pushed-down conditions (all of them, re-checked on every row read). */
   get filterExpr(): CompiledExpr | undefined {
     return this.filter;
+  }
+
+  /**
+   * The pushed-down conditions as tests of bare column values, when every one of them can be
+   * (see bare-filter.ts); undefined without conditions. Planned on the first call, which must
+   * come while the statement is planned (an operand's subquery registers as an init plan).
+   */
+  bareFilter(): BareCond[] | undefined {
+    return this.bareConds?.();
   }
 
   /**

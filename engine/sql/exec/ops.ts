@@ -1,4 +1,5 @@
 import type { CompiledExpr, EvalContext } from '../compiled-expr.js';
+import type { BareCond } from './bare-filter.js';
 import { compareValues } from '../operators.js';
 import { encodeKeyPart, keyable } from '../store/sql-codec.js';
 import { bpcharTrim, jsonbText, sqlFail, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
@@ -120,7 +121,17 @@ export class FilterPlan implements Plan {
     readonly input: Plan,
     private readonly predicate: CompiledExpr,
     private readonly text: string,
+    private readonly bareConds?: () => BareCond[] | undefined,
   ) {}
+
+  /**
+   * The conditions as tests of bare values of the input's columns (bare-filter.ts), when the
+   * input is a table's scan and every condition can be. Planned on the first call, while the
+   * statement is planned.
+   */
+  bareFilter(): BareCond[] | undefined {
+    return this.bareConds?.();
+  }
 
   get columns(): PlanColumn[] {
     return this.input.columns;

@@ -5,9 +5,10 @@ import { checkFloat } from '../operators.js';
 import { decodeRowValues, TextInterner } from '../store/sql-codec.js';
 import { Decimal, makeInt, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { closeRuns, readsWholeTable, TableScanPlan, type TableReader } from './access.js';
+import { bareFilter, type BareCond } from './bare-filter.js';
 import type { AggregateCall, AggregatePlan } from './aggregate-plan.js';
 import { LookupJoinPlan, lookupThreshold } from './lookup-join.js';
-import { DIRECT_KEY_TYPES, hashKey, JoinPlan } from './ops.js';
+import { DIRECT_KEY_TYPES, FilterPlan, hashKey, JoinPlan } from './ops.js';
 import { PAUSE, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 
 /*
@@ -25,6 +26,9 @@ const NULL_GROUP = Symbol('null group');
 
 /** What EXPLAIN adds to an aggregate run this way. */
 export const FUSED = 'fused with its scan and joins (bare values)';
+
+/** What EXPLAIN adds when the scan's conditions are tested on the bare values too. */
+export const FUSED_FILTER = 'conditions tested on bare values';
 
 /** One inner hash join of the chain: a build side, and the key columns on each side. */
 interface Level {
@@ -221,7 +225,18 @@ function chainOf(plan: Plan): { probe: TableScanPlan; levels: Level[] } | undefi
  */
 export function aggregatePlan(general: AggregatePlan, input: Plan, groupExprs: readonly CompiledExpr[], calls: readonly AggregateCall[]): Plan {
   if (groupExprs.some((g) => g.slot === undefined)) return general;
-  const chain = chainOf(input);
+  // WHERE conditions kept above a lone table's scan (those with subqueries): fused only when
+  // they and the scan's own are all tested on bare values, in that order (as the two filters run).
+  let late: BareCond[] | undefined;
+  let below = input;
+  if (input instanceof FilterPlan) {
+    const scan = input.input;
+    if (!(scan instanceof TableScanPlan) || !readsWholeTable(scan.path)) return general;
+    late = input.bareFilter();
+    if (late === undefined || (scan.filterExpr !== undefined && scan.bareFilter() === undefined)) return general;
+    below = scan;
+  }
+  const chain = chainOf(below);
   if (chain === undefined) return general;
   // A lookup join over a filtered or ranged read of the table probes the key at run time: the
   // general plan runs then, so EXPLAIN does not claim otherwise.
@@ -232,7 +247,10 @@ export function aggregatePlan(general: AggregatePlan, input: Plan, groupExprs: r
     if (f === undefined) return general;
     fast.push(f);
   }
-  return new ScanAggregatePlan(general, chain.probe, chain.levels, groupExprs.map((g) => g.slot!), groupExprs.map((g) => g.type), fast);
+  // Conditions on a whole-table read are tested on the decoded bare values when they all can be.
+  const probe = chain.probe;
+  const filter = probe.filterExpr !== undefined && readsWholeTable(probe.path) && chain.levels.every((l) => l.lookupTable === undefined) ? probe.bareFilter() : undefined;
+  return new ScanAggregatePlan(general, probe, chain.levels, groupExprs.map((g) => g.slot!), groupExprs.map((g) => g.type), fast, filter, late);
 }
 
 export class ScanAggregatePlan implements Plan {
@@ -248,6 +266,10 @@ export class ScanAggregatePlan implements Plan {
     private readonly groupSlots: readonly number[],
     private readonly groupTypes: readonly SqlTypeName[],
     private readonly calls: readonly FastCall[],
+    /** The probe scan's conditions on bare values (its path then reads the whole table). */
+    private readonly filter: readonly BareCond[] | undefined,
+    /** Conditions of a filter above the scan, tested on the rows that pass the scan's. */
+    private readonly late?: readonly BareCond[],
   ) {
     this.columns = general.columns;
     const probeWidth = probe.columns.length;
@@ -457,7 +479,12 @@ export class ScanAggregatePlan implements Plan {
     const onRow = levels.length === 0 ? fold : (): void => join(0);
 
     const probeSlots = [...used].filter((s) => s < probeWidth);
-    if (this.#fullScan()) {
+    const conds = [...(this.filter ?? []), ...(this.late ?? [])];
+    for (const c of conds) if (!probeSlots.includes(c.slot)) probeSlots.push(c.slot);
+    const first = this.filter !== undefined ? bareFilter(this.filter, x.ctx()) : undefined;
+    const then = this.late !== undefined ? bareFilter(this.late, x.ctx()) : undefined;
+    const passes = then === undefined ? first : first === undefined ? then : (values: readonly unknown[]): boolean => first(values) && then(values);
+    if (this.#fullScan() || passes !== undefined) {
       // Straight from the pages: only the columns read, as bare values, into one reused array.
       const reader = this.probe.reader;
       const { physSlots, last, interners } = bareDecoder(reader, probeSlots, keyish);
@@ -467,7 +494,7 @@ export class ScanAggregatePlan implements Plan {
           const run = r.value;
           for (let i = 0; i < run.count; i++) {
             decodeRowValues(run.bufs[i]!, run.starts[i]!, reader.types, reader.missing, physSlots, last, values, interners);
-            onRow();
+            if (passes === undefined || passes(values)) onRow();
             if (x.tick()) yield PAUSE;
           }
         }
@@ -494,7 +521,8 @@ export class ScanAggregatePlan implements Plan {
 
   explain(): ExplainNode {
     const e = this.general.explain();
-    return { ...e, detail: [e.detail, FUSED].filter((d) => d !== undefined && d !== '').join('; ') };
+    const fused = this.filter !== undefined || this.late !== undefined ? `${FUSED}, ${FUSED_FILTER}` : FUSED;
+    return { ...e, detail: [e.detail, fused].filter((d) => d !== undefined && d !== '').join('; ') };
   }
 }
 

@@ -13,6 +13,7 @@ import { isWindowOnlyName, resolveWindowFunction } from '../window-functions.js'
 import { isTetraError } from '../../errors.js';
 import { sqlFail, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { boundable, TableScanPlan, type AccessPath } from './access.js';
+import type { BareCond, BareOrder } from './bare-filter.js';
 import { LookupJoinPlan, type LookupSpec } from './lookup-join.js';
 import { AggregatePlan, type AggregateCall } from './aggregate-plan.js';
 import { aggregatePlan } from './scan-aggregate.js';
@@ -1635,7 +1636,14 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
   }
   const scope = new Scope(columns, env.parent);
   const restNode = andAll(rest);
-  if (restNode !== null) plan = new FilterPlan(plan, compilePredicate(restNode, exprEnv(env, scope), 'WHERE'), 'WHERE');
+  if (restNode !== null) {
+    // Over a lone table's scan (conditions with subqueries stay here), the fused aggregate may
+    // test these on bare values too, after the scan's own.
+    const scan = plan instanceof TableScanPlan ? plan : undefined;
+    let bare: BareCond[] | null | undefined;
+    const bareConds = scan !== undefined ? (): BareCond[] | undefined => (bare ??= bareConditions(rest, scope, env) ?? null) ?? undefined : undefined;
+    plan = new FilterPlan(plan, compilePredicate(restNode, exprEnv(env, scope), 'WHERE'), 'WHERE', bareConds);
+  }
   return { plan, scope, ordered };
 }
 
@@ -1917,7 +1925,101 @@ export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: P
   const filterNode = andAll(conds);
   const filter = filterNode === null ? undefined : compilePredicate(filterNode, exprEnv(env, scope), 'WHERE');
   const path = choosePath(table, found, orderHint);
-  return new TableScanPlan(table, alias, path, filter, conds.length > 0 ? `${conds.length} condition(s)` : '', columns);
+  // Planned only when a fused aggregate asks (it compiles the operands again).
+  let bare: BareCond[] | null | undefined;
+  const bareConds = (): BareCond[] | undefined => (bare ??= conds.length > 0 ? (bareConditions(conds, scope, env) ?? null) : null) ?? undefined;
+  return new TableScanPlan(table, alias, path, filter, conds.length > 0 ? `${conds.length} condition(s)` : '', columns, bareConds);
+}
+
+/** Column types whose bare values the fused filter compares (see BareOrder), by the comparison's type. */
+const BARE_ORDERS: Partial<Record<SqlTypeName, Partial<Record<SqlTypeName, BareOrder>>>> = {
+  int2: { int2: 'plain', int4: 'plain', int8: 'plain', float8: 'float' },
+  int4: { int4: 'plain', int8: 'plain', float8: 'float' },
+  int8: { int8: 'plain', float8: 'int8-float' },
+  float8: { float8: 'float' },
+  text: { text: 'text' },
+  boolean: { boolean: 'plain' },
+  date: { date: 'plain' },
+  timestamp: { timestamp: 'plain' },
+  timestamptz: { timestamptz: 'plain' },
+};
+
+const BARE_OPS: Record<string, BareCond['op']> = { '=': '=', '<>': '<>', '!=': '<>', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
+
+/**
+ * The conditions on a scanned table as tests of bare values (bare-filter.ts), or undefined when
+ * one of them is not `column op operand` / `operand op column` / `column IS [NOT] NULL` with a
+ * fixed operand and types whose bare comparison is exactly the general one.
+ */
+function bareConditions(conds: Ast[], scope: Scope, env: PlanEnv): BareCond[] | undefined {
+  const out: BareCond[] = [];
+  const slotOf = (n: Ast): number | undefined => {
+    if (n.type !== 'column_ref') return undefined;
+    try {
+      const s = scope.resolve(columnQualifier(n), columnName(n));
+      return s.depth === 0 ? s.index : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  // The level the operands' subqueries are planned under: a reference from one of them to this
+  // row or an enclosing one counts there (Scope.resolve), which makes it correlated.
+  const view = scope.withView({ context: 'WHERE' });
+  const cenv = exprEnv(env, scope, undefined, 'WHERE', view);
+  for (const c of conds) {
+    if (c.type !== 'binary_expr') return undefined;
+    const op = String(c.operator).toUpperCase();
+    if (op === 'IS' || op === 'IS NOT') {
+      const slot = slotOf(c.left as Ast);
+      if (slot === undefined || (c.right as Ast).type !== 'null') return undefined;
+      out.push({ slot, op: op === 'IS' ? 'null' : 'notnull' });
+      continue;
+    }
+    if (!(op in BARE_OPS)) return undefined;
+    let slot = slotOf(c.left as Ast);
+    let operandNode = c.right as Ast;
+    let bareOp = BARE_OPS[op]!;
+    if (slot === undefined) {
+      slot = slotOf(c.right as Ast);
+      operandNode = c.left as Ast;
+      bareOp = (FLIP[op] ?? bareOp) as BareCond['op'];
+    }
+    if (slot === undefined || !fixedOperand(operandNode)) return undefined;
+    const colType = scope.columns[slot]!.type;
+    try {
+      const e = compileExpression(operandNode, cenv);
+      // A subquery reading this row or an enclosing one is not fixed for the execution.
+      if (view.innerRefs !== 0) return undefined;
+      const t = resolveComparison(op, colType, e.type);
+      const order = BARE_ORDERS[colType]?.[t];
+      if (order === undefined) return undefined;
+      out.push({ slot, op: bareOp, operand: coerce(e, t), order });
+    } catch {
+      // The general filter's compilation raises the same error, or refuses what this one did.
+      return undefined;
+    }
+  }
+  return out;
+}
+
+/** An operand whose value is the same for every row: literals, parameters, scalar subqueries, casts and negations of those. */
+function fixedOperand(n: Ast): boolean {
+  if (n.ast !== undefined) return true;
+  switch (n.type) {
+    case 'number':
+    case 'bigint':
+    case 'single_quote_string':
+    case 'bool':
+    case 'null':
+    case 'var':
+      return true;
+    case 'cast':
+      return !n.tail && fixedOperand(n.expr as Ast);
+    case 'unary_expr':
+      return n.operator === '-' && fixedOperand(n.expr as Ast);
+    default:
+      return false;
+  }
 }
 
 function columnConds(c: Ast, scope: Scope, cols: ReturnType<typeof liveColumns>, table: TableDef, outerEnv: CompileEnv): ColumnCond[] {
