@@ -391,6 +391,16 @@ const CASES: Record<string, Case[]> = {
     // A condition with a subquery stays above a join: the general plan.
     { sql: "SELECT tags.cat, count(*), sum(big.sm) FROM big JOIN tags ON tags.tag = big.tk WHERE big.u < 'u3' AND big.h > (SELECT min(h) FROM big) GROUP BY tags.cat", fused: false },
   ],
+  'conditions tested on bare values: BETWEEN': [
+    { sql: 'SELECT g, count(*), sum(i) FROM big WHERE i BETWEEN -100 AND 100 GROUP BY g', fused: true, bare: true },
+    { sql: "SELECT count(*), sum(i) FROM big WHERE fg BETWEEN 0 AND 'NaN'", fused: true, bare: true },
+    { sql: "SELECT t, count(*) FROM big WHERE t BETWEEN 'a' AND 'ｚ' GROUP BY t", fused: true, bare: true },
+    { sql: 'SELECT count(*), sum(i) FROM big WHERE i BETWEEN 5 AND NULL', fused: true, bare: true },
+    { sql: 'SELECT count(*), sum(i) FROM big WHERE ts BETWEEN $1 AND $2 AND sm > 0', params: ['1980-01-01', '2010-06-30 12:00:00'], fused: true, bare: true },
+    { sql: 'SELECT count(*), sum(i) FROM big WHERE f BETWEEN (SELECT min(fs) FROM big) AND (SELECT max(fs) FROM big)', fused: true, bare: true },
+    { sql: 'SELECT count(*), sum(i) FROM big WHERE i NOT BETWEEN -100 AND 100', fused: true, bare: false },
+    { sql: 'SELECT count(*), sum(i) FROM big WHERE i BETWEEN 1.5 AND 300', fused: true, bare: false },
+  ],
   'conditions not tested on bare values (the general scan filters)': [
     { sql: 'SELECT count(*), sum(i) FROM big WHERE f > 0 OR i > 0', fused: true, bare: false },
     { sql: 'SELECT count(*), sum(i) FROM big WHERE abs(i) > 5', fused: true, bare: false },

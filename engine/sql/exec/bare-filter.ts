@@ -21,14 +21,19 @@ export type BareOrder =
   /** text in the C collation: code point order (UTF-8 byte order). */
   | 'text';
 
+/** The comparisons a condition may make (`!=` is `<>`). */
+export type BareCompare = '=' | '<>' | '<' | '<=' | '>' | '>=';
+
 /** One condition of the conjunction. */
 export interface BareCond {
   /** The column's slot in the scan's rows. */
   readonly slot: number;
-  readonly op: '=' | '<>' | '<' | '<=' | '>' | '>=' | 'null' | 'notnull';
+  readonly op: BareCompare | 'null' | 'notnull';
   /** The operand, already coerced to the comparison's type (absent for the NULL tests). */
   readonly operand?: CompiledExpr;
   readonly order?: BareOrder;
+  /** The first half of a BETWEEN: the next condition's operand is evaluated with this one's. */
+  readonly withNext?: boolean;
 }
 
 /** Code unit order as code point order: surrogates (U+D800-DFFF) above U+E000-FFFF. */
@@ -76,11 +81,12 @@ function comparator(order: BareOrder): (v: unknown, w: unknown) => number {
 }
 
 /** The test of a comparison against the operand's value `w` (not NULL). */
-function comparisonTest(op: BareCond['op'], order: BareOrder, w: unknown): Test {
-  // Equality of plain values and strings needs no order (number against bigint: loose equality is exact).
+function comparisonTest(op: BareCompare, order: BareOrder, w: unknown): Test {
+  // Equality of plain values and strings needs no order; loose equality on purpose: an int2/int4
+  // column's number against an int8 operand's bigint is exact (5 == 5n).
   if (order === 'text' || order === 'plain') {
-    if (op === '=') return (v) => (v === null ? null : v == w); // eslint-disable-line eqeqeq
-    if (op === '<>') return (v) => (v === null ? null : v != w); // eslint-disable-line eqeqeq
+    if (op === '=') return (v) => (v === null ? null : v == w);
+    if (op === '<>') return (v) => (v === null ? null : v != w);
   }
   const cmp = comparator(order);
   switch (op) {
@@ -96,9 +102,6 @@ function comparisonTest(op: BareCond['op'], order: BareOrder, w: unknown): Test 
       return (v) => (v === null ? null : cmp(v, w) > 0);
     case '>=':
       return (v) => (v === null ? null : cmp(v, w) >= 0);
-    case 'null':
-    case 'notnull':
-      throw new Error('not a comparison');
     default:
       return op satisfies never;
   }
@@ -118,8 +121,9 @@ export function bareFilter(conds: readonly BareCond[], ctx: EvalContext): (value
     const c = conds[i]!;
     const w = c.operand!.evaluate(ctx).value;
     // A NULL operand: the comparison is NULL for every row.
-    const t: Test = w === null ? () => null : comparisonTest(c.op, c.order!, w);
+    const t: Test = w === null ? () => null : comparisonTest(c.op as BareCompare, c.order!, w);
     tests[i] = t;
+    if (c.withNext === true && tests[i + 1] === undefined) testOf(i + 1);
     return t;
   };
   if (n === 1) {

@@ -13,7 +13,7 @@ import { isWindowOnlyName, resolveWindowFunction } from '../window-functions.js'
 import { isTetraError } from '../../errors.js';
 import { sqlFail, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { boundable, TableScanPlan, type AccessPath } from './access.js';
-import type { BareCond, BareOrder } from './bare-filter.js';
+import type { BareCompare, BareCond, BareOrder } from './bare-filter.js';
 import { LookupJoinPlan, type LookupSpec } from './lookup-join.js';
 import { AggregatePlan, type AggregateCall } from './aggregate-plan.js';
 import { aggregatePlan } from './scan-aggregate.js';
@@ -1944,7 +1944,7 @@ const BARE_ORDERS: Partial<Record<SqlTypeName, Partial<Record<SqlTypeName, BareO
   timestamptz: { timestamptz: 'plain' },
 };
 
-const BARE_OPS: Record<string, BareCond['op']> = { '=': '=', '<>': '<>', '!=': '<>', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
+const BARE_OPS: Record<string, BareCompare> = { '=': '=', '<>': '<>', '!=': '<>', '<': '<', '<=': '<=', '>': '>', '>=': '>=' };
 
 /**
  * The conditions on a scanned table as tests of bare values (bare-filter.ts), or undefined when
@@ -1966,6 +1966,22 @@ function bareConditions(conds: Ast[], scope: Scope, env: PlanEnv): BareCond[] | 
   // row or an enclosing one counts there (Scope.resolve), which makes it correlated.
   const view = scope.withView({ context: 'WHERE' });
   const cenv = exprEnv(env, scope, undefined, 'WHERE', view);
+  /** `column op operand` as the general `comparison` compiles it, when the bare test is exact. */
+  const comparison = (slot: number, op: BareCompare, operandNode: Ast): BareCond | undefined => {
+    if (!fixedOperand(operandNode)) return undefined;
+    const colType = scope.columns[slot]!.type;
+    try {
+      const e = compileExpression(operandNode, cenv);
+      // A subquery reading this row or an enclosing one is not fixed for the execution.
+      if (view.innerRefs !== 0) return undefined;
+      const t = resolveComparison(op, colType, e.type);
+      const order = BARE_ORDERS[colType]?.[t];
+      return order === undefined ? undefined : { slot, op, operand: coerce(e, t), order };
+    } catch {
+      // The general filter's compilation raises the same error, or refuses what this one did.
+      return undefined;
+    }
+  };
   for (const c of conds) {
     if (c.type !== 'binary_expr') return undefined;
     const op = String(c.operator).toUpperCase();
@@ -1975,29 +1991,25 @@ function bareConditions(conds: Ast[], scope: Scope, env: PlanEnv): BareCond[] | 
       out.push({ slot, op: op === 'IS' ? 'null' : 'notnull' });
       continue;
     }
+    if (op === 'BETWEEN') {
+      // As the general BETWEEN: x >= lo and x <= hi, both bounds evaluated together.
+      const slot = slotOf(c.left as Ast);
+      const right = c.right as Ast;
+      const bounds = right.type === 'expr_list' ? (right.value as Ast[]) : [];
+      if (slot === undefined || bounds.length !== 2) return undefined;
+      const lo = comparison(slot, '>=', bounds[0]!);
+      const hi = comparison(slot, '<=', bounds[1]!);
+      if (lo === undefined || hi === undefined) return undefined;
+      out.push({ ...lo, withNext: true }, hi);
+      continue;
+    }
     if (!(op in BARE_OPS)) return undefined;
-    let slot = slotOf(c.left as Ast);
-    let operandNode = c.right as Ast;
-    let bareOp = BARE_OPS[op]!;
-    if (slot === undefined) {
-      slot = slotOf(c.right as Ast);
-      operandNode = c.left as Ast;
-      bareOp = (FLIP[op] ?? bareOp) as BareCond['op'];
-    }
-    if (slot === undefined || !fixedOperand(operandNode)) return undefined;
-    const colType = scope.columns[slot]!.type;
-    try {
-      const e = compileExpression(operandNode, cenv);
-      // A subquery reading this row or an enclosing one is not fixed for the execution.
-      if (view.innerRefs !== 0) return undefined;
-      const t = resolveComparison(op, colType, e.type);
-      const order = BARE_ORDERS[colType]?.[t];
-      if (order === undefined) return undefined;
-      out.push({ slot, op: bareOp, operand: coerce(e, t), order });
-    } catch {
-      // The general filter's compilation raises the same error, or refuses what this one did.
-      return undefined;
-    }
+    const left = slotOf(c.left as Ast);
+    const cond = left !== undefined ? comparison(left, BARE_OPS[op]!, c.right as Ast) : undefined;
+    const right = cond === undefined && left === undefined ? slotOf(c.right as Ast) : undefined;
+    const flipped = right !== undefined ? comparison(right, (FLIP[op] ?? BARE_OPS[op]!) as BareCompare, c.left as Ast) : undefined;
+    if (cond === undefined && flipped === undefined) return undefined;
+    out.push((cond ?? flipped)!);
   }
   return out;
 }
