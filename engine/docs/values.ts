@@ -8,6 +8,8 @@
  * Numbers of all three types compare by value, as they do in MongoDB.
  */
 
+import { compareCodePoints } from '../text-order.js';
+
 /** An absent field. Distinct from null and from undefined: a path that leads nowhere yields it. */
 export const MISSING: unique symbol = Symbol('missing');
 export type Missing = typeof MISSING;
@@ -140,23 +142,9 @@ function compareNumbers(a: number, b: number): number {
   return aNaN === bNaN ? 0 : aNaN ? -1 : 1;
 }
 
-// UTF-16 code units order astral characters (surrogates, 0xD800-0xDFFF) below 0xE000-0xFFFF;
-// MongoDB compares UTF-8 bytes, which is code point order. Shifting the unit ranges at the first
-// difference gives code point order without decoding.
-function fixUnit(c: number): number {
-  return c >= 0xe000 ? c - 0x800 : c >= 0xd800 ? c + 0x2000 : c;
-}
-
-/** Compares strings by Unicode code point (MongoDB's binary UTF-8 order). */
+/** Compares strings by Unicode code point (MongoDB's binary UTF-8 order): -1, 0 or 1. */
 export function compareStrings(a: string, b: string): number {
-  if (a === b) return 0;
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x !== y) return x >= 0xd800 && y >= 0xd800 ? sign(fixUnit(x) - fixUnit(y)) : sign(x - y);
-  }
-  return sign(a.length - b.length);
+  return sign(compareCodePoints(a, b));
 }
 
 // BSON object order (the manual's "Objects"): pair by pair, first the value types, then the

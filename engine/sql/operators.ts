@@ -1,3 +1,4 @@
+import { compareCodePoints, toWellFormedText } from '../text-order.js';
 import { roundHalfEven, TYPE_DISPLAY } from './sql-cast.js';
 import { bpcharTrim, isArrayValue, makeInt, NUMERIC_RANK, sqlFail, jsonbText, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue } from './sql-types.js';
 import { addDays, addInterval, DAYS_PER_MONTH, MICROS_PER_DAY, negateInterval } from './functions/calendar.js';
@@ -225,8 +226,8 @@ export function compareValues(a: NonNullSqlValue, b: NonNullSqlValue): number {
   }
   if (a.type === 'numeric' && b.type === 'numeric') return a.value.cmp(b.value);
   if ((a.type === 'text' || a.type === 'unknown') && (b.type === 'text' || b.type === 'unknown')) {
-    // The C collation: byte order of UTF-8.
-    return Buffer.compare(Buffer.from(a.value, 'utf8'), Buffer.from(b.value, 'utf8'));
+    // The C collation: byte order of UTF-8, which is code point order once a lone surrogate is the U+FFFD it encodes as.
+    return compareCodePoints(toWellFormedText(a.value), toWellFormedText(b.value));
   }
   if (a.type === 'bytea' && b.type === 'bytea') return Buffer.compare(a.value, b.value);
   if ((a.type === 'bit' || a.type === 'varbit') && (b.type === 'bit' || b.type === 'varbit')) {

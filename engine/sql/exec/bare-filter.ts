@@ -1,3 +1,4 @@
+import { compareCodePoints, toWellFormedText } from '../../text-order.js';
 import type { CompiledExpr, EvalContext } from '../compiled-expr.js';
 
 /*
@@ -36,22 +37,6 @@ export interface BareCond {
   readonly withNext?: boolean;
 }
 
-/** Code unit order as code point order: surrogates (U+D800-DFFF) above U+E000-FFFF. */
-function fixUnit(c: number): number {
-  return c >= 0xe000 ? c - 0x800 : c >= 0xd800 ? c + 0x2000 : c;
-}
-
-/** Strings in code point order (as UTF-8 bytes compare, compareValues' C collation). */
-export function compareText(a: string, b: string): number {
-  if (a === b) return 0;
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x !== y) return x >= 0xd800 && y >= 0xd800 ? fixUnit(x) - fixUnit(y) : x - y;
-  }
-  return a.length - b.length;
-}
 
 function compareFloat(a: number, b: number): number {
   if (a < b) return -1;
@@ -74,7 +59,7 @@ function comparator(order: BareOrder): (v: unknown, w: unknown) => number {
     case 'int8-float':
       return (v, w) => compareFloat(Number(v as bigint), w as number);
     case 'text':
-      return (v, w) => compareText(v as string, w as string);
+      return (v, w) => compareCodePoints(v as string, w as string);
     default:
       return order satisfies never;
   }
@@ -119,7 +104,9 @@ export function bareFilter(conds: readonly BareCond[], ctx: EvalContext): (value
   const tests: (Test | undefined)[] = conds.map((c) => (c.op === 'null' ? (v: unknown) => v === null : c.op === 'notnull' ? (v: unknown) => v !== null : undefined));
   const testOf = (i: number): Test => {
     const c = conds[i]!;
-    const w = c.operand!.evaluate(ctx).value;
+    const value = c.operand!.evaluate(ctx).value;
+    // The general comparison compares UTF-8 bytes, where a lone surrogate is U+FFFD; stored text is well-formed already.
+    const w = c.order === 'text' && typeof value === 'string' ? toWellFormedText(value) : value;
     // A NULL operand: the comparison is NULL for every row.
     const t: Test = w === null ? () => null : comparisonTest(c.op as BareCompare, c.order!, w);
     tests[i] = t;
