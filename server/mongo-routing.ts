@@ -17,7 +17,7 @@
 // Types only: the driver is loaded with the mirror, when TETRA_MONGODB_URI is set (server/app.ts).
 import type { Document } from 'mongodb';
 import { fail, isTetraError } from '../engine/errors.js';
-import { AGGREGATE_LIMITS, fromJson, isPlainObject, setOwn, type Doc } from '../engine/docs/index.js';
+import { AGGREGATE_LIMITS, fromJson, isPlainObject, setOwn, timeLimitExceeded, type Doc } from '../engine/docs/index.js';
 import { approxBytes } from '../engine/docs/aggregate/stage.js';
 import type { MongoMirror } from './mongo-mirror.js';
 
@@ -197,10 +197,11 @@ export async function aggregateExternally(
   if (!(await mirror.caughtUp(tenantId, lsn, timeoutMs))) return undefined;
   const stages = fromJson(pipeline, { code: 'QUERY_ERROR' }) as Document[];
   // The request's own limit, when it is the lower, is MongoDB's to enforce: its expiry is the request's answer, not a sign MongoDB is away.
-  const left = Math.max(1, timeoutMs - (Date.now() - started));
-  const own = maxTimeMS > 0 && maxTimeMS - (Date.now() - started) <= left;
+  const elapsed = Date.now() - started;
+  const left = Math.max(1, timeoutMs - elapsed);
+  const own = maxTimeMS > 0 && maxTimeMS - elapsed <= left;
   try {
-    const cursor = mirror.db(tenantId).collection(collection).aggregate(stages, { maxTimeMS: own ? Math.max(1, maxTimeMS - (Date.now() - started)) : left, ...(hint !== undefined ? { hint } : {}), ...(allowDiskUse !== undefined ? { allowDiskUse } : {}) });
+    const cursor = mirror.db(tenantId).collection(collection).aggregate(stages, { maxTimeMS: own ? Math.max(1, maxTimeMS - elapsed) : left, ...(hint !== undefined ? { hint } : {}), ...(allowDiskUse !== undefined ? { allowDiskUse } : {}) });
     const documents: Doc[] = [];
     let bytes = 0;
     try {
@@ -218,7 +219,7 @@ export async function aggregateExternally(
     return documents;
   } catch (err) {
     const { MongoServerError } = await import('mongodb');
-    if (own && err instanceof MongoServerError && err.code === 50) fail('QUERY_ERROR', 'operation exceeded time limit', { maxTimeMS });
+    if (own && err instanceof MongoServerError && err.code === 50) timeLimitExceeded(maxTimeMS);
     // MongoDB refused the query itself (not a connection, a time limit or an election): say why.
     if (err instanceof MongoServerError && err.code !== 50 && !err.hasErrorLabel('RetryableWriteError') && !err.hasErrorLabel('ResumableChangeStreamError')) {
       fail('QUERY_ERROR', `the external MongoDB refused the pipeline: ${err.message}`, { mongoCode: err.code ?? null });

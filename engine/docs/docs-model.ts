@@ -150,7 +150,7 @@ export function maxTimeMSOf(v: unknown): number | undefined {
  */
 function queryInterrupt(maxTimeMS: unknown, guard: QueryGuard | undefined): Interrupt {
   const timeLimitMs = timeLimitOf(maxTimeMSOf(maxTimeMS), guard?.timeLimitMs);
-  return interruptOf({ timeLimitMs, timedOut: timeExceeded, client: guard?.client, clientGone: interrupted });
+  return interruptOf({ timeLimitMs, timedOut: timeLimitExceeded, client: guard?.client, clientGone: interrupted });
 }
 
 /** The time limit of a query: the lower of its maxTimeMS and the server's limit, where either is 0 or absent for none (0: none at all). */
@@ -160,7 +160,8 @@ export function timeLimitOf(maxTimeMS: number | undefined, serverLimitMs: number
   return own > 0 && server > 0 ? Math.min(own, server) : Math.max(own, server);
 }
 
-function timeExceeded(timeLimitMs: number): never {
+/** MongoDB's MaxTimeMSExpired: a query past its time limit. @throws QUERY_ERROR */
+export function timeLimitExceeded(timeLimitMs: number): never {
   fail('QUERY_ERROR', 'operation exceeded time limit', { maxTimeMS: timeLimitMs });
 }
 

@@ -80,6 +80,7 @@ export {
   docsReplace,
   docsUpdate,
   maxTimeMSOf,
+  timeLimitExceeded,
   timeLimitOf,
   type CreateIndexOptions,
   type FindOptions,

@@ -476,15 +476,8 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
 
   // Everything is planned: the uncorrelated subqueries run now, pausing as they go.
   yield* initPlansOf(env, x);
-  if (selectPlan !== undefined) {
-    // The query reads the state before this statement's inserts.
-    const rows: Row[] = [];
-    for (const s of selectPlan.rows(x)) {
-      if (s === PAUSE) yield s;
-      else rows.push(s);
-    }
-    source = rows;
-  }
+  // The query reads the state before this statement's inserts.
+  if (selectPlan !== undefined) source = yield* allRows(selectPlan, x);
 
   let count = 0;
   const out: Row[] = [];
@@ -573,7 +566,7 @@ function* targetRows(table: TableDef, alias: string, where: Ast | null, env: Pla
   return out;
 }
 
-/** The rows of a FROM / USING list's plan, pausing as they come. */
+/** The rows of a plan (an INSERT's query, a FROM / USING list), pausing as they come. */
 function* allRows(plan: Plan, x: Exec): Generator<Step, Row[]> {
   const rows: Row[] = [];
   for (const s of plan.rows(x)) {

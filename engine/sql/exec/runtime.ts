@@ -1,7 +1,7 @@
 import type { EvalContext } from '../compiled-expr.js';
 import type { Catalog } from '../catalog.js';
 import type { SqlReader } from '../store/sql-view.js';
-import type { ClientWatch } from '../../interrupt.js';
+import { interruptOf, type ClientWatch, type Interrupt } from '../../interrupt.js';
 import { sqlFail, type SqlTypeName, type SqlValue } from '../sql-types.js';
 
 /** A row: values in the producing operator's column order. */
@@ -92,6 +92,16 @@ export async function pauseTurn(x: Exec, nextTurn: () => Promise<unknown>): Prom
   x.resumed();
 }
 
+/** PostgreSQL's 57014 for a statement past the time limit. @throws SQL_ERROR */
+function statementTimeout(timeLimitMs: number): never {
+  sqlFail('57014', `canceling statement due to statement timeout (${timeLimitMs} ms)`);
+}
+
+/** PostgreSQL's 57014 for a statement cancelled (its client gone); nobody reads it but the log. @throws SQL_ERROR */
+function clientCancel(): never {
+  sqlFail('57014', 'canceling statement due to user request: the client closed its connection');
+}
+
 /** The state of one statement's execution. */
 export class Exec {
   readonly reader: SqlReader;
@@ -103,9 +113,10 @@ export class Exec {
   readonly outer: Row[] = [];
   /** Results of uncorrelated subqueries and materialised CTEs, per plan node. */
   readonly memo = new Map<object, unknown>();
-  #started = performance.now();
-  #sliceStart = this.#started;
+  #sliceStart = performance.now();
   #ticks = 0;
+  /** The statement's time limit and its client, from now (engine/interrupt.ts). */
+  readonly #interrupt: Interrupt;
 
   /** Called synchronously before the driver gives up the event loop (a live reader pins a snapshot). */
   readonly beforePause: () => void;
@@ -117,6 +128,7 @@ export class Exec {
     this.statementTime = statementTime;
     this.params = params;
     this.limits = limits;
+    this.#interrupt = interruptOf({ timeLimitMs: limits.timeLimitMs, timedOut: statementTimeout, client: limits.client, clientGone: clientCancel });
   }
 
   /** A fresh evaluation context for one operator. */
@@ -141,17 +153,8 @@ export class Exec {
    */
   tick(): boolean {
     if ((++this.#ticks & 255) !== 0) return this.#due && this.syncRuns === 0;
-    const now = performance.now();
-    if (this.limits.timeLimitMs > 0 && now - this.#started > this.limits.timeLimitMs) {
-      sqlFail('57014', `canceling statement due to statement timeout (${this.limits.timeLimitMs} ms)`);
-    }
-    const client = this.limits.client;
-    if (client !== undefined && client.gone()) {
-      client.abandoned();
-      // PostgreSQL's words for a cancelled statement; nobody reads them but the log.
-      sqlFail('57014', 'canceling statement due to user request: the client closed its connection');
-    }
-    if (now - this.#sliceStart >= sliceMs()) this.#due = true;
+    this.#interrupt.check();
+    if (performance.now() - this.#sliceStart >= sliceMs()) this.#due = true;
     return this.#due && this.syncRuns === 0;
   }
 

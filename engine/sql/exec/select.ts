@@ -1639,9 +1639,7 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
   if (restNode !== null) {
     // Over a lone table's scan (conditions with subqueries stay here), the fused aggregate may
     // test these on bare values too, after the scan's own.
-    const scan = plan instanceof TableScanPlan ? plan : undefined;
-    let bare: BareCond[] | null | undefined;
-    const bareConds = scan !== undefined ? (): BareCond[] | undefined => (bare ??= bareConditions(rest, scope, env) ?? null) ?? undefined : undefined;
+    const bareConds = plan instanceof TableScanPlan ? lazyBareConditions(rest, scope, env) : undefined;
     plan = new FilterPlan(plan, compilePredicate(restNode, exprEnv(env, scope), 'WHERE'), 'WHERE', bareConds);
   }
   return { plan, scope, ordered };
@@ -1925,10 +1923,16 @@ export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: P
   const filterNode = andAll(conds);
   const filter = filterNode === null ? undefined : compilePredicate(filterNode, exprEnv(env, scope), 'WHERE');
   const path = choosePath(table, found, orderHint);
-  // Planned only when a fused aggregate asks (it compiles the operands again).
+  return new TableScanPlan(table, alias, path, filter, conds.length > 0 ? `${conds.length} condition(s)` : '', columns, lazyBareConditions(conds, scope, env));
+}
+
+/**
+ * bareConditions of `conds`, planned once on first ask: only a fused aggregate asks (it compiles
+ * the operands again); undefined when there are none, or they do not fit.
+ */
+function lazyBareConditions(conds: Ast[], scope: Scope, env: PlanEnv): () => BareCond[] | undefined {
   let bare: BareCond[] | null | undefined;
-  const bareConds = (): BareCond[] | undefined => (bare ??= conds.length > 0 ? (bareConditions(conds, scope, env) ?? null) : null) ?? undefined;
-  return new TableScanPlan(table, alias, path, filter, conds.length > 0 ? `${conds.length} condition(s)` : '', columns, bareConds);
+  return () => (bare ??= conds.length > 0 ? (bareConditions(conds, scope, env) ?? null) : null) ?? undefined;
 }
 
 /** Column types whose bare values the fused filter compares (see BareOrder), by the comparison's type. */
