@@ -26,8 +26,10 @@ export interface ClientWatch {
 }
 
 export interface InterruptOptions {
-  /** Milliseconds the operation may run from now; 0 or undefined: no limit. */
+  /** Milliseconds the operation may run; 0 or undefined: no limit. */
   readonly timeLimitMs?: number;
+  /** When the operation started (performance.now()), if before now: the limit counts from then. */
+  readonly since?: number;
   /** Throws the error of a time limit passed (each model has its own words for it). */
   readonly timedOut: (timeLimitMs: number) => never;
   readonly client?: ClientWatch;
@@ -40,7 +42,7 @@ export function interruptOf(options: InterruptOptions): Interrupt {
   const limit = options.timeLimitMs ?? 0;
   const client = options.client;
   if (limit <= 0 && client === undefined) return UNINTERRUPTED;
-  const deadline = limit > 0 ? performance.now() + limit : Infinity;
+  const deadline = limit > 0 ? (options.since ?? performance.now()) + limit : Infinity;
   return {
     check() {
       if (client !== undefined && client.gone()) {

@@ -113,10 +113,14 @@ export class Exec {
   readonly outer: Row[] = [];
   /** Results of uncorrelated subqueries and materialised CTEs, per plan node. */
   readonly memo = new Map<object, unknown>();
-  #sliceStart = performance.now();
+  readonly #started = performance.now();
+  #sliceStart = this.#started;
   #ticks = 0;
-  /** The statement's time limit and its client, from now (engine/interrupt.ts). */
-  readonly #interrupt: Interrupt;
+  /**
+   * The statement's time limit (from its start) and its client (engine/interrupt.ts), made at the
+   * first check: most statements end within their first 256 ticks and never need it.
+   */
+  #interrupt: Interrupt | undefined;
 
   /** Called synchronously before the driver gives up the event loop (a live reader pins a snapshot). */
   readonly beforePause: () => void;
@@ -128,7 +132,6 @@ export class Exec {
     this.statementTime = statementTime;
     this.params = params;
     this.limits = limits;
-    this.#interrupt = interruptOf({ timeLimitMs: limits.timeLimitMs, timedOut: statementTimeout, client: limits.client, clientGone: clientCancel });
   }
 
   /** A fresh evaluation context for one operator. */
@@ -153,7 +156,8 @@ export class Exec {
    */
   tick(): boolean {
     if ((++this.#ticks & 255) !== 0) return this.#due && this.syncRuns === 0;
-    this.#interrupt.check();
+    const limits = this.limits;
+    (this.#interrupt ??= interruptOf({ timeLimitMs: limits.timeLimitMs, since: this.#started, timedOut: statementTimeout, client: limits.client, clientGone: clientCancel })).check();
     if (performance.now() - this.#sliceStart >= sliceMs()) this.#due = true;
     return this.#due && this.syncRuns === 0;
   }
