@@ -31,11 +31,16 @@ function rssBytes(pid: number): number {
   return Number(readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * PAGE;
 }
 
-async function post(url: string, path: string, body: unknown, key?: string): Promise<any> {
-  const res = await fetch(url + path, {
+async function post(server: ServerProcess, path: string, body: unknown, key?: string): Promise<any> {
+  // A request that fails says what the server said and whether it is still running: the
+  // server's output is otherwise lost with the process.
+  const res = await fetch(server.url + path, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...(key === undefined ? {} : { authorization: `Bearer ${key}` }) },
     body: JSON.stringify(body),
+  }).catch((err: Error) => {
+    const state = server.child.exitCode !== null || server.child.signalCode !== null ? `exited (${server.child.exitCode ?? server.child.signalCode})` : 'still running';
+    throw new Error(`${path} failed: ${err.message} (${String((err as { cause?: unknown }).cause ?? '')}); the server is ${state}; its output:\n${server.output()}`);
   });
   const json = await res.json();
   if (res.status >= 300) throw new Error(`${path} answered ${res.status}: ${JSON.stringify(json)}`);
@@ -49,8 +54,8 @@ async function load(memoryCheckMs: number): Promise<{ peakGrowth: number; count:
   const server = await spawnServer(dir.path, ['--cache-bytes', String(CACHE), '--dirty-bytes', String(DIRTY), '--rate-limit', '0', '--memory-check-ms', String(memoryCheckMs)]);
   servers.push(server);
   const pid = server.child.pid!;
-  const { apiKey } = await post(server.url, '/api/auth/signup', { orgName: 'RSS', email: `rss-${memoryCheckMs}@example.com` });
-  await post(server.url, '/api/mql/createIndex', { collection: 'items', keys: { k: 1 } }, apiKey);
+  const { apiKey } = await post(server, '/api/auth/signup', { orgName: 'RSS', email: `rss-${memoryCheckMs}@example.com` });
+  await post(server, '/api/mql/createIndex', { collection: 'items', keys: { k: 1 } }, apiKey);
   const base = rssBytes(pid);
   let peak = base;
   const sampler = setInterval(() => {
@@ -62,13 +67,13 @@ async function load(memoryCheckMs: number): Promise<{ peakGrowth: number; count:
     for (let from = 0; from < DOCS; from += BATCH) {
       const documents = [];
       for (let i = from; i < from + BATCH; i++) documents.push({ _id: i, k: random().toString(16).padStart(8, '0'), pad: `${i} ${'x'.repeat(880)}` });
-      await post(server.url, '/api/mql/insertMany', { collection: 'items', documents }, apiKey);
+      await post(server, '/api/mql/insertMany', { collection: 'items', documents }, apiKey);
     }
   } finally {
     clearInterval(sampler);
   }
   peak = Math.max(peak, rssBytes(pid));
-  const { count } = await post(server.url, '/api/mql/countDocuments', { collection: 'items', filter: {} }, apiKey);
+  const { count } = await post(server, '/api/mql/countDocuments', { collection: 'items', filter: {} }, apiKey);
   return { peakGrowth: peak - base, count };
 }
 
