@@ -14,9 +14,15 @@
  * Consecutive insertOne operations are written as one batch; should that batch fail (all or
  * nothing), they are written again one by one, so the failing one is named and the others are
  * applied as they would have been alone.
+ *
+ * `maxTimeMS` is the whole request's, as MongoDB's on the command: the operations share one
+ * deadline, looked at before each operation and inside an update's or delete's search. Past it
+ * the request stops, ordered or not (MongoDB fails the whole batch on an interruption rather
+ * than reporting a write error), keeping what was applied.
  */
 
 import { fail, isTetraError, type ErrorCode } from '../errors.js';
+import { interruptOf, UNINTERRUPTED, type Interrupt } from '../interrupt.js';
 import { bypassOption } from './collection-validator.js';
 import type { TenantStore } from '../tenant/index.js';
 import {
@@ -25,10 +31,14 @@ import {
   prepareInsert,
   prepareReplace,
   prepareUpdate,
+  maxTimeMSOf,
+  timeLimitExceeded,
+  timeLimitOf,
   type ChangeRun,
   type DeleteRun,
   type PreparedChange,
   type PreparedInsert,
+  type TimeOptions,
   type WriteOptions,
 } from './docs-model.js';
 import { isPlainObject } from './values.js';
@@ -81,6 +91,12 @@ export interface BulkWritten {
   readonly result: BulkWriteResult;
   readonly writeErrors: BulkWriteError[];
   readonly durable: Promise<void>;
+  /**
+   * Set when the request's time limit passed: the operation it stopped at. The operations after it
+   * were not applied; it was not, unless an updateMany or deleteMany had applied chunks before
+   * (which stay, as when that operation runs alone); `result` counts the operations before it.
+   */
+  readonly expired?: { readonly index: number; readonly maxTimeMS: number };
 }
 
 /**
@@ -89,25 +105,52 @@ export interface BulkWritten {
  * validator for every operation.
  * @throws VALIDATION_FAILED / QUERY_ERROR for a bad option, operation, document, filter, update, sort or hint, naming `operations.<i>`
  */
-export function prepareBulkWrite(collection: unknown, operations: unknown, ordered: unknown, bypassDocumentValidation?: unknown): { apply(store: TenantStore): Promise<BulkWritten> } {
+export function prepareBulkWrite(collection: unknown, operations: unknown, ordered: unknown, bypassDocumentValidation?: unknown, time: TimeOptions = {}): { apply(store: TenantStore): Promise<BulkWritten> } {
+  const timeLimitMs = timeLimitOf(maxTimeMSOf(time.maxTimeMS), time.guard?.timeLimitMs);
   const bypass = bypassOption(bypassDocumentValidation, 'bulkWrite');
   if (ordered !== undefined && typeof ordered !== 'boolean') fail('VALIDATION_FAILED', 'ordered must be a boolean', { field: 'ordered' });
   if (!Array.isArray(operations)) fail('VALIDATION_FAILED', 'operations must be an array', { field: 'operations' });
   if (operations.length === 0) fail('VALIDATION_FAILED', 'operations must not be empty', { field: 'operations' });
   if (operations.length > MAX_BULK_OPERATIONS) fail('VALIDATION_FAILED', `at most ${MAX_BULK_OPERATIONS} operations per bulkWrite`, { field: 'operations', limit: MAX_BULK_OPERATIONS });
-  const prepared = operations.map((op, i) => prepareOperation(collection, op, i, bypass));
+  // One deadline for the whole request, from when it is prepared; every update and delete looks
+  // at it in its search. Its error is told from the operations' own by identity.
+  const deadline: Deadline = { interrupt: UNINTERRUPTED, passed: undefined };
+  if (timeLimitMs > 0) {
+    deadline.interrupt = interruptOf({
+      timeLimitMs,
+      timedOut: (ms) => {
+        try {
+          timeLimitExceeded(ms);
+        } catch (err) {
+          deadline.passed = err;
+          throw err;
+        }
+      },
+      // Changes whose client goes away finish (docs/mql.md, Time limits): no client is watched.
+      clientGone: () => {
+        throw new Error('a bulkWrite watches no client');
+      },
+    });
+  }
+  const prepared = operations.map((op, i) => prepareOperation(collection, op, i, bypass, deadline.interrupt));
   return {
     apply: (store) => {
       // Hints need the collection's indexes: checked before anything is applied, as bad input.
       prepared.forEach((op, i) => {
         if (op.kind !== 'insertOne') named(op.kind, i, () => op.change.checkHint(store));
       });
-      return applyOperations(store, prepared, ordered !== false);
+      return applyOperations(store, prepared, ordered !== false, deadline, timeLimitMs);
     },
   };
 }
 
-function prepareOperation(collection: unknown, op: unknown, index: number, bypass: boolean): Prepared {
+/** A bulkWrite's time limit: what its operations consult, and the error it threw once passed. */
+interface Deadline {
+  interrupt: Interrupt;
+  passed: unknown;
+}
+
+function prepareOperation(collection: unknown, op: unknown, index: number, bypass: boolean, interrupt: Interrupt): Prepared {
   const at = `operations.${index}`;
   if (!isPlainObject(op)) fail('VALIDATION_FAILED', `${at} must be an object`, { field: at, index });
   const keys = Object.keys(op);
@@ -125,7 +168,7 @@ function prepareOperation(collection: unknown, op: unknown, index: number, bypas
       fail('VALIDATION_FAILED', `${where} has an unknown field ${JSON.stringify(field)} (it takes ${[...required, ...optional].join(', ')})`, { field: `${where}.${field}`, index });
     }
   }
-  return named(kind, index, () => compileOperation(collection, kind, args, { bypassDocumentValidation: bypass }));
+  return named(kind, index, () => compileOperation(collection, kind, args, { bypassDocumentValidation: bypass }, interrupt));
 }
 
 /** Runs an endpoint's own check of operation `index`, its error named by where the operation stands in the request. */
@@ -140,18 +183,18 @@ function named<T>(kind: OperationKind, index: number, check: () => T): T {
   }
 }
 
-function compileOperation(collection: unknown, kind: OperationKind, args: Record<string, unknown>, write: WriteOptions): Prepared {
+function compileOperation(collection: unknown, kind: OperationKind, args: Record<string, unknown>, write: WriteOptions, interrupt: Interrupt): Prepared {
   switch (kind) {
     case 'insertOne':
       return { kind, insert: prepareInsert(collection, [args.document], 'document', write) };
     case 'updateOne':
     case 'updateMany':
-      return { kind, change: prepareUpdate(collection, args.filter, args.update, { multi: kind === 'updateMany', upsert: args.upsert, arrayFilters: args.arrayFilters, sort: args.sort, hint: args.hint, ...write }) };
+      return { kind, change: prepareUpdate(collection, args.filter, args.update, { multi: kind === 'updateMany', upsert: args.upsert, arrayFilters: args.arrayFilters, sort: args.sort, hint: args.hint, ...write, interrupt }) };
     case 'replaceOne':
-      return { kind, change: prepareReplace(collection, args.filter, args.replacement, { upsert: args.upsert, sort: args.sort, hint: args.hint, ...write }) };
+      return { kind, change: prepareReplace(collection, args.filter, args.replacement, { upsert: args.upsert, sort: args.sort, hint: args.hint, ...write, interrupt }) };
     case 'deleteOne':
     case 'deleteMany':
-      return { kind, change: prepareDelete(collection, args.filter, kind === 'deleteMany', undefined, args.hint) };
+      return { kind, change: prepareDelete(collection, args.filter, kind === 'deleteMany', undefined, args.hint, { interrupt }) };
     default: {
       const never: never = kind;
       throw new Error(`unknown bulkWrite operation ${String(never)}`);
@@ -159,7 +202,7 @@ function compileOperation(collection: unknown, kind: OperationKind, args: Record
   }
 }
 
-async function applyOperations(store: TenantStore, ops: readonly Prepared[], ordered: boolean): Promise<BulkWritten> {
+async function applyOperations(store: TenantStore, ops: readonly Prepared[], ordered: boolean, deadline: Deadline, timeLimitMs: number): Promise<BulkWritten> {
   const result: BulkWriteResult = { insertedCount: 0, matchedCount: 0, modifiedCount: 0, deletedCount: 0, upsertedCount: 0, insertedIds: {}, upsertedIds: {} };
   const writeErrors: BulkWriteError[] = [];
   const durable: Array<Promise<void>> = [];
@@ -167,8 +210,22 @@ async function applyOperations(store: TenantStore, ops: readonly Prepared[], ord
     if (!isTetraError(err)) throw err;
     writeErrors.push({ index, code: err.code, message: err.message, ...(err.details !== undefined ? { details: err.details } : {}) });
   };
+  let expired: BulkWritten['expired'];
+  // Past the deadline, before an operation or within one's search: the request stops there.
+  const passed = (index: number, err: unknown): boolean => {
+    if (deadline.passed === undefined || err !== deadline.passed) return false;
+    expired = { index, maxTimeMS: timeLimitMs };
+    return true;
+  };
   for (let i = 0; i < ops.length && !(ordered && writeErrors.length > 0); ) {
     const op = ops[i]!;
+    // Not before the first: nothing has run yet, and an insert has no later point to stop at.
+    try {
+      if (i > 0) deadline.interrupt.check();
+    } catch (err) {
+      if (passed(i, err)) break;
+      throw err;
+    }
     if (op.kind === 'insertOne') {
       let end = i + 1;
       while (end < ops.length && ops[end]!.kind === 'insertOne') end++;
@@ -197,11 +254,12 @@ async function applyOperations(store: TenantStore, ops: readonly Prepared[], ord
         }
       }
     } catch (err) {
+      if (passed(i, err)) break;
       failed(i, err);
     }
     i++;
   }
-  return { result, writeErrors, durable: Promise.all(durable).then(() => undefined) };
+  return { result, writeErrors, durable: Promise.all(durable).then(() => undefined), ...(expired === undefined ? {} : { expired }) };
 }
 
 /**
@@ -251,6 +309,18 @@ function insertRun(
  * in `details` the write errors and the result, as MongoDB's BulkWriteError carries them.
  * @throws always: the first write error's code
  */
+/**
+ * The error a bulkWrite past its time limit answers with, once what it applied is durable:
+ * MongoDB's MaxTimeMSExpired words, and in `details` where it stopped, the write errors before
+ * and the result of the operations it applied.
+ * @throws always: QUERY_ERROR
+ */
+export function bulkWriteExpired(written: BulkWritten): never {
+  const { expired } = written;
+  if (expired === undefined) throw new Error('bulkWriteExpired called on a bulkWrite that did not expire');
+  fail('QUERY_ERROR', 'operation exceeded time limit', { maxTimeMS: expired.maxTimeMS, index: expired.index, writeErrors: written.writeErrors, result: written.result });
+}
+
 export function bulkWriteFailed(written: BulkWritten, operations: number, ordered: boolean): never {
   const [first] = written.writeErrors;
   if (first === undefined) throw new Error('bulkWriteFailed called without write errors');

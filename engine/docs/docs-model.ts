@@ -1841,7 +1841,7 @@ export function docsInsertCost(docs: readonly unknown[]): number {
  * @throws VALIDATION_FAILED for a bad name, document, id or size (nothing written)
  * @throws DUPLICATE_KEY for an `_id` or unique key already present or repeated (nothing written)
  */
-export function docsInsert(store: TenantStore, collection: unknown, documents: readonly unknown[], field = 'documents', options: WriteOptions = {}): Written<{ insertedIds: Array<string | number | boolean> }> {
+export function docsInsert(store: TenantStore, collection: unknown, documents: readonly unknown[], field = 'documents', options: WriteOptions & { maxTimeMS?: unknown } = {}): Written<{ insertedIds: Array<string | number | boolean> }> {
   return insertPrepared(store, prepareInsert(collection, documents, field, options));
 }
 
@@ -1859,6 +1859,11 @@ export interface WriteOptions {
 export interface TimeOptions {
   maxTimeMS?: unknown;
   guard?: QueryGuard;
+  /**
+   * What stops the change instead of its own maxTimeMS and guard: a bulkWrite's, whose deadline
+   * is the whole request's (maxTimeMS is then left out).
+   */
+  interrupt?: Interrupt;
 }
 
 /** An insert whose collection name and documents are checked, `_id`s given and encoded (see prepareInsert). */
@@ -1875,7 +1880,10 @@ export interface PreparedInsert {
  * `_id` kept or generated now) and its encoded size. Nothing is written.
  * @throws VALIDATION_FAILED as docsInsert
  */
-export function prepareInsert(collection: unknown, documents: readonly unknown[], field = 'documents', options: WriteOptions = {}): PreparedInsert {
+export function prepareInsert(collection: unknown, documents: readonly unknown[], field = 'documents', options: WriteOptions & { maxTimeMS?: unknown } = {}): PreparedInsert {
+  // Checked first, as MongoDB parses it with the command. An insert is one synchronous turn, so
+  // no limit can pass during it (the wait for durability is not counted, as in MongoDB).
+  maxTimeMSOf(options.maxTimeMS);
   const name = validateCollectionName(collection);
   const bypass = bypassOption(options.bypassDocumentValidation, 'insert');
   if (documents.length === 0) fail('VALIDATION_FAILED', `${field} must not be empty`, { field });
@@ -2072,7 +2080,7 @@ export function prepareUpdate(
   const sort = compileChangeSort(options.sort, options.multi);
   const bypass = bypassOption(options.bypassDocumentValidation, 'update');
   const maxTimeMS = maxTimeMSOf(options.maxTimeMS);
-  return { run: (store) => runUpdate(store, name, filter, hint, update, sort, { ...options, bypass }, queryInterrupt(maxTimeMS, options.guard)), checkHint: (store) => checkHint(store, name, filter, hint) };
+  return { run: (store) => runUpdate(store, name, filter, hint, update, sort, { ...options, bypass }, options.interrupt ?? queryInterrupt(maxTimeMS, options.guard)), checkHint: (store) => checkHint(store, name, filter, hint) };
 }
 
 /** A change whose arguments are checked and compiled (prepareUpdate, prepareReplace, prepareDelete). */
@@ -2208,7 +2216,7 @@ export function prepareReplace(
   if (givenId !== MISSING && !isValidId(givenId)) fail('VALIDATION_FAILED', '_id must be a string, a number or a boolean', { field: 'replacement._id' });
   const bypass = bypassOption(options.bypassDocumentValidation, 'update');
   const maxTimeMS = maxTimeMSOf(options.maxTimeMS);
-  return { run: (store) => runReplace(store, name, filter, hint, replacement, givenId, sort, options.upsert === true, bypass, queryInterrupt(maxTimeMS, options.guard)), checkHint: (store) => checkHint(store, name, filter, hint) };
+  return { run: (store) => runReplace(store, name, filter, hint, replacement, givenId, sort, options.upsert === true, bypass, options.interrupt ?? queryInterrupt(maxTimeMS, options.guard)), checkHint: (store) => checkHint(store, name, filter, hint) };
 }
 
 async function runReplace(
@@ -2315,7 +2323,7 @@ export function prepareDelete(collection: unknown, filterSpec: unknown, multi: b
   const hint = parseHint(hintSpec);
   const sort = compileChangeSort(sortSpec, multi);
   const maxTimeMS = maxTimeMSOf(time.maxTimeMS);
-  return { run: (store) => runDelete(store, name, filter, hint, sort, multi, queryInterrupt(maxTimeMS, time.guard)), checkHint: (store) => checkHint(store, name, filter, hint) };
+  return { run: (store) => runDelete(store, name, filter, hint, sort, multi, time.interrupt ?? queryInterrupt(maxTimeMS, time.guard)), checkHint: (store) => checkHint(store, name, filter, hint) };
 }
 
 async function runDelete(store: TenantStore, name: string, filter: CompiledFilter, hint: Hint | undefined, sort: CompiledSort | undefined, multi: boolean, interrupt: Interrupt): Promise<DeleteRun> {

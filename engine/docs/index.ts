@@ -95,7 +95,7 @@ export {
   type UpdateOutcome,
   type Written,
 } from './docs-model.js';
-export { bulkWriteFailed, MAX_BULK_OPERATIONS, prepareBulkWrite, type BulkWriteError, type BulkWriteResult, type BulkWritten } from './bulk-write.js';
+export { bulkWriteExpired, bulkWriteFailed, MAX_BULK_OPERATIONS, prepareBulkWrite, type BulkWriteError, type BulkWriteResult, type BulkWritten } from './bulk-write.js';
 export { onValidationWarning, type ValidationWarning } from './collection-validator.js';
 export { upgradeIdKeys } from './upgrade.js';
 export { dropTemporaryCollections } from './docs-model.js';

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { fail } from '../../engine/errors.js';
 import {
   allowDiskUseOf,
+  bulkWriteExpired,
   bulkWriteFailed,
   DOCS_MODEL_LIMITS,
   MAX_BULK_OPERATIONS,
@@ -221,11 +222,11 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'insertOne',
     'Insert one document; _id is generated when absent',
-    { collection, document: anyObject, bypassDocumentValidation },
+    { collection, document: anyObject, bypassDocumentValidation, maxTimeMS },
     ['collection', 'document'],
     { 201: { type: 'object', properties: { insertedId: idValue } } },
     async (request) => {
-      const b = body<{ collection: string; document: unknown; bypassDocumentValidation?: unknown }>(request);
+      const b = body<{ collection: string; document: unknown; bypassDocumentValidation?: unknown; maxTimeMS?: unknown }>(request);
       return withTenant(request, async (store) => {
         checkQuota(store, config.quotaBytes, docsInsertCost([b.document]));
         const { insertedIds } = await settle(request, store, b.collection, docsInsert(store, b.collection, [b.document], 'document', b));
@@ -238,11 +239,11 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'insertMany',
     `Insert up to ${DOCS_MODEL_LIMITS.maxInsertMany} documents, all or nothing`,
-    { collection, documents: { type: 'array', items: anyObject }, bypassDocumentValidation },
+    { collection, documents: { type: 'array', items: anyObject }, bypassDocumentValidation, maxTimeMS },
     ['collection', 'documents'],
     { 201: { type: 'object', properties: { insertedIds: { type: 'array', items: idValue } } } },
     async (request) => {
-      const b = body<{ collection: string; documents: unknown[]; bypassDocumentValidation?: unknown }>(request);
+      const b = body<{ collection: string; documents: unknown[]; bypassDocumentValidation?: unknown; maxTimeMS?: unknown }>(request);
       return withTenant(request, async (store) => {
         checkQuota(store, config.quotaBytes, docsInsertCost(b.documents));
         return settle(request, store, b.collection, docsInsert(store, b.collection, b.documents, 'documents', b));
@@ -380,7 +381,7 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'bulkWrite',
     `Up to ${MAX_BULK_OPERATIONS} insertOne, updateOne, updateMany, replaceOne, deleteOne and deleteMany operations on one collection, applied in order (ordered: true stops at the first write error)`,
-    { collection, operations: { type: 'array', items: anyObject }, ordered: { type: 'boolean' }, bypassDocumentValidation },
+    { collection, operations: { type: 'array', items: anyObject }, ordered: { type: 'boolean' }, bypassDocumentValidation, maxTimeMS },
     ['collection', 'operations'],
     {
       200: {
@@ -397,14 +398,15 @@ export function mqlRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const b = body<{ collection: string; operations: unknown[]; ordered?: boolean; bypassDocumentValidation?: unknown }>(request);
+      const b = body<{ collection: string; operations: unknown[]; ordered?: boolean; bypassDocumentValidation?: unknown; maxTimeMS?: unknown }>(request);
       // Every operation is checked before the tenant's store is touched: bad input writes nothing.
-      const bulk = prepareBulkWrite(b.collection, b.operations, b.ordered, b.bypassDocumentValidation);
+      const bulk = prepareBulkWrite(b.collection, b.operations, b.ordered, b.bypassDocumentValidation, { maxTimeMS: b.maxTimeMS, guard: guardOf(request, false) });
       return withTenant(request, async (store) => {
         checkQuota(store, config.quotaBytes, docsInsertCost(b.operations));
         const written = await bulk.apply(store);
         // Durable and the expiry service woken first, whether it answers the result or its write errors.
         const result = await settle(request, store, b.collection, written);
+        if (written.expired !== undefined) bulkWriteExpired(written);
         if (written.writeErrors.length > 0) bulkWriteFailed(written, b.operations.length, b.ordered !== false);
         return result;
       });

@@ -65,6 +65,9 @@ describe('maxTimeMS', () => {
       ['findOneAndUpdate', { collection: 'bad', filter: { _id: 1 }, update: { $set: { a: 2 } } }],
       ['findOneAndReplace', { collection: 'bad', filter: { _id: 1 }, replacement: { a: 2 } }],
       ['findOneAndDelete', { collection: 'bad', filter: { _id: 1 } }],
+      ['insertOne', { collection: 'bad', document: { _id: 2, a: 2 } }],
+      ['insertMany', { collection: 'bad', documents: [{ _id: 3 }, { _id: 4 }] }],
+      ['bulkWrite', { collection: 'bad', operations: [{ insertOne: { document: { _id: 5 } } }, { deleteOne: { filter: { _id: 1 } } }] }],
     ];
     for (const [op, body] of requests) {
       for (const [value, message] of cases) {
@@ -177,6 +180,69 @@ describe('maxTimeMS', () => {
     expect(del.body.error.message).toBe(TIME_EXCEEDED);
     const left = await s.mql('countDocuments', { collection, filter: {} });
     expect(left.body.count).toBeGreaterThan(0);
+  });
+
+  it('takes maxTimeMS on inserts, which run in one turn and are never stopped', async () => {
+    for (const maxTimeMS of [1, 0, 2147483647]) {
+      const one = await s.mql('insertOne', { collection: `ins${maxTimeMS}`, document: { _id: 'one' }, maxTimeMS });
+      expect(one.status, one.text).toBe(201);
+      const many = await s.mql('insertMany', { collection: `ins${maxTimeMS}`, documents: SCAN_DOCS.slice(0, 9_999), maxTimeMS });
+      expect(many.status, many.text).toBe(201);
+      expect((await s.mql('countDocuments', { collection: `ins${maxTimeMS}`, filter: {} })).body.count).toBe(10_000);
+    }
+  });
+
+  it('gives a bulkWrite one deadline for all its operations: past it the request stops, ordered or not, keeping what it applied', async () => {
+    const collection = 'bulk';
+    const docs = SCAN_DOCS.slice(0, 2000);
+    await load(s, collection, docs);
+    const last = docs.length - 1;
+    // Each update searches the whole collection (only the last document matches): a few
+    // milliseconds each, well within the limit, and hundreds of them well past it, so a limit
+    // counted per operation would let them all run.
+    const slowUpdate = (k: number) => ({ updateOne: { filter: { n: last, pad: `p${last}` }, update: { $inc: { hits: 1 }, $set: { [`k${k}`]: true } } } });
+    for (const ordered of [true, false]) {
+      await s.mql('updateOne', { collection, filter: { _id: last }, update: { $set: { hits: 0 } } });
+      const operations = [{ insertOne: { document: { _id: `first-${ordered}` } } }, ...Array.from({ length: 400 }, (_, k) => slowUpdate(k)), { insertOne: { document: { _id: `last-${ordered}` } } }];
+      const res = await s.mql('bulkWrite', { collection, operations, ordered, maxTimeMS: 200 });
+      expect(res.status, res.text).toBe(400);
+      expect(res.body.error).toMatchObject({ code: 'QUERY_ERROR', message: TIME_EXCEEDED, details: { maxTimeMS: 200, writeErrors: [] } });
+      const { index, result } = res.body.error.details;
+      // It stopped somewhere among the updates, after some: the insert before them applied, the one after not.
+      expect(index).toBeGreaterThan(2);
+      expect(index).toBeLessThan(operations.length - 1);
+      expect(result).toMatchObject({ insertedCount: 1, insertedIds: { 0: `first-${ordered}` }, matchedCount: index - 1, modifiedCount: index - 1 });
+      expect((await s.mql('find', { collection, filter: { _id: { $in: [`first-${ordered}`, `last-${ordered}`] } } })).body.documents).toEqual([{ _id: `first-${ordered}` }]);
+      // The updates applied are the ones the result counts (the one stopped in its search changed nothing).
+      const doc = (await s.mql('find', { collection, filter: { _id: last } })).body.documents[0];
+      expect(doc.hits).toBe(index - 1);
+      expect(Object.keys(doc).filter((k) => /^k[0-9]+$/.test(k))).toHaveLength(index - 1);
+    }
+    // The server's own limit bounds it too, whatever the request asks.
+    await load(strict, collection, docs);
+    for (const extra of [{}, { maxTimeMS: 600_000 }]) {
+      const capped = await strict.mql('bulkWrite', { collection, operations: Array.from({ length: 400 }, (_, k) => slowUpdate(k)), ...extra });
+      expect(capped.status, capped.text).toBe(400);
+      expect(capped.body.error).toMatchObject({ message: TIME_EXCEEDED, details: { maxTimeMS: 1 } });
+    }
+    // Operations that each answer in one turn (updates by _id) are stopped between them.
+    const quick = Array.from({ length: 5000 }, (_, k) => ({ updateOne: { filter: { _id: k % docs.length }, update: { $inc: { q: 1 } } } }));
+    const between = await s.mql('bulkWrite', { collection, operations: quick, maxTimeMS: 10 });
+    expect(between.status, between.text).toBe(400);
+    const stoppedAt = between.body.error.details.index;
+    expect(stoppedAt).toBeGreaterThan(0);
+    expect(between.body.error.details.result.modifiedCount).toBe(stoppedAt);
+    const counted = await s.aggregate(collection, [{ $group: { _id: null, q: { $sum: '$q' } } }]);
+    expect(counted[0].q).toBe(stoppedAt);
+    // One operation whose own search outlasts the limit stops inside it (an updateMany of 20,000).
+    await load(s, 'bulk-one', SCAN_DOCS);
+    const inside = await s.mql('bulkWrite', { collection: 'bulk-one', operations: [{ updateMany: { filter: { pad: { $gte: 'p' } }, update: { $inc: { n: 1 } } } }], maxTimeMS: 1 });
+    expect(inside.status, inside.text).toBe(400);
+    expect(inside.body.error).toMatchObject({ message: TIME_EXCEEDED, details: { index: 0, result: { matchedCount: 0 } } });
+    // The same kind of request with time enough completes.
+    const enough = await s.mql('bulkWrite', { collection, operations: [slowUpdate(1000), slowUpdate(1001)], maxTimeMS: 600_000 });
+    expect(enough.status, enough.text).toBe(200);
+    expect(enough.body).toMatchObject({ matchedCount: 2, modifiedCount: 2 });
   });
 
   it('applies the server\'s limit (TETRA_MQL_TIME_LIMIT_MS) to requests without maxTimeMS and to those with a higher one', async () => {
