@@ -124,6 +124,12 @@ function queryMemory(settings: MemorySettings | undefined, allowDiskUse: boolean
 export interface QueryGuard {
   readonly timeLimitMs?: number;
   readonly client?: ClientWatch;
+  /**
+   * When the request began (performance.now()), if it did something else first: its time limits
+   * count from then (an aggregation run natively after the external MongoDB did not answer in
+   * time has only what is left).
+   */
+  readonly since?: number;
 }
 
 /** MongoDB's largest maxTimeMS (a 32-bit signed integer of milliseconds). */
@@ -150,7 +156,7 @@ export function maxTimeMSOf(v: unknown): number | undefined {
  */
 function queryInterrupt(maxTimeMS: unknown, guard: QueryGuard | undefined): Interrupt {
   const timeLimitMs = timeLimitOf(maxTimeMSOf(maxTimeMS), guard?.timeLimitMs);
-  return interruptOf({ timeLimitMs, timedOut: timeLimitExceeded, client: guard?.client, clientGone: interrupted });
+  return interruptOf({ timeLimitMs, since: guard?.since, timedOut: timeLimitExceeded, client: guard?.client, clientGone: interrupted });
 }
 
 /** The time limit of a query: the lower of its maxTimeMS and the server's limit, where either is 0 or absent for none (0: none at all). */

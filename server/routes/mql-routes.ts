@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { FastifyInstance } from 'fastify';
 import { fail } from '../../engine/errors.js';
 import {
@@ -160,6 +161,8 @@ export function mqlRoutes(app: FastifyInstance): void {
     { 200: { type: 'object', properties: { documents, executedBy: { type: 'string', enum: ['native', 'external'] } } } },
     async (request) => {
       const b = body<{ collection?: string; pipeline: unknown; hint?: unknown; bypassDocumentValidation?: unknown; allowDiskUse?: unknown; maxTimeMS?: unknown }>(request);
+      // Time limits count from here, through a wait for the external MongoDB and a native run after it.
+      const since = performance.now();
       // A pipeline without a collection ($documents first) is never routed: the mirror answers collections.
       const routing = mirror === undefined || b.collection === undefined ? undefined : pipelineRouting(b.pipeline);
       const { tenantId } = principalOf(request);
@@ -180,7 +183,7 @@ export function mqlRoutes(app: FastifyInstance): void {
           request.server.log.warn({ tenantId, reqId: request.id }, 'aggregation routed to MongoDB ran natively: MongoDB did not answer in time');
         }
         // A $merge's or $out's batches count against the quota as inserts do; its target's TTL indexes wake the expiry service.
-        const result = await docsAggregate(store, b.collection, b.pipeline, { hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, allowDiskUse: b.allowDiskUse, maxTimeMS: b.maxTimeMS, guard: guardOf(request, true), memory, charge: (bytes) => checkQuota(store, config.quotaBytes, bytes) });
+        const result = await docsAggregate(store, b.collection, b.pipeline, { hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, allowDiskUse: b.allowDiskUse, maxTimeMS: b.maxTimeMS, guard: { ...guardOf(request, true), since }, memory, charge: (bytes) => checkQuota(store, config.quotaBytes, bytes) });
         if (result.written !== undefined) {
           const next = docsNextExpiry(store, result.written);
           if (next !== null) expiry.schedule(tenantId, next);

@@ -390,6 +390,29 @@ describe('the mirror when MongoDB goes away and comes back', () => {
     expect(mirrored(t.tenantId, 'orders')).toEqual(await everything(server.url, t.apiKey, 'orders'));
   }, 40_000);
 
+  it('counts a routed pipeline\'s maxTimeMS from the request: run natively after MongoDB did not catch up, it has only what is left', async () => {
+    const own = await startMongoStandIn();
+    const srv = await startServer({ mongodbUri: own.uri, mongodbTimeoutMs: 1500 });
+    try {
+      const t = await signup(srv.url);
+      await seed(srv.url, t.apiKey);
+      expect((await mql(srv.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
+      await own.stop();
+      // A write MongoDB cannot get: each routed aggregation waits the routing's 1.5 s for it, then runs natively.
+      expect((await mql(srv.url, t.apiKey, 'insertOne', { collection: 'orders', document: { _id: 6, customer: 'c2', total: 3 } })).status).toBe(201);
+      const spent = await mql(srv.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP, maxTimeMS: 1000 });
+      expect(spent.status, spent.text).toBe(400);
+      expect(spent.body.error).toMatchObject({ code: 'QUERY_ERROR', message: 'operation exceeded time limit', details: { maxTimeMS: 1000 } });
+      const left = await mql(srv.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP, maxTimeMS: 10_000 });
+      expect(left.status, left.text).toBe(200);
+      expect(left.body.executedBy).toBe('native');
+      expect(left.body.documents.map((d: any) => d._id)).toEqual([1, 2, 3, 4, 6]);
+    } finally {
+      await srv.stop();
+      await own.stop();
+    }
+  }, 20_000);
+
   it('copies a tenant again when its mirror is behind: MongoDB wiped, or more changes than the queue holds', async () => {
     const own = await startMongoStandIn();
     const dir = tempDir('mirror-copy');

@@ -1,0 +1,34 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+const root = process.env.PROBE_ROOT ?? '/work/main';
+const { docsCreateIndex, docsInsert } = await import(`${root}/engine/docs/index.ts`);
+const { PageCache } = await import(`${root}/engine/storage/index.ts`);
+const { TenantStore } = await import(`${root}/engine/tenant/index.ts`);
+const { applyHeapGrowth, loadConfig } = await import(`${root}/server/config.ts`);
+const { makeQueryDocument } = await import('../lib/documents.js');
+const server = loadConfig(process.env, []);
+applyHeapGrowth(server.heapGrowthPercent);
+const dir = mkdtempSync(join(tmpdir(), 'abins-'));
+const cache = new PageCache<any>(server.cacheBytes, { dirtyBytes: server.dirtyBytes });
+const store = await TenantStore.open(dir, { cache, fsync: server.fsync, snapshotMaxAgeMs: server.snapshotMaxAgeMs });
+for (const field of ['email', 'joined']) await (await docsCreateIndex(store, 'people', { [field]: 1 })).durable;
+const size = Number(process.argv[2] ?? 100000);
+const { readFileSync } = await import('node:fs');
+const mainCpu = (): number => { const st = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8'); const f = st.slice(st.lastIndexOf(')') + 2).split(' '); return (Number(f[11]) + Number(f[12])) * 10; };
+const c0 = mainCpu();
+let sync = 0;
+const t0 = performance.now();
+for (let from = 0; from < size; from += 1000) {
+  const docs = []; for (let i = from; i < from + 1000; i++) docs.push(makeQueryDocument(i));
+  const a = performance.now();
+  const r = docsInsert(store, 'people', docs);
+  sync += performance.now() - a;
+  await r.durable;
+}
+const total = performance.now() - t0;
+const cpuMs = mainCpu() - c0;
+console.log(JSON.stringify({ docsPerS: Math.round(size / total * 1000), syncUs: +(sync / size * 1000).toFixed(2), mainCpuUs: +(cpuMs / size * 1000).toFixed(2) }));
+await store.close();
+rmSync(dir, { recursive: true, force: true });

@@ -1,0 +1,32 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+const root = process.env.PROBE_ROOT ?? '/work/main';
+const { docsCreateIndex, docsInsert, docsFind } = await import(`${root}/engine/docs/index.ts`);
+const { PageCache } = await import(`${root}/engine/storage/index.ts`);
+const { TenantStore } = await import(`${root}/engine/tenant/index.ts`);
+const { applyHeapGrowth, loadConfig } = await import(`${root}/server/config.ts`);
+const { makeQueryDocument, docEmail } = await import('../lib/documents.js');
+const server = loadConfig(process.env, []);
+applyHeapGrowth(server.heapGrowthPercent);
+const dir = mkdtempSync(join(tmpdir(), 'abfind-'));
+const cache = new PageCache<any>(server.cacheBytes, { dirtyBytes: server.dirtyBytes });
+const store = await TenantStore.open(dir, { cache, fsync: server.fsync, snapshotMaxAgeMs: server.snapshotMaxAgeMs });
+for (const field of ['email', 'joined']) await (await docsCreateIndex(store, 'people', { [field]: 1 })).durable;
+const size = Number(process.argv[2] ?? 10000);
+for (let from = 0; from < size; from += 1000) {
+  const docs = []; for (let i = from; i < from + 1000; i++) docs.push(makeQueryDocument(i));
+  await docsInsert(store, 'people', docs).durable;
+}
+const { readFileSync } = await import('node:fs');
+const mainCpu = (): number => { const st = readFileSync(`/proc/self/task/${process.pid}/stat`, 'utf8'); const f = st.slice(st.lastIndexOf(')') + 2).split(' '); return (Number(f[11]) + Number(f[12])) * 10; };
+const N = Number(process.argv[3] ?? 200000);
+let seed = 7; const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % size;
+for (let i = 0; i < 20000; i++) await docsFind(store, 'people', { filter: { email: docEmail(rnd()) }, limit: 100 });
+const c0 = mainCpu(); const t0 = performance.now(); let found = 0;
+for (let i = 0; i < N; i++) found += (await docsFind(store, 'people', { filter: { email: docEmail(rnd()) }, limit: 100 })).documents.length;
+const t = performance.now() - t0, c = mainCpu() - c0;
+console.log(JSON.stringify({ perS: Math.round(N / t * 1000), cpuUs: +(c / N * 1000).toFixed(2), found }));
+await store.close();
+rmSync(dir, { recursive: true, force: true });
