@@ -14,7 +14,13 @@
 //   npm --prefix bench run docs-inprocess                 10k, 100k and 1M documents, 2 s per operation
 //   npm --prefix bench run docs-inprocess -- --quick      10k documents, 0.5 s per operation
 //   node --import ./lib/ts-register.mjs docs.bench.ts [--quick] [--sizes=10000,100000] [--engines=tetradb,lokijs,...]
-//        [--seconds=S] [--max-load-seconds=S]
+//        [--seconds=S] [--max-load-seconds=S] [--warm-docs=N]
+//
+// Before its timed load, each engine loads --warm-docs other documents (default 10,000; 0: none)
+// into a throwaway instance of itself, deleted before the timed one opens: the load is then timed
+// on compiled code, as in a running server and as every timed query is (each after a warm-up).
+// The first thousand documents of a cold process cost several times the next (JIT compilation),
+// which at 10k decided most of the load's rate.
 //
 // tetradb's settings come from server/config.ts as `npm start` reads them (defaults: 256 MiB page
 // cache, 64 MiB dirty budget, fsync=batch; TETRA_* in the environment apply, as they would there).
@@ -39,6 +45,7 @@ interface Config {
   engines: DocsEngineName[];
   seconds: number;
   maxLoadSeconds: number;
+  warmDocs: number;
   /** An engine whose RSS would pass this at the next size (extrapolated) is skipped there. */
   maxRssMiB: number;
   tetra: TetraSettings;
@@ -55,12 +62,13 @@ function parseArgs(argv: string[]): Config {
     engines: (value('engines')?.split(',') ?? [...DOCS_ENGINES]) as DocsEngineName[],
     seconds: Number(value('seconds') ?? (quick ? 0.5 : 2)),
     maxLoadSeconds: Number(value('max-load-seconds') ?? (quick ? 60 : 240)),
+    warmDocs: Number(value('warm-docs') ?? 10_000),
     maxRssMiB: Math.floor(totalmem() / MiB / 2),
     tetra: tetraSettingsOf(server),
   };
   const positive = (n: number): boolean => Number.isInteger(n) && n > 0;
-  if (!config.sizes.every(positive) || !config.engines.every((e) => DOCS_ENGINES.includes(e)) || !(config.seconds > 0) || !(config.maxLoadSeconds > 0)) {
-    throw new Error(`usage: docs.bench.ts [--quick] [--sizes=N,N] [--engines=${DOCS_ENGINES.join(',')}] [--seconds=S] [--max-load-seconds=S]`);
+  if (!config.sizes.every(positive) || !config.engines.every((e) => DOCS_ENGINES.includes(e)) || !(config.seconds > 0) || !(config.maxLoadSeconds > 0) || !(Number.isInteger(config.warmDocs) && config.warmDocs >= 0)) {
+    throw new Error(`usage: docs.bench.ts [--quick] [--sizes=N,N] [--engines=${DOCS_ENGINES.join(',')}] [--seconds=S] [--max-load-seconds=S] [--warm-docs=N]`);
   }
   // The reference answers first, so every other engine is checked before it is timed.
   config.engines.sort((a, b) => (a === REFERENCE ? -1 : b === REFERENCE ? 1 : DOCS_ENGINES.indexOf(a) - DOCS_ENGINES.indexOf(b)));
@@ -99,6 +107,7 @@ async function runAll(config: Config, root: string): Promise<DocsWorkerResult[]>
         size,
         seconds: config.seconds,
         maxLoadSeconds: config.maxLoadSeconds,
+        warmDocs: config.warmDocs,
         tetra: config.tetra,
         updateCallers: UPDATE_CALLERS,
         ...(expected === undefined ? {} : { expected }),
@@ -147,7 +156,7 @@ function render(config: Config, results: DocsWorkerResult[], minutes: number, ma
     `- Data (bench/lib/documents.ts makeQueryDocument): ~330 bytes of JSON per document, the same in every engine; indexes on ${INDEXED_FIELDS.join(' and ')} in every engine that has them. Multi-document finds ask for up to ${FIND_LIMIT} documents; the range query's window holds ${RANGE_DOCS} documents on average at every size, the scan's exactly ${SCAN_DOCS}.`,
   );
   out.push(
-    `- Each engine and size in a forked worker (bench/docs-worker.ts): load through insertMany (batches of 1000, each awaited: the insertMany row is that load, docs/s and per-batch p50/p99), settle, the sample queries checked against ${REFERENCE} (every engine measured answered them with the same ids), then each operation for ${config.seconds} s: asynchronous engines (tetradb, NeDB) in a closed loop after a warm-up of ${config.seconds / 4} s, synchronous ones (LokiJS, mingo) with benchmark.js plus a pass timing calls one by one for p50/p99; the 16-caller updates run as 16 concurrent closed-loop callers (for the synchronous engines each yields a turn before its call). Memory sampled every 250 ms without forced GC. "tetradb ÷ engine" divides tetradb's ops/s by this row's: above 1, tetradb is faster.`,
+    `- Each engine and size in a forked worker (bench/docs-worker.ts): ${config.warmDocs > 0 ? `a warm-up load of ${fmtCount(config.warmDocs)} other documents into a throwaway instance of the engine (deleted before the timed one opens), then ` : 'no warm-up (a cold load: --warm-docs=0), then '}load through insertMany (batches of 1000, each awaited: the insertMany row is that load, docs/s and per-batch p50/p99), settle, the sample queries checked against ${REFERENCE} (every engine measured answered them with the same ids), then each operation for ${config.seconds} s: asynchronous engines (tetradb, NeDB) in a closed loop after a warm-up of ${config.seconds / 4} s, synchronous ones (LokiJS, mingo) with benchmark.js plus a pass timing calls one by one for p50/p99; the 16-caller updates run as 16 concurrent closed-loop callers (for the synchronous engines each yields a turn before its call). Memory sampled every 250 ms without forced GC. "tetradb ÷ engine" divides tetradb's ops/s by this row's: above 1, tetradb is faster.`,
   );
   out.push('- Durability:');
   for (const engine of config.engines) out.push(`  - ${engine}: ${ENGINE_NOTES[engine]}.`);
