@@ -36,7 +36,7 @@ import {
 } from './catalog.js';
 import { bypassOption, checkValidation, describeValidation, parseValidation, type ValidationOptions } from './collection-validator.js';
 import { decodeDocument, encodeDocument, FieldReader, idKey, MAX_ID_BYTES } from './doc-codec.js';
-import { directed, documentKeys, entryKey, idComponent, indexComponent, type IndexField } from './index-key.js';
+import { directed, documentKeys, entryKey, idComponent, indexComponent, oneFieldEntryKey, type IndexField } from './index-key.js';
 import { indexServesQuery, isIndexMember, validatePartialFilter } from './index-membership.js';
 import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
@@ -1777,6 +1777,13 @@ function indexChanges(store: TenantStore, info: CollectionInfo, pk: Buffer, befo
  */
 function newPlainEntries(index: IndexInfo, doc: Doc, pk: Buffer, puts: IndexChange['puts']): void {
   if (!isIndexMember(index, doc)) return;
+  if (index.fields.length === 1) {
+    const key = oneFieldEntryKey(doc, index.fields[0]!, idComponent(idOf(doc)).part);
+    if (key !== undefined) {
+      puts.push({ index, key, value: pk });
+      return;
+    }
+  }
   const keys = documentKeys(doc, index.fields);
   if (keys.multikey && !index.multikey) index.multikey = true;
   if (keys.lossy && !index.lossy) index.lossy = true;

@@ -291,6 +291,56 @@ export function documentKeysByWalk(doc: Doc, fields: readonly IndexField[]): Doc
   return { entries, wholes, multikey, lossy };
 }
 
+// The tuple oneFieldEntryKey encodes, [[bracket, value], idPart], filled in per call: encodeKey is
+// synchronous and reads it whole before anything else can, so one pair serves every call.
+const SCALAR_PART: [number, KeyPart] = [0, null];
+const NULL_PART: KeyPart = [TYPE_BRACKET.null];
+const ONE_FIELD_ENTRY: KeyPart[] = [SCALAR_PART, null];
+
+/**
+ * The key of a document's one entry in a one-field index that is neither unique nor a text index,
+ * when its value there is a scalar kept whole (no array on the way, no object, not a string past
+ * STRING_PREFIX_CHARS): entryKey(documentKeys(doc, [field]).entries[0], idPart), without the
+ * arrays and objects documentKeys builds on the way (most of an insert's index cost). Undefined
+ * for any other value: the caller goes the general way, which also sets the multikey and lossy flags.
+ * @throws VALIDATION_FAILED when the key is too large
+ */
+export function oneFieldEntryKey(doc: Doc, field: IndexField, idPart: KeyPart): Buffer | undefined {
+  const v = scalarAt(doc, pathParts(field.path));
+  if (v === NOT_SCALAR) return undefined;
+  let part: KeyPart;
+  if (v === MISSING || v === undefined || v === null) {
+    part = NULL_PART;
+  } else {
+    const bracket = typeBracket(v);
+    switch (bracket) {
+      case TYPE_BRACKET.number:
+      case TYPE_BRACKET.bool:
+        SCALAR_PART[1] = v as number | boolean;
+        break;
+      case TYPE_BRACKET.string:
+        if ((v as string).length > STRING_PREFIX_CHARS) return undefined;
+        SCALAR_PART[1] = v as string;
+        break;
+      case TYPE_BRACKET.date:
+        SCALAR_PART[1] = (v as Date).getTime();
+        break;
+      default:
+        return undefined;
+    }
+    SCALAR_PART[0] = bracket;
+    part = SCALAR_PART;
+  }
+  ONE_FIELD_ENTRY[0] = field.direction === 1 ? part : complement(encodeKey([part]));
+  ONE_FIELD_ENTRY[1] = idPart;
+  const key = encodeKey(ONE_FIELD_ENTRY);
+  // Nothing of this document stays referenced from the shared tuple.
+  SCALAR_PART[1] = null;
+  ONE_FIELD_ENTRY[1] = null;
+  if (key.length > MAX_KEY_BYTES) fail('VALIDATION_FAILED', `index key too large (${key.length} bytes, at most ${MAX_KEY_BYTES})`);
+  return key;
+}
+
 /** The tree key of one index entry; a non-unique index appends the document's id component. @throws VALIDATION_FAILED when too large */
 export function entryKey(parts: readonly KeyPart[], idPart: KeyPart | undefined): Buffer {
   const key = encodeKey(idPart === undefined ? parts : [...parts, idPart]);

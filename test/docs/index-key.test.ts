@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { documentKeys, documentKeysByWalk, type IndexField } from '../../engine/docs/index-key.js';
+import { documentKeys, documentKeysByWalk, entryKey, idComponent, oneFieldEntryKey, type IndexField } from '../../engine/docs/index-key.js';
 import type { Doc } from '../../engine/docs/index.js';
 import { randomInt, seededRandom } from '../helpers/random.js';
 
@@ -66,5 +66,61 @@ describe('documentKeys', () => {
     const long = documentKeys({ a: { b: 'y'.repeat(300) } }, fields);
     expect(long.lossy).toBe(true);
     expect(long).toStrictEqual(documentKeysByWalk({ a: { b: 'y'.repeat(300) } }, fields));
+  });
+});
+
+/** True when `path` leads through documents only to a document (an object value: the general way indexes it). */
+function reachesObject(doc: Doc, path: string): boolean {
+  let cur: unknown = doc;
+  for (const name of path.split('.')) {
+    if (cur === null || typeof cur !== 'object' || Array.isArray(cur) || cur instanceof Date || !Object.hasOwn(cur, name)) return false;
+    cur = (cur as Doc)[name];
+  }
+  return cur !== null && typeof cur === 'object' && !Array.isArray(cur) && !(cur instanceof Date);
+}
+
+// An insert into a one-field plain index takes oneFieldEntryKey's key when it gives one: it must
+// be exactly the key of documentKeys' one entry, and it must give none where documentKeys would
+// make several entries or a lossy one (the general way sets the index's flags then).
+describe('oneFieldEntryKey', () => {
+  it('gives the key of documentKeys\' single exact entry, and nothing where there is no such entry', () => {
+    const rand = seededRandom(8807);
+    let taken = 0;
+    let declined = 0;
+    for (let i = 0; i < 20_000; i++) {
+      const doc: Doc = { _id: rand() < 0.5 ? i : `id-${i}`, ...randomObject(rand, 0) };
+      const field: IndexField = { path: randomPath(rand), direction: rand() < 0.5 ? 1 : -1 };
+      const idPart = idComponent(doc['_id']).part;
+      const fast = oneFieldEntryKey(doc, field, idPart);
+      const keys = documentKeys(doc, [field]);
+      const context = JSON.stringify({ doc, field });
+      if (keys.entries.length === 1 && !keys.multikey && !keys.lossy && !reachesObject(doc, field.path)) {
+        expect(fast, context).toBeDefined();
+        expect(fast!.equals(entryKey(keys.entries[0]!, idPart)), context).toBe(true);
+        taken++;
+      } else {
+        expect(fast, context).toBeUndefined();
+        declined++;
+      }
+      // The shared tuple keeps nothing between calls: a second call gives the same key.
+      if (fast !== undefined) expect(oneFieldEntryKey(doc, field, idPart)!.equals(fast)).toBe(true);
+    }
+    expect(taken).toBeGreaterThan(5000);
+    expect(declined).toBeGreaterThan(1000);
+  });
+
+  it('covers every scalar kind, both directions, and a NUL inside a string', () => {
+    const values = [null, undefined, 0, -0, 1.5, -7, Number.MAX_VALUE, NaN, '', 'a', 'a\u0000b', 'é', 'x'.repeat(200), true, false, new Date(0), new Date(-86_400_000)];
+    for (const value of values) {
+      for (const direction of [1, -1] as const) {
+        const doc: Doc = value === undefined ? { _id: 1 } : { _id: 1, v: value };
+        const field: IndexField = { path: 'v', direction };
+        const idPart = idComponent(1).part;
+        const keys = documentKeys(doc, [field]);
+        expect(oneFieldEntryKey(doc, field, idPart)!.equals(entryKey(keys.entries[0]!, idPart)), String(value)).toBe(true);
+      }
+    }
+    // A string past the kept prefix is lossy: declined.
+    expect(oneFieldEntryKey({ _id: 1, v: 'x'.repeat(201) }, { path: 'v', direction: 1 }, idComponent(1).part)).toBeUndefined();
   });
 });
