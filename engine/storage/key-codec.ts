@@ -67,7 +67,8 @@ interface WellFormedCheck {
 
 /** Encodes a key tuple as bytes whose unsigned byte order is the tuple order. @throws VALIDATION_FAILED */
 export function encodeKey(parts: readonly KeyPart[]): Buffer {
-  const size = measureTuple(parts, '', 0);
+  where.length = 0;
+  const size = measureTuple(parts, 0);
   // allocUnsafe is safe here because writeTuple writes every byte; the check below guards that.
   const out = Buffer.allocUnsafe(size);
   const end = writeTuple(out, 0, parts);
@@ -146,9 +147,20 @@ export function prefixUpperBound(prefix: Uint8Array): Buffer | undefined {
 
 // ---- encoding ----------------------------------------------------------------------------
 
+// Where measureTuple is inside the key, the index at each level, for error messages: numbers in one
+// reused array, made into a string (`[1][0]`) only for an error. Building that string for every
+// nested tuple cost an allocation per index key.
+const where: number[] = [];
+
+function pathOf(): string {
+  let path = '';
+  for (const i of where) path += `[${i}]`;
+  return path;
+}
+
 // First pass: validate every part and compute the exact size, so the second pass writes into a
-// single buffer. `path` is the position of this tuple inside the key, for error messages.
-function measureTuple(parts: readonly KeyPart[], path: string, depth: number): number {
+// single buffer. `where` holds the position of this tuple inside the key.
+function measureTuple(parts: readonly KeyPart[], depth: number): number {
   let size = 0;
   for (let i = 0; i < parts.length; i++) {
     const part: unknown = parts[i];
@@ -160,7 +172,7 @@ function measureTuple(parts: readonly KeyPart[], path: string, depth: number): n
         size += 1;
         break;
       case 'string':
-        size += 2 + measureString(part, path, i);
+        size += 2 + measureString(part, i);
         break;
       case 'object':
         if (part === null) {
@@ -168,26 +180,27 @@ function measureTuple(parts: readonly KeyPart[], path: string, depth: number): n
         } else if (part instanceof Uint8Array) {
           size += 2 + part.length + countZeroBytes(part);
         } else if (Array.isArray(part)) {
-          const inner = `${path}[${i}]`;
           if (depth >= KEY_MAX_DEPTH) {
             throw new KeyCodecError(
-              `key tuple at position ${inner} is nested deeper than ${KEY_MAX_DEPTH} levels (or is cyclic)`,
+              `key tuple at position ${pathOf()}[${i}] is nested deeper than ${KEY_MAX_DEPTH} levels (or is cyclic)`,
             );
           }
-          size += 2 + measureTuple(part as readonly KeyPart[], inner, depth + 1);
+          where.push(i);
+          size += 2 + measureTuple(part as readonly KeyPart[], depth + 1);
+          where.pop();
         } else {
-          throw unsupported(part, path, i);
+          throw unsupported(part, i);
         }
         break;
       default:
-        throw unsupported(part, path, i);
+        throw unsupported(part, i);
     }
   }
   return size;
 }
 
 // UTF-8 body length including escapes. Short strings are measured in JS, long ones natively.
-function measureString(s: string, path: string, index: number): number {
+function measureString(s: string, index: number): number {
   const length = s.length;
   if (length <= SHORT_STRING_WRITE) {
     let bytes = 0;
@@ -202,7 +215,7 @@ function measureString(s: string, path: string, index: number): number {
       } else {
         const next = s.charCodeAt(i + 1); // NaN past the end
         if (c >= LOW_SURROGATE_FIRST || !(next >= LOW_SURROGATE_FIRST && next <= SURROGATE_LAST)) {
-          throw loneSurrogate(path, index);
+          throw loneSurrogate(index);
         }
         bytes += 4;
         i++;
@@ -213,7 +226,7 @@ function measureString(s: string, path: string, index: number): number {
   const bytes = Buffer.byteLength(s, 'utf8');
   // Equal lengths mean pure ASCII, which cannot hold a lone surrogate.
   if (bytes !== length && !(s as unknown as WellFormedCheck).isWellFormed()) {
-    throw loneSurrogate(path, index);
+    throw loneSurrogate(index);
   }
   let zeros = 0;
   for (let at = s.indexOf('\u0000'); at !== -1; at = s.indexOf('\u0000', at + 1)) zeros++;
@@ -221,9 +234,9 @@ function measureString(s: string, path: string, index: number): number {
 }
 
 // A lone surrogate has no UTF-8 form: Buffer would write U+FFFD, breaking round trip and order.
-function loneSurrogate(path: string, index: number): KeyCodecError {
+function loneSurrogate(index: number): KeyCodecError {
   return new KeyCodecError(
-    `key part at position ${path}[${index}] is a string with a lone UTF-16 surrogate`,
+    `key part at position ${pathOf()}[${index}] is a string with a lone UTF-16 surrogate`,
   );
 }
 
@@ -233,10 +246,10 @@ function countZeroBytes(bytes: Uint8Array): number {
   return zeros;
 }
 
-function unsupported(part: unknown, path: string, index: number): KeyCodecError {
+function unsupported(part: unknown, index: number): KeyCodecError {
   const kind = typeof part === 'object' && part !== null ? describeObject(part) : typeof part;
   return new KeyCodecError(
-    `key part at position ${path}[${index}] is ${kind}; expected null, boolean, number, string, Uint8Array or array`,
+    `key part at position ${pathOf()}[${index}] is ${kind}; expected null, boolean, number, string, Uint8Array or array`,
   );
 }
 
