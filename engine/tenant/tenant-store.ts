@@ -740,7 +740,8 @@ function validateOps(ops: readonly BatchOp[]): void {
   if (!Array.isArray(ops)) fail('VALIDATION_FAILED', 'ops must be an array');
   for (let i = 0; i < ops.length; i++) {
     const o = ops[i]!;
-    if (typeof o.tree !== 'string' || o.tree.length === 0 || Buffer.byteLength(o.tree) > MAX_TREE_NAME_BYTES) {
+    // A string of n UTF-16 units is at most 3n bytes of UTF-8: most names need no count.
+    if (typeof o.tree !== 'string' || o.tree.length === 0 || (o.tree.length * 3 > MAX_TREE_NAME_BYTES && Buffer.byteLength(o.tree) > MAX_TREE_NAME_BYTES)) {
       fail('VALIDATION_FAILED', `ops[${i}].tree must be a name of 1 to ${MAX_TREE_NAME_BYTES} bytes`);
     }
     if (o.op === 'dropTree') continue;
