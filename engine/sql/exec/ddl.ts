@@ -5,10 +5,14 @@ import type { TxnView } from '../store/sql-view.js';
 import { TYPE_DISPLAY, type CastTarget } from '../sql-cast.js';
 import { sqlFail, type SqlValue } from '../sql-types.js';
 import { TableReader } from './access.js';
-import { assignValue, indexEntry, writeIndexEntries } from './dml.js';
+import { assignable, assignValue, indexEntry, writeIndexEntries } from './dml.js';
+import { restrictedEnv } from './expression-kinds.js';
+import { compilePredicate, functionName } from './select.js';
 import { PAUSE, type Exec, type Step } from './runtime.js';
-import { columnName, tableName } from './scope.js';
+import { columnName, tableName, type Scope } from './scope.js';
 import { PRIMARY_KEY_MARKER } from '../sql-rewrite.js';
+import { GENERATED_MARKER } from '../sql-grammar-gaps.js';
+import type { CompiledExpr } from '../compiled-expr.js';
 
 type Ast = AstNode & Record<string, any>;
 
@@ -96,6 +100,7 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
   const pending: { kind: 'pk' | 'unique'; cols: string[]; name?: string }[] = [];
   const checks: { node: Ast; column?: string; name?: string }[] = [];
   const fks: { cols: string[]; ref: Ast; name?: string }[] = [];
+  const generated: { col: ColumnDef; expr: Ast }[] = [];
   for (const d of (ast.create_definitions ?? []) as Ast[]) {
     if (d.resource === 'column') {
       const cname = columnName(d.column as Ast);
@@ -109,7 +114,12 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
       const serial = serialType || identity;
       const col: ColumnDef = { id: table.columns.length, name: cname, type: target.type, declared, target, notNull: d.nullable?.type === 'not null' || serial };
       if (serial) col.serial = true;
-      if (d.default_val) col.default = (d.default_val as Ast).value as Ast;
+      if (d.default_val) {
+        const value = (d.default_val as Ast).value as Ast;
+        // GENERATED ALWAYS AS (expr) arrives as DEFAULT <GENERATED_MARKER>((expr)) (sql-grammar-gaps.ts).
+        if (value.type === 'function' && functionName(value) === GENERATED_MARKER) generated.push({ col, expr: (value.args as Ast).value[0] as Ast });
+        else col.default = value;
+      }
       table.columns.push(col);
       if (d.primary_key) pending.push({ kind: 'pk', cols: [cname] });
       if (d.unique) pending.push({ kind: 'unique', cols: [cname] });
@@ -144,6 +154,17 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
   }
   const checkNames = new Set<string>();
   table.checks = checks.map((c): CheckDef => ({ name: uniqueName(c.name ?? (c.column ? `${name}_${c.column}_check` : `${name}_check`), checkNames), expr: c.node }));
+  // DEFAULT and generation expressions in column order, then CHECKs, as PostgreSQL's
+  // AddRelationNewConstraints reads them (before the foreign keys, added after the table).
+  for (const c of table.columns) {
+    if (c.default !== undefined) checkDefault(c, catalog);
+    const g = generated.find((x) => x.col === c);
+    if (g !== undefined) {
+      compileExpression(g.expr, restrictedEnv('generated', catalog, tableColumns(table)));
+      unsupported('generated columns (GENERATED ALWAYS AS (...) STORED)');
+    }
+  }
+  for (const c of table.checks) checkCheck(c.expr, table, catalog);
   const fkNames = new Set<string>();
   for (const f of fks) {
     const actions = fkActions(f.ref);
@@ -160,8 +181,6 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
     // ON DELETE SET NULL over a NOT NULL column is accepted and fails at delete time (23502), as in PostgreSQL.
     table.foreignKeys.push(fk);
   }
-  // Validate CHECK and DEFAULT expressions now (unknown columns, functions, types).
-  validateExpressions(table);
   catalog.save(view, table);
   return 'created';
 }
@@ -170,10 +189,31 @@ function sameSet(a: number[], b: number[]): boolean {
   return a.length === b.length && a.every((x) => b.includes(x));
 }
 
-function validateExpressions(table: TableDef): void {
-  for (const c of table.columns) {
-    if (c.default !== undefined) compileExpression(c.default, { params: [] });
-  }
+/** A table's columns as the scope of its CHECK, generation and index expressions. */
+function tableColumns(table: TableDef): Scope['columns'] {
+  return liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier: table.name }));
+}
+
+/**
+ * A column's DEFAULT, checked as PostgreSQL checks it when the column is defined: what the
+ * expression may hold (restrictedEnv), then its type against the column's (a literal is
+ * converted now, so bad input fails here).
+ * @throws SQL_ERROR 0A000, 42803, 42P20 (restrictedEnv), 42804 no assignment conversion, 22P02 bad literal
+ */
+function checkDefault(col: ColumnDef, catalog: Catalog): CompiledExpr {
+  const e = compileExpression(col.default!, restrictedEnv('default', catalog, []));
+  if (e.type === 'unknown') assignValue(e.evaluate({ statementTime: 0n }), col);
+  else if (!assignable(e.type, col.type)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but default expression is of type ${TYPE_DISPLAY[e.type] ?? e.type}`);
+  return e;
+}
+
+/**
+ * A CHECK constraint, checked as PostgreSQL checks it when it is defined: what it may hold
+ * (restrictedEnv), the columns it names (the table's only), and a boolean result.
+ * @throws SQL_ERROR 0A000, 42803, 42P20 (restrictedEnv), 42703 unknown column, 42P01 another table, 42804 not boolean
+ */
+function checkCheck(node: AstNode, table: TableDef, catalog: Catalog): void {
+  compilePredicate(node, restrictedEnv('check', catalog, tableColumns(table)), 'CHECK');
 }
 
 /** DROP TABLE [IF EXISTS] a, b. */
@@ -206,11 +246,18 @@ export function* createIndex(ast: Ast, catalog: Catalog, view: TxnView, x: Exec)
   const tname = tableName((ast.table as Ast).table);
   const table = catalog.mustTable(tname);
   const cols = ((ast.index_columns ?? []) as Ast[]).map((c) => {
-    if (c.type !== 'column_ref') unsupported('index on an expression');
+    if (c.type !== 'column_ref') {
+      // PostgreSQL's refusals of what an index expression may hold come first.
+      compileExpression(c, restrictedEnv('index expression', catalog, tableColumns(table)));
+      unsupported('index on an expression');
+    }
     if (c.order_by && String(c.order_by).toLowerCase() === 'desc') unsupported('DESC index columns (an ascending index serves both directions)');
     return columnName(c);
   });
-  if (ast.where) unsupported('partial indexes (CREATE INDEX ... WHERE)');
+  if (ast.where) {
+    compilePredicate(ast.where as Ast, restrictedEnv('index predicate', catalog, tableColumns(table)), 'WHERE');
+    unsupported('partial indexes (CREATE INDEX ... WHERE)');
+  }
   const ids = idsOf(table, cols, 'the index');
   for (const id of ids) if (!keyable(table.columns[id]!.type)) sqlFail('42804', `data type ${table.columns[id]!.declared} has no default operator class for access method "btree"`);
   const name = ast.index ? String(ast.index).toLowerCase() : `${tname}_${cols.join('_')}_idx`;
@@ -297,7 +344,7 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
       if (e.default_val) col.default = (e.default_val as Ast).value as Ast;
       // Existing rows take the default's value (evaluated once), as PostgreSQL does.
       let missing: SqlValue = { type: col.type, value: null } as SqlValue;
-      if (col.default !== undefined) missing = assignValue(compileExpression(col.default, { params: [] }).evaluate(x.ctx()), col);
+      if (col.default !== undefined) missing = assignValue(checkDefault(col, catalog).evaluate(x.ctx()), col);
       if (col.notNull && missing.value === null) {
         for (const _ of view.scan(rowTree(table), { limit: 1 })) sqlFail('23502', `column "${cname}" of relation "${table.name}" contains null values`);
       }

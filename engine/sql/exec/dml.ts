@@ -13,6 +13,7 @@ import { ALL_COLUMNS_MARKER, USING_MARKER } from '../sql-rewrite.js';
 import { ROW_ASSIGN } from '../sql-grammar-gaps.js';
 import { figureColumnName } from './column-names.js';
 import { columnName, columnQualifier, Scope, tableName } from './scope.js';
+import { restrictedEnv } from './expression-kinds.js';
 import { compilePredicate, conjuncts, exprEnv, planFrom, planQuery, rowSubquery, starNamer, tableAccess, type PlanEnv } from './select.js';
 
 type Ast = AstNode & Record<string, any>;
@@ -38,8 +39,7 @@ export function assignValue(v: SqlValue, col: ColumnDef): SqlValue {
   if (v.value === null) return { type: to, value: null } as SqlValue;
   const from = v.type;
   if (isBitType(to)) return assignBitValue(v, col, to);
-  const ok = from === to || from === 'unknown' || to === 'text' || to === 'bpchar' || (NUMERIC_RANK[from] !== undefined && NUMERIC_RANK[to] !== undefined) || (TIMES.includes(from) && TIMES.includes(to));
-  if (!ok) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${TYPE_DISPLAY[from] ?? from}`);
+  if (!assignable(from, to)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${TYPE_DISPLAY[from] ?? from}`);
   const maxLength = col.target.maxLength;
   if ((to === 'text' || to === 'bpchar') && maxLength !== undefined) {
     // A bpchar loses its padding on the way to text, and keeps it on the way to another bpchar.
@@ -63,6 +63,12 @@ function assignBitValue(v: SqlValue, col: ColumnDef, to: BitType): SqlValue {
   if (v.type !== 'unknown' && !isBitType(v.type)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${TYPE_DISPLAY[v.type]}`);
   const bits = castValue(v, { type: to }).value as string;
   return { type: to, value: col.target.maxLength === undefined ? bits : assignBits(bits, to, col.target.maxLength) };
+}
+
+/** Whether a value of type `from` has an assignment conversion into a column of type `to` (see assignValue). */
+export function assignable(from: SqlTypeName, to: SqlTypeName): boolean {
+  if (isBitType(to)) return from === 'unknown' || isBitType(from);
+  return from === to || from === 'unknown' || to === 'text' || to === 'bpchar' || (NUMERIC_RANK[from] !== undefined && NUMERIC_RANK[to] !== undefined) || (TIMES.includes(from) && TIMES.includes(to));
 }
 
 /** The index entry of a row: key = index columns ++ primary key; uniqueKey when unique and no NULL. */
@@ -117,7 +123,8 @@ export class TableWriter {
     const scope = new Scope(this.live.map((c) => ({ name: c.name, type: c.type, qualifier: table.name })), undefined);
     const cenv = exprEnv({ ...env, parent: undefined }, scope, undefined, 'check constraints');
     this.#checks = table.checks.map((c) => ({ name: c.name, expr: compileExpression(c.expr, cenv) }));
-    this.#defaults = table.columns.map((c) => (c.default !== undefined ? compileExpression(c.default, { params: [] }) : undefined));
+    const denv = restrictedEnv('default', catalog, []);
+    this.#defaults = table.columns.map((c) => (c.default !== undefined ? compileExpression(c.default, denv) : undefined));
   }
 
   /** The default of a physical column (serials draw from their sequence). */

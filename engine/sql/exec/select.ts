@@ -205,7 +205,7 @@ function subqueriesIn(node: unknown, out: Ast[]): void {
   for (const k of Object.keys(n)) if (k !== 'loc') subqueriesIn(n[k], out);
 }
 
-function functionName(n: Ast): string {
+export function functionName(n: Ast): string {
   const parts = (n.name?.name ?? []) as { value: unknown }[];
   const name = String(parts[parts.length - 1]?.value ?? '').toLowerCase();
   return name.startsWith(DISTINCT_PREFIX) ? name.slice(DISTINCT_PREFIX.length) : name;
@@ -223,7 +223,7 @@ function firstSubquery(n: Ast): Ast {
   return a;
 }
 
-function isSubqueryList(r: unknown): boolean {
+export function isSubqueryList(r: unknown): boolean {
   const l = r as Ast | undefined;
   return l?.type === 'expr_list' && Array.isArray(l.value) && l.value.length === 1 && (l.value[0] as Ast).ast !== undefined;
 }
@@ -867,7 +867,7 @@ function windowCallName(n: Ast): string | undefined {
 }
 
 /** Arguments of an aggregate / window call node: [exprs], star, distinct, and its FILTER condition. */
-function callArgs(n: Ast): { args: Ast[]; star: boolean; distinct: boolean; orderby?: Ast[]; filter?: Ast } {
+export function callArgs(n: Ast): { args: Ast[]; star: boolean; distinct: boolean; orderby?: Ast[]; filter?: Ast } {
   if (n.type === 'aggr_func' || n.type === 'window_func') {
     const a = n.args as Ast | null | undefined;
     if (a === null || a === undefined) return { args: [], star: false, distinct: false };
