@@ -487,9 +487,12 @@ const between: BinaryHandler = (op, node, env) => {
   return {
     type: 'boolean',
     evaluate(ctx) {
+      // PostgreSQL reads BETWEEN as `x >= lo AND x <= hi` (NOT BETWEEN as `x < lo OR x > hi`):
+      // the upper bound is not evaluated once the lower one decides.
       const a = ge.evaluate(ctx).value as boolean | null;
+      if (a === false) return { type: 'boolean', value: negated };
       const b = le.evaluate(ctx).value as boolean | null;
-      const both = a === false || b === false ? false : a === null || b === null ? null : true;
+      const both = b === false ? false : a === null || b === null ? null : true;
       return { type: 'boolean', value: both === null ? null : both !== negated };
     },
   };

@@ -95,8 +95,9 @@ function comparisonTest(op: BareCompare, order: BareOrder, w: unknown): Test {
 /**
  * The conjunction's test over a row of bare values (`values` by slot), for one execution: each
  * operand is evaluated when its condition is first tested, and the conditions are tested in
- * order, stopping at the first false and going on past a NULL, as the general AND evaluates them
- * (so an operand that raises raises for the same rows, a subquery never needed is never read).
+ * order, stopping at the first that is not true (false or NULL), as the general filter runs a
+ * WHERE's quals (quals.ts; so an operand that raises raises for the same rows, a subquery never
+ * needed is never read).
  */
 export function bareFilter(conds: readonly BareCond[], ctx: EvalContext): (values: readonly unknown[]) => boolean {
   const n = conds.length;
@@ -119,12 +120,7 @@ export function bareFilter(conds: readonly BareCond[], ctx: EvalContext): (value
     return (values) => (t ??= testOf(0))(values[slot]) === true;
   }
   return (values) => {
-    let pass = true;
-    for (let i = 0; i < n; i++) {
-      const r = (tests[i] ?? testOf(i))(values[slots[i]!]);
-      if (r === false) return false;
-      if (r === null) pass = false;
-    }
-    return pass;
+    for (let i = 0; i < n; i++) if ((tests[i] ?? testOf(i))(values[slots[i]!]) !== true) return false;
+    return true;
   };
 }

@@ -14,7 +14,8 @@ import { ROW_ASSIGN } from '../sql-grammar-gaps.js';
 import { figureColumnName } from './column-names.js';
 import { columnName, columnQualifier, Scope, tableName } from './scope.js';
 import { restrictedEnv } from './expression-kinds.js';
-import { compilePredicate, conjuncts, exprEnv, planFrom, planQuery, rowSubquery, starNamer, tableAccess, type PlanEnv } from './select.js';
+import { compileQuals, qualList } from './quals.js';
+import { exprEnv, planFrom, planQuery, rowSubquery, starNamer, tableAccess, type PlanEnv } from './select.js';
 
 type Ast = AstNode & Record<string, any>;
 
@@ -477,7 +478,7 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
       const cols = [...writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias })), ...writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: 'excluded' }))];
       const cenv = exprEnv(env, new Scope(cols, env.parent), undefined, 'ON CONFLICT DO UPDATE');
       const sets = assignments((action.set ?? []) as Ast[], writer, cenv, env, new Scope(cols, env.parent));
-      doUpdate = { sets, where: action.where ? compileExpression(action.where as Ast, cenv) : undefined };
+      doUpdate = { sets, where: action.where ? compileQuals(qualList(action.where as Ast, 'WHERE'), cenv, 'WHERE') : undefined };
     } else if (!(action?.type === 'origin' && String(action.value).toLowerCase() === 'nothing')) unsupported('this ON CONFLICT action');
   }
 
@@ -553,7 +554,7 @@ function project(exprs: CompiledExpr[], row: Row, x: Exec): Row {
  * before the first row is read.
  */
 function* targetRows(table: TableDef, alias: string, where: Ast | null, env: PlanEnv, x: Exec, fromScope: PlanColumn[] | undefined): Generator<Step, StoredRow[]> {
-  const scan = tableAccess(table, alias, fromScope === undefined ? conjuncts(where) : [], env);
+  const scan = tableAccess(table, alias, fromScope === undefined ? qualList(where, 'WHERE') : [], env);
   yield* initPlansOf(env, x);
   const out: StoredRow[] = [];
   const filter = scan.filterExpr;
@@ -604,7 +605,7 @@ export function* update(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
   const scope = new Scope(cols, env.parent);
   const cenv = exprEnv(env, scope, undefined, 'UPDATE');
   const sets = assignments((ast.set ?? []) as Ast[], writer, cenv, env, scope);
-  const where = ast.where ? compilePredicate(ast.where as Ast, cenv, 'WHERE') : undefined;
+  const where = ast.where ? compileQuals(qualList(ast.where as Ast, 'WHERE'), cenv, 'WHERE') : undefined;
   const ret = returning(ast, writer, env, alias, fromPlan?.columns);
   const candidates = yield* targetRows(table, alias, ast.where as Ast | null, env, x, fromPlan?.columns);
   const fromRows: Row[] = fromPlan === undefined ? [[]] : yield* allRows(fromPlan, x);
@@ -655,7 +656,7 @@ export function* deleteRows(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Gen
   if (usingPlan !== undefined && ast.where) {
     const own = writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias }));
     const scope = new Scope([...own, ...usingPlan.columns], env.parent);
-    where = compilePredicate(ast.where as Ast, exprEnv(env, scope, undefined, 'WHERE'), 'WHERE');
+    where = compileQuals(qualList(ast.where as Ast, 'WHERE'), exprEnv(env, scope, undefined, 'WHERE'), 'WHERE');
   }
   const candidates = yield* targetRows(table, alias, ast.where as Ast | null, env, x, usingPlan?.columns);
   const usingRows = usingPlan === undefined ? undefined : yield* allRows(usingPlan, x);

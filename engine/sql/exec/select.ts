@@ -22,6 +22,7 @@ import { memoisedRows, type InitPlans } from './init-plans.js';
 import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 import { columnName, columnQualifier, exprKey, sameSlot, Scope, slotExpr, tableName } from './scope.js';
 import { informationSchemaPlan } from './information-schema.js';
+import { compileQuals, hasVolatile, movesToWhere, noteCorrelatedSubquery, orderQuals, qualList } from './quals.js';
 import { FUNCTION_TABLE } from '../functions/function-table.js';
 import { figureColumnName, type StarName } from './column-names.js';
 import { WindowPlan, type WindowCall } from './window-plan.js';
@@ -244,6 +245,7 @@ function subPlan(sub: Ast, env: PlanEnv, scope: Scope, limit: number): { plan: P
   const plan = planQuery(sub.ast as Ast, { ...env, ctes, parent: scope });
   const correlated = scope.innerRefs !== before;
   if (!correlated) env.initPlans?.register(sub, env.ctes, plan, limit);
+  else noteCorrelatedSubquery();
   return { plan, level: { correlated } };
 }
 
@@ -401,8 +403,9 @@ function quantified(leftNode: Ast, op: string, all: boolean, sub: Ast, env: Plan
 }
 
 /**
- * A condition (WHERE, HAVING, ON, FILTER, CHECK): a boolean expression; an untyped literal
- * counts as boolean ('t').
+ * A condition evaluated as an expression (an aggregate's FILTER, an index predicate): a boolean
+ * expression; an untyped literal counts as boolean ('t'). WHERE, ON and HAVING are qual lists
+ * (quals.ts compileQuals).
  * @throws SQL_ERROR 42804 for any other type
  */
 export function compilePredicate(node: AstNode, cenv: CompileEnv, context: string): CompiledExpr {
@@ -950,7 +953,12 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
   const rowItems = new Set<string>();
   const ast = { ...written, ...(rowCounts({ columns: written.columns, having: written.having, orderby: written.orderby, window: written.window }, rowItems) as Ast) } as Ast;
   const where = ast.where as Ast | null;
-  const source = planFrom(ast.from as Ast[] | null, where, env, withOrder ? orderHintOf(ast) : undefined, rowItems);
+  // With a GROUP BY, PostgreSQL's planner moves the HAVING quals without aggregates, subqueries
+  // or volatile functions to WHERE (they are functions of the grouped columns, so rows failing
+  // them make no group): they then filter rows before grouping, with WHERE's own.
+  const havingQuals = qualList(ast.having as Ast | null, 'HAVING');
+  const moved = new Set((ast.groupby?.columns ?? ast.groupby ?? []).length > 0 ? havingQuals.filter(movesToWhere) : []);
+  const source = planFrom(ast.from as Ast[] | null, where, env, withOrder ? orderHintOf(ast) : undefined, rowItems, [...moved]);
   let plan = source.plan;
   const scope = source.scope;
   const items = expandColumns(ast, scope, env);
@@ -1062,7 +1070,10 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
     });
     if (ast.having) {
       const havingEnv = exprEnv(env, scope, resolveExtra, 'HAVING', postView);
-      plan = new FilterPlan(plan, compilePredicate(ast.having as Ast, havingEnv, 'HAVING'), 'HAVING');
+      // Every qual is compiled here, where PostgreSQL's parser checks it (a moved one only for
+      // its errors, 42803 for an ungrouped column included).
+      const having = compileQuals(havingQuals, havingEnv, 'HAVING', moved);
+      if (havingQuals.length > moved.size) plan = new FilterPlan(plan, having, 'HAVING');
     }
   }
 
@@ -1338,18 +1349,6 @@ interface FromItem {
   using?: string[];
 }
 
-/** Splits an AND tree into conjuncts. */
-export function conjuncts(node: Ast | null | undefined): Ast[] {
-  if (node === null || node === undefined) return [];
-  if (node.type === 'binary_expr' && String(node.operator).toUpperCase() === 'AND' && node.parentheses !== true) {
-    return [...conjuncts(node.left as Ast), ...conjuncts(node.right as Ast)];
-  }
-  if (node.type === 'binary_expr' && String(node.operator).toUpperCase() === 'AND') {
-    return [...conjuncts(node.left as Ast), ...conjuncts(node.right as Ast)];
-  }
-  return [node];
-}
-
 function andAll(nodes: Ast[]): Ast | null {
   if (nodes.length === 0) return null;
   return nodes.reduce((a, b) => ({ type: 'binary_expr', operator: 'AND', left: a, right: b }) as Ast);
@@ -1448,11 +1447,16 @@ function withRowMarker(item: FromItem, rowItems: ReadonlySet<string> | undefined
   };
 }
 
-export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hint?: OrderHint, rowItems?: ReadonlySet<string>): { plan: Plan; scope: Scope; ordered?: boolean } {
+/**
+ * FROM and WHERE. `moved` are quals of a HAVING that PostgreSQL's planner moves to WHERE (see
+ * planSelectBlock), after WHERE's own.
+ */
+export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hint?: OrderHint, rowItems?: ReadonlySet<string>, moved: readonly Ast[] = []): { plan: Plan; scope: Scope; ordered?: boolean } {
+  const pending = [...qualList(where, 'WHERE'), ...moved];
   if (from === null || from.length === 0) {
     const scope = new Scope([], env.parent);
     let plan: Plan = new ValuesPlan([], [[]]);
-    if (where !== null) plan = new FilterPlan(plan, compilePredicate(where, exprEnv(env, scope), 'WHERE'), 'WHERE');
+    if (pending.length > 0) plan = new FilterPlan(plan, compileQuals(pending, exprEnv(env, scope), 'WHERE'), 'WHERE');
     return { plan, scope };
   }
   const natural = new Set<number>();
@@ -1480,11 +1484,19 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
       if (it.join === 'full') nullable.add(i);
     }
   });
-  const pending = conjuncts(where);
   const pushed: Ast[][] = items.map(() => []);
   const rest: Ast[] = [];
   for (const c of pending) {
     const used = itemsOf(c, items);
+    if (used !== undefined && used.size === 0 && !hasVolatile(c)) {
+      // A pseudoconstant (no column of this query, no volatile function), which PostgreSQL tests
+      // once before reading anything (a gating Result): every item's scan tests it first (it
+      // costs nothing), and WHERE again after the joins (a nullable item's test alone would
+      // only empty that side).
+      for (const p of pushed) p.push(c);
+      rest.push(c);
+      continue;
+    }
     if (used !== undefined && used.size === 1) {
       const i = [...used][0]!;
       if (!nullable.has(i)) {
@@ -1501,7 +1513,7 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
   const groupStart: number[] = [];
   cleaned.forEach((f, i) => groupStart.push(i === 0 || !f.join ? i : groupStart[i - 1]!));
   items.forEach((it, i) => {
-    for (const c of conjuncts(it.on)) {
+    for (const c of qualList(it.on, 'JOIN/ON')) {
       const used = itemsOf(c, items);
       if (used !== undefined) {
         for (const u of used) {
@@ -1593,8 +1605,7 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
       }
       residual.push(c);
     }
-    const residualNode = andAll(residual);
-    const onExpr = residualNode === null ? undefined : compilePredicate(residualNode, exprEnv(env, joinScope, undefined, 'JOIN conditions'), 'JOIN/ON');
+    const onExpr = residual.length === 0 ? undefined : compileQuals(residual, exprEnv(env, joinScope, undefined, 'JOIN conditions'), 'JOIN/ON');
     const residualExpr = [...usingResidual, ...(onExpr === undefined ? [] : [onExpr])].reduce<CompiledExpr | undefined>((a, b) => (a === undefined ? b : andExpr(a, b)), undefined);
     const joinKindNow: JoinKind = kind === 'right' ? 'right' : kind === 'cross' && conds.length === 0 ? 'cross' : kind;
     const hash = new JoinPlan(plan, right, joinKindNow, leftKeys, rightKeys, residualExpr, it.alias);
@@ -1635,12 +1646,11 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
     }
   }
   const scope = new Scope(columns, env.parent);
-  const restNode = andAll(rest);
-  if (restNode !== null) {
+  if (rest.length > 0) {
     // Over a lone table's scan (conditions with subqueries stay here), the fused aggregate may
     // test these on bare values too, after the scan's own.
     const bareConds = plan instanceof TableScanPlan ? lazyBareConditions(rest, scope, env) : undefined;
-    plan = new FilterPlan(plan, compilePredicate(restNode, exprEnv(env, scope), 'WHERE'), 'WHERE', bareConds);
+    plan = new FilterPlan(plan, compileQuals(rest, exprEnv(env, scope), 'WHERE'), 'WHERE', bareConds);
   }
   return { plan, scope, ordered };
 }
@@ -1881,9 +1891,8 @@ function coerceTo(e: CompiledExpr, t: SqlTypeName): CompiledExpr {
 }
 
 function filtered(plan: Plan, conds: Ast[], env: PlanEnv): Plan {
-  const node = andAll(conds);
-  if (node === null) return plan;
-  return new FilterPlan(plan, compilePredicate(node, exprEnv(env, new Scope(plan.columns, env.parent)), 'WHERE'), 'pushed-down condition');
+  if (conds.length === 0) return plan;
+  return new FilterPlan(plan, compileQuals(conds, exprEnv(env, new Scope(plan.columns, env.parent)), 'WHERE'), 'pushed-down condition');
 }
 
 // ---- access paths --------------------------------------------------------------------------
@@ -1920,8 +1929,7 @@ export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: P
   for (const c of conds) {
     for (const cc of columnConds(c, scope, cols, table, outerEnv)) found.push(cc);
   }
-  const filterNode = andAll(conds);
-  const filter = filterNode === null ? undefined : compilePredicate(filterNode, exprEnv(env, scope), 'WHERE');
+  const filter = conds.length === 0 ? undefined : compileQuals(conds, exprEnv(env, scope), 'WHERE');
   const path = choosePath(table, found, orderHint);
   return new TableScanPlan(table, alias, path, filter, conds.length > 0 ? `${conds.length} condition(s)` : '', columns, lazyBareConditions(conds, scope, env));
 }
@@ -1932,7 +1940,8 @@ export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: P
  */
 function lazyBareConditions(conds: Ast[], scope: Scope, env: PlanEnv): () => BareCond[] | undefined {
   let bare: BareCond[] | null | undefined;
-  return () => (bare ??= conds.length > 0 ? (bareConditions(conds, scope, env) ?? null) : null) ?? undefined;
+  // Tested in the order the general filter runs them (compileQuals; these hold no correlated subquery).
+  return () => (bare ??= conds.length > 0 ? (bareConditions(orderQuals(conds), scope, env) ?? null) : null) ?? undefined;
 }
 
 /** Column types whose bare values the fused filter compares (see BareOrder), by the comparison's type. */
