@@ -1,3 +1,4 @@
+import type { CollationName } from './collation.js';
 import type { AstNode } from './expression-eval.js';
 import type { CastTarget } from './sql-cast.js';
 import { metaPackr } from './store/sql-codec.js';
@@ -36,6 +37,8 @@ export interface ColumnDef {
   dropped?: boolean;
   /** Value (stored form) for rows written before the column was added. */
   missing?: unknown;
+  /** A text column's COLLATE other than "default" (absent: "default"). */
+  collation?: CollationName;
 }
 
 export interface IndexDef {

@@ -1,3 +1,4 @@
+import type { Collation } from './collation.js';
 import type { SqlTypeName, SqlValue } from './sql-types.js';
 
 /** What an expression is evaluated against: fixed per statement, so now() is stable. */
@@ -23,6 +24,12 @@ export interface CompiledExpr {
   readonly param?: number;
   /** Set on a reference to a column of the current row: its index there (ctx.row[slot]). */
   readonly slot?: number;
+  /**
+   * A text result's collation and its derivation (collation.ts); absent: "default", implicit.
+   * Present (even undefined) when the node decided it; else compileExpression derives it from
+   * the node's operands.
+   */
+  readonly collation?: Collation;
 }
 
 /** A compiled constant (literals, bound parameters). */

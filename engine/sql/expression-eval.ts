@@ -5,7 +5,8 @@ import { sqlRegExp } from './functions/string-functions.js';
 import { EXTRACT_SOURCES, extractField } from './functions/time-functions.js';
 import { castValue, canCast, MAX_FRACTION_DIGITS, parseInterval, parseText, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
 import { applyArith, compareValues, negate, noOperator, resolveArith, resolveComparison, type ArithOp } from './operators.js';
-import { BIT_LITERAL, BIT_OPERATOR, POWER_OPERATOR, UNBOUNDED_BPCHAR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
+import { BIT_LITERAL, BIT_OPERATOR, COLLATE_MARKER, POWER_OPERATOR, UNBOUNDED_BPCHAR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
+import { asciiCaseOnly, asciiLower, isCollatable, mergeCollations, neededCollation, resolveCollation, type Collation, type NamePart } from './collation.js';
 import { bitNot, bitShift, bitwise, isBitType, parseBits } from './bit-string.js';
 import { canCoerce, castOnce, commonType, coerce } from './type-resolution.js';
 import {
@@ -103,17 +104,56 @@ export function unsupported(what: string): never {
 }
 
 /**
- * Compiles a node-sql-parser expression node to a typed, re-evaluable expression.
- * @throws SQL_ERROR with a sqlstate: 0A000 unsupported, 42883 unknown function/operator, ...
+ * The expressions compiled so far directly under the node being compiled (its operands), for
+ * PostgreSQL's derivation of its collation; undefined outside any node, and while a nested query
+ * is planned (compileIsolated).
+ */
+let operands: CompiledExpr[] | undefined;
+
+/**
+ * Compiles a node-sql-parser expression node to a typed, re-evaluable expression. A text result
+ * whose node did not decide its collation takes its operands' (collation.ts mergeCollations).
+ * @throws SQL_ERROR with a sqlstate: 0A000 unsupported, 42883 unknown function/operator, 42P21 two explicit collations, ...
  */
 export function compileExpression(node: AstNode, env: CompileEnv): CompiledExpr {
-  if (env.resolve !== undefined) {
-    const resolved = env.resolve(node, env);
-    if (resolved !== undefined) return resolved;
+  const outer = operands;
+  const mine: CompiledExpr[] = [];
+  operands = mine;
+  let e: CompiledExpr;
+  try {
+    e = (env.resolve === undefined ? undefined : env.resolve(node, env)) ?? compileNode(node, env);
+  } finally {
+    operands = outer;
   }
+  if (!('collation' in e) && mine.length > 0) {
+    // Also for a result that is not text (a comparison): two explicit collations are 42P21 here.
+    const merged = mergeCollations(mine);
+    if (merged !== undefined && isCollatable(e.type)) e = { ...e, collation: merged };
+  }
+  outer?.push(e);
+  return e;
+}
+
+function compileNode(node: AstNode, env: CompileEnv): CompiledExpr {
   const handler = (HANDLERS as Record<string, Handler | undefined>)[node.type];
   if (handler === undefined) return unsupported(`expression node '${node.type}'`);
   return handler(node, env);
+}
+
+/** Runs `plan` (the planning of a nested query) apart from the node being compiled: its expressions are not that node's operands. */
+export function compileIsolated<T>(plan: () => T): T {
+  const outer = operands;
+  operands = undefined;
+  try {
+    return plan();
+  } finally {
+    operands = outer;
+  }
+}
+
+/** The collation of what an operator or function over `args` compares or maps (see mergeCollations). */
+export function inputCollation(args: readonly CompiledExpr[]): Collation | undefined {
+  return mergeCollations(args);
 }
 
 /** Compiles and evaluates once. */
@@ -391,12 +431,15 @@ function comparison(op: string, l: CompiledExpr, r: CompiledExpr): CompiledExpr 
   const lc = coerce(l, t);
   const rc = coerce(r, t);
   const test = COMPARE[op]!;
+  // Text compared under a conflict of collations: PostgreSQL's texteq / text_lt fail when they run.
+  const collated = isCollatable(t) ? neededCollation(inputCollation([l, r]), 'string comparison') : undefined;
   return {
     type: 'boolean',
     evaluate(ctx) {
       const a = lc.evaluate(ctx);
       const b = rc.evaluate(ctx);
       if (a.value === null || b.value === null) return { type: 'boolean', value: null };
+      collated?.();
       return { type: 'boolean', value: test(compareValues(a as NonNullSqlValue, b as NonNullSqlValue)) };
     },
   };
@@ -531,11 +574,16 @@ const like: BinaryHandler = (op, node, env) => {
   let escape: CompiledExpr | null = null;
   const esc = right.escape as { value?: AstNode } | undefined;
   if (esc?.value !== undefined) escape = compileExpression(esc.value, env);
+  // ILIKE lowers both sides under their collation (ASCII letters only under "C" and its kind)
+  // and fails on a conflict of collations; LIKE needs none.
+  const collation = inputCollation([l, r]);
+  const needed = insensitive ? neededCollation(collation, 'ILIKE') : undefined;
+  const ascii = insensitive && asciiCaseOnly(collation);
   return {
     type: 'boolean',
     evaluate(ctx) {
-      const s = l.evaluate(ctx).value as string | null;
-      const p = rc.evaluate(ctx).value as string | null;
+      let s = l.evaluate(ctx).value as string | null;
+      let p = rc.evaluate(ctx).value as string | null;
       let e: string | null = '\\';
       if (escape !== null) {
         const ev = escape.evaluate(ctx).value as string | null;
@@ -544,7 +592,12 @@ const like: BinaryHandler = (op, node, env) => {
         e = ev === '' ? null : ev;
       }
       if (s === null || p === null) return { type: 'boolean', value: null };
-      const { re, dangling } = likeToRegExp(p, e, insensitive);
+      needed?.();
+      if (ascii) {
+        s = asciiLower(s);
+        p = asciiLowerPattern(p, e);
+      }
+      const { re, dangling } = likeToRegExp(p, e, insensitive && !ascii);
       if (dangling && re.test(s)) sqlFail('22025', 'LIKE pattern must not end with escape character');
       return { type: 'boolean', value: (dangling ? false : re.test(s)) !== negated };
     },
@@ -710,13 +763,17 @@ const regexMatch: BinaryHandler = (op, node, env) => {
   const rc = coerce(r, 'text');
   const negated = op.startsWith('!');
   const flags = op.endsWith('*') ? 'i' : '';
+  const collation = inputCollation([l, r]);
+  const needed = neededCollation(collation, 'regular expression');
+  const ascii = asciiCaseOnly(collation);
   return {
     type: 'boolean',
     evaluate(ctx) {
       const s = l.evaluate(ctx).value as string | null;
       const p = rc.evaluate(ctx).value as string | null;
       if (s === null || p === null) return { type: 'boolean', value: null };
-      return { type: 'boolean', value: sqlRegExp(p, flags, false).test(s) !== negated };
+      needed();
+      return { type: 'boolean', value: sqlRegExp(p, flags, false, ascii).test(s) !== negated };
     },
   };
 };
@@ -847,8 +904,11 @@ function compileCase(node: AstNode, env: CompileEnv): CompiledExpr {
   const type = commonType([...whens.map((w) => w.result.type), ...(otherwise ? [otherwise.type] : [])], 'CASE');
   const arms = whens.map((w) => ({ cond: w.cond, result: coerce(w.result, type) }));
   const fallback = otherwise ? coerce(otherwise, type) : null;
+  // Only the results make the CASE's collation (PostgreSQL leaves a simple CASE's subject out).
+  const results = [...whens.map((w) => w.result), ...(otherwise ? [otherwise] : [])];
   return {
     type,
+    collation: isCollatable(type) ? mergeCollations(results) : undefined,
     evaluate(ctx) {
       for (const arm of arms) if (arm.cond.evaluate(ctx).value === true) return arm.result.evaluate(ctx);
       return fallback ? fallback.evaluate(ctx) : { type, value: null };
@@ -997,6 +1057,7 @@ function compileFunction(node: AstNode, env: CompileEnv): CompiledExpr {
   if (nameParts.length !== 1) return unsupported('schema-qualified function names');
   const name = String(nameParts[0]!.value).toLowerCase();
   if (node.over) return unsupported('window functions');
+  if (name === COLLATE_MARKER) return compileCollate(node, env);
   const argList = node.args as { type: string; value: AstNode[] } | undefined;
   let argNodes = argList?.value ?? [];
   let trimMode: string | null = null;
@@ -1051,7 +1112,42 @@ function compileFunction(node: AstNode, env: CompileEnv): CompiledExpr {
   const fnName = trimMode === 'leading' ? 'ltrim' : trimMode === 'trailing' ? 'rtrim' : name;
   const def = FUNCTION_TABLE.get(fnName);
   if (def === undefined) return sqlFail('42883', `function ${name}(${args.map((a) => TYPE_DISPLAY[a.type]).join(', ')}) does not exist`);
-  return def.compile(name, args);
+  return def.compile(name, args, inputCollation(args));
+}
+
+/**
+ * `x COLLATE name` (the marker call of sql-grammar-gaps.ts): x with an explicit collation, after
+ * PostgreSQL's checks in its order (the operand, its type, then the name). An untyped literal
+ * becomes text.
+ * @throws SQL_ERROR 42804 a type without collations, 42704 / 0A000 / 3F000 the name (collation.ts resolveCollation)
+ */
+function compileCollate(node: AstNode, env: CompileEnv): CompiledExpr {
+  const [operand, name] = (node.args as { value: AstNode[] }).value as [AstNode, AstNode & { parts: NamePart[] }];
+  let e = compileExpression(operand, env);
+  if (e.type === 'unknown') e = coerce(e, 'text');
+  if (!isCollatable(e.type)) sqlFail('42804', `collations are not supported by type ${TYPE_DISPLAY[e.type]}`);
+  return { ...e, collation: { name: resolveCollation(name.parts), strength: 'explicit' } };
+}
+
+/**
+ * A LIKE pattern with its ASCII letters lowered, but not the escape character where it escapes
+ * (PostgreSQL lowers the pattern after reading its escapes).
+ */
+function asciiLowerPattern(p: string, escape: string | null): string {
+  if (escape === null) return asciiLower(p);
+  let out = '';
+  const cs = [...p];
+  for (let i = 0; i < cs.length; i++) {
+    if (cs[i] === escape) {
+      out += escape + asciiLower(cs[i + 1] ?? '');
+      i++;
+      continue;
+    }
+    // A letter that lowers to the escape character is that character, escaped.
+    const c = asciiLower(cs[i]!);
+    out += c === escape ? escape + c : c;
+  }
+  return out;
 }
 
 export type { EvalContext, CompiledExpr, CastTarget };

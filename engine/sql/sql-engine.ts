@@ -8,6 +8,8 @@ import { unsupported } from './expression-eval.js';
 import { paramsFromJson } from './sql-params.js';
 import { restoreLiterals } from './sql-literals.js';
 import { prepareStatements } from './sql-rewrite.js';
+import { COLLATE_MARKER, COLLATION_NAME } from './sql-grammar-gaps.js';
+import { clauseNameParts, type NamePart } from './collation.js';
 import type { SqlColumn, SqlOptions, SqlOutcome, SqlResult, SqlStatementInput } from './sql-api.js';
 import { LiveReader, SnapshotReader, TxnView, type SqlReader } from './store/sql-view.js';
 import { sqlFail, toText, type NonNullSqlValue, type SqlValue } from './sql-types.js';
@@ -144,6 +146,16 @@ function mendParse(node: unknown): unknown {
   }
   if (node === null || typeof node !== 'object') return node;
   const o = node as Record<string, unknown>;
+  if (o.type === 'column_ref' && o.collate !== null && o.collate !== undefined) {
+    // `col COLLATE name`, which the parser reads itself, as the marker call the pre-pass makes of
+    // every other operand (sql-grammar-gaps.ts rewriteCollate).
+    const { collate, ...ref } = o;
+    return collateCall({ ...ref, collate: null }, clauseNameParts(collate));
+  }
+  if (o.type === 'function' && isCollateCall(o)) {
+    const args = (o.args as { value: unknown[] }).value;
+    return collateCall(mendParse(args[0]), refNameParts(args[1] as Record<string, unknown>));
+  }
   const select = selectCallArgument(o);
   if (select !== undefined) {
     const columns = [{ type: 'expr', expr: mendParse(select), as: null }];
@@ -151,7 +163,15 @@ function mendParse(node: unknown): unknown {
     return { tableList: [], columnList: [], ast: sub, ...(o.parentheses === true ? { parentheses: true } : {}) };
   }
   for (const [k, v] of Object.entries(o)) {
-    if (k === 'columns' && Array.isArray(v)) {
+    if (k === 'index_columns' && Array.isArray(v)) {
+      // An index element's own COLLATE stays where CREATE INDEX reads it.
+      o[k] = v.map((item: unknown) => {
+        const i = item as Record<string, unknown>;
+        const collate = i.collate;
+        const mended = mendParse({ ...i, collate: null }) as Record<string, unknown>;
+        return { ...mended, collate };
+      });
+    } else if (k === 'columns' && Array.isArray(v)) {
       o[k] = v.map((item: unknown) => {
         const i = item as Record<string, unknown> | null;
         if (i === null || typeof i !== 'object' || i.type !== 'cast' || !('as' in i)) return mendParse(item);
@@ -163,6 +183,25 @@ function mendParse(node: unknown): unknown {
     }
   }
   return node;
+}
+
+/** The marker call `x COLLATE name` stands for, its name as a COLLATION_NAME node. */
+function collateCall(operand: unknown, parts: NamePart[]): Record<string, unknown> {
+  return { type: 'function', name: { name: [{ type: 'default', value: COLLATE_MARKER }] }, args: { type: 'expr_list', value: [operand, { type: COLLATION_NAME, parts }] } };
+}
+
+function isCollateCall(o: Record<string, unknown>): boolean {
+  const parts = (o.name as { name?: { value?: unknown }[] } | undefined)?.name;
+  return parts?.length === 1 && parts[0]!.value === COLLATE_MARKER;
+}
+
+/** A collation's name the pre-pass wrote as a column reference (`"C"`, `pg_catalog."C"`). */
+function refNameParts(ref: Record<string, unknown>): NamePart[] {
+  const col = ref.column as string | { expr?: { type?: unknown; value?: unknown } } | undefined;
+  const last: NamePart = typeof col === 'string' ? { value: col, quoted: false } : { value: String(col?.expr?.value ?? ''), quoted: col?.expr?.type === 'double_quote_string' };
+  const table = ref.table as string | { value?: unknown } | null | undefined;
+  if (table === null || table === undefined) return [last];
+  return [{ value: typeof table === 'string' ? table : String(table.value ?? ''), quoted: false }, last];
 }
 
 /** The argument of a call of a function named SELECT (unquoted, one argument): see mendParse. */

@@ -45,6 +45,11 @@ import { sqlFail } from './sql-types.js';
  *    right at the level of `||`);
  *  - `INSERT INTO t SELECT ... RETURNING ...` -> `INSERT INTO t (SELECT ...) RETURNING ...`
  *    (the parser reads RETURNING after a parenthesised query only);
+ *  - `x COLLATE name` -> `<COLLATE_MARKER>((x), name)` with COLLATE's precedence (above binary
+ *    operators and AT TIME ZONE, below unary minus, `::` and subscripts); the parser reads COLLATE
+ *    only after a column reference (left to it, and made the same call after parsing), in a column
+ *    definition and in an index element (left to it); a name of three parts or more fails here
+ *    as in PostgreSQL;
  *  - a generated column's `GENERATED ALWAYS AS (expr) [STORED]` in CREATE / ALTER TABLE ->
  *    `DEFAULT <GENERATED_MARKER>((expr))`, which the planner checks as PostgreSQL checks a
  *    generation expression and then refuses (generated columns are not supported);
@@ -76,13 +81,20 @@ export const OFFSET_MARKER = '__tetra_offset__';
 export const NATURAL_MARKER = '__tetra_natural__';
 /** `SELECT <marker> FROM (<query>) AS <marker>` stands for the parenthesised query (see rewriteQueryParens). */
 export const QUERY_MARKER = '__tetra_query__';
+/**
+ * `x COLLATE name` becomes `<this>((x), name)` (see rewriteCollate); after parsing, the name is a
+ * COLLATION_NAME node, and so is the one the parser reads itself after a column reference.
+ */
+export const COLLATE_MARKER = '__tetra_collate__';
+/** The node type of a COLLATE clause's name in the marker call: `{ type, parts: NamePart[] }`. */
+export const COLLATION_NAME = '__tetra_collation_name__';
 /** `GENERATED ALWAYS AS (expr) STORED` becomes `DEFAULT <this>((expr))` (see rewriteGenerated). */
 export const GENERATED_MARKER = '__tetra_generated__';
 
 /** Every rewrite of this module, in order (operators first: later ones move whole operands). */
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
   return rewriteInsertSelect(
-    rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(tokens)))))))))))))),
+    rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(tokens))))))))))))))),
   );
 }
 
@@ -1102,4 +1114,83 @@ function checkColumnDefaults(tokens: Token[]): void {
     }
     start = i + 1;
   }
+}
+
+// ---- COLLATE -----------------------------------------------------------------------------------
+
+/** Words that end a COLLATE's operand as values, not column names (rewritten, not left to the parser). */
+const VALUE_WORDS = new Set(['null', 'true', 'false', 'current_date', 'current_time', 'current_timestamp', 'localtime', 'localtimestamp', 'current_user', 'session_user', 'user', 'current_role', 'current_catalog', 'current_schema']);
+
+/** Whether a token can be a part of a collation's name (an identifier, quoted or not). */
+const isNamePart = (t: Token | undefined): boolean => t !== undefined && (isQuoted(t) || (t.word !== undefined && !KEYWORDS.has(t.word) && t.word !== 'default'));
+
+/**
+ * `operand COLLATE name` -> `<COLLATE_MARKER>((operand), name)` (see the file comment). The
+ * operand is what binds tighter than COLLATE before it: a primary with its casts and subscripts
+ * and the unary signs before it (powerOperandStart), an earlier `COLLATE name` included.
+ * @throws SQL_ERROR 42601 / 0A000 for a name of four / three parts, as PostgreSQL
+ */
+function rewriteCollate(tokens: Token[]): Token[] {
+  if (!tokens.some((t) => t.word === 'collate')) return tokens;
+  let out = tokens;
+  for (let i = 0; i < out.length; i++) {
+    if (out[i]!.word !== 'collate' || !isNamePart(out[i + 1])) continue;
+    let end = i + 2;
+    while (out[end]?.text === '.' && isNamePart(out[end + 1])) end += 2;
+    const parts = (end - i) / 2;
+    if (parts > 2) {
+      const written = out.slice(i + 1, end).map((t) => (isQuoted(t) ? t.text.slice(1, -1) : (t.word ?? t.text))).join('');
+      if (parts > 3) sqlFail('42601', `improper qualified name (too many dotted names): ${written}`);
+      sqlFail('0A000', `cross-database references are not implemented: ${written}`);
+    }
+    if (definitionCollate(out, i)) continue;
+    let start = powerOperandStart(out, i - 1);
+    while (start > 1 && out[start - 1]!.word === 'collate') start = powerOperandStart(out, start - 2);
+    if (start < 0) continue;
+    // A column reference: the parser reads its COLLATE (also in PARTITION BY, where it reads no call).
+    const operand = out.slice(start, i);
+    const bare = operand.every((t, k) => (k % 2 === 0 ? isName(t) && !VALUE_WORDS.has(t.word ?? '') : t.text === '.')) && operand.length % 2 === 1;
+    if (bare) continue;
+    const call: Token[] = [
+      { text: COLLATE_MARKER, word: COLLATE_MARKER, space: '' },
+      { text: '(', space: '' },
+      { text: '(', space: '' },
+      ...operand.slice(0, -1),
+      { ...operand[operand.length - 1]!, space: '' },
+      { text: ')', space: '' },
+      { text: ',', space: ' ' },
+      ...out.slice(i + 1, end - 1),
+      { ...out[end - 1]!, space: '' },
+      { text: ')', space: out[end - 1]!.space },
+    ];
+    out = [...out.slice(0, start), ...call, ...out.slice(end)];
+    i = start + call.length - 1;
+  }
+  return out;
+}
+
+/**
+ * Whether the COLLATE at `at` belongs to a definition, where the parser reads it: a column's in
+ * CREATE TABLE (in its list, not inside a CHECK or a parenthesised DEFAULT) or in ALTER TABLE
+ * (outside any parentheses), an index element's in CREATE INDEX (in its list).
+ */
+function definitionCollate(tokens: Token[], at: number): boolean {
+  const first = tokens[0]?.word;
+  if (first !== 'create' && first !== 'alter') return false;
+  // The innermost parenthesis open at `at`.
+  let open = -1;
+  const stack: number[] = [];
+  for (let k = 0; k < at; k++) {
+    if (tokens[k]!.text === '(') stack.push(k);
+    else if (tokens[k]!.text === ')') stack.pop();
+  }
+  open = stack.length > 0 ? stack[stack.length - 1]! : -1;
+  const words = tokens.slice(0, 6).map((t) => t.word);
+  if (first === 'alter') return words[1] === 'table' && open < 0;
+  if (words.includes('table')) return open >= 0 && stack.length === 1 && open === tokens.findIndex((t) => t.text === '(');
+  if (words.includes('index')) {
+    const on = tokens.findIndex((t) => t.word === 'on');
+    return on >= 0 && stack.length === 1 && open === tokens.findIndex((t, k) => k > on && t.text === '(');
+  }
+  return false;
 }

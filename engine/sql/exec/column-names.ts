@@ -1,5 +1,5 @@
 import type { AstNode } from '../expression-eval.js';
-import { QUERY_MARKER } from '../sql-grammar-gaps.js';
+import { COLLATE_MARKER, QUERY_MARKER } from '../sql-grammar-gaps.js';
 import { DISTINCT_PREFIX, NO_ARGUMENT, WINDOW_CALL_PREFIX } from '../sql-rewrite.js';
 import { columnName } from './scope.js';
 
@@ -44,6 +44,9 @@ function figure(node: AstNode | null | undefined, starName?: StarName): Figured 
     case 'window_func':
       return strong(String(node.name).toLowerCase());
     case 'function': {
+      // `x COLLATE c` (a marker call) is named as x (FigureColnameInternal looks through it).
+      const called = (node.name as { name?: { value: unknown }[] } | undefined)?.name;
+      if (called?.length === 1 && called[0]!.value === COLLATE_MARKER) return figure((node.args as { value: AstNode[] }).value[0], starName);
       const name = functionColumnName(node);
       return name === '?column?' ? NONE : strong(name);
     }

@@ -12,6 +12,7 @@ import { PAUSE, type Exec, type Step } from './runtime.js';
 import { columnName, tableName, type Scope } from './scope.js';
 import { PRIMARY_KEY_MARKER } from '../sql-rewrite.js';
 import { GENERATED_MARKER } from '../sql-grammar-gaps.js';
+import { columnCollation, definedCollation } from '../collation.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 
 type Ast = AstNode & Record<string, any>;
@@ -113,6 +114,8 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
       if (identity && d.default_val) sqlFail('42601', `both default and identity specified for column "${cname}" of table "${table.name}"`);
       const serial = serialType || identity;
       const col: ColumnDef = { id: table.columns.length, name: cname, type: target.type, declared, target, notNull: d.nullable?.type === 'not null' || serial };
+      const collation = definedCollation(d.collate, target.type, declared);
+      if (collation !== undefined) col.collation = collation;
       if (serial) col.serial = true;
       if (d.default_val) {
         const value = (d.default_val as Ast).value as Ast;
@@ -191,7 +194,7 @@ function sameSet(a: number[], b: number[]): boolean {
 
 /** A table's columns as the scope of its CHECK, generation and index expressions. */
 function tableColumns(table: TableDef): Scope['columns'] {
-  return liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier: table.name }));
+  return liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier: table.name, collation: columnCollation(c.collation) }));
 }
 
 /**
@@ -252,6 +255,11 @@ export function* createIndex(ast: Ast, catalog: Catalog, view: TxnView, x: Exec)
       unsupported('index on an expression');
     }
     if (c.order_by && String(c.order_by).toLowerCase() === 'desc') unsupported('DESC index columns (an ascending index serves both directions)');
+    // An element's COLLATE: every collation tetradb accepts orders as the column does.
+    if (c.collate) {
+      const col = liveColumns(table).find((x) => x.name === columnName(c)) ?? sqlFail('42703', `column "${columnName(c)}" does not exist`);
+      definedCollation(c.collate, col.type, col.declared);
+    }
     return columnName(c);
   });
   if (ast.where) {
@@ -341,6 +349,8 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
       const { target, declared, serial } = columnType(e.definition as Ast);
       if (serial) unsupported('ADD COLUMN of a serial type');
       const col: ColumnDef = { id: table.columns.length, name: cname, type: target.type, declared, target, notNull: e.nullable?.type === 'not null' };
+      const collation = definedCollation(e.collate, target.type, declared);
+      if (collation !== undefined) col.collation = collation;
       if (e.default_val) col.default = (e.default_val as Ast).value as Ast;
       // Existing rows take the default's value (evaluated once), as PostgreSQL does.
       let missing: SqlValue = { type: col.type, value: null } as SqlValue;

@@ -14,6 +14,7 @@ import { ROW_ASSIGN } from '../sql-grammar-gaps.js';
 import { figureColumnName } from './column-names.js';
 import { columnName, columnQualifier, Scope, tableName } from './scope.js';
 import { restrictedEnv } from './expression-kinds.js';
+import { columnCollation } from '../collation.js';
 import { compileQuals, qualList } from './quals.js';
 import { exprEnv, planFrom, planQuery, rowSubquery, starNamer, tableAccess, type PlanEnv } from './select.js';
 
@@ -121,7 +122,7 @@ export class TableWriter {
     this.live = liveColumns(table);
     this.#catalog = catalog;
     this.#view = view;
-    const scope = new Scope(this.live.map((c) => ({ name: c.name, type: c.type, qualifier: table.name })), undefined);
+    const scope = new Scope(this.live.map((c) => ({ name: c.name, type: c.type, qualifier: table.name, collation: columnCollation(c.collation) })), undefined);
     const cenv = exprEnv({ ...env, parent: undefined }, scope, undefined, 'check constraints');
     this.#checks = table.checks.map((c) => ({ name: c.name, expr: compileExpression(c.expr, cenv) }));
     const denv = restrictedEnv('default', catalog, []);
@@ -321,7 +322,7 @@ export class TableWriter {
 function returning(ast: Ast, writer: TableWriter, env: PlanEnv, alias: string, extra: PlanColumn[] = []): { exprs: CompiledExpr[]; columns: PlanColumn[] } | undefined {
   const r = ast.returning as Ast | null | undefined;
   if (!r) return undefined;
-  const cols: PlanColumn[] = [...writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias })), ...extra];
+  const cols: PlanColumn[] = [...writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias, collation: columnCollation(c.collation) })), ...extra];
   const scope = new Scope(cols, env.parent);
   const cenv = exprEnv(env, scope, undefined, 'RETURNING');
   const exprs: CompiledExpr[] = [];
@@ -475,7 +476,7 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
     const action = conflict.action?.expr as Ast;
     if (action?.type === 'update') {
       if (conflictTarget === undefined) sqlFail('42601', 'ON CONFLICT DO UPDATE requires inference specification or constraint name');
-      const cols = [...writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias })), ...writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: 'excluded' }))];
+      const cols = [...writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias, collation: columnCollation(c.collation) })), ...writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: 'excluded', collation: columnCollation(c.collation) }))];
       const cenv = exprEnv(env, new Scope(cols, env.parent), undefined, 'ON CONFLICT DO UPDATE');
       const sets = assignments((action.set ?? []) as Ast[], writer, cenv, env, new Scope(cols, env.parent));
       doUpdate = { sets, where: action.where ? compileQuals(qualList(action.where as Ast, 'WHERE'), cenv, 'WHERE') : undefined };
@@ -595,7 +596,7 @@ export function* update(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
   const table = env.catalog.mustTable(tableName(tref.table));
   const alias = tref.as ? tableName(tref.as) : table.name;
   const writer = new TableWriter(table, env.catalog, view, env);
-  const own = writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias }));
+  const own = writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias, collation: columnCollation(c.collation) }));
   let fromPlan: Plan | undefined;
   if (Array.isArray(ast.from) && ast.from.length > 0) {
     // The FROM items keep their names and aliases (SET and WHERE refer to them qualified).
@@ -654,7 +655,7 @@ export function* deleteRows(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Gen
   const ret = returning(ast, writer, env, alias, usingPlan?.columns);
   let where: CompiledExpr | undefined;
   if (usingPlan !== undefined && ast.where) {
-    const own = writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias }));
+    const own = writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias, collation: columnCollation(c.collation) }));
     const scope = new Scope([...own, ...usingPlan.columns], env.parent);
     where = compileQuals(qualList(ast.where as Ast, 'WHERE'), exprEnv(env, scope, undefined, 'WHERE'), 'WHERE');
   }

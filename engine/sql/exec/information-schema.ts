@@ -15,7 +15,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
     );
   }
   if (name === 'columns') {
-    const names = ['table_catalog', 'table_schema', 'table_name', 'column_name', 'ordinal_position', 'column_default', 'is_nullable', 'data_type', 'character_maximum_length', 'numeric_precision', 'numeric_scale'];
+    const names = ['table_catalog', 'table_schema', 'table_name', 'column_name', 'ordinal_position', 'column_default', 'is_nullable', 'data_type', 'character_maximum_length', 'numeric_precision', 'numeric_scale', 'collation_catalog', 'collation_schema', 'collation_name'];
     const columns: PlanColumn[] = names.map((n) => ({ name: n, type: n === 'ordinal_position' || n.startsWith('numeric_') || n.startsWith('character_') ? 'int4' : 'text', qualifier: null }));
     return new RowsPlan(columns, () => {
       const rows: SqlValue[][] = [];
@@ -34,6 +34,10 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
             int(c.target.maxLength ?? null),
             int(c.target.precision ?? (c.type === 'int2' ? 16 : c.type === 'int4' ? 32 : c.type === 'int8' ? 64 : c.type === 'float8' ? 53 : null)),
             int(c.target.scale ?? (c.type === 'int2' || c.type === 'int4' || c.type === 'int8' ? 0 : null)),
+            // A COLLATE other than "default", as PostgreSQL lists it (NULL for the default).
+            text(c.collation === undefined ? null : 'tetradb'),
+            text(c.collation === undefined ? null : 'pg_catalog'),
+            text(c.collation ?? null),
           ]);
         });
       }

@@ -1,3 +1,4 @@
+import type { Collation } from '../collation.js';
 import type { EvalContext } from '../compiled-expr.js';
 import type { Catalog } from '../catalog.js';
 import type { SqlReader } from '../store/sql-view.js';
@@ -37,6 +38,8 @@ export interface PlanColumn {
    * them as one variable, so ORDER BY and GROUP BY match `id` with `l.id` (see scope.ts sameSlot).
    */
   sameAs?: PlanColumn;
+  /** The collation of a text column (a table's declared one, or its expression's); absent: "default". */
+  collation?: Collation;
 }
 
 /** One node of EXPLAIN output. */

@@ -1,3 +1,4 @@
+import type { Collation } from '../collation.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import type { AstNode } from '../expression-eval.js';
 import { sqlFail } from '../sql-types.js';
@@ -132,13 +133,23 @@ export class Scope {
 export function slotExpr(slot: ColumnSlot): CompiledExpr {
   const { depth } = slot;
   const type = slot.column.type;
+  const collation = readCollation(slot.column.collation);
   if (depth === 0) {
     const index = slot.index;
-    return { type, slot: index, evaluate: (ctx) => ctx.row![index]! };
+    return { type, slot: index, collation, evaluate: (ctx) => ctx.row![index]! };
   }
   // A probe's plan never runs: it need not (and, for a grouped level, may not) map the slot.
   const index = (slot.probed ? undefined : slot.scope.view?.slot?.(slot.index, slot.column)) ?? slot.index;
-  return { type, evaluate: (ctx) => ctx.outer![ctx.outer!.length - depth]![index]! };
+  return { type, collation, evaluate: (ctx) => ctx.outer![ctx.outer!.length - depth]![index]! };
+}
+
+/**
+ * The collation of a column's value where a query reads it: implicit, whatever the expression
+ * that made the column had (a COLLATE clause inside a subquery is explicit only there).
+ */
+export function readCollation(c: Collation | undefined): Collation | undefined {
+  if (c === undefined || c.strength === 'conflict') return c;
+  return c.name === 'default' ? undefined : { name: c.name, strength: 'implicit' };
 }
 
 /**

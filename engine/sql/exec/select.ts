@@ -2,7 +2,8 @@ import { isAggregateName, resolveAggregate } from '../aggregates.js';
 import type { Catalog, TableDef } from '../catalog.js';
 import { liveColumns } from '../catalog.js';
 import type { CompiledExpr, EvalContext } from '../compiled-expr.js';
-import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
+import { compileExpression, compileIsolated, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
+import { checkKeyCollation, columnCollation, isCollatable, mergeCollations, type Collation } from '../collation.js';
 import { parseSql } from '../select-expressions.js';
 import { DISTINCT_PREFIX, FILTER_MARKER, NO_ARGUMENT, REWRITE_FUNCTIONS, SET_ALL_MARKER, WINDOW_CALL_PREFIX, WINDOW_SPEC_MARKER } from '../sql-rewrite.js';
 import { LIMIT_MARKER, NATURAL_MARKER, OFFSET_MARKER, QUERY_MARKER } from '../sql-grammar-gaps.js';
@@ -20,7 +21,7 @@ import { aggregatePlan } from './scan-aggregate.js';
 import { AliasPlan, DistinctPlan, FilterPlan, JoinPlan, LimitPlan, MaterializePlan, ProjectPlan, SetOpPlan, SortPlan, TrimPlan, ValuesPlan, type JoinKind, type SortKey } from './ops.js';
 import { memoisedRows, type InitPlans } from './init-plans.js';
 import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
-import { columnName, columnQualifier, exprKey, sameSlot, Scope, slotExpr, tableName } from './scope.js';
+import { columnName, columnQualifier, exprKey, readCollation, sameSlot, Scope, slotExpr, tableName } from './scope.js';
 import { informationSchemaPlan } from './information-schema.js';
 import { compileQuals, hasVolatile, movesToWhere, noteCorrelatedSubquery, orderQuals, qualList } from './quals.js';
 import { FUNCTION_TABLE } from '../functions/function-table.js';
@@ -281,6 +282,8 @@ function scalarSubquery(n: Ast, env: PlanEnv, scope: Scope): CompiledExpr {
   const type = outputType(plan.columns[0]!.type);
   return {
     type,
+    // The subquery's value has its column's collation, implicit (PostgreSQL's SubLink).
+    collation: readCollation(plan.columns[0]!.collation),
     evaluate: (ctx) => {
       const rows = subRows(plan, level.correlated, ctx.exec as Exec, ctx.row, 2);
       if (rows.length > 1) sqlFail('21000', 'more than one row returned by a subquery used as an expression');
@@ -508,6 +511,11 @@ function limitNode(limit: Ast | undefined, offset: Ast | undefined): Ast {
 
 /** Plans a SELECT (with WITH, set operations, ORDER BY, LIMIT). */
 export function planQuery(query: Ast, env: PlanEnv): Plan {
+  // A nested query's expressions are not operands of the expression it is planned in.
+  return compileIsolated(() => planQueryBlock(query, env));
+}
+
+function planQueryBlock(query: Ast, env: PlanEnv): Plan {
   if (query.type !== 'select') return unsupported(`${String(query.type)} as a query`);
   const ast = withTrailingClauses(query);
   let e = env;
@@ -576,9 +584,19 @@ function setOp(left: Plan, right: Plan, op: string): Plan {
   const name = op.split(' ')[0]!.toUpperCase();
   if (lc.length !== rc.length) sqlFail('42601', `each ${name} query must have the same number of columns`);
   const types = lc.map((c, i) => outputType(commonType([c.type, rc[i]!.type], name)));
+  // PostgreSQL's select_common_collation over the members' columns: two explicit collations are
+  // 42P21, and so is a conflict of implicit ones except under UNION ALL.
+  const collations = lc.map((c, i) => {
+    const merged = mergeCollations([
+      { type: types[i]!, collation: c.collation },
+      { type: types[i]!, collation: rc[i]!.collation },
+    ]);
+    if (op !== 'union all') checkKeyCollation(merged);
+    return merged;
+  });
   const cast = (p: Plan, cols: PlanColumn[]): Plan =>
     cols.every((c, i) => c.type === types[i]) ? p : new ProjectPlan(p, cols.map((c, i) => coerceSlot(i, c.type, types[i]!)), cols.map((c, i) => ({ ...c, type: types[i]! })));
-  const columns = lc.map((c, i) => ({ name: c.name, type: types[i]!, qualifier: null }));
+  const columns = lc.map((c, i) => ({ name: c.name, type: types[i]!, qualifier: null, collation: collations[i] }));
   const base = op.split(' ')[0] as 'union' | 'intersect' | 'except';
   return new SetOpPlan(cast(left, lc), cast(right, rc), base, op.includes('all'), columns);
 }
@@ -612,7 +630,7 @@ function planWith(withs: Ast[], env: PlanEnv): PlanEnv {
 function renamed(plan: Plan, qualifier: string, names: string[] | undefined): Plan {
   const visible = plan.columns.filter((c) => !c.hidden);
   if (names !== undefined && names.length > visible.length) sqlFail('42P10', `table "${qualifier}" has ${visible.length} columns available but ${names.length} columns specified`);
-  const columns = visible.map((c, i) => ({ name: names?.[i] ?? c.name, type: outputType(c.type), qualifier }));
+  const columns = visible.map((c, i) => ({ name: names?.[i] ?? c.name, type: outputType(c.type), qualifier, collation: c.collation }));
   return new AliasPlan(plan, columns, qualifier);
 }
 
@@ -626,7 +644,7 @@ function planRecursive(name: string, names: string[] | undefined, stmt: Ast, env
   const op = String(stmt.set_op ?? '').toLowerCase();
   if (op !== 'union' && op !== 'union all') sqlFail('42P19', 'recursive query must be of the form non-recursive-term UNION [ALL] recursive-term');
   const base = planSelect({ ...stmt, _next: undefined, set_op: undefined }, env, false);
-  const working: WorkingTable = new WorkingTable(base.columns.filter((c) => !c.hidden).map((c, i) => ({ name: names?.[i] ?? c.name, type: outputType(c.type), qualifier: name })));
+  const working: WorkingTable = new WorkingTable(base.columns.filter((c) => !c.hidden).map((c, i) => ({ name: names?.[i] ?? c.name, type: outputType(c.type), qualifier: name, collation: c.collation })));
   const ctes = new Map(env.ctes);
   ctes.set(name, working);
   const recursive = planSelect(next, { ...env, ctes }, false);
@@ -1007,7 +1025,10 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
   if (groupNodes.length > 0 || aggNodes.length > 0 || ast.having) {
     const inputEnv = exprEnv(env, scope, undefined, 'GROUP BY');
     const groupExprs = groupNodes.map((g) => compileExpression(g, inputEnv));
+    for (const g of groupExprs) checkKeyCollation(g.collation);
     const groupKeys = groupNodes.map((g) => exprKey(g, scope));
+    /** Each aggregate's result collation: its arguments' (not its ORDER BY's or FILTER's), as PostgreSQL's. */
+    const aggCollations: (Collation | undefined)[] = [];
     const aggKeys: string[] = [];
     const calls: AggregateCall[] = [];
     const argEnv = exprEnv(env, scope, undefined, AGGREGATE_ARGUMENTS);
@@ -1022,6 +1043,7 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
       const filter = filterNode === undefined ? undefined : compilePredicate(filterNode, exprEnv(env, scope, undefined, 'FILTER'), 'FILTER');
       const order = inner === undefined ? undefined : { exprs: inner.map((o) => compileExpression(o.expr as Ast, argEnv)), keys: inner.map((o) => sortDirection(o)) };
       calls.push({ def, args: compiled, filter, ...(order !== undefined ? { order } : {}) });
+      aggCollations.push(isCollatable(def.resultType) ? mergeCollations(compiled) : undefined);
     }
     const aggColumns: PlanColumn[] = [
       ...groupExprs.map((g, i) => ({ name: `group${i}`, type: g.type, qualifier: null, hidden: true })),
@@ -1035,12 +1057,12 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
       const gi = groupKeys.indexOf(key);
       if (gi >= 0) {
         const type = groupExprs[gi]!.type;
-        return { type, evaluate: (ctx) => ctx.row![gi]! };
+        return { type, collation: groupExprs[gi]!.collation, evaluate: (ctx) => ctx.row![gi]! };
       }
       const ai = aggKeys.indexOf(key);
       if (ai >= 0 && !node.over) {
         const type = calls[ai]!.def.resultType;
-        return { type, evaluate: (ctx) => ctx.row![g + ai]! };
+        return { type, collation: aggCollations[ai], evaluate: (ctx) => ctx.row![g + ai]! };
       }
       if (node.type === 'column_ref') {
         const slot = scope.resolve(columnQualifier(node), columnName(node));
@@ -1096,6 +1118,7 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
     const planWindow = (win: ReturnType<typeof windowOf>) => {
       const partition = win.partition.map((p) => compileExpression(p, baseEnv));
       const order = win.order.map((o) => compileExpression(o.expr as Ast, baseEnv));
+      for (const k of [...partition, ...order]) checkKeyCollation(k.collation);
       const orderKeys = win.order.map((o) => sortDirection(o));
       const frame = win.frame === undefined ? undefined : planFrame(win.frame, order.map((o, i) => ({ type: o.type, ...orderKeys[i]! })), (node, construct) => compileExpression(node, offsetEnv(construct)));
       return { partition, order, orderKeys, frame };
@@ -1103,6 +1126,7 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
     for (const win of named.values()) planWindow(win);
     const winKeys: string[] = [];
     const calls: WindowCall[] = [];
+    const winCollations: (Collation | undefined)[] = [];
     for (const w of winNodes) {
       const key = exprKey(w, scope);
       if (winKeys.includes(key)) continue;
@@ -1118,6 +1142,7 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
       const { partition, order, orderKeys, frame } = planWindow(win);
       const def = resolveWindowFunction({ name, argTypes: compiledArgs.map((c) => c.type), distinct: d, star, hasOrderBy: order.length > 0 });
       calls.push({ def, args: compiledArgs, partition, order, orderKeys, ...(filter !== undefined ? { filter } : {}), ...(frame !== undefined ? { frame } : {}) });
+      winCollations.push(isCollatable(def.resultType) ? mergeCollations(compiledArgs) : undefined);
     }
     if (calls.length > 0) {
       const offset = plan.columns.length;
@@ -1128,7 +1153,7 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
           const wi = winKeys.indexOf(exprKey(node, scope));
           if (wi >= 0) {
             const type = calls[wi]!.def.resultType;
-            return { type, evaluate: (ctx) => ctx.row![offset + wi]! };
+            return { type, collation: winCollations[wi], evaluate: (ctx) => ctx.row![offset + wi]! };
           }
         }
         return prev?.(node, cenv);
@@ -1139,7 +1164,7 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
   // Projection, with hidden sort keys for ORDER BY expressions outside the select list.
   const outEnv = exprEnv(env, scope, resolveExtra, 'SELECT', postView);
   const exprs = items.map((i) => compileExpression(i.node, outEnv));
-  const columns: PlanColumn[] = items.map((item, i) => ({ name: item.name, type: keepUnknown ? exprs[i]!.type : outputType(exprs[i]!.type), qualifier: null }));
+  const columns: PlanColumn[] = items.map((item, i) => ({ name: item.name, type: keepUnknown ? exprs[i]!.type : outputType(exprs[i]!.type), qualifier: null, collation: exprs[i]!.collation }));
   const finalExprs = keepUnknown ? exprs : exprs.map((e) => (e.type === 'unknown' ? coerce(e, 'text') : e));
   const visible = columns.length;
   const extraExprs: CompiledExpr[] = [];
@@ -1154,7 +1179,7 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
     if (distinct) sqlFail('42P10', 'for SELECT DISTINCT, ORDER BY expressions must appear in select list');
     extraExprs.push(compileExpression(node, outEnv));
     extraKeys.push(key);
-    extraCols.push({ name: `sort${extraCols.length}`, type: extraExprs[extraExprs.length - 1]!.type, qualifier: null, hidden: true });
+    extraCols.push({ name: `sort${extraCols.length}`, type: extraExprs[extraExprs.length - 1]!.type, qualifier: null, hidden: true, collation: extraExprs[extraExprs.length - 1]!.collation });
     return visible + extraExprs.length - 1;
   };
   // ORDER BY / DISTINCT ON items: a position, an output column name (PostgreSQL's SQL92 rule:
@@ -1175,6 +1200,9 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
   };
   const orderSlots = orderby.map((o) => targetSlot(o.expr as Ast, 'ORDER BY'));
   const distinctSlots = distinctOn.map((n) => targetSlot(n, 'DISTINCT ON'));
+  // Sort and DISTINCT keys need a collation: a conflict of implicit ones is 42P21 (PostgreSQL's parser).
+  const slotCollation = (slot: number): Collation | undefined => (slot < visible ? exprs[slot]! : extraExprs[slot - visible]!).collation;
+  for (const slot of [...orderSlots, ...distinctSlots, ...(distinct ? columns.map((_, i) => i) : [])]) checkKeyCollation(slotCollation(slot));
   if (distinctSlots.length > 0 && orderSlots.length > 0) {
     // PostgreSQL's transformDistinctOnClause: the leading ORDER BY items must be the DISTINCT ON
     // expressions (in any order); an ORDER BY item outside them may only follow all of them.
@@ -1632,7 +1660,8 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
               : l,
         );
         const source = joinKindNow === 'full' ? undefined : joinedCols[joinKindNow === 'right' ? ri : li]!;
-        mergedCols.push({ name, type, qualifier: null, ...(source?.type === type ? { sameAs: source } : {}) });
+        const collation = source?.collation ?? mergeCollations([joinedCols[li]!, joinedCols[ri]!].map((c) => ({ type, collation: readCollation(c.collation) })));
+        mergedCols.push({ name, type, qualifier: null, collation, ...(source?.type === type ? { sameAs: source } : {}) });
       }
       const rest = joinedCols.map((c, k): PlanColumn => {
         if (!(it.using!.includes(c.name) && (k < leftCount ? !c.hidden : true))) return c;
@@ -1765,10 +1794,11 @@ function fromItem(f: Ast, i: number, env: PlanEnv, rowItems: ReadonlySet<string>
     return setReturningItem(f, join, on, using, env);
   }
   if (f.expr !== undefined && (f.expr as Ast).ast !== undefined) {
-    // A derived table: FROM (SELECT ...) alias.
-    const alias = f.as ? tableName(f.as) : sqlFail('42601', 'subquery in FROM must have an alias');
+    // A derived table: FROM (SELECT ...) alias [(column names)].
+    if (!f.as) sqlFail('42601', 'subquery in FROM must have an alias');
+    const { alias, names } = aliasWithColumns(f.as, '');
     const inner = planQuery((f.expr as Ast).ast as Ast, env);
-    const plan = renamed(inner, alias, undefined);
+    const plan = renamed(inner, alias, names);
     return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
   }
   if (f.expr?.type === 'values') {
@@ -1792,7 +1822,7 @@ function fromItem(f: Ast, i: number, env: PlanEnv, rowItems: ReadonlySet<string>
     return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
   }
   const table = env.catalog.mustTable(name);
-  const columns = liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier: alias }));
+  const columns = liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier: alias, collation: columnCollation(c.collation) }));
   return { columns, join, on, alias, using, build: (conds, hint) => tableAccess(table, alias, conds, env, hint) };
 }
 
@@ -1880,7 +1910,8 @@ function valuesPlan(node: Ast, env: PlanEnv, alias: string, names: string[] | un
   const types = Array.from({ length: width }, (_, c) => outputType(commonType(compiled.map((r) => r[c]!.type), 'VALUES')));
   const exprRows = compiled.map((r) => r.map((e, c) => coerceTo(e, types[c]!)));
   if (names !== undefined && names.length > width) sqlFail('42P10', `table "${alias}" has ${width} columns available but ${names.length} columns specified`);
-  const columns = types.map((type, c) => ({ name: names?.[c] ?? `column${c + 1}`, type, qualifier: alias }));
+  // A column's collation: its values' (select_common_collation, a conflict allowed).
+  const columns = types.map((type, c) => ({ name: names?.[c] ?? `column${c + 1}`, type, qualifier: alias, collation: isCollatable(type) ? mergeCollations(compiled.map((r) => r[c]!)) : undefined }));
   return new ValuesPlan(columns, exprRows);
 }
 
@@ -1920,7 +1951,7 @@ export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: P
   const cols = liveColumns(table);
   // The scan's own column objects: references resolved here mark what the scan must decode.
   const scan = {};
-  const columns: PlanColumn[] = cols.map((c) => ({ name: c.name, type: c.type, qualifier: alias, origin: { scan, primaryKey: table.primaryKey.includes(c.id) } }));
+  const columns: PlanColumn[] = cols.map((c) => ({ name: c.name, type: c.type, qualifier: alias, collation: columnCollation(c.collation), origin: { scan, primaryKey: table.primaryKey.includes(c.id) } }));
   const scope = new Scope(columns, env.parent);
   // Bounds read no column of this table (checked per condition): compiled over its scope, they
   // only read enclosing rows.

@@ -1,3 +1,4 @@
+import type { Collation } from '../collation.js';
 import { TYPE_DISPLAY } from '../sql-cast.js';
 import type { CompiledExpr, EvalContext } from '../compiled-expr.js';
 import { canCoerce, coerce } from '../type-resolution.js';
@@ -5,7 +6,8 @@ import { sqlFail, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '
 
 /** A SQL function: resolves its overload from the argument types at compile time. */
 export interface FunctionDef {
-  compile(name: string, args: CompiledExpr[]): CompiledExpr;
+  /** `collation`: the arguments' (collation.ts mergeCollations), for what maps case or compares text. */
+  compile(name: string, args: CompiledExpr[], collation?: Collation): CompiledExpr;
 }
 
 /** One signature of a strict function (NULL in, NULL out). */

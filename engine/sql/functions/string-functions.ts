@@ -5,6 +5,7 @@ import { noFunction, strict } from './function-def.js';
 import { checkBitIndex } from '../bit-string.js';
 import { TYPE_DISPLAY } from '../sql-cast.js';
 import { sqlFail, toText, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
+import { asciiCaseOnly, asciiLower, asciiUpper, neededCollation } from '../collation.js';
 
 const str = (v: NonNullSqlValue): string => v.value as string;
 const int = (v: NonNullSqlValue): number => v.value as number;
@@ -119,6 +120,40 @@ function initcap(s: string): string {
   return out;
 }
 
+/** initcap under "C" and its kind: only ASCII letters and digits make words, only ASCII letters change case. */
+function asciiInitcap(s: string): string {
+  let out = '';
+  let inWord = false;
+  for (const c of s) {
+    out += inWord ? asciiLower(c) : asciiUpper(c);
+    inWord = /[A-Za-z0-9]/.test(c);
+  }
+  return out;
+}
+
+/**
+ * A function that maps case: `ascii` under "C", "POSIX" and "ucs_basic" (PostgreSQL's C ctype),
+ * `full` under "default"; a conflict of collations fails when it runs, as PostgreSQL's does
+ * (42P22 naming `what`).
+ */
+function byCollation(what: string, full: FunctionDef, ascii: FunctionDef): FunctionDef {
+  return {
+    compile(name, args, collation) {
+      const e = (asciiCaseOnly(collation) ? ascii : full).compile(name, args, collation);
+      if (collation?.strength !== 'conflict') return e;
+      const needed = neededCollation(collation, what);
+      return {
+        type: e.type,
+        evaluate(ctx) {
+          const v = e.evaluate(ctx);
+          if (v.value !== null) needed();
+          return v;
+        },
+      };
+    },
+  };
+}
+
 function translate(s: string, from: string, to: string): string {
   const f = chars(from);
   const t = chars(to);
@@ -143,7 +178,7 @@ function chr(n: number): string {
  * same. Flags: g (all matches), i (case-insensitive), c (case-sensitive, the default).
  * @throws SQL_ERROR 2201B invalid pattern, 22023 invalid flag
  */
-export function sqlRegExp(pattern: string, flags: string, allowGlobal: boolean): RegExp {
+export function sqlRegExp(pattern: string, flags: string, allowGlobal: boolean, asciiCase = false): RegExp {
   // No `u` flag: PostgreSQL accepts identity escapes (`\-`) that unicode mode rejects.
   let js = '';
   for (const f of flags) {
@@ -152,6 +187,12 @@ export function sqlRegExp(pattern: string, flags: string, allowGlobal: boolean):
     else if (f === 'c') js = js.replace('i', '');
     else sqlFail('22023', `invalid regular expression option: "${f}"`);
   }
+  // Case-insensitive under "C" and its kind matches only ASCII letters across cases; JavaScript's
+  // `i` folds other letters too, so the pattern spells the two cases out instead.
+  if (asciiCase && js.includes('i')) {
+    pattern = asciiCaseless(pattern);
+    js = js.replace('i', '');
+  }
   try {
     return new RegExp(pattern, js);
   } catch (err) {
@@ -159,19 +200,103 @@ export function sqlRegExp(pattern: string, flags: string, allowGlobal: boolean):
   }
 }
 
+const isAsciiLetter = (code: number): boolean => (code >= 65 && code <= 90) || (code >= 97 && code <= 122);
+const otherCase = (code: number): string => String.fromCharCode(code ^ 32);
+
+/**
+ * A pattern that matches without `i` as `pattern` matches case-insensitively under PostgreSQL's
+ * C ctype, where only ASCII letters have two cases: an ASCII letter outside a bracket expression
+ * becomes `[xX]` (also one written as an escape, `\x41`), a bracket expression gets the other case
+ * of the ASCII letters in it and in its ranges.
+ * @throws SQL_ERROR 0A000 for a back reference, whose case-insensitive match is not spelled out
+ */
+function asciiCaseless(pattern: string): string {
+  let out = '';
+  let i = 0;
+  const n = pattern.length;
+  /** The escape at i (a backslash): its text and, when it stands for one character, that character's code. */
+  const escapeAt = (at: number): { text: string; code?: number } => {
+    const c = pattern[at + 1] ?? '';
+    if (/[1-9]/.test(c)) sqlFail('0A000', 'unsupported: a back reference in a case-insensitive regular expression under collation "C", "POSIX" or "ucs_basic"');
+    const hex = c === 'x' ? /^[0-9a-fA-F]{2}/.exec(pattern.slice(at + 2)) : c === 'u' ? /^[0-9a-fA-F]{4}/.exec(pattern.slice(at + 2)) : null;
+    if (hex !== null) return { text: pattern.slice(at, at + 2 + hex[0].length), code: parseInt(hex[0], 16) };
+    if (c === 'c' && /[A-Za-z]/.test(pattern[at + 2] ?? '')) return { text: pattern.slice(at, at + 3) };
+    // \d, \w, \s and their negations, \b: classes and assertions, no one character.
+    if (/[dDwWsSbBfnrtv0k]/.test(c)) return { text: `\\${c}` };
+    return { text: `\\${c}`, code: c.charCodeAt(0) };
+  };
+  while (i < n) {
+    const c = pattern[i]!;
+    if (c === '\\') {
+      const e = escapeAt(i);
+      out += e.code !== undefined && isAsciiLetter(e.code) ? `[${e.text}${otherCase(e.code)}]` : e.text;
+      i += e.text.length;
+    } else if (c === '[') {
+      out += '[';
+      i++;
+      if (pattern[i] === '^') ((out += '^'), i++);
+      let extra = '';
+      while (i < n && pattern[i] !== ']') {
+        const lo = pattern[i] === '\\' ? escapeAt(i) : { text: pattern[i]!, code: pattern.charCodeAt(i) };
+        i += lo.text.length;
+        if (pattern[i] === '-' && pattern[i + 1] !== ']' && i + 1 < n && lo.code !== undefined) {
+          const hi = pattern[i + 1] === '\\' ? escapeAt(i + 1) : { text: pattern[i + 1]!, code: pattern.charCodeAt(i + 1) };
+          i += 1 + hi.text.length;
+          out += `${lo.text}-${hi.text}`;
+          if (hi.code === undefined) continue;
+          for (const [from, to] of [[65, 90], [97, 122]] as const) {
+            const a = Math.max(from, lo.code);
+            const b = Math.min(to, hi.code);
+            if (a <= b) extra += `${otherCase(a)}-${otherCase(b)}`;
+          }
+          continue;
+        }
+        out += lo.text;
+        if (lo.code !== undefined && isAsciiLetter(lo.code)) extra += otherCase(lo.code);
+      }
+      out += `${extra}]`;
+      i++;
+    } else if (c === '(' && pattern[i + 1] === '?') {
+      const group = /^\(\?(?:<[=!]|[:=!])?/.exec(pattern.slice(i))![0];
+      out += group;
+      i += group.length;
+    } else if (c === '{' && /^\{\d+(?:,\d*)?\}/.test(pattern.slice(i))) {
+      const q = /^\{\d+(?:,\d*)?\}/.exec(pattern.slice(i))![0];
+      out += q;
+      i += q.length;
+    } else {
+      const code = pattern.charCodeAt(i);
+      out += isAsciiLetter(code) ? `[${c}${otherCase(code)}]` : c;
+      i++;
+    }
+  }
+  return out;
+}
+
 /** regexp_replace's replacement: \1-\9 are groups, \& the match; `$` is literal. */
 function jsReplacement(r: string): string {
   return r.replace(/\\([0-9&\\])|\$/g, (m, c: string | undefined) => (m === '$' ? '$$' : c === '&' ? '$&' : c === '\\' ? '\\' : `$${c}`));
 }
 
-const regexpReplace = strict(
-  { args: ['text', 'text', 'text'], returns: 'text', impl: ([s, p, r]) => text(str(s!).replace(sqlRegExp(str(p!), '', false), jsReplacement(str(r!)))) },
-  {
-    args: ['text', 'text', 'text', 'text'],
-    returns: 'text',
-    impl: ([s, p, r, f]) => text(str(s!).replace(sqlRegExp(str(p!), str(f!), true), jsReplacement(str(r!)))),
-  },
-);
+const regexpReplace = (ascii: boolean): FunctionDef =>
+  strict(
+    { args: ['text', 'text', 'text'], returns: 'text', impl: ([s, p, r]) => text(str(s!).replace(sqlRegExp(str(p!), '', false, ascii), jsReplacement(str(r!)))) },
+    {
+      args: ['text', 'text', 'text', 'text'],
+      returns: 'text',
+      impl: ([s, p, r, f]) => text(str(s!).replace(sqlRegExp(str(p!), str(f!), true, ascii), jsReplacement(str(r!)))),
+    },
+  );
+
+const regexpMatchDef = (ascii: boolean): FunctionDef =>
+  strict(
+    { args: ['text', 'text'], returns: 'text[]', impl: ([s, p]) => regexpMatch(str(s!), sqlRegExp(str(p!), '', false, ascii)) },
+    {
+      args: ['text', 'text', 'text'],
+      returns: 'text[]',
+      impl: ([s, p, f]) => (str(f!).includes('g') ? sqlFail('22023', 'regexp_match() does not support the "global" option') : regexpMatch(str(s!), sqlRegExp(str(p!), str(f!), false, ascii))),
+    },
+  );
 
 function regexpMatch(s: string, re: RegExp): SqlValue {
   const m = re.exec(s);
@@ -256,8 +381,8 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
       return bit(bits.slice(0, int(n!)) + String(int(v!)) + bits.slice(int(n!) + 1));
     },
   }),
-  lower: strict({ args: ['text'], returns: 'text', impl: ([s]) => text(str(s!).toLowerCase()) }),
-  upper: strict({ args: ['text'], returns: 'text', impl: ([s]) => text(str(s!).toUpperCase()) }),
+  lower: byCollation('lower() function', strict({ args: ['text'], returns: 'text', impl: ([s]) => text(str(s!).toLowerCase()) }), strict({ args: ['text'], returns: 'text', impl: ([s]) => text(asciiLower(str(s!))) })),
+  upper: byCollation('upper() function', strict({ args: ['text'], returns: 'text', impl: ([s]) => text(str(s!).toUpperCase()) }), strict({ args: ['text'], returns: 'text', impl: ([s]) => text(asciiUpper(str(s!))) })),
   substring: substringFn,
   substr,
   trim: trimFamily(true, true),
@@ -324,7 +449,7 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
     // character(n) counts its padding (bpcharoctetlen); length() of it, through text, does not.
     { args: ['bpchar'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: Buffer.byteLength(str(s!), 'utf8') }) },
   ),
-  initcap: strict({ args: ['text'], returns: 'text', impl: ([s]) => text(initcap(str(s!))) }),
+  initcap: byCollation('initcap() function', strict({ args: ['text'], returns: 'text', impl: ([s]) => text(initcap(str(s!))) }), strict({ args: ['text'], returns: 'text', impl: ([s]) => text(asciiInitcap(str(s!))) })),
   reverse: strict({ args: ['text'], returns: 'text', impl: ([s]) => text(chars(str(s!)).reverse().join('')) }),
   md5: strict(
     { args: ['text'], returns: 'text', impl: ([s]) => text(createHash('md5').update(str(s!), 'utf8').digest('hex')) },
@@ -334,14 +459,7 @@ export const STRING_FUNCTIONS: Record<string, FunctionDef> = {
   ascii: strict({ args: ['text'], returns: 'int4', impl: ([s]) => ({ type: 'int4', value: str(s!).codePointAt(0) ?? 0 }) }),
   chr: strict({ args: ['int4'], returns: 'text', impl: ([n]) => text(chr(int(n!))) }),
   to_hex: toHex,
-  regexp_replace: regexpReplace,
-  regexp_match: strict(
-    { args: ['text', 'text'], returns: 'text[]', impl: ([s, p]) => regexpMatch(str(s!), sqlRegExp(str(p!), '', false)) },
-    {
-      args: ['text', 'text', 'text'],
-      returns: 'text[]',
-      impl: ([s, p, f]) => (str(f!).includes('g') ? sqlFail('22023', 'regexp_match() does not support the "global" option') : regexpMatch(str(s!), sqlRegExp(str(p!), str(f!), false))),
-    },
-  ),
+  regexp_replace: byCollation('regular expression', regexpReplace(false), regexpReplace(true)),
+  regexp_match: byCollation('regular expression', regexpMatchDef(false), regexpMatchDef(true)),
   format,
 };
