@@ -25,7 +25,14 @@ export type CollationName = 'default' | 'C' | 'POSIX' | 'ucs_basic';
 export type Collation =
   | { readonly name: CollationName; readonly strength: 'implicit' | 'explicit' }
   /** Two different non-default implicit collations met: no collation, an error where one is needed. */
-  | { readonly name: CollationName; readonly strength: 'conflict'; readonly other: CollationName };
+  | { readonly name: CollationName; readonly strength: 'conflict'; readonly other: CollationName }
+  /**
+   * A column whose collation PostgreSQL could not determine (a UNION ALL of two conflicting ones,
+   * read from a subquery): it takes no part in derivation, and fails where it alone decides.
+   */
+  | { readonly strength: 'indeterminate' };
+
+const INDETERMINATE: Collation = { strength: 'indeterminate' };
 
 const ACCEPTED: ReadonlySet<string> = new Set<CollationName>(['default', 'C', 'POSIX', 'ucs_basic']);
 
@@ -95,7 +102,7 @@ export function isCollatable(type: SqlTypeName): boolean {
 
 /** Whether a collation maps only ASCII letters between cases (PostgreSQL's C ctype). */
 export function asciiCaseOnly(c: Collation | undefined): boolean {
-  return c !== undefined && c.strength !== 'conflict' && c.name !== 'default';
+  return c !== undefined && (c.strength === 'implicit' || c.strength === 'explicit') && c.name !== 'default';
 }
 
 const DEFAULT: Collation = { name: 'default', strength: 'implicit' };
@@ -108,22 +115,25 @@ const DEFAULT: Collation = { name: 'default', strength: 'implicit' };
  */
 export function mergeCollations(inputs: readonly { type: SqlTypeName; collation?: Collation }[]): Collation | undefined {
   let acc: Collation | undefined;
+  let indeterminate = false;
   for (const input of inputs) {
     if (!isCollatable(input.type)) continue;
     const c = input.collation ?? DEFAULT;
-    if (acc === undefined) {
-      acc = c;
+    if (c.strength === 'indeterminate') {
+      indeterminate = true;
       continue;
     }
-    acc = merge(acc, c);
+    acc = acc === undefined ? c : merge(acc, c);
   }
-  return acc === undefined || (acc.strength === 'implicit' && acc.name === 'default') ? undefined : acc;
+  if (acc === undefined) return indeterminate ? INDETERMINATE : undefined;
+  return acc.strength === 'implicit' && acc.name === 'default' ? undefined : acc;
 }
 
 /** Strengths in PostgreSQL's order (CollateStrength): a stronger one overrides, equal ones merge. */
-const RANK = { implicit: 1, conflict: 2, explicit: 3 } as const;
+const RANK = { indeterminate: 0, implicit: 1, conflict: 2, explicit: 3 } as const;
 
 function merge(acc: Collation, c: Collation): Collation {
+  if (acc.strength === 'indeterminate' || c.strength === 'indeterminate') return acc.strength === 'indeterminate' ? c : acc;
   if (RANK[c.strength] !== RANK[acc.strength]) return RANK[c.strength] > RANK[acc.strength] ? c : acc;
   switch (c.strength) {
     case 'explicit':
@@ -132,6 +142,7 @@ function merge(acc: Collation, c: Collation): Collation {
     case 'conflict':
       return acc;
     case 'implicit':
+      if (acc.strength !== 'implicit') return acc;
       // A non-default implicit collation wins over "default"; two different non-default ones conflict.
       if (c.name === acc.name || c.name === 'default') return acc;
       if (acc.name === 'default') return c;
@@ -146,17 +157,19 @@ function merge(acc: Collation, c: Collation): Collation {
  * raises when it runs on a conflict (42P22, naming `what`).
  */
 export function neededCollation(c: Collation | undefined, what: string): () => void {
-  if (c?.strength !== 'conflict') return () => undefined;
+  if (c?.strength !== 'conflict' && c?.strength !== 'indeterminate') return () => undefined;
   return () => sqlFail('42P22', `could not determine which collation to use for ${what}`);
 }
 
 /**
  * A sort or group key, or a set operation's column: PostgreSQL refuses a conflict of implicit
- * collations there at once.
- * @throws SQL_ERROR 42P21
+ * collations there at once (42P21), and an indeterminate one (42P22 naming `what`: "string
+ * comparison" for a sort, "string hashing" for a grouping) when the statement runs.
+ * @throws SQL_ERROR 42P21, 42P22
  */
-export function checkKeyCollation(c: Collation | undefined): void {
+export function checkKeyCollation(c: Collation | undefined, what = 'string comparison'): void {
   if (c?.strength === 'conflict') sqlFail('42P21', `collation mismatch between implicit collations "${c.name}" and "${c.other}"`);
+  if (c?.strength === 'indeterminate') sqlFail('42P22', `could not determine which collation to use for ${what}`);
 }
 
 /** The collation a column's values carry when a query reads them (implicit). */

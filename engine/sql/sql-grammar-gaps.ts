@@ -47,9 +47,9 @@ import { sqlFail } from './sql-types.js';
  *    (the parser reads RETURNING after a parenthesised query only);
  *  - `x COLLATE name` -> `<COLLATE_MARKER>((x), name)` with COLLATE's precedence (above binary
  *    operators and AT TIME ZONE, below unary minus, `::` and subscripts); the parser reads COLLATE
- *    only after a column reference (left to it, and made the same call after parsing), in a column
- *    definition and in an index element (left to it); a name of three parts or more fails here
- *    as in PostgreSQL;
+ *    only after a column reference, in a column definition and in an index element: the last two
+ *    are left to it, and so is a column's in PARTITION BY (which reads no call; the planner makes
+ *    it the same call after parsing); a name of three parts or more fails here as in PostgreSQL;
  *  - a generated column's `GENERATED ALWAYS AS (expr) [STORED]` in CREATE / ALTER TABLE ->
  *    `DEFAULT <GENERATED_MARKER>((expr))`, which the planner checks as PostgreSQL checks a
  *    generation expression and then refuses (generated columns are not supported);
@@ -1147,10 +1147,11 @@ function rewriteCollate(tokens: Token[]): Token[] {
     let start = powerOperandStart(out, i - 1);
     while (start > 1 && out[start - 1]!.word === 'collate') start = powerOperandStart(out, start - 2);
     if (start < 0) continue;
-    // A column reference: the parser reads its COLLATE (also in PARTITION BY, where it reads no call).
+    // In PARTITION BY the parser reads only column references, and their COLLATE (made the same
+    // call after parsing): left to it.
     const operand = out.slice(start, i);
     const bare = operand.every((t, k) => (k % 2 === 0 ? isName(t) && !VALUE_WORDS.has(t.word ?? '') : t.text === '.')) && operand.length % 2 === 1;
-    if (bare) continue;
+    if (bare && inPartitionBy(out, start)) continue;
     const call: Token[] = [
       { text: COLLATE_MARKER, word: COLLATE_MARKER, space: '' },
       { text: '(', space: '' },
@@ -1167,6 +1168,13 @@ function rewriteCollate(tokens: Token[]): Token[] {
     i = start + call.length - 1;
   }
   return out;
+}
+
+/** Whether tokens[at] starts an item of a PARTITION BY list (column references, with their COLLATE). */
+function inPartitionBy(tokens: Token[], at: number): boolean {
+  let k = at - 1;
+  while (k >= 0 && (tokens[k]!.text === ',' || tokens[k]!.text === '.' || tokens[k]!.word === 'collate' || isName(tokens[k]))) k--;
+  return tokens[k]?.word === 'by' && tokens[k - 1]?.word === 'partition';
 }
 
 /**

@@ -619,7 +619,7 @@ const OPERAND_STOP = new Set([
   'and', 'or', 'not', 'then', 'when', 'else', 'end', 'from', 'where', 'group', 'order', 'having', 'limit', 'offset', 'union', 'intersect', 'except',
   'as', 'asc', 'desc', 'nulls', 'on', 'join', 'select', 'case', 'is', 'like', 'ilike', 'between', 'in', 'returning', 'set', 'using', 'window', 'over', 'filter', 'fetch',
   // a column definition's clauses (reserved words: never an operand)
-  'default', 'primary', 'unique', 'references', 'check', 'constraint', 'collate',
+  'default', 'primary', 'unique', 'references', 'check', 'constraint',
 ]);
 const STOP_SYMBOLS = new Set([',', ';', '=', '<', '>', '<=', '>=', '<>', '!=']);
 

@@ -75,6 +75,19 @@ describe('grammar gaps rewritten before parsing', () => {
     ["SELECT B'0101', x'1F', t.b 'x', x::varbit(3) FROM t", "SELECT __tetra_bit_literal__('b0101'), __tetra_bit_literal__('x1F'), t.b 'x', x::bit varying(3) FROM t"],
     ['SELECT a & b | c, 1 + 2 << 1 = 6, ~a # b', "SELECT __tetra_bit_operator__('|', (__tetra_bit_operator__('&', (a), (b))), (c)), __tetra_bit_operator__('<<', (1 + 2), (1)) = 6, __tetra_bit_operator__('#', (__tetra_bit_operator__('~', (a))), (b))"],
     ["SELECT j #>> '{a}', a ~ b, a <> b, a >= b FROM t", "SELECT j #>> '{a}', a ~ b, a <> b, a >= b FROM t"],
+    // COLLATE: above binary operators, below unary minus, :: and subscripts; in PARTITION BY the
+    // parser reads a column's (and the planner makes it the same call)
+    ['SELECT \'a\' COLLATE "C" || b COLLATE "POSIX", -x COLLATE "C", x::text COLLATE pg_catalog."C"', 'SELECT __tetra_collate__((\'a\'), "C") || __tetra_collate__((b), "POSIX"), __tetra_collate__((-x), "C"), __tetra_collate__((x::text), pg_catalog."C")'],
+    ['SELECT lower(s) COLLATE "C" FROM t ORDER BY t.s COLLATE "C", (s) COLLATE ucs_basic', 'SELECT __tetra_collate__((lower(s)), "C") FROM t ORDER BY __tetra_collate__((t.s), "C"), __tetra_collate__(((s)), ucs_basic)'],
+    ['SELECT s COLLATE "C" COLLATE "POSIX", 2 ^ s COLLATE "C" FROM t', 'SELECT __tetra_collate__((__tetra_collate__((s), "C")), "POSIX"), __tetra_power__((2), (__tetra_collate__((s), "C"))) FROM t'],
+    ['SELECT rank() OVER (PARTITION BY a COLLATE "C", t.b COLLATE "POSIX" ORDER BY c COLLATE "C") FROM t', 'SELECT rank() OVER (PARTITION BY a COLLATE "C", t.b COLLATE "POSIX" ORDER BY __tetra_collate__((c), "C")) FROM t'],
+    // a column's and an index element's COLLATE are the parser's; inside CHECK (...) it is an expression's
+    ['CREATE TABLE t (s text COLLATE "C" DEFAULT \'a\' COLLATE "POSIX", CHECK (\'b\' COLLATE "C" > s))', 'CREATE TABLE t (s text COLLATE "C" DEFAULT \'a\' COLLATE "POSIX", CHECK (__tetra_collate__((\'b\'), "C") > s))'],
+    ['ALTER TABLE t ADD COLUMN s text COLLATE "C"', 'ALTER TABLE t ADD COLUMN s text COLLATE "C"'],
+    ['CREATE INDEX i ON t (s COLLATE "C") WHERE \'x\' COLLATE "C" < s', 'CREATE INDEX i ON t (s COLLATE "C") WHERE __tetra_collate__((\'x\'), "C") < s'],
+    ['SELECT \'COLLATE "C"\', "collate" FROM t -- x COLLATE "C"', 'SELECT \'COLLATE "C"\', "collate" FROM t -- x COLLATE "C"'],
+    // GENERATED ALWAYS AS (expr): a marker default the planner checks and refuses
+    ['CREATE TABLE t (v int, w int GENERATED ALWAYS AS (v * 2) STORED NOT NULL)', 'CREATE TABLE t (v int, w int DEFAULT __tetra_generated__((v * 2)) NOT NULL)'],
   ])('%s', (sql, expected) => {
     expect(text(sql)).toBe(expected);
   });
@@ -88,6 +101,12 @@ describe('grammar gaps rewritten before parsing', () => {
     // past PostgreSQL's longest character(n); the length standing for bpchar is never a written one
     ["SELECT 'a'::char(10485761)", '22023'],
     ['CREATE TABLE t (c character(10485761))', '22023'],
+    // a collation's name of three parts is a cross-database reference, of four a bad name
+    ['SELECT s COLLATE a.b.c FROM t', '0A000'],
+    ["SELECT 'x' COLLATE a.b.c.d", '42601'],
+    ['CREATE TABLE t (id int GENERATED ALWAYS AS IDENTITY)', '0A000'],
+    ['CREATE TABLE t (v int DEFAULT 1 DEFAULT 2)', '42601'],
+    ['CREATE TABLE t (v int, w int DEFAULT 1 GENERATED ALWAYS AS (v) STORED)', '42601'],
   ])('refuses %s with %s', (sql, sqlstate) => {
     expect(() => prepareStatements(sql)).toThrow(expect.objectContaining({ code: 'SQL_ERROR', details: expect.objectContaining({ sqlstate }) }));
   });

@@ -145,10 +145,12 @@ export function slotExpr(slot: ColumnSlot): CompiledExpr {
 
 /**
  * The collation of a column's value where a query reads it: implicit, whatever the expression
- * that made the column had (a COLLATE clause inside a subquery is explicit only there).
+ * that made the column had (a COLLATE clause inside a subquery is explicit only there), and
+ * indeterminate for a column made of a conflict (a UNION ALL of two collations).
  */
 export function readCollation(c: Collation | undefined): Collation | undefined {
-  if (c === undefined || c.strength === 'conflict') return c;
+  if (c === undefined || c.strength === 'indeterminate') return c;
+  if (c.strength === 'conflict') return { strength: 'indeterminate' };
   return c.name === 'default' ? undefined : { name: c.name, strength: 'implicit' };
 }
 

@@ -563,12 +563,14 @@ function planQueryBlock(query: Ast, env: PlanEnv): Plan {
   const scope = new Scope(plan.columns, env.parent);
   return finishQuery(plan, tail, e, scope, plan.columns.length, (node) => {
     const n = node as Ast;
-    if (n.type === 'number') return positional(plan.columns, n.value);
-    if (n.type === 'column_ref' && columnQualifier(n) === null) {
-      const idx = plan.columns.findIndex((c) => c.name === columnName(n));
-      if (idx >= 0) return idx;
-    }
-    return sqlFail('0A000', 'unsupported: ORDER BY on a set operation must name an output column or position');
+    let idx = -1;
+    if (n.type === 'number') idx = positional(plan.columns, n.value);
+    else if (n.type === 'column_ref' && columnQualifier(n) === null) idx = plan.columns.findIndex((c) => c.name === columnName(n));
+    if (idx < 0) return sqlFail('0A000', 'unsupported: ORDER BY on a set operation must name an output column or position');
+    // The set operation's column is read as a column: a conflict of its members' collations is
+    // indeterminate here, and sorting by it fails (42P22).
+    checkKeyCollation(readCollation(plan.columns[idx]!.collation));
+    return idx;
   });
 }
 
@@ -1025,7 +1027,7 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
   if (groupNodes.length > 0 || aggNodes.length > 0 || ast.having) {
     const inputEnv = exprEnv(env, scope, undefined, 'GROUP BY');
     const groupExprs = groupNodes.map((g) => compileExpression(g, inputEnv));
-    for (const g of groupExprs) checkKeyCollation(g.collation);
+    for (const g of groupExprs) checkKeyCollation(g.collation, 'string hashing');
     const groupKeys = groupNodes.map((g) => exprKey(g, scope));
     /** Each aggregate's result collation: its arguments' (not its ORDER BY's or FILTER's), as PostgreSQL's. */
     const aggCollations: (Collation | undefined)[] = [];
@@ -1202,7 +1204,8 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
   const distinctSlots = distinctOn.map((n) => targetSlot(n, 'DISTINCT ON'));
   // Sort and DISTINCT keys need a collation: a conflict of implicit ones is 42P21 (PostgreSQL's parser).
   const slotCollation = (slot: number): Collation | undefined => (slot < visible ? exprs[slot]! : extraExprs[slot - visible]!).collation;
-  for (const slot of [...orderSlots, ...distinctSlots, ...(distinct ? columns.map((_, i) => i) : [])]) checkKeyCollation(slotCollation(slot));
+  for (const slot of [...orderSlots, ...distinctSlots]) checkKeyCollation(slotCollation(slot));
+  if (distinct) for (let i = 0; i < visible; i++) checkKeyCollation(slotCollation(i), 'string hashing');
   if (distinctSlots.length > 0 && orderSlots.length > 0) {
     // PostgreSQL's transformDistinctOnClause: the leading ORDER BY items must be the DISTINCT ON
     // expressions (in any order); an ORDER BY item outside them may only follow all of them.

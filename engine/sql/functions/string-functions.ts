@@ -140,7 +140,7 @@ function byCollation(what: string, full: FunctionDef, ascii: FunctionDef): Funct
   return {
     compile(name, args, collation) {
       const e = (asciiCaseOnly(collation) ? ascii : full).compile(name, args, collation);
-      if (collation?.strength !== 'conflict') return e;
+      if (collation?.strength !== 'conflict' && collation?.strength !== 'indeterminate') return e;
       const needed = neededCollation(collation, what);
       return {
         type: e.type,
