@@ -128,7 +128,9 @@ function parse(s: TenantSql, sql: string): Parsed {
 }
 
 /**
- * Mends two misreadings of node-sql-parser, once per parse, in place:
+ * Mends misreadings of node-sql-parser, once per parse, in place (and refuses `col AT TIME ZONE
+ * z`, which the parser keeps on the column reference and nothing reads: 0A000; a COLLATE after
+ * a column reference becomes the call the pre-pass makes of every other one):
  * - a select item that is a parameter cast (`SELECT $1::int AS a`) comes as the cast node itself,
  *   with `as` on it, instead of {type: 'expr', expr, as}; readers that unwrap `item.expr` would
  *   then take the parameter and drop the cast: it is wrapped;
@@ -146,6 +148,8 @@ function mendParse(node: unknown): unknown {
   }
   if (node === null || typeof node !== 'object') return node;
   const o = node as Record<string, unknown>;
+  // `col AT TIME ZONE z`: the parser keeps the clause on the column reference, where nothing reads it.
+  if (o.type === 'column_ref' && JSON.stringify(o.options ?? null).toLowerCase().includes('"at time zone"')) unsupported('AT TIME ZONE');
   if (o.type === 'column_ref' && o.collate !== null && o.collate !== undefined) {
     // `col COLLATE name`, which the parser reads itself, as the marker call the pre-pass makes of
     // every other operand (sql-grammar-gaps.ts rewriteCollate).
