@@ -137,6 +137,11 @@ describe('PostgreSQL\'s errors', () => {
     'SELECT DISTINCT x FROM (SELECT c FROM tc UNION ALL SELECT p FROM tc) s(x)',
     "SELECT x || 'a', x < 'b', x COLLATE \"C\" FROM (SELECT c FROM tc UNION ALL SELECT p FROM tc) s(x) ORDER BY 1, 2, 3",
     'SELECT c < p FROM tc WHERE false',
+    // joined on columns of two collations: the join compares
+    'SELECT a.id FROM tc a JOIN tc b ON a.c = b.p',
+    'SELECT a.id FROM tc a JOIN tc b ON a.c = b.p COLLATE "C" ORDER BY 1',
+    'SELECT lower(k) FROM (SELECT c AS k FROM tc) x JOIN (SELECT p AS k FROM tc) y USING (k)',
+    'SELECT lower(k) FROM (SELECT c AS k FROM tc) x FULL JOIN (SELECT p AS k FROM tc) y USING (k)',
     // COLLATE default is a syntax error (a reserved word)
     "SELECT 'a' COLLATE default",
   ])('%s', async (sql) => {

@@ -3,7 +3,7 @@ import type { Catalog, TableDef } from '../catalog.js';
 import { liveColumns } from '../catalog.js';
 import type { CompiledExpr, EvalContext } from '../compiled-expr.js';
 import { compileExpression, compileIsolated, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
-import { checkKeyCollation, columnCollation, isCollatable, mergeCollations, type Collation } from '../collation.js';
+import { checkKeyCollation, columnCollation, isCollatable, mergeCollations, neededCollation, type Collation } from '../collation.js';
 import { parseSql } from '../select-expressions.js';
 import { DISTINCT_PREFIX, FILTER_MARKER, NO_ARGUMENT, REWRITE_FUNCTIONS, SET_ALL_MARKER, WINDOW_CALL_PREFIX, WINDOW_SPEC_MARKER } from '../sql-rewrite.js';
 import { LIMIT_MARKER, NATURAL_MARKER, OFFSET_MARKER, QUERY_MARKER } from '../sql-grammar-gaps.js';
@@ -1602,8 +1602,9 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
       lc.used = true;
       rc.used = true;
       const t = resolveComparison('=', lc.type, rc.type);
-      const l = castTo({ type: lc.type, evaluate: (ctx) => ctx.row![li]! }, t);
-      const r = castTo({ type: rc.type, evaluate: (ctx) => ctx.row![ri]! }, t);
+      const compared = isCollatable(t) ? mergeCollations([lc, rc].map((c) => ({ type: t, collation: readCollation(c.collation) }))) : undefined;
+      const l = collatedKey(castTo({ type: lc.type, evaluate: (ctx) => ctx.row![li]! }, t), compared);
+      const r = collatedKey(castTo({ type: rc.type, evaluate: (ctx) => ctx.row![ri]! }, t), compared);
       if (t === 'jsonb') {
         // Not hashable: compared on the joined row, where the right side starts after the left.
         const at = columns.length + ri;
@@ -1622,8 +1623,9 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
         const r = compileExpression(pair[1], exprEnv(env, rightScope, undefined, 'JOIN conditions'));
         const t = resolveComparison('=', l.type, r.type);
         if (t !== 'jsonb') {
-          leftKeys.push(castTo(l, t));
-          rightKeys.push(castTo(r, t));
+          const compared = isCollatable(t) ? mergeCollations([l, r]) : undefined;
+          leftKeys.push(collatedKey(castTo(l, t), compared));
+          rightKeys.push(collatedKey(castTo(r, t), compared));
           let col: number | undefined;
           if (right instanceof TableScanPlan && pair[1].type === 'column_ref') {
             const slot = rightScope.resolve(columnQualifier(pair[1]), columnName(pair[1]));
@@ -1663,7 +1665,8 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
               : l,
         );
         const source = joinKindNow === 'full' ? undefined : joinedCols[joinKindNow === 'right' ? ri : li]!;
-        const collation = source?.collation ?? mergeCollations([joinedCols[li]!, joinedCols[ri]!].map((c) => ({ type, collation: readCollation(c.collation) })));
+        // The merged column is the source's; a FULL join's COALESCE takes both sides'.
+        const collation = source !== undefined ? source.collation : mergeCollations([joinedCols[li]!, joinedCols[ri]!].map((c) => ({ type, collation: readCollation(c.collation) })));
         mergedCols.push({ name, type, qualifier: null, collation, ...(source?.type === type ? { sameAs: source } : {}) });
       }
       const rest = joinedCols.map((c, k): PlanColumn => {
@@ -1685,6 +1688,25 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
     plan = new FilterPlan(plan, compileQuals(rest, exprEnv(env, scope), 'WHERE'), 'WHERE', bareConds);
   }
   return { plan, scope, ordered };
+}
+
+/**
+ * A join key whose text is compared under a conflict of collations (columns of two different
+ * ones): PostgreSQL's join fails when it hashes or compares the keys (42P22; "string hashing" as
+ * its hash join words it, which is what tetradb's equi-joins are), here at the first key that is
+ * not NULL.
+ */
+function collatedKey(e: CompiledExpr, compared: Collation | undefined): CompiledExpr {
+  if (compared?.strength !== 'conflict' && compared?.strength !== 'indeterminate') return e;
+  const needed = neededCollation(compared, 'string hashing');
+  return {
+    type: e.type,
+    evaluate(ctx) {
+      const v = e.evaluate(ctx);
+      if (v.value !== null) needed();
+      return v;
+    },
+  };
 }
 
 /**
