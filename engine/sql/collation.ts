@@ -84,6 +84,21 @@ export function clauseNameParts(clause: unknown): NamePart[] {
 }
 
 /**
+ * The name of a COLLATE marker call (sql-grammar-gaps.ts): the COLLATION_NAME node made after
+ * parsing (`{ parts }`), or the column reference the parser read the pre-pass's name as (`"C"`,
+ * `pg_catalog."C"`) where nothing made it one.
+ */
+export function markerNameParts(node: unknown): NamePart[] {
+  const n = node as { parts?: NamePart[]; table?: unknown; column?: unknown };
+  if (Array.isArray(n.parts)) return n.parts;
+  const col = n.column as string | { expr?: { type?: unknown; value?: unknown } } | undefined;
+  const last: NamePart = typeof col === 'string' ? { value: col, quoted: false } : { value: String(col?.expr?.value ?? ''), quoted: col?.expr?.type === 'double_quote_string' };
+  const table = n.table as string | { value?: unknown } | null | undefined;
+  if (table === null || table === undefined) return [last];
+  return [{ value: typeof table === 'string' ? table : String(table.value ?? ''), quoted: false }, last];
+}
+
+/**
  * A column's collation from its definition's COLLATE clause, checked as PostgreSQL's
  * GetColumnDefCollation does (the name first, then the type); undefined for "default".
  * @throws SQL_ERROR what resolveCollation throws, 42804 a type without collations

@@ -6,7 +6,7 @@ import { EXTRACT_SOURCES, extractField } from './functions/time-functions.js';
 import { castValue, canCast, MAX_FRACTION_DIGITS, parseInterval, parseText, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
 import { applyArith, compareValues, negate, noOperator, resolveArith, resolveComparison, type ArithOp } from './operators.js';
 import { BIT_LITERAL, BIT_OPERATOR, COLLATE_MARKER, POWER_OPERATOR, UNBOUNDED_BPCHAR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
-import { asciiCaseOnly, asciiLower, isCollatable, mergeCollations, neededCollation, resolveCollation, type Collation, type NamePart } from './collation.js';
+import { asciiCaseOnly, asciiLower, isCollatable, markerNameParts, mergeCollations, neededCollation, resolveCollation, type Collation } from './collation.js';
 import { bitNot, bitShift, bitwise, isBitType, parseBits } from './bit-string.js';
 import { canCoerce, castOnce, commonType, coerce } from './type-resolution.js';
 import {
@@ -1122,11 +1122,11 @@ function compileFunction(node: AstNode, env: CompileEnv): CompiledExpr {
  * @throws SQL_ERROR 42804 a type without collations, 42704 / 0A000 / 3F000 the name (collation.ts resolveCollation)
  */
 function compileCollate(node: AstNode, env: CompileEnv): CompiledExpr {
-  const [operand, name] = (node.args as { value: AstNode[] }).value as [AstNode, AstNode & { parts: NamePart[] }];
+  const [operand, name] = (node.args as { value: AstNode[] }).value as [AstNode, AstNode];
   let e = compileExpression(operand, env);
   if (e.type === 'unknown') e = coerce(e, 'text');
   if (!isCollatable(e.type)) sqlFail('42804', `collations are not supported by type ${TYPE_DISPLAY[e.type]}`);
-  return { ...e, collation: { name: resolveCollation(name.parts), strength: 'explicit' } };
+  return { ...e, collation: { name: resolveCollation(markerNameParts(name)), strength: 'explicit' } };
 }
 
 /**

@@ -9,7 +9,7 @@ import { paramsFromJson } from './sql-params.js';
 import { restoreLiterals } from './sql-literals.js';
 import { prepareStatements } from './sql-rewrite.js';
 import { COLLATE_MARKER, COLLATION_NAME } from './sql-grammar-gaps.js';
-import { clauseNameParts, type NamePart } from './collation.js';
+import { clauseNameParts, markerNameParts, type NamePart } from './collation.js';
 import type { SqlColumn, SqlOptions, SqlOutcome, SqlResult, SqlStatementInput } from './sql-api.js';
 import { LiveReader, SnapshotReader, TxnView, type SqlReader } from './store/sql-view.js';
 import { sqlFail, toText, type NonNullSqlValue, type SqlValue } from './sql-types.js';
@@ -158,7 +158,7 @@ function mendParse(node: unknown): unknown {
   }
   if (o.type === 'function' && isCollateCall(o)) {
     const args = (o.args as { value: unknown[] }).value;
-    return collateCall(mendParse(args[0]), refNameParts(args[1] as Record<string, unknown>));
+    return collateCall(mendParse(args[0]), markerNameParts(args[1]));
   }
   const select = selectCallArgument(o);
   if (select !== undefined) {
@@ -197,15 +197,6 @@ function collateCall(operand: unknown, parts: NamePart[]): Record<string, unknow
 function isCollateCall(o: Record<string, unknown>): boolean {
   const parts = (o.name as { name?: { value?: unknown }[] } | undefined)?.name;
   return parts?.length === 1 && parts[0]!.value === COLLATE_MARKER;
-}
-
-/** A collation's name the pre-pass wrote as a column reference (`"C"`, `pg_catalog."C"`). */
-function refNameParts(ref: Record<string, unknown>): NamePart[] {
-  const col = ref.column as string | { expr?: { type?: unknown; value?: unknown } } | undefined;
-  const last: NamePart = typeof col === 'string' ? { value: col, quoted: false } : { value: String(col?.expr?.value ?? ''), quoted: col?.expr?.type === 'double_quote_string' };
-  const table = ref.table as string | { value?: unknown } | null | undefined;
-  if (table === null || table === undefined) return [last];
-  return [{ value: typeof table === 'string' ? table : String(table.value ?? ''), quoted: false }, last];
 }
 
 /** The argument of a call of a function named SELECT (unquoted, one argument): see mendParse. */
