@@ -84,6 +84,8 @@ describe('quals run cheapest first, the written order kept between equals', () =
     'SELECT id FROM q WHERE 1/x = 1 AND v IN (10, 7, 3) ORDER BY id',
     'SELECT id FROM q WHERE coalesce(v, 0) > 5 AND 1/x = 1 ORDER BY id',
     'SELECT id FROM q WHERE lower(s) = s AND 1/x >= 0 ORDER BY id',
+    // COLLATE costs nothing
+    'SELECT id FROM q WHERE 1/x = 1 AND s COLLATE "C" > \'b\' ORDER BY id',
     'SELECT id FROM q WHERE 1/x = 1 AND v > (SELECT min(w) FROM u) ORDER BY id',
     'SELECT id FROM q WHERE v > (SELECT min(w) FROM u) AND 1/x = 1 ORDER BY id',
     'SELECT id FROM q WHERE 1/x = 1 AND (SELECT w FROM u WHERE u.q_id = q.id) IS NULL ORDER BY id',

@@ -2,6 +2,7 @@ import { isAggregateName } from '../aggregates.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, type AstNode, type CompileEnv } from '../expression-eval.js';
 import { TYPE_DISPLAY } from '../sql-cast.js';
+import { COLLATE_MARKER } from '../sql-grammar-gaps.js';
 import { coerce } from '../type-resolution.js';
 import { sqlFail } from '../sql-types.js';
 
@@ -237,7 +238,8 @@ export function qualCost(node: unknown): number {
       const name = callName(n);
       if (isAggregateName(name)) return 0;
       const args = qualCost(n.args);
-      if (name === 'not' || name === 'coalesce' || name === 'exists') return args;
+      // COLLATE only labels its operand (PostgreSQL's CollateExpr costs nothing).
+      if (name === 'not' || name === 'coalesce' || name === 'exists' || name === COLLATE_MARKER) return args;
       return args + 1;
     }
     case 'case': {
