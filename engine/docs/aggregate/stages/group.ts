@@ -19,10 +19,10 @@ import { compileExpression } from '../expression/operator-table.js';
 import { Scope } from '../expression/expression.js';
 import { needsOf } from '../dependencies.js';
 import { approxBytes, BlockingBudget, chunksOf, outputField, pushAll, stageError, type DocStream, type Stage } from '../stage.js';
-import { decodeDocument, encodeDocument } from '../../doc-codec.js';
-import { DocSorter, mergeRuns, refuseSort, writeRun } from '../../external-sort.js';
+import { DocSorter, refuseSort } from '../../external-sort.js';
 import { compileSort } from '../../sort.js';
-import type { SpillFile, SpillRun, SpillSpace } from '../../../storage/index.js';
+import type { ValueWriter } from '../../spill-value-codec.js';
+import { GroupRuns } from './group-runs.js';
 import { groupKey, ValueSet } from '../value-key.js';
 
 /**
@@ -370,7 +370,7 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>, keyOf?: Ex
           // One group past the bound by itself cannot be helped by spilling (nor can a run without a spill area).
           if (groups.size <= 1 || memory.spill === undefined) budget.refuse();
           spilled ??= new GroupRuns(memory.spill);
-          await spilled.write(groups);
+          await spilled.write(groups, writeStates);
           groups = new Map();
           budget.release(budget.bytes);
         }
@@ -382,7 +382,7 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>, keyOf?: Ex
         return;
       }
       try {
-        await spilled.write(groups);
+        await spilled.write(groups, writeStates);
         groups = new Map();
         yield* mergedGroups(spilled, budget, ctx.vars);
       } finally {
@@ -400,30 +400,46 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>, keyOf?: Ex
   /** The groups of the runs, each put back together from its partial states (runs in input order). */
   async function* mergedGroups(runs: GroupRuns, budget: BlockingBudget, vars: Scope | undefined): DocStream {
     let out: Doc[] = [];
-    let current: { key: string; group: Group; kept: number } | undefined;
-    for await (const rec of runs.merged(budget.limit)) {
-      if (current === undefined || rec.key !== current.key) {
-        if (current !== undefined) out.push(groupResult(current.group));
-        if (out.length >= OUT_CHUNK) {
-          yield out;
-          out = [];
+    let key: string | undefined;
+    let group: Group | undefined;
+    let kept = 0;
+    const merge = runs.merge(budget.limit);
+    for (;;) {
+      const more = merge.next();
+      if (more === false || (more !== true && !(await more))) break;
+      if (merge.key !== key) {
+        if (group !== undefined) {
+          out.push(groupResult(group));
+          if (out.length >= OUT_CHUNK) {
+            yield out;
+            out = [];
+          }
         }
-        current = { key: rec.key, group: { id: rec.id, accs: fields.map((f) => f.make(idScopeOf(rec.id, vars))) }, kept: approxBytes(rec.id) };
-      }
-      const { group } = current;
-      let held = current.kept;
+        key = merge.key;
+        const id = merge.id();
+        group = { id, accs: fields.map((f) => f.make(idScopeOf(id, vars))) };
+        kept = approxBytes(id);
+      } else merge.id();
+      const r = merge.reader;
+      let held = kept;
       for (let i = 0; i < fields.length; i++) {
-        const acc = group.accs[i]!;
-        acc.merge(rec.states[i]);
+        const acc = group!.accs[i]!;
+        const state = r.value();
+        acc.merge(state);
         if (acc.bytes !== undefined) held += acc.bytes;
-        else if (fields[i]!.keeps) current.kept += approxBytes(rec.states[i]);
+        else if (fields[i]!.keeps) kept += approxBytes(state);
       }
       // One group is put together in memory: past the bound by itself, it fails as without spilling.
-      if (Math.max(held, current.kept) > budget.limit) budget.refuse();
+      if (Math.max(held, kept) > budget.limit) budget.refuse();
     }
-    if (current !== undefined) out.push(groupResult(current.group));
+    if (group !== undefined) out.push(groupResult(group));
     if (out.length > 0) yield out;
   }
+}
+
+/** Writes a group's partial states to its spill record (GroupRuns). */
+function writeStates(w: ValueWriter, g: Group): void {
+  for (const acc of g.accs) w.value(acc.state());
 }
 
 /** A group being accumulated: its `_id` and one state per accumulator. */
@@ -453,46 +469,6 @@ function idScopeOf(groupId: unknown, vars: Scope | undefined): Scope {
 /** MongoDB's message for a $group past its bound without allowDiskUse (code 292). @throws QUERY_ERROR */
 function refuseGroup(): never {
   stageError('$group', "Exceeded memory limit for $group, but didn't allow external sort. Pass allowDiskUse:true to opt in.");
-}
-
-/**
- * A $group's spilled runs: each run holds the partial groups of one stretch of the input, ordered
- * by group key (groupKey, compared as strings), one record per group: `{k: key, i: _id, s:
- * [state of each accumulator]}` (encodeDocument). Merging the runs by key meets each group's
- * partial states in input order (equal keys: the earlier run first).
- */
-class GroupRuns {
-  readonly #space: SpillSpace;
-  #file: SpillFile | undefined;
-  readonly #runs: SpillRun[] = [];
-
-  constructor(space: SpillSpace) {
-    this.#space = space;
-  }
-
-  async write(groups: ReadonlyMap<string, Group>): Promise<void> {
-    if (groups.size === 0) return;
-    const keys = [...groups.keys()].sort();
-    this.#file ??= await this.#space.create();
-    this.#runs.push(await writeRun(this.#file, (function* () {
-      for (const k of keys) {
-        const g = groups.get(k)!;
-        yield encodeDocument({ k, i: g.id, s: g.accs.map((a) => a.state()) });
-      }
-    })()));
-  }
-
-  merged(memoryBytes: number): AsyncGenerator<{ key: string; id: unknown; states: unknown[] }> {
-    return mergeRuns(this.#file!, this.#runs, (rec) => {
-      const d = decodeDocument(rec);
-      const key = d['k'] as string;
-      return { item: { key, id: d['i'], states: d['s'] as unknown[] }, key };
-    }, (a, b) => (a < b ? -1 : a > b ? 1 : 0), memoryBytes);
-  }
-
-  remove(): Promise<void> {
-    return this.#file?.remove() ?? Promise.resolve();
-  }
 }
 
 export function countStage(spec: unknown): Stage {
