@@ -141,6 +141,8 @@ async function main(): Promise<void> {
         const acc = ACCUMULATORS[accs]!;
         const one = await timed([{ $group: { _id: null, ...acc } }, { $count: 'groups' }], settings.mqlBlockingBytes);
         for (const g of groupCounts) {
+          // Past the collection's size a group count gives the same groups as the smallest one past it: run once.
+          if (g > size && groupCounts.some((h) => h >= size && h < g)) continue;
           const groups = Math.min(g, size);
           const group = { $group: { _id: `$g${g}`, ...acc } };
           let unbounded: Doc[] | undefined;
