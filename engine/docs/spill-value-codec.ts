@@ -56,6 +56,23 @@ export class ValueWriter {
     this.#buf = next;
   }
 
+  raw(src: Buffer, start: number, end: number): void {
+    this.#room(end - start);
+    src.copy(this.#buf, this.#pos, start, end);
+    this.#pos += end - start;
+  }
+
+  /** Bytes [start, end) of `src`, as they are (bytes another writer wrote). */
+  copy(src: Buffer, start: number, end: number): void {
+    const n = end - start;
+    this.#room(n);
+    const buf = this.#buf;
+    // A record's few bytes cost less copied here than through a call into the runtime.
+    if (n <= 32) for (let i = 0; i < n; i++) buf[this.#pos + i] = src[start + i]!;
+    else src.copy(buf, this.#pos, start, end);
+    this.#pos += n;
+  }
+
   u8(v: number): void {
     this.#room(1);
     this.#buf[this.#pos++] = v;

@@ -245,8 +245,10 @@ const ACCUMULATORS: Record<string, (name: string) => AccumulatorFactory> = {
 
 /** A compiled accumulator of a group specification. */
 interface Compiled {
-  /** A new state for a group, given the scope of its key (the `_id` as the document). */
+  /** A new state for a group, given the scope of its key (the `_id` as the document) when readsId says it reads it. */
   readonly make: (idScope: Scope) => Accumulator;
+  /** True for the N accumulators, whose `n` is evaluated on the group's key. */
+  readonly readsId?: boolean;
   /** The value each document gives it. */
   readonly expr: Expr;
   /** True for accumulators that keep the values they take ($push, $addToSet...): they count against the bound. */
@@ -267,7 +269,7 @@ function compileNAccumulator(op: string, arg: unknown, names: ReadonlySet<string
   if (op === '$firstN' || op === '$lastN' || op === '$minN' || op === '$maxN') {
     const spec = parseNInput(arg, op);
     const n = compileExpression(spec.n, names);
-    return { make: (idScope) => nAccumulator(op, validateN(n(idScope), op)), expr: compileExpression(spec.input, names), keeps: false, paths: [] };
+    return { make: (idScope) => nAccumulator(op, validateN(n(idScope), op)), readsId: true, expr: compileExpression(spec.input, names), keeps: false, paths: [] };
   }
   if (op === '$top' || op === '$bottom' || op === '$topN' || op === '$bottomN') {
     const spec = parseTopBottom(arg, op);
@@ -276,6 +278,7 @@ function compileNAccumulator(op: string, arg: unknown, names: ReadonlySet<string
     const { sort } = spec;
     return {
       make: (idScope) => topBottomN(validateN(n(idScope), op), isBottom(op), isSingle(op), sort),
+      readsId: true,
       expr: (scope) => ({ key: sort.keyOf(scope.get('CURRENT')), out: output(scope) }),
       keeps: false,
       paths: sort.keys.map((k) => k.path),
@@ -329,6 +332,7 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>, keyOf?: Ex
     const make = factory(op);
     fields.push({ name, make: () => make(), expr: compileExpression(acc[op], names), keeps: KEEPS_VALUES.has(op), paths: [] });
   }
+  const readsId = fields.some((f) => f.readsId === true);
   const exprs = [spec['_id'], ...Object.keys(spec).filter((k) => k !== '_id').map((k) => Object.values(spec[k] as object)[0])];
   return {
     name: stage,
@@ -349,7 +353,7 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>, keyOf?: Ex
           const isNew = g === undefined;
           if (g === undefined) {
             const groupId = idValue === MISSING ? null : idValue;
-            g = { id: groupId, accs: fields.map((f) => f.make(idScopeOf(groupId, ctx.vars))) };
+            g = { id: groupId, accs: newStates(groupId, ctx.vars) };
             groups.set(key, g);
             budget.count(approxBytes(g.id) + GROUP_BYTES + fields.length * ACCUMULATOR_BYTES);
           }
@@ -369,7 +373,7 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>, keyOf?: Ex
           if (!memory.allowDiskUse) refuseGroup();
           // One group past the bound by itself cannot be helped by spilling (nor can a run without a spill area).
           if (groups.size <= 1 || memory.spill === undefined) budget.refuse();
-          spilled ??= new GroupRuns(memory.spill);
+          spilled ??= new GroupRuns(memory.spill, memory.maxBlockingBytes);
           await spilled.write(groups, writeStates);
           groups = new Map();
           budget.release(budget.bytes);
@@ -390,6 +394,14 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>, keyOf?: Ex
       }
     },
   };
+
+  /** A new group's accumulators; the scope of its key is made only for those that read it (most read none). */
+  function newStates(id: unknown, vars: Scope | undefined): Accumulator[] {
+    const idScope = readsId ? idScopeOf(id, vars) : NO_ID_SCOPE;
+    const accs: Accumulator[] = [];
+    for (const f of fields) accs.push(f.make(idScope));
+    return accs;
+  }
 
   function groupResult(g: Group): Doc {
     const doc: Doc = { _id: g.id };
@@ -417,7 +429,7 @@ export function groupStage(spec: unknown, names: ReadonlySet<string>, keyOf?: Ex
         }
         key = merge.key;
         const id = merge.id();
-        group = { id, accs: fields.map((f) => f.make(idScopeOf(id, vars))) };
+        group = { id, accs: newStates(id, vars) };
         kept = approxBytes(id);
       } else merge.id();
       const r = merge.reader;
@@ -460,6 +472,9 @@ const ACCUMULATOR_BYTES = 32;
 
 /** Output documents per chunk. */
 const OUT_CHUNK = 256;
+
+/** What the accumulators that do not read their group's key are given for its scope. */
+const NO_ID_SCOPE = Scope.of({});
 
 /** The scope of a group's key (the `_id` as the document): the N accumulators' `n` reads it. */
 function idScopeOf(groupId: unknown, vars: Scope | undefined): Scope {
