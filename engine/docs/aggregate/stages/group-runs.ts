@@ -8,8 +8,10 @@
  * group. A group record (spill-value-codec.ts for strings and values): the key, a string; an
  * id flag, ID_FROM_KEY when the `_id` is a string (the key is `s` and the `_id`: not written
  * twice), else ID_VALUE and the `_id` as a value; then what the stage writes (each accumulator's
- * state). Keys are read as strings and compared as the in-memory sort compared them; the rest of a
- * record is read by the stage only when its group is at hand.
+ * state). Keys are read as strings and compared as JavaScript compares strings (UTF-16 code
+ * units), the order of the runs; the rest of a record is read by the stage when it is at hand.
+ * What a merge holds: each run's read buffer (the stage's bound shared among them, as a sort's
+ * merge has it) and the key of each run's next record.
  */
 
 import type { SpillFile, SpillRun, SpillRunReader, SpillSpace } from '../../../storage/index.js';
@@ -19,8 +21,10 @@ import { ValueReader, ValueWriter } from '../../spill-value-codec.js';
 /** Bytes of group records gathered before they go to the file as one spill record. */
 const GROUP_BLOCK_BYTES = 8 * 1024;
 
-/** A run stages its record bodies in at most this share of the stage's bound (GroupRuns.write). */
+/** A run stages its record bodies in at most this share of the stage's bound (GroupRuns.write)... */
 const STAGE_SHARE = 8;
+/** ...and at most this many bytes, whatever the bound (offsets into them are 32-bit). */
+const STAGE_MAX_BYTES = 1024 * 1024 * 1024;
 const STAGE_INITIAL_BYTES = 64 * 1024;
 
 const ID_FROM_KEY = 1;
@@ -36,10 +40,11 @@ function writeBody<G extends { readonly id: unknown }>(w: ValueWriter, g: G, put
   put(w, g);
 }
 
-/** One run being merged: its reader, the block of records it reads, the key of its next record. */
+/** One run being merged: where its blocks come from, the block at hand, the key of its next record. */
 interface RunCursor {
   readonly run: number;
   readonly source: SpillRunReader;
+  /** Reads the block the source gave last, which stays valid until the source's next call: made only once it is read. */
   readonly records: ValueReader;
   key: string;
 }
@@ -55,7 +60,7 @@ interface Staged {
 /** The runs of one $group's spilled groups, in one spill file. */
 export class GroupRuns {
   readonly #space: SpillSpace;
-  /** Bytes of record bodies a run may stage: an eighth of the stage's bound. */
+  /** Bytes of record bodies a run may stage (STAGE_SHARE, STAGE_MAX_BYTES). */
   readonly #stageBytes: number;
   #file: SpillFile | undefined;
   readonly #runs: SpillRun[] = [];
@@ -64,7 +69,7 @@ export class GroupRuns {
   /** `boundBytes`: what the stage may hold (QueryMemory.maxBlockingBytes). */
   constructor(space: SpillSpace, boundBytes: number) {
     this.#space = space;
-    this.#stageBytes = Math.floor(boundBytes / STAGE_SHARE);
+    this.#stageBytes = Math.min(STAGE_MAX_BYTES, Math.floor(boundBytes / STAGE_SHARE));
   }
 
   /**
@@ -97,11 +102,12 @@ export class GroupRuns {
   }
 
   /**
-   * The bodies of the groups' records (what follows the key) written in the map's order, which is
-   * the order the groups were made in and near their place in memory, then the keys' order: taken
-   * in key order from the map, each group was a jump in memory (at 160k groups a run, the lookup
-   * and the group's fields cost more than the rest of its record). Undefined when the bodies pass
-   * the staging bound: they are then written straight from the groups in key order.
+   * The bodies of the groups' records (what follows the key), written in the map's order (the
+   * order the groups were made in, near one another in memory), and the keys' indexes in key
+   * order. Taken from the map in key order, each group was a jump in memory: at 160k groups a
+   * run, the lookup and the group's fields cost more than the rest of its record. Undefined when
+   * the bodies pass the staging bound (long lists and the like): the run is then written straight
+   * from the groups.
    */
   #staged<G extends { readonly id: unknown }>(groups: ReadonlyMap<string, G>, put: (w: ValueWriter, group: G) => void): Staged | undefined {
     const n = groups.size;
@@ -181,8 +187,7 @@ export class GroupMerge {
         this.#heap.replaceRoot(head);
       } else {
         const block = head.source.next();
-        if (block instanceof Promise) return block.then((b) => this.#refilled(head, b));
-        this.#refilled(head, block);
+        return block instanceof Promise ? block.then((b) => this.#refilled(head, b)) : this.#refilled(head, block);
       }
     }
     return this.#settle();
