@@ -16,6 +16,8 @@ import { seedOn, spillFiles as spillFilesOf, watchingSpills as watchingSpillsOf 
 const BOUND = 16 * 1024;
 const small = serverForFile({ mqlBlockingBytes: BOUND });
 const large = serverForFile();
+/** Queries may spill 128 KiB at once here: one $group of RELEASE_DOCS spills less, two at once more. */
+const frugal = serverForFile({ mqlBlockingBytes: BOUND, mqlSpillBytes: 128 * 1024 });
 
 const spillFiles = (): string[] => spillFilesOf(small);
 const seed = (docs: Record<string, unknown>[]): Promise<string> => seedOn([small, large], docs.map(toEjson) as Record<string, unknown>[], 'spillgroup');
@@ -199,5 +201,25 @@ describe('$group past the memory bound: values of every kind through its spill r
     expect(result.body.error).toMatchObject({ code: 'QUERY_ERROR', message: 'operation exceeded time limit' });
     expect(created.length).toBeGreaterThan(0);
     expect(spillFiles()).toEqual([]);
+  });
+
+  it('releases its spill file when it ends, not when the query does: a $lookup spills in each document\'s sub-pipeline within the query\'s spill bound', async () => {
+    // 2,000 groups of ~40 bytes written each: ~80 KiB a $group spills, under the 128 KiB the
+    // frugal server lets a query hold, twice that over it.
+    const inner = Array.from({ length: 2000 }, (_, i) => ({ _id: i, s: `${'x'.repeat(20)}${i}` }));
+    const c = await seedOn([frugal], inner, 'release');
+    const sub = [{ $group: { _id: '$_id', s: { $first: '$s' } } }, { $count: 'n' }];
+    const one = await frugal.mql('aggregate', { collection: c, pipeline: sub });
+    expect(one.status, one.text).toBe(200);
+    // Two at once (a $facet's sub-pipelines run side by side) pass the bound: what the test rests on.
+    const both = await frugal.mql('aggregate', { collection: c, pipeline: [{ $facet: { a: sub, b: sub } }] });
+    expect(both.status, both.text).toBe(400);
+    expect(both.body.error.message).toMatch(/^the query spilled more than 131072 bytes to disk/);
+    // One after another, five times in one query: each $group's file is gone before the next spills.
+    const { result, created } = await watchingSpillsOf(frugal, () => frugal.mql('aggregate', { collection: c, pipeline: [{ $sort: { _id: 1 } }, { $limit: 5 }, { $lookup: { from: c, pipeline: sub, as: 'groups' } }, { $project: { groups: 1 } }] }));
+    expect(result.status, result.text).toBe(200);
+    expect(result.body.documents).toEqual([0, 1, 2, 3, 4].map((i) => ({ _id: i, groups: [{ n: 2000 }] })));
+    expect(created.length).toBeGreaterThanOrEqual(5);
+    expect(spillFilesOf(frugal)).toEqual([]);
   });
 });
