@@ -16,13 +16,17 @@ import { bsonTypeOf, compareValues, getOwn, isPlainObject, MISSING, setOwn, type
 import { needsOf } from '../dependencies.js';
 import { Scope, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
-import { DocSorter, refuseSort, type KeyedOrder } from '../../external-sort.js';
-import { approxBytes, BlockingBudget, stageError, type DocStream, type Stage } from '../stage.js';
+import { DocSorter, sortRefusal, type KeyedOrder } from '../../external-sort.js';
+import { approxBytes, stageError, type Stage } from '../stage.js';
 import type { SortShape } from './window-bounds.js';
-import { parseWindowFunction, type Partition, type WindowFunction } from './window-functions.js';
+import { parseWindowFunction, type WindowFunction } from './window-functions.js';
+import { PartitionCache, SortedPartitions, WindowMemory } from './window-partition.js';
 
 const STAGE = '$setWindowFields';
+/** Documents passed on per chunk, and read from the sort per chunk when it holds its input in memory. */
 const CHUNK = 256;
+/** Documents read from the sort per chunk when it spilled: the chunk is held beside the partition, uncounted. */
+const SPILLED_CHUNK = 32;
 
 function idlType(v: unknown): string {
   return bsonTypeOf(v);
@@ -103,73 +107,71 @@ export function setWindowFieldsStage(spec: unknown, names: ReadonlySet<string>):
         keyOf: (doc) => ({ partition: partitionOf(doc), sort: sort?.keyOf(doc) }),
         compareKeyed: (a, b) => compareValues(a.partition, b.partition) || (sort === undefined ? 0 : sort.compareKeyed(a.sort!, b.sort!)),
       };
-      const sorter = new DocSorter(order, { memory, refuse: (m) => (m.allowDiskUse ? new BlockingBudget(STAGE, m).refuse() : refuseSort(m, STAGE)) });
+      const sorter = new DocSorter(order, { memory, refuse: sortRefusal(STAGE) });
       for await (const chunk of input) {
         for (const doc of chunk) {
           const spilled = sorter.add(doc);
           if (spilled !== undefined) await spilled;
         }
       }
-      // In memory, the documents count as gathered; spilled, one partition at a time counts.
-      const budget = new BlockingBudget(STAGE, memory);
+      // In memory, the sorted input counts whole (and a partition's documents spill to no avail);
+      // spilled, the documents the partition holds count, and go to a spill file past the bound.
       const spilled = sorter.spilled;
-      if (!spilled) budget.addBytes(sorter.bytes);
-      let members: Doc[] = [];
-      let key: unknown = null;
-      let held = 0;
-      for await (const chunk of sorter.sorted()) {
-        for (const doc of chunk) {
-          const k = partitionOf(doc);
-          if (members.length > 0 && compareValues(k, key) !== 0) {
-            yield* partitionOutput(members, budget, ctx.vars);
-            members = [];
-            budget.release(held);
-            held = 0;
-          }
-          key = k;
-          members.push(doc);
-          if (spilled) {
-            const n = approxBytes(doc);
-            held += n;
-            budget.count(n);
-            if (budget.over) stageError(STAGE, `${STAGE} holds one partition of more than ${budget.limit} bytes of documents (a partition is processed in memory, only the sort spills): partition by more keys, filter earlier in the pipeline ($match), or project fewer fields`);
+      const held = new WindowMemory(memory.maxBlockingBytes, spilled ? 0 : sorter.bytes);
+      const partitions = new SortedPartitions(sorter.sorted(spilled ? SPILLED_CHUNK : CHUNK), partitionOf);
+      const options = { memory: held, spill: spilled ? memory.spill : undefined, interrupt: memory.interrupt, vars: ctx.vars, sortField, sort };
+      // What is passed on a chunk at a time: within an eighth of the bound (values shared by neighbours once).
+      const chunkBytes = memory.maxBlockingBytes / 8;
+      let pending: Doc[] = [];
+      try {
+        while (await partitions.start()) {
+          const part = new PartitionCache(partitions, options);
+          try {
+            const execs = fields.map((f) => f.fn.open(part));
+            held.states = execs;
+            const previous = new Array<unknown>(execs.length);
+            const reader = part.cursor();
+            for (let i = 0; ; i++) {
+              let current = reader.at(i);
+              while (current === undefined) {
+                await reader.fetch(i);
+                current = reader.at(i);
+              }
+              if (current === null) break;
+              let out = current.doc;
+              for (let f = 0; f < execs.length; f++) {
+                const exec = execs[f]!;
+                let wait = exec.step(i, current);
+                while (wait !== undefined) {
+                  await wait;
+                  wait = exec.step(i, current);
+                }
+                const v = exec.value;
+                // A value shared with the previous document is held once.
+                if (i === 0 || typeof v !== 'object' || v !== previous[f]) held.pending += approxBytes(v);
+                previous[f] = v;
+                out = setPath(out, fields[f]!.parts, 0, v);
+              }
+              held.pending += current.bytes;
+              pending.push(out);
+              reader.advance(i + 1);
+              if (pending.length >= CHUNK || held.pending > chunkBytes) {
+                yield pending;
+                pending = [];
+                held.pending = 0;
+              }
+              const wait = part.tick();
+              if (wait !== undefined) await wait;
+            }
+          } finally {
+            held.states = [];
+            await part.close();
           }
         }
+        if (pending.length > 0) yield pending;
+      } finally {
+        await partitions.close();
       }
-      if (members.length > 0) yield* partitionOutput(members, budget, ctx.vars);
     },
   };
-
-  /** One partition's documents (in sortBy order) with their window fields, in chunks; the values count against `budget` until yielded. */
-  async function* partitionOutput(pdocs: Doc[], budget: BlockingBudget, vars: Scope | undefined): DocStream {
-    const scopes = pdocs.map((d) => Scope.of(d, vars));
-    const sortKeys = sort === undefined ? undefined : pdocs.map((d) => sort.keyOf(d));
-    const partition: Partition = {
-      docs: pdocs,
-      scopes,
-      sortValues: sortField === undefined ? undefined : scopes.map((sc) => sortField(sc)),
-      tiesPrevious: pdocs.map((_, j) => j > 0 && sortKeys !== undefined && sort!.compareKeyed(sortKeys[j - 1]!, sortKeys[j]!) === 0),
-    };
-    const values = fields.map((f) => f.fn.compute(partition));
-    let pending: Doc[] = [];
-    let pendingBytes = 0;
-    for (let j = 0; j < pdocs.length; j++) {
-      let out = pdocs[j]!;
-      for (let f = 0; f < fields.length; f++) {
-        const v = values[f]![j];
-        // A value shared with the previous document is held once.
-        if (j === 0 || typeof v !== 'object' || v !== values[f]![j - 1]) pendingBytes += budget.add(v);
-        out = setPath(out, fields[f]!.parts, 0, v);
-      }
-      pending.push(out);
-      if (pending.length >= CHUNK) {
-        yield pending;
-        budget.release(pendingBytes);
-        pending = [];
-        pendingBytes = 0;
-      }
-    }
-    if (pending.length > 0) yield pending;
-    budget.release(pendingBytes);
-  }
 }

@@ -5,13 +5,15 @@
  * non-finite values, a monotonic deque for $min/$max, compensated sums of products for the standard
  * deviations and covariances, counted values for $addToSet. Values leave in the order they came
  * (first in, first out). Their results on an empty window are MongoDB's: 0 for $sum, [] for
- * $push/$addToSet, {} for $mergeObjects, null for the others.
+ * $push/$addToSet, {} for $mergeObjects, null for the others. Each says what it holds (`bytes`,
+ * counted against the stage's bound); one made for a window that only grows (nothing leaves it)
+ * keeps only what its result needs ($min/$max their extreme).
  */
 
-import { compareValues, isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
+import { compareValues, getOwn, isPlainObject, MISSING, setOwn, type Doc } from '../../values.js';
 import { isNullish } from '../expression/expression.js';
 import { groupKey } from '../value-key.js';
-import { stageError } from '../stage.js';
+import { approxBytes, stageError } from '../stage.js';
 
 /** One window's running state: values enter at the right and leave at the left. */
 export interface WindowAccumulator {
@@ -19,12 +21,18 @@ export interface WindowAccumulator {
   add(v: unknown, i: number): void;
   remove(v: unknown, i: number): void;
   result(): unknown;
+  /** Estimated bytes it holds. */
+  readonly bytes: number;
 }
 
-export type WindowAccumulatorFactory = () => WindowAccumulator;
+/** `removable`: values will leave (the window's start moves); false: the window only grows. */
+export type WindowAccumulatorFactory = (removable: boolean) => WindowAccumulator;
+
+/** What an accumulator of a few numbers holds. */
+export const SMALL_STATE_BYTES = 64;
 
 /** A double-ended queue over an array with a moving head (amortized O(1)). */
-class Deque<T> {
+export class Deque<T> {
   #items: T[] = [];
   #head = 0;
 
@@ -106,6 +114,7 @@ function sum(): WindowAccumulator {
     add: (v) => void (isNumber(v) && s.add(v)),
     remove: (v) => void (isNumber(v) && s.remove(v)),
     result: () => s.value,
+    bytes: SMALL_STATE_BYTES,
   };
 }
 
@@ -124,55 +133,112 @@ function avg(): WindowAccumulator {
       n--;
     },
     result: () => (n === 0 ? null : s.value / n),
+    bytes: SMALL_STATE_BYTES,
   };
 }
 
 // A monotonic deque of (position, value): its front is the window's extreme. Null and missing
-// are ignored, as $min/$max ignore them; equal values keep the earliest (as $group's $min).
+// are ignored, as $min/$max ignore them; equal values keep the earliest (as $group's $min). A
+// window that only grows keeps its extreme alone.
 function extreme(sign: 1 | -1): WindowAccumulatorFactory {
-  return () => {
-    const q = new Deque<{ i: number; v: unknown }>();
+  return (removable) => {
+    if (!removable) {
+      let best: unknown = MISSING;
+      let bytes = 0;
+      return {
+        add: (v) => {
+          if (isNullish(v) || (best !== MISSING && sign * compareValues(v, best) <= 0)) return;
+          best = v;
+          bytes = approxBytes(v);
+        },
+        remove: () => {
+          throw new Error('a window that only grows has nothing to remove');
+        },
+        result: () => (best === MISSING ? null : best),
+        get bytes() {
+          return bytes;
+        },
+      };
+    }
+    const q = new Deque<{ i: number; v: unknown; b: number }>();
+    let bytes = 0;
     return {
       add: (v, i) => {
         if (isNullish(v)) return;
-        while (q.size > 0 && sign * compareValues(v, q.back().v) > 0) q.popBack();
-        q.push({ i, v });
+        while (q.size > 0 && sign * compareValues(v, q.back().v) > 0) {
+          bytes -= q.back().b;
+          q.popBack();
+        }
+        const b = approxBytes(v) + 16;
+        bytes += b;
+        q.push({ i, v, b });
       },
       remove: (_v, i) => {
-        if (q.size > 0 && q.front().i === i) q.shift();
+        if (q.size > 0 && q.front().i === i) {
+          bytes -= q.front().b;
+          q.shift();
+        }
       },
       result: () => (q.size === 0 ? null : q.front().v),
+      get bytes() {
+        return bytes;
+      },
     };
   };
 }
 
 function push(): WindowAccumulator {
-  const q = new Deque<{ i: number; v: unknown }>();
+  const q = new Deque<{ i: number; v: unknown; b: number }>();
+  let bytes = 0;
   return {
-    add: (v, i) => void (v !== MISSING && q.push({ i, v })),
-    remove: (_v, i) => void (q.size > 0 && q.front().i === i && q.shift()),
+    add: (v, i) => {
+      if (v === MISSING) return;
+      const b = approxBytes(v) + 16;
+      bytes += b;
+      q.push({ i, v, b });
+    },
+    remove: (_v, i) => {
+      if (q.size > 0 && q.front().i === i) {
+        bytes -= q.front().b;
+        q.shift();
+      }
+    },
     result: () => q.toArray().map((e) => e.v),
+    get bytes() {
+      return bytes;
+    },
   };
 }
 
 // MongoDB's removable $addToSet keeps a multiset in BSON order, and returns it in that order.
 function addToSet(): WindowAccumulator {
-  const counts = new Map<string, { v: unknown; n: number }>();
+  const counts = new Map<string, { v: unknown; n: number; b: number }>();
+  let bytes = 0;
   return {
     add: (v) => {
       if (v === MISSING) return;
       const key = groupKey(v);
       const e = counts.get(key);
-      if (e === undefined) counts.set(key, { v, n: 1 });
-      else e.n++;
+      if (e !== undefined) {
+        e.n++;
+        return;
+      }
+      const b = approxBytes(v) + 2 * key.length + 32;
+      bytes += b;
+      counts.set(key, { v, n: 1, b });
     },
     remove: (v) => {
       if (v === MISSING) return;
       const key = groupKey(v);
       const e = counts.get(key)!;
-      if (--e.n === 0) counts.delete(key);
+      if (--e.n > 0) return;
+      bytes -= e.b;
+      counts.delete(key);
     },
     result: () => [...counts.values()].map((e) => e.v).sort(compareValues),
+    get bytes() {
+      return bytes;
+    },
   };
 }
 
@@ -215,6 +281,7 @@ function stdDev(sample: boolean): WindowAccumulatorFactory {
         const m2 = m.comoment;
         return Number.isNaN(m2) ? NaN : Math.sqrt(Math.max(0, m2) / (sample ? m.n - 1 : m.n));
       },
+      bytes: SMALL_STATE_BYTES,
     };
   };
 }
@@ -238,6 +305,7 @@ function covariance(sample: boolean): WindowAccumulatorFactory {
         if (m.n === 0 || (sample && m.n === 1)) return null;
         return m.comoment / (sample ? m.n - 1 : m.n);
       },
+      bytes: SMALL_STATE_BYTES,
     };
   };
 }
@@ -246,16 +314,26 @@ function covariance(sample: boolean): WindowAccumulatorFactory {
 // $mergeObjects): later documents' fields overwrite earlier ones.
 function mergeObjects(): WindowAccumulator {
   const out: Doc = {};
+  let bytes = 16;
   return {
     add: (v) => {
       if (isNullish(v)) return;
       if (!isPlainObject(v)) stageError('$setWindowFields', `$mergeObjects requires object inputs, but input ${JSON.stringify(v)} is of type ${Array.isArray(v) ? 'array' : typeof v}`);
-      for (const [k, x] of Object.entries(v)) setOwn(out, k, x);
+      for (const [k, x] of Object.entries(v)) {
+        // Counted as approxBytes counts a field of a document.
+        const old = getOwn(out, k);
+        if (old !== MISSING) bytes -= 16 + 2 * k.length + approxBytes(old);
+        bytes += 16 + 2 * k.length + approxBytes(x);
+        setOwn(out, k, x);
+      }
     },
     remove: () => {
       throw new Error('$mergeObjects is not removable');
     },
     result: () => ({ ...out }),
+    get bytes() {
+      return bytes;
+    },
   };
 }
 
@@ -276,3 +354,31 @@ export const WINDOW_ACCUMULATORS: Readonly<Record<string, WindowAccumulatorFacto
 
 /** Accumulators MongoDB has only in windows that start at the partition's first document. */
 export const NON_REMOVABLE: ReadonlySet<string> = new Set(['$mergeObjects']);
+
+/**
+ * The input values of the documents in a sliding window, in order: a value leaves the
+ * accumulator as it entered it (MongoDB's removable executors queue them too), so an input is
+ * evaluated once per document (a `$rand` stays the same) and a leaving document is not read again.
+ */
+export class ValueQueue {
+  readonly #q = new Deque<{ v: unknown; b: number }>();
+  #bytes = 0;
+
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  push(v: unknown): void {
+    const b = approxBytes(v) + 16;
+    this.#bytes += b;
+    this.#q.push({ v, b });
+  }
+
+  /** The oldest value, taken out. */
+  shift(): unknown {
+    const e = this.#q.front();
+    this.#bytes -= e.b;
+    this.#q.shift();
+    return e.v;
+  }
+}

@@ -10,7 +10,8 @@
  *   window's type. The current document's value must have that type (checked at run time).
  * - No window: the whole partition.
  * A window may be empty (its start past its end). Starts and ends never go down along a
- * partition, which lets the window functions slide (window-functions.ts).
+ * partition, which lets the window functions slide (window-functions.ts) and read the partition
+ * forward only (WindowTracker).
  */
 
 import { bsonTypeOf, compareValues, isPlainObject, MISSING } from '../../values.js';
@@ -19,6 +20,7 @@ import { addUnits, type TimeUnit } from '../expression/date-units.js';
 import { Scope } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { stageError } from '../stage.js';
+import type { PartitionCursor, Wait, WindowEntry, WindowPartition } from './window-partition.js';
 
 const STAGE = '$setWindowFields';
 
@@ -137,76 +139,197 @@ export function leftUnbounded(bounds: WindowBounds): boolean {
   return bounds.lower === 'unbounded';
 }
 
-/** Each document's window in a partition: positions start[i]..end[i], empty when start > end. */
-export interface Windows {
-  readonly start: Int32Array;
-  readonly end: Int32Array;
+/** A window's position bounds as a tracker moves: its start and end positions, or none. */
+export interface WindowPosition {
+  /** True when the window holds no document (then start and end mean nothing). */
+  readonly empty: boolean;
+  readonly start: number;
+  readonly end: number;
 }
 
 /**
- * The windows of a partition of `n` documents; `sortValues` are the values of the sortBy field
- * (range windows only). @throws QUERY_ERROR when a current document's sortBy value has the wrong type
+ * Each document's window in turn, as a partition is read (window-partition.ts): step(i) for i =
+ * 0, 1, 2, ... sets the window of document i. Starts and ends never go down along a partition, so
+ * the scans of a range window go on from where the previous document's stopped (MongoDB's hints),
+ * reading each document once; a documents window reads nothing (it asks only whether its end
+ * exists, or how many documents there are when it is unbounded).
  */
-export function windowsOf(bounds: WindowBounds, n: number, sortValues?: readonly unknown[]): Windows {
-  const start = new Int32Array(n);
-  const end = new Int32Array(n);
-  if (bounds.kind === 'documents') {
-    for (let i = 0; i < n; i++) {
-      const lo = bounds.lower === 'unbounded' ? 0 : i + (bounds.lower === 'current' ? 0 : bounds.lower);
-      const hi = bounds.upper === 'unbounded' ? n - 1 : i + (bounds.upper === 'current' ? 0 : bounds.upper);
-      start[i] = Math.max(0, lo);
-      end[i] = Math.min(n - 1, hi);
+export class WindowTracker implements WindowPosition {
+  empty = true;
+  start = 0;
+  end = -1;
+  readonly #bounds: WindowBounds;
+  readonly #p: WindowPartition;
+  /** The document whose window is set. */
+  #done = -1;
+  // Range windows: the document being worked, how far, and the scans (kept from one document to the next).
+  #working = -1;
+  #phase = 0;
+  #lowThreshold: unknown;
+  #highThreshold: unknown;
+  readonly #low: PartitionCursor | undefined;
+  readonly #high: PartitionCursor | undefined;
+  #lowScan = 0;
+  /** The scan for an unbounded lower bound is over (it stops at the first document of the window's type, for good). */
+  #lowFound = false;
+  #lowPastEnd = false;
+  #lo = 0;
+  #loPastEnd = false;
+  /** The last position found in an upper bound (the previous window's end). */
+  #highScan = 0;
+  /** Positions below it are known to be within the upper bound (the thresholds only grow). */
+  #highKnown = 0;
+  #from = 0;
+  #j = 0;
+
+  constructor(bounds: WindowBounds, p: WindowPartition) {
+    this.#bounds = bounds;
+    this.#p = p;
+    if (bounds.kind === 'range') {
+      if (bounds.lower !== 'current') this.#low = p.cursor();
+      if (bounds.upper !== 'current') this.#high = p.cursor();
     }
-    return { start, end };
   }
-  const values = sortValues!;
-  const unit = bounds.unit;
-  const expected = (v: unknown): boolean => (unit !== undefined ? v instanceof Date : typeof v === 'number');
-  const shift = (base: unknown, delta: number): unknown =>
-    unit !== undefined ? addUnits(base as Date, unit, delta, STAGE) : (base as number) + delta;
-  // MongoDB's scans, kept from one document to the next (its hints): the thresholds only grow.
-  let lowScan = 0;
-  let highScan = 0;
-  for (let i = 0; i < n; i++) {
-    const base = values[i];
-    if (unit !== undefined) {
-      if (!(base instanceof Date)) stageError(STAGE, `Invalid range: Expected the sortBy field to be a Date, but it was ${bsonTypeOf(base)}`);
+
+  /**
+   * Sets the window of document `i` (`current`). @throws QUERY_ERROR when a range window's current
+   * document has a sortBy value of the wrong type
+   */
+  step(i: number, current: WindowEntry): Wait {
+    if (this.#done === i) return undefined;
+    return this.#bounds.kind === 'documents' ? this.#documents(i) : this.#range(i, current);
+  }
+
+  #set(i: number, start: number, end: number): void {
+    this.#done = i;
+    this.empty = end < start;
+    this.start = start;
+    this.end = end;
+  }
+
+  #documents(i: number): Wait {
+    const { lower, upper } = this.#bounds;
+    const p = this.#p;
+    let end: number;
+    if (upper === 'unbounded') {
+      const n = p.size;
+      if (n === undefined) return p.fetch(Infinity);
+      end = n - 1;
     } else {
-      if (base instanceof Date) stageError(STAGE, 'Invalid range: For windows that involve date or time ranges, a unit must be provided.');
-      if (typeof base !== 'number') stageError(STAGE, `Invalid range: Expected the sortBy field to be a number, but it was ${bsonTypeOf(base)}`);
+      const ahead = upper === 'current' ? 0 : upper;
+      if (ahead <= 0) end = i + ahead;
+      else {
+        const has = p.has(i + ahead);
+        if (has === undefined) return p.fetch(i + ahead);
+        end = has ? i + ahead : p.size! - 1;
+      }
     }
-    let lo: number;
-    if (bounds.lower === 'current') lo = i;
-    else if (bounds.lower === 'unbounded') {
-      lo = lowScan;
-      while (lo < n && !expected(values[lo])) lo++;
-      lowScan = lo;
-    } else {
-      const threshold = shift(base, bounds.lower);
-      lo = lowScan;
-      while (lo < n && compareValues(values[lo] === MISSING ? null : values[lo], threshold) < 0) lo++;
-      lowScan = lo;
+    const start = lower === 'unbounded' ? 0 : Math.max(0, i + (lower === 'current' ? 0 : lower));
+    this.#set(i, start, end);
+    return undefined;
+  }
+
+  #range(i: number, current: WindowEntry): Wait {
+    const bounds = this.#bounds as Extract<WindowBounds, { kind: 'range' }>;
+    const p = this.#p;
+    const unit = bounds.unit;
+    const expected = (v: unknown): boolean => (unit !== undefined ? v instanceof Date : typeof v === 'number');
+    if (this.#working !== i) {
+      const base = p.sortValue(current);
+      if (unit !== undefined) {
+        if (!(base instanceof Date)) stageError(STAGE, `Invalid range: Expected the sortBy field to be a Date, but it was ${bsonTypeOf(base)}`);
+      } else {
+        if (base instanceof Date) stageError(STAGE, 'Invalid range: For windows that involve date or time ranges, a unit must be provided.');
+        if (typeof base !== 'number') stageError(STAGE, `Invalid range: Expected the sortBy field to be a number, but it was ${bsonTypeOf(base)}`);
+      }
+      const shift = (delta: number): unknown => (unit !== undefined ? addUnits(base as Date, unit, delta, STAGE) : (base as number) + delta);
+      if (typeof bounds.lower === 'number') this.#lowThreshold = shift(bounds.lower);
+      if (typeof bounds.upper === 'number') this.#highThreshold = shift(bounds.upper);
+      this.#working = i;
+      this.#phase = 0;
     }
+    const sortValue = (e: WindowEntry): unknown => {
+      const v = p.sortValue(e);
+      return v === MISSING ? null : v;
+    };
+    if (this.#phase === 0) {
+      if (bounds.lower === 'current') {
+        this.#lo = i;
+        this.#loPastEnd = false;
+      } else if (bounds.lower === 'unbounded') {
+        // The first document whose value has the window's type, found once.
+        const low = this.#low!;
+        while (!this.#lowFound) {
+          const e = low.at(this.#lowScan);
+          if (e === undefined) return low.fetch(this.#lowScan);
+          if (e === null) this.#lowPastEnd = true;
+          if (e === null || expected(sortValue(e))) {
+            this.#lowFound = true;
+            low.advance(Infinity);
+            break;
+          }
+          this.#lowScan++;
+          const w = p.tick();
+          if (w !== undefined) return w;
+        }
+        this.#lo = this.#lowScan;
+        this.#loPastEnd = this.#lowPastEnd;
+      } else {
+        const low = this.#low!;
+        for (;;) {
+          const e = low.at(this.#lowScan);
+          if (e === undefined) return low.fetch(this.#lowScan);
+          if (e === null || compareValues(sortValue(e), this.#lowThreshold) >= 0) {
+            this.#loPastEnd = e === null;
+            break;
+          }
+          this.#lowScan++;
+          const w = p.tick();
+          if (w !== undefined) return w;
+        }
+        this.#lo = this.#lowScan;
+      }
+      this.#phase = 1;
+      const lo = this.#lo;
+      if (bounds.upper === 'unbounded') this.#j = Math.max(lo, i, this.#highKnown);
+      else if (bounds.upper !== 'current') {
+        this.#from = Math.max(lo, this.#highScan);
+        this.#j = Math.max(this.#from, this.#highKnown);
+      }
+    }
+    const lo = this.#lo;
+    if (this.#loPastEnd) {
+      this.#set(i, lo, -1);
+      return undefined;
+    }
+    if (bounds.upper === 'current') {
+      this.#set(i, lo, i);
+      return undefined;
+    }
+    const high = this.#high!;
+    const unbounded = bounds.upper === 'unbounded';
+    for (;;) {
+      const e = high.at(this.#j);
+      if (e === undefined) return high.fetch(this.#j);
+      if (e === null) break;
+      const v = sortValue(e);
+      if (unbounded ? !expected(v) : compareValues(this.#highThreshold, v) < 0) break;
+      this.#j++;
+      const w = p.tick();
+      if (w !== undefined) return w;
+    }
+    const j = this.#j;
+    this.#highKnown = j;
     let hi: number;
-    if (lo >= n) hi = -1;
-    else if (bounds.upper === 'current') hi = i;
-    else if (bounds.upper === 'unbounded') {
-      let j = Math.max(lo, i, highScan);
-      while (j < n && expected(values[j])) j++;
+    if (unbounded) {
       hi = j - 1;
-      highScan = hi;
+      this.#highScan = hi;
     } else {
-      const threshold = shift(base, bounds.upper);
-      const from = Math.max(lo, highScan);
-      let j = from;
-      while (j < n && compareValues(threshold, values[j] === MISSING ? null : values[j]) >= 0) j++;
       // The first document scanned is already past the bound: nothing is in the window.
-      hi = j === from ? -1 : j - 1;
-      if (hi >= 0) highScan = hi;
+      hi = j === this.#from ? -1 : j - 1;
+      if (hi >= 0) this.#highScan = hi;
     }
-    // An empty window is [n, -1]: the window functions give their empty value and move on.
-    start[i] = hi < lo ? n : lo;
-    end[i] = hi < lo ? -1 : hi;
+    this.#set(i, lo, hi);
+    return undefined;
   }
-  return { start, end };
 }

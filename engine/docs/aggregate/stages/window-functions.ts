@@ -14,33 +14,50 @@
  *   [min, max].
  * A window that slides (its start moves) feeds a removable accumulator (window-accumulators.ts):
  * each document enters and leaves once, O(n) per partition for the counting ones.
+ *
+ * Each function works a partition document after document (window-partition.ts, MongoDB's
+ * window function executors): step(i) computes document i's value, reading the partition forward
+ * only, as far ahead as its window reaches; it returns a promise when it must wait for a document
+ * (read from the input or from the spill file) and goes on where it stopped when called again.
+ * What it holds is counted (`bytes`): a sliding window's input values, its accumulator's state.
  */
 
 import { bsonTypeOf, compareValues, isPlainObject, MISSING, type Doc } from '../../values.js';
 import type { TimeUnit } from '../expression/date-units.js';
 import { constantValue } from '../expression/constant.js';
-import { isNullish, Scope, type Expr } from '../expression/expression.js';
+import { isNullish, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { stageError } from '../stage.js';
-import { NON_REMOVABLE, RemovableSum, WINDOW_ACCUMULATORS, type WindowAccumulatorFactory } from './window-accumulators.js';
+import { NON_REMOVABLE, RemovableSum, SMALL_STATE_BYTES, ValueQueue, WINDOW_ACCUMULATORS, type WindowAccumulator, type WindowAccumulatorFactory } from './window-accumulators.js';
 import { N_WINDOW_FUNCTIONS, parseNWindowFunction } from './window-n-functions.js';
-import { leftUnbounded, parseTimeUnit, parseWindow, WHOLE_PARTITION, windowsOf, type SortShape, type WindowBounds } from './window-bounds.js';
+import { leftUnbounded, parseTimeUnit, parseWindow, WHOLE_PARTITION, WindowTracker, type SortShape, type WindowBounds } from './window-bounds.js';
+import type { PartitionCursor, Wait, WindowEntry, WindowPartition } from './window-partition.js';
 
 const STAGE = '$setWindowFields';
 
-/** One sorted partition, as the window functions read it. */
-export interface Partition {
-  readonly docs: readonly Doc[];
-  readonly scopes: readonly Scope[];
-  /** The values of the sortBy field, when sortBy has exactly one. */
-  readonly sortValues: readonly unknown[] | undefined;
-  /** True where a document's sortBy key equals the previous document's (ties, for the ranks). */
-  readonly tiesPrevious: readonly boolean[];
+/** A window function at work on one partition. */
+export interface WindowExec {
+  /**
+   * Computes the value of the document at position `i` (`current`), for i = 0, 1, 2, ... in turn:
+   * undefined once `value` holds it, else a promise to await before calling it again.
+   * @throws QUERY_ERROR for a value it cannot work with, with MongoDB's message
+   */
+  step(i: number, current: WindowEntry): Wait;
+  /** The value of the last document stepped (MISSING: no field). */
+  readonly value: unknown;
+  /** Estimated bytes its state holds. */
+  readonly bytes: number;
 }
 
-/** A parsed window function: its value for each document of a partition (MISSING: no field). */
+/** A window function's work whose value it sets as it steps. */
+interface Stepping extends WindowExec {
+  value: unknown;
+}
+
+/** A parsed window function. */
 export interface WindowFunction {
-  compute(p: Partition): unknown[];
+  /** Its work on a partition. */
+  open(p: WindowPartition): WindowExec;
   /** Fields it reads besides those of its expressions (a $topN's sortBy). */
   readonly paths?: readonly string[];
 }
@@ -51,55 +68,139 @@ function fail(message: string): never {
 
 type Parser = (spec: Doc, name: string, sort: SortShape, names: ReadonlySet<string>) => WindowFunction;
 
-/** Each document's value, computed once and only when a window needs it (as MongoDB evaluates). */
-function lazy(n: number, valueAt: (i: number) => unknown): (i: number) => unknown {
-  const cache = new Array<unknown>(n);
-  const done = new Uint8Array(n);
-  return (i) => {
-    if (done[i] === 0) {
-      cache[i] = valueAt(i);
-      done[i] = 1;
-    }
-    return cache[i];
-  };
+/** The document at `j` (a reader of the partition past its end there would be a bug: windows end within it). */
+function entryAt(c: PartitionCursor, j: number): WindowEntry | undefined {
+  const e = c.at(j);
+  if (e === null) throw new Error(`a window reached position ${j}, past its partition`);
+  return e;
 }
 
-const lazyValues = (p: Partition, input: Expr): ((i: number) => unknown) => lazy(p.docs.length, (i) => input(p.scopes[i]!));
+/** Only the first (last) n positions of each window ($firstN, $lastN). */
+interface Cap {
+  readonly n: number;
+  readonly last: boolean;
+}
 
-/** Slides the windows over the partition: each document enters once and leaves once. */
-function slide(p: Partition, bounds: WindowBounds, value: (i: number) => unknown, make: WindowAccumulatorFactory): unknown[] {
-  const n = p.docs.length;
-  const { start, end } = windowsOf(bounds, n, p.sortValues);
-  const out = new Array<unknown>(n);
-  const acc = make();
-  let removed = 0; // documents before this one have left
-  let added = 0; // documents before this one have entered
-  for (let i = 0; i < n; i++) {
-    const s = start[i]!;
-    const e = end[i]!;
-    if (s > e) {
-      out[i] = make().result();
-      continue;
-    }
-    // The same window as the previous document's (the whole partition, ties of a range): the
-    // same value, computed once and shared (values are never changed in place).
-    if (i > 0 && s === start[i - 1] && e === end[i - 1]) {
-      out[i] = out[i - 1];
-      continue;
-    }
-    while (removed < s && removed < added) {
-      acc.remove(value(removed), removed);
-      removed++;
-    }
-    if (removed < s) removed = s;
-    if (added < removed) added = removed;
-    while (added <= e) {
-      acc.add(value(added), added);
-      added++;
-    }
-    out[i] = acc.result();
+/**
+ * An accumulator slid over the windows: each document enters once (read at the window's end) and
+ * leaves once (its value taken from the queue of the window's values), O(1) amortized per
+ * document for the counting accumulators. A window equal to the previous document's gives the
+ * same value, computed once and shared (values are never changed in place).
+ */
+class Slide implements WindowExec {
+  value: unknown = null;
+  readonly #p: WindowPartition;
+  readonly #tracker: WindowTracker;
+  readonly #valueOf: (e: WindowEntry) => unknown;
+  readonly #make: WindowAccumulatorFactory;
+  readonly #acc: WindowAccumulator;
+  readonly #cap: Cap | undefined;
+  readonly #adder: PartitionCursor;
+  /** The values of the documents entered and not yet left: none when nothing leaves. */
+  readonly #queue: ValueQueue | undefined;
+  /** Documents before this position have left. */
+  #removed = 0;
+  /** Documents before this position have entered. */
+  #added = 0;
+  /** The previous document's window (start -1: none, or empty). */
+  #lastStart = -1;
+  #lastEnd = -1;
+
+  constructor(p: WindowPartition, bounds: WindowBounds, valueOf: (e: WindowEntry) => unknown, make: WindowAccumulatorFactory, cap?: Cap) {
+    this.#p = p;
+    this.#tracker = trackerOf(p, bounds);
+    this.#valueOf = valueOf;
+    this.#make = make;
+    this.#cap = cap;
+    // A window starting at the partition's first document only grows; $lastN's start follows its end.
+    const removable = !leftUnbounded(bounds) || cap?.last === true;
+    this.#acc = make(removable);
+    this.#queue = removable ? new ValueQueue() : undefined;
+    this.#adder = p.cursor();
   }
-  return out;
+
+  get bytes(): number {
+    return this.#acc.bytes + (this.#queue?.bytes ?? 0);
+  }
+
+  step(i: number, current: WindowEntry): Wait {
+    const wait = this.#tracker.step(i, current);
+    if (wait !== undefined) return wait;
+    const t = this.#tracker;
+    if (t.empty) {
+      this.value = this.#make(false).result();
+      this.#lastStart = -1;
+      return undefined;
+    }
+    let s = t.start;
+    let e = t.end;
+    const cap = this.#cap;
+    if (cap !== undefined) {
+      if (cap.last) s = Math.max(s, e - cap.n + 1);
+      else e = Math.min(e, s + cap.n - 1);
+    }
+    if (s === this.#lastStart && e === this.#lastEnd) return undefined;
+    const acc = this.#acc;
+    const queue = this.#queue;
+    while (this.#removed < s && this.#removed < this.#added) {
+      acc.remove(queue!.shift(), this.#removed);
+      this.#removed++;
+    }
+    if (this.#removed < s) this.#removed = s;
+    if (this.#added < this.#removed) this.#added = this.#removed;
+    const adder = this.#adder;
+    while (this.#added <= e) {
+      const j = this.#added;
+      const entry = entryAt(adder, j);
+      if (entry === undefined) return adder.fetch(j);
+      const v = this.#valueOf(entry);
+      acc.add(v, j);
+      queue?.push(v);
+      this.#added = j + 1;
+      adder.advance(j + 1);
+      const w = this.#p.tick();
+      if (w !== undefined) return w;
+    }
+    this.value = acc.result();
+    this.#lastStart = s;
+    this.#lastEnd = e;
+    return undefined;
+  }
+}
+
+/** The partition's tracker of `bounds`, shared by the functions with the same bounds. */
+function trackerOf(p: WindowPartition, bounds: WindowBounds): WindowTracker {
+  const key = bounds.kind === 'documents' ? `d ${bounds.lower} ${bounds.upper}` : `r ${bounds.lower} ${bounds.upper} ${bounds.unit}`;
+  return p.shared(key, () => new WindowTracker(bounds, p));
+}
+
+/**
+ * The document at a window's position that never goes down, kept while the position stays (the
+ * reader moves past it, so it holds nothing else of the partition back).
+ */
+class Picker {
+  readonly #cursor: PartitionCursor;
+  #at = -1;
+  #entry: WindowEntry | undefined;
+
+  constructor(p: WindowPartition) {
+    this.#cursor = p.cursor();
+  }
+
+  /** The document at `j`, or undefined until fetch(j) is awaited. */
+  at(j: number): WindowEntry | undefined {
+    if (j === this.#at) return this.#entry;
+    const e = entryAt(this.#cursor, j);
+    if (e === undefined) return undefined;
+    this.#at = j;
+    this.#entry = e;
+    this.#cursor.advance(j + 1);
+    return e;
+  }
+
+  fetch(j: number): Promise<void> {
+    return this.#cursor.fetch(j);
+  }
 }
 
 function checkNoSecond(name: string | undefined): void {
@@ -127,7 +228,7 @@ const accumulator: Parser = (spec, _name, sort, names) => {
   if (NON_REMOVABLE.has(op) && !leftUnbounded(bounds)) fail(`Window function ${op} is not supported with a removable window`);
   const input = compileExpression(inputSpec, names);
   const make = WINDOW_ACCUMULATORS[op]!;
-  return { compute: (p) => slide(p, bounds, lazyValues(p, input), make) };
+  return { open: (p) => new Slide(p, bounds, (e) => input(e.scope), make) };
 };
 
 /** $first/$last: the input at the window's first (last) document; null for an empty window. */
@@ -140,9 +241,26 @@ const endpoint: Parser = (spec, name, sort, names) => {
   const input = compileExpression(spec[name], names);
   const last = name === '$last';
   return {
-    compute(p) {
-      const { start, end } = windowsOf(bounds, p.docs.length, p.sortValues);
-      return p.docs.map((_d, i) => (start[i]! > end[i]! ? null : input(p.scopes[last ? end[i]! : start[i]!]!)));
+    open(p): Stepping {
+      const tracker = trackerOf(p, bounds);
+      const picker = new Picker(p);
+      return {
+        value: null as unknown,
+        bytes: SMALL_STATE_BYTES,
+        step(i, current) {
+          const wait = tracker.step(i, current);
+          if (wait !== undefined) return wait;
+          if (tracker.empty) {
+            this.value = null;
+            return undefined;
+          }
+          const j = last ? tracker.end : tracker.start;
+          const e = picker.at(j);
+          if (e === undefined) return picker.fetch(j);
+          this.value = input(e.scope);
+          return undefined;
+        },
+      };
     },
   };
 };
@@ -154,21 +272,28 @@ const rank: Parser = (spec, name, sort) => {
   if (!isPlainObject(arg) || Object.keys(arg).length > 0) fail(`${name} must be specified with '{}' as the value`);
   if (sort.fields !== 1) fail(`${name} must be specified with a top level sortBy expression with exactly one element`);
   return {
-    compute(p) {
-      const out = new Array<unknown>(p.docs.length);
+    open(p): Stepping {
       let rankOf = 0;
       let dense = 0;
-      for (let i = 0; i < p.docs.length; i++) {
-        if (name === '$documentNumber') out[i] = i + 1;
-        else {
-          if (i === 0 || !p.tiesPrevious[i]) {
+      let previous: unknown[] | undefined;
+      return {
+        value: null as unknown,
+        bytes: SMALL_STATE_BYTES,
+        step(i, current) {
+          if (name === '$documentNumber') {
+            this.value = i + 1;
+            return undefined;
+          }
+          const key = p.sortKey(current);
+          if (previous === undefined || !p.ties(previous, key)) {
             rankOf = i + 1;
             dense++;
           }
-          out[i] = name === '$rank' ? rankOf : dense;
-        }
-      }
-      return out;
+          previous = key;
+          this.value = name === '$rank' ? rankOf : dense;
+          return undefined;
+        },
+      };
     },
   };
 };
@@ -205,10 +330,24 @@ const shift: Parser = (spec, name, sort, names) => {
   const offset = by;
   const out = output;
   return {
-    compute: (p) => p.docs.map((_d, i) => {
-      const j = i + offset;
-      return j < 0 || j >= p.docs.length ? fallback : out(p.scopes[j]!);
-    }),
+    open(p): Stepping {
+      const cursor = p.cursor();
+      return {
+        value: null as unknown,
+        bytes: SMALL_STATE_BYTES,
+        step(i) {
+          const j = i + offset;
+          if (j < 0) {
+            this.value = fallback;
+            return undefined;
+          }
+          const e = cursor.at(j);
+          if (e === undefined) return cursor.fetch(j);
+          this.value = e === null ? fallback : out(e.scope);
+          return undefined;
+        },
+      };
+    },
   };
 };
 
@@ -250,30 +389,45 @@ const derivative: Parser = (spec, name, sort, names) => {
   const { input, unitMs, bounds } = withUnit(spec, name, sort, names);
   if (bounds === undefined) fail('$derivative requires explicit window bounds');
   return {
-    compute(p) {
-      const { start, end } = windowsOf(bounds, p.docs.length, p.sortValues);
-      const times = p.sortValues!;
-      return p.docs.map((_d, i) => {
-        const s = start[i]!;
-        const e = end[i]!;
-        if (s > e) return null;
-        const t0 = times[s];
-        const t1 = times[e];
-        if (unitMs !== undefined) {
-          if (!(t0 instanceof Date && t1 instanceof Date)) fail("$derivative with 'unit' expects the sortBy field to be a Date");
-        } else {
-          if (t0 instanceof Date || t1 instanceof Date) fail("$derivative where the sortBy is a Date requires an 'unit'");
-          if (typeof t0 !== 'number' || typeof t1 !== 'number') fail("$derivative (with no 'unit') expects the sortBy field to be numeric");
-        }
-        const run = +(t1 as number | Date) - +(t0 as number | Date);
-        const rise = difference(input(p.scopes[e]!), input(p.scopes[s]!));
-        // A window of one document (the partition's first with [-1, 0]) has no run.
-        if (run === 0) return null;
-        const slope = rise / run;
-        return unitMs === undefined ? slope : slope * unitMs;
-      });
+    open(p): Stepping {
+      const tracker = trackerOf(p, bounds);
+      const first = new Picker(p);
+      const last = new Picker(p);
+      return {
+        value: null as unknown,
+        bytes: SMALL_STATE_BYTES,
+        step(i, current) {
+          const wait = tracker.step(i, current);
+          if (wait !== undefined) return wait;
+          if (tracker.empty) {
+            this.value = null;
+            return undefined;
+          }
+          const s = first.at(tracker.start);
+          if (s === undefined) return first.fetch(tracker.start);
+          const e = last.at(tracker.end);
+          if (e === undefined) return last.fetch(tracker.end);
+          this.value = slope(p.sortValue(s), p.sortValue(e), s, e);
+          return undefined;
+        },
+      };
     },
   };
+
+  function slope(t0: unknown, t1: unknown, s: WindowEntry, e: WindowEntry): unknown {
+    if (unitMs !== undefined) {
+      if (!(t0 instanceof Date && t1 instanceof Date)) fail("$derivative with 'unit' expects the sortBy field to be a Date");
+    } else {
+      if (t0 instanceof Date || t1 instanceof Date) fail("$derivative where the sortBy is a Date requires an 'unit'");
+      if (typeof t0 !== 'number' || typeof t1 !== 'number') fail("$derivative (with no 'unit') expects the sortBy field to be numeric");
+    }
+    const run = +(t1 as number | Date) - +(t0 as number | Date);
+    const rise = difference(input(e.scope), input(s.scope));
+    // A window of one document (the partition's first with [-1, 0]) has no run.
+    if (run === 0) return null;
+    const result = rise / run;
+    return unitMs === undefined ? result : result * unitMs;
+  }
 };
 
 // $subtract's rules for the rise: numbers, or dates (milliseconds).
@@ -288,49 +442,59 @@ function difference(a: unknown, b: unknown): number {
 const integral: Parser = (spec, name, sort, names) => {
   const { input, unitMs, bounds } = withUnit(spec, name, sort, names);
   const window = bounds ?? WHOLE_PARTITION;
-  const make: WindowAccumulatorFactory = () => {
-    // The trapezoids between neighbouring points of the window; NaN points counted apart.
+  const point = (v: unknown): [number, number, boolean] => {
+    const [x, y] = v as [unknown, unknown];
+    if (!(typeof y === 'number' && (typeof x === 'number' || x instanceof Date))) {
+      fail('The input value of $integral window function must be a vector of 2 value, the first value must be numeric or date type and the second must be numeric.');
+    }
+    if (unitMs !== undefined && !(x instanceof Date)) fail("$integral with 'outputUnit' expects the sortBy field to be a Date");
+    if (unitMs === undefined && typeof x !== 'number') fail("$integral (with no 'outputUnit') expects the sortBy field to be numeric");
+    const t = +(x as number | Date);
+    return [t, y, Number.isNaN(t) || Number.isNaN(y)];
+  };
+  const trapezoid = (a: [number, number, boolean], b: [number, number, boolean]): number =>
+    Number.isNaN(a[0]) || Number.isNaN(a[1]) || Number.isNaN(b[0]) || Number.isNaN(b[1]) ? 0 : ((b[0] - a[0]) * (a[1] + b[1])) / 2;
+  // The trapezoids between neighbouring points of the window; NaN points counted apart. A window
+  // that only grows keeps its last point alone; a sliding one its points (MongoDB's keeps them too).
+  const make: WindowAccumulatorFactory = (removable) => {
     const points: Array<[number, number, boolean]> = [];
     let head = 0;
+    let lastPoint: [number, number, boolean] | undefined;
+    let count = 0;
     const area = new RemovableSum();
     let nan = 0;
-    const trapezoid = (a: [number, number, boolean], b: [number, number, boolean]): number =>
-      Number.isNaN(a[0]) || Number.isNaN(a[1]) || Number.isNaN(b[0]) || Number.isNaN(b[1]) ? 0 : ((b[0] - a[0]) * (a[1] + b[1])) / 2;
-    const point = (v: unknown): [number, number, boolean] => {
-      const [x, y] = v as [unknown, unknown];
-      if (!(typeof y === 'number' && (typeof x === 'number' || x instanceof Date))) {
-        fail('The input value of $integral window function must be a vector of 2 value, the first value must be numeric or date type and the second must be numeric.');
-      }
-      if (unitMs !== undefined && !(x instanceof Date)) fail("$integral with 'outputUnit' expects the sortBy field to be a Date");
-      if (unitMs === undefined && typeof x !== 'number') fail("$integral (with no 'outputUnit') expects the sortBy field to be numeric");
-      const t = +(x as number | Date);
-      return [t, y, Number.isNaN(t) || Number.isNaN(y)];
-    };
     return {
       add(v) {
         const pt = point(v);
         if (pt[2]) nan++;
-        if (points.length > head) area.add(trapezoid(points[points.length - 1]!, pt));
+        if (lastPoint !== undefined) area.add(trapezoid(lastPoint, pt));
+        lastPoint = pt;
+        count++;
+        if (!removable) return;
         points.push(pt);
       },
       remove() {
         const pt = points[head++]!;
+        count--;
         if (pt[2]) nan--;
         if (points.length > head) area.remove(trapezoid(pt, points[head]!));
+        else lastPoint = undefined;
+        if (head > 1024 && head * 2 > points.length) {
+          points.splice(0, head);
+          head = 0;
+        }
       },
       result() {
-        if (points.length === head) return null;
+        if (count === 0) return null;
         if (nan > 0) return NaN;
         return unitMs === undefined ? area.value : area.value / unitMs;
       },
+      get bytes() {
+        return SMALL_STATE_BYTES + (points.length - head) * 48;
+      },
     };
   };
-  return {
-    compute(p) {
-      const times = p.sortValues!;
-      return slide(p, window, lazy(p.docs.length, (i) => [times[i], input(p.scopes[i]!)]), make);
-    },
-  };
+  return { open: (p) => new Slide(p, window, (e) => [p.sortValue(e), input(e.scope)], make) };
 };
 
 /** $expMovingAvg {input, N | alpha}: from the partition's start to the current document. */
@@ -357,15 +521,20 @@ const expMovingAvg: Parser = (spec, name, sort, names) => {
     alpha = a;
   } else return fail(`Got unrecognized field in $expMovingAvg${shape}`);
   return {
-    compute(p) {
-      let current: number | null = null;
-      return p.scopes.map((scope) => {
-        const v = input(scope);
-        // With N, (2v + (N - 1) current) / (N + 1): one rounding, as close to MongoDB's decimal
-        // arithmetic as a double gets (v * alpha + current * (1 - alpha) drifts in the last bit).
-        if (typeof v === 'number') current = current === null ? v : n !== undefined ? (2 * v + (n - 1) * current) / (n + 1) : v * alpha + current * (1 - alpha);
-        return current;
-      });
+    open(): Stepping {
+      let average: number | null = null;
+      return {
+        value: null as unknown,
+        bytes: SMALL_STATE_BYTES,
+        step(_i, current) {
+          const v = input(current.scope);
+          // With N, (2v + (N - 1) average) / (N + 1): one rounding, as close to MongoDB's decimal
+          // arithmetic as a double gets (v * alpha + average * (1 - alpha) drifts in the last bit).
+          if (typeof v === 'number') average = average === null ? v : n !== undefined ? (2 * v + (n - 1) * average) / (n + 1) : v * alpha + average * (1 - alpha);
+          this.value = average;
+          return undefined;
+        },
+      };
     },
   };
 };
@@ -390,13 +559,18 @@ const locf: Parser = (spec, name, _sort, names) => {
   noWindow(spec);
   const input = compileExpression(spec[name], names);
   return {
-    compute(p) {
+    open(): Stepping {
       let last: unknown = null;
-      return p.scopes.map((scope) => {
-        const v = input(scope);
-        if (!isNullish(v)) last = v;
-        return last;
-      });
+      return {
+        value: null as unknown,
+        bytes: SMALL_STATE_BYTES,
+        step(_i, current) {
+          const v = input(current.scope);
+          if (!isNullish(v)) last = v;
+          this.value = last;
+          return undefined;
+        },
+      };
     },
   };
 };
@@ -406,47 +580,97 @@ const linearFill: Parser = (spec, name, sort, names) => {
   noWindow(spec);
   if (sort.fields !== 1) fail(`${name} must be specified with a top level sortBy expression with exactly one element`);
   const input = compileExpression(spec[name], names);
-  return { compute: (p) => linearFillPartition(p, input) };
+  return { open: (p) => new LinearFill(p, input) };
 };
 
-/** MongoDB's WindowFunctionExecLinearFill over one partition. @throws QUERY_ERROR */
-export function linearFillPartition(p: Partition, input: Expr): unknown[] {
-  const n = p.docs.length;
-  const xs = p.sortValues!;
-  const ys = p.scopes.map((s) => input(s));
-  // The next document with a value and a sortBy value, for each position (scanning backwards).
-  const next = new Int32Array(n + 1).fill(-1);
-  for (let i = n - 1; i >= 0; i--) next[i] = !isNullish(ys[i]) && !isNullish(xs[i]) ? i : next[i + 1]!;
-  const out = new Array<unknown>(n);
-  let previousX: unknown = MISSING;
-  let left = -1;
-  for (let i = 0; i < n; i++) {
-    const y = ys[i];
-    const x = xs[i];
-    if (!(typeof y === 'number' || isNullish(y))) fail(`Value to be filled must be numeric or nullish, but found ${typeName(y)}`);
-    if (!(typeof x === 'number' || x instanceof Date)) fail(`Value of the sortBy field must be numeric or a date, but found ${typeName(x)}`);
-    if (previousX !== MISSING) {
-      if (+(previousX as number | Date) === +x && (previousX instanceof Date) === (x instanceof Date)) fail('There can be no repeated values in the sort field');
-      if ((previousX instanceof Date) !== (x instanceof Date)) fail(`Conflicting sort value types, previously received type ${typeName(previousX)}, but found ${typeName(x)}`);
-    }
-    previousX = x;
-    if (!isNullish(y)) {
-      left = i;
-      out[i] = y;
-      continue;
-    }
-    const right = next[i + 1]!;
-    if (left < 0 || right < 0) {
-      out[i] = null;
-      continue;
-    }
-    const x1 = +(xs[left] as number | Date);
-    const x2 = +(xs[right] as number | Date);
-    const y1 = ys[left] as number;
-    const y2 = ys[right] as number;
-    out[i] = y1 + (+x - x1) * ((y2 - y1) / (x2 - x1));
+/** A point of a $linearFill: a sortBy value and a number. */
+interface FillPoint {
+  readonly x: number | Date;
+  readonly y: number;
+}
+
+/**
+ * MongoDB's WindowFunctionExecLinearFill over one partition: the last document with a value
+ * before the current one, and the next one after it, found by a reader that runs ahead.
+ */
+class LinearFill implements WindowExec {
+  value: unknown = null;
+  readonly bytes = SMALL_STATE_BYTES;
+  readonly #p: WindowPartition;
+  readonly #input: Expr;
+  readonly #ahead: PartitionCursor;
+  #previousX: unknown = MISSING;
+  #left: FillPoint | undefined;
+  /** The next document with a value and a sortBy value, from #scan on; null: none to the partition's end. */
+  #right: (FillPoint & { readonly at: number }) | null | undefined;
+  #scan = 0;
+  /** The current document, checked, waits for #right. */
+  #waiting = -1;
+
+  constructor(p: WindowPartition, input: Expr) {
+    this.#p = p;
+    this.#input = input;
+    this.#ahead = p.cursor();
   }
-  return out;
+
+  step(i: number, current: WindowEntry): Wait {
+    if (this.#waiting !== i) {
+      const y = this.#input(current.scope);
+      const x = this.#p.sortValue(current);
+      if (!(typeof y === 'number' || isNullish(y))) fail(`Value to be filled must be numeric or nullish, but found ${typeName(y)}`);
+      if (!(typeof x === 'number' || x instanceof Date)) fail(`Value of the sortBy field must be numeric or a date, but found ${typeName(x)}`);
+      const previousX = this.#previousX;
+      if (previousX !== MISSING) {
+        if (+(previousX as number | Date) === +x && (previousX instanceof Date) === (x instanceof Date)) fail('There can be no repeated values in the sort field');
+        if ((previousX instanceof Date) !== (x instanceof Date)) fail(`Conflicting sort value types, previously received type ${typeName(previousX)}, but found ${typeName(x)}`);
+      }
+      this.#previousX = x;
+      if (!isNullish(y)) {
+        this.#left = { x, y: y as number };
+        this.value = y;
+        return undefined;
+      }
+      if (this.#left === undefined) {
+        this.value = null;
+        return undefined;
+      }
+      this.#waiting = i;
+    }
+    // The next document after this one with both values (the previous answer while it is ahead).
+    if (this.#right === undefined || (this.#right !== null && this.#right.at <= i)) {
+      this.#right = undefined;
+      if (this.#scan <= i) this.#scan = i + 1;
+      const ahead = this.#ahead;
+      for (;;) {
+        const e = ahead.at(this.#scan);
+        if (e === undefined) return ahead.fetch(this.#scan);
+        if (e === null) {
+          this.#right = null;
+          break;
+        }
+        const y = this.#input(e.scope);
+        const x = this.#p.sortValue(e);
+        if (!isNullish(y) && !isNullish(x)) {
+          this.#right = { x: x as number | Date, y: y as number, at: this.#scan };
+          break;
+        }
+        this.#scan++;
+        const w = this.#p.tick();
+        if (w !== undefined) return w;
+      }
+    }
+    this.#waiting = -1;
+    const right = this.#right;
+    if (right === null) {
+      this.value = null;
+      return undefined;
+    }
+    const left = this.#left!;
+    const x1 = +left.x;
+    const x2 = +right.x;
+    this.value = left.y + (+(this.#p.sortValue(current) as number | Date) - x1) * ((right.y - left.y) / (x2 - x1));
+    return undefined;
+  }
 }
 
 // MongoDB parses $minMaxScaler's specification with IDL (window_function_expression.idl, context
@@ -500,23 +724,50 @@ const minMaxScaler: Parser = (spec, name, sort, names) => {
   const sMin = constant('min', 0);
   const sMax = constant('max', 1);
   if (!(compareValues(sMin, sMax) < 0)) fail("the 'max' must be strictly greater than 'min', as arguments to $minMaxScaler");
+  // Each input checked as it enters a window (the current document is always in its own).
+  const valueOf = (e: WindowEntry): number => {
+    const v = input(e.scope);
+    if (typeof v !== 'number') fail(`'input' argument to $minMaxScaler must evaluate to a numeric type, got: ${typeName(v)}`);
+    return v;
+  };
   return {
-    compute(p) {
-      const value = lazyValues(p, input);
-      for (let i = 0; i < p.docs.length; i++) {
-        const v = value(i);
-        if (typeof v !== 'number') fail(`'input' argument to $minMaxScaler must evaluate to a numeric type, got: ${typeName(v)}`);
-      }
+    open(p): Stepping {
       // Each window's least and greatest input, slid as $min and $max are.
-      const lows = slide(p, bounds, value, WINDOW_ACCUMULATORS['$min']!);
-      const highs = slide(p, bounds, value, WINDOW_ACCUMULATORS['$max']!);
-      return p.docs.map((_d, i) => {
-        const x = value(i) as number;
-        const lo = lows[i] as number;
-        const hi = highs[i] as number;
-        if (compareValues(lo, hi) === 0) return sMin;
-        return ((x - lo) / (hi - lo)) * (sMax - sMin) + sMin;
-      });
+      const range = new Slide(p, bounds, valueOf, minAndMax);
+      return {
+        value: null as unknown,
+        get bytes() {
+          return range.bytes;
+        },
+        step(i, current) {
+          const wait = range.step(i, current);
+          if (wait !== undefined) return wait;
+          const [lo, hi] = range.value as [number, number];
+          const x = valueOf(current);
+          this.value = compareValues(lo, hi) === 0 ? sMin : ((x - lo) / (hi - lo)) * (sMax - sMin) + sMin;
+          return undefined;
+        },
+      };
+    },
+  };
+};
+
+/** $min and $max of one window at once: [least, greatest]. */
+const minAndMax: WindowAccumulatorFactory = (removable) => {
+  const lo = WINDOW_ACCUMULATORS['$min']!(removable);
+  const hi = WINDOW_ACCUMULATORS['$max']!(removable);
+  return {
+    add(v, i) {
+      lo.add(v, i);
+      hi.add(v, i);
+    },
+    remove(v, i) {
+      lo.remove(v, i);
+      hi.remove(v, i);
+    },
+    result: () => [lo.result(), hi.result()],
+    get bytes() {
+      return lo.bytes + hi.bytes;
     },
   };
 };
@@ -526,7 +777,7 @@ const nFunction: Parser = (spec, name, sort, names) => {
   const fn = parseNWindowFunction(spec, name, sort, names);
   return {
     paths: fn.paths,
-    compute: (p) => fn.compute(p, (q, bounds, value, make) => slide(p, bounds, lazy(q.docs.length, value), make)),
+    open: (p) => new Slide(p, fn.bounds, fn.value, fn.make, fn.cap),
   };
 };
 

@@ -4,42 +4,40 @@
  * ExpressionQuantile (window_function_expression.cpp): `{<fn>: <args as the accumulator's>,
  * window}`, `n` a constant (it is evaluated on an empty document, so a field path is missing and
  * refused).
- * - $firstN/$lastN read the first (last) n positions of each window directly: O(n) per document.
+ * - $firstN/$lastN keep the values of the first (last) n positions of each window, a window of
+ *   their own that slides with it (its start and end never go down either).
  * - The others keep the window's values sorted (SortedBag), so a sliding window costs one insertion
  *   and one removal per document (MongoDB's removable states keep a sorted multiset too); entries
  *   that enter together are sorted once and merged, so a window that only grows (the whole
- *   partition) costs one sort. $topN/$bottomN over a window that starts at the partition's first
- *   document use the $group accumulator instead, as MongoDB does: with ties in sortBy, which
- *   documents a full $bottomN keeps depends on their arrival (accumulator-n.ts), and a sorted
- *   window would keep the later ones.
+ *   partition) costs one sort. Over a window that starts at the partition's first document
+ *   (nothing leaves it), $minN/$maxN keep their n values only, and $topN/$bottomN use the $group
+ *   accumulator, as MongoDB does: with ties in sortBy, which documents a full $bottomN keeps
+ *   depends on their arrival (accumulator-n.ts), and a sorted window would keep the later ones.
+ *   The percentiles keep every number of the window (as MongoDB's do).
  * Empty windows give [] (null for $top, $bottom and $median, null per p for $percentile).
  */
 
 import type { CompiledSort } from '../../sort.js';
 import { compareValues, MISSING, type Doc } from '../../values.js';
-import { isBottom, isSingle, parseNInput, parseTopBottom, topBottomN, validateN, type Keyed } from '../expression/accumulator-n.js';
-import { isNullish, Scope, type Expr } from '../expression/expression.js';
+import { extremeN, isBottom, isSingle, parseNInput, parseTopBottom, topBottomN, validateN, type Keyed, type NAccumulator } from '../expression/accumulator-n.js';
+import { isNullish, Scope } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { countsForPercentile, parsePercentile, sortedPercentileResult, type PercentileSpec } from '../expression/percentile.js';
-import { stageError } from '../stage.js';
-import type { WindowAccumulatorFactory } from './window-accumulators.js';
-import { leftUnbounded, parseWindow, WHOLE_PARTITION, windowsOf, type SortShape, type WindowBounds } from './window-bounds.js';
+import { approxBytes, stageError } from '../stage.js';
+import { Deque, type WindowAccumulator, type WindowAccumulatorFactory } from './window-accumulators.js';
+import { parseWindow, WHOLE_PARTITION, type SortShape, type WindowBounds } from './window-bounds.js';
+import type { WindowEntry } from './window-partition.js';
 
 const STAGE = '$setWindowFields';
 
-/** A partition as these functions read it (window-functions.ts's Partition). */
-interface PartitionView {
-  readonly docs: readonly Doc[];
-  readonly scopes: readonly Scope[];
-  readonly sortValues: readonly unknown[] | undefined;
-}
-
-/** How the caller slides an accumulator over a partition's windows (window-functions.ts). */
-export type Slide = (p: PartitionView, bounds: WindowBounds, value: (i: number) => unknown, make: WindowAccumulatorFactory) => unknown[];
-
-/** A parsed N or percentile window function. */
+/** A parsed N or percentile window function: an accumulator that window-functions.ts slides over its windows. */
 export interface NWindowFunction {
-  compute(p: PartitionView, slide: Slide): unknown[];
+  readonly bounds: WindowBounds;
+  /** What a document brings into a window. */
+  value(e: WindowEntry): unknown;
+  readonly make: WindowAccumulatorFactory;
+  /** $firstN/$lastN: only the first (last) n positions of each window count. */
+  readonly cap?: { readonly n: number; readonly last: boolean };
   /** Fields it reads besides its expressions' (a sortBy's). */
   readonly paths: readonly string[];
 }
@@ -112,63 +110,129 @@ interface At<T> {
   readonly i: number;
 }
 
+/** Bytes an entry of a sorted window costs besides its value. */
+const ENTRY_BYTES = 24;
+
+// A window that only grows keeps the n it may answer with (the $group accumulator); a sliding one every value.
 function minMaxN(n: number, max: boolean): WindowAccumulatorFactory {
-  return () => {
+  return (removable) => {
+    if (!removable) return growing(extremeN(n, max ? 1 : -1));
     const bag = new SortedBag<At<unknown>>((a, b) => compareValues(a.v, b.v) || a.i - b.i);
+    let bytes = 0;
     return {
-      add: (v, i) => void (!isNullish(v) && bag.add({ v, i })),
-      remove: (v, i) => void (!isNullish(v) && bag.remove({ v, i })),
+      add: (v, i) => {
+        if (isNullish(v)) return;
+        bag.add({ v, i });
+        bytes += approxBytes(v) + ENTRY_BYTES;
+      },
+      remove: (v, i) => {
+        if (isNullish(v)) return;
+        bag.remove({ v, i });
+        bytes -= approxBytes(v) + ENTRY_BYTES;
+      },
       result() {
         const s = bag.sorted;
         return max ? s.slice(Math.max(0, s.length - n)).reverse().map((e) => e.v) : s.slice(0, n).map((e) => e.v);
+      },
+      get bytes() {
+        return bytes;
       },
     };
   };
 }
 
 // A sliding window's $topN/$bottomN: every document of the window in sort order (ties by
-// position), the first n for $topN, the last n for $bottomN (MongoDB's removable state).
-function removableTopBottom(n: number, bottom: boolean, single: boolean, sort: CompiledSort): WindowAccumulatorFactory {
-  return () => {
+// position), the first n for $topN, the last n for $bottomN (MongoDB's removable state). One that
+// only grows: the $group accumulator (see the file comment).
+function topBottom(n: number, bottom: boolean, single: boolean, sort: CompiledSort): WindowAccumulatorFactory {
+  return (removable) => {
+    if (!removable) return growing(topBottomN(n, bottom, single, sort));
     const bag = new SortedBag<At<Keyed>>((a, b) => sort.compareKeyed(a.v.key, b.v.key) || a.i - b.i);
+    let bytes = 0;
+    const size = (v: Keyed): number => approxBytes(v.key) + approxBytes(v.out) + ENTRY_BYTES;
     return {
-      add: (v, i) => bag.add({ v: v as Keyed, i }),
-      remove: (v, i) => bag.remove({ v: v as Keyed, i }),
+      add: (v, i) => {
+        bag.add({ v: v as Keyed, i });
+        bytes += size(v as Keyed);
+      },
+      remove: (v, i) => {
+        bag.remove({ v: v as Keyed, i });
+        bytes -= size(v as Keyed);
+      },
       result() {
         const s = bag.sorted;
         const kept = (bottom ? s.slice(Math.max(0, s.length - n)) : s.slice(0, n)).map((e) => (e.v.out === MISSING ? null : e.v.out));
         return single ? (kept[0] ?? null) : kept;
+      },
+      get bytes() {
+        return bytes;
       },
     };
   };
 }
 
 // The $group accumulator over a window that only grows (nothing is ever removed from it).
-function growingTopBottom(n: number, bottom: boolean, single: boolean, sort: CompiledSort): WindowAccumulatorFactory {
-  return () => {
-    const acc = topBottomN(n, bottom, single, sort);
-    return {
-      add: (v) => acc.add(v),
-      remove: () => {
-        throw new Error('a window starting at the partition start has nothing to remove');
-      },
-      result: () => acc.result(),
-    };
+function growing(acc: NAccumulator): WindowAccumulator {
+  return {
+    add: (v) => acc.add(v),
+    remove: () => {
+      throw new Error('a window starting at the partition start has nothing to remove');
+    },
+    result: () => acc.result(),
+    get bytes() {
+      return acc.bytes;
+    },
   };
 }
 
 function percentile(spec: PercentileSpec): WindowAccumulatorFactory {
   return () => {
     const bag = new SortedBag<number>((a, b) => a - b);
+    let count = 0;
     return {
-      add: (v) => void (countsForPercentile(v) && bag.add(v)),
-      remove: (v) => void (countsForPercentile(v) && bag.remove(v)),
+      add: (v) => {
+        if (!countsForPercentile(v)) return;
+        bag.add(v);
+        count++;
+      },
+      remove: (v) => {
+        if (!countsForPercentile(v)) return;
+        bag.remove(v);
+        count--;
+      },
       result() {
         const s = bag.sorted;
         if (s.length === 0) return spec.median ? null : spec.ps.map(() => null);
         return sortedPercentileResult(spec, s);
       },
+      get bytes() {
+        return count * ENTRY_BYTES;
+      },
     };
+  };
+}
+
+// $firstN/$lastN: the values of their window's positions (missing as null), in order.
+function positionValues(): WindowAccumulator {
+  const q = new Deque<{ i: number; v: unknown; b: number }>();
+  let bytes = 0;
+  return {
+    add: (v, i) => {
+      const x = v === MISSING ? null : v;
+      const b = approxBytes(x) + ENTRY_BYTES;
+      bytes += b;
+      q.push({ i, v: x, b });
+    },
+    remove: (_v, i) => {
+      if (q.size > 0 && q.front().i === i) {
+        bytes -= q.front().b;
+        q.shift();
+      }
+    },
+    result: () => q.toArray().map((e) => e.v),
+    get bytes() {
+      return bytes;
+    },
   };
 }
 
@@ -187,34 +251,6 @@ function constantN(spec: unknown, name: string, names: ReadonlySet<string>): num
   return validateN(compileExpression(spec, names)(Scope.of({})), name);
 }
 
-// $firstN/$lastN: the values at the first (last) n positions of each window, missing as null.
-function firstLastN(n: number, last: boolean, bounds: WindowBounds, input: Expr): NWindowFunction {
-  return {
-    paths: [],
-    compute(p) {
-      const { start, end } = windowsOf(bounds, p.docs.length, p.sortValues);
-      const out = new Array<unknown>(p.docs.length);
-      for (let i = 0; i < out.length; i++) {
-        const s = start[i]!;
-        const e = end[i]!;
-        if (i > 0 && s === start[i - 1] && e === end[i - 1]) {
-          out[i] = out[i - 1];
-          continue;
-        }
-        const from = last ? Math.max(s, e - n + 1) : s;
-        const to = last ? e : Math.min(e, s + n - 1);
-        const values: unknown[] = [];
-        for (let j = from; j <= to; j++) {
-          const v = input(p.scopes[j]!);
-          values.push(v === MISSING ? null : v);
-        }
-        out[i] = values;
-      }
-      return out;
-    },
-  };
-}
-
 /** Parses one of these window functions (`name` is in N_WINDOW_FUNCTIONS). @throws QUERY_ERROR */
 export function parseNWindowFunction(spec: Doc, name: string, sort: SortShape, names: ReadonlySet<string>): NWindowFunction {
   const bounds = boundsOf(spec, name, sort);
@@ -222,24 +258,24 @@ export function parseNWindowFunction(spec: Doc, name: string, sort: SortShape, n
   if (name === '$percentile' || name === '$median') {
     const q = parsePercentile(args, name, (e) => compileExpression(e, names));
     const input = compileExpression(q.input, names);
-    const make = percentile(q);
-    return { paths: [], compute: (p, slide) => slide(p, bounds, (i) => input(p.scopes[i]!), make) };
+    return { bounds, paths: [], value: (e) => input(e.scope), make: percentile(q) };
   }
   if (name === '$firstN' || name === '$lastN' || name === '$minN' || name === '$maxN') {
     const a = parseNInput(args, name);
     const input = compileExpression(a.input, names);
     const n = constantN(a.n, name, names);
-    if (name === '$firstN' || name === '$lastN') return firstLastN(n, name === '$lastN', bounds, input);
-    const make = minMaxN(n, name === '$maxN');
-    return { paths: [], compute: (p, slide) => slide(p, bounds, (i) => input(p.scopes[i]!), make) };
+    const value = (e: WindowEntry): unknown => input(e.scope);
+    if (name === '$firstN' || name === '$lastN') return { bounds, paths: [], value, make: positionValues, cap: { n, last: name === '$lastN' } };
+    return { bounds, paths: [], value, make: minMaxN(n, name === '$maxN') };
   }
   const t = parseTopBottom(args, name);
   const output = compileExpression(t.output, names);
   const n = constantN(t.n, name, names);
-  const make = (leftUnbounded(bounds) ? growingTopBottom : removableTopBottom)(n, isBottom(name), isSingle(name), t.sort);
   return {
+    bounds,
     paths: t.sort.keys.map((k) => k.path),
-    compute: (p, slide) => slide(p, bounds, (i): Keyed => ({ key: t.sort.keyOf(p.docs[i]), out: output(p.scopes[i]!) }), make),
+    value: (e): Keyed => ({ key: t.sort.keyOf(e.doc), out: output(e.scope) }),
+    make: topBottom(n, isBottom(name), isSingle(name), t.sort),
   };
 }
 
