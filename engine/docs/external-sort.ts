@@ -118,7 +118,13 @@ export function sortRefusal(stage: string): Refusal {
   return (memory) => (memory.allowDiskUse ? new BlockingBudget(stage, memory).refuse() : refuseSort(memory, stage));
 }
 
-interface Entry<K> {
+/** A document of a sort's output with its estimated size (DocSorter.sortedEntries). */
+export interface SortedDoc {
+  readonly doc: Doc;
+  readonly bytes: number;
+}
+
+interface Entry<K> extends SortedDoc {
   readonly doc: Doc;
   readonly key: K;
   readonly bytes: number;
@@ -155,6 +161,9 @@ export class DocSorter<K> {
   #worst: K | undefined;
   #file: SpillFile | undefined;
   readonly #runs: SpillRun[] = [];
+  /** sortedEntries in memory: the sorted entries, those handed out already dropped. */
+  #out: Array<Entry<K> | undefined> | undefined;
+  #given = 0;
 
   constructor(order: KeyedOrder<K>, options: SorterOptions) {
     this.#order = order;
@@ -168,7 +177,7 @@ export class DocSorter<K> {
     return this.#runs.length > 0;
   }
 
-  /** Documents held in memory now, by estimated bytes. */
+  /** Documents held in memory now, by estimated bytes (sortedEntries: those not yet handed out). */
   get bytes(): number {
     return this.#bytes;
   }
@@ -257,5 +266,73 @@ export class DocSorter<K> {
     } finally {
       await file.remove();
     }
+  }
+
+  /**
+   * The documents in order with their estimated sizes, in chunks of `size`, for a reader that
+   * counts what it holds (no keep): in memory, the sorter lets go of each chunk it hands out
+   * (`bytes` goes down), and spillRest() writes what it still holds to disk, from where the rest
+   * is read. The spill file is removed once read (or abandoned).
+   */
+  async *sortedEntries(size = 256): AsyncGenerator<readonly SortedDoc[]> {
+    if (this.#keep !== undefined) throw new Error('sortedEntries takes every document (no keep)');
+    if (this.#file === undefined) {
+      this.#sortEntries();
+      const out: Array<Entry<K> | undefined> = this.#entries;
+      this.#out = out;
+      this.#entries = [];
+      this.#given = 0;
+      while (this.#out !== undefined && this.#given < out.length) {
+        const from = this.#given;
+        const chunk = out.slice(from, from + size) as Array<Entry<K>>;
+        out.fill(undefined, from, from + chunk.length);
+        this.#given = from + chunk.length;
+        for (const e of chunk) this.#bytes -= e.bytes;
+        yield chunk;
+      }
+      if (this.#out !== undefined) {
+        this.#out = undefined;
+        return;
+      }
+    }
+    // Spilled, from the start or by spillRest.
+    const file = this.#file!;
+    try {
+      if (this.#entries.length > 0) await this.#spill(this.#memory.spill!);
+      const order = this.#order;
+      const merged = mergeRuns(file, this.#runs, (rec) => {
+        const doc = decodeSpilledDoc(rec);
+        return { item: doc, key: order.keyOf(doc) };
+      }, (a, b) => order.compareKeyed(a, b), this.#memory.maxBlockingBytes);
+      let out: SortedDoc[] = [];
+      for await (const doc of merged) {
+        out.push({ doc, bytes: approxBytes(doc) });
+        if (out.length >= size) {
+          yield out;
+          out = [];
+        }
+      }
+      if (out.length > 0) yield out;
+    } finally {
+      await file.remove();
+    }
+  }
+
+  /**
+   * While sortedEntries hands out documents from memory: writes those it has not handed out yet to
+   * a spill file (a sorted run), from where it reads on. Resolves at once when there are none, or
+   * no spill area. @throws QUERY_ERROR past the query's spill bound
+   */
+  async spillRest(): Promise<void> {
+    const out = this.#out;
+    const space = this.#memory.spill;
+    if (out === undefined || this.#given >= out.length || space === undefined) return;
+    const rest = out.slice(this.#given) as Array<Entry<K>>;
+    this.#out = undefined;
+    this.#file ??= await space.create();
+    this.#runs.push(await writeRun(this.#file, (function* () {
+      for (const e of rest) yield encodeSpilledDoc(e.doc, e.stored);
+    })()));
+    this.#bytes = 0;
   }
 }

@@ -1,5 +1,6 @@
 // The other blocking stages past the memory bound, as MongoDB runs them: $bucketAuto, $sample and
-// $densify sort through the spilling sorter, $fill is a $setWindowFields (which spills), $facet
+// $densify sort through the spilling sorter, $fill is a $setWindowFields (which spills, a single
+// partition too: mql-spill-windows.test.ts), $facet
 // streams its input to its sub-pipelines (whose $sort and $group spill), a $lookup sub-pipeline
 // spills in its own stages; $graphLookup never spills (MongoDB ignores allowDiskUse there), and a
 // $lookup's `as` array and a $facet's output are bounded with MongoDB's messages. A server whose
@@ -250,12 +251,18 @@ describe('$fill past the memory bound', () => {
     expect(normalized(filled)).toEqual(normalized(aggregate(DOCS, locf) as any[]));
   });
 
-  it('allowDiskUse: false fails with MongoDB\'s sort message; one partition past the bound fails as $setWindowFields does (a difference from MongoDB)', async () => {
+  it('allowDiskUse: false fails with MongoDB\'s sort message; one partition of every document past the bound answers, as $setWindowFields does', async () => {
     const c = await sharedCollection();
     await small.refuses('aggregate', { collection: c, pipeline: [{ $fill: { partitionByFields: ['k'], sortBy: { _id: 1 }, output: { n: { method: 'locf' } } } }], allowDiskUse: false }, 400, 'QUERY_ERROR', SORT_REFUSAL);
-    // MongoDB's $setWindowFields spills a partition too; ours holds one in memory (docs/mql.md, Differences).
-    await small.refuses('aggregate', { collection: c, pipeline: [{ $fill: { sortBy: { _id: 1 }, output: { n: { method: 'locf' } } } }] }, 400, 'QUERY_ERROR', '$setWindowFields holds one partition of more than 16384 bytes');
-    expect(spillFiles()).toEqual([]);
+    // No partitions: one of every document (about 25 times the bound). $linearFill reads ahead to
+    // the next value only: the partition's documents stay few, only the sort spills.
+    const fill = [{ $project: { n: 1, v: 1, text: 1 } }, { $fill: { sortBy: { _id: 1 }, output: { n: { method: 'linear' }, v: { method: 'locf' } } } }];
+    const ours = await spilling(c, fill);
+    expect(ours).toEqual(await large.aggregate(c, fill));
+    // n from the manual's rule (one partition: k the same for all), v from mingo.
+    const linear = linearN(DOCS.map((d) => ({ ...d, k: 0 })));
+    const locf = normalized(aggregate(DOCS, [{ $project: { v: 1 } }, { $fill: { sortBy: { _id: 1 }, output: { v: { method: 'locf' } } } }]) as any[]);
+    expect(normalized(ours)).toEqual(locf.map((d) => ({ _id: d._id, n: linear.get(d._id), v: d.v, text: DOCS[d._id]!['text'] })));
   });
 });
 

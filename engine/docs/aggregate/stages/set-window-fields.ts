@@ -23,10 +23,10 @@ import { parseWindowFunction, type WindowFunction } from './window-functions.js'
 import { PartitionCache, SortedPartitions, WindowMemory } from './window-partition.js';
 
 const STAGE = '$setWindowFields';
-/** Documents passed on per chunk, and read from the sort per chunk when it holds its input in memory. */
+/** Documents passed on per chunk (at most). */
 const CHUNK = 256;
-/** Documents read from the sort per chunk when it spilled: the chunk is held beside the partition, uncounted. */
-const SPILLED_CHUNK = 32;
+/** Documents read from the sort at a time: a chunk is held beside the partition, uncounted, until read into it. */
+const INPUT_CHUNK = 32;
 
 function idlType(v: unknown): string {
   return bsonTypeOf(v);
@@ -114,12 +114,11 @@ export function setWindowFieldsStage(spec: unknown, names: ReadonlySet<string>):
           if (spilled !== undefined) await spilled;
         }
       }
-      // In memory, the sorted input counts whole (and a partition's documents spill to no avail);
-      // spilled, the documents the partition holds count, and go to a spill file past the bound.
-      const spilled = sorter.spilled;
-      const held = new WindowMemory(memory.maxBlockingBytes, spilled ? 0 : sorter.bytes);
-      const partitions = new SortedPartitions(sorter.sorted(spilled ? SPILLED_CHUNK : CHUNK), partitionOf);
-      const options = { memory: held, spill: spilled ? memory.spill : undefined, interrupt: memory.interrupt, vars: ctx.vars, sortField, sort };
+      // The sort lets go of the documents it hands out (it holds the rest, spilled past the bound);
+      // the partition holds them from there, spilling past the bound.
+      const partitions = new SortedPartitions(sorter, INPUT_CHUNK, partitionOf);
+      const held = new WindowMemory(memory.maxBlockingBytes, partitions);
+      const options = { memory: held, spill: memory.spill, interrupt: memory.interrupt, vars: ctx.vars, sortField, sort };
       // What is passed on a chunk at a time: within an eighth of the bound (values shared by neighbours once).
       const chunkBytes = memory.maxBlockingBytes / 8;
       let pending: Doc[] = [];

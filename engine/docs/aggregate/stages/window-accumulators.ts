@@ -23,6 +23,8 @@ export interface WindowAccumulator {
   result(): unknown;
   /** Estimated bytes it holds. */
   readonly bytes: number;
+  /** True when remove() needs only the position (it keeps what it took): no queue of values is kept for it. */
+  readonly removesOwn?: boolean;
 }
 
 /** `removable`: values will leave (the window's start moves); false: the window only grows. */
@@ -183,6 +185,7 @@ function extreme(sign: 1 | -1): WindowAccumulatorFactory {
       get bytes() {
         return bytes;
       },
+      removesOwn: true,
     };
   };
 }
@@ -207,6 +210,7 @@ function push(): WindowAccumulator {
     get bytes() {
       return bytes;
     },
+    removesOwn: true,
   };
 }
 

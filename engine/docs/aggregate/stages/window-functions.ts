@@ -27,6 +27,7 @@ import type { TimeUnit } from '../expression/date-units.js';
 import { constantValue } from '../expression/constant.js';
 import { isNullish, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
+import { exprIsVolatile } from '../dependencies.js';
 import { stageError } from '../stage.js';
 import { NON_REMOVABLE, RemovableSum, SMALL_STATE_BYTES, ValueQueue, WINDOW_ACCUMULATORS, type WindowAccumulator, type WindowAccumulatorFactory } from './window-accumulators.js';
 import { N_WINDOW_FUNCTIONS, parseNWindowFunction } from './window-n-functions.js';
@@ -75,17 +76,21 @@ function entryAt(c: PartitionCursor, j: number): WindowEntry | undefined {
   return e;
 }
 
-/** Only the first (last) n positions of each window ($firstN, $lastN). */
-interface Cap {
-  readonly n: number;
-  readonly last: boolean;
+/** How a Slide works beyond its bounds and accumulator. */
+interface SlideOptions {
+  /** Only the first (last) n positions of each window count ($firstN, $lastN). */
+  readonly cap?: { readonly n: number; readonly last: boolean };
+  /** The input draws a random number (`$rand`): a value leaves as it entered, kept until then. */
+  readonly volatile?: boolean;
 }
 
 /**
  * An accumulator slid over the windows: each document enters once (read at the window's end) and
- * leaves once (its value taken from the queue of the window's values), O(1) amortized per
- * document for the counting accumulators. A window equal to the previous document's gives the
- * same value, computed once and shared (values are never changed in place).
+ * leaves once (read again at the window's start, its input evaluated again; a `$rand` input's
+ * values are kept instead, as MongoDB's removable executors keep every value), O(1) amortized per
+ * document for the counting accumulators, whose state then does not grow with the window. A
+ * window equal to the previous document's gives the same value, computed once and shared (values
+ * are never changed in place).
  */
 class Slide implements WindowExec {
   value: unknown = null;
@@ -94,9 +99,11 @@ class Slide implements WindowExec {
   readonly #valueOf: (e: WindowEntry) => unknown;
   readonly #make: WindowAccumulatorFactory;
   readonly #acc: WindowAccumulator;
-  readonly #cap: Cap | undefined;
+  readonly #cap: SlideOptions['cap'];
   readonly #adder: PartitionCursor;
-  /** The values of the documents entered and not yet left: none when nothing leaves. */
+  /** Where leaving documents are read again: none when nothing leaves, or their values are kept. */
+  readonly #remover: PartitionCursor | undefined;
+  /** The values of the documents entered and not yet left, when they are kept (a volatile input). */
   readonly #queue: ValueQueue | undefined;
   /** Documents before this position have left. */
   #removed = 0;
@@ -106,16 +113,19 @@ class Slide implements WindowExec {
   #lastStart = -1;
   #lastEnd = -1;
 
-  constructor(p: WindowPartition, bounds: WindowBounds, valueOf: (e: WindowEntry) => unknown, make: WindowAccumulatorFactory, cap?: Cap) {
+  constructor(p: WindowPartition, bounds: WindowBounds, valueOf: (e: WindowEntry) => unknown, make: WindowAccumulatorFactory, options: SlideOptions = {}) {
     this.#p = p;
     this.#tracker = trackerOf(p, bounds);
     this.#valueOf = valueOf;
     this.#make = make;
-    this.#cap = cap;
+    this.#cap = options.cap;
     // A window starting at the partition's first document only grows; $lastN's start follows its end.
-    const removable = !leftUnbounded(bounds) || cap?.last === true;
+    const removable = !leftUnbounded(bounds) || options.cap?.last === true;
     this.#acc = make(removable);
-    this.#queue = removable ? new ValueQueue() : undefined;
+    // An accumulator that keeps what it took needs nothing to remove a document but its position.
+    const needsValues = removable && this.#acc.removesOwn !== true;
+    this.#queue = needsValues && options.volatile === true ? new ValueQueue() : undefined;
+    this.#remover = needsValues && options.volatile !== true ? p.cursor() : undefined;
     this.#adder = p.cursor();
   }
 
@@ -141,24 +151,39 @@ class Slide implements WindowExec {
     }
     if (s === this.#lastStart && e === this.#lastEnd) return undefined;
     const acc = this.#acc;
-    const queue = this.#queue;
+    const p = this.#p;
     while (this.#removed < s && this.#removed < this.#added) {
-      acc.remove(queue!.shift(), this.#removed);
-      this.#removed++;
+      const j = this.#removed;
+      let v: unknown;
+      if (this.#queue !== undefined) v = this.#queue.shift();
+      else if (this.#remover !== undefined) {
+        const entry = entryAt(this.#remover, j);
+        if (entry === undefined) return this.#remover.fetch(j);
+        v = this.#valueOf(entry);
+        this.#remover.advance(j + 1);
+      }
+      acc.remove(v, j);
+      this.#removed = j + 1;
+      const w = p.tick();
+      if (w !== undefined) return w;
     }
-    if (this.#removed < s) this.#removed = s;
+    if (this.#removed < s) {
+      this.#removed = s;
+      this.#remover?.advance(s);
+    }
     if (this.#added < this.#removed) this.#added = this.#removed;
     const adder = this.#adder;
+    adder.advance(this.#added);
     while (this.#added <= e) {
       const j = this.#added;
       const entry = entryAt(adder, j);
       if (entry === undefined) return adder.fetch(j);
       const v = this.#valueOf(entry);
       acc.add(v, j);
-      queue?.push(v);
+      this.#queue?.push(v);
       this.#added = j + 1;
       adder.advance(j + 1);
-      const w = this.#p.tick();
+      const w = p.tick();
       if (w !== undefined) return w;
     }
     this.value = acc.result();
@@ -228,7 +253,8 @@ const accumulator: Parser = (spec, _name, sort, names) => {
   if (NON_REMOVABLE.has(op) && !leftUnbounded(bounds)) fail(`Window function ${op} is not supported with a removable window`);
   const input = compileExpression(inputSpec, names);
   const make = WINDOW_ACCUMULATORS[op]!;
-  return { open: (p) => new Slide(p, bounds, (e) => input(e.scope), make) };
+  const volatile = exprIsVolatile(inputSpec);
+  return { open: (p) => new Slide(p, bounds, (e) => input(e.scope), make, { volatile }) };
 };
 
 /** $first/$last: the input at the window's first (last) document; null for an empty window. */
@@ -492,6 +518,7 @@ const integral: Parser = (spec, name, sort, names) => {
       get bytes() {
         return SMALL_STATE_BYTES + (points.length - head) * 48;
       },
+      removesOwn: true,
     };
   };
   return { open: (p) => new Slide(p, window, (e) => [p.sortValue(e), input(e.scope)], make) };
@@ -733,7 +760,7 @@ const minMaxScaler: Parser = (spec, name, sort, names) => {
   return {
     open(p): Stepping {
       // Each window's least and greatest input, slid as $min and $max are.
-      const range = new Slide(p, bounds, valueOf, minAndMax);
+      const range = new Slide(p, bounds, valueOf, minAndMax, { volatile: exprIsVolatile(args['input']) });
       return {
         value: null as unknown,
         get bytes() {
@@ -769,6 +796,7 @@ const minAndMax: WindowAccumulatorFactory = (removable) => {
     get bytes() {
       return lo.bytes + hi.bytes;
     },
+    removesOwn: true,
   };
 };
 
@@ -777,7 +805,7 @@ const nFunction: Parser = (spec, name, sort, names) => {
   const fn = parseNWindowFunction(spec, name, sort, names);
   return {
     paths: fn.paths,
-    open: (p) => new Slide(p, fn.bounds, fn.value, fn.make, fn.cap),
+    open: (p) => new Slide(p, fn.bounds, fn.value, fn.make, { cap: fn.cap, volatile: exprIsVolatile(spec[name]) }),
   };
 };
 

@@ -233,6 +233,7 @@ function positionValues(): WindowAccumulator {
     get bytes() {
       return bytes;
     },
+    removesOwn: true,
   };
 }
 

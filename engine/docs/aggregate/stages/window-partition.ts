@@ -22,9 +22,10 @@
  */
 
 import type { SpillFile, SpillRun, SpillRunReader, SpillSpace } from '../../../storage/index.js';
+import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Interrupt } from '../../../interrupt.js';
-import { decodeSpilledDoc, encodeSpilledDoc, writeRun } from '../../external-sort.js';
+import { decodeSpilledDoc, encodeSpilledDoc, writeRun, type SortedDoc } from '../../external-sort.js';
 import type { CompiledSort } from '../../sort.js';
 import { compareValues, type Doc } from '../../values.js';
 import { Scope, type Expr } from '../expression/expression.js';
@@ -88,31 +89,34 @@ export interface HoldsBytes {
 }
 
 /**
- * What the stage holds against its bound, besides the sort (which holds its own, and whose
- * in-memory input, when it did not spill, counts here as `base` as long as the stage runs).
+ * What the stage holds against its bound: the sorted input the sort still holds in memory (it
+ * lets go of what it hands out), the partition's documents held, the documents readers decoded
+ * from the spill file, the output fields' state, and what is not yet passed on.
  */
 export class WindowMemory {
   readonly limit: number;
-  /** The sorted input held in memory (the sort did not spill). */
-  readonly base: number;
-  /** The partition's documents held in memory (counted only when the sort spilled). */
+  /** The sort's documents in memory not yet handed out. */
+  readonly input: HoldsBytes;
+  /** The partition's documents held in memory. */
   cached = 0;
   /** Documents readers decoded from the spill file and hold. */
   held = 0;
-  /** The values (and, when the sort spilled, documents) not yet passed on. */
+  /** The values and documents not yet passed on. */
   pending = 0;
   /** The output fields' running state. */
   states: readonly HoldsBytes[] = [];
   /** Steps of the stage's loops so far (PartitionCache.tick): the whole stage's, so many small partitions pause too. */
   ticks = 0;
+  /** When the stage last took the event loop back (performance.now()). */
+  sliceStart = performance.now();
 
-  constructor(limit: number, base: number) {
+  constructor(limit: number, input: HoldsBytes) {
     this.limit = limit;
-    this.base = base;
+    this.input = input;
   }
 
   get used(): number {
-    let n = this.base + this.cached + this.held + this.pending;
+    let n = this.input.bytes + this.cached + this.held + this.pending;
     for (const s of this.states) n += s.bytes;
     return n;
   }
@@ -123,19 +127,28 @@ export class WindowMemory {
   }
 }
 
+/** What SortedPartitions reads: a sort's output (external-sort.ts's DocSorter). */
+export interface SortedInput extends HoldsBytes {
+  sortedEntries(size: number): AsyncIterable<readonly SortedDoc[]>;
+  /** Writes what it still holds in memory to disk. */
+  spillRest(): Promise<void>;
+}
+
 /** The sorted input read one partition at a time: a partition is a run of equal keys. */
 export class SortedPartitions {
-  readonly #chunks: AsyncIterator<Doc[]>;
+  readonly #sorter: SortedInput;
+  readonly #chunks: AsyncIterator<readonly SortedDoc[]>;
   readonly #partitionOf: (doc: Doc) => unknown;
-  #chunk: Doc[] = [];
+  #chunk: readonly SortedDoc[] = [];
   #at = 0;
   #key: unknown = null;
   #ended = false;
   /** The current partition's last document was read (the next one's first is at #at). */
   #partitionDone = true;
 
-  constructor(chunks: AsyncIterable<Doc[]>, partitionOf: (doc: Doc) => unknown) {
-    this.#chunks = chunks[Symbol.asyncIterator]();
+  constructor(sorter: SortedInput, chunkSize: number, partitionOf: (doc: Doc) => unknown) {
+    this.#sorter = sorter;
+    this.#chunks = sorter.sortedEntries(chunkSize)[Symbol.asyncIterator]();
     this.#partitionOf = partitionOf;
   }
 
@@ -146,26 +159,26 @@ export class SortedPartitions {
       if (this.#ended) return false;
       await this.refill();
     }
-    this.#key = this.#partitionOf(this.#chunk[this.#at]!);
+    this.#key = this.#partitionOf(this.#chunk[this.#at]!.doc);
     this.#partitionDone = false;
     return true;
   }
 
   /** The current partition's next document; null at its end; undefined when refill() must be awaited first. */
-  take(): Doc | null | undefined {
+  take(): SortedDoc | null | undefined {
     if (this.#partitionDone) return null;
     if (this.#at >= this.#chunk.length) {
       if (!this.#ended) return undefined;
       this.#partitionDone = true;
       return null;
     }
-    const doc = this.#chunk[this.#at]!;
-    if (compareValues(this.#partitionOf(doc), this.#key) !== 0) {
+    const next = this.#chunk[this.#at]!;
+    if (compareValues(this.#partitionOf(next.doc), this.#key) !== 0) {
       this.#partitionDone = true;
       return null;
     }
     this.#at++;
-    return doc;
+    return next;
   }
 
   /** Reads the next chunk of the sorted input. */
@@ -177,6 +190,16 @@ export class SortedPartitions {
     if (r.done === true) this.#ended = true;
   }
 
+  /** Writes what the sort still holds in memory to disk (DocSorter.spillRest). */
+  spillRest(): Promise<void> {
+    return this.#sorter.spillRest();
+  }
+
+  /** The sort's documents in memory not yet handed out. */
+  get bytes(): number {
+    return this.#sorter.bytes;
+  }
+
   /** Ends the reading (the sort's spill file is removed). */
   async close(): Promise<void> {
     await this.#chunks.return?.(undefined);
@@ -186,7 +209,7 @@ export class SortedPartitions {
 /** Options of a PartitionCache. */
 export interface PartitionOptions {
   readonly memory: WindowMemory;
-  /** Where the documents go past the bound: undefined when they are counted in `base` (held anyway). */
+  /** Where the documents go past the bound: undefined when they may not (allowDiskUse false, or no spill area). */
   readonly spill: SpillSpace | undefined;
   readonly interrupt: Interrupt | undefined;
   readonly vars: Scope | undefined;
@@ -201,10 +224,10 @@ interface PlacedRun {
   readonly first: number;
 }
 
-/** Steps between checks of the bound (tick), less one: a power of two. */
-const CHECK_MASK = 63;
-/** Steps between turns of the event loop given up (tick), less one: a power of two above CHECK_MASK. */
-const PAUSE_MASK = 4095;
+/** Steps between checks of the bound and the clock (tick), less one: a power of two. */
+const CHECK_MASK = 15;
+/** The stage runs at most about this long before it gives the event loop a turn (as SQL's slices). */
+const SLICE_MS = 8;
 
 /** One partition's documents, in memory from the earliest a reader still reads, spilled past the bound (file comment). */
 export class PartitionCache implements WindowPartition {
@@ -297,17 +320,15 @@ export class PartitionCache implements WindowPartition {
 
   /** Reads documents from the input's buffered chunk until position `j` exists: false when the chunk ran out (or the partition did) first. */
   pullTo(j: number): boolean {
-    const counted = this.#space !== undefined;
     while (this.#loaded <= j) {
-      const doc = this.#source.take();
-      if (doc === undefined) return false;
-      if (doc === null) {
+      const next = this.#source.take();
+      if (next === undefined) return false;
+      if (next === null) {
         this.#done = true;
         return false;
       }
-      const bytes = counted ? approxBytes(doc) : 0;
-      this.#entries.push(new WindowEntry(doc, Scope.of(doc, this.#vars), bytes));
-      this.#memory.cached += bytes;
+      this.#entries.push(new WindowEntry(next.doc, Scope.of(next.doc, this.#vars), next.bytes));
+      this.#memory.cached += next.bytes;
       this.#loaded++;
     }
     return true;
@@ -324,29 +345,36 @@ export class PartitionCache implements WindowPartition {
   }
 
   tick(): Wait {
-    const ticks = ++this.#memory.ticks;
-    if ((ticks & CHECK_MASK) !== 0) return undefined;
+    const memory = this.#memory;
+    if ((++memory.ticks & CHECK_MASK) !== 0) return undefined;
     this.#drop();
-    const over = this.#memory.used > this.#memory.limit;
-    if ((ticks & PAUSE_MASK) === 0) return this.#pause(over);
-    return over ? this.relieve() : undefined;
+    const over = memory.used > memory.limit;
+    const due = performance.now() - memory.sliceStart >= SLICE_MS;
+    if (!over && !due) return undefined;
+    return this.#checkpoint(over, due);
   }
 
-  async #pause(over: boolean): Promise<void> {
+  async #checkpoint(over: boolean, due: boolean): Promise<void> {
     if (over) await this.relieve();
-    await nextTurn();
+    if (due) {
+      await nextTurn();
+      this.#memory.sliceStart = performance.now();
+    }
     this.#interrupt?.check();
   }
 
   /**
-   * Brings what the stage holds within the bound: drops what no reader needs, spills the rest of
-   * the held documents, and fails with MongoDB's message when that is not enough. @throws QUERY_ERROR
+   * Brings what the stage holds within the bound: drops what no reader needs, spills the held
+   * documents, then what the sort still holds in memory, and fails with MongoDB's message when
+   * that is not enough (the window state alone passes the bound). @throws QUERY_ERROR
    */
   async relieve(): Promise<void> {
     this.#drop();
     const memory = this.#memory;
     if (memory.used <= memory.limit) return;
-    if (this.#space !== undefined && this.#loaded > this.#memStart) await this.#spill(this.#space);
+    const space = this.#space;
+    if (space !== undefined && this.#loaded > this.#memStart) await this.#spill(space);
+    if (space !== undefined && memory.used > memory.limit && memory.input.bytes > 0) await this.#source.spillRest();
     if (memory.used > memory.limit) memory.exceeded();
   }
 
