@@ -220,7 +220,8 @@ describe('$setWindowFields: one partition past the memory bound, spilled and rea
 
   it('windows that reach little behind and nothing ahead hold a few documents: only the sort spills', async () => {
     const c = await sharedCollection();
-    const pipeline = windowed({ recent: { $sum: '$n', window: { documents: [-3, 0] } }, previous: { $shift: { output: '$k', by: -2, default: null } }, rank: { $rank: {} }, v: { $locf: '$v' }, ema: { $expMovingAvg: { input: '$n', N: 4 } }, running: { $max: '$k', window: { documents: ['unbounded', 'current'] } } }, { _id: 1 });
+    // ($linearFill of a field every document has: nothing is read ahead.)
+    const pipeline = windowed({ recent: { $sum: '$n', window: { documents: [-3, 0] } }, previous: { $shift: { output: '$k', by: -2, default: null } }, rank: { $rank: {} }, v: { $locf: '$v' }, ema: { $expMovingAvg: { input: '$n', N: 4 } }, running: { $max: '$k', window: { documents: ['unbounded', 'current'] } }, k: { $linearFill: '$k' } }, { _id: 1 });
     await agrees(c, pipeline, { partitionSpills: false });
   });
 
@@ -247,6 +248,25 @@ describe('$setWindowFields: one partition past the memory bound, spilled and rea
     expect(spillFiles()).toEqual([]);
     const texts = DOCS.slice(0, 40).map((d) => d['text']);
     expect(result.body.documents).toEqual(DOCS.slice(0, 40).map((d) => ({ ...d, texts })));
+  });
+});
+
+describe('$setWindowFields: the sort\'s input in memory', () => {
+  it('goes to disk too when a partition\'s state needs the room', async () => {
+    // 90 documents of about 156 bytes (14 KB) fit in the bound: the sort keeps them in memory. The
+    // first partition's windows keep 30 strings of 200 characters (13 KB) while the sort still
+    // holds the other partition's 60 documents (9 KB): these go to a spill file.
+    const docs = Array.from({ length: 90 }, (_, i) => ({ _id: i, g: i < 30 ? 'a' : 'b', s: 'x'.repeat(20) }));
+    const c = await seed(docs);
+    const long = { $concat: new Array(10).fill('$s') };
+    const pipeline = [{ $setWindowFields: { partitionBy: '$g', sortBy: { _id: 1 }, output: { recent: { $push: long, window: { documents: [-29, 0] } } } } }];
+    const { result, created } = await watchingSpills(small, () => small.mql('aggregate', { collection: c, pipeline }));
+    expect(result.status, result.text.slice(0, 500)).toBe(200);
+    expect(created.length, 'the rest of the sort\'s input').toBeGreaterThan(0);
+    expect(spillFiles()).toEqual([]);
+    expect(result.body.documents).toEqual(await large.aggregate(c, pipeline));
+    const first = (i: number): number => (i < 30 ? 0 : 30);
+    expect(result.body.documents).toEqual(docs.map((d, i) => ({ ...d, recent: new Array(i - Math.max(first(i), i - 29) + 1).fill('x'.repeat(200)) })));
   });
 });
 

@@ -642,6 +642,11 @@ class LinearFill implements WindowExec {
 
   step(i: number, current: WindowEntry): Wait {
     if (this.#waiting !== i) {
+      // Nothing before the next document is read ahead again: it must not hold the partition back.
+      if (this.#scan <= i) {
+        this.#scan = i + 1;
+        this.#ahead.advance(i + 1);
+      }
       const y = this.#input(current.scope);
       const x = this.#p.sortValue(current);
       if (!(typeof y === 'number' || isNullish(y))) fail(`Value to be filled must be numeric or nullish, but found ${typeName(y)}`);
@@ -666,7 +671,6 @@ class LinearFill implements WindowExec {
     // The next document after this one with both values (the previous answer while it is ahead).
     if (this.#right === undefined || (this.#right !== null && this.#right.at <= i)) {
       this.#right = undefined;
-      if (this.#scan <= i) this.#scan = i + 1;
       const ahead = this.#ahead;
       for (;;) {
         const e = ahead.at(this.#scan);
