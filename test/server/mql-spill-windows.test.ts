@@ -11,7 +11,7 @@
 import { aggregate } from 'mingo';
 import { mkdirSync, readdirSync, watch } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { serverForFile, type FileServer } from '../helpers/server.js';
+import { http, serverForFile, type FileServer } from '../helpers/server.js';
 import { makeSpillDocs, seedOn, spillDir, spillFiles as spillFilesOf, watchingSpills } from '../helpers/spill.js';
 
 /** The in-memory bound of the spilling server: the smallest the setting allows. */
@@ -267,6 +267,29 @@ describe('$setWindowFields: the sort\'s input in memory', () => {
     expect(result.body.documents).toEqual(await large.aggregate(c, pipeline));
     const first = (i: number): number => (i < 30 ? 0 : 30);
     expect(result.body.documents).toEqual(docs.map((d, i) => ({ ...d, recent: new Array(i - Math.max(first(i), i - 29) + 1).fill('x'.repeat(200)) })));
+  });
+});
+
+describe('$setWindowFields: the event loop', () => {
+  it('is given up while a partition is worked in memory: another request is answered meanwhile', async () => {
+    // 3,000 documents of one partition (within the default bound); each input costs a $range of
+    // 100,000, so the window's first step alone takes seconds. A request sent meanwhile is
+    // answered before the aggregation ends (its time limit ends it).
+    const docs = Array.from({ length: 3000 }, (_, i) => ({ _id: i }));
+    const c = await seed(docs, [large]);
+    const pipeline = [{ $setWindowFields: { sortBy: { _id: 1 }, output: { s: { $sum: { $size: { $range: [0, 100_000] } } } } } }];
+    const done: string[] = [];
+    const slow = large.mql('aggregate', { collection: c, pipeline, maxTimeMS: 2500 }).then((r) => {
+      done.push('aggregate');
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 300));
+    const health = await http(large.server.url, 'GET', '/api/health', { apiKey: large.apiKey });
+    done.push('health');
+    expect(health.status).toBe(200);
+    const res = await slow;
+    expect(res.body.error?.message).toBe('operation exceeded time limit');
+    expect(done).toEqual(['health', 'aggregate']);
   });
 });
 
