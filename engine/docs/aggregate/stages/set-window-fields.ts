@@ -5,10 +5,14 @@
  * run of equal keys, and every output field gets its window function's value
  * (window-functions.ts) on each document. Output fields may be dot paths: the documents on the
  * way are created, a value that is not a document replaced by one (MongoDB's setNestedField),
- * and a missing value removes the field. The input is held within the blocking bound (MongoDB's
- * $sort before the stage holds it too), and so are the computed values until they are passed on.
- * Past the bound, the sort spills (allowDiskUse, external-sort.ts) and the sorted documents are
- * then worked one partition at a time: only one partition must fit in the bound.
+ * and a missing value removes the field. As MongoDB 6.0+ does, past the blocking bound the sort
+ * spills (allowDiskUse, external-sort.ts) and so does a partition: the sorted documents are read
+ * one partition at a time, each only as far ahead as its windows reach, held in memory while
+ * they fit and written to a spill file past the bound, from where the window functions read them
+ * back by position (window-partition.ts). What is counted against the bound: the sort's documents
+ * not yet handed over, the partition's held documents, the window functions' state, and what is
+ * not yet passed on (a chunk of at most CHUNK documents and an eighth of the bound); state past
+ * the bound once the documents are on disk fails with MongoDB's 5414201 message.
  */
 
 import { compileSort } from '../../sort.js';
