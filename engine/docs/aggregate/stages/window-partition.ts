@@ -8,8 +8,9 @@
  * ahead reads ahead; one that ends at the current document does not), and are held in memory, in
  * position order, from the earliest position a reader may still read: what every reader has
  * passed is dropped. When what the stage holds passes the bound (WindowMemory: these documents,
- * the window functions' state, the values not yet passed on), the held documents go to a spill
- * file of the query as a run, and are read back from there by position. Every reader
+ * the sort's documents not yet handed over, the window functions' state, the values not yet
+ * passed on), the held documents go to a spill file of the query as a run (then what the sort
+ * still holds), and are read back from there by position. Every reader
  * (PartitionCursor) moves forward only, so it reads a spilled document at most once, through a
  * bounded buffer: each spilled document is written once and read back at most once per reader,
  * and a stage has a fixed number of readers (the output, and a few per output field). If the
@@ -21,9 +22,9 @@
  * caller awaits fetch() before asking again (the window functions are resumable: see Wait).
  */
 
-import type { SpillFile, SpillRun, SpillRunReader, SpillSpace } from '../../../storage/index.js';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import type { SpillFile, SpillRun, SpillRunReader, SpillSpace } from '../../../storage/index.js';
 import type { Interrupt } from '../../../interrupt.js';
 import { decodeSpilledDoc, encodeSpilledDoc, writeRun, type SortedDoc } from '../../external-sort.js';
 import type { CompiledSort } from '../../sort.js';
@@ -45,7 +46,7 @@ const UNREAD: unique symbol = Symbol('unread');
 export class WindowEntry {
   readonly doc: Doc;
   readonly scope: Scope;
-  /** Its estimated size, when it counts against the stage's bound (0 when its input is counted whole). */
+  /** Its estimated size (approxBytes), counted against the stage's bound while held. */
   readonly bytes: number;
   /** The value of the sortBy field, once read (WindowPartition.sortValue). */
   sortValue: unknown = UNREAD;
@@ -83,7 +84,7 @@ export interface WindowPartition {
   tick(): Wait;
 }
 
-/** Output fields' state, as the memory accounting sees it. */
+/** What holds memory, by estimated bytes (an output field's state, the sort's documents). */
 export interface HoldsBytes {
   readonly bytes: number;
 }
@@ -335,10 +336,14 @@ export class PartitionCache implements WindowPartition {
   }
 
   async fetch(j: number): Promise<void> {
+    const memory = this.#memory;
     for (;;) {
       this.pullTo(j);
-      // What was read may pass the bound: spilled before more is read.
-      if (this.#memory.used > this.#memory.limit) await this.relieve();
+      // What was read may pass the bound: spilled before more is read. A long read ahead (a
+      // window unbounded above) gives up the event loop as the windows' loops do.
+      const over = memory.used > memory.limit;
+      const due = performance.now() - memory.sliceStart >= SLICE_MS;
+      if (over || due) await this.#checkpoint(over, due);
       if (this.#loaded > j || this.#done) return;
       await this.#source.refill();
     }
