@@ -125,9 +125,7 @@ export interface SortedDoc {
 }
 
 interface Entry<K> extends SortedDoc {
-  readonly doc: Doc;
   readonly key: K;
-  readonly bytes: number;
   readonly seq: number;
   /** The stored bytes of the document, when it came from a collection (spilled as they are). */
   readonly stored: Buffer | undefined;
@@ -243,26 +241,29 @@ export class DocSorter<K> {
       for (let i = 0; i < n; i += size) yield docs.slice(i, Math.min(i + size, n));
       return;
     }
-    const file = this.#file;
+    let out: Doc[] = [];
+    let left = this.#keep ?? Infinity;
+    for await (const doc of this.#merged()) {
+      if (left-- <= 0) break;
+      out.push(doc);
+      if (out.length >= size) {
+        yield out;
+        out = [];
+      }
+    }
+    if (out.length > 0) yield out;
+  }
+
+  /** The spilled runs merged into one order, what is still held written first as the last run; the spill file is removed once read (or abandoned). */
+  async *#merged(): AsyncGenerator<Doc> {
+    const file = this.#file!;
     try {
-      // What is still held is the last run.
       if (this.#entries.length > 0) await this.#spill(this.#memory.spill!);
       const order = this.#order;
-      const merged = mergeRuns(file, this.#runs, (rec) => {
+      yield* mergeRuns(file, this.#runs, (rec) => {
         const doc = decodeSpilledDoc(rec);
         return { item: doc, key: order.keyOf(doc) };
       }, (a, b) => order.compareKeyed(a, b), this.#memory.maxBlockingBytes);
-      let out: Doc[] = [];
-      let left = this.#keep ?? Infinity;
-      for await (const doc of merged) {
-        if (left-- <= 0) break;
-        out.push(doc);
-        if (out.length >= size) {
-          yield out;
-          out = [];
-        }
-      }
-      if (out.length > 0) yield out;
     } finally {
       await file.remove();
     }
@@ -296,26 +297,15 @@ export class DocSorter<K> {
       }
     }
     // Spilled, from the start or by spillRest.
-    const file = this.#file!;
-    try {
-      if (this.#entries.length > 0) await this.#spill(this.#memory.spill!);
-      const order = this.#order;
-      const merged = mergeRuns(file, this.#runs, (rec) => {
-        const doc = decodeSpilledDoc(rec);
-        return { item: doc, key: order.keyOf(doc) };
-      }, (a, b) => order.compareKeyed(a, b), this.#memory.maxBlockingBytes);
-      let out: SortedDoc[] = [];
-      for await (const doc of merged) {
-        out.push({ doc, bytes: approxBytes(doc) });
-        if (out.length >= size) {
-          yield out;
-          out = [];
-        }
+    let out: SortedDoc[] = [];
+    for await (const doc of this.#merged()) {
+      out.push({ doc, bytes: approxBytes(doc) });
+      if (out.length >= size) {
+        yield out;
+        out = [];
       }
-      if (out.length > 0) yield out;
-    } finally {
-      await file.remove();
     }
+    if (out.length > 0) yield out;
   }
 
   /**
