@@ -18,6 +18,9 @@ import { makeSpillDocs, seedOn, spillDir, spillFiles as spillFilesOf, watchingSp
 const BOUND = 16 * 1024;
 const small = serverForFile({ mqlBlockingBytes: BOUND });
 const large = serverForFile();
+/** A server whose queries may spill only 2 KiB (TETRA_MQL_SPILL_BYTES): about 20 of these documents as stored. */
+const SPILL_BOUND = 2048;
+const tight = serverForFile({ mqlBlockingBytes: BOUND, mqlSpillBytes: SPILL_BOUND });
 
 const spillFiles = (): string[] => spillFilesOf(small);
 const seed = (docs: Record<string, unknown>[], servers: readonly FileServer[] = [small, large]): Promise<string> => seedOn(servers, docs, 'windows');
@@ -329,6 +332,21 @@ describe('$setWindowFields: what cannot spill', () => {
     expect(fewer.status, fewer.text.slice(0, 500)).toBe(200);
     expect(spillFiles()).toEqual([]);
     await small.refuses('aggregate', { collection: c, pipeline: windowed({ n: { $count: {} } }), allowDiskUse: false }, 400, 'QUERY_ERROR', `Sort exceeded memory limit of ${BOUND} bytes, but did not opt in to external sorting.`);
+  });
+
+  it('a partition\'s file counts against the query\'s spill bound: past it the query fails and leaves no file', async () => {
+    // 40 documents (15 KB by estimate, about 4 KB as stored) the sort holds in memory; their texts
+    // in one array take the partition to disk.
+    const c = await seed(DOCS.slice(0, 40), [tight]);
+    const pushed = [{ $setWindowFields: { sortBy: { _id: 1 }, output: { texts: { $push: '$text' } } } }];
+    const { result, created } = await watchingSpills(tight, () => tight.mql('aggregate', { collection: c, pipeline: pushed }));
+    expect(result.status, result.text.slice(0, 500)).toBe(400);
+    expect(result.body.error.message).toContain(`the query spilled more than ${SPILL_BOUND} bytes to disk`);
+    expect(created.length).toBe(1);
+    expect(spillFilesOf(tight)).toEqual([]);
+    // A window that reads nothing ahead holds a few documents and writes nothing.
+    const res = await tight.mql('aggregate', { collection: c, pipeline: [{ $setWindowFields: { sortBy: { _id: 1 }, output: { last: { $push: '$text', window: { documents: [-2, 0] } } } } }] });
+    expect(res.status, res.text.slice(0, 500)).toBe(200);
   });
 
   it('a time limit that passes in the middle of a spilled partition stops the query and removes its files', async () => {
