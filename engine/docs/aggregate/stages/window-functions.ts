@@ -19,7 +19,8 @@
  * window function executors): step(i) computes document i's value, reading the partition forward
  * only, as far ahead as its window reaches; it returns a promise when it must wait for a document
  * (read from the input or from the spill file) and goes on where it stopped when called again.
- * What it holds is counted (`bytes`): a sliding window's input values, its accumulator's state.
+ * What it holds is counted (`bytes`): its accumulator's state, and a `$rand` input's values while
+ * they are in the window (any other input is evaluated again on the document that leaves).
  */
 
 import { bsonTypeOf, compareValues, isPlainObject, MISSING, type Doc } from '../../values.js';
