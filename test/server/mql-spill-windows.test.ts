@@ -12,6 +12,7 @@ import { aggregate } from 'mingo';
 import { mkdirSync, readdirSync, watch } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { http, serverForFile, type FileServer } from '../helpers/server.js';
+import { seededRandom } from '../helpers/random.js';
 import { makeSpillDocs, seedOn, spillDir, spillFiles as spillFilesOf, watchingSpills } from '../helpers/spill.js';
 
 /** The in-memory bound of the spilling server: the smallest the setting allows. */
@@ -226,6 +227,51 @@ describe('$setWindowFields: one partition past the memory bound, spilled and rea
     // ($linearFill of a field every document has: nothing is read ahead.)
     const pipeline = windowed({ recent: { $sum: '$n', window: { documents: [-3, 0] } }, previous: { $shift: { output: '$k', by: -2, default: null } }, rank: { $rank: {} }, v: { $locf: '$v' }, ema: { $expMovingAvg: { input: '$n', N: 4 } }, running: { $max: '$k', window: { documents: ['unbounded', 'current'] } }, k: { $linearFill: '$k' } }, { _id: 1 });
     await agrees(c, pipeline, { partitionSpills: false });
+  });
+
+  it('random windows and functions: the spilling server answers (or refuses) as the default-bound one', async () => {
+    const c = await sharedCollection();
+    const rand = seededRandom(20261127);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+    const bounds: readonly unknown[] = ['unbounded', 'current', -250, -60, -5, -1, 0, 1, 5, 60, 250];
+    const offset = (b: unknown): number => (b === 'unbounded' ? NaN : b === 'current' ? 0 : (b as number));
+    const documents = (): unknown => {
+      let [lo, hi] = [pick(bounds), pick(bounds)];
+      if (lo === 'unbounded' || hi === 'unbounded') return { documents: lo === 'unbounded' ? [lo, hi] : [hi, lo] };
+      if (offset(lo) > offset(hi)) [lo, hi] = [hi, lo];
+      return { documents: [lo, hi] };
+    };
+    const range = (): unknown => pick([{ range: [-300, 300] }, { range: ['unbounded', -40] }, { range: [0, 'unbounded'] }, { range: [-40, 'current'] }, { range: [10, 500] }]);
+    const functions: ReadonlyArray<(numeric: boolean) => unknown> = [
+      (r) => ({ $sum: '$n', window: r ? range() : documents() }),
+      (r) => ({ $avg: '$k', window: r ? range() : documents() }),
+      // (Of k, in no order along n: a $min of n over a window sorted by n keeps every value, past the bound.)
+      (r) => ({ $min: '$k', window: r ? range() : documents() }),
+      (r) => ({ $max: '$v', window: r ? range() : documents() }),
+      (r) => ({ $stdDevSamp: '$n', window: r ? range() : documents() }),
+      (r) => ({ $first: '$_id', window: r ? range() : documents() }),
+      (r) => ({ $last: '$k', window: r ? range() : documents() }),
+      () => ({ $addToSet: '$small', window: documents() }),
+      () => ({ $push: '$_id', window: pick([{ documents: [-20, 20] }, { documents: [30, 60] }, { documents: [-9, -3] }]) }),
+      () => ({ $maxN: { n: 3, input: '$n' }, window: pick([{ documents: [-40, 40] }, { documents: ['unbounded', 5] }]) }),
+      () => ({ $lastN: { n: 2, input: '$k' }, window: documents() }),
+      () => ({ $shift: { output: '$_id', by: pick([-300, -1, 2, 300]), default: -1 } }),
+      () => ({ $locf: '$v' }),
+      () => ({ $expMovingAvg: { input: '$n', alpha: 0.3 } }),
+    ];
+    for (let round = 0; round < 20; round++) {
+      const numeric = rand() < 0.4;
+      const output: Record<string, unknown> = {};
+      for (let f = 0, count = 1 + Math.floor(rand() * 3); f < count; f++) output[`f${f}`] = pick(functions)(numeric);
+      const partitionBy = pick([null, '$small', { $mod: ['$_id', 2] }]);
+      const pipeline = numeric
+        ? [{ $match: { n: { $type: 'number' } } }, { $project: { n: 1, k: 1, v: 1, small: 1, text: 1 } }, { $setWindowFields: { partitionBy, sortBy: { n: 1 }, output } }]
+        : [{ $project: { n: 1, k: 1, v: 1, small: 1, text: 1 } }, { $setWindowFields: { partitionBy, sortBy: pick([{ _id: 1 }, { k: -1, _id: 1 }]), output } }];
+      const [ours, theirs] = await Promise.all([small.mql('aggregate', { collection: c, pipeline }), large.mql('aggregate', { collection: c, pipeline })]);
+      expect(ours.status, `${key(pipeline)}: ${ours.text.slice(0, 300)}`).toBe(theirs.status);
+      expect(ours.body, key(pipeline)).toEqual(theirs.body);
+    }
+    expect(spillFiles()).toEqual([]);
   });
 
   it('partitions past the bound one after another: each one\'s file is removed when it is done', async () => {
