@@ -1,4 +1,5 @@
 import { sqlFail, type SqlTypeName } from './sql-types.js';
+import type { CompiledExpr } from './compiled-expr.js';
 
 /*
  * Collations, as far as tetradb has them. Text is ordered by code point everywhere, which is
@@ -174,6 +175,23 @@ function merge(acc: Collation, c: Collation): Collation {
 export function neededCollation(c: Collation | undefined, what: string): () => void {
   if (c?.strength !== 'conflict' && c?.strength !== 'indeterminate') return () => undefined;
   return () => sqlFail('42P22', `could not determine which collation to use for ${what}`);
+}
+
+/**
+ * `e`, failing where it runs on a non-null value when `c` is a conflict or indeterminate
+ * (neededCollation's 42P22 naming `what`); `e` itself otherwise. A null needs no collation.
+ */
+export function collationChecked(e: CompiledExpr, c: Collation | undefined, what: string): CompiledExpr {
+  if (c?.strength !== 'conflict' && c?.strength !== 'indeterminate') return e;
+  const needed = neededCollation(c, what);
+  return {
+    type: e.type,
+    evaluate(ctx) {
+      const v = e.evaluate(ctx);
+      if (v.value !== null) needed();
+      return v;
+    },
+  };
 }
 
 /**

@@ -3,7 +3,7 @@ import type { Catalog, TableDef } from '../catalog.js';
 import { liveColumns } from '../catalog.js';
 import type { CompiledExpr, EvalContext } from '../compiled-expr.js';
 import { compileExpression, compileIsolated, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
-import { checkKeyCollation, columnCollation, isCollatable, mergeCollations, neededCollation, type Collation } from '../collation.js';
+import { checkKeyCollation, collationChecked, columnCollation, isCollatable, mergeCollations, type Collation } from '../collation.js';
 import { parseSql } from '../select-expressions.js';
 import { DISTINCT_PREFIX, FILTER_MARKER, NO_ARGUMENT, REWRITE_FUNCTIONS, SET_ALL_MARKER, WINDOW_CALL_PREFIX, WINDOW_SPEC_MARKER } from '../sql-rewrite.js';
 import { LIMIT_MARKER, NATURAL_MARKER, OFFSET_MARKER, QUERY_MARKER } from '../sql-grammar-gaps.js';
@@ -1697,16 +1697,7 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
  * not NULL.
  */
 function collatedKey(e: CompiledExpr, compared: Collation | undefined): CompiledExpr {
-  if (compared?.strength !== 'conflict' && compared?.strength !== 'indeterminate') return e;
-  const needed = neededCollation(compared, 'string hashing');
-  return {
-    type: e.type,
-    evaluate(ctx) {
-      const v = e.evaluate(ctx);
-      if (v.value !== null) needed();
-      return v;
-    },
-  };
+  return collationChecked(e, compared, 'string hashing');
 }
 
 /**

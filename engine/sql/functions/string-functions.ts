@@ -5,7 +5,7 @@ import { noFunction, strict } from './function-def.js';
 import { checkBitIndex } from '../bit-string.js';
 import { TYPE_DISPLAY } from '../sql-cast.js';
 import { sqlFail, toText, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
-import { asciiCaseOnly, asciiLower, asciiUpper, neededCollation } from '../collation.js';
+import { asciiCaseOnly, asciiLower, asciiUpper, collationChecked } from '../collation.js';
 
 const str = (v: NonNullSqlValue): string => v.value as string;
 const int = (v: NonNullSqlValue): number => v.value as number;
@@ -139,17 +139,7 @@ function asciiInitcap(s: string): string {
 function byCollation(what: string, full: FunctionDef, ascii: FunctionDef): FunctionDef {
   return {
     compile(name, args, collation) {
-      const e = (asciiCaseOnly(collation) ? ascii : full).compile(name, args, collation);
-      if (collation?.strength !== 'conflict' && collation?.strength !== 'indeterminate') return e;
-      const needed = neededCollation(collation, what);
-      return {
-        type: e.type,
-        evaluate(ctx) {
-          const v = e.evaluate(ctx);
-          if (v.value !== null) needed();
-          return v;
-        },
-      };
+      return collationChecked((asciiCaseOnly(collation) ? ascii : full).compile(name, args, collation), collation, what);
     },
   };
 }
