@@ -203,10 +203,11 @@ describe('maxTimeMS', () => {
     const slowUpdate = (k: number) => ({ updateOne: { filter: { n: last, pad: `p${last}` }, update: { $inc: { hits: 1 }, $set: { [`k${k}`]: true } } } });
     for (const ordered of [true, false]) {
       await s.mql('updateOne', { collection, filter: { _id: last }, update: { $set: { hits: 0 } } });
-      const operations = [{ insertOne: { document: { _id: `first-${ordered}` } } }, ...Array.from({ length: 400 }, (_, k) => slowUpdate(k)), { insertOne: { document: { _id: `last-${ordered}` } } }];
-      const res = await s.mql('bulkWrite', { collection, operations, ordered, maxTimeMS: 200 });
+      // A second's limit (a loaded host still runs a few updates within it), seconds of updates.
+      const operations = [{ insertOne: { document: { _id: `first-${ordered}` } } }, ...Array.from({ length: 1000 }, (_, k) => slowUpdate(k)), { insertOne: { document: { _id: `last-${ordered}` } } }];
+      const res = await s.mql('bulkWrite', { collection, operations, ordered, maxTimeMS: 1000 });
       expect(res.status, res.text).toBe(400);
-      expect(res.body.error).toMatchObject({ code: 'QUERY_ERROR', message: TIME_EXCEEDED, details: { maxTimeMS: 200, writeErrors: [] } });
+      expect(res.body.error).toMatchObject({ code: 'QUERY_ERROR', message: TIME_EXCEEDED, details: { maxTimeMS: 1000, writeErrors: [] } });
       const { index, result } = res.body.error.details;
       // It stopped somewhere among the updates, after some: the insert before them applied, the one after not.
       expect(index).toBeGreaterThan(2);
