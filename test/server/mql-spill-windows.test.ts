@@ -6,8 +6,13 @@
 // only, where it agrees with MongoDB; otherwise the manual's formulas, written here) and against a
 // server with the default bound (nothing spills there). A query of one $setWindowFields makes
 // one spill file for its sort; a second one is the partition's, watched appearing during the
-// query and checked gone after it. What cannot spill (window state as large as the window)
-// fails with MongoDB's message and leaves no file, and a time limit stops a spilled partition.
+// query and checked gone after it; windows that read little hold little (no second file), and
+// each partition's file goes when the partition is done. Random windows and functions answer as
+// on the default-bound server. The sort's input held in memory goes to disk too when a
+// partition's state needs the room. What cannot spill (window state as large as the window)
+// fails with MongoDB's message and leaves no file; so does a partition past the query's spill
+// bound. A time limit stops a spilled partition, and a partition worked in memory gives up the
+// event loop (another request is answered meanwhile).
 import { aggregate } from 'mingo';
 import { mkdirSync, readdirSync, watch } from 'node:fs';
 import { describe, expect, it } from 'vitest';
