@@ -190,27 +190,36 @@ function extreme(sign: 1 | -1): WindowAccumulatorFactory {
   };
 }
 
-function push(): WindowAccumulator {
-  const q = new Deque<{ i: number; v: unknown; b: number }>();
-  let bytes = 0;
-  return {
-    add: (v, i) => {
-      if (v === MISSING) return;
-      const b = approxBytes(v) + 16;
-      bytes += b;
-      q.push({ i, v, b });
-    },
-    remove: (_v, i) => {
-      if (q.size > 0 && q.front().i === i) {
-        bytes -= q.front().b;
-        q.shift();
-      }
-    },
-    result: () => q.toArray().map((e) => e.v),
-    get bytes() {
-      return bytes;
-    },
-    removesOwn: true,
+/**
+ * The values of the window's positions, in order, each leaving with its position: $push (missing
+ * skipped) and $firstN/$lastN (missing as null). `entryBytes`: what holding one costs besides the value.
+ */
+export function positionalValues(missingAsNull: boolean, entryBytes: number): WindowAccumulatorFactory {
+  return () => {
+    const q = new Deque<{ i: number; v: unknown; b: number }>();
+    let bytes = 0;
+    return {
+      add: (v, i) => {
+        if (v === MISSING) {
+          if (!missingAsNull) return;
+          v = null;
+        }
+        const b = approxBytes(v) + entryBytes;
+        bytes += b;
+        q.push({ i, v, b });
+      },
+      remove: (_v, i) => {
+        if (q.size > 0 && q.front().i === i) {
+          bytes -= q.front().b;
+          q.shift();
+        }
+      },
+      result: () => q.toArray().map((e) => e.v),
+      get bytes() {
+        return bytes;
+      },
+      removesOwn: true,
+    };
   };
 }
 
@@ -347,7 +356,7 @@ export const WINDOW_ACCUMULATORS: Readonly<Record<string, WindowAccumulatorFacto
   $avg: avg,
   $min: extreme(-1),
   $max: extreme(1),
-  $push: push,
+  $push: positionalValues(false, 16),
   $addToSet: addToSet,
   $stdDevPop: stdDev(false),
   $stdDevSamp: stdDev(true),

@@ -24,7 +24,7 @@ import { isNullish, Scope } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { countsForPercentile, parsePercentile, sortedPercentileResult, type PercentileSpec } from '../expression/percentile.js';
 import { approxBytes, stageError } from '../stage.js';
-import { Deque, type WindowAccumulator, type WindowAccumulatorFactory } from './window-accumulators.js';
+import { positionalValues, type WindowAccumulator, type WindowAccumulatorFactory } from './window-accumulators.js';
 import { parseWindow, WHOLE_PARTITION, type SortShape, type WindowBounds } from './window-bounds.js';
 import type { WindowEntry } from './window-partition.js';
 
@@ -212,31 +212,6 @@ function percentile(spec: PercentileSpec): WindowAccumulatorFactory {
   };
 }
 
-// $firstN/$lastN: the values of their window's positions (missing as null), in order.
-function positionValues(): WindowAccumulator {
-  const q = new Deque<{ i: number; v: unknown; b: number }>();
-  let bytes = 0;
-  return {
-    add: (v, i) => {
-      const x = v === MISSING ? null : v;
-      const b = approxBytes(x) + ENTRY_BYTES;
-      bytes += b;
-      q.push({ i, v: x, b });
-    },
-    remove: (_v, i) => {
-      if (q.size > 0 && q.front().i === i) {
-        bytes -= q.front().b;
-        q.shift();
-      }
-    },
-    result: () => q.toArray().map((e) => e.v),
-    get bytes() {
-      return bytes;
-    },
-    removesOwn: true,
-  };
-}
-
 /** The `window` of the spec (default: the whole partition); any other field is refused. */
 function boundsOf(spec: Doc, name: string, sort: SortShape): WindowBounds {
   let bounds = WHOLE_PARTITION;
@@ -266,7 +241,7 @@ export function parseNWindowFunction(spec: Doc, name: string, sort: SortShape, n
     const input = compileExpression(a.input, names);
     const n = constantN(a.n, name, names);
     const value = (e: WindowEntry): unknown => input(e.scope);
-    if (name === '$firstN' || name === '$lastN') return { bounds, paths: [], value, make: positionValues, cap: { n, last: name === '$lastN' } };
+    if (name === '$firstN' || name === '$lastN') return { bounds, paths: [], value, make: positionalValues(true, ENTRY_BYTES), cap: { n, last: name === '$lastN' } };
     return { bounds, paths: [], value, make: minMaxN(n, name === '$maxN') };
   }
   const t = parseTopBottom(args, name);
