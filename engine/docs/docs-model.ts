@@ -15,7 +15,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fail, isTetraError } from '../errors.js';
 import { interruptOf, UNINTERRUPTED, type ClientWatch, type Interrupt } from '../interrupt.js';
-import { encodeKey, prefixUpperBound, type KeyPart, type SpillArea, type SpillFile, type SpillRun } from '../storage/index.js';
+import { encodeKey, keyPrefixRange, prefixUpperBound, type KeyPart, type SpillArea, type SpillFile, type SpillRun } from '../storage/index.js';
 import type { BatchOp, Snapshot, TenantStore } from '../tenant/index.js';
 import {
   CATALOG_TREE,
@@ -57,7 +57,7 @@ import { compileSort, type CompiledSort } from './sort.js';
 import { compileUpdate } from './update/compile-update.js';
 import { compilePipelineUpdate, type CompiledPipelineUpdate } from './update/pipeline-update.js';
 import { buildUpsertDocument, filterIdEquality } from './update/upsert.js';
-import { documentFromJson, validateDocument } from './validate.js';
+import { documentFromJson, validateDocument, wellFormed } from './validate.js';
 import { collectValues, parsePath } from './path.js';
 import {
   describeTextIndex,
@@ -884,8 +884,12 @@ export function docsFindNow(store: TenantStore, collection: unknown, options: Fi
   let memory: QueryMemory;
   try {
     name = validateCollectionName(collection);
-    const byId = idLookup(options);
-    if (byId !== undefined) return findById(store, name, byId, options);
+    const plain = plainEquality(options);
+    if (plain !== undefined) {
+      if (plain.field === ID) return findById(store, name, plain.value, options);
+      const found = findByIndexedEquality(store, name, plain.field, plain.value, options, defaults);
+      if (found !== undefined) return found;
+    }
     query = compileQuery(options, defaults.limit ?? DOCS_MODEL_LIMITS.defaultFindLimit, DOCS_MODEL_LIMITS.maxFindLimit);
     const ast = query.filter.ast;
     projection = compileFindProjection(options.projection, { filter: () => ast });
@@ -1077,23 +1081,25 @@ class FindCollector {
 }
 
 /**
- * The `_id` of a find that is a plain lookup by it (`{_id: <string|number|boolean>}`, no sort,
- * skip or explain), answered by one read without compiling the filter or taking a snapshot
- * (MongoDB's IDHACK); undefined otherwise.
+ * The one field and value of a find that is a plain equality (`{<field>: <string|number|boolean>}`,
+ * no sort, skip, hint or explain): the shape answered without compiling the filter or planning,
+ * by `_id` (findById) or through an index on the field alone (findByIndexedEquality); undefined
+ * otherwise.
  */
-function idLookup(options: FindOptions): string | number | boolean | undefined {
+function plainEquality(options: FindOptions): { field: string; value: string | number | boolean } | undefined {
   const filter = options.filter;
-  if (!isPlainObject(filter) || options.explain === true || options.hint !== undefined || (options.skip !== undefined && options.skip !== 0)) return undefined;
+  if (!isPlainObject(filter) || (options.explain !== undefined && options.explain !== false) || options.hint !== undefined || (options.skip !== undefined && options.skip !== 0)) return undefined;
   // A bad allowDiskUse is refused by compileQuery, as for any find.
   if (options.allowDiskUse !== undefined && typeof options.allowDiskUse !== 'boolean') return undefined;
   if (options.sort !== undefined && !(isPlainObject(options.sort) && Object.keys(options.sort).length === 0)) return undefined;
   const keys = Object.keys(filter);
-  if (keys.length !== 1 || keys[0] !== ID) return undefined;
-  const id = filter[ID];
-  return typeof id === 'string' || typeof id === 'boolean' || (typeof id === 'number' && Number.isFinite(id)) ? id : undefined;
+  if (keys.length !== 1) return undefined;
+  const field = keys[0]!;
+  const value = filter[field];
+  return typeof value === 'string' || typeof value === 'boolean' || (typeof value === 'number' && Number.isFinite(value)) ? { field, value } : undefined;
 }
 
-/** A find by `_id` (see idLookup): one synchronous read, consistent by itself. */
+/** A find by `_id` (see plainEquality): one synchronous read, consistent by itself (MongoDB's IDHACK). */
 function findById(store: TenantStore, name: string, id: string | number | boolean, options: FindOptions): FindResult {
   integerOption(options.limit, 'limit', 1, DOCS_MODEL_LIMITS.maxFindLimit, 1);
   // One read cannot run past a time limit; a malformed one is refused all the same.
@@ -1106,6 +1112,74 @@ function findById(store: TenantStore, name: string, id: string | number | boolea
   if (raw === undefined) return { documents: [] };
   const doc = decodeDocument(raw);
   return { documents: [projection.mode === 'all' ? doc : projection.apply(doc)] };
+}
+
+/**
+ * The index that answers an equality on `field` the way the planner would: the only usable index
+ * whose first field it is, when that index has no other field (its entries for one value are then
+ * in `_id` order, as a collection scan's); undefined otherwise (also when another index could be
+ * chosen, which would give another order).
+ */
+function equalityIndex(info: CollectionInfo, field: string): IndexInfo | undefined {
+  let found: IndexInfo | undefined;
+  for (const index of info.indexes) {
+    if (index.fields[0]!.path !== field) continue;
+    if (found !== undefined) return undefined;
+    found = index;
+  }
+  if (found === undefined || found.fields.length !== 1 || found.text !== undefined || found.partialFilterExpression !== undefined) return undefined;
+  if ((found as { building?: boolean }).building === true) return undefined;
+  return found;
+}
+
+/**
+ * A plain equality on one top-level field (see plainEquality) that an index on that field alone
+ * answers: the entries of the value's key, each document read and checked, in one synchronous
+ * call without compiling the filter or planning (the path MongoDB 8.0 calls express). Undefined
+ * when it does not apply (no such index, a dotted or operator field, a value whose key is shortened
+ * or not a well-formed string, more entries than one chunk): the caller runs the find as usual,
+ * which gives the same documents in the same order.
+ */
+function findByIndexedEquality(store: TenantStore, name: string, field: string, value: string | number | boolean, options: FindOptions, defaults: FindDefaults): FindResult | undefined {
+  if (field.startsWith('$') || field.includes('.') || field === '__proto__') return undefined;
+  if (typeof value === 'string' && !wellFormed(value)) return undefined;
+  const info = readCollectionCached(store, store, name);
+  if (info === undefined) return undefined;
+  const index = equalityIndex(info, field);
+  if (index === undefined) return undefined;
+  const component = indexComponent(value);
+  if (component.lossy) return undefined;
+  const limit = integerOption(options.limit, 'limit', 1, DOCS_MODEL_LIMITS.maxFindLimit, defaults.limit ?? DOCS_MODEL_LIMITS.defaultFindLimit);
+  // Answered in this turn: a time limit cannot pass, but a malformed one is refused.
+  maxTimeMSOf(options.maxTimeMS);
+  const projection = compileFindProjection(options.projection, { filter: () => parseFilter(options.filter, undefined, true) });
+  if (projection.textScore === true) return undefined; // refused by the usual path
+  const { start, end } = keyPrefixRange([directed(component.part, index.fields[0]!.direction)]);
+  const pks: Buffer[] = [];
+  if (store.valuesNow(indexTree(info, index), end === undefined ? { gte: start } : { gte: start, lt: end }, CHUNK, pks)) return undefined;
+  const tree = docsTree(info);
+  const documents: Doc[] = [];
+  let bytes = 0;
+  for (const pk of pks) {
+    const raw = store.get(tree, pk);
+    if (raw === undefined) fail('CORRUPTION', `index ${index.name} of collection ${info.name} names a missing document`);
+    const doc = decodeDocument(raw);
+    // The key is exact, so every entry matches; checked all the same, as the filter would.
+    if (!equalsOrHolds(getOwn(doc, field), value)) continue;
+    bytes += raw.length;
+    if (bytes > DOCS_MODEL_LIMITS.maxResultBytes) return undefined; // the usual path says why
+    documents.push(projection.mode === 'all' ? doc : projection.apply(doc));
+    if (documents.length >= limit) break;
+  }
+  return { documents };
+}
+
+// `{field: value}`'s test of a top-level field's value for a scalar `value`: equal, or an array holding it.
+function equalsOrHolds(v: unknown, value: string | number | boolean): boolean {
+  if (v === value) return true;
+  if (!Array.isArray(v)) return false;
+  for (let i = 0; i < v.length; i++) if (v[i] === value) return true;
+  return false;
 }
 
 /** The first matching document, or null. Same errors as docsFind. */

@@ -26,7 +26,8 @@ function invalid(path: string, message: string): never {
   fail('VALIDATION_FAILED', path === '' ? message : `${message} (at '${path}')`, { path });
 }
 
-function wellFormed(s: string): boolean {
+/** False when `s` holds a lone UTF-16 surrogate (no UTF-8 can say it). */
+export function wellFormed(s: string): boolean {
   return (s as unknown as WellFormedCheck).isWellFormed();
 }
 
