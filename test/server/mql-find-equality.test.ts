@@ -80,14 +80,14 @@ async function compareAll(collection: string, docs: readonly Record<string, unkn
   return matched;
 }
 
-async function collectionWith(docs: Record<string, unknown>[], indexes: Array<{ keys: Record<string, number>; options?: Record<string, unknown> }>): Promise<string> {
+async function collectionWith(docs: Record<string, unknown>[], indexes: Array<{ keys: Record<string, 1 | -1>; options?: Record<string, unknown> }>): Promise<string> {
   const collection = await file.seed(docs, 'eq');
   for (const { keys, options } of indexes) await file.createIndex(collection, keys, options);
   return collection;
 }
 
 describe('a plain equality answered through a one-field index', () => {
-  const cases: Array<[string, Array<{ keys: Record<string, number>; options?: Record<string, unknown> }>]> = [
+  const cases: Array<[string, Array<{ keys: Record<string, 1 | -1>; options?: Record<string, unknown> }>]> = [
     ['ascending', [{ keys: { v: 1 } }]],
     ['descending', [{ keys: { v: -1 } }]],
     ['sparse', [{ keys: { v: 1 }, options: { sparse: true } }]],
