@@ -271,12 +271,34 @@ export function leafBound(leaf: LeafNode, key: NodeKey, upper: boolean): number 
   const limit = upper ? 0 : -1;
   if (source === undefined) return dirtyBound(leaf.keys, leaf.packed, key, limit);
   const { page, keyOffsets, valueOffsets } = source;
+  // Every key between two keys that share their first p bytes with `key` shares them too, so
+  // each comparison starts after the shorter of the prefixes `key` shares with the keys just
+  // below and above the interval. Keys of one leaf often share long prefixes (a collection's
+  // time-ordered ids, an index's field value), which a byte loop would otherwise compare at every step.
+  const m = key.length;
   let lo = 0;
   let hi = keyOffsets.length;
+  let sharedLo = 0;
+  let sharedHi = 0;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (comparePageKey(page, keyOffsets[mid]!, valueOffsets[mid]!, key) <= limit) lo = mid + 1;
-    else hi = mid;
+    const start = keyOffsets[mid]!;
+    const n = valueOffsets[mid]! - start;
+    const common = n < m ? n : m;
+    let i = sharedLo < sharedHi ? sharedLo : sharedHi;
+    let d = 0;
+    for (; i < common; i++) {
+      d = page[start + i]! - key.charCodeAt(i);
+      if (d !== 0) break;
+    }
+    if (d === 0) d = n - m;
+    if (d <= limit) {
+      lo = mid + 1;
+      sharedLo = i;
+    } else {
+      hi = mid;
+      sharedHi = i;
+    }
   }
   return lo;
 }
