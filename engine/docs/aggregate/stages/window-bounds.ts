@@ -14,7 +14,7 @@
  * forward only (WindowTracker).
  */
 
-import { bsonTypeOf, compareValues, isPlainObject, MISSING } from '../../values.js';
+import { bsonTypeOf, compareValues, isPlainObject, MISSING, type Doc } from '../../values.js';
 import { exprFields } from '../dependencies.js';
 import { addUnits, type TimeUnit } from '../expression/date-units.js';
 import { Scope } from '../expression/expression.js';
@@ -77,6 +77,19 @@ function checkForward(lower: Bound, upper: Bound, show: (n: number) => string): 
 function pair(v: unknown): [unknown, unknown] {
   if (!Array.isArray(v) || v.length !== 2) stageError(STAGE, `Window bounds must be a 2-element array: ${JSON.stringify(v)}`);
   return [v[0], v[1]];
+}
+
+/**
+ * The `window` of a window function's specification `{<name>: ..., window?: ...}`, undefined
+ * without one; any other field is refused with MongoDB's message. @throws QUERY_ERROR
+ */
+export function specWindow(spec: Doc, name: string, sort: SortShape): WindowBounds | undefined {
+  let bounds: WindowBounds | undefined;
+  for (const k of Object.keys(spec)) {
+    if (k === 'window') bounds = parseWindow(spec[k], sort);
+    else if (k !== name) stageError(STAGE, `${name} got unexpected argument: ${k}`);
+  }
+  return bounds;
 }
 
 /** Parses a `window` field. @throws QUERY_ERROR with MongoDB's messages */

@@ -32,7 +32,7 @@ import { exprIsVolatile } from '../dependencies.js';
 import { stageError } from '../stage.js';
 import { NON_REMOVABLE, RemovableSum, SMALL_STATE_BYTES, ValueQueue, WINDOW_ACCUMULATORS, type WindowAccumulator, type WindowAccumulatorFactory } from './window-accumulators.js';
 import { N_WINDOW_FUNCTIONS, parseNWindowFunction } from './window-n-functions.js';
-import { leftUnbounded, parseTimeUnit, parseWindow, WHOLE_PARTITION, WindowTracker, type SortShape, type WindowBounds } from './window-bounds.js';
+import { leftUnbounded, parseTimeUnit, parseWindow, specWindow, WHOLE_PARTITION, WindowTracker, type SortShape, type WindowBounds } from './window-bounds.js';
 import type { PartitionCursor, Wait, WindowEntry, WindowPartition } from './window-partition.js';
 
 const STAGE = '$setWindowFields';
@@ -260,11 +260,7 @@ const accumulator: Parser = (spec, _name, sort, names) => {
 
 /** $first/$last: the input at the window's first (last) document; null for an empty window. */
 const endpoint: Parser = (spec, name, sort, names) => {
-  let bounds = WHOLE_PARTITION;
-  for (const k of Object.keys(spec)) {
-    if (k === 'window') bounds = parseWindow(spec[k], sort);
-    else if (k !== name) fail(`${name} got unexpected argument: ${k}`);
-  }
+  const bounds = specWindow(spec, name, sort) ?? WHOLE_PARTITION;
   const input = compileExpression(spec[name], names);
   const last = name === '$last';
   return {
@@ -389,11 +385,7 @@ function typeName(v: unknown): string {
 function withUnit(spec: Doc, name: string, sort: SortShape, names: ReadonlySet<string>): { input: Expr; unitMs: number | undefined; bounds: WindowBounds | undefined } {
   if (sort.fields === undefined) fail(`${name} requires a sortBy`);
   if (sort.fields !== 1) fail(`${name} requires a non-compound sortBy`);
-  let bounds: WindowBounds | undefined;
-  for (const k of Object.keys(spec)) {
-    if (k === 'window') bounds = parseWindow(spec[k], sort);
-    else if (k !== name) fail(`${name} got unexpected argument: ${k}`);
-  }
+  const bounds = specWindow(spec, name, sort);
   const args = spec[name];
   if (!isPlainObject(args)) fail(`${name} expects an object, but got a ${typeName(args)}: ${name}: ${JSON.stringify(args)}`);
   let input: Expr | undefined;

@@ -25,7 +25,7 @@ import { compileExpression } from '../expression/operator-table.js';
 import { countsForPercentile, parsePercentile, sortedPercentileResult, type PercentileSpec } from '../expression/percentile.js';
 import { approxBytes, stageError } from '../stage.js';
 import { positionalValues, type WindowAccumulator, type WindowAccumulatorFactory } from './window-accumulators.js';
-import { parseWindow, WHOLE_PARTITION, type SortShape, type WindowBounds } from './window-bounds.js';
+import { specWindow, WHOLE_PARTITION, type SortShape, type WindowBounds } from './window-bounds.js';
 import type { WindowEntry } from './window-partition.js';
 
 const STAGE = '$setWindowFields';
@@ -212,16 +212,6 @@ function percentile(spec: PercentileSpec): WindowAccumulatorFactory {
   };
 }
 
-/** The `window` of the spec (default: the whole partition); any other field is refused. */
-function boundsOf(spec: Doc, name: string, sort: SortShape): WindowBounds {
-  let bounds = WHOLE_PARTITION;
-  for (const k of Object.keys(spec)) {
-    if (k === 'window') bounds = parseWindow(spec[k], sort);
-    else if (k !== name) stageError(STAGE, `${name} got unexpected argument: ${k}`);
-  }
-  return bounds;
-}
-
 // `n` is evaluated on an empty document with no variables, as MongoDB's ExpressionN does.
 function constantN(spec: unknown, name: string, names: ReadonlySet<string>): number {
   return validateN(compileExpression(spec, names)(Scope.of({})), name);
@@ -229,7 +219,7 @@ function constantN(spec: unknown, name: string, names: ReadonlySet<string>): num
 
 /** Parses one of these window functions (`name` is in N_WINDOW_FUNCTIONS). @throws QUERY_ERROR */
 export function parseNWindowFunction(spec: Doc, name: string, sort: SortShape, names: ReadonlySet<string>): NWindowFunction {
-  const bounds = boundsOf(spec, name, sort);
+  const bounds = specWindow(spec, name, sort) ?? WHOLE_PARTITION;
   const args = spec[name];
   if (name === '$percentile' || name === '$median') {
     const q = parsePercentile(args, name, (e) => compileExpression(e, names));
