@@ -9,7 +9,7 @@
  * `__proto__` is an own data property: stored and returned as plain data, no prototype effect.
  */
 
-import { Packr } from 'msgpackr';
+import { Packr, RESERVE_START_SPACE } from 'msgpackr';
 import { fail } from '../errors.js';
 import { encodeKey } from '../storage/index.js';
 import { idComponent } from './index-key.js';
@@ -31,12 +31,15 @@ function hasProtoKey(v: unknown): boolean {
   return false;
 }
 
+// pack() leaves this many bytes free before the body, in the buffer it returns: room for the
+// format byte, so the body is not copied into a second buffer behind it.
+const RESERVE_FORMAT_BYTE = RESERVE_START_SPACE | 1;
+
 /** The stored bytes of a validated document. */
 export function encodeDocument(doc: Doc): Buffer {
-  const body = packr.pack(doc);
-  const out = Buffer.allocUnsafe(body.length + 1);
+  // A view into msgpackr's own buffer, which later packs never write over (they write past it).
+  const out = packr.pack(doc, RESERVE_FORMAT_BYTE);
   out[0] = hasProtoKey(doc) ? FORMAT.PROTO_KEYS : FORMAT.PLAIN;
-  body.copy(out, 1);
   return out;
 }
 

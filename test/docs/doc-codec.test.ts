@@ -1,3 +1,4 @@
+import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { decodeDocument, encodeDocument, FieldReader } from '../../engine/docs/doc-codec.js';
 import { compileFilter, filterFields, parseFilter, type Doc } from '../../engine/docs/index.js';
@@ -50,6 +51,31 @@ function picked(doc: Doc, names: readonly string[]): Doc {
   for (const name of names) if (Object.hasOwn(doc, name)) out[name] = doc[name];
   return out;
 }
+
+describe('encodeDocument', () => {
+  // The stored format, spelled out: a format byte (1 plain, 2 with `__proto__` keys), then
+  // msgpackr's bytes for the document. encodeDocument writes the two into one buffer; these
+  // must stay the bytes every earlier version stored.
+  const reference = new Packr({ useRecords: false });
+  const hasProto = (v: unknown): boolean => (Array.isArray(v) ? v.some(hasProto) : typeof v === 'object' && v !== null && !(v instanceof Date) && Object.keys(v).some((k) => k === '__proto__' || hasProto((v as Doc)[k])));
+  const stored = (doc: Doc): Buffer => Buffer.concat([Buffer.from([hasProto(doc) ? 2 : 1]), reference.pack(doc)]);
+
+  it('stores the format byte and then the msgpack bytes, each document in bytes of its own', () => {
+    const rand = seededRandom(0xe4c0);
+    const docs: Doc[] = [];
+    for (let i = 0; i < 500; i++) docs.push(randomDoc(rand, i));
+    docs.push(
+      JSON.parse('{"_id": "p", "__proto__": 1, "a": [{"b": {"__proto__": {"x": -0}}}]}') as Doc,
+      JSON.parse('{"_id": "q", "list": [[1, [2, {"__proto__": null}]]]}') as Doc,
+      { _id: 'big', s: 'é'.repeat(100_000), when: new Date(5), z: -0, nested: [[[[]]], { a: [1.5, -0] }] },
+      { _id: 'small' },
+    );
+    // Every result kept until all are encoded: a later encode must not write over an earlier one.
+    const encoded = docs.map(encodeDocument);
+    for (let i = 0; i < docs.length; i++) expect(encoded[i]!.equals(stored(docs[i]!)), `document ${i}`).toBe(true);
+    expect(encoded.filter((b) => b[0] === 2).length).toBeGreaterThanOrEqual(2);
+  });
+});
 
 describe('FieldReader', () => {
   it('reads exactly the named top-level fields as decodeDocument does, over every value format', () => {
