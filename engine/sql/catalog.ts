@@ -33,7 +33,16 @@ export interface ColumnDef {
   notNull: boolean;
   /** DEFAULT expression (node-sql-parser AST), or a serial's sequence. */
   default?: AstNode;
+  /** The column draws its default from its sequence (serial types and identity columns). */
   serial?: boolean;
+  /**
+   * An identity column: ALWAYS refuses given values unless the INSERT says OVERRIDING SYSTEM
+   * VALUE; both take the sequence under OVERRIDING USER VALUE. Absent: not an identity column
+   * (catalogs written before this was kept hold BY DEFAULT identity columns as plain serials).
+   */
+  identity?: 'always' | 'by default';
+  /** A stored generated column's expression (node-sql-parser AST over the table's columns). */
+  generated?: AstNode;
   dropped?: boolean;
   /** Value (stored form) for rows written before the column was added. */
   missing?: unknown;

@@ -50,10 +50,14 @@ import { sqlFail } from './sql-types.js';
  *    only after a column reference, in a column definition and in an index element: the last two
  *    are left to it, and so is a column's in PARTITION BY (which reads no call; the planner makes
  *    it the same call after parsing); a name of three parts or more fails here as in PostgreSQL;
- *  - a generated column's `GENERATED ALWAYS AS (expr) [STORED]` in CREATE / ALTER TABLE ->
- *    `DEFAULT <GENERATED_MARKER>((expr))`, which the planner checks as PostgreSQL checks a
- *    generation expression and then refuses (generated columns are not supported);
- *    `GENERATED ALWAYS AS IDENTITY` is refused here (BY DEFAULT is supported).
+ *  - a generated column's `GENERATED ALWAYS AS (expr) STORED` in CREATE / ALTER TABLE ->
+ *    `DEFAULT <GENERATED_MARKER>((expr))`, which the planner reads as the column's generation
+ *    expression; `GENERATED ALWAYS AS IDENTITY` -> `DEFAULT <IDENTITY_ALWAYS_MARKER>()` (the
+ *    parser reads only BY DEFAULT);
+ *  - `INSERT INTO t [(cols)] OVERRIDING SYSTEM | USER VALUE ...` -> `INSERT INTO t PARTITION
+ *    (<OVERRIDING_SYSTEM_MARKER | OVERRIDING_USER_MARKER>) [(cols)] ...`: the parser reads no
+ *    OVERRIDING clause, and reads a (MySQL) PARTITION list right after the table name, which
+ *    PostgreSQL has not, so the planner takes a PARTITION list for one of these markers;
  * Each returns the same array when it changes nothing.
  */
 
@@ -90,11 +94,18 @@ export const COLLATE_MARKER = '__tetra_collate__';
 export const COLLATION_NAME = '__tetra_collation_name__';
 /** `GENERATED ALWAYS AS (expr) STORED` becomes `DEFAULT <this>((expr))` (see rewriteGenerated). */
 export const GENERATED_MARKER = '__tetra_generated__';
+/** `GENERATED ALWAYS AS IDENTITY` becomes `DEFAULT <this>()` (see rewriteGenerated). */
+export const IDENTITY_ALWAYS_MARKER = '__tetra_identity_always__';
+/** INSERT's `OVERRIDING SYSTEM VALUE` / `OVERRIDING USER VALUE` become `PARTITION (<this>)` (see rewriteOverriding). */
+export const OVERRIDING_SYSTEM_MARKER = '__tetra_overriding_system__';
+export const OVERRIDING_USER_MARKER = '__tetra_overriding_user__';
 
 /** Every rewrite of this module, in order (operators first: later ones move whole operands). */
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
-  return rewriteInsertSelect(
-    rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(tokens))))))))))))))),
+  return rewriteOverriding(
+    rewriteInsertSelect(
+      rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(tokens))))))))))))))),
+    ),
   );
 }
 
@@ -614,10 +625,10 @@ function rewriteNatural(tokens: Token[]): Token[] {
 // ---- INSERT ... SELECT ... RETURNING -------------------------------------------------------------
 
 /**
- * `INSERT INTO t [(cols)] SELECT ... RETURNING ...` -> `INSERT INTO t [(cols)] (SELECT ...)
- * RETURNING ...`: the parser reads RETURNING after an INSERT's query only when the query is
- * parenthesised (it takes RETURNING's words for the query's). The query ends at RETURNING or at
- * ON CONFLICT, outside parentheses.
+ * `INSERT INTO t [(cols)] [OVERRIDING ... VALUE] SELECT ... RETURNING ...` -> `INSERT INTO t
+ * [(cols)] [OVERRIDING ... VALUE] (SELECT ...) RETURNING ...`: the parser reads RETURNING after
+ * an INSERT's query only when the query is parenthesised (it takes RETURNING's words for the
+ * query's). The query ends at RETURNING or at ON CONFLICT, outside parentheses.
  */
 function rewriteInsertSelect(tokens: Token[]): Token[] {
   for (let i = 0; i + 2 < tokens.length; i++) {
@@ -631,6 +642,7 @@ function rewriteInsertSelect(tokens: Token[]): Token[] {
       k = matching(tokens, k, '(', ')', 1) + 1;
       if (k <= 0) continue;
     }
+    if (tokens[k]?.word === 'overriding' && tokens[k + 2]?.word === 'value') k += 3;
     if (tokens[k]?.word !== 'select') continue;
     let end = k;
     let depth = 0;
@@ -1046,33 +1058,52 @@ function rewriteQueryParens(tokens: Token[]): Token[] {
 // ---- GENERATED ALWAYS AS ----------------------------------------------------------------------
 
 /**
- * A generated column in CREATE TABLE or ALTER TABLE: `GENERATED ALWAYS AS (expr) [STORED |
- * VIRTUAL]` -> `DEFAULT <GENERATED_MARKER>((expr))` (the parser reads neither form).
- * @throws SQL_ERROR 0A000 for `GENERATED ALWAYS AS IDENTITY`
+ * A generated column in CREATE TABLE or ALTER TABLE: `GENERATED ALWAYS AS (expr) STORED` ->
+ * `DEFAULT <GENERATED_MARKER>((expr))`, `GENERATED ALWAYS AS IDENTITY` -> `DEFAULT
+ * <IDENTITY_ALWAYS_MARKER>()` (the parser reads neither form; it reads BY DEFAULT AS IDENTITY).
+ * PostgreSQL 15's grammar requires STORED (VIRTUAL, and STORED left out, are PostgreSQL 18's).
+ * @throws SQL_ERROR 42601 without STORED, for BY DEFAULT AS (expr), and for a column with two
+ * defaults, identities or generation clauses, or two of them (checkColumnDefaults)
  */
 function rewriteGenerated(tokens: Token[]): Token[] {
   if (!((tokens[0]?.word === 'create' || tokens[0]?.word === 'alter') && tokens[1]?.word === 'table')) return tokens;
-  if (tokens[0]!.word === 'create') checkColumnDefaults(tokens);
   let out = tokens;
   for (let i = 0; i < out.length; i++) {
-    if (out[i]!.word !== 'generated' || out[i + 1]?.word !== 'always' || out[i + 2]?.word !== 'as') continue;
-    if (out[i + 3]?.word === 'identity') sqlFail('0A000', 'unsupported: GENERATED ALWAYS AS IDENTITY (GENERATED BY DEFAULT AS IDENTITY is supported)');
-    if (out[i + 3]?.text !== '(') continue;
-    const close = matching(out, i + 3, '(', ')', 1);
+    if (out[i]!.word !== 'generated') continue;
+    const always = out[i + 1]?.word === 'always';
+    const as = always ? i + 2 : out[i + 1]?.word === 'by' && out[i + 2]?.word === 'default' ? i + 3 : -1;
+    if (as < 0 || out[as]?.word !== 'as') continue;
+    if (out[as + 1]?.word === 'identity') {
+      if (!always) continue;
+      const marker: Token[] = [
+        { text: 'DEFAULT', word: 'default', space: ' ' },
+        { text: IDENTITY_ALWAYS_MARKER, word: IDENTITY_ALWAYS_MARKER, space: '' },
+        { text: '(', space: '' },
+        { text: ')', space: out[as + 1]!.space },
+      ];
+      out = [...out.slice(0, i), ...marker, ...out.slice(as + 2)];
+      i += marker.length - 1;
+      continue;
+    }
+    if (out[as + 1]?.text !== '(') continue;
+    const close = matching(out, as + 1, '(', ')', 1);
     if (close < 0) continue;
-    const kind = out[close + 1]?.word;
-    const end = kind === 'stored' || kind === 'virtual' ? close + 2 : close + 1;
+    const next = out[close + 1];
+    if (next?.word !== 'stored') sqlFail('42601', next === undefined ? 'syntax error at end of input' : `syntax error at or near "${next.text}"`);
+    if (!always) sqlFail('42601', 'for a generated column, GENERATED ALWAYS must be specified');
     const call: Token[] = [
       { text: 'DEFAULT', word: 'default', space: ' ' },
       { text: GENERATED_MARKER, word: GENERATED_MARKER, space: '' },
       { text: '(', space: '' },
-      ...out.slice(i + 3, close),
+      ...out.slice(as + 1, close),
       { text: ')', space: '' },
-      { text: ')', space: out[end - 1]!.space },
+      { text: ')', space: next.space },
     ];
-    out = [...out.slice(0, i), ...call, ...out.slice(end)];
+    out = [...out.slice(0, i), ...call, ...out.slice(close + 2)];
     i += call.length - 1;
   }
+  // After the grammar's own errors above, as PostgreSQL reads the column definitions after parsing.
+  if (tokens[0]!.word === 'create') checkColumnDefaults(tokens);
   return out;
 }
 
@@ -1081,7 +1112,8 @@ const TABLE_CONSTRAINTS = new Set(['constraint', 'primary', 'unique', 'check', '
 
 /**
  * PostgreSQL's refusals of a column with two defaults in CREATE TABLE (the parser keeps the last
- * one): two DEFAULTs, or a DEFAULT beside a generation expression.
+ * one): two DEFAULTs, identities or generation expressions, or two of these kinds together, or
+ * an identity declared NULL.
  * @throws SQL_ERROR 42601
  */
 function checkColumnDefaults(tokens: Token[]): void {
@@ -1100,20 +1132,59 @@ function checkColumnDefaults(tokens: Token[]): void {
     const first = tokens[start];
     if (first !== undefined && !TABLE_CONSTRAINTS.has(first.word ?? '')) {
       let defaults = 0;
-      let generated = false;
+      let identities = 0;
+      let generated = 0;
+      let nullable = false;
       for (let k = start + 1, d = 0; k < i; k++) {
         const w = tokens[k]!;
         if (w.text === '(') d++;
         else if (w.text === ')') d--;
         else if (d === 0 && w.word === 'default' && tokens[k - 1]?.word !== 'by') defaults++;
-        else if (d === 0 && w.word === 'generated' && tokens[k + 1]?.word === 'always' && tokens[k + 2]?.word === 'as' && tokens[k + 3]?.text === '(') generated = true;
+        // A NULL constraint, not NOT NULL, DEFAULT NULL or ON DELETE SET NULL.
+        else if (d === 0 && w.word === 'null' && !['not', 'default', 'set', 'is'].includes(tokens[k - 1]?.word ?? '')) nullable = true;
+        else if (d === 0 && w.word === 'generated') {
+          const as = tokens[k + 1]?.word === 'always' ? k + 2 : k + 3;
+          if (tokens[as + 1]?.word === 'identity') identities++;
+          else if (tokens[as + 1]?.text === '(') generated++;
+        }
       }
       const column = first.word ?? first.text.replace(/^"(.*)"$/, '$1');
-      if (defaults > 1) sqlFail('42601', `multiple default values specified for column "${column}" of table "${table}"`);
-      if (defaults > 0 && generated) sqlFail('42601', `both default and generation expression specified for column "${column}" of table "${table}"`);
+      const of = `for column "${column}" of table "${table}"`;
+      if (defaults > 1) sqlFail('42601', `multiple default values specified ${of}`);
+      if (identities > 1) sqlFail('42601', `multiple identity specifications ${of}`);
+      if (generated > 1) sqlFail('42601', `multiple generation clauses specified ${of}`);
+      // An identity column is NOT NULL.
+      if (identities > 0 && nullable) sqlFail('42601', `conflicting NULL/NOT NULL declarations ${of}`);
+      if (defaults > 0 && identities > 0) sqlFail('42601', `both default and identity specified ${of}`);
+      if (defaults > 0 && generated > 0) sqlFail('42601', `both default and generation expression specified ${of}`);
+      if (identities > 0 && generated > 0) sqlFail('42601', `both identity and generation expression specified ${of}`);
     }
     start = i + 1;
   }
+}
+
+// ---- OVERRIDING ... VALUE ----------------------------------------------------------------------
+
+/**
+ * `INSERT INTO t [(cols)] OVERRIDING SYSTEM | USER VALUE ...` -> `INSERT INTO t PARTITION
+ * (<marker>) [(cols)] ...` (see the file comment); any other word after OVERRIDING is left to
+ * the parser's syntax error.
+ */
+function rewriteOverriding(tokens: Token[]): Token[] {
+  if (tokens[0]?.word !== 'insert' || tokens[1]?.word !== 'into' || !isName(tokens[2])) return tokens;
+  let name = 3;
+  while (tokens[name]?.text === '.' && isName(tokens[name + 1])) name += 2;
+  let at = name;
+  if (tokens[at]?.text === '(' && tokens[at + 1]?.word !== 'select') at = matching(tokens, at, '(', ')', 1) + 1;
+  const kind = tokens[at]?.word === 'overriding' && tokens[at + 2]?.word === 'value' ? tokens[at + 1]?.word : undefined;
+  if (at <= 0 || (kind !== 'system' && kind !== 'user')) return tokens;
+  const partition: Token[] = [
+    { text: 'PARTITION', word: 'partition', space: ' ' },
+    { text: '(', space: '' },
+    { text: kind === 'system' ? OVERRIDING_SYSTEM_MARKER : OVERRIDING_USER_MARKER, space: '' },
+    { text: ')', space: ' ' },
+  ];
+  return [...tokens.slice(0, name - 1), { ...tokens[name - 1]!, space: ' ' }, ...partition, ...tokens.slice(name, at), ...tokens.slice(at + 3)];
 }
 
 // ---- COLLATE -----------------------------------------------------------------------------------

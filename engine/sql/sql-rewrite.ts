@@ -362,11 +362,13 @@ function rewriteTokens(tokens: Token[]): Token[] {
 /** `INSERT INTO t VALUES | SELECT | WITH ... ON CONFLICT` without a column list: see ALL_COLUMNS_MARKER. */
 function rewriteInsertColumns(tokens: Token[]): Token[] {
   if (tokens[0]?.word !== 'insert' || tokens[1]?.word !== 'into' || tokens[2]?.word === undefined) return tokens;
-  const body = tokens[3]?.word;
-  if (body !== 'values' && body !== 'select' && body !== 'with') return tokens;
+  // After the PARTITION list OVERRIDING becomes (sql-grammar-gaps.ts), which the parser reads first.
+  const at = tokens[3]?.word === 'partition' ? closingParen(tokens, 4) + 1 : 3;
+  const body = tokens[at]?.word;
+  if (at <= 0 || (body !== 'values' && body !== 'select' && body !== 'with')) return tokens;
   let depth = 0;
   let conflict = false;
-  for (let i = 3; i < tokens.length && !conflict; i++) {
+  for (let i = at; i < tokens.length && !conflict; i++) {
     if (tokens[i]!.text === '(') depth++;
     else if (tokens[i]!.text === ')') depth--;
     else if (depth === 0 && tokens[i]!.word === 'on' && tokens[i + 1]?.word === 'conflict') conflict = true;
@@ -374,17 +376,17 @@ function rewriteInsertColumns(tokens: Token[]): Token[] {
   if (!conflict) return tokens;
   let count = 1;
   if (body === 'values') {
-    const close = tokens[4]?.text === '(' ? closingParen(tokens, 4) : -1;
+    const close = tokens[at + 1]?.text === '(' ? closingParen(tokens, at + 1) : -1;
     if (close < 0) return tokens;
     let d = 0;
-    for (let i = 5; i < close; i++) {
+    for (let i = at + 2; i < close; i++) {
       if (tokens[i]!.text === '(') d++;
       else if (tokens[i]!.text === ')') d--;
       else if (d === 0 && tokens[i]!.text === ',') count++;
     }
   }
   const columns = `(${Array.from({ length: count }, () => ALL_COLUMNS_MARKER).join(', ')})`;
-  return [...tokens.slice(0, 3), { text: columns, space: ' ' }, ...tokens.slice(3)];
+  return [...tokens.slice(0, at), { text: columns, space: ' ' }, ...tokens.slice(at)];
 }
 
 /** Index of the `)` closing the `(` at `open`, or -1. */

@@ -108,9 +108,12 @@ export function isNull(v: SqlValue): v is { type: SqlTypeName; value: null } {
   return v.value === null;
 }
 
-/** Raises a SQL_ERROR with the given SQLSTATE; the one way this module reports SQL errors. */
-export function sqlFail(sqlstate: string, message: string, detail?: string): never {
-  return fail('SQL_ERROR', message, detail === undefined ? { sqlstate } : { sqlstate, detail });
+/**
+ * Raises a SQL_ERROR with the given SQLSTATE, and PostgreSQL's DETAIL and HINT where it gives
+ * them; the one way this module reports SQL errors.
+ */
+export function sqlFail(sqlstate: string, message: string, detail?: string, hint?: string): never {
+  return fail('SQL_ERROR', message, { sqlstate, ...(detail === undefined ? {} : { detail }), ...(hint === undefined ? {} : { hint }) });
 }
 
 /** An integer of the given type, checked against its range. @throws SQL_ERROR 22003 */

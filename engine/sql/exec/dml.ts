@@ -10,7 +10,7 @@ import { bpcharTrim, NUMERIC_RANK, sqlFail, toText, type NonNullSqlValue, type S
 import { prefixEnd, readStored, TableReader, type StoredRow } from './access.js';
 import { PAUSE, type Exec, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 import { ALL_COLUMNS_MARKER, USING_MARKER } from '../sql-rewrite.js';
-import { ROW_ASSIGN } from '../sql-grammar-gaps.js';
+import { OVERRIDING_SYSTEM_MARKER, OVERRIDING_USER_MARKER, ROW_ASSIGN } from '../sql-grammar-gaps.js';
 import { figureColumnName } from './column-names.js';
 import { columnName, columnQualifier, Scope, tableName } from './scope.js';
 import { restrictedEnv } from './expression-kinds.js';
@@ -110,6 +110,7 @@ export class TableWriter {
   readonly reader: TableReader;
   readonly live: ColumnDef[];
   readonly #checks: { name: string; expr: CompiledExpr }[];
+  readonly #generated: { col: ColumnDef; expr: CompiledExpr }[];
   readonly #defaults: (CompiledExpr | undefined)[];
   readonly #catalog: Catalog;
   readonly #view: TxnView;
@@ -125,11 +126,25 @@ export class TableWriter {
     const scope = new Scope(this.live.map((c) => ({ name: c.name, type: c.type, qualifier: table.name, collation: columnCollation(c.collation) })), undefined);
     const cenv = exprEnv({ ...env, parent: undefined }, scope, undefined, 'check constraints');
     this.#checks = table.checks.map((c) => ({ name: c.name, expr: compileExpression(c.expr, cenv) }));
+    const genv = exprEnv({ ...env, parent: undefined }, scope, undefined, 'column generation expressions');
+    this.#generated = this.live.filter((c) => c.generated !== undefined).map((c) => ({ col: c, expr: compileExpression(c.generated!, genv) }));
     const denv = restrictedEnv('default', catalog, []);
     this.#defaults = table.columns.map((c) => (c.default !== undefined ? compileExpression(c.default, denv) : undefined));
   }
 
-  /** The default of a physical column (serials draw from their sequence). */
+  /**
+   * A new row version's stored generated columns, computed from its other columns (after the
+   * given values and defaults, before any constraint is tested, as PostgreSQL's
+   * ExecComputeStoredGenerated).
+   */
+  computeGenerated(physical: SqlValue[], x: Exec): void {
+    if (this.#generated.length === 0) return;
+    const ctx = x.ctx();
+    ctx.row = this.reader.toLive(physical);
+    for (const g of this.#generated) physical[g.col.id] = assignValue(g.expr.evaluate(ctx), g.col);
+  }
+
+  /** The default of a physical column (serials draw from their sequence; a generated column's is computed later). */
   defaultOf(col: ColumnDef, x: Exec): SqlValue {
     if (col.serial) return this.#nextval(`${this.table.id}.${col.id}`, col.type);
     const d = this.#defaults[col.id];
@@ -275,6 +290,7 @@ export class TableWriter {
           else {
             const cleared = physical.slice();
             for (const c of fk.columns) cleared[c] = { type: other.columns[c]!.type, value: null } as SqlValue;
+            writer.computeGenerated(cleared, x);
             writer.validate(cleared, x);
             writer.update(physical, r.key, cleared, x, env);
           }
@@ -419,6 +435,7 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
   const tref = (ast.table as Ast[])[0]!;
   const table = env.catalog.mustTable(tableName(tref.table));
   const alias = tref.as ? tableName(tref.as) : table.name;
+  const overriding = overridingOf(ast);
   const writer = new TableWriter(table, env.catalog, view, env);
   const names = ((Array.isArray(ast.columns) ? ast.columns : []) as unknown[]).map((c) =>
     typeof c === 'string' ? c.toLowerCase() : columnName({ type: 'column_ref', column: { expr: c } } as unknown as Ast),
@@ -482,6 +499,9 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
       doUpdate = { sets, where: action.where ? compileQuals(qualList(action.where as Ast, 'WHERE'), cenv, 'WHERE') : undefined };
     } else if (!(action?.type === 'origin' && String(action.value).toLowerCase() === 'nothing')) unsupported('this ON CONFLICT action');
   }
+  // PostgreSQL's rewriter, after the statement is analysed: the INSERT's columns, then DO UPDATE's.
+  const takesDefault = insertDefaults(writer, targetCols, defaultMarks, overriding);
+  if (doUpdate !== undefined) checkUpdatedColumns(writer, doUpdate.sets);
 
   // Everything is planned: the uncorrelated subqueries run now, pausing as they go.
   yield* initPlansOf(env, x);
@@ -503,12 +523,13 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
     const physical: SqlValue[] = table.columns.map((c) => ({ type: c.type, value: null }) as SqlValue);
     const given = new Set<number>();
     targetCols.forEach((c, i) => {
-      if (i < step.length && marks?.[i] !== true) {
+      if (i < step.length && marks?.[i] !== true && !takesDefault[i]) {
         physical[c.id] = assignValue(step[i]!, c);
         given.add(c.id);
       }
     });
     for (const c of writer.live) if (!given.has(c.id)) physical[c.id] = writer.defaultOf(c, x);
+    writer.computeGenerated(physical, x);
     const key = writer.keyOf(physical);
     // As PostgreSQL: the proposed row's NOT NULL and CHECK constraints hold before ON CONFLICT
     // looks for a conflict (a row DO NOTHING skips must still be a valid row).
@@ -524,6 +545,7 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
         if (doUpdate.where !== undefined && doUpdate.where.evaluate(ctx).value !== true) continue;
         const next = oldPhysical.slice();
         for (const s of doUpdate.sets) next[s.col.id] = s.expr === undefined ? writer.defaultOf(s.col, x) : assignValue(s.expr.evaluate(ctx), s.col);
+        writer.computeGenerated(next, x);
         writer.validate(next, x);
         writer.update(oldPhysical, existing, next, x);
         touched.add((table.primaryKey.length === 0 ? existing : writer.keyOf(next)).toString('latin1'));
@@ -541,6 +563,59 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
     if (x.tick()) yield PAUSE;
   }
   return { count, columns: ret?.columns ?? [], rows: ret === undefined ? undefined : out };
+}
+
+/**
+ * INSERT's OVERRIDING clause, which the pre-pass writes as a PARTITION list of one marker
+ * (sql-grammar-gaps.ts); a PARTITION list of anything else is not PostgreSQL.
+ * @throws SQL_ERROR 42601 a PARTITION list
+ */
+function overridingOf(ast: Ast): 'system' | 'user' | undefined {
+  const partition = ast.partition as unknown[] | null | undefined;
+  if (partition === null || partition === undefined) return undefined;
+  if (partition.length === 1 && partition[0] === OVERRIDING_SYSTEM_MARKER) return 'system';
+  if (partition.length === 1 && partition[0] === OVERRIDING_USER_MARKER) return 'user';
+  return sqlFail('42601', 'syntax error at or near "PARTITION"');
+}
+
+/**
+ * Which of an INSERT's target columns take their default whatever the statement gives, with
+ * PostgreSQL's refusals (rewriteTargetListIU, in column order): a given value, or a VALUES list
+ * column that is not DEFAULT in every row (a query's column always counts as given), is refused
+ * for a generated column, and for an identity column GENERATED ALWAYS unless OVERRIDING SYSTEM
+ * VALUE; OVERRIDING USER VALUE makes every identity column take its sequence's next value.
+ * @throws SQL_ERROR 428C9
+ */
+function insertDefaults(writer: TableWriter, targetCols: ColumnDef[], defaultMarks: boolean[][] | undefined, overriding: 'system' | 'user' | undefined): boolean[] {
+  const takesDefault = targetCols.map(() => false);
+  for (const c of writer.live) {
+    const i = targetCols.indexOf(c);
+    if (i < 0) continue;
+    if (c.identity !== undefined && overriding === 'user') {
+      takesDefault[i] = true;
+      continue;
+    }
+    // A row shorter than the column list leaves the rest to their defaults.
+    const onlyDefault = defaultMarks !== undefined && defaultMarks.every((m) => i >= m.length || m[i] === true);
+    if (c.identity === 'always' && overriding !== 'system' && !onlyDefault) {
+      sqlFail('428C9', `cannot insert a non-DEFAULT value into column "${c.name}"`, `Column "${c.name}" is an identity column defined as GENERATED ALWAYS.`, 'Use OVERRIDING SYSTEM VALUE to override.');
+    }
+    if (c.generated !== undefined && !onlyDefault) sqlFail('428C9', `cannot insert a non-DEFAULT value into column "${c.name}"`, `Column "${c.name}" is a generated column.`);
+  }
+  return takesDefault;
+}
+
+/**
+ * PostgreSQL's refusals of an UPDATE's (or DO UPDATE's) SET list, in column order: an identity
+ * column GENERATED ALWAYS or a generated column may only be set to DEFAULT.
+ * @throws SQL_ERROR 428C9
+ */
+function checkUpdatedColumns(writer: TableWriter, sets: Assignment[]): void {
+  for (const c of writer.live) {
+    if (!sets.some((s) => s.col === c && s.expr !== undefined)) continue;
+    if (c.identity === 'always') sqlFail('428C9', `column "${c.name}" can only be updated to DEFAULT`, `Column "${c.name}" is an identity column defined as GENERATED ALWAYS.`);
+    if (c.generated !== undefined) sqlFail('428C9', `column "${c.name}" can only be updated to DEFAULT`, `Column "${c.name}" is a generated column.`);
+  }
 }
 
 function project(exprs: CompiledExpr[], row: Row, x: Exec): Row {
@@ -608,6 +683,7 @@ export function* update(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
   const sets = assignments((ast.set ?? []) as Ast[], writer, cenv, env, scope);
   const where = ast.where ? compileQuals(qualList(ast.where as Ast, 'WHERE'), cenv, 'WHERE') : undefined;
   const ret = returning(ast, writer, env, alias, fromPlan?.columns);
+  checkUpdatedColumns(writer, sets);
   const candidates = yield* targetRows(table, alias, ast.where as Ast | null, env, x, fromPlan?.columns);
   const fromRows: Row[] = fromPlan === undefined ? [[]] : yield* allRows(fromPlan, x);
   const ctx = x.ctx();
@@ -629,6 +705,7 @@ export function* update(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
       ctx.row = fromPlan === undefined ? writer.reader.toLive(old) : writer.reader.toLive(old).concat(fr);
       const next = old.slice();
       for (const s of sets) next[s.col.id] = s.expr === undefined ? writer.defaultOf(s.col, x) : assignValue(s.expr.evaluate(ctx), s.col);
+      writer.computeGenerated(next, x);
       writer.validate(next, x);
       writer.update(old, c.key, next, x);
       count++;

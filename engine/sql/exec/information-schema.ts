@@ -15,7 +15,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
     );
   }
   if (name === 'columns') {
-    const names = ['table_catalog', 'table_schema', 'table_name', 'column_name', 'ordinal_position', 'column_default', 'is_nullable', 'data_type', 'character_maximum_length', 'numeric_precision', 'numeric_scale', 'collation_catalog', 'collation_schema', 'collation_name'];
+    const names = ['table_catalog', 'table_schema', 'table_name', 'column_name', 'ordinal_position', 'column_default', 'is_nullable', 'data_type', 'character_maximum_length', 'numeric_precision', 'numeric_scale', 'collation_catalog', 'collation_schema', 'collation_name', 'is_identity', 'identity_generation', 'is_generated'];
     const columns: PlanColumn[] = names.map((n) => ({ name: n, type: n === 'ordinal_position' || n.startsWith('numeric_') || n.startsWith('character_') ? 'int4' : 'text', qualifier: null }));
     return new RowsPlan(columns, () => {
       const rows: SqlValue[][] = [];
@@ -28,7 +28,8 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
             text(t.name),
             text(c.name),
             int(i + 1),
-            text(c.serial ? `nextval('${t.name}_${c.name}_seq'::regclass)` : c.default !== undefined ? 'expression' : null),
+            // An identity column's sequence is not its default (PostgreSQL lists none).
+            text(c.serial && c.identity === undefined ? `nextval('${t.name}_${c.name}_seq'::regclass)` : c.default !== undefined ? 'expression' : null),
             text(notNull ? 'NO' : 'YES'),
             text(c.type === 'bpchar' ? 'character' : c.declared.replace(/\(.*\)$/, '')),
             int(c.target.maxLength ?? null),
@@ -38,6 +39,9 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
             text(c.collation === undefined ? null : 'tetradb'),
             text(c.collation === undefined ? null : 'pg_catalog'),
             text(c.collation ?? null),
+            text(c.identity === undefined ? 'NO' : 'YES'),
+            text(c.identity?.toUpperCase() ?? null),
+            text(c.generated === undefined ? 'NEVER' : 'ALWAYS'),
           ]);
         });
       }

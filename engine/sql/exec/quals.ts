@@ -280,6 +280,19 @@ export function hasVolatile(node: unknown): boolean {
 }
 
 /**
+ * Whether a node calls a function that is not immutable (volatile or stable), which PostgreSQL
+ * refuses in a generation expression (contain_mutable_functions). Only named functions are
+ * known here: a cast or operator that depends on the time zone setting is not seen.
+ */
+export function hasMutableCall(node: unknown): boolean {
+  if (node === null || typeof node !== 'object') return false;
+  if (Array.isArray(node)) return node.some(hasMutableCall);
+  const n = node as Ast;
+  if (n.type === 'function' && (VOLATILE.has(callName(n)) || STABLE.has(callName(n)))) return true;
+  return Object.keys(n).some((k) => k !== 'loc' && hasMutableCall(n[k]));
+}
+
+/**
  * Whether a HAVING qual moves to WHERE, as PostgreSQL's planner moves it when the query has a
  * GROUP BY: it holds no aggregate, window call, subquery or volatile function (it is then a
  * function of the grouped columns, and rows failing it make no group).
