@@ -53,14 +53,27 @@ function fromMaps(v: unknown): unknown {
   return v;
 }
 
-// The msgpack body starts after the format byte: read in place rather than through a view.
-const BODY = { start: 1 } as const;
+// Where msgpackr reads: reused, as unpack reads it before it returns.
+const span = { start: 0, end: 0 };
 
 /** A stored document. @throws CORRUPTION when the bytes are not one */
 export function decodeDocument(bytes: Buffer): Doc {
-  const format = bytes[0];
-  const doc = format === FORMAT.PLAIN ? packr.unpack(bytes, BODY) : format === FORMAT.PROTO_KEYS ? fromMaps(mapReader.unpack(bytes, BODY)) : undefined;
-  if (!isPlainObject(doc)) fail('CORRUPTION', `stored document has an unknown format (${format})`);
+  return decodeDocumentAt(bytes, 0, bytes.length);
+}
+
+/**
+ * The stored document in bytes [start, end) of `buf` (a page, read in place). msgpackr keeps a
+ * DataView on each Buffer it reads: a page read in place makes one for all its documents, where a
+ * view made per document cost a Buffer and a DataView each (~0.5 µs of a ~2 µs decode).
+ * @throws CORRUPTION when the bytes are not one
+ */
+export function decodeDocumentAt(buf: Buffer, start: number, end: number): Doc {
+  const format = buf[start];
+  // The msgpack body starts after the format byte.
+  span.start = start + 1;
+  span.end = end;
+  const doc = format === FORMAT.PLAIN ? packr.unpack(buf, span) : format === FORMAT.PROTO_KEYS ? fromMaps(mapReader.unpack(buf, span)) : undefined;
+  if (!isPlainObject(doc) || start >= end) fail('CORRUPTION', `stored document has an unknown format (${format})`);
   return doc;
 }
 

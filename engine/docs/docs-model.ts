@@ -15,7 +15,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fail, isTetraError } from '../errors.js';
 import { interruptOf, UNINTERRUPTED, type ClientWatch, type Interrupt } from '../interrupt.js';
-import { encodeKey, keyPrefixRange, prefixUpperBound, type KeyPart, type SpillArea, type SpillFile, type SpillRun } from '../storage/index.js';
+import { encodeKey, keyPrefixRange, prefixUpperBound, ValueRun, type KeyPart, type SpillArea, type SpillFile, type SpillRun } from '../storage/index.js';
 import type { BatchOp, Snapshot, TenantStore } from '../tenant/index.js';
 import {
   CATALOG_TREE,
@@ -35,7 +35,7 @@ import {
   type IndexInfo,
 } from './catalog.js';
 import { bypassOption, checkValidation, describeValidation, parseValidation, type ValidationOptions } from './collection-validator.js';
-import { decodeDocument, encodeDocument, FieldReader, idKey, MAX_ID_BYTES } from './doc-codec.js';
+import { decodeDocument, decodeDocumentAt, encodeDocument, FieldReader, idKey, MAX_ID_BYTES } from './doc-codec.js';
 import { directed, documentKeys, entryKey, idComponent, indexComponent, oneFieldEntryKey, type IndexField } from './index-key.js';
 import { indexServesQuery, isIndexMember, validatePartialFilter } from './index-membership.js';
 import { DOCS_LIMITS } from './limits.js';
@@ -353,7 +353,7 @@ class LazyCandidate implements Candidate {
   get doc(): Doc {
     if (this.#doc === undefined) {
       const buf = this.#buf!;
-      this.#doc = decodeDocument(this.#start === 0 && this.bytes === buf.length ? buf : buf.subarray(this.#start, this.#start + this.bytes));
+      this.#doc = decodeDocumentAt(buf, this.#start, this.#start + this.bytes);
       this.#buf = undefined; // the page is no longer held
       this.#count();
     }
@@ -363,46 +363,65 @@ class LazyCandidate implements Candidate {
 
 /**
  * The candidate an index entry names, read from the collection (and counted as examined) when its
- * document or size is first asked for: a find that a limit stops reads no further document.
+ * document or size is first asked for: a find that a limit stops reads no further document. Its
+ * bytes are read in place (a span of their page), as are its fields and its decoding.
  */
 class IndexedCandidate implements Candidate {
-  readonly #read: () => Buffer;
-  #raw: Buffer | undefined;
+  readonly #read: (run: ValueRun) => void;
+  #buf: Buffer | undefined;
+  #start = 0;
+  #length = 0;
   #doc: Doc | undefined;
 
-  constructor(read: () => Buffer) {
+  constructor(read: (run: ValueRun) => void) {
     this.#read = read;
   }
 
+  #load(): Buffer {
+    if (this.#buf === undefined) {
+      const run = candidateRun;
+      this.#read(run);
+      this.#buf = run.bufs[0]!;
+      this.#start = run.starts[0]!;
+      this.#length = run.lengths[0]!;
+    }
+    return this.#buf;
+  }
+
   get bytes(): number {
-    this.#raw ??= this.#read();
-    return this.#raw.length;
+    this.#load();
+    return this.#length;
   }
 
   fields(reader: FieldReader): Doc | undefined {
     if (this.#doc !== undefined) return this.#doc;
-    this.#raw ??= this.#read();
-    return reader.readAt(this.#raw, 0, this.#raw.length);
+    const buf = this.#load();
+    return reader.readAt(buf, this.#start, this.#start + this.#length);
   }
 
   get doc(): Doc {
-    this.#raw ??= this.#read();
-    this.#doc ??= decodeDocument(this.#raw);
+    if (this.#doc === undefined) {
+      const buf = this.#load();
+      this.#doc = decodeDocumentAt(buf, this.#start, this.#start + this.#length);
+    }
     return this.#doc;
   }
 
   record(): Buffer {
-    this.#raw ??= this.#read();
-    return encodeSpilledDoc(this.#doc, this.#raw);
+    const buf = this.#load();
+    return encodeSpilledDoc(this.#doc, buf.subarray(this.#start, this.#start + this.#length));
   }
 }
 
+/** Where one-read finds and indexed candidates take a document's bytes in place (within one synchronous call). */
+const candidateRun = new ValueRun();
+
 /** What candidate reads need of a store or a snapshot: point reads and ordered scans. */
-type Reader = Pick<Snapshot, 'get' | 'scan' | 'valueRuns'>;
+type Reader = Pick<Snapshot, 'get' | 'getInto' | 'scan' | 'valueRuns'>;
 
 /** The live store as a Reader, for reads consumed within the calling turn (scans without a snapshot). */
 function liveReader(store: TenantStore): Reader {
-  return { get: (tree, key) => store.get(tree, key), scan: (tree, range) => store.scanNow(tree, range), valueRuns: (tree, range) => store.valueRuns(tree, range) };
+  return { get: (tree, key) => store.get(tree, key), getInto: (tree, key, run) => store.getInto(tree, key, run), scan: (tree, range) => store.scanNow(tree, range), valueRuns: (tree, range) => store.valueRuns(tree, range) };
 }
 
 /**
@@ -465,7 +484,7 @@ class Prefilter {
    * filter rejects it.
    */
   candidateAt(buf: Buffer, start: number, length: number, examined?: Examined): Candidate | undefined {
-    const whole = (): Doc => decodeDocument(start === 0 && length === buf.length ? buf : buf.subarray(start, start + length));
+    const whole = (): Doc => decodeDocumentAt(buf, start, start + length);
     // Nothing to test: read (and count) only when the reader asks for the document.
     if (this.#off) return new LazyCandidate(buf, start, length, examined);
     if (examined !== undefined) examined.docs++;
@@ -540,7 +559,7 @@ function* candidateChunks(reader: Reader, info: CollectionInfo, plan: Plan, exam
       const prefilter = scan !== undefined && !scan.whole ? new Prefilter(scan) : undefined;
       const take = (chunk: Candidate[], pk: Buffer): void => {
         if (prefilter === undefined) {
-          chunk.push(new IndexedCandidate(() => indexedRaw(reader, tree, info, plan, pk, examined)));
+          chunk.push(new IndexedCandidate((run) => indexedInto(reader, tree, info, plan, pk, examined, run)));
           return;
         }
         const c = prefilter.candidate(indexedRaw(reader, tree, info, plan, pk, examined));
@@ -677,9 +696,19 @@ function* primaryReads(reader: Reader, tree: string, plan: Plan & { kind: 'prima
 /** The stored document an index entry names. @throws CORRUPTION when it is missing */
 function indexedRaw(reader: Reader, tree: string, info: CollectionInfo, plan: Plan & { kind: 'index' }, pk: Buffer, examined: Examined): Buffer {
   const raw = reader.get(tree, pk);
-  if (raw === undefined) fail('CORRUPTION', `index ${plan.index.name} of collection ${info.name} names a missing document`);
+  if (raw === undefined) missingDocument(info, plan.index);
   examined.docs++;
   return raw;
+}
+
+/** indexedRaw in place: the document's bytes become `run`'s only entry. */
+function indexedInto(reader: Reader, tree: string, info: CollectionInfo, plan: Plan & { kind: 'index' }, pk: Buffer, examined: Examined, run: ValueRun): void {
+  if (!reader.getInto(tree, pk, run)) missingDocument(info, plan.index);
+  examined.docs++;
+}
+
+function missingDocument(info: CollectionInfo, index: IndexInfo): never {
+  fail('CORRUPTION', `index ${index.name} of collection ${info.name} names a missing document`);
 }
 
 /** The documents a plan names, in chunks, on `snapshot`, yielding the event loop between chunks. */
@@ -982,7 +1011,7 @@ function indexFindInOneTurn(store: TenantStore, info: CollectionInfo, plan: Plan
         seen.add(id);
       }
       // One at a time: the documents after the last one a limit takes are not read.
-      if (collector.offerOne(new IndexedCandidate(() => indexedRaw(store, tree, info, plan, pk, examined)))) return collector.documents();
+      if (collector.offerOne(new IndexedCandidate((run) => indexedInto(store, tree, info, plan, pk, examined, run)))) return collector.documents();
       if (collector.due) return undefined;
     }
     if (more) return undefined;
@@ -1108,9 +1137,9 @@ function findById(store: TenantStore, name: string, id: string | number | boolea
   const info = readCollectionCached(store, store, name);
   if (info === undefined) return { documents: [] };
   if (typeof id === 'string' && Buffer.byteLength(id) > MAX_ID_BYTES) return { documents: [] }; // no stored id is that long
-  const raw = store.get(docsTree(info), idKey(id));
-  if (raw === undefined) return { documents: [] };
-  const doc = decodeDocument(raw);
+  const run = candidateRun;
+  if (!store.getInto(docsTree(info), idKey(id), run)) return { documents: [] };
+  const doc = decodeDocumentAt(run.bufs[0]!, run.starts[0]!, run.starts[0]! + run.lengths[0]!);
   return { documents: [projection.mode === 'all' ? doc : projection.apply(doc)] };
 }
 
@@ -1160,13 +1189,14 @@ function findByIndexedEquality(store: TenantStore, name: string, field: string, 
   const tree = docsTree(info);
   const documents: Doc[] = [];
   let bytes = 0;
+  const run = candidateRun;
   for (const pk of pks) {
-    const raw = store.get(tree, pk);
-    if (raw === undefined) fail('CORRUPTION', `index ${index.name} of collection ${info.name} names a missing document`);
-    const doc = decodeDocument(raw);
+    if (!store.getInto(tree, pk, run)) missingDocument(info, index);
+    const length = run.lengths[0]!;
+    const doc = decodeDocumentAt(run.bufs[0]!, run.starts[0]!, run.starts[0]! + length);
     // The key is exact, so every entry matches; checked all the same, as the filter would.
     if (!equalsOrHolds(getOwn(doc, field), value)) continue;
-    bytes += raw.length;
+    bytes += length;
     if (bytes > DOCS_MODEL_LIMITS.maxResultBytes) return undefined; // the usual path says why
     documents.push(projection.mode === 'all' ? doc : projection.apply(doc));
     if (documents.length >= limit) break;

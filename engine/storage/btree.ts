@@ -126,6 +126,25 @@ export class TreeReader {
     return isOverflowRef(value) ? this.source.readOverflow(value) : value;
   }
 
+  /**
+   * get() in place: the value's bytes (a span of its page, with no Buffer made for it, when the
+   * leaf is clean) become `run`'s only entry. False, and `run` empty, when `key` is absent.
+   */
+  getInto(bytes: Uint8Array, run: ValueRun): boolean {
+    this.check();
+    run.count = 0;
+    if (this.root === NO_PAGE) return false;
+    const key = toNodeKey(bytes);
+    let node = this.node(this.root);
+    while (node.kind === 'branch') node = this.node(node.children[upperBound(node.keys, key)]!);
+    const i = leafBound(node, key, false);
+    if (!leafKeyIs(node, i, key)) return false;
+    pushLeafValue(run, node, i, this.#overflow);
+    return true;
+  }
+
+  readonly #overflow = (ref: OverflowRef): Buffer => this.source.readOverflow(ref);
+
   /** The value stored under `key`, or undefined. */
   get(bytes: Uint8Array): Buffer | undefined {
     this.check();

@@ -31,6 +31,12 @@ export class Snapshot {
     return this.#trees.tree(tree)?.get(key);
   }
 
+  /** get() in place (TreeReader.getInto): the value becomes `run`'s only entry; false when there is none. @throws UNAVAILABLE when closed or expired */
+  getInto(tree: string, key: Uint8Array, run: ValueRun): boolean {
+    run.count = 0;
+    return this.#trees.tree(tree)?.getInto(key, run) ?? false;
+  }
+
   /** @throws UNAVAILABLE when closed or expired */
   has(tree: string, key: Uint8Array): boolean {
     return this.#trees.tree(tree)?.has(key) ?? false;

@@ -216,6 +216,13 @@ export class TenantStore implements DirtyOwner {
 
   // ---- Reads ----------------------------------------------------------------------------------
 
+  /** get() in place (BTree.getInto): the value becomes `run`'s only entry; false when there is none. */
+  getInto(tree: string, key: Uint8Array, run: ValueRun): boolean {
+    this.#assertOpen();
+    run.count = 0;
+    return this.#trees.tree(tree)?.getInto(key, run) ?? false;
+  }
+
   /** The value under `key` in `tree`, or undefined. */
   get(tree: string, key: Uint8Array): Buffer | undefined {
     this.#assertOpen();
