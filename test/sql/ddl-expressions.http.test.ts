@@ -4,7 +4,7 @@
 // message. A refused statement changes nothing: the catalog is compared after it.
 import type { PGlite } from '@electric-sql/pglite';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { serverForFile } from '../helpers/server.js';
+import { http, serverForFile } from '../helpers/server.js';
 import { oursOf, theirsOf } from './pg-outcome.js';
 import { usePglite } from './sql-pg-support.js';
 
@@ -154,5 +154,50 @@ describe('generation expressions and index expressions', () => {
     const before = await oursOf(file, [CATALOG]);
     expect(await oursOf(file, [sql])).toEqual({ sqlstate: '0A000', message });
     expect(await oursOf(file, [CATALOG])).toEqual(before);
+  });
+});
+
+// The names PostgreSQL gives unnamed CHECKs (after the one column an expression reads, wherever it
+// is written), its duplicate-key DETAIL and its VALUES length rule, seen through the messages of
+// the statements that break them. Each statement is compared in order: later ones see the tables
+// the earlier ones made.
+describe('names and messages of constraints', () => {
+  const statements = [
+    'CREATE TABLE n1 (a int, b int, CHECK (a > 0), CHECK (a < b), CHECK (true), c int CHECK (b > 0), d int CHECK (c > d))',
+    'INSERT INTO n1 VALUES (0, 5, 1, 0)',
+    'INSERT INTO n1 VALUES (1, 0, 1, 0)',
+    'INSERT INTO n1 VALUES (2, 1, 1, 0)',
+    'INSERT INTO n1 VALUES (1, 5, 0, 0)',
+    'INSERT INTO n1 VALUES (1, 5, 1, 2)',
+    'INSERT INTO n1 VALUES (1, 5, 1, 0)',
+    'CREATE TABLE n2 (a int CHECK (a > 0), CHECK (a < 10), CHECK (a <> 5))',
+    'INSERT INTO n2 VALUES (5)',
+    'INSERT INTO n2 VALUES (12)',
+    'CREATE TABLE n3 (id int PRIMARY KEY, u text UNIQUE)',
+    "INSERT INTO n3 VALUES (1, 'x')",
+    "INSERT INTO n3 VALUES (1, 'y')",
+    "INSERT INTO n3 VALUES (2, 'x')",
+    "INSERT INTO n3 VALUES (3, 'z'), (4)",
+    "INSERT INTO n3 VALUES (3), (4, 'w')",
+    "INSERT INTO n3 VALUES (3, 'z', 1)",
+    "INSERT INTO n3 VALUES (3, 'z', 1), (4)",
+    "INSERT INTO n3 VALUES (3), (4, 'w', 1)",
+    "INSERT INTO n3 VALUES (3, 'z'), (4, 'w')",
+    'SELECT id, u FROM n3 ORDER BY id',
+  ];
+  it('gives PostgreSQL\'s names and messages, statement by statement', async () => {
+    for (const sql of statements) await compare(sql);
+  });
+
+  it("gives a duplicate key PostgreSQL's DETAIL", async () => {
+    for (const sql of ["INSERT INTO n3 VALUES (1, 'q')", "INSERT INTO n3 VALUES (9, 'x')"]) {
+      const ours = await http(file.server.url, 'POST', '/api/sql/query', { json: { sql }, apiKey: file.apiKey });
+      const theirs = await pg.query(sql).then(
+        () => undefined,
+        (err: { code: string; detail?: string }) => ({ sqlstate: err.code, detail: err.detail }),
+      );
+      expect(theirs, sql).toMatchObject({ sqlstate: '23505' });
+      expect({ sqlstate: ours.body.error?.details?.sqlstate, detail: ours.body.error?.details?.detail }, sql).toEqual(theirs);
+    }
   });
 });

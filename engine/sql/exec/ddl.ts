@@ -100,7 +100,7 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
   if (ast.query_expr || ast.as) unsupported('CREATE TABLE ... AS');
   const table: TableDef = { id: catalog.newId(), name, columns: [], primaryKey: [], indexes: [], checks: [], foreignKeys: [] };
   const pending: { kind: 'pk' | 'unique'; cols: string[]; name?: string }[] = [];
-  const checks: { node: Ast; column?: string; name?: string }[] = [];
+  const checks: { node: Ast; name?: string }[] = [];
   const fks: { cols: string[]; ref: Ast; name?: string }[] = [];
   for (const d of (ast.create_definitions ?? []) as Ast[]) {
     if (d.resource === 'column') {
@@ -110,7 +110,7 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
       table.columns.push(col);
       if (d.primary_key) pending.push({ kind: 'pk', cols: [cname] });
       if (d.unique) pending.push({ kind: 'unique', cols: [cname] });
-      if (d.check) for (const c of (d.check as Ast).definition as Ast[]) checks.push({ node: c, column: cname });
+      if (d.check) for (const c of (d.check as Ast).definition as Ast[]) checks.push({ node: c });
       if (d.reference_definition) fks.push({ cols: [cname], ref: d.reference_definition as Ast });
       continue;
     }
@@ -140,7 +140,7 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
     }
   }
   const checkNames = new Set<string>();
-  table.checks = checks.map((c): CheckDef => ({ name: uniqueName(c.name ?? (c.column ? `${name}_${c.column}_check` : `${name}_check`), checkNames), expr: c.node }));
+  table.checks = checks.map((c): CheckDef => ({ name: uniqueName(c.name ?? checkName(name, c.node), checkNames), expr: c.node }));
   // DEFAULT and generation expressions in column order, then CHECKs, as PostgreSQL's
   // AddRelationNewConstraints reads them (before the foreign keys, added after the table).
   for (const c of table.columns) {
@@ -218,6 +218,16 @@ function checkGeneration(col: ColumnDef, table: TableDef, catalog: Catalog): Com
   else if (!assignable(e.type, col.type)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but default expression is of type ${TYPE_DISPLAY[e.type] ?? e.type}`, undefined, 'You will need to rewrite or cast the expression.');
   col.generated = unqualified(col.generated!);
   return e;
+}
+
+/**
+ * The name PostgreSQL gives an unnamed CHECK (AddRelationNewConstraints): `<table>_<column>_check`
+ * when its expression reads exactly one column, whether written on a column or on the table, else
+ * `<table>_check`.
+ */
+function checkName(table: string, expr: Ast): string {
+  const columns = new Set(columnRefs(expr));
+  return columns.size === 1 ? `${table}_${[...columns][0]!}_check` : `${table}_check`;
 }
 
 /** The column names an expression's column references name, in the order they appear. */

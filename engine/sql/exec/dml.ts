@@ -17,6 +17,7 @@ import { restrictedEnv } from './expression-kinds.js';
 import { columnCollation } from '../collation.js';
 import { compileQuals, qualList } from './quals.js';
 import { exprEnv, planFrom, planQuery, rowSubquery, starNamer, tableAccess, type PlanEnv } from './select.js';
+import { compareCodePoints } from '../../text-order.js';
 
 type Ast = AstNode & Record<string, any>;
 
@@ -101,7 +102,7 @@ export function writeIndexEntries(view: TxnView, indexes: IndexDef[], physical: 
 function keyText(table: TableDef, ids: number[], physical: SqlValue[]): string {
   const names = ids.map((id) => table.columns[id]!.name).join(', ');
   const values = ids.map((id) => (physical[id]!.value === null ? 'null' : toText(physical[id] as NonNullSqlValue))).join(', ');
-  return `Key (${names})=(${values})`;
+  return `Key (${names})=(${values}) already exists.`;
 }
 
 /** Per-table state for writing rows: reader, compiled CHECKs, defaults. */
@@ -125,7 +126,9 @@ export class TableWriter {
     this.#view = view;
     const scope = new Scope(this.live.map((c) => ({ name: c.name, type: c.type, qualifier: table.name, collation: columnCollation(c.collation) })), undefined);
     const cenv = exprEnv({ ...env, parent: undefined }, scope, undefined, 'check constraints');
-    this.#checks = table.checks.map((c) => ({ name: c.name, expr: compileExpression(c.expr, cenv) }));
+    // Tested in name order, as PostgreSQL's relcache sorts a table's CHECKs (CheckConstraintFetch):
+    // the one a row breaks first, and so the one named in the error, is the first by name.
+    this.#checks = table.checks.map((c) => ({ name: c.name, expr: compileExpression(c.expr, cenv) })).sort((a, b) => compareCodePoints(a.name, b.name));
     const genv = exprEnv({ ...env, parent: undefined }, scope, undefined, 'column generation expressions');
     this.#generated = this.live.filter((c) => c.generated !== undefined).map((c) => ({ col: c, expr: compileExpression(c.generated!, genv) }));
     const denv = restrictedEnv('default', catalog, []);
@@ -460,6 +463,8 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
     defaultMarks = [];
     const exprRows = rowsAst.map((r) => {
       const items = r.value as Ast[];
+      // Row by row, as PostgreSQL's transformInsertStmt: its length against the first row's, then against the columns.
+      if (items.length !== (rowsAst[0]!.value as Ast[]).length) sqlFail('42601', 'VALUES lists must all be the same length');
       if (items.length > targetCols.length) sqlFail('42601', 'INSERT has more expressions than target columns');
       const marks: boolean[] = [];
       const compiled = items.map((it) => {
