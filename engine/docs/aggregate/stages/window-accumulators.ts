@@ -162,32 +162,54 @@ function extreme(sign: 1 | -1): WindowAccumulatorFactory {
         },
       };
     }
-    const q = new Deque<{ i: number; v: unknown; b: number }>();
-    let bytes = 0;
+    const q = new PositionQueue();
     return {
       add: (v, i) => {
         if (isNullish(v)) return;
-        while (q.size > 0 && sign * compareValues(v, q.back().v) > 0) {
-          bytes -= q.back().b;
-          q.popBack();
-        }
-        const b = approxBytes(v) + 16;
-        bytes += b;
-        q.push({ i, v, b });
+        while (q.size > 0 && sign * compareValues(v, q.back()) > 0) q.popBack();
+        q.push(i, v, approxBytes(v) + 16);
       },
-      remove: (_v, i) => {
-        if (q.size > 0 && q.front().i === i) {
-          bytes -= q.front().b;
-          q.shift();
-        }
-      },
-      result: () => (q.size === 0 ? null : q.front().v),
+      remove: (_v, i) => q.leave(i),
+      result: () => (q.size === 0 ? null : q.front()),
       get bytes() {
-        return bytes;
+        return q.bytes;
       },
       removesOwn: true,
     };
   };
+}
+
+/** Values with the positions they entered at and the bytes they hold: one leaves by its position, from the front. */
+class PositionQueue {
+  readonly #q = new Deque<{ i: number; v: unknown; b: number }>();
+  bytes = 0;
+
+  get size(): number {
+    return this.#q.size;
+  }
+  front(): unknown {
+    return this.#q.front().v;
+  }
+  back(): unknown {
+    return this.#q.back().v;
+  }
+  push(i: number, v: unknown, b: number): void {
+    this.bytes += b;
+    this.#q.push({ i, v, b });
+  }
+  popBack(): void {
+    this.bytes -= this.#q.back().b;
+    this.#q.popBack();
+  }
+  /** The front value leaves if it entered at position `i` (else it had left already, or never entered). */
+  leave(i: number): void {
+    if (this.#q.size === 0 || this.#q.front().i !== i) return;
+    this.bytes -= this.#q.front().b;
+    this.#q.shift();
+  }
+  values(): unknown[] {
+    return this.#q.toArray().map((e) => e.v);
+  }
 }
 
 /**
@@ -196,27 +218,19 @@ function extreme(sign: 1 | -1): WindowAccumulatorFactory {
  */
 export function positionalValues(missingAsNull: boolean, entryBytes: number): WindowAccumulatorFactory {
   return () => {
-    const q = new Deque<{ i: number; v: unknown; b: number }>();
-    let bytes = 0;
+    const q = new PositionQueue();
     return {
       add: (v, i) => {
         if (v === MISSING) {
           if (!missingAsNull) return;
           v = null;
         }
-        const b = approxBytes(v) + entryBytes;
-        bytes += b;
-        q.push({ i, v, b });
+        q.push(i, v, approxBytes(v) + entryBytes);
       },
-      remove: (_v, i) => {
-        if (q.size > 0 && q.front().i === i) {
-          bytes -= q.front().b;
-          q.shift();
-        }
-      },
-      result: () => q.toArray().map((e) => e.v),
+      remove: (_v, i) => q.leave(i),
+      result: () => q.values(),
       get bytes() {
-        return bytes;
+        return q.bytes;
       },
       removesOwn: true,
     };
