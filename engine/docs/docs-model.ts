@@ -416,6 +416,11 @@ class IndexedCandidate implements Candidate {
 /** Where one-read finds and indexed candidates take a document's bytes in place (within one synchronous call). */
 const candidateRun = new ValueRun();
 
+/** The document that is `run`'s only entry (getInto), decoded in place. */
+function runDocument(run: ValueRun): Doc {
+  return decodeDocumentAt(run.bufs[0]!, run.starts[0]!, run.starts[0]! + run.lengths[0]!);
+}
+
 /** What candidate reads need of a store or a snapshot: point reads and ordered scans. */
 type Reader = Pick<Snapshot, 'get' | 'getInto' | 'scan' | 'valueRuns'>;
 
@@ -1137,9 +1142,8 @@ function findById(store: TenantStore, name: string, id: string | number | boolea
   const info = readCollectionCached(store, store, name);
   if (info === undefined) return { documents: [] };
   if (typeof id === 'string' && Buffer.byteLength(id) > MAX_ID_BYTES) return { documents: [] }; // no stored id is that long
-  const run = candidateRun;
-  if (!store.getInto(docsTree(info), idKey(id), run)) return { documents: [] };
-  const doc = decodeDocumentAt(run.bufs[0]!, run.starts[0]!, run.starts[0]! + run.lengths[0]!);
+  if (!store.getInto(docsTree(info), idKey(id), candidateRun)) return { documents: [] };
+  const doc = runDocument(candidateRun);
   return { documents: [projection.mode === 'all' ? doc : projection.apply(doc)] };
 }
 
@@ -1189,14 +1193,12 @@ function findByIndexedEquality(store: TenantStore, name: string, field: string, 
   const tree = docsTree(info);
   const documents: Doc[] = [];
   let bytes = 0;
-  const run = candidateRun;
   for (const pk of pks) {
-    if (!store.getInto(tree, pk, run)) missingDocument(info, index);
-    const length = run.lengths[0]!;
-    const doc = decodeDocumentAt(run.bufs[0]!, run.starts[0]!, run.starts[0]! + length);
+    if (!store.getInto(tree, pk, candidateRun)) missingDocument(info, index);
+    const doc = runDocument(candidateRun);
     // The key is exact, so every entry matches; checked all the same, as the filter would.
     if (!equalsOrHolds(getOwn(doc, field), value)) continue;
-    bytes += length;
+    bytes += candidateRun.lengths[0]!;
     if (bytes > DOCS_MODEL_LIMITS.maxResultBytes) return undefined; // the usual path says why
     documents.push(projection.mode === 'all' ? doc : projection.apply(doc));
     if (documents.length >= limit) break;

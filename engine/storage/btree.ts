@@ -135,26 +135,30 @@ export class TreeReader {
     run.count = 0;
     if (this.root === NO_PAGE) return false;
     const key = toNodeKey(bytes);
-    let node = this.node(this.root);
-    while (node.kind === 'branch') node = this.node(node.children[upperBound(node.keys, key)]!);
-    const i = leafBound(node, key, false);
-    if (!leafKeyIs(node, i, key)) return false;
-    pushLeafValue(run, node, i, this.#overflow);
+    const leaf = this.#leafFor(key);
+    const i = leafBound(leaf, key, false);
+    if (!leafKeyIs(leaf, i, key)) return false;
+    pushLeafValue(run, leaf, i, this.#overflow);
     return true;
   }
 
   readonly #overflow = (ref: OverflowRef): Buffer => this.source.readOverflow(ref);
+
+  /** The leaf where `key` is or would be (the tree is not empty). */
+  #leafFor(key: NodeKey): LeafNode {
+    let node = this.node(this.root);
+    while (node.kind === 'branch') node = this.node(node.children[upperBound(node.keys, key)]!);
+    return node;
+  }
 
   /** The value stored under `key`, or undefined. */
   get(bytes: Uint8Array): Buffer | undefined {
     this.check();
     if (this.root === NO_PAGE) return undefined;
     const key = toNodeKey(bytes);
-    let node = this.node(this.root);
-    while (node.kind === 'branch') node = this.node(node.children[upperBound(node.keys, key)]!);
-    const i = leafBound(node, key, false);
-    if (leafKeyIs(node, i, key)) return this.readValue(leafValueAt(node, i));
-    return undefined;
+    const leaf = this.#leafFor(key);
+    const i = leafBound(leaf, key, false);
+    return leafKeyIs(leaf, i, key) ? this.readValue(leafValueAt(leaf, i)) : undefined;
   }
 
   has(bytes: Uint8Array): boolean {
@@ -164,9 +168,8 @@ export class TreeReader {
   protected hasKey(key: NodeKey): boolean {
     this.check();
     if (this.root === NO_PAGE) return false;
-    let node = this.node(this.root);
-    while (node.kind === 'branch') node = this.node(node.children[upperBound(node.keys, key)]!);
-    return leafKeyIs(node, leafBound(node, key, false), key);
+    const leaf = this.#leafFor(key);
+    return leafKeyIs(leaf, leafBound(leaf, key, false), key);
   }
 
   /** Entries in key order (or reverse) within `range`, from the root this reader holds. */
@@ -191,7 +194,6 @@ export class TreeReader {
     const { reverse, stopKey, stopInclusive, stack } = start;
     let limit = start.limit;
     const run = new ValueRun();
-    const overflow = (ref: OverflowRef): Buffer => this.source.readOverflow(ref);
     const step = reverse ? -1 : 1;
     while (stack.length > 0) {
       const top = stack[stack.length - 1]!;
@@ -204,7 +206,7 @@ export class TreeReader {
           stopped = true;
           break;
         }
-        pushLeafValue(run, leaf, i, overflow);
+        pushLeafValue(run, leaf, i, this.#overflow);
         if (--limit <= 0) {
           stopped = true;
           break;
