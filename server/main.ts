@@ -32,8 +32,12 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  await app.listen({ port: config.port, host: config.host });
-  app.log.info({ dataDir: config.dataDir, fsync: config.fsync, logLevel: config.logLevel, slowRequestMs: config.slowRequestMs, heapGrowthPercent: config.heapGrowthPercent }, 'tetradb ready');
+  const url = await app.listen({ port: config.port, host: config.host });
+  app.log.info({ url, dataDir: config.dataDir, fsync: config.fsync, logLevel: config.logLevel, slowRequestMs: config.slowRequestMs, heapGrowthPercent: config.heapGrowthPercent }, 'tetradb ready');
+  // Started by a parent with an IPC channel (a process manager, the test harness): tell it where
+  // this process listens. With --port 0 that is the only way to know, and it names this process's
+  // own socket, never another that took a port the parent had picked.
+  process.send?.({ tetradb: 'ready', url });
 }
 
 main().catch((err: unknown) => {

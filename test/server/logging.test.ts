@@ -109,10 +109,12 @@ describe('logging', () => {
 });
 
 describe('logging of the real process (npm start)', () => {
+  let lastUrl = '';
   async function run(env: Record<string, string>, args: string[] = []): Promise<string> {
     const dir = tempDir('logging-process');
     try {
       const server = await spawnServer(dir.path, args, env);
+      lastUrl = server.url;
       try {
         const { apiKey } = await signup(server.url);
         expect((await http(server.url, 'PUT', '/api/kv/a', { json: { value: 'v' }, apiKey, headers: { 'x-request-id': 'proc-put-1' } })).status).toBe(200);
@@ -131,6 +133,10 @@ describe('logging of the real process (npm start)', () => {
     const output = await run({ TETRA_LOG_LEVEL: 'info' });
     const lines = output.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as LogLine);
     expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining(['tetradb ready', 'shutting down: finishing in-flight requests, then checkpointing']));
+    // Started with --port 0 (spawnServer): the ready line names the port the process took, the
+    // one its IPC ready message gave the harness, which the requests above went to.
+    expect(lastUrl).toMatch(/^http:\/\/127\.0\.0\.1:[1-9]\d*$/);
+    expect(lines.find((l) => l.msg === 'tetradb ready')).toMatchObject({ url: lastUrl });
     expect(lines.filter((l) => l.reqId !== undefined)).toEqual([]);
   });
 
