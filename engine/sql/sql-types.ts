@@ -239,6 +239,11 @@ export function toText(v: NonNullSqlValue): string {
   }
 }
 
+/** A value as its type's output function writes it: toText, except booleans, which are t/f (boolout; `::text` says true/false). */
+export function outputText(v: NonNullSqlValue): string {
+  return v.type === 'boolean' ? (v.value ? 't' : 'f') : toText(v);
+}
+
 /**
  * PostgreSQL's interval output (IntervalStyle postgres): `1 year 2 mons 3 days 04:05:06.5`;
  * a field after a negative one carries an explicit `+`; the time part is shown when non-zero
@@ -285,7 +290,7 @@ export function arrayText(elements: readonly SqlValue[]): string {
   const parts = elements.map((e) => {
     if (e.value === null) return 'NULL';
     const nn = e as NonNullSqlValue;
-    const s = nn.type === 'boolean' ? (nn.value ? 't' : 'f') : toText(nn);
+    const s = outputText(nn);
     const quote = s === '' || s.toUpperCase() === 'NULL' || /[{}",\\\s]/.test(s);
     return quote ? `"${s.replace(/["\\]/g, (c) => `\\${c}`)}"` : s;
   });

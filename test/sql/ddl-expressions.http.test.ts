@@ -201,3 +201,47 @@ describe('names and messages of constraints', () => {
     }
   });
 });
+
+describe('the failing row of a NOT NULL or CHECK violation', () => {
+  const long = 'a'.repeat(100);
+  const statements = [
+    // every live column in table order, by its output function; a dropped column is not shown,
+    // an added one comes last, generated ones are there
+    "CREATE TABLE fr (id int PRIMARY KEY, b boolean, t text, n numeric(8,2), f float8, d date, ts timestamp, tz timestamptz, j jsonb, bt bytea, iv interval, c char(5), gone int, nn int NOT NULL DEFAULT 0, g int GENERATED ALWAYS AS (id * 2) STORED, CHECK (f IS NULL OR f < 100), CONSTRAINT short_t CHECK (length(t) < 90))",
+    'ALTER TABLE fr DROP COLUMN gone',
+    "ALTER TABLE fr ADD COLUMN late text DEFAULT 'x'",
+    'INSERT INTO fr (id, nn) VALUES (1, 1)',
+    "INSERT INTO fr (id, b, t, n, f, d, ts, tz, j, bt, iv, c, nn) VALUES (2, true, 'hi, there', 3.5, 0.1, '2024-02-29', '2024-01-02 03:04:05.5', '2024-01-02 03:04:05+00', '{\"a\": [1, \"x\"], \"b\": null}', '\\xdead', '1 day 2 hours', 'ab', NULL)",
+    'INSERT INTO fr (id, b, nn) VALUES (3, false, NULL)',
+    'INSERT INTO fr (id, f, nn) VALUES (4, 150, 1)',
+    'INSERT INTO fr (id, f, nn) VALUES (5, -1e300, NULL)',
+    // values clipped to 64 bytes of UTF-8, whole characters, then "..."
+    `INSERT INTO fr (id, t, nn) VALUES (6, '${'b'.repeat(64)}', NULL)`,
+    `INSERT INTO fr (id, t, nn) VALUES (7, '${'b'.repeat(65)}', NULL)`,
+    `INSERT INTO fr (id, t, nn) VALUES (8, '${'é'.repeat(40)}', NULL)`,
+    `INSERT INTO fr (id, t, nn) VALUES (9, '${'€'.repeat(30)}', NULL)`,
+    `INSERT INTO fr (id, t, nn) VALUES (10, 'x${'😀'.repeat(20)}', NULL)`,
+    `INSERT INTO fr (id, t, nn) VALUES (11, '${long}', 1)`,
+    // updates and ON CONFLICT DO UPDATE show the new row
+    'UPDATE fr SET nn = NULL WHERE id = 1',
+    'UPDATE fr SET f = 1000, t = NULL WHERE id = 1',
+    'INSERT INTO fr (id, nn) VALUES (1, 5) ON CONFLICT (id) DO UPDATE SET f = 500',
+    "UPDATE fr SET late = 'y', nn = NULL WHERE id = 1",
+  ];
+  it("gives PostgreSQL's DETAIL", async () => {
+    const refused: string[] = [];
+    for (const sql of statements) {
+      const ours = await http(file.server.url, 'POST', '/api/sql/query', { json: { sql }, apiKey: file.apiKey });
+      const theirs = await pg.query(sql).then(
+        () => undefined,
+        (err: { code: string; message: string; detail?: string }) => ({ sqlstate: err.code, message: err.message, detail: err.detail }),
+      );
+      const error = ours.body.error as { message?: string; details?: { sqlstate?: string; detail?: string } } | undefined;
+      expect(error === undefined ? undefined : { sqlstate: error.details?.sqlstate, message: error.message, detail: error.details?.detail }, sql).toEqual(theirs);
+      if (theirs !== undefined) refused.push(theirs.sqlstate);
+    }
+    // Refused by the checks, every one of them (not by a typo).
+    const [nn, check] = ['23502', '23514'];
+    expect(refused).toEqual([nn, nn, check, nn, nn, nn, nn, nn, nn, check, nn, check, check, nn]);
+  });
+});

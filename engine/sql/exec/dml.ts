@@ -6,7 +6,7 @@ import { castValue, fitBpchar, TYPE_DISPLAY } from '../sql-cast.js';
 import { MAX_KEY_BYTES } from '../../storage/index.js';
 import { encodeKeyTuple, encodeRow } from '../store/sql-codec.js';
 import type { TxnView } from '../store/sql-view.js';
-import { bpcharTrim, NUMERIC_RANK, sqlFail, toText, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { bpcharTrim, NUMERIC_RANK, outputText, sqlFail, toText, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { prefixEnd, readStored, TableReader, type StoredRow } from './access.js';
 import { PAUSE, type Exec, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 import { ALL_COLUMNS_MARKER, USING_MARKER } from '../sql-rewrite.js';
@@ -180,15 +180,28 @@ export class TableWriter {
   /** NOT NULL and CHECK: what PostgreSQL tests of a proposed row before ON CONFLICT looks for a conflict. */
   validateRow(physical: SqlValue[], x: Exec): void {
     for (const c of this.live) {
-      if (c.notNull && physical[c.id]!.value === null) sqlFail('23502', `null value in column "${c.name}" of relation "${this.table.name}" violates not-null constraint`);
+      if (c.notNull && physical[c.id]!.value === null) sqlFail('23502', `null value in column "${c.name}" of relation "${this.table.name}" violates not-null constraint`, this.#failingRow(physical));
     }
     if (this.#checks.length > 0) {
       const ctx = x.ctx();
       ctx.row = this.reader.toLive(physical);
       for (const c of this.#checks) {
-        if (c.expr.evaluate(ctx).value === false) sqlFail('23514', `new row for relation "${this.table.name}" violates check constraint "${c.name}"`);
+        if (c.expr.evaluate(ctx).value === false) sqlFail('23514', `new row for relation "${this.table.name}" violates check constraint "${c.name}"`, this.#failingRow(physical));
       }
     }
+  }
+
+  /**
+   * The DETAIL of a NOT NULL or CHECK violation, as PostgreSQL's ExecBuildSlotValueDescription
+   * writes it: every live column in table order, by its type's output function, `null` for a
+   * NULL, each clipped to 64 bytes of UTF-8 (whole characters) with `...` after.
+   */
+  #failingRow(physical: SqlValue[]): string {
+    const parts = this.live.map((c) => {
+      const v = physical[c.id]!;
+      return v.value === null ? 'null' : clipOutput(outputText(v as NonNullSqlValue));
+    });
+    return `Failing row contains (${parts.join(', ')}).`;
   }
 
   /** Foreign keys: tested for a row that is written (after ON CONFLICT decided it is). */
@@ -767,4 +780,22 @@ export function* deleteRows(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Gen
     if (x.tick()) yield PAUSE;
   }
   return { count, columns: ret?.columns ?? [], rows: ret === undefined ? undefined : out };
+}
+
+/** How many bytes of a value a failing row's DETAIL shows (PostgreSQL's maxfieldlen). */
+const FAILING_ROW_FIELD_BYTES = 64;
+
+/** `s` cut to at most FAILING_ROW_FIELD_BYTES of UTF-8 without splitting a character (pg_mbcliplen), `...` after a cut. */
+function clipOutput(s: string): string {
+  if (s.length * 3 <= FAILING_ROW_FIELD_BYTES || Buffer.byteLength(s, 'utf8') <= FAILING_ROW_FIELD_BYTES) return s;
+  let bytes = 0;
+  let end = 0;
+  while (end < s.length) {
+    const c = s.codePointAt(end)!;
+    const n = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+    if (bytes + n > FAILING_ROW_FIELD_BYTES) break;
+    bytes += n;
+    end += c >= 0x10000 ? 2 : 1;
+  }
+  return `${s.slice(0, end)}...`;
 }
