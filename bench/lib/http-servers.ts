@@ -106,18 +106,37 @@ export interface TetraServer {
  * tenant and returns its API key. Its stdout (log lines) is discarded.
  */
 export async function startTetra(dataDir: string, flags: string[] = [], env: Record<string, string> = {}): Promise<TetraServer> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [fileURLToPath(new URL('../../server/start.mjs', import.meta.url)), '--port', String(port), '--data-dir', dataDir, ...flags], {
-    stdio: ['ignore', 'ignore', 'inherit'],
+  const child = spawn(process.execPath, [fileURLToPath(new URL('../../server/start.mjs', import.meta.url)), '--port', '0', '--data-dir', dataDir, ...flags], {
+    stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
     cwd: benchDir,
     env: { ...process.env, ...env },
   });
-  const url = `http://127.0.0.1:${port}`;
-  await waitHttp(`${url}/api/nothing`);
+  const url = await tetraReady(child);
   const res = await fetch(`${url}/api/auth/signup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ orgName: 'bench', email: 'bench@example.com' }) });
   if (res.status !== 201) throw new Error(`signup answered ${res.status}: ${await res.text()}`);
   const { apiKey } = (await res.json()) as { apiKey: string };
   return { child, url, apiKey };
+}
+
+/**
+ * The URL a tetradb child started with --port 0 and an IPC channel listens on (its ready message,
+ * server/main.ts), the channel closed after. A port picked here and passed in could be taken by
+ * another process before the child binds it, and the benchmark would then measure that process.
+ */
+export function tetraReady(child: ChildProcess): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const onMessage = (message: unknown): void => {
+      const ready = message as { tetradb?: unknown; url?: unknown } | null;
+      if (ready?.tetradb !== 'ready' || typeof ready.url !== 'string') return;
+      child.off('exit', onExit);
+      child.off('message', onMessage);
+      child.disconnect();
+      resolve(ready.url);
+    };
+    const onExit = (code: number | null): void => reject(new Error(`tetradb exited with ${code} before it was ready`));
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
 }
 
 /** Samples `sample()` (MiB) every `intervalMs` until stop(), which returns the peak (NaN samples skipped). */
