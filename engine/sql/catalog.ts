@@ -1,6 +1,7 @@
 import type { CollationName } from './collation.js';
 import type { AstNode } from './expression-eval.js';
 import type { CastTarget } from './sql-cast.js';
+import type { SequenceDef } from './sequence-options.js';
 import { metaPackr } from './store/sql-codec.js';
 import type { SqlReader, TxnView } from './store/sql-view.js';
 import { sqlFail, type SqlTypeName } from './sql-types.js';
@@ -41,6 +42,8 @@ export interface ColumnDef {
    * (catalogs written before this was kept hold BY DEFAULT identity columns as plain serials).
    */
   identity?: 'always' | 'by default';
+  /** An identity column's sequence options (absent: the defaults for its type, defaultSequence). */
+  sequence?: SequenceDef;
   /** A stored generated column's expression (node-sql-parser AST over the table's columns). */
   generated?: AstNode;
   dropped?: boolean;

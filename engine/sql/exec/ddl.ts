@@ -12,7 +12,8 @@ import { hasMutableCall } from './quals.js';
 import { PAUSE, type Exec, type Step } from './runtime.js';
 import { columnName, tableName, type Scope } from './scope.js';
 import { PRIMARY_KEY_MARKER } from '../sql-rewrite.js';
-import { GENERATED_MARKER, IDENTITY_ALWAYS_MARKER } from '../sql-grammar-gaps.js';
+import { GENERATED_MARKER, IDENTITY_ALWAYS_MARKER, IDENTITY_BY_DEFAULT_MARKER } from '../sql-grammar-gaps.js';
+import { decodeSequenceOptions, identitySequence } from '../sequence-options.js';
 import { columnCollation, definedCollation } from '../collation.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 
@@ -182,8 +183,11 @@ function columnDef(d: Ast, table: TableDef): ColumnDef {
   const marker = value?.type === 'function' ? functionName(value) : undefined;
   // GENERATED ALWAYS AS IDENTITY and GENERATED ALWAYS AS (expr) arrive as DEFAULT <marker>(...)
   // (sql-grammar-gaps.ts); the parser reads BY DEFAULT AS IDENTITY itself.
-  const identity = marker === IDENTITY_ALWAYS_MARKER ? 'always' : d.generated_by_default ? 'by default' : undefined;
+  const identity = marker === IDENTITY_ALWAYS_MARKER ? 'always' : marker === IDENTITY_BY_DEFAULT_MARKER || d.generated_by_default ? 'by default' : undefined;
   if (identity !== undefined && !['int2', 'int4', 'int8'].includes(target.type)) sqlFail('22023', `identity column type must be smallint, integer, or bigint`);
+  // Its sequence options, checked against the column's type (see sequence-options.ts).
+  const written = identity === undefined || marker === undefined ? undefined : ((value!.args as Ast | undefined)?.value as Ast[] | undefined)?.[0];
+  const sequence = written === undefined ? undefined : identitySequence(decodeSequenceOptions(written.value as string), target.type as 'int2' | 'int4' | 'int8');
   // An identity column is a serial for all that fills it: the next value of its sequence when
   // none is given, a given value kept (and the sequence not moved).
   const serial = serialType || identity !== undefined;
@@ -192,6 +196,7 @@ function columnDef(d: Ast, table: TableDef): ColumnDef {
   if (collation !== undefined) col.collation = collation;
   if (serial) col.serial = true;
   if (identity !== undefined) col.identity = identity;
+  if (sequence !== undefined) col.sequence = sequence;
   if (marker === GENERATED_MARKER) col.generated = (value!.args as Ast).value[0] as Ast;
   else if (value !== undefined && identity === undefined) col.default = value;
   return col;

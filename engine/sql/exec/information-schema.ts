@@ -1,6 +1,7 @@
 import { liveColumns, type Catalog } from '../catalog.js';
 import { unsupported } from '../expression-eval.js';
 import type { SqlValue } from '../sql-types.js';
+import { defaultSequence } from '../sequence-options.js';
 import type { Exec, ExplainNode, Plan, PlanColumn, Step } from './runtime.js';
 
 const text = (v: string | null): SqlValue => ({ type: 'text', value: v }) as SqlValue;
@@ -15,13 +16,14 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
     );
   }
   if (name === 'columns') {
-    const names = ['table_catalog', 'table_schema', 'table_name', 'column_name', 'ordinal_position', 'column_default', 'is_nullable', 'data_type', 'character_maximum_length', 'numeric_precision', 'numeric_scale', 'collation_catalog', 'collation_schema', 'collation_name', 'is_identity', 'identity_generation', 'is_generated'];
+    const names = ['table_catalog', 'table_schema', 'table_name', 'column_name', 'ordinal_position', 'column_default', 'is_nullable', 'data_type', 'character_maximum_length', 'numeric_precision', 'numeric_scale', 'collation_catalog', 'collation_schema', 'collation_name', 'is_identity', 'identity_generation', 'identity_start', 'identity_increment', 'identity_maximum', 'identity_minimum', 'identity_cycle', 'is_generated'];
     const columns: PlanColumn[] = names.map((n) => ({ name: n, type: n === 'ordinal_position' || n.startsWith('numeric_') || n.startsWith('character_') ? 'int4' : 'text', qualifier: null }));
     return new RowsPlan(columns, () => {
       const rows: SqlValue[][] = [];
       for (const t of [...catalog.tables.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
         liveColumns(t).forEach((c, i) => {
           const notNull = c.notNull || t.primaryKey.includes(c.id);
+          const seq = c.identity === undefined ? undefined : (c.sequence ?? defaultSequence(c.type));
           rows.push([
             text('tetradb'),
             text('public'),
@@ -41,6 +43,12 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
             text(c.collation ?? null),
             text(c.identity === undefined ? 'NO' : 'YES'),
             text(c.identity?.toUpperCase() ?? null),
+            // The identity's sequence (NULL for other columns, whose identity_cycle is NO).
+            text(seq?.start ?? null),
+            text(seq?.increment ?? null),
+            text(seq?.max ?? null),
+            text(seq?.min ?? null),
+            text(seq?.cycle === true ? 'YES' : 'NO'),
             text(c.generated === undefined ? 'NEVER' : 'ALWAYS'),
           ]);
         });
