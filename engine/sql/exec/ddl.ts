@@ -2,7 +2,7 @@ import { Catalog, indexTree, liveColumns, rowTree, SEQUENCE_TREE, type CheckDef,
 import { castTargetOf, compileExpression, unsupported, type AstNode } from '../expression-eval.js';
 import { encodeRow, keyable, storedOf } from '../store/sql-codec.js';
 import type { TxnView } from '../store/sql-view.js';
-import { TYPE_DISPLAY, type CastTarget } from '../sql-cast.js';
+import { castValue, TYPE_DISPLAY, type CastTarget } from '../sql-cast.js';
 import { sqlFail, type SqlValue } from '../sql-types.js';
 import { TableReader } from './access.js';
 import { assignable, assignValue, indexEntry, writeIndexEntries } from './dml.js';
@@ -13,7 +13,7 @@ import { PAUSE, type Exec, type Step } from './runtime.js';
 import { columnName, tableName, type Scope } from './scope.js';
 import { PRIMARY_KEY_MARKER } from '../sql-rewrite.js';
 import { GENERATED_MARKER, IDENTITY_ALWAYS_MARKER, IDENTITY_BY_DEFAULT_MARKER } from '../sql-grammar-gaps.js';
-import { decodeSequenceOptions, identitySequence } from '../sequence-options.js';
+import { decodeSequenceOptions, defaultSequence, identitySequence, nextSequenceValue } from '../sequence-options.js';
 import { columnCollation, definedCollation } from '../collation.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 
@@ -412,6 +412,37 @@ function* addGeneratedColumn(col: ColumnDef, table: TableDef, catalog: Catalog, 
   catalog.save(view, table);
 }
 
+/**
+ * ADD COLUMN of a serial type or an identity column: every existing row takes the next value of
+ * the column's new sequence, as PostgreSQL's table rewrite gives it, in the order the rows are
+ * read (primary key order here; PostgreSQL's is the heap's).
+ * @throws SQL_ERROR 2200H when the rows outnumber the sequence
+ */
+function* addSequenceColumn(col: ColumnDef, table: TableDef, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
+  table.columns.push(col);
+  col.missing = storedOf({ type: col.type, value: null } as SqlValue);
+  const def = col.sequence ?? defaultSequence(col.type);
+  const name = def.name ?? `${table.name}_${col.name}_seq`;
+  const reader = new TableReader(table);
+  // Read first, written after: the scan does not meet its own writes.
+  const rows: [Buffer, SqlValue[]][] = [];
+  let last: bigint | undefined;
+  for (const [key, value] of view.scan(rowTree(table))) {
+    const physical = reader.physical(value);
+    last = nextSequenceValue(def, last, name);
+    physical[col.id] = castValue({ type: 'int8', value: last }, { type: col.type });
+    rows.push([key, physical]);
+    if (x.tick()) yield PAUSE;
+  }
+  for (const [key, physical] of rows) view.put(rowTree(table), key, encodeRow(physical));
+  if (last !== undefined) {
+    const stored = Buffer.alloc(8);
+    stored.writeBigInt64BE(last);
+    view.put(SEQUENCE_TREE, Buffer.from(`${table.id}.${col.id}`), stored);
+  }
+  catalog.save(view, table);
+}
+
 /** ALTER TABLE: ADD / DROP / RENAME COLUMN, RENAME TO. */
 export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
   const name = tableName((ast.table as Ast[])[0]!.table);
@@ -451,9 +482,10 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
       }
       if (e.primary_key || e.unique || e.reference_definition || e.check) unsupported('constraints in ALTER TABLE ADD COLUMN (add the column, then CREATE UNIQUE INDEX)');
       const col = columnDef(e, table);
-      // Existing rows would each draw from the new sequence: not done (the serial types alike).
-      if (col.identity !== undefined) unsupported('ADD COLUMN of an identity column');
-      if (col.serial) unsupported('ADD COLUMN of a serial type');
+      if (col.serial) {
+        yield* addSequenceColumn(col, table, catalog, view, x);
+        continue;
+      }
       if (col.generated !== undefined) {
         yield* addGeneratedColumn(col, table, catalog, view, x);
         continue;
