@@ -103,17 +103,19 @@ export const GENERATED_MARKER = '__tetra_generated__';
  */
 export const IDENTITY_ALWAYS_MARKER = '__tetra_identity_always__';
 export const IDENTITY_BY_DEFAULT_MARKER = '__tetra_identity_by_default__';
+/** `ALTER TABLE ... DROP [COLUMN] a CASCADE` names the column `"<this>a"` (see rewriteDropBehavior). */
+export const DROP_CASCADE_MARKER = '__tetra_cascade__:';
 /** INSERT's `OVERRIDING SYSTEM VALUE` / `OVERRIDING USER VALUE` become `PARTITION (<this>)` (see rewriteOverriding). */
 export const OVERRIDING_SYSTEM_MARKER = '__tetra_overriding_system__';
 export const OVERRIDING_USER_MARKER = '__tetra_overriding_user__';
 
 /** Every rewrite of this module, in order (operators first: later ones move whole operands). */
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
-  return rewriteOverriding(
+  return rewriteDropBehavior(rewriteOverriding(
     rewriteInsertSelect(
       rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(tokens))))))))))))))),
     ),
-  );
+  ));
 }
 
 const OPERATOR_CHARS = '+-*/<>=~!@#%^&|`?';
@@ -1198,6 +1200,35 @@ function rewriteOverriding(tokens: Token[]): Token[] {
     { text: ')', space: ' ' },
   ];
   return [...tokens.slice(0, name - 1), { ...tokens[name - 1]!, space: ' ' }, ...partition, ...tokens.slice(name, at), ...tokens.slice(at + 3)];
+}
+
+// ---- DROP COLUMN ... CASCADE | RESTRICT ----------------------------------------------------------
+
+/**
+ * `ALTER TABLE t DROP [COLUMN] [IF EXISTS] a CASCADE` -> `... DROP [COLUMN] [IF EXISTS]
+ * "<DROP_CASCADE_MARKER>a"`, and `... a RESTRICT` (the default) -> `... a`: the parser reads
+ * neither word there.
+ */
+function rewriteDropBehavior(tokens: Token[]): Token[] {
+  if (tokens[0]?.word !== 'alter' || tokens[1]?.word !== 'table' || !tokens.some((t) => t.word === 'cascade' || t.word === 'restrict')) return tokens;
+  let out = tokens;
+  for (let i = 2, depth = 0; i < out.length; i++) {
+    const t = out[i]!;
+    if (t.text === '(') depth++;
+    else if (t.text === ')') depth--;
+    if (depth !== 0 || t.word !== 'drop') continue;
+    let at = i + 1;
+    if (out[at]?.word === 'column') at++;
+    if (out[at]?.word === 'if' && out[at + 1]?.word === 'exists') at += 2;
+    const name = out[at];
+    const behavior = out[at + 1]?.word;
+    if (name === undefined || !isName(name) || (behavior !== 'cascade' && behavior !== 'restrict')) continue;
+    if (out[at + 2] !== undefined && out[at + 2]!.text !== ',' && out[at + 2]!.text !== ';') continue;
+    const column = name.word ?? name.text.slice(1, -1);
+    const named: Token = behavior === 'cascade' ? { text: `"${DROP_CASCADE_MARKER}${column}"`, space: out[at + 1]!.space } : { ...name, space: out[at + 1]!.space };
+    out = [...out.slice(0, at), named, ...out.slice(at + 2)];
+  }
+  return out;
 }
 
 // ---- COLLATE -----------------------------------------------------------------------------------

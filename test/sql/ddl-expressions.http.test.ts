@@ -245,3 +245,50 @@ describe('the failing row of a NOT NULL or CHECK violation', () => {
     expect(refused).toEqual([nn, nn, check, nn, nn, nn, nn, nn, nn, check, nn, check, check, nn]);
   });
 });
+
+describe('ALTER TABLE DROP COLUMN: what depends on the column', () => {
+  const statements = [
+    'CREATE TABLE dp (id int PRIMARY KEY, a int UNIQUE, b int GENERATED ALWAYS AS (a * 2) STORED UNIQUE, c int GENERATED ALWAYS AS (a + id) STORED, e int CHECK (e > 0), f int, CHECK (f > e))',
+    'CREATE TABLE dr (x int REFERENCES dp (a), y int REFERENCES dp (b), z int)',
+    'CREATE TABLE ds (x int, CONSTRAINT my_fk FOREIGN KEY (x) REFERENCES dp (a))',
+    "INSERT INTO dp (id, a, e, f) VALUES (1, 1, 1, 2), (2, 2, 1, 2)",
+    'INSERT INTO dr VALUES (1, 2, 0)',
+    // refused, naming every dependent (those of its generated columns too), with or without RESTRICT
+    'ALTER TABLE dp DROP COLUMN a',
+    'ALTER TABLE dp DROP COLUMN a RESTRICT',
+    'ALTER TABLE dp DROP a',
+    'ALTER TABLE dp DROP COLUMN b',
+    // a column only CHECKs and nothing else depend on goes with them
+    'ALTER TABLE dp DROP COLUMN e',
+    'INSERT INTO dp (id, a, f) VALUES (3, 3, -5) RETURNING id, a, b, c, f',
+    // CASCADE: the generated columns and the foreign keys go too
+    'ALTER TABLE dp DROP COLUMN IF EXISTS nosuch CASCADE',
+    'ALTER TABLE dp DROP COLUMN nosuch CASCADE',
+    'ALTER TABLE dp DROP COLUMN a CASCADE, DROP COLUMN f RESTRICT',
+    'SELECT * FROM dp ORDER BY id',
+    'INSERT INTO dr VALUES (99, 99, 1)',
+    'INSERT INTO ds VALUES (99)',
+    'SELECT * FROM dr ORDER BY x',
+    // a foreign key of the table to itself
+    'CREATE TABLE dt (k int PRIMARY KEY, id int UNIQUE, parent int REFERENCES dt (id))',
+    'ALTER TABLE dt DROP COLUMN id',
+    'ALTER TABLE dt DROP COLUMN parent',
+    'ALTER TABLE dt DROP COLUMN id',
+    "SELECT table_name, column_name FROM information_schema.columns WHERE table_name IN ('dp', 'dr', 'ds', 'dt') ORDER BY table_name, ordinal_position",
+  ];
+  it("drops them under CASCADE, else refuses with PostgreSQL's DETAIL and HINT", async () => {
+    const refused: string[] = [];
+    for (const sql of statements) {
+      const ours = await http(file.server.url, 'POST', '/api/sql/query', { json: { sql, rowMode: 'array' }, apiKey: file.apiKey });
+      const theirs = await pg.query(sql, [], { rowMode: 'array' }).then(
+        (r) => ({ rows: JSON.stringify(r.rows) }),
+        (err: { code: string; message: string; detail?: string; hint?: string }) => ({ sqlstate: err.code, message: err.message, detail: err.detail, hint: err.hint }),
+      );
+      const error = ours.body.error as { message: string; details?: { sqlstate?: string; detail?: string; hint?: string } } | undefined;
+      const mine = error === undefined ? { rows: JSON.stringify(ours.body.rows) } : { sqlstate: error.details?.sqlstate, message: error.message, detail: error.details?.detail, hint: error.details?.hint };
+      expect(mine, sql).toEqual(theirs);
+      if ('sqlstate' in theirs) refused.push(theirs.sqlstate);
+    }
+    expect(refused).toEqual(['2BP01', '2BP01', '2BP01', '2BP01', '42703', '2BP01']);
+  });
+});

@@ -12,7 +12,7 @@ import { hasMutableCall } from './quals.js';
 import { PAUSE, type Exec, type Step } from './runtime.js';
 import { columnName, tableName, type Scope } from './scope.js';
 import { PRIMARY_KEY_MARKER } from '../sql-rewrite.js';
-import { GENERATED_MARKER, IDENTITY_ALWAYS_MARKER, IDENTITY_BY_DEFAULT_MARKER } from '../sql-grammar-gaps.js';
+import { DROP_CASCADE_MARKER, GENERATED_MARKER, IDENTITY_ALWAYS_MARKER, IDENTITY_BY_DEFAULT_MARKER } from '../sql-grammar-gaps.js';
 import { decodeSequenceOptions, defaultSequence, identitySequence, nextSequenceValue } from '../sequence-options.js';
 import { columnCollation, definedCollation } from '../collation.js';
 import type { CompiledExpr } from '../compiled-expr.js';
@@ -443,6 +443,47 @@ function* addSequenceColumn(col: ColumnDef, table: TableDef, catalog: Catalog, v
   catalog.save(view, table);
 }
 
+/**
+ * DROP COLUMN: its indexes, CHECKs and this table's foreign keys from it go with it, as in
+ * PostgreSQL. What depends on it otherwise (generated columns that read it, foreign keys to it or
+ * to those generated columns, this table's own included) is dropped too under CASCADE, else the
+ * drop is 2BP01 naming them all in its DETAIL.
+ * @throws SQL_ERROR 2BP01 dependents without CASCADE, 0A000 a primary key column
+ */
+function dropColumn(table: TableDef, col: ColumnDef, cascade: boolean, catalog: Catalog, view: TxnView): void {
+  if (table.primaryKey.includes(col.id)) unsupported('dropping a primary key column');
+  const generated = liveColumns(table).filter((c) => c !== col && c.generated !== undefined && columnRefs(c.generated).includes(col.name));
+  // The foreign keys to a column (not those from it, which go with it), tables in creation order.
+  const referencing = (target: ColumnDef): { other: TableDef; fk: ForeignKeyDef }[] =>
+    [...catalog.tables.values()]
+      .sort((x, y) => x.id - y.id)
+      .flatMap((other) => other.foreignKeys.filter((f) => f.refTable === table.name && f.refColumns.includes(target.id) && !(other === table && f.columns.includes(target.id))).map((fk) => ({ other, fk })));
+  const fkLine = ({ other, fk }: { other: TableDef; fk: ForeignKeyDef }, target: ColumnDef): string => `constraint ${fk.name} on table ${other.name} depends on column ${target.name} of table ${table.name}`;
+  const direct = referencing(col);
+  if (!cascade && (generated.length > 0 || direct.length > 0)) {
+    const lines: string[] = [];
+    for (const g of generated) {
+      lines.push(`column ${g.name} of table ${table.name} depends on column ${col.name} of table ${table.name}`);
+      for (const r of referencing(g)) lines.push(fkLine(r, g));
+    }
+    for (const r of direct) lines.push(fkLine(r, col));
+    sqlFail('2BP01', `cannot drop column ${col.name} of table ${table.name} because other objects depend on it`, lines.join('\n'), 'Use DROP ... CASCADE to drop the dependent objects too.');
+  }
+  for (const { other, fk } of direct) {
+    other.foreignKeys = other.foreignKeys.filter((f) => f !== fk);
+    if (other !== table) catalog.save(view, other);
+  }
+  col.dropped = true;
+  for (const ix of table.indexes.filter((i) => i.columns.includes(col.id))) view.dropTree(indexTree(ix));
+  table.indexes = table.indexes.filter((i) => !i.columns.includes(col.id));
+  table.foreignKeys = table.foreignKeys.filter((f) => !f.columns.includes(col.id));
+  table.checks = table.checks.filter((c) => !JSON.stringify(c.expr).includes(`"value":"${col.name}"`));
+  catalog.save(view, table);
+  // CASCADE: the generated columns that read it, and what depends on them (none of them reads
+  // another generated column).
+  for (const g of generated) dropColumn(table, g, true, catalog, view);
+}
+
 /** ALTER TABLE: ADD / DROP / RENAME COLUMN, RENAME TO. */
 export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
   const name = tableName((ast.table as Ast[])[0]!.table);
@@ -502,28 +543,16 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
       continue;
     }
     if (action === 'drop' && resource === 'column') {
-      const cname = columnName(e.column as Ast);
+      const written = columnName(e.column as Ast);
+      // `DROP COLUMN a CASCADE` arrives as a marked name (sql-grammar-gaps.ts, rewriteDropBehavior).
+      const cascade = written.startsWith(DROP_CASCADE_MARKER);
+      const cname = cascade ? written.slice(DROP_CASCADE_MARKER.length) : written;
       const col = liveColumns(table).find((c) => c.name === cname);
       if (col === undefined) {
         if (e.if_exists) continue;
         sqlFail('42703', `column "${cname}" of relation "${table.name}" does not exist`);
       }
-      if (table.primaryKey.includes(col.id)) unsupported('dropping a primary key column');
-      // Generated columns computed from it (ALTER TABLE ... DROP COLUMN ... CASCADE, which would drop them, is not read).
-      const dependents = liveColumns(table).filter((c) => c !== col && c.generated !== undefined && columnRefs(c.generated).includes(cname));
-      if (dependents.length > 0) {
-        const detail = dependents.map((c) => `column ${c.name} of table ${table.name} depends on column ${cname} of table ${table.name}`).join('\n');
-        sqlFail('2BP01', `cannot drop column ${cname} of table ${table.name} because other objects depend on it`, detail, 'Use DROP ... CASCADE to drop the dependent objects too.');
-      }
-      for (const other of catalog.tables.values()) {
-        if (other.foreignKeys.some((f) => f.refTable === table.name && f.refColumns.includes(col.id))) sqlFail('2BP01', `cannot drop column ${cname} of table ${table.name} because other objects depend on it`);
-      }
-      col.dropped = true;
-      for (const ix of table.indexes.filter((i) => i.columns.includes(col.id))) view.dropTree(indexTree(ix));
-      table.indexes = table.indexes.filter((i) => !i.columns.includes(col.id));
-      table.foreignKeys = table.foreignKeys.filter((f) => !f.columns.includes(col.id));
-      table.checks = table.checks.filter((c) => !JSON.stringify(c.expr).includes(`"value":"${cname}"`));
-      catalog.save(view, table);
+      dropColumn(table, col, cascade, catalog, view);
       continue;
     }
     unsupported(`ALTER TABLE ${action.toUpperCase()} ${resource.toUpperCase()}`);
