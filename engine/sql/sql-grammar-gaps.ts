@@ -113,7 +113,7 @@ export const OVERRIDING_USER_MARKER = '__tetra_overriding_user__';
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
   return rewriteDropBehavior(rewriteOverriding(
     rewriteInsertSelect(
-      rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(tokens))))))))))))))),
+      rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(checkInsertArity(tokens)))))))))))))))),
     ),
   ));
 }
@@ -678,6 +678,54 @@ function rewriteInsertSelect(tokens: Token[]): Token[] {
     ];
   }
   return tokens;
+}
+
+// ---- INSERT's column list against its VALUES rows -----------------------------------------------
+
+/** The number of top-level items between `(` at `open` and its `)` at `close`. */
+function itemCount(tokens: Token[], open: number, close: number): number {
+  let count = 1;
+  for (let i = open + 1, depth = 0; i < close; i++) {
+    if (tokens[i]!.text === '(') depth++;
+    else if (tokens[i]!.text === ')') depth--;
+    else if (depth === 0 && tokens[i]!.text === ',') count++;
+  }
+  return count;
+}
+
+/**
+ * `INSERT INTO t (cols) VALUES (...), ...` whose rows do not all have as many items as the list
+ * has columns: the parser refuses it with a message of its own (`column count doesn't match value
+ * count at row N`); PostgreSQL's transformInsertStmt says `VALUES lists must all be the same
+ * length` for rows of different lengths, else `INSERT has more expressions than target columns`
+ * or `INSERT has more target columns than expressions`. (PostgreSQL reads each row's expressions
+ * first, so an unknown column among them is its error; here the lengths are checked first.)
+ * @throws SQL_ERROR 42601
+ */
+function checkInsertArity(tokens: Token[]): Token[] {
+  if (tokens[0]?.word !== 'insert' || tokens[1]?.word !== 'into' || !isName(tokens[2])) return tokens;
+  let k = 3;
+  while (tokens[k]?.text === '.' && isName(tokens[k + 1])) k += 2;
+  if (tokens[k]?.word === 'as' && isName(tokens[k + 1])) k += 2;
+  if (tokens[k]?.text !== '(' || tokens[k + 1]?.word === 'select' || tokens[k + 1]?.word === 'with' || tokens[k + 1]?.word === 'values') return tokens;
+  const listEnd = matching(tokens, k, '(', ')', 1);
+  if (listEnd < 0) return tokens;
+  const columns = itemCount(tokens, k, listEnd);
+  k = listEnd + 1;
+  if (tokens[k]?.word === 'overriding' && tokens[k + 2]?.word === 'value') k += 3;
+  if (tokens[k]?.word !== 'values') return tokens;
+  const lengths: number[] = [];
+  for (k++; tokens[k]?.text === '('; k++) {
+    const close = matching(tokens, k, '(', ')', 1);
+    // An empty row is the parser's syntax error.
+    if (close <= k + 1) return tokens;
+    lengths.push(itemCount(tokens, k, close));
+    k = close + 1;
+    if (tokens[k]?.text !== ',') break;
+  }
+  if (lengths.length === 0 || lengths.every((n) => n === columns)) return tokens;
+  if (lengths.some((n) => n !== lengths[0])) sqlFail('42601', 'VALUES lists must all be the same length');
+  sqlFail('42601', lengths[0]! > columns ? 'INSERT has more expressions than target columns' : 'INSERT has more target columns than expressions');
 }
 
 // ---- $n::type ----------------------------------------------------------------------------------

@@ -183,6 +183,16 @@ describe('names and messages of constraints', () => {
     "INSERT INTO n3 VALUES (3, 'z', 1), (4)",
     "INSERT INTO n3 VALUES (3), (4, 'w', 1)",
     "INSERT INTO n3 VALUES (3, 'z'), (4, 'w')",
+    // a column list against the rows
+    "INSERT INTO n3 (id) VALUES (5, 'v')",
+    'INSERT INTO n3 (id, u) VALUES (5)',
+    "INSERT INTO n3 (id, u) VALUES (5, 'v'), (6)",
+    "INSERT INTO n3 (id) VALUES (5), (6, 'v')",
+    "INSERT INTO n3 (id) VALUES (5, 'v'), (6, 'w')",
+    'INSERT INTO n3 (id, u) VALUES (5), (6)',
+    "INSERT INTO n3 AS t (id) VALUES ((SELECT 5), 'v') ON CONFLICT DO NOTHING",
+    "INSERT INTO n3 (id, u) VALUES (5, (SELECT max(u) FROM n3 WHERE id IN (1, 2))), (6, 'v, w') RETURNING *",
+    "INSERT INTO n3 (id) VALUES (7) RETURNING *",
     'SELECT id, u FROM n3 ORDER BY id',
   ];
   it('gives PostgreSQL\'s names and messages, statement by statement', async () => {
