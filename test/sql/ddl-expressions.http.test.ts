@@ -5,7 +5,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { http, serverForFile } from '../helpers/server.js';
-import { oursOf, theirsOf } from './pg-outcome.js';
+import { oursFull, oursOf, theirsFull, theirsOf } from './pg-outcome.js';
 import { usePglite } from './sql-pg-support.js';
 
 const file = serverForFile();
@@ -212,6 +212,20 @@ describe('names and messages of constraints', () => {
   });
 });
 
+/**
+ * Each statement on both sides with the same outcome, rows or error (DETAIL and HINT included);
+ * the SQLSTATEs of the refused ones, in order.
+ */
+async function refusalsAlike(statements: string[]): Promise<string[]> {
+  const refused: string[] = [];
+  for (const sql of statements) {
+    const theirs = await theirsFull(pg, sql);
+    expect(await oursFull(file, sql), sql).toEqual(theirs);
+    if ('sqlstate' in theirs) refused.push(theirs.sqlstate);
+  }
+  return refused;
+}
+
 describe('the failing row of a NOT NULL or CHECK violation', () => {
   const long = 'a'.repeat(100);
   const statements = [
@@ -239,17 +253,7 @@ describe('the failing row of a NOT NULL or CHECK violation', () => {
     "UPDATE fr SET late = 'y', nn = NULL WHERE id = 1",
   ];
   it("gives PostgreSQL's DETAIL", async () => {
-    const refused: string[] = [];
-    for (const sql of statements) {
-      const ours = await http(file.server.url, 'POST', '/api/sql/query', { json: { sql }, apiKey: file.apiKey });
-      const theirs = await pg.query(sql).then(
-        () => undefined,
-        (err: { code: string; message: string; detail?: string }) => ({ sqlstate: err.code, message: err.message, detail: err.detail }),
-      );
-      const error = ours.body.error as { message?: string; details?: { sqlstate?: string; detail?: string } } | undefined;
-      expect(error === undefined ? undefined : { sqlstate: error.details?.sqlstate, message: error.message, detail: error.details?.detail }, sql).toEqual(theirs);
-      if (theirs !== undefined) refused.push(theirs.sqlstate);
-    }
+    const refused = await refusalsAlike(statements);
     // Refused by the checks, every one of them (not by a typo).
     const [nn, check] = ['23502', '23514'];
     expect(refused).toEqual([nn, nn, check, nn, nn, nn, nn, nn, nn, check, nn, check, check, nn]);
@@ -287,18 +291,7 @@ describe('ALTER TABLE DROP COLUMN: what depends on the column', () => {
     "SELECT table_name, column_name FROM information_schema.columns WHERE table_name IN ('dp', 'dr', 'ds', 'dt') ORDER BY table_name, ordinal_position",
   ];
   it("drops them under CASCADE, else refuses with PostgreSQL's DETAIL and HINT", async () => {
-    const refused: string[] = [];
-    for (const sql of statements) {
-      const ours = await http(file.server.url, 'POST', '/api/sql/query', { json: { sql, rowMode: 'array' }, apiKey: file.apiKey });
-      const theirs = await pg.query(sql, [], { rowMode: 'array' }).then(
-        (r) => ({ rows: JSON.stringify(r.rows) }),
-        (err: { code: string; message: string; detail?: string; hint?: string }) => ({ sqlstate: err.code, message: err.message, detail: err.detail, hint: err.hint }),
-      );
-      const error = ours.body.error as { message: string; details?: { sqlstate?: string; detail?: string; hint?: string } } | undefined;
-      const mine = error === undefined ? { rows: JSON.stringify(ours.body.rows) } : { sqlstate: error.details?.sqlstate, message: error.message, detail: error.details?.detail, hint: error.details?.hint };
-      expect(mine, sql).toEqual(theirs);
-      if ('sqlstate' in theirs) refused.push(theirs.sqlstate);
-    }
+    const refused = await refusalsAlike(statements);
     expect(refused).toEqual(['2BP01', '2BP01', '2BP01', '2BP01', '42703', '2BP01']);
   });
 });

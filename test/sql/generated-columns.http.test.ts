@@ -6,11 +6,10 @@
 // PostgreSQL 18: where 18 differs from 15 (VIRTUAL generated columns, STORED left out), tetradb
 // answers as 15 and the test says so. Last, the service restarts on the same data directory and
 // the columns keep their kind.
-import { rmSync } from 'node:fs';
 import type { PGlite } from '@electric-sql/pglite';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { http, serverForFile, signup, startServer, type FileServer } from '../helpers/server.js';
-import { oursOf, theirsOf } from './pg-outcome.js';
+import { http, serverForFile, type FileServer } from '../helpers/server.js';
+import { afterRestart, oursOf, theirsOf } from './pg-outcome.js';
 import { usePglite } from './sql-pg-support.js';
 
 const file = serverForFile();
@@ -320,15 +319,7 @@ describe('across a restart', () => {
       'INSERT INTO rg (id, a) VALUES (1, 1)',
       'ALTER TABLE rg ADD COLUMN c int GENERATED ALWAYS AS (id + a) STORED',
     ];
-    const first = await startServer();
-    const { apiKey } = await signup(first.url);
-    const before = { server: { url: first.url }, apiKey } as FileServer;
-    expect(await oursOf(before, setup)).toMatchObject({ rows: expect.any(Array) });
-    for (const s of setup) await pg.exec(s);
-    await first.stop({ keepData: true });
-    const second = await startServer({ dataDir: first.dataDir });
-    try {
-      const after = { server: { url: second.url }, apiKey } as FileServer;
+    await afterRestart(pg, setup, async (after) => {
       const same = async (sql: string): Promise<void> => {
         expect(await oursOf(after, [sql]), sql).toEqual(await theirsOf(pg, [sql]));
       };
@@ -344,9 +335,6 @@ describe('across a restart', () => {
       await same('INSERT INTO rg (id, a) VALUES (2, 2) RETURNING *');
       await same('UPDATE rg SET a = a + 10 RETURNING *');
       await same(KINDS(['ra', 'rb', 'rg']));
-    } finally {
-      await second.stop();
-      rmSync(first.dataDir, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 });

@@ -2,11 +2,10 @@
 // ...)): each statement runs in tetradb over HTTP and in PostgreSQL (PGlite) with the same answer,
 // rows or the same SQLSTATE and message; a refused CREATE TABLE leaves no table on either side.
 // The sequences' bounds and CYCLE, information_schema's identity_* columns, and a restart.
-import { rmSync } from 'node:fs';
 import type { PGlite } from '@electric-sql/pglite';
 import { describe, expect, it } from 'vitest';
-import { serverForFile, signup, startServer, type FileServer } from '../helpers/server.js';
-import { oursOf, theirsOf } from './pg-outcome.js';
+import { serverForFile, type FileServer } from '../helpers/server.js';
+import { afterRestart, oursOf, theirsOf } from './pg-outcome.js';
 import { usePglite } from './sql-pg-support.js';
 
 const file = serverForFile();
@@ -153,21 +152,10 @@ describe('across a restart', () => {
       'CREATE TABLE rs (id int GENERATED ALWAYS AS IDENTITY (START WITH 100 INCREMENT BY 10 MAXVALUE 130), v int)',
       'INSERT INTO rs (v) VALUES (1), (2)',
     ];
-    const first = await startServer();
-    const { apiKey } = await signup(first.url);
-    const before = { server: { url: first.url }, apiKey } as FileServer;
-    expect(await oursOf(before, setup)).toMatchObject({ rows: expect.any(Array) });
-    for (const s of setup) await pg.exec(s);
-    await first.stop({ keepData: true });
-    const second = await startServer({ dataDir: first.dataDir });
-    try {
-      const after = { server: { url: second.url }, apiKey } as FileServer;
+    await afterRestart(pg, setup, async (after) => {
       await same('INSERT INTO rs (v) VALUES (3), (4) RETURNING *', after);
       await same('INSERT INTO rs (v) VALUES (5) RETURNING *', after);
       await same(IDENTITY(['rs']), after);
-    } finally {
-      await second.stop();
-      rmSync(first.dataDir, { recursive: true, force: true });
-    }
+    });
   }, 60_000);
 });

@@ -1,8 +1,9 @@
 // One statement (or a list run as one request) on tetradb over HTTP and on PostgreSQL (PGlite), as
 // comparable outcomes: the rows of each statement as PostgreSQL's text, or the SQLSTATE and
 // message of the first that fails. Shared by the differential HTTP suites of this folder.
+import { rmSync } from 'node:fs';
 import type { PGlite } from '@electric-sql/pglite';
-import { http, type FileServer } from '../helpers/server.js';
+import { http, signup, startServer, type FileServer } from '../helpers/server.js';
 import { RAW_TEXT, renderOurs } from './sql-pg-support.js';
 
 export type Outcome = { rows: (string | null)[][][] } | { sqlstate: string; message: string };
@@ -32,5 +33,45 @@ export async function theirsOf(pg: PGlite, statements: string[]): Promise<Outcom
     await pg.exec('ROLLBACK').catch(() => undefined);
     const e = err as { code: string; message: string };
     return { sqlstate: e.code, message: e.message };
+  }
+}
+
+/** A statement's outcome with everything PostgreSQL reports: its rows, or its error with DETAIL and HINT. */
+export type FullOutcome = { rows: string } | { sqlstate: string; message: string; detail?: string; hint?: string };
+
+/** `sql` on tetradb (rows as arrays, in JSON). */
+export async function oursFull(file: FileServer, sql: string): Promise<FullOutcome> {
+  const res = await http(file.server.url, 'POST', '/api/sql/query', { json: { sql, rowMode: 'array' }, apiKey: file.apiKey });
+  const error = res.body.error as { message: string; details?: { sqlstate?: string; detail?: string; hint?: string } } | undefined;
+  if (error === undefined) return { rows: JSON.stringify(res.body.rows) };
+  return { sqlstate: error.details?.sqlstate ?? '', message: error.message, detail: error.details?.detail, hint: error.details?.hint };
+}
+
+/** `sql` on PostgreSQL (rows as arrays, in JSON). */
+export async function theirsFull(pg: PGlite, sql: string): Promise<FullOutcome> {
+  return pg.query(sql, [], { rowMode: 'array' }).then(
+    (r) => ({ rows: JSON.stringify(r.rows) }),
+    (err: { code: string; message: string; detail?: string; hint?: string }) => ({ sqlstate: err.code, message: err.message, detail: err.detail, hint: err.hint }),
+  );
+}
+
+/**
+ * Runs `setup` on a server of its own and on `pg`, stops that server, starts another on the same
+ * data directory, and hands it to `check` (the data directory is removed after).
+ */
+export async function afterRestart(pg: PGlite, setup: string[], check: (after: FileServer) => Promise<void>): Promise<void> {
+  const first = await startServer();
+  const { apiKey } = await signup(first.url);
+  const before = { server: { url: first.url }, apiKey } as FileServer;
+  const outcome = await oursOf(before, setup);
+  if (!('rows' in outcome)) throw new Error(`setup failed: ${JSON.stringify(outcome)}`);
+  for (const s of setup) await pg.exec(s);
+  await first.stop({ keepData: true });
+  const second = await startServer({ dataDir: first.dataDir });
+  try {
+    await check({ server: { url: second.url }, apiKey } as FileServer);
+  } finally {
+    await second.stop();
+    rmSync(first.dataDir, { recursive: true, force: true });
   }
 }
