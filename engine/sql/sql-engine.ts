@@ -14,7 +14,7 @@ import type { SqlColumn, SqlOptions, SqlOutcome, SqlResult, SqlStatementInput } 
 import { LiveReader, SnapshotReader, TxnView, type SqlReader } from './store/sql-view.js';
 import { sqlFail, toText, type NonNullSqlValue, type SqlValue } from './sql-types.js';
 import { toJsValue } from './select-expressions.js';
-import { alterTable, createIndex, createTable, dropIndex, dropTables } from './exec/ddl.js';
+import { alterTable, createIndex, createTable, dropIndex, dropTables, truncateTables } from './exec/ddl.js';
 import { deleteRows, insert, update, type DmlResult } from './exec/dml.js';
 import { Exec, PAUSE, pauseTurn, type ExecLimits, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './exec/runtime.js';
 import { planQuery, type PlanEnv } from './exec/select.js';
@@ -561,6 +561,10 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
         return finish('DROP INDEX', [], [], 0, opts);
       }
       return unsupported(`DROP ${kw.toUpperCase()}`);
+    }
+    case 'truncate': {
+      truncateTables(ast, txn.catalog, view);
+      return finish('TRUNCATE TABLE', [], [], 0, opts);
     }
     case 'alter': {
       const catalog = mutableCatalog(txn);

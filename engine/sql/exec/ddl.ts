@@ -322,6 +322,51 @@ export function dropTables(ast: Ast, catalog: Catalog, view: TxnView): number {
   return dropped;
 }
 
+/**
+ * TRUNCATE [TABLE] [ONLY] a, b [RESTART IDENTITY | CONTINUE IDENTITY] [CASCADE | RESTRICT]: every
+ * row and index entry of the tables goes, as PostgreSQL's. A table another table's foreign key
+ * references must be truncated with it: listed, or added by CASCADE (and so on, from those).
+ * RESTART IDENTITY starts their serial and identity sequences again at their START.
+ * @throws SQL_ERROR 42P01 an unknown table, 0A000 a referencing table left out without CASCADE
+ */
+export function truncateTables(ast: Ast, catalog: Catalog, view: TxnView): void {
+  const options = ((ast.suffix ?? []) as Ast[]).map((o) => String(o.value).toUpperCase());
+  const cascade = options.includes('CASCADE');
+  const restart = options.includes('RESTART IDENTITY');
+  const tables: TableDef[] = [];
+  for (const n of (ast.name ?? []) as Ast[]) {
+    const t = catalog.table(tableName(n.table)) ?? sqlFail('42P01', `relation "${tableName(n.table)}" does not exist`);
+    if (!tables.includes(t)) tables.push(t);
+  }
+  // The tables whose foreign keys reference one being truncated, in creation order.
+  for (let i = 0; i < tables.length; i++) {
+    const target = tables[i]!;
+    for (const other of [...catalog.tables.values()].sort((a, b) => a.id - b.id)) {
+      if (tables.includes(other) || !other.foreignKeys.some((f) => f.refTable === target.name)) continue;
+      if (!cascade) sqlFail('0A000', 'cannot truncate a table referenced in a foreign key constraint', `Table "${other.name}" references "${target.name}".`, `Truncate table "${other.name}" at the same time, or use TRUNCATE ... CASCADE.`);
+      tables.push(other);
+    }
+  }
+  for (const t of tables) {
+    view.dropTree(rowTree(t));
+    for (const ix of t.indexes) view.dropTree(indexTree(ix));
+    if (!restart) continue;
+    for (const c of liveColumns(t)) {
+      if (!c.serial) continue;
+      const key = Buffer.from(`${t.id}.${c.id}`);
+      const def = c.sequence ?? defaultSequence(c.type);
+      // The next value is START again (a RESTART given at creation was for the first one only).
+      const before = BigInt(def.start) - BigInt(def.increment);
+      if (def.first === def.start || before < -(2n ** 63n) || before >= 2n ** 63n) view.delete(SEQUENCE_TREE, key);
+      else {
+        const stored = Buffer.alloc(8);
+        stored.writeBigInt64BE(before);
+        view.put(SEQUENCE_TREE, key, stored);
+      }
+    }
+  }
+}
+
 /** CREATE [UNIQUE] INDEX name ON t (cols): built from the rows in the same transaction. */
 export function* createIndex(ast: Ast, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, 'created' | 'exists'> {
   const tname = tableName((ast.table as Ast).table);

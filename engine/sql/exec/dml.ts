@@ -100,10 +100,9 @@ export function writeIndexEntries(view: TxnView, indexes: IndexDef[], physical: 
   }
 }
 
-function keyText(table: TableDef, ids: number[], physical: SqlValue[]): string {
-  const names = ids.map((id) => table.columns[id]!.name).join(', ');
-  const values = ids.map((id) => (physical[id]!.value === null ? 'null' : toText(physical[id] as NonNullSqlValue))).join(', ');
-  return `Key (${names})=(${values}) already exists.`;
+/** A unique violation's DETAIL: the key's columns of `physical`, as keyText writes them. */
+function duplicateKey(table: TableDef, ids: number[], physical: SqlValue[]): string {
+  return `Key ${keyText(table, ids, ids.map((id) => physical[id]!))} already exists.`;
 }
 
 /** Per-table state for writing rows: reader, compiled CHECKs, defaults. */
@@ -214,7 +213,7 @@ export class TableWriter {
       const target = this.#catalog.mustTable(fk.refTable);
       const cast = values.map((v, i) => assignValue(v, target.columns[fk.refColumns[i]!]!));
       if (!this.#referencedExists(target, fk.refColumns, cast, physical)) {
-        sqlFail('23503', `insert or update on table "${this.table.name}" violates foreign key constraint "${fk.name}"`);
+        sqlFail('23503', `insert or update on table "${this.table.name}" violates foreign key constraint "${fk.name}"`, `Key ${keyText(this.table, fk.columns, values)} is not present in table "${fk.refTable}".`);
       }
     }
   }
@@ -232,7 +231,7 @@ export class TableWriter {
   /** 23505 when a unique constraint already holds this row's key (other than at `ownKey`). */
   checkUnique(physical: SqlValue[], key: Buffer, ownKey: Buffer | undefined): void {
     if (this.table.primaryKey.length > 0 && (ownKey === undefined || !ownKey.equals(key)) && this.#view.get(rowTree(this.table), key) !== undefined) {
-      sqlFail('23505', `duplicate key value violates unique constraint "${this.table.name}_pkey"`, keyText(this.table, this.table.primaryKey, physical));
+      sqlFail('23505', `duplicate key value violates unique constraint "${this.table.name}_pkey"`, duplicateKey(this.table, this.table.primaryKey, physical));
     }
     for (const ix of this.table.indexes) {
       if (!ix.unique) continue;
@@ -240,7 +239,7 @@ export class TableWriter {
       if (uniqueKey === undefined) continue;
       for (const [, pk] of this.#view.scan(indexTree(ix), { gte: uniqueKey, lt: prefixEnd(uniqueKey) })) {
         if (ownKey !== undefined && pk.equals(ownKey)) continue;
-        sqlFail('23505', `duplicate key value violates unique constraint "${ix.name}"`, keyText(this.table, ix.columns, physical));
+        sqlFail('23505', `duplicate key value violates unique constraint "${ix.name}"`, duplicateKey(this.table, ix.columns, physical));
       }
     }
   }
@@ -293,7 +292,7 @@ export class TableWriter {
         const action = next === undefined ? fk.onDelete : undefined;
         if (action === undefined || env === undefined) {
           if (this.#referencing(other, fk.columns, oldValues, x, 1).length > 0) {
-            sqlFail('23503', `update or delete on table "${this.table.name}" violates foreign key constraint "${fk.name}" on table "${other.name}"`);
+            sqlFail('23503', `update or delete on table "${this.table.name}" violates foreign key constraint "${fk.name}" on table "${other.name}"`, `Key ${keyText(this.table, fk.refColumns, oldValues)} is still referenced from table "${other.name}".`);
           }
           continue;
         }
@@ -782,6 +781,14 @@ export function* deleteRows(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Gen
     if (x.tick()) yield PAUSE;
   }
   return { count, columns: ret?.columns ?? [], rows: ret === undefined ? undefined : out };
+}
+
+/**
+ * `(a, b)=(1, x)`: columns `ids` of `table` with `values`, by their output functions (booleans
+ * t/f), as the DETAIL of a unique or foreign key violation names a key.
+ */
+function keyText(table: TableDef, ids: readonly number[], values: readonly SqlValue[]): string {
+  return `(${ids.map((id) => table.columns[id]!.name).join(', ')})=(${values.map((v) => (v.value === null ? 'null' : outputText(v as NonNullSqlValue))).join(', ')})`;
 }
 
 /** How many bytes of a value a failing row's DETAIL shows (PostgreSQL's maxfieldlen). */
