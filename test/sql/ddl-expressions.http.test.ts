@@ -342,5 +342,8 @@ describe('TRUNCATE', () => {
     expect(await oursOf(file, ['TRUNCATE tp, tq RESTART IDENTITY CASCADE', 'SELECT 1 / 0'])).toMatchObject({ sqlstate: '22012' });
     expect(await oursFull(file, counts)).toEqual(before);
     await refusalsAlike(['INSERT INTO tq (s) VALUES (NULL) RETURNING *', "INSERT INTO tc (x, w) VALUES (1, 'e') RETURNING *"]);
+    // Truncated and written again in one request: the new rows only.
+    const again = ['TRUNCATE tq RESTART IDENTITY', 'INSERT INTO tq (s) VALUES (NULL), (NULL) RETURNING id', 'SELECT id FROM tq ORDER BY id'];
+    expect(await oursOf(file, again)).toEqual(await theirsOf(pg, again));
   });
 });
