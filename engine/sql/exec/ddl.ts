@@ -529,6 +529,12 @@ function dropColumn(table: TableDef, col: ColumnDef, cascade: boolean, catalog: 
   for (const g of generated) dropColumn(table, g, true, catalog, view);
 }
 
+/** Fixes the name of a serial or identity column's sequence before its table or column is renamed (unless it has one already). */
+function nameSequence(table: TableDef, col: ColumnDef): void {
+  if (col.sequence?.name !== undefined) return;
+  col.sequence = { ...(col.sequence ?? defaultSequence(col.type)), name: `${table.name}_${col.name}_seq` };
+}
+
 /** ALTER TABLE: ADD / DROP / RENAME COLUMN, RENAME TO. */
 export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
   const name = tableName((ast.table as Ast[])[0]!.table);
@@ -546,6 +552,8 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
         if (changed) catalog.save(view, other);
       }
       for (const f of table.foreignKeys) if (f.refTable === table.name) f.refTable = to;
+      // A sequence keeps the name it was made with, as PostgreSQL's (its own object) does.
+      for (const c of liveColumns(table)) if (c.serial) nameSequence(table, c);
       table.name = to;
       catalog.save(view, table);
       continue;
@@ -555,6 +563,7 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
       const to = typeof e.new_column === 'string' ? e.new_column : columnName(e.column ?? e.new_column);
       const col = liveColumns(table).find((c) => c.name === from) ?? sqlFail('42703', `column "${from}" does not exist`);
       if (liveColumns(table).some((c) => c.name === to)) sqlFail('42701', `column "${to}" of relation "${table.name}" already exists`);
+      if (col.serial) nameSequence(table, col);
       col.name = to;
       for (const c of liveColumns(table)) if (c.generated !== undefined) c.generated = renameColumnRefs(c.generated, from, to);
       catalog.save(view, table);

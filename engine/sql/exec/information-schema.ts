@@ -31,7 +31,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
             text(c.name),
             int(i + 1),
             // An identity column's sequence is not its default (PostgreSQL lists none).
-            text(c.serial && c.identity === undefined ? `nextval('${t.name}_${c.name}_seq'::regclass)` : c.default !== undefined ? 'expression' : null),
+            text(c.serial && c.identity === undefined ? `nextval('${c.sequence?.name ?? `${t.name}_${c.name}_seq`}'::regclass)` : c.default !== undefined ? 'expression' : null),
             text(notNull ? 'NO' : 'YES'),
             text(c.type === 'bpchar' ? 'character' : c.declared.replace(/\(.*\)$/, '')),
             int(c.target.maxLength ?? null),
