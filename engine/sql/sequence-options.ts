@@ -8,6 +8,7 @@
  * (encodeSequenceOptions), and checked against the column's type when the column is defined.
  */
 
+import type { ColumnDef, TableDef } from './catalog.js';
 import type { Token } from './sql-rewrite.js';
 import { sqlFail, type SqlTypeName } from './sql-types.js';
 
@@ -245,4 +246,34 @@ export function nextSequenceValue(def: SequenceDef, last: bigint | undefined, na
     return max;
   }
   return next;
+}
+
+/** A sequence as a table uses it: how it counts, the name its errors give, and the key of its last value in SEQUENCE_TREE. */
+export interface TableSequence {
+  def: SequenceDef;
+  name: string;
+  key: Buffer;
+}
+
+/** The sequence of a serial or identity column (its options, else its type's defaults). */
+export function columnSequence(table: TableDef, col: ColumnDef): TableSequence {
+  const def = col.sequence ?? defaultSequence(col.type);
+  return { def, name: def.name ?? `${table.name}_${col.name}_seq`, key: Buffer.from(`${table.id}.${col.id}`) };
+}
+
+/** The sequence of the hidden row ids of a table without a primary key. */
+export function rowIdSequence(table: TableDef): TableSequence {
+  return { def: defaultSequence('int8'), name: `${table.name}_rowid`, key: Buffer.from(`${table.id}.rowid`) };
+}
+
+/** A sequence's last value as SEQUENCE_TREE keeps it (8 bytes, big-endian). */
+export function lastValueBytes(last: bigint): Buffer {
+  const bytes = Buffer.alloc(8);
+  bytes.writeBigInt64BE(last);
+  return bytes;
+}
+
+/** The last value SEQUENCE_TREE keeps (undefined: none given yet). */
+export function lastValueOf(bytes: Buffer | undefined): bigint | undefined {
+  return bytes === undefined ? undefined : bytes.readBigInt64BE(0);
 }

@@ -641,12 +641,8 @@ function rewriteNatural(tokens: Token[]): Token[] {
  */
 function rewriteInsertSelect(tokens: Token[]): Token[] {
   for (let i = 0; i + 2 < tokens.length; i++) {
-    if (tokens[i]!.word !== 'insert' || tokens[i + 1]!.word !== 'into') continue;
-    let k = i + 2;
-    if (!isName(tokens[k])) continue;
-    k++;
-    while (tokens[k]?.text === '.' && isName(tokens[k + 1])) k += 2;
-    if (tokens[k]?.word === 'as' && isName(tokens[k + 1])) k += 2;
+    let k = afterInsertTarget(tokens, i);
+    if (k < 0) continue;
     if (tokens[k]?.text === '(' && tokens[k + 1]?.word !== 'select') {
       k = matching(tokens, k, '(', ')', 1) + 1;
       if (k <= 0) continue;
@@ -682,6 +678,15 @@ function rewriteInsertSelect(tokens: Token[]): Token[] {
 
 // ---- INSERT's column list against its VALUES rows -----------------------------------------------
 
+/** Where `INSERT INTO name[.name] [AS alias]` starting at `i` ends (its column list, if any, is next), or -1. */
+function afterInsertTarget(tokens: Token[], i: number): number {
+  if (tokens[i]?.word !== 'insert' || tokens[i + 1]?.word !== 'into' || !isName(tokens[i + 2])) return -1;
+  let k = i + 3;
+  while (tokens[k]?.text === '.' && isName(tokens[k + 1])) k += 2;
+  if (tokens[k]?.word === 'as' && isName(tokens[k + 1])) k += 2;
+  return k;
+}
+
 /** The number of top-level items between `(` at `open` and its `)` at `close`. */
 function itemCount(tokens: Token[], open: number, close: number): number {
   let count = 1;
@@ -703,11 +708,8 @@ function itemCount(tokens: Token[], open: number, close: number): number {
  * @throws SQL_ERROR 42601
  */
 function checkInsertArity(tokens: Token[]): Token[] {
-  if (tokens[0]?.word !== 'insert' || tokens[1]?.word !== 'into' || !isName(tokens[2])) return tokens;
-  let k = 3;
-  while (tokens[k]?.text === '.' && isName(tokens[k + 1])) k += 2;
-  if (tokens[k]?.word === 'as' && isName(tokens[k + 1])) k += 2;
-  if (tokens[k]?.text !== '(' || tokens[k + 1]?.word === 'select' || tokens[k + 1]?.word === 'with' || tokens[k + 1]?.word === 'values') return tokens;
+  let k = afterInsertTarget(tokens, 0);
+  if (k < 0 || tokens[k]?.text !== '(' || tokens[k + 1]?.word === 'select' || tokens[k + 1]?.word === 'with' || tokens[k + 1]?.word === 'values') return tokens;
   const listEnd = matching(tokens, k, '(', ')', 1);
   if (listEnd < 0) return tokens;
   const columns = itemCount(tokens, k, listEnd);

@@ -13,7 +13,7 @@ import { PAUSE, type Exec, type Step } from './runtime.js';
 import { columnName, tableName, type Scope } from './scope.js';
 import { PRIMARY_KEY_MARKER } from '../sql-rewrite.js';
 import { DROP_CASCADE_MARKER, GENERATED_MARKER, IDENTITY_ALWAYS_MARKER, IDENTITY_BY_DEFAULT_MARKER } from '../sql-grammar-gaps.js';
-import { decodeSequenceOptions, defaultSequence, identitySequence, nextSequenceValue } from '../sequence-options.js';
+import { columnSequence, decodeSequenceOptions, identitySequence, lastValueBytes, nextSequenceValue, rowIdSequence } from '../sequence-options.js';
 import { columnCollation, definedCollation } from '../collation.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 
@@ -314,8 +314,8 @@ export function dropTables(ast: Ast, catalog: Catalog, view: TxnView): number {
     }
     view.dropTree(rowTree(t));
     for (const ix of t.indexes) view.dropTree(indexTree(ix));
-    for (const c of t.columns) if (c.serial) view.delete(SEQUENCE_TREE, Buffer.from(`${t.id}.${c.id}`));
-    view.delete(SEQUENCE_TREE, Buffer.from(`${t.id}.rowid`));
+    for (const c of t.columns) if (c.serial) view.delete(SEQUENCE_TREE, columnSequence(t, c).key);
+    view.delete(SEQUENCE_TREE, rowIdSequence(t).key);
     catalog.remove(view, name);
     dropped++;
   }
@@ -339,9 +339,10 @@ export function truncateTables(ast: Ast, catalog: Catalog, view: TxnView): void 
     if (!tables.includes(t)) tables.push(t);
   }
   // The tables whose foreign keys reference one being truncated, in creation order.
+  const all = [...catalog.tables.values()].sort((a, b) => a.id - b.id);
   for (let i = 0; i < tables.length; i++) {
     const target = tables[i]!;
-    for (const other of [...catalog.tables.values()].sort((a, b) => a.id - b.id)) {
+    for (const other of all) {
       if (tables.includes(other) || !other.foreignKeys.some((f) => f.refTable === target.name)) continue;
       if (!cascade) sqlFail('0A000', 'cannot truncate a table referenced in a foreign key constraint', `Table "${other.name}" references "${target.name}".`, `Truncate table "${other.name}" at the same time, or use TRUNCATE ... CASCADE.`);
       tables.push(other);
@@ -353,16 +354,12 @@ export function truncateTables(ast: Ast, catalog: Catalog, view: TxnView): void 
     if (!restart) continue;
     for (const c of liveColumns(t)) {
       if (!c.serial) continue;
-      const key = Buffer.from(`${t.id}.${c.id}`);
-      const def = c.sequence ?? defaultSequence(c.type);
-      // The next value is START again (a RESTART given at creation was for the first one only).
+      const { def, key } = columnSequence(t, c);
+      // The next value is START again (a RESTART given at creation was for the first one only):
+      // no last value when START is the first, else the value one step before START.
       const before = BigInt(def.start) - BigInt(def.increment);
       if (def.first === def.start || before < -(2n ** 63n) || before >= 2n ** 63n) view.delete(SEQUENCE_TREE, key);
-      else {
-        const stored = Buffer.alloc(8);
-        stored.writeBigInt64BE(before);
-        view.put(SEQUENCE_TREE, key, stored);
-      }
+      else view.put(SEQUENCE_TREE, key, lastValueBytes(before));
     }
   }
 }
@@ -440,21 +437,14 @@ export function dropIndex(ast: Ast, catalog: Catalog, view: TxnView): boolean {
 function* addGeneratedColumn(col: ColumnDef, table: TableDef, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
   table.columns.push(col);
   const expr = checkGeneration(col, table, catalog);
-  col.missing = storedOf({ type: col.type, value: null } as SqlValue);
   const reader = new TableReader(table);
   const ctx = x.ctx();
-  // Read first, written after: the scan does not meet its own writes.
-  const rows: [Buffer, SqlValue[]][] = [];
-  for (const [key, value] of view.scan(rowTree(table))) {
-    const physical = reader.physical(value);
+  yield* fillNewColumn(col, table, catalog, view, x, (physical) => {
     ctx.row = reader.toLive(physical);
-    physical[col.id] = assignValue(expr.evaluate(ctx), col);
-    if (col.notNull && physical[col.id]!.value === null) sqlFail('23502', `column "${col.name}" of relation "${table.name}" contains null values`);
-    rows.push([key, physical]);
-    if (x.tick()) yield PAUSE;
-  }
-  for (const [key, physical] of rows) view.put(rowTree(table), key, encodeRow(physical));
-  catalog.save(view, table);
+    const value = assignValue(expr.evaluate(ctx), col);
+    if (col.notNull && value.value === null) sqlFail('23502', `column "${col.name}" of relation "${table.name}" contains null values`);
+    return value;
+  });
 }
 
 /**
@@ -465,26 +455,31 @@ function* addGeneratedColumn(col: ColumnDef, table: TableDef, catalog: Catalog, 
  */
 function* addSequenceColumn(col: ColumnDef, table: TableDef, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
   table.columns.push(col);
+  const { def, name, key } = columnSequence(table, col);
+  let last: bigint | undefined;
+  yield* fillNewColumn(col, table, catalog, view, x, () => {
+    last = nextSequenceValue(def, last, name);
+    return castValue({ type: 'int8', value: last }, { type: col.type });
+  });
+  if (last !== undefined) view.put(SEQUENCE_TREE, key, lastValueBytes(last));
+}
+
+/**
+ * The new column `col` (already the table's last) given `valueOf` each existing row, in the
+ * order the rows are read, then the table saved: ADD COLUMN's rewrite of the table.
+ */
+function* fillNewColumn(col: ColumnDef, table: TableDef, catalog: Catalog, view: TxnView, x: Exec, valueOf: (physical: SqlValue[]) => SqlValue): Generator<Step, void> {
   col.missing = storedOf({ type: col.type, value: null } as SqlValue);
-  const def = col.sequence ?? defaultSequence(col.type);
-  const name = def.name ?? `${table.name}_${col.name}_seq`;
   const reader = new TableReader(table);
   // Read first, written after: the scan does not meet its own writes.
   const rows: [Buffer, SqlValue[]][] = [];
-  let last: bigint | undefined;
   for (const [key, value] of view.scan(rowTree(table))) {
     const physical = reader.physical(value);
-    last = nextSequenceValue(def, last, name);
-    physical[col.id] = castValue({ type: 'int8', value: last }, { type: col.type });
+    physical[col.id] = valueOf(physical);
     rows.push([key, physical]);
     if (x.tick()) yield PAUSE;
   }
   for (const [key, physical] of rows) view.put(rowTree(table), key, encodeRow(physical));
-  if (last !== undefined) {
-    const stored = Buffer.alloc(8);
-    stored.writeBigInt64BE(last);
-    view.put(SEQUENCE_TREE, Buffer.from(`${table.id}.${col.id}`), stored);
-  }
   catalog.save(view, table);
 }
 
@@ -531,8 +526,8 @@ function dropColumn(table: TableDef, col: ColumnDef, cascade: boolean, catalog: 
 
 /** Fixes the name of a serial or identity column's sequence before its table or column is renamed (unless it has one already). */
 function nameSequence(table: TableDef, col: ColumnDef): void {
-  if (col.sequence?.name !== undefined) return;
-  col.sequence = { ...(col.sequence ?? defaultSequence(col.type)), name: `${table.name}_${col.name}_seq` };
+  const { def, name } = columnSequence(table, col);
+  col.sequence = { ...def, name };
 }
 
 /** ALTER TABLE: ADD / DROP / RENAME COLUMN, RENAME TO. */

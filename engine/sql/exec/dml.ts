@@ -18,7 +18,7 @@ import { columnCollation } from '../collation.js';
 import { compileQuals, qualList } from './quals.js';
 import { exprEnv, planFrom, planQuery, rowSubquery, starNamer, tableAccess, type PlanEnv } from './select.js';
 import { compareCodePoints } from '../../text-order.js';
-import { defaultSequence, nextSequenceValue, type SequenceDef } from '../sequence-options.js';
+import { columnSequence, lastValueBytes, lastValueOf, nextSequenceValue, rowIdSequence, type TableSequence } from '../sequence-options.js';
 
 type Ast = AstNode & Record<string, any>;
 
@@ -149,26 +149,22 @@ export class TableWriter {
 
   /** The default of a physical column (serials draw from their sequence; a generated column's is computed later). */
   defaultOf(col: ColumnDef, x: Exec): SqlValue {
-    if (col.serial) return this.#nextval(`${this.table.id}.${col.id}`, col.type, col.sequence ?? defaultSequence(col.type), col.sequence?.name ?? `${this.table.name}_${col.name}_seq`);
+    if (col.serial) return this.#nextval(columnSequence(this.table, col), col.type);
     const d = this.#defaults[col.id];
     if (d === undefined) return { type: col.type, value: null } as SqlValue;
     return assignValue(d.evaluate(x.ctx()), col);
   }
 
-  /** The next value of the sequence stored under `key` (its last value), by `def`; `name` is the one its errors give. */
-  #nextval(key: string, type: SqlTypeName, def: SequenceDef, name: string): SqlValue {
-    const stored = Buffer.from(key);
-    const cur = this.#view.get(SEQUENCE_TREE, stored);
-    const next = nextSequenceValue(def, cur === undefined ? undefined : cur.readBigInt64BE(0), name);
-    const buf = Buffer.alloc(8);
-    buf.writeBigInt64BE(next);
-    this.#view.put(SEQUENCE_TREE, stored, buf);
+  /** The next value of `seq`, which becomes its last, as a value of `type`. */
+  #nextval(seq: TableSequence, type: SqlTypeName): SqlValue {
+    const next = nextSequenceValue(seq.def, lastValueOf(this.#view.get(SEQUENCE_TREE, seq.key)), seq.name);
+    this.#view.put(SEQUENCE_TREE, seq.key, lastValueBytes(next));
     return castValue({ type: 'int8', value: next }, { type });
   }
 
   /** The primary key bytes of a row (a new hidden row id for tables without one). */
   keyOf(physical: SqlValue[]): Buffer {
-    if (this.table.primaryKey.length === 0) return encodeKeyTuple([this.#nextval(`${this.table.id}.rowid`, 'int8', defaultSequence('int8'), `${this.table.name}_rowid`)]);
+    if (this.table.primaryKey.length === 0) return encodeKeyTuple([this.#nextval(rowIdSequence(this.table), 'int8')]);
     return checkedKey(encodeKeyTuple(this.table.primaryKey.map((id) => physical[id]!)), `${this.table.name}_pkey`);
   }
 

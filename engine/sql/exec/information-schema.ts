@@ -1,7 +1,7 @@
 import { liveColumns, type Catalog } from '../catalog.js';
 import { unsupported } from '../expression-eval.js';
 import type { SqlValue } from '../sql-types.js';
-import { defaultSequence } from '../sequence-options.js';
+import { columnSequence } from '../sequence-options.js';
 import type { Exec, ExplainNode, Plan, PlanColumn, Step } from './runtime.js';
 
 const text = (v: string | null): SqlValue => ({ type: 'text', value: v }) as SqlValue;
@@ -23,7 +23,8 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
       for (const t of [...catalog.tables.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
         liveColumns(t).forEach((c, i) => {
           const notNull = c.notNull || t.primaryKey.includes(c.id);
-          const seq = c.identity === undefined ? undefined : (c.sequence ?? defaultSequence(c.type));
+          const sequence = c.serial ? columnSequence(t, c) : undefined;
+          const seq = c.identity === undefined ? undefined : sequence!.def;
           rows.push([
             text('tetradb'),
             text('public'),
@@ -31,7 +32,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
             text(c.name),
             int(i + 1),
             // An identity column's sequence is not its default (PostgreSQL lists none).
-            text(c.serial && c.identity === undefined ? `nextval('${c.sequence?.name ?? `${t.name}_${c.name}_seq`}'::regclass)` : c.default !== undefined ? 'expression' : null),
+            text(sequence !== undefined && c.identity === undefined ? `nextval('${sequence.name}'::regclass)` : c.default !== undefined ? 'expression' : null),
             text(notNull ? 'NO' : 'YES'),
             text(c.type === 'bpchar' ? 'character' : c.declared.replace(/\(.*\)$/, '')),
             int(c.target.maxLength ?? null),
