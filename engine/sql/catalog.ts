@@ -16,11 +16,16 @@ import { sqlFail, type SqlTypeName } from './sql-types.js';
  *   sql.r.<tableId>    primary key (or hidden row id) -> row (values in physical column order)
  *   sql.i.<indexId>    index columns ++ primary key -> primary key
  *   sql.seq            "<tableId>.<columnId>" -> last value of a serial column / "<tableId>.rowid"
+ *                      / "s.<sequenceId>" -> state of a standalone sequence (CREATE SEQUENCE)
+ *
+ * Standalone sequences are records of `sql.catalog` too, keyed `\0seq.<name>` (after `\0meta`,
+ * before every table name, which cannot start with NUL).
  */
 
 export const CATALOG_TREE = 'sql.catalog';
 export const SEQUENCE_TREE = 'sql.seq';
 const META_KEY = Buffer.from('\0meta');
+const SEQUENCE_KEY_PREFIX = '\0seq.';
 
 export interface ColumnDef {
   /** Stable id: the row slot is the column's index in TableDef.columns (dropped ones stay). */
@@ -88,34 +93,60 @@ export interface TableDef {
   foreignKeys: ForeignKeyDef[];
 }
 
+/**
+ * A sequence of its own (CREATE SEQUENCE), as opposed to the one a serial or identity column
+ * keeps in its ColumnDef.
+ */
+export interface SequenceObject {
+  id: number;
+  name: string;
+  /** Its data type (AS): the bounds its MINVALUE and MAXVALUE default to and must lie within. */
+  type: 'int2' | 'int4' | 'int8';
+  def: SequenceDef;
+  /** OWNED BY table.column: dropped with that column or its table. */
+  ownedBy?: { table: number; column: number };
+}
+
 export class Catalog {
   readonly tables: Map<string, TableDef>;
+  /** Standalone sequences by name. */
+  readonly sequences: Map<string, SequenceObject>;
   nextId: number;
   /** Bumped by every change; compiled plans remember the version they were planned against. */
   version: number;
 
-  constructor(tables: Map<string, TableDef>, nextId: number, version: number) {
+  constructor(tables: Map<string, TableDef>, nextId: number, version: number, sequences: Map<string, SequenceObject> = new Map()) {
     this.tables = tables;
+    this.sequences = sequences;
     this.nextId = nextId;
     this.version = version;
   }
 
   static load(reader: SqlReader, version: number): Catalog {
     const tables = new Map<string, TableDef>();
+    const sequences = new Map<string, SequenceObject>();
     let nextId = 1;
     for (const [key, value] of reader.scan(CATALOG_TREE)) {
       if (key.equals(META_KEY)) nextId = (metaPackr.unpack(value) as { nextId: number }).nextId;
-      else {
+      else if (key[0] === 0) {
+        const seq = metaPackr.unpack(value) as SequenceObject;
+        sequences.set(seq.name, seq);
+      } else {
         const def = metaPackr.unpack(value) as TableDef;
         tables.set(def.name, def);
       }
     }
-    return new Catalog(tables, nextId, version);
+    return new Catalog(tables, nextId, version, sequences);
   }
 
   /** A deep copy for a transaction to change. */
   clone(): Catalog {
-    return new Catalog(new Map([...this.tables].map(([k, v]) => [k, structuredClone(v)])), this.nextId, this.version);
+    return new Catalog(
+      new Map([...this.tables].map(([k, v]) => [k, structuredClone(v)])),
+      this.nextId,
+      this.version,
+      new Map([...this.sequences].map(([k, v]) => [k, structuredClone(v)])),
+    );
   }
 
   table(name: string): TableDef | undefined {
@@ -143,6 +174,19 @@ export class Catalog {
   remove(view: TxnView, name: string): void {
     this.tables.delete(name);
     view.delete(CATALOG_TREE, Buffer.from(name, 'utf8'));
+    this.#saveMeta(view);
+  }
+
+  /** Writes a standalone sequence's record (and the id counter) into the transaction. */
+  saveSequence(view: TxnView, seq: SequenceObject): void {
+    this.sequences.set(seq.name, seq);
+    view.put(CATALOG_TREE, Buffer.from(SEQUENCE_KEY_PREFIX + seq.name, 'utf8'), metaPackr.pack(seq));
+    this.#saveMeta(view);
+  }
+
+  removeSequence(view: TxnView, name: string): void {
+    this.sequences.delete(name);
+    view.delete(CATALOG_TREE, Buffer.from(SEQUENCE_KEY_PREFIX + name, 'utf8'));
     this.#saveMeta(view);
   }
 

@@ -1,5 +1,6 @@
 import { constant, type CompiledExpr, type EvalContext } from './compiled-expr.js';
 import { FUNCTION_TABLE } from './functions/function-table.js';
+import { REGCLASS_ARGUMENT_FUNCTIONS } from './sequences.js';
 import { jsonbAsText, jsonbContains, jsonbHasKey, jsonbPath } from './functions/json-functions.js';
 import { sqlRegExp } from './functions/string-functions.js';
 import { EXTRACT_SOURCES, extractField } from './functions/time-functions.js';
@@ -1078,7 +1079,15 @@ function compileFunction(node: AstNode, env: CompileEnv): CompiledExpr {
   }
   const stray = argNodes.find((n) => keywordOf(n) !== null);
   if (stray) return unsupported(`keyword ${String(stray.value)} in ${name}()`);
+  // nextval('s'::regclass), as pg_dump writes it: the name is read when the call runs.
+  if (REGCLASS_ARGUMENT_FUNCTIONS.has(name) && argNodes.length > 0 && isRegclassCast(argNodes[0]!)) argNodes = [argNodes[0]!.expr as AstNode, ...argNodes.slice(1)];
   const args = argNodes.map((n) => compileExpression(n, env));
+  const schema = (node.name as { schema?: { value: unknown } } | undefined)?.schema?.value;
+  if (schema !== undefined && schema !== null && String(schema).toLowerCase() !== 'pg_catalog') {
+    // Functions live in pg_catalog only.
+    if (String(schema).toLowerCase() === 'public') sqlFail('42883', `function public.${name}(${args.map((a) => TYPE_DISPLAY[a.type]).join(', ')}) does not exist`);
+    sqlFail('3F000', `schema "${String(schema).toLowerCase()}" does not exist`);
+  }
   if (name === 'not' && args.length === 1) {
     // node-sql-parser reads `NOT (expr)` as a call of a function named NOT.
     const b = asBoolean(args[0]!, 'NOT');
@@ -1113,6 +1122,12 @@ function compileFunction(node: AstNode, env: CompileEnv): CompiledExpr {
   const def = FUNCTION_TABLE.get(fnName);
   if (def === undefined) return sqlFail('42883', `function ${name}(${args.map((a) => TYPE_DISPLAY[a.type]).join(', ')}) does not exist`);
   return def.compile(name, args, inputCollation(args));
+}
+
+/** `x::regclass` / `CAST(x AS regclass)`. */
+function isRegclassCast(n: AstNode): boolean {
+  const target = (n as { target?: { dataType?: unknown }[] }).target;
+  return n.type === 'cast' && Array.isArray(target) && target.length === 1 && String(target[0]!.dataType).toUpperCase() === 'REGCLASS';
 }
 
 /**

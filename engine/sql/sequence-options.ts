@@ -169,6 +169,111 @@ function int64(text: string): bigint {
   return v;
 }
 
+/** An integer type a sequence may have (AS). */
+export type SequenceType = 'int2' | 'int4' | 'int8';
+
+/** What init_params starts from: nothing (a new sequence), or a sequence being altered. */
+interface SequenceBase {
+  type: SequenceType;
+  def?: SequenceDef;
+  /** The altered sequence's state (its last value, as PostgreSQL's last_value: START when never used). */
+  state?: SequenceState;
+}
+
+/** What init_params makes of the options: the definition, and for ALTER the state it leaves. */
+export interface SequenceParams {
+  type: SequenceType;
+  def: SequenceDef;
+  /** The state after RESTART (not yet called), or the altered sequence's unchanged one. */
+  state?: SequenceState;
+  /** OWNED BY as written (`none`, `t.c`); absent when not given. */
+  ownedBy?: string;
+  /** SEQUENCE NAME's name (identity columns only). */
+  name?: string;
+}
+
+/** AS type: smallint, integer or bigint. @throws SQL_ERROR 22023 another type, 42704 an unknown one */
+function sequenceType(name: string): SequenceType {
+  const t = name.toLowerCase();
+  if (t === 'smallint' || t === 'int2') return 'int2';
+  if (t === 'integer' || t === 'int' || t === 'int4') return 'int4';
+  if (t === 'bigint' || t === 'int8') return 'int8';
+  const known = ['text', 'numeric', 'decimal', 'real', 'float4', 'float8', 'double', 'boolean', 'bool', 'date', 'varchar', 'char', 'character', 'timestamp', 'timestamptz', 'time', 'interval', 'json', 'jsonb', 'bytea', 'uuid', 'bit', 'varbit', 'float', 'double.precision'];
+  if (!known.includes(t)) sqlFail('42704', `type "${t}" does not exist`);
+  return sqlFail('22023', 'sequence type must be smallint, integer, or bigint');
+}
+
+/**
+ * PostgreSQL's init_params: the options over `base`, checked in its order (the option list first:
+ * an option given twice, SEQUENCE NAME outside an identity; then AS, INCREMENT, MAXVALUE,
+ * MINVALUE, START, RESTART, the current value against the bounds, CACHE).
+ * `identity`: an identity column's options (its type is the column's, so AS is a repeat).
+ * @throws SQL_ERROR 42601, 22023, 22P02, 22003, 42704 as PostgreSQL
+ */
+export function sequenceParams(options: readonly SequenceOption[], base: SequenceBase, identity = false): SequenceParams {
+  const seen = new Set<string>(identity ? ['as'] : []);
+  const byKind = new Map<string, SequenceOption>();
+  let name: string | undefined;
+  for (const o of options) {
+    if (seen.has(o.kind)) sqlFail('42601', 'conflicting or redundant options');
+    seen.add(o.kind);
+    if (o.kind === 'sequence_name') {
+      if (!identity) sqlFail('42601', 'invalid sequence option SEQUENCE NAME');
+      name = o.name;
+    } else byKind.set(o.kind, o);
+  }
+  const current = base.def;
+  const asOption = byKind.get('as');
+  const type = asOption === undefined ? base.type : sequenceType(asOption.name!);
+  // A bound at the old type's limit follows the type (init_params' reset_max_value/reset_min_value).
+  const resetMax = current !== undefined && type !== base.type && BigInt(current.max) === INT_BOUNDS[base.type][1];
+  const resetMin = current !== undefined && type !== base.type && BigInt(current.min) === INT_BOUNDS[base.type][0];
+  const [typeMin, typeMax] = INT_BOUNDS[type];
+  const typeName = TYPE_NAMES[type];
+  const incrementOption = byKind.get('increment');
+  const increment = incrementOption !== undefined ? int64(incrementOption.value!) : current !== undefined ? BigInt(current.increment) : 1n;
+  if (increment === 0n) sqlFail('22023', 'INCREMENT must not be zero');
+  const cycle = byKind.get('cycle')?.flag ?? current?.cycle ?? false;
+  const maxOption = byKind.get('maxvalue');
+  const max =
+    maxOption?.value != null ? int64(maxOption.value) : maxOption !== undefined || current === undefined || resetMax ? (increment > 0n || resetMax ? typeMax : -1n) : BigInt(current.max);
+  if (max < typeMin || max > typeMax) sqlFail('22023', `MAXVALUE (${max}) is out of range for sequence data type ${typeName}`);
+  const minOption = byKind.get('minvalue');
+  const min =
+    minOption?.value != null ? int64(minOption.value) : minOption !== undefined || current === undefined || resetMin ? (increment < 0n || resetMin ? typeMin : 1n) : BigInt(current.min);
+  if (min < typeMin || min > typeMax) sqlFail('22023', `MINVALUE (${min}) is out of range for sequence data type ${typeName}`);
+  if (min >= max) sqlFail('22023', `MINVALUE (${min}) must be less than MAXVALUE (${max})`);
+  const startOption = byKind.get('start');
+  const start = startOption !== undefined ? int64(startOption.value!) : current !== undefined ? BigInt(current.start) : increment > 0n ? min : max;
+  if (start < min) sqlFail('22023', `START value (${start}) cannot be less than MINVALUE (${min})`);
+  if (start > max) sqlFail('22023', `START value (${start}) cannot be greater than MAXVALUE (${max})`);
+  const restartOption = byKind.get('restart');
+  let state = base.state;
+  if (restartOption !== undefined) state = { last: restartOption.value === null ? start : int64(restartOption.value!), called: false };
+  else if (current === undefined) state = { last: start, called: false };
+  // RESTART's value, or the current one (a bound may have moved past it).
+  if (state !== undefined) {
+    if (state.last < min) sqlFail('22023', `RESTART value (${state.last}) cannot be less than MINVALUE (${min})`);
+    if (state.last > max) sqlFail('22023', `RESTART value (${state.last}) cannot be greater than MAXVALUE (${max})`);
+  }
+  const cacheOption = byKind.get('cache');
+  if (cacheOption !== undefined) {
+    const cache = int64(cacheOption.value!);
+    if (cache <= 0n) sqlFail('22023', `CACHE (${cache}) must be greater than zero`);
+  }
+  // A new sequence's first value is in `first`; its state is written by its first nextval.
+  const first = current === undefined ? state!.last : BigInt(current.first);
+  const def: SequenceDef = { start: String(start), increment: String(increment), min: String(min), max: String(max), cycle, first: String(first) };
+  const keptName = name ?? current?.name;
+  if (keptName !== undefined) def.name = keptName;
+  const params: SequenceParams = { type, def };
+  if (current !== undefined && state !== undefined) params.state = state;
+  const owned = byKind.get('owned_by');
+  if (owned !== undefined) params.ownedBy = owned.name!;
+  if (name !== undefined) params.name = name;
+  return params;
+}
+
 /**
  * The sequence of an identity column of integer type `type`, from its options (none: the
  * defaults), checked in init_params's order.
@@ -177,47 +282,9 @@ function int64(text: string): bigint {
  * than NONE
  */
 export function identitySequence(options: readonly SequenceOption[], type: 'int2' | 'int4' | 'int8'): SequenceDef {
-  // PostgreSQL gives the identity's sequence `AS <column type>` ahead of the options written.
-  const seen = new Set<string>(['as']);
-  let name: string | undefined;
-  const byKind = new Map<string, SequenceOption>();
-  for (const o of options) {
-    if (seen.has(o.kind)) sqlFail('42601', 'conflicting or redundant options');
-    seen.add(o.kind);
-    if (o.kind === 'sequence_name') name = o.name;
-    else byKind.set(o.kind, o);
-  }
-  const owned = byKind.get('owned_by');
-  if (owned !== undefined && owned.name !== 'none') sqlFail('0A000', 'unsupported: OWNED BY in an identity column\'s sequence options (the sequence belongs to its column)');
-  const [typeMin, typeMax] = INT_BOUNDS[type];
-  const typeName = TYPE_NAMES[type];
-  const incrementOption = byKind.get('increment');
-  const increment = incrementOption === undefined ? 1n : int64(incrementOption.value!);
-  if (increment === 0n) sqlFail('22023', 'INCREMENT must not be zero');
-  const cycle = byKind.get('cycle')?.flag ?? false;
-  const maxOption = byKind.get('maxvalue');
-  const max = maxOption?.value != null ? int64(maxOption.value) : increment > 0n ? typeMax : -1n;
-  if (max < typeMin || max > typeMax) sqlFail('22023', `MAXVALUE (${max}) is out of range for sequence data type ${typeName}`);
-  const minOption = byKind.get('minvalue');
-  const min = minOption?.value != null ? int64(minOption.value) : increment > 0n ? 1n : typeMin;
-  if (min < typeMin || min > typeMax) sqlFail('22023', `MINVALUE (${min}) is out of range for sequence data type ${typeName}`);
-  if (min >= max) sqlFail('22023', `MINVALUE (${min}) must be less than MAXVALUE (${max})`);
-  const startOption = byKind.get('start');
-  const start = startOption === undefined ? (increment > 0n ? min : max) : int64(startOption.value!);
-  if (start < min) sqlFail('22023', `START value (${start}) cannot be less than MINVALUE (${min})`);
-  if (start > max) sqlFail('22023', `START value (${start}) cannot be greater than MAXVALUE (${max})`);
-  const restartOption = byKind.get('restart');
-  const first = restartOption === undefined || restartOption.value === null ? start : int64(restartOption.value!);
-  if (first < min) sqlFail('22023', `RESTART value (${first}) cannot be less than MINVALUE (${min})`);
-  if (first > max) sqlFail('22023', `RESTART value (${first}) cannot be greater than MAXVALUE (${max})`);
-  const cacheOption = byKind.get('cache');
-  if (cacheOption !== undefined) {
-    const cache = int64(cacheOption.value!);
-    if (cache <= 0n) sqlFail('22023', `CACHE (${cache}) must be greater than zero`);
-  }
-  const def: SequenceDef = { start: String(start), increment: String(increment), min: String(min), max: String(max), cycle, first: String(first) };
-  if (name !== undefined) def.name = name;
-  return def;
+  const params = sequenceParams(options, { type }, true);
+  if (params.ownedBy !== undefined && params.ownedBy !== 'none') sqlFail('0A000', 'unsupported: OWNED BY in an identity column\'s sequence options (the sequence belongs to its column)');
+  return params.def;
 }
 
 /** The sequence of a serial or identity column written without options (and of the catalog's older columns). */
@@ -276,4 +343,118 @@ export function lastValueBytes(last: bigint): Buffer {
 /** The last value SEQUENCE_TREE keeps (undefined: none given yet). */
 export function lastValueOf(bytes: Buffer | undefined): bigint | undefined {
   return bytes === undefined ? undefined : bytes.readBigInt64BE(0);
+}
+
+/**
+ * A sequence's state as SEQUENCE_TREE keeps it: the last value, and whether nextval returned it
+ * already (PostgreSQL's is_called). `setval(s, v, false)` and ALTER SEQUENCE ... RESTART leave a
+ * value not yet called: the next nextval returns it.
+ */
+export interface SequenceState {
+  last: bigint;
+  called: boolean;
+}
+
+/** A state's bytes: the 8-byte last value, and a ninth byte 0 when it is not yet called. */
+export function sequenceStateBytes(state: SequenceState): Buffer {
+  if (state.called) return lastValueBytes(state.last);
+  const bytes = Buffer.alloc(9);
+  bytes.writeBigInt64BE(state.last);
+  return bytes;
+}
+
+/** The state SEQUENCE_TREE keeps (undefined: never used, so the next value is the first). */
+export function sequenceStateOf(bytes: Buffer | undefined): SequenceState | undefined {
+  return bytes === undefined ? undefined : { last: bytes.readBigInt64BE(0), called: bytes.length === 8 };
+}
+
+/** nextval over a state: the value not yet called, else the value after the last. */
+export function nextFromState(def: SequenceDef, state: SequenceState | undefined, name: string): bigint {
+  if (state !== undefined && !state.called) return state.last;
+  return nextSequenceValue(def, state?.last, name);
+}
+
+/** CREATE / ALTER / DROP SEQUENCE, read from the tokens (node-sql-parser reads none of them fully). */
+export type SequenceStatement =
+  | { type: 'sequence'; action: 'create'; name: string; ifNotExists: boolean; options: SequenceOption[] }
+  | { type: 'sequence'; action: 'alter'; name: string; ifExists: boolean; options: SequenceOption[]; renameTo?: string }
+  | { type: 'sequence'; action: 'drop'; names: string[]; ifExists: boolean; cascade: boolean };
+
+/**
+ * The sequence statement the tokens hold, or undefined when they hold another statement.
+ * Names keep their schema as written (`public.s`), for relationNameOf to check.
+ * @throws SQL_ERROR 42601 what PostgreSQL's grammar refuses, 0A000 forms tetradb does not support
+ */
+export function parseSequenceStatement(tokens: readonly Token[]): SequenceStatement | undefined {
+  const w = (i: number): string | undefined => tokens[i]?.word;
+  let i = 0;
+  // A dotted name as written (each part unquoted), for relationNameOf.
+  const qualifiedName = (): string => {
+    const parts: string[] = [];
+    for (;;) {
+      const t = tokens[i];
+      if (t === undefined || !(t.word !== undefined || (t.text.startsWith('"') && t.text.length >= 2))) return syntaxError(t);
+      parts.push(t.word ?? `"${t.text.slice(1, -1)}"`);
+      i++;
+      if (tokens[i]?.text !== '.') return parts.join('.');
+      i++;
+    }
+  };
+  const options = (): SequenceOption[] => (i >= tokens.length ? [] : parseSequenceOptions(tokens, i - 1, tokens.length));
+  if (w(0) === 'create') {
+    i = 1;
+    if (w(i) === 'temp' || w(i) === 'temporary') {
+      if (w(i + 1) === 'sequence') sqlFail('0A000', 'unsupported: temporary sequences (every sequence here is stored with the tenant)');
+      return undefined;
+    }
+    if (w(i) === 'unlogged' && w(i + 1) === 'sequence') i++;
+    if (w(i) !== 'sequence') return undefined;
+    i++;
+    let ifNotExists = false;
+    if (w(i) === 'if' && w(i + 1) === 'not' && w(i + 2) === 'exists') {
+      ifNotExists = true;
+      i += 3;
+    }
+    const name = qualifiedName();
+    return { type: 'sequence', action: 'create', name, ifNotExists, options: options() };
+  }
+  if (w(0) === 'alter' && w(1) === 'sequence') {
+    i = 2;
+    let ifExists = false;
+    if (w(i) === 'if' && w(i + 1) === 'exists') {
+      ifExists = true;
+      i += 2;
+    }
+    const name = qualifiedName();
+    if (w(i) === 'rename' && w(i + 1) === 'to') {
+      i += 2;
+      const to = qualifiedName();
+      if (i < tokens.length) syntaxError(tokens[i]);
+      if (to.includes('.')) syntaxError(tokens[i - 2]);
+      return { type: 'sequence', action: 'alter', name, ifExists, options: [], renameTo: to.replace(/^"(.*)"$/, '$1') };
+    }
+    if (w(i) === 'owner' || (w(i) === 'set' && (w(i + 1) === 'schema' || w(i + 1) === 'logged' || w(i + 1) === 'unlogged'))) {
+      sqlFail('0A000', `unsupported: ALTER SEQUENCE ... ${w(i) === 'owner' ? 'OWNER TO' : `SET ${w(i + 1)!.toUpperCase()}`} (there are no roles or other schemas; every sequence is logged)`);
+    }
+    if (i >= tokens.length) syntaxError(undefined);
+    return { type: 'sequence', action: 'alter', name, ifExists, options: options() };
+  }
+  if (w(0) === 'drop' && w(1) === 'sequence') {
+    i = 2;
+    let ifExists = false;
+    if (w(i) === 'if' && w(i + 1) === 'exists') {
+      ifExists = true;
+      i += 2;
+    }
+    const names = [qualifiedName()];
+    while (tokens[i]?.text === ',') {
+      i++;
+      names.push(qualifiedName());
+    }
+    let cascade = false;
+    if (w(i) === 'cascade' || w(i) === 'restrict') cascade = w(i++) === 'cascade';
+    if (i < tokens.length) syntaxError(tokens[i]);
+    return { type: 'sequence', action: 'drop', names, ifExists, cascade };
+  }
+  return undefined;
 }

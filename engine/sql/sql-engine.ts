@@ -16,6 +16,9 @@ import { sqlFail, toText, type NonNullSqlValue, type SqlValue } from './sql-type
 import { toJsValue } from './select-expressions.js';
 import { alterTable, createIndex, createTable, dropIndex, dropTables, truncateTables } from './exec/ddl.js';
 import { deleteRows, insert, update, type DmlResult } from './exec/dml.js';
+import { SequenceSession } from './sequences.js';
+import type { SequenceStatement } from './sequence-options.js';
+import { alterSequence, createSequence, dropSequences } from './exec/sequence-ddl.js';
 import { Exec, PAUSE, pauseTurn, type ExecLimits, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './exec/runtime.js';
 import { planQuery, type PlanEnv } from './exec/select.js';
 import { InitPlanned, InitPlans } from './exec/init-plans.js';
@@ -208,8 +211,31 @@ function selectCallArgument(o: Record<string, unknown>): unknown {
   return Array.isArray(args) && args.length === 1 ? args[0] : undefined;
 }
 
+/** SELECTs that call nextval or setval, which write (memo per parsed statement). */
+const SEQUENCE_WRITERS = new WeakMap<Ast, boolean>();
+
+function writesSequence(a: Ast): boolean {
+  let writes = SEQUENCE_WRITERS.get(a);
+  if (writes === undefined) {
+    const visit = (node: unknown): boolean => {
+      if (node === null || typeof node !== 'object') return false;
+      if (Array.isArray(node)) return node.some(visit);
+      const n = node as Ast;
+      if (n.type === 'function') {
+        const name = String((n.name as { name?: { value?: unknown }[] } | undefined)?.name?.[0]?.value ?? '').toLowerCase();
+        if (name === 'nextval' || name === 'setval') return true;
+      }
+      return Object.values(n).some(visit);
+    };
+    writes = visit(a);
+    SEQUENCE_WRITERS.set(a, writes);
+  }
+  return writes;
+}
+
 function isRead(a: Ast): boolean {
-  if (a.type === 'select') return true;
+  // A SELECT that calls nextval or setval runs as a writing request (one writer at a time, committed).
+  if (a.type === 'select') return !writesSequence(a);
   if (a.type !== 'transaction') return false;
   // Savepoints need the transaction's state (ROLLBACK TO a name never set is 3B001): a request
   // using them runs as a writing one, even when it writes nothing.
@@ -271,7 +297,7 @@ export function sqlExecute(store: TenantStore, inputs: readonly SqlStatementInpu
   try {
     p = prepare(store, inputs, options);
     const w = p.work[0]!;
-    if (p.work.length === 1 && !w.explain && w.ast.type === 'select') {
+    if (p.work.length === 1 && !w.explain && w.ast.type === 'select' && p.readOnly) {
       const reader = new LiveReader(store);
       let closeNow = true;
       try {
@@ -338,10 +364,11 @@ async function runPrepared(store: TenantStore, p: Prepared): Promise<SqlOutcome>
   try {
     const view = new TxnView(store, opts.maxTxnBytes);
     const base = catalogOf(s, view);
-    const txn: Txn = { view, catalog: base, changedCatalog: false, savepoint: undefined, owned: false, savepoints: [] };
+    const txn: Txn = { view, catalog: base, changedCatalog: false, savepoint: undefined, owned: false, savepoints: [], sequences: new SequenceSession(view) };
     const results: SqlResult[] = [];
     for (const w of work) {
       const x = new Exec(view, txn.catalog, statementTime, w.params, limits);
+      x.sequences = txn.sequences;
       results.push(await runStatement(w.ast, w.explain, w.text, x, txn, s, opts));
     }
     const ops = view.batch();
@@ -378,6 +405,8 @@ interface Txn {
   owned: boolean;
   /** SAVEPOINT name ... ROLLBACK TO name / RELEASE name, innermost last. */
   savepoints: (SavedState & { name: string })[];
+  /** What the request drew from sequences (currval, lastval): PostgreSQL's session state. */
+  sequences: SequenceSession;
 }
 
 /** Pulls a generator to completion, giving the event loop a turn at every PAUSE. */
@@ -531,7 +560,11 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
       // written: `UPDATE t SET v = (SELECT sum(v) FROM t t2 WHERE t2.k < t.k)` sums the old
       // values, and a subquery in RETURNING sees the table before the statement. Writes and the
       // constraint checks still go through the live view.
-      const xs = hasSubquery(ast) ? new Exec(view.statementView(), x.catalog, x.statementTime, x.params, x.limits) : x;
+      let xs = x;
+      if (hasSubquery(ast)) {
+        xs = new Exec(view.statementView(), x.catalog, x.statementTime, x.params, x.limits);
+        xs.sequences = txn.sequences;
+      }
       const r: DmlResult = await drive(run(ast, envOf(new InitPlans()), view, xs), xs);
       return finish(ast.type.toUpperCase(), r.columns, r.rows ?? [], r.rows === undefined ? r.count : r.rows.length, opts);
     }
@@ -544,6 +577,7 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
       }
       if (kw === 'index') {
         const xi = new Exec(view, catalog, x.statementTime, x.params, x.limits);
+        xi.sequences = txn.sequences;
         await drive(createIndex(ast, catalog, view, xi), xi);
         return finish('CREATE INDEX', [], [], 0, opts);
       }
@@ -566,10 +600,19 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
       truncateTables(ast, txn.catalog, view);
       return finish('TRUNCATE TABLE', [], [], 0, opts);
     }
+    case 'sequence': {
+      const catalog = mutableCatalog(txn);
+      const statement = ast as unknown as SequenceStatement;
+      if (statement.action === 'create') createSequence(statement, catalog, view);
+      else if (statement.action === 'alter') alterSequence(statement, catalog, view);
+      else dropSequences(statement, catalog, view);
+      return finish(`${String(ast.action).toUpperCase()} SEQUENCE`, [], [], 0, opts);
+    }
     case 'alter': {
       const catalog = mutableCatalog(txn);
       // Driven with its own Exec: a pause resumes the slice of the Exec that ticks.
       const xa = new Exec(view, catalog, x.statementTime, x.params, x.limits);
+      xa.sequences = txn.sequences;
       await drive(alterTable(ast, catalog, view, xa), xa);
       return finish('ALTER TABLE', [], [], 0, opts);
     }

@@ -2,6 +2,7 @@ import type { AstNode } from './expression-eval.js';
 import { clauseEnd, rewriteGrammarGaps } from './sql-grammar-gaps.js';
 import { protectLiterals, restoreLiterals, type LiteralValues } from './sql-literals.js';
 import { sqlFail } from './sql-types.js';
+import { parseSequenceStatement } from './sequence-options.js';
 
 /**
  * What node-sql-parser (PostgreSQL mode) cannot read, made readable before it parses: the text
@@ -228,6 +229,11 @@ function prepareOne(source: Token[], offset: number): Prepared {
       if (w(at) === 'savepoint') at++;
       if (trailing(at + 1)) return built(savepointAst('ROLLBACK TO', ident(tokens[at])));
     }
+  }
+  // CREATE / ALTER / DROP SEQUENCE (sequence-options.ts)
+  if ((w(0) === 'create' || w(0) === 'alter' || w(0) === 'drop') && tokens.slice(1, 3).some((t) => t.word === 'sequence')) {
+    const statement = parseSequenceStatement(tokens);
+    if (statement !== undefined) return built(statement as unknown as AstNode & Record<string, unknown>);
   }
   // ALTER TABLE [IF EXISTS] t RENAME [COLUMN] a TO b
   if (w(0) === 'alter' && w(1) === 'table') {

@@ -8,12 +8,14 @@ import { TableReader } from './access.js';
 import { assignable, assignValue, indexEntry, writeIndexEntries } from './dml.js';
 import { restrictedEnv } from './expression-kinds.js';
 import { compilePredicate, functionName } from './select.js';
-import { hasMutableCall } from './quals.js';
+import { hasMutableCall, hasVolatile } from './quals.js';
+import { bindSequenceCalls, dropOwnedSequences } from './sequence-ddl.js';
+import { freeSequenceName, relationExists, standaloneKey } from '../sequences.js';
 import { PAUSE, type Exec, type Step } from './runtime.js';
 import { columnName, tableName, type Scope } from './scope.js';
 import { PRIMARY_KEY_MARKER } from '../sql-rewrite.js';
 import { DROP_CASCADE_MARKER, GENERATED_MARKER, IDENTITY_ALWAYS_MARKER, IDENTITY_BY_DEFAULT_MARKER } from '../sql-grammar-gaps.js';
-import { columnSequence, decodeSequenceOptions, identitySequence, lastValueBytes, nextSequenceValue, rowIdSequence } from '../sequence-options.js';
+import { columnSequence, decodeSequenceOptions, identitySequence, lastValueBytes, nextSequenceValue, rowIdSequence, sequenceStateBytes } from '../sequence-options.js';
 import { columnCollation, definedCollation } from '../collation.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 
@@ -94,7 +96,7 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
   const raw = (ast.table as Ast[] | null)?.[0]?.table;
   if (raw === undefined || raw === null || raw === '') sqlFail('42601', 'syntax error: CREATE TABLE needs a table name');
   const name = tableName(raw);
-  if (catalog.table(name) !== undefined) {
+  if (relationExists(catalog, name)) {
     if (ast.if_not_exists) return 'exists';
     sqlFail('42P07', `relation "${name}" already exists`);
   }
@@ -127,6 +129,7 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
     }
     unsupported(`table element ${String(d.resource)}`);
   }
+  nameNewSequences(table.columns, table, catalog);
   const taken = new Set<string>([...catalog.tables.values()].flatMap((t) => t.indexes.map((i) => i.name)));
   for (const p of pending) {
     const ids = idsOf(table, p.cols, p.kind === 'pk' ? 'PRIMARY KEY' : 'UNIQUE');
@@ -282,7 +285,8 @@ function tableColumns(table: TableDef): Scope['columns'] {
  * @throws SQL_ERROR 0A000, 42803, 42P20 (restrictedEnv), 42804 no assignment conversion, 22P02 bad literal
  */
 function checkDefault(col: ColumnDef, catalog: Catalog): CompiledExpr {
-  const e = compileExpression(col.default!, restrictedEnv('default', catalog, []));
+  col.default = bindSequenceCalls(col.default!, catalog);
+  const e = compileExpression(col.default, restrictedEnv('default', catalog, []));
   if (e.type === 'unknown') assignValue(e.evaluate({ statementTime: 0n }), col);
   else if (!assignable(e.type, col.type)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but default expression is of type ${TYPE_DISPLAY[e.type] ?? e.type}`, undefined, 'You will need to rewrite or cast the expression.');
   return e;
@@ -316,6 +320,8 @@ export function dropTables(ast: Ast, catalog: Catalog, view: TxnView): number {
     for (const ix of t.indexes) view.dropTree(indexTree(ix));
     for (const c of t.columns) if (c.serial) view.delete(SEQUENCE_TREE, columnSequence(t, c).key);
     view.delete(SEQUENCE_TREE, rowIdSequence(t).key);
+    // Sequences OWNED BY its columns go with it (defaults of tables dropped with it do not hold them).
+    dropOwnedSequences(catalog, view, t, undefined, names.map((n) => catalog.table(n)).filter((x): x is TableDef => x !== undefined));
     catalog.remove(view, name);
     dropped++;
   }
@@ -352,14 +358,15 @@ export function truncateTables(ast: Ast, catalog: Catalog, view: TxnView): void 
     view.dropTree(rowTree(t));
     for (const ix of t.indexes) view.dropTree(indexTree(ix));
     if (!restart) continue;
+    // The next value is START again (a RESTART given at creation was for the first one only), for
+    // the serial and identity columns and the sequences OWNED BY the table's columns.
     for (const c of liveColumns(t)) {
       if (!c.serial) continue;
       const { def, key } = columnSequence(t, c);
-      // The next value is START again (a RESTART given at creation was for the first one only):
-      // no last value when START is the first, else the value one step before START.
-      const before = BigInt(def.start) - BigInt(def.increment);
-      if (def.first === def.start || before < -(2n ** 63n) || before >= 2n ** 63n) view.delete(SEQUENCE_TREE, key);
-      else view.put(SEQUENCE_TREE, key, lastValueBytes(before));
+      view.put(SEQUENCE_TREE, key, sequenceStateBytes({ last: BigInt(def.start), called: false }));
+    }
+    for (const seq of catalog.sequences.values()) {
+      if (seq.ownedBy?.table === t.id) view.put(SEQUENCE_TREE, standaloneKey(seq), sequenceStateBytes({ last: BigInt(seq.def.start), called: false }));
     }
   }
 }
@@ -389,7 +396,7 @@ export function* createIndex(ast: Ast, catalog: Catalog, view: TxnView, x: Exec)
   const ids = idsOf(table, cols, 'the index');
   for (const id of ids) if (!keyable(table.columns[id]!.type)) sqlFail('42804', `data type ${table.columns[id]!.declared} has no default operator class for access method "btree"`);
   const name = ast.index ? String(ast.index).toLowerCase() : `${tname}_${cols.join('_')}_idx`;
-  if (catalog.findIndex(name) !== undefined || catalog.table(name) !== undefined) {
+  if (relationExists(catalog, name)) {
     if (ast.if_not_exists) return 'exists';
     sqlFail('42P07', `relation "${name}" already exists`);
   }
@@ -465,6 +472,22 @@ function* addSequenceColumn(col: ColumnDef, table: TableDef, catalog: Catalog, v
 }
 
 /**
+ * ADD COLUMN with a volatile DEFAULT: evaluated for each existing row, in the order the rows are
+ * read (primary key order here; PostgreSQL's is the heap's).
+ * @throws SQL_ERROR as checkDefault; 23502 a NOT NULL column whose default gave NULL
+ */
+function* addVolatileDefaultColumn(col: ColumnDef, table: TableDef, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
+  const expr = checkDefault(col, catalog);
+  table.columns.push(col);
+  const ctx = x.ctx();
+  yield* fillNewColumn(col, table, catalog, view, x, () => {
+    const value = assignValue(expr.evaluate(ctx), col);
+    if (col.notNull && value.value === null) sqlFail('23502', `column "${col.name}" of relation "${table.name}" contains null values`);
+    return value;
+  });
+}
+
+/**
  * The new column `col` (already the table's last) given `valueOf` each existing row, in the
  * order the rows are read, then the table saved: ADD COLUMN's rewrite of the table.
  */
@@ -513,6 +536,7 @@ function dropColumn(table: TableDef, col: ColumnDef, cascade: boolean, catalog: 
     other.foreignKeys = other.foreignKeys.filter((f) => f !== fk);
     if (other !== table) catalog.save(view, other);
   }
+  dropOwnedSequences(catalog, view, table, col);
   col.dropped = true;
   for (const ix of table.indexes.filter((i) => i.columns.includes(col.id))) view.dropTree(indexTree(ix));
   table.indexes = table.indexes.filter((i) => !i.columns.includes(col.id));
@@ -528,6 +552,24 @@ function dropColumn(table: TableDef, col: ColumnDef, cascade: boolean, catalog: 
 function nameSequence(table: TableDef, col: ColumnDef): void {
   const { def, name } = columnSequence(table, col);
   col.sequence = { ...def, name };
+}
+
+/**
+ * Serial and identity columns whose sequence would take a relation's name (a table, index or
+ * sequence, or another new column's sequence) get `<name>1`, `<name>2`, ... as PostgreSQL's
+ * ChooseRelationName gives them.
+ */
+function nameNewSequences(columns: readonly ColumnDef[], table: TableDef, catalog: Catalog): void {
+  const taken = new Set<string>();
+  for (const c of columns) {
+    if (!c.serial) continue;
+    const { def, name } = columnSequence(table, c);
+    if (def.name === undefined) {
+      const free = freeSequenceName(catalog, name, taken);
+      if (free !== name) c.sequence = { ...def, name: free };
+      taken.add(free);
+    } else taken.add(name);
+  }
 }
 
 /** ALTER TABLE: ADD / DROP / RENAME COLUMN, RENAME TO. */
@@ -573,11 +615,18 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
       if (e.primary_key || e.unique || e.reference_definition || e.check) unsupported('constraints in ALTER TABLE ADD COLUMN (add the column, then CREATE UNIQUE INDEX)');
       const col = columnDef(e, table);
       if (col.serial) {
+        nameNewSequences([col], table, catalog);
         yield* addSequenceColumn(col, table, catalog, view, x);
         continue;
       }
       if (col.generated !== undefined) {
         yield* addGeneratedColumn(col, table, catalog, view, x);
+        continue;
+      }
+      if (col.default !== undefined && hasVolatile(col.default)) {
+        // A volatile default (nextval, random()) is evaluated for each existing row, as
+        // PostgreSQL's table rewrite does.
+        yield* addVolatileDefaultColumn(col, table, catalog, view, x);
         continue;
       }
       // Existing rows take the default's value (evaluated once), as PostgreSQL does.

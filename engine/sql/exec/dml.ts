@@ -18,7 +18,8 @@ import { columnCollation } from '../collation.js';
 import { compileQuals, qualList } from './quals.js';
 import { exprEnv, planFrom, planQuery, rowSubquery, starNamer, tableAccess, type PlanEnv } from './select.js';
 import { compareCodePoints } from '../../text-order.js';
-import { columnSequence, lastValueBytes, lastValueOf, nextSequenceValue, rowIdSequence, type TableSequence } from '../sequence-options.js';
+import { currentSequenceNames } from './sequence-ddl.js';
+import { columnSequence, lastValueBytes, nextFromState, rowIdSequence, sequenceStateOf, type TableSequence } from '../sequence-options.js';
 
 type Ast = AstNode & Record<string, any>;
 
@@ -132,7 +133,8 @@ export class TableWriter {
     const genv = exprEnv({ ...env, parent: undefined }, scope, undefined, 'column generation expressions');
     this.#generated = this.live.filter((c) => c.generated !== undefined).map((c) => ({ col: c, expr: compileExpression(c.generated!, genv) }));
     const denv = restrictedEnv('default', catalog, []);
-    this.#defaults = table.columns.map((c) => (c.default !== undefined ? compileExpression(c.default, denv) : undefined));
+    // A nextval default reads its sequence by its current name (sequence-ddl.ts bindSequenceCalls).
+    this.#defaults = table.columns.map((c) => (c.default !== undefined ? compileExpression(currentSequenceNames(c.default, catalog), denv) : undefined));
   }
 
   /**
@@ -149,7 +151,13 @@ export class TableWriter {
 
   /** The default of a physical column (serials draw from their sequence; a generated column's is computed later). */
   defaultOf(col: ColumnDef, x: Exec): SqlValue {
-    if (col.serial) return this.#nextval(columnSequence(this.table, col), col.type);
+    if (col.serial) {
+      const seq = columnSequence(this.table, col);
+      const value = this.#nextval(seq, col.type);
+      // currval('t_id_seq') and lastval() see it, as after PostgreSQL's nextval default.
+      x.sequences?.drew(seq.key, BigInt(value.value as number | bigint));
+      return value;
+    }
     const d = this.#defaults[col.id];
     if (d === undefined) return { type: col.type, value: null } as SqlValue;
     return assignValue(d.evaluate(x.ctx()), col);
@@ -157,7 +165,7 @@ export class TableWriter {
 
   /** The next value of `seq`, which becomes its last, as a value of `type`. */
   #nextval(seq: TableSequence, type: SqlTypeName): SqlValue {
-    const next = nextSequenceValue(seq.def, lastValueOf(this.#view.get(SEQUENCE_TREE, seq.key)), seq.name);
+    const next = nextFromState(seq.def, sequenceStateOf(this.#view.get(SEQUENCE_TREE, seq.key)), seq.name);
     this.#view.put(SEQUENCE_TREE, seq.key, lastValueBytes(next));
     return castValue({ type: 'int8', value: next }, { type });
   }

@@ -3,6 +3,7 @@ import { unsupported } from '../expression-eval.js';
 import type { SqlValue } from '../sql-types.js';
 import { columnSequence } from '../sequence-options.js';
 import type { Exec, ExplainNode, Plan, PlanColumn, Step } from './runtime.js';
+import { sequenceDefaultText } from './sequence-ddl.js';
 
 const text = (v: string | null): SqlValue => ({ type: 'text', value: v }) as SqlValue;
 const int = (v: number | null): SqlValue => ({ type: 'int4', value: v }) as SqlValue;
@@ -32,7 +33,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
             text(c.name),
             int(i + 1),
             // An identity column's sequence is not its default (PostgreSQL lists none).
-            text(sequence !== undefined && c.identity === undefined ? `nextval('${sequence.name}'::regclass)` : c.default !== undefined ? 'expression' : null),
+            text(sequence !== undefined && c.identity === undefined ? `nextval('${sequence.name}'::regclass)` : c.default !== undefined ? (sequenceDefaultText(c.default, catalog) ?? 'expression') : null),
             text(notNull ? 'NO' : 'YES'),
             text(c.type === 'bpchar' ? 'character' : c.declared.replace(/\(.*\)$/, '')),
             int(c.target.maxLength ?? null),

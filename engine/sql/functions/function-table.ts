@@ -3,9 +3,10 @@ import { JSON_FUNCTIONS } from './json-functions.js';
 import { MATH_FUNCTIONS } from './math-functions.js';
 import { STRING_FUNCTIONS } from './string-functions.js';
 import { SYSTEM_FUNCTIONS } from './system-functions.js';
+import { SEQUENCE_FUNCTIONS } from '../sequences.js';
 import { TIME_FUNCTIONS } from './time-functions.js';
 
 /** Every scalar function by lower-case name; one file per family, registered here. */
 export const FUNCTION_TABLE: ReadonlyMap<string, FunctionDef> = new Map(
-  Object.entries({ ...STRING_FUNCTIONS, ...MATH_FUNCTIONS, ...TIME_FUNCTIONS, ...JSON_FUNCTIONS, ...SYSTEM_FUNCTIONS }),
+  Object.entries({ ...STRING_FUNCTIONS, ...MATH_FUNCTIONS, ...TIME_FUNCTIONS, ...JSON_FUNCTIONS, ...SYSTEM_FUNCTIONS, ...SEQUENCE_FUNCTIONS }),
 );

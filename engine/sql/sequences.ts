@@ -1,0 +1,298 @@
+/**
+ * Sequences as statements and functions see them: the standalone ones (CREATE SEQUENCE) and those
+ * of serial and identity columns, found by name as PostgreSQL's regclass finds a relation;
+ * nextval, currval, setval and lastval over their state in SEQUENCE_TREE; and what one request
+ * (PostgreSQL's session, for currval and lastval) has drawn.
+ */
+
+import { SEQUENCE_TREE, liveColumns, type Catalog, type ColumnDef, type SequenceObject, type TableDef } from './catalog.js';
+import type { EvalContext } from './compiled-expr.js';
+import { noFunction, strict, type FunctionDef } from './functions/function-def.js';
+import { columnSequence, nextFromState, sequenceStateBytes, sequenceStateOf, type SequenceDef, type SequenceState } from './sequence-options.js';
+import type { SqlReader, TxnView } from './store/sql-view.js';
+import { sqlFail } from './sql-types.js';
+
+/** A sequence by what it belongs to: its own catalog record, or a serial or identity column. */
+export interface SequenceHandle {
+  name: string;
+  def: SequenceDef;
+  /** Its state's key in SEQUENCE_TREE. */
+  key: Buffer;
+  type: 'int2' | 'int4' | 'int8';
+  standalone?: SequenceObject;
+  column?: { table: TableDef; col: ColumnDef };
+}
+
+/** The SEQUENCE_TREE key of a standalone sequence's state. */
+export function standaloneKey(seq: SequenceObject): Buffer {
+  return Buffer.from(`s.${seq.id}`);
+}
+
+export function standaloneHandle(seq: SequenceObject): SequenceHandle {
+  return { name: seq.name, def: seq.def, key: standaloneKey(seq), type: seq.type, standalone: seq };
+}
+
+/** The sequence named `name`: a standalone one, else a serial or identity column's. */
+export function findSequence(catalog: Catalog, name: string): SequenceHandle | undefined {
+  const seq = catalog.sequences.get(name);
+  if (seq !== undefined) return standaloneHandle(seq);
+  for (const table of catalog.tables.values()) {
+    for (const col of liveColumns(table)) {
+      if (!col.serial) continue;
+      const s = columnSequence(table, col);
+      if (s.name === name) return { ...s, type: col.type as SequenceHandle['type'], column: { table, col } };
+    }
+  }
+  return undefined;
+}
+
+/** The sequence with id `id` (a column default's binding, see bindSequenceCalls). */
+export function sequenceById(catalog: Catalog, id: number): SequenceObject | undefined {
+  for (const seq of catalog.sequences.values()) if (seq.id === id) return seq;
+  return undefined;
+}
+
+/** True when a table, index or sequence (a column's included) has this name: relations share one namespace. */
+export function relationExists(catalog: Catalog, name: string): boolean {
+  return catalog.table(name) !== undefined || catalog.findIndex(name) !== undefined || findSequence(catalog, name) !== undefined;
+}
+
+/**
+ * A name a serial or identity column's sequence may take: `base`, or `base1`, `base2`, ... when a
+ * relation has it already (PostgreSQL's ChooseRelationName).
+ */
+export function freeSequenceName(catalog: Catalog, base: string, alsoTaken: ReadonlySet<string> = new Set()): string {
+  let name = base;
+  for (let i = 1; relationExists(catalog, name) || alsoTaken.has(name); i++) name = `${base}${i}`;
+  return name;
+}
+
+/**
+ * A relation name as regclass reads it from text: `name`, `schema.name`, double-quoted parts
+ * (folded to lower case like every name here), schema `public` only.
+ * @throws SQL_ERROR 42602 invalid name syntax, 3F000 another schema, 42P01 too many parts
+ */
+export function relationNameOf(text: string): string {
+  const parts: string[] = [];
+  let i = 0;
+  for (;;) {
+    let part = '';
+    if (text[i] === '"') {
+      for (i++; ; i++) {
+        if (i >= text.length) sqlFail('42602', 'invalid name syntax');
+        if (text[i] === '"') {
+          if (text[i + 1] !== '"') break;
+          i++;
+        }
+        part += text[i];
+      }
+      i++;
+    } else {
+      while (i < text.length && text[i] !== '.') part += text[i++];
+      part = part.trim();
+    }
+    if (part === '') sqlFail('42602', 'invalid name syntax');
+    parts.push(part.toLowerCase());
+    if (i >= text.length) break;
+    if (text[i] !== '.') sqlFail('42602', 'invalid name syntax');
+    i++;
+  }
+  if (parts.length > 3) sqlFail('42601', `improper relation name (too many dotted names): ${text}`);
+  if (parts.length === 3) sqlFail('0A000', `cross-database references are not implemented: ${text}`);
+  if (parts.length === 2 && parts[0] !== 'public') {
+    if (parts[0] === 'pg_catalog' || parts[0] === 'information_schema') sqlFail('42P01', `relation "${text}" does not exist`);
+    sqlFail('3F000', `schema "${parts[0]}" does not exist`);
+  }
+  return parts[parts.length - 1]!;
+}
+
+/**
+ * The sequence `text` names (nextval's argument).
+ * @throws SQL_ERROR 42P01 no such relation, 42809 a relation that is not a sequence
+ */
+export function resolveSequence(catalog: Catalog, text: string): SequenceHandle {
+  const name = relationNameOf(text);
+  const found = findSequence(catalog, name);
+  if (found !== undefined) return found;
+  // PostgreSQL 16+'s words (15 said `"t" is not a sequence`).
+  if (catalog.table(name) !== undefined) sqlFail('42809', `cannot open relation "${name}"`, 'This operation is not supported for tables.');
+  if (catalog.findIndex(name) !== undefined) sqlFail('42809', `cannot open relation "${name}"`, 'This operation is not supported for indexes.');
+  return sqlFail('42P01', `relation "${text}" does not exist`);
+}
+
+/** What one request has drawn from its sequences: PostgreSQL keeps it per session (currval, lastval). */
+export class SequenceSession {
+  /** The writing request's view; undefined in a read-only request (which never calls nextval). */
+  readonly view: TxnView | undefined;
+  readonly #current = new Map<string, bigint>();
+  #lastUsed: string | undefined;
+
+  constructor(view: TxnView | undefined) {
+    this.view = view;
+  }
+
+  /** nextval returned `value` from the sequence at `key`. */
+  drew(key: Buffer, value: bigint): void {
+    const k = key.toString('latin1');
+    this.#current.set(k, value);
+    this.#lastUsed = k;
+  }
+
+  /** setval(..., true): currval is the value set (lastval does not move to this sequence). */
+  set(key: Buffer, value: bigint): void {
+    this.#current.set(key.toString('latin1'), value);
+  }
+
+  current(key: Buffer): bigint | undefined {
+    return this.#current.get(key.toString('latin1'));
+  }
+
+  /** lastval: the current value of the sequence nextval last drew from. */
+  last(): { key: Buffer; value: bigint } | undefined {
+    if (this.#lastUsed === undefined) return undefined;
+    return { key: Buffer.from(this.#lastUsed, 'latin1'), value: this.#current.get(this.#lastUsed)! };
+  }
+}
+
+export function readState(reader: SqlReader, seq: SequenceHandle): SequenceState | undefined {
+  return sequenceStateOf(reader.get(SEQUENCE_TREE, seq.key));
+}
+
+/** nextval: the next value, which becomes the state. @throws SQL_ERROR 2200H past a bound without CYCLE */
+export function drawNext(view: TxnView, seq: SequenceHandle): bigint {
+  const next = nextFromState(seq.def, readState(view, seq), seq.name);
+  view.put(SEQUENCE_TREE, seq.key, sequenceStateBytes({ last: next, called: true }));
+  return next;
+}
+
+/** What evaluating a sequence function needs of the executor (ctx.exec, an Exec). */
+interface SequenceHost {
+  readonly catalog: Catalog;
+  readonly sequences?: SequenceSession;
+}
+
+function hostOf(ctx: EvalContext): SequenceHost {
+  const host = ctx.exec as SequenceHost | undefined;
+  // Only the executor evaluates these (a constant fold never does: they are volatile).
+  if (host === undefined) return sqlFail('XX000', 'internal: a sequence function evaluated outside a statement');
+  return host;
+}
+
+function writableView(host: SequenceHost, fn: string): TxnView {
+  const view = host.sequences?.view;
+  if (view === undefined) return sqlFail('25006', `cannot execute ${fn}() in a read-only transaction`);
+  return view;
+}
+
+const int8 = (value: bigint): { type: 'int8'; value: bigint } => ({ type: 'int8', value });
+
+/** nextval(regclass): the sequence's next value, int8. */
+const nextval: FunctionDef = strict({
+  args: ['text'],
+  returns: 'int8',
+  impl(args, ctx) {
+    const name = args[0]!;
+    const host = hostOf(ctx);
+    const seq = resolveSequence(host.catalog, name.value as string);
+    const value = drawNext(writableView(host, 'nextval'), seq);
+    host.sequences!.drew(seq.key, value);
+    return int8(value);
+  },
+});
+
+/** currval(regclass): what nextval last returned for it in this request. */
+const currval: FunctionDef = strict({
+  args: ['text'],
+  returns: 'int8',
+  impl(args, ctx) {
+    const name = args[0]!;
+    const host = hostOf(ctx);
+    const seq = resolveSequence(host.catalog, name.value as string);
+    const value = host.sequences?.current(seq.key);
+    if (value === undefined) sqlFail('55000', `currval of sequence "${seq.name}" is not yet defined in this session`);
+    return int8(value);
+  },
+});
+
+/** lastval(): what nextval last returned in this request, whichever sequence. */
+const lastval: FunctionDef = {
+  compile(name, args) {
+    if (args.length !== 0) return noFunction(name, args);
+    return {
+      type: 'int8',
+      evaluate(ctx) {
+        const host = hostOf(ctx);
+        const last = host.sequences?.last();
+        if (last === undefined) return sqlFail('55000', 'lastval is not yet defined in this session');
+        // Its sequence dropped since: PostgreSQL says the same.
+        if (!sequenceKeyExists(host.catalog, last.key)) return sqlFail('55000', 'lastval is not yet defined in this session');
+        return int8(last.value);
+      },
+    };
+  },
+};
+
+function sequenceKeyExists(catalog: Catalog, key: Buffer): boolean {
+  for (const seq of catalog.sequences.values()) if (standaloneKey(seq).equals(key)) return true;
+  for (const table of catalog.tables.values()) for (const col of liveColumns(table)) if (col.serial && columnSequence(table, col).key.equals(key)) return true;
+  return false;
+}
+
+/**
+ * setval(regclass, bigint [, boolean]): sets the state; with `false` the next nextval returns the
+ * value itself. Returns the value.
+ * @throws SQL_ERROR 22003 a value outside the sequence's bounds
+ */
+function setvalImpl(name: string, value: bigint, called: boolean, ctx: EvalContext): { type: 'int8'; value: bigint } {
+  const host = hostOf(ctx);
+  const seq = resolveSequence(host.catalog, name);
+  const view = writableView(host, 'setval');
+  const min = BigInt(seq.def.min);
+  const max = BigInt(seq.def.max);
+  if (value < min || value > max) sqlFail('22003', `setval: value ${value} is out of bounds for sequence "${seq.name}" (${min}..${max})`);
+  view.put(SEQUENCE_TREE, seq.key, sequenceStateBytes({ last: value, called }));
+  if (called) host.sequences!.set(seq.key, value);
+  return int8(value);
+}
+
+const setval: FunctionDef = strict(
+  { args: ['text', 'int8'], returns: 'int8', impl: (a, ctx) => setvalImpl(a[0]!.value as string, BigInt(a[1]!.value as bigint | number), true, ctx) },
+  { args: ['text', 'int8', 'boolean'], returns: 'int8', impl: (a, ctx) => setvalImpl(a[0]!.value as string, BigInt(a[1]!.value as bigint | number), a[2]!.value as boolean, ctx) },
+);
+
+/**
+ * pg_get_serial_sequence(table, column): the qualified name of the sequence a serial or identity
+ * column (or an OWNED BY column) uses, else NULL.
+ * @throws SQL_ERROR 42P01 no such table, 42703 no such column
+ */
+const pgGetSerialSequence: FunctionDef = strict({
+  args: ['text', 'text'],
+  returns: 'text',
+  impl(args, ctx) {
+    const [tableText, columnText] = [args[0]!, args[1]!];
+    const host = hostOf(ctx);
+    const tname = relationNameOf(tableText.value as string);
+    const table = host.catalog.table(tname) ?? sqlFail('42P01', `relation "${tableText.value as string}" does not exist`);
+    // The column argument is a name as written, not an identifier list: quotes keep their case.
+    const raw = columnText.value as string;
+    const cname = raw.startsWith('"') && raw.endsWith('"') && raw.length >= 2 ? raw.slice(1, -1).replace(/""/g, '"') : raw.toLowerCase();
+    const col = liveColumns(table).find((c) => c.name === cname) ?? sqlFail('42703', `column "${cname}" of relation "${table.name}" does not exist`);
+    if (col.serial) return { type: 'text', value: `public.${columnSequence(table, col).name}` };
+    for (const seq of host.catalog.sequences.values()) {
+      if (seq.ownedBy?.table === table.id && seq.ownedBy.column === col.id) return { type: 'text', value: `public.${seq.name}` };
+    }
+    return { type: 'text', value: null };
+  },
+});
+
+/** The sequence functions by name (functions/function-table.ts registers them). */
+export const SEQUENCE_FUNCTIONS: Record<string, FunctionDef> = {
+  nextval,
+  currval,
+  lastval,
+  setval,
+  pg_get_serial_sequence: pgGetSerialSequence,
+};
+
+/** Names of functions whose first argument is a regclass: `'s'::regclass` reads as the text. */
+export const REGCLASS_ARGUMENT_FUNCTIONS: ReadonlySet<string> = new Set(['nextval', 'currval', 'setval']);
