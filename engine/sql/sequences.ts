@@ -10,6 +10,7 @@ import type { EvalContext } from './compiled-expr.js';
 import { noFunction, strict, type FunctionDef } from './functions/function-def.js';
 import { columnSequence, nextFromState, sequenceStateBytes, sequenceStateOf, type SequenceDef, type SequenceState } from './sequence-options.js';
 import type { SqlReader, TxnView } from './store/sql-view.js';
+import type { SqlSession } from './session.js';
 import { sqlFail } from './sql-types.js';
 
 /** A sequence by what it belongs to: its own catalog record, or a serial or identity column. */
@@ -120,40 +121,6 @@ export function resolveSequence(catalog: Catalog, text: string): SequenceHandle 
   return sqlFail('42P01', `relation "${text}" does not exist`);
 }
 
-/** What one request has drawn from its sequences: PostgreSQL keeps it per session (currval, lastval). */
-export class SequenceSession {
-  /** The writing request's view; undefined in a read-only request (which never calls nextval). */
-  readonly view: TxnView | undefined;
-  readonly #current = new Map<string, bigint>();
-  #lastUsed: string | undefined;
-
-  constructor(view: TxnView | undefined) {
-    this.view = view;
-  }
-
-  /** nextval returned `value` from the sequence at `key`. */
-  drew(key: Buffer, value: bigint): void {
-    const k = key.toString('latin1');
-    this.#current.set(k, value);
-    this.#lastUsed = k;
-  }
-
-  /** setval(..., true): currval is the value set (lastval does not move to this sequence). */
-  set(key: Buffer, value: bigint): void {
-    this.#current.set(key.toString('latin1'), value);
-  }
-
-  current(key: Buffer): bigint | undefined {
-    return this.#current.get(key.toString('latin1'));
-  }
-
-  /** lastval: the current value of the sequence nextval last drew from. */
-  last(): { key: Buffer; value: bigint } | undefined {
-    if (this.#lastUsed === undefined) return undefined;
-    return { key: Buffer.from(this.#lastUsed, 'latin1'), value: this.#current.get(this.#lastUsed)! };
-  }
-}
-
 export function readState(reader: SqlReader, seq: SequenceHandle): SequenceState | undefined {
   return sequenceStateOf(reader.get(SEQUENCE_TREE, seq.key));
 }
@@ -168,7 +135,7 @@ export function drawNext(view: TxnView, seq: SequenceHandle): bigint {
 /** What evaluating a sequence function needs of the executor (ctx.exec, an Exec). */
 interface SequenceHost {
   readonly catalog: Catalog;
-  readonly sequences?: SequenceSession;
+  readonly session?: SqlSession;
 }
 
 function hostOf(ctx: EvalContext): SequenceHost {
@@ -179,7 +146,7 @@ function hostOf(ctx: EvalContext): SequenceHost {
 }
 
 function writableView(host: SequenceHost, fn: string): TxnView {
-  const view = host.sequences?.view;
+  const view = host.session?.view;
   if (view === undefined) return sqlFail('25006', `cannot execute ${fn}() in a read-only transaction`);
   return view;
 }
@@ -195,7 +162,7 @@ const nextval: FunctionDef = strict({
     const host = hostOf(ctx);
     const seq = resolveSequence(host.catalog, name.value as string);
     const value = drawNext(writableView(host, 'nextval'), seq);
-    host.sequences!.drew(seq.key, value);
+    host.session!.drew(seq.key, value);
     return int8(value);
   },
 });
@@ -208,7 +175,7 @@ const currval: FunctionDef = strict({
     const name = args[0]!;
     const host = hostOf(ctx);
     const seq = resolveSequence(host.catalog, name.value as string);
-    const value = host.sequences?.current(seq.key);
+    const value = host.session?.current(seq.key);
     if (value === undefined) sqlFail('55000', `currval of sequence "${seq.name}" is not yet defined in this session`);
     return int8(value);
   },
@@ -222,7 +189,7 @@ const lastval: FunctionDef = {
       type: 'int8',
       evaluate(ctx) {
         const host = hostOf(ctx);
-        const last = host.sequences?.last();
+        const last = host.session?.last();
         if (last === undefined) return sqlFail('55000', 'lastval is not yet defined in this session');
         // Its sequence dropped since: PostgreSQL says the same.
         if (!sequenceKeyExists(host.catalog, last.key)) return sqlFail('55000', 'lastval is not yet defined in this session');
@@ -251,7 +218,7 @@ function setvalImpl(name: string, value: bigint, called: boolean, ctx: EvalConte
   const max = BigInt(seq.def.max);
   if (value < min || value > max) sqlFail('22003', `setval: value ${value} is out of bounds for sequence "${seq.name}" (${min}..${max})`);
   view.put(SEQUENCE_TREE, seq.key, sequenceStateBytes({ last: value, called }));
-  if (called) host.sequences!.set(seq.key, value);
+  if (called) host.session!.setCurrent(seq.key, value);
   return int8(value);
 }
 

@@ -16,7 +16,7 @@ import { sqlFail, toText, type NonNullSqlValue, type SqlValue } from './sql-type
 import { toJsValue } from './select-expressions.js';
 import { alterTable, createIndex, createTable, dropIndex, dropTables, truncateTables } from './exec/ddl.js';
 import { deleteRows, insert, update, type DmlResult } from './exec/dml.js';
-import { SequenceSession } from './sequences.js';
+import { shownName, SqlSession, type SettingStatement } from './session.js';
 import type { SequenceStatement } from './sequence-options.js';
 import { alterSequence, createSequence, dropSequences } from './exec/sequence-ddl.js';
 import { Exec, PAUSE, pauseTurn, type ExecLimits, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './exec/runtime.js';
@@ -236,6 +236,7 @@ function writesSequence(a: Ast): boolean {
 function isRead(a: Ast): boolean {
   // A SELECT that calls nextval or setval runs as a writing request (one writer at a time, committed).
   if (a.type === 'select') return !writesSequence(a);
+  if (a.type === 'setting') return true;
   if (a.type !== 'transaction') return false;
   // Savepoints need the transaction's state (ROLLBACK TO a name never set is 3B001): a request
   // using them runs as a writing one, even when it writes nothing.
@@ -251,6 +252,8 @@ interface Prepared {
   statementTime: bigint;
   limits: ExecLimits;
   readOnly: boolean;
+  /** PostgreSQL's session state, for this request. */
+  session: SqlSession;
 }
 
 function prepare(store: TenantStore, inputs: readonly SqlStatementInput[], options: SqlOptions): Prepared {
@@ -279,7 +282,7 @@ function prepare(store: TenantStore, inputs: readonly SqlStatementInput[], optio
   const statementTime = Number.isSafeInteger(ms * 1000) ? BigInt(ms * 1000) : BigInt(ms) * 1000n;
   const limits = { timeLimitMs: opts.timeLimitMs, maxWorkBytes: opts.maxWorkBytes, client: options.client };
   const readOnly = work.every((w) => w.explain || isRead(w.ast));
-  return { s, opts, work, statementTime, limits, readOnly };
+  return { s, opts, work, statementTime, limits, readOnly, session: new SqlSession(undefined, limits) };
 }
 
 /**
@@ -302,6 +305,7 @@ export function sqlExecute(store: TenantStore, inputs: readonly SqlStatementInpu
       let closeNow = true;
       try {
         const x = new Exec(reader, catalogOf(p.s, reader), p.statementTime, w.params, p.limits, () => reader.pin());
+        x.session = p.session;
         const result = selectStatement(w.ast, w.text, x, undefined, p.s, p.opts);
         if (!(result instanceof Promise)) return { results: [result], durable: undefined };
         // Paused: the reader pinned a snapshot, released once the statement is done.
@@ -336,6 +340,7 @@ async function runPrepared(store: TenantStore, p: Prepared): Promise<SqlOutcome>
       const catalog = catalogOf(s, reader);
       const w = work[0]!;
       const x = new Exec(reader, catalog, statementTime, w.params, limits, () => reader.pin());
+      x.session = p.session;
       return { results: [await runStatement(w.ast, w.explain, w.text, x, undefined, s, opts)], durable: undefined };
     } finally {
       reader.close();
@@ -349,6 +354,7 @@ async function runPrepared(store: TenantStore, p: Prepared): Promise<SqlOutcome>
       const results: SqlResult[] = [];
       for (const w of work) {
         const x = new Exec(reader, catalog, statementTime, w.params, limits);
+        x.session = p.session;
         results.push(await runStatement(w.ast, w.explain, w.text, x, undefined, s, opts));
       }
       return { results, durable: undefined };
@@ -364,11 +370,12 @@ async function runPrepared(store: TenantStore, p: Prepared): Promise<SqlOutcome>
   try {
     const view = new TxnView(store, opts.maxTxnBytes);
     const base = catalogOf(s, view);
-    const txn: Txn = { view, catalog: base, changedCatalog: false, savepoint: undefined, owned: false, savepoints: [], sequences: new SequenceSession(view) };
+    const txn: Txn = { view, catalog: base, changedCatalog: false, savepoint: undefined, owned: false, savepoints: [], session: p.session };
+    p.session.view = view;
     const results: SqlResult[] = [];
     for (const w of work) {
       const x = new Exec(view, txn.catalog, statementTime, w.params, limits);
-      x.sequences = txn.sequences;
+      x.session = txn.session;
       results.push(await runStatement(w.ast, w.explain, w.text, x, txn, s, opts));
     }
     const ops = view.batch();
@@ -405,8 +412,8 @@ interface Txn {
   owned: boolean;
   /** SAVEPOINT name ... ROLLBACK TO name / RELEASE name, innermost last. */
   savepoints: (SavedState & { name: string })[];
-  /** What the request drew from sequences (currval, lastval): PostgreSQL's session state. */
-  sequences: SequenceSession;
+  /** The request's session: what it drew from sequences (currval, lastval), its settings. */
+  session: SqlSession;
 }
 
 /** Pulls a generator to completion, giving the event loop a turn at every PAUSE. */
@@ -548,6 +555,7 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
       return unsupported(`transaction statement ${action}`);
     }
   }
+  if (ast.type === 'setting') return settingStatement(ast as unknown as SettingStatement, x.session!, opts);
   if (txn === undefined) return sqlFail('XX000', 'internal: a write outside a transaction');
   const view = txn.view;
   switch (ast.type) {
@@ -563,7 +571,7 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
       let xs = x;
       if (hasSubquery(ast)) {
         xs = new Exec(view.statementView(), x.catalog, x.statementTime, x.params, x.limits);
-        xs.sequences = txn.sequences;
+        xs.session = txn.session;
       }
       const r: DmlResult = await drive(run(ast, envOf(new InitPlans()), view, xs), xs);
       return finish(ast.type.toUpperCase(), r.columns, r.rows ?? [], r.rows === undefined ? r.count : r.rows.length, opts);
@@ -577,7 +585,7 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
       }
       if (kw === 'index') {
         const xi = new Exec(view, catalog, x.statementTime, x.params, x.limits);
-        xi.sequences = txn.sequences;
+        xi.session = txn.session;
         await drive(createIndex(ast, catalog, view, xi), xi);
         return finish('CREATE INDEX', [], [], 0, opts);
       }
@@ -612,13 +620,28 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
       const catalog = mutableCatalog(txn);
       // Driven with its own Exec: a pause resumes the slice of the Exec that ticks.
       const xa = new Exec(view, catalog, x.statementTime, x.params, x.limits);
-      xa.sequences = txn.sequences;
+      xa.session = txn.session;
       await drive(alterTable(ast, catalog, view, xa), xa);
       return finish('ALTER TABLE', [], [], 0, opts);
     }
     default:
       return unsupported(`${String(ast.type).toUpperCase()} statements`);
   }
+}
+
+/** SET / RESET / SHOW on the request's session. */
+function settingStatement(st: SettingStatement, session: SqlSession, opts: typeof SQL_DEFAULTS & SqlOptions): SqlResult {
+  if (st.action === 'show') {
+    const value = session.show(st.name)!;
+    return finish('SHOW', [{ name: shownName(st.name), type: 'text', qualifier: null }], [[{ type: 'text', value }]], 1, opts);
+  }
+  if (st.action === 'reset') {
+    if (st.name === undefined) session.resetAll();
+    else session.set(st.name, undefined);
+    return finish('RESET', [], [], 0, opts);
+  }
+  session.set(st.name, st.items);
+  return finish('SET', [], [], 0, opts);
 }
 
 /** JSON form of a value: toJsValue's, with int8 outside the safe range, bytea and non-finite floats as text. */

@@ -3,6 +3,7 @@ import { clauseEnd, rewriteGrammarGaps } from './sql-grammar-gaps.js';
 import { protectLiterals, restoreLiterals, type LiteralValues } from './sql-literals.js';
 import { sqlFail } from './sql-types.js';
 import { parseSequenceStatement } from './sequence-options.js';
+import { parseSettingStatement } from './session.js';
 
 /**
  * What node-sql-parser (PostgreSQL mode) cannot read, made readable before it parses: the text
@@ -207,6 +208,12 @@ export function prepareStatements(sql: string): Prepared[] {
 }
 
 function prepareOne(source: Token[], offset: number): Prepared {
+  // SET / RESET / SHOW (session.ts): read from the tokens with their literals as written.
+  const first = source[0]?.word;
+  if (first === 'set' || first === 'reset' || first === 'show') {
+    const setting = parseSettingStatement(source);
+    if (setting !== undefined) return { ast: setting as unknown as AstNode & Record<string, unknown> };
+  }
   const { tokens, literals } = protectLiterals(source);
   // An AST built here gets its protected names (a quoted identifier with a backslash) back too.
   const built = (ast: AstNode & Record<string, unknown>): Prepared => {

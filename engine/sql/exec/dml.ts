@@ -155,7 +155,7 @@ export class TableWriter {
       const seq = columnSequence(this.table, col);
       const value = this.#nextval(seq, col.type);
       // currval('t_id_seq') and lastval() see it, as after PostgreSQL's nextval default.
-      x.sequences?.drew(seq.key, BigInt(value.value as number | bigint));
+      x.session?.drew(seq.key, BigInt(value.value as number | bigint));
       return value;
     }
     const d = this.#defaults[col.id];

@@ -188,9 +188,9 @@ function asBoolean(e: CompiledExpr, context: string): CompiledExpr {
 // ---- cost ---------------------------------------------------------------------------------------
 
 /** Functions whose value changes from call to call (never folded, and never moved out of HAVING). */
-const VOLATILE = new Set(['random', 'setseed', 'nextval', 'currval', 'lastval', 'setval', 'clock_timestamp', 'timeofday', 'gen_random_uuid', 'txid_current']);
+const VOLATILE = new Set(['random', 'setseed', 'nextval', 'currval', 'lastval', 'setval', 'set_config', 'clock_timestamp', 'timeofday', 'gen_random_uuid', 'txid_current']);
 /** Functions PostgreSQL never folds while planning: their value is fixed only within a statement. */
-const STABLE = new Set(['now', 'current_timestamp', 'transaction_timestamp', 'statement_timestamp', 'localtimestamp', 'current_date', 'localtime', 'current_time', 'to_char', 'age']);
+const STABLE = new Set(['current_setting', 'now', 'current_timestamp', 'transaction_timestamp', 'statement_timestamp', 'localtimestamp', 'current_date', 'localtime', 'current_time', 'to_char', 'age']);
 /** Node kinds that are leaves of no cost. */
 const FREE_LEAVES = new Set(['column_ref', 'number', 'bigint', 'single_quote_string', 'bool', 'null', 'var', 'date', 'timestamp', 'interval', 'double_quote_string', 'star', 'origin', 'default']);
 /** An IN list this long with constant members is searched by hash (MIN_ARRAY_SIZE_FOR_HASHED_SAOP). */

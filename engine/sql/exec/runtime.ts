@@ -2,7 +2,7 @@ import type { Collation } from '../collation.js';
 import type { EvalContext } from '../compiled-expr.js';
 import type { Catalog } from '../catalog.js';
 import type { SqlReader } from '../store/sql-view.js';
-import type { SequenceSession } from '../sequences.js';
+import type { SqlSession } from '../session.js';
 import { interruptOf, type ClientWatch, type Interrupt } from '../../interrupt.js';
 import { sqlFail, type SqlTypeName, type SqlValue } from '../sql-types.js';
 
@@ -117,8 +117,8 @@ export class Exec {
   readonly outer: Row[] = [];
   /** Results of uncorrelated subqueries and materialised CTEs, per plan node. */
   readonly memo = new Map<object, unknown>();
-  /** The request's sequence state (nextval, currval); a read-only request has none. */
-  sequences: SequenceSession | undefined;
+  /** The request's session (nextval's values, settings). */
+  session: SqlSession | undefined;
   readonly #started = performance.now();
   #sliceStart = this.#started;
   #ticks = 0;
