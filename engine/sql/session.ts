@@ -231,7 +231,7 @@ export class SqlSession {
     else (this.#settings ??= new Map()).set(key, shown);
     if (key === 'statement_timeout') {
       const ms = items === undefined ? 0 : parseDisplayMs(shown);
-      // 0 (none) and anything longer leave the server's limit (TETRA_SQL_TIMEOUT_MS) in force.
+      // 0 (none) and anything longer leave the server's limit (TETRA_SQL_TIME_LIMIT_MS) in force.
       this.#limits.timeLimitMs = ms === 0 ? this.#serverTimeLimitMs : this.#serverTimeLimitMs === 0 ? ms : Math.min(ms, this.#serverTimeLimitMs);
     }
     return shown;
