@@ -4,6 +4,7 @@ import type { SqlValue } from '../sql-types.js';
 import { columnSequence } from '../sequence-options.js';
 import type { Exec, ExplainNode, Plan, PlanColumn, Step } from './runtime.js';
 import { sequenceDefaultText } from './sequence-ddl.js';
+import { findSequence, readState, standaloneHandle, type SequenceHandle } from '../sequences.js';
 
 const text = (v: string | null): SqlValue => ({ type: 'text', value: v }) as SqlValue;
 const int = (v: number | null): SqlValue => ({ type: 'int4', value: v }) as SqlValue;
@@ -58,17 +59,64 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
       return rows;
     });
   }
-  return unsupported(`information_schema.${name} (tables and columns are available)`);
+  if (name === 'sequences') {
+    const names = ['sequence_catalog', 'sequence_schema', 'sequence_name', 'data_type', 'numeric_precision', 'numeric_precision_radix', 'numeric_scale', 'start_value', 'minimum_value', 'maximum_value', 'increment', 'cycle_option'];
+    const columns: PlanColumn[] = names.map((n) => ({ name: n, type: n.startsWith('numeric_') ? 'int4' : 'text', qualifier: null }));
+    return new RowsPlan(columns, () =>
+      allSequences(catalog)
+        .sort((a, b) => (a.name < b.name ? -1 : 1))
+        .map((q) => [
+          text('tetradb'),
+          text('public'),
+          text(q.name),
+          text(TYPE_NAMES[q.type]),
+          int(q.type === 'int2' ? 16 : q.type === 'int4' ? 32 : 64),
+          int(2),
+          int(0),
+          text(q.def.start),
+          text(q.def.min),
+          text(q.def.max),
+          text(q.def.increment),
+          text(q.def.cycle ? 'YES' : 'NO'),
+        ]),
+    );
+  }
+  return unsupported(`information_schema.${name} (tables, columns and sequences are available)`);
+}
+
+const TYPE_NAMES = { int2: 'smallint', int4: 'integer', int8: 'bigint' } as const;
+
+/** The sequences information_schema lists: the standalone ones and serial columns' (not identity columns', as PostgreSQL). */
+function allSequences(catalog: Catalog): SequenceHandle[] {
+  const out: SequenceHandle[] = [...catalog.sequences.values()].map(standaloneHandle);
+  for (const t of catalog.tables.values()) for (const c of liveColumns(t)) if (c.serial && c.identity === undefined) out.push(findSequence(catalog, columnSequence(t, c).name)!);
+  return out;
+}
+
+/**
+ * `SELECT ... FROM s` of a sequence: its one row, last_value, log_cnt and is_called, as of the
+ * statement (log_cnt is always 0: no values are logged ahead).
+ */
+export function sequenceRelationPlan(seq: SequenceHandle, alias: string): Plan {
+  const columns: PlanColumn[] = [
+    { name: 'last_value', type: 'int8', qualifier: alias },
+    { name: 'log_cnt', type: 'int8', qualifier: alias },
+    { name: 'is_called', type: 'boolean', qualifier: alias },
+  ];
+  return new RowsPlan(columns, (x) => {
+    const state = readState(x.reader, seq) ?? { last: BigInt(seq.def.first), called: false };
+    return [[{ type: 'int8', value: state.last } as SqlValue, { type: 'int8', value: 0n } as SqlValue, { type: 'boolean', value: state.called } as SqlValue]];
+  });
 }
 
 class RowsPlan implements Plan {
   constructor(
     readonly columns: PlanColumn[],
-    private readonly make: () => SqlValue[][],
+    private readonly make: (x: Exec) => SqlValue[][],
   ) {}
 
-  *rows(_x: Exec): Generator<Step> {
-    yield* this.make();
+  *rows(x: Exec): Generator<Step> {
+    yield* this.make(x);
   }
 
   explain(): ExplainNode {

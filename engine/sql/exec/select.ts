@@ -22,7 +22,8 @@ import { AliasPlan, DistinctPlan, FilterPlan, JoinPlan, LimitPlan, MaterializePl
 import { memoisedRows, type InitPlans } from './init-plans.js';
 import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 import { columnName, columnQualifier, exprKey, readCollation, sameSlot, Scope, slotExpr, tableName } from './scope.js';
-import { informationSchemaPlan } from './information-schema.js';
+import { informationSchemaPlan, sequenceRelationPlan } from './information-schema.js';
+import { findSequence } from '../sequences.js';
 import { compileQuals, hasVolatile, movesToWhere, noteCorrelatedSubquery, orderQuals, qualList } from './quals.js';
 import { FUNCTION_TABLE } from '../functions/function-table.js';
 import { figureColumnName, type StarName } from './column-names.js';
@@ -1836,6 +1837,14 @@ function fromItem(f: Ast, i: number, env: PlanEnv, rowItems: ReadonlySet<string>
   if (cte !== undefined) {
     const plan = renamed(cte, alias, undefined);
     return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
+  }
+  if (env.catalog.table(name) === undefined) {
+    // A sequence reads as a one-row relation (last_value, log_cnt, is_called).
+    const seq = findSequence(env.catalog, name);
+    if (seq !== undefined) {
+      const plan = sequenceRelationPlan(seq, alias);
+      return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
+    }
   }
   const table = env.catalog.mustTable(name);
   const columns = liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier: alias, collation: columnCollation(c.collation) }));
