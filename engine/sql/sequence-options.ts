@@ -458,3 +458,106 @@ export function parseSequenceStatement(tokens: readonly Token[]): SequenceStatem
   }
   return undefined;
 }
+
+/** What `ALTER TABLE t ALTER [COLUMN] c ...` does to an identity column (exec/identity-ddl.ts). */
+export type IdentityChange =
+  | { kind: 'add'; generation: 'always' | 'by default'; options: SequenceOption[] }
+  | { kind: 'set'; generation: 'always' | 'by default' | undefined; options: SequenceOption[] }
+  | { kind: 'drop'; ifExists: boolean };
+
+/**
+ * `ALTER TABLE [IF EXISTS] [ONLY] t ALTER [COLUMN] c` followed by `ADD GENERATED {ALWAYS | BY
+ * DEFAULT} AS IDENTITY [(options)]`, `SET GENERATED {ALWAYS | BY DEFAULT}` / `SET <option>` /
+ * `RESTART [[WITH] n]` (any number, in any order), or `DROP IDENTITY [IF EXISTS]`, as the one
+ * action of the statement (pg_dump writes it so); undefined for anything else.
+ * @throws SQL_ERROR 42601 for what PostgreSQL's grammar refuses there
+ */
+export function parseIdentityAlter(tokens: readonly Token[]): { table: string; ifExists: boolean; column: string; change: IdentityChange } | undefined {
+  const w = (i: number): string | undefined => tokens[i]?.word;
+  const name = (i: number): string | undefined => tokens[i]?.word ?? (tokens[i]?.text.startsWith('"') ? tokens[i]!.text.slice(1, -1).replace(/""/g, '"') : undefined);
+  if (w(0) !== 'alter' || w(1) !== 'table') return undefined;
+  let i = 2;
+  let ifExists = false;
+  if (w(i) === 'if' && w(i + 1) === 'exists') {
+    ifExists = true;
+    i += 2;
+  }
+  if (w(i) === 'only') i++;
+  let table = name(i);
+  if (table === undefined) return undefined;
+  i++;
+  if (tokens[i]?.text === '.') {
+    table = `${table}.${name(i + 1) ?? ''}`;
+    i += 2;
+  }
+  if (w(i) !== 'alter') return undefined;
+  i++;
+  if (w(i) === 'column') i++;
+  const column = name(i);
+  if (column === undefined) return undefined;
+  i++;
+  const rest = tokens.slice(i);
+  const r = (k: number): string | undefined => rest[k]?.word;
+  if (r(0) === 'add' && r(1) === 'generated') {
+    let k = 2;
+    let generation: 'always' | 'by default';
+    if (r(k) === 'always') {
+      generation = 'always';
+      k++;
+    } else if (r(k) === 'by' && r(k + 1) === 'default') {
+      generation = 'by default';
+      k += 2;
+    } else return syntaxError(rest[k]);
+    if (r(k) !== 'as') return syntaxError(rest[k]);
+    // ADD GENERATED ALWAYS AS (expr) STORED is not an identity: left to the other readers.
+    if (r(k + 1) !== 'identity') return undefined;
+    k += 2;
+    let options: SequenceOption[] = [];
+    if (rest[k]?.text === '(') {
+      let close = k;
+      for (let depth = 0; close < rest.length; close++) {
+        if (rest[close]!.text === '(') depth++;
+        else if (rest[close]!.text === ')' && --depth === 0) break;
+      }
+      if (close >= rest.length) return syntaxError(undefined);
+      options = parseSequenceOptions(rest, k, close);
+      k = close + 1;
+    }
+    if (k !== rest.length) syntaxError(rest[k]);
+    return { table, ifExists, column, change: { kind: 'add', generation, options } };
+  }
+  if (r(0) === 'drop' && r(1) === 'identity') {
+    const dropIfExists = r(2) === 'if' && r(3) === 'exists';
+    const end = dropIfExists ? 4 : 2;
+    if (end !== rest.length) syntaxError(rest[end]);
+    return { table, ifExists, column, change: { kind: 'drop', ifExists: dropIfExists } };
+  }
+  if (!((r(0) === 'set' && (r(1) === 'generated' || SET_OPTION_WORDS.has(r(1) ?? ''))) || r(0) === 'restart')) return undefined;
+  // SET GENERATED ..., SET <option>, RESTART: the options without their SETs, read as a list.
+  let generation: 'always' | 'by default' | undefined;
+  const optionTokens: Token[] = [];
+  for (let k = 0; k < rest.length; ) {
+    if (r(k) === 'set' && r(k + 1) === 'generated') {
+      if (r(k + 2) === 'always') {
+        generation = 'always';
+        k += 3;
+      } else if (r(k + 2) === 'by' && r(k + 3) === 'default') {
+        generation = 'by default';
+        k += 4;
+      } else return syntaxError(rest[k + 2]);
+      continue;
+    }
+    if (r(k) === 'set') {
+      if (!SET_OPTION_WORDS.has(r(k + 1) ?? '')) syntaxError(rest[k + 1]);
+      k++;
+      continue;
+    }
+    optionTokens.push(rest[k]!);
+    k++;
+  }
+  const options = optionTokens.length === 0 ? [] : parseSequenceOptions([{ text: '(', space: '' }, ...optionTokens, { text: ')', space: '' }], 0, optionTokens.length + 1);
+  return { table, ifExists, column, change: { kind: 'set', generation, options } };
+}
+
+/** The options `SET <option>` may name on an identity column (PostgreSQL's alter_identity_column_option). */
+const SET_OPTION_WORDS: ReadonlySet<string> = new Set(['increment', 'start', 'minvalue', 'maxvalue', 'no', 'cache', 'cycle']);

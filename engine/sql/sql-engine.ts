@@ -17,7 +17,9 @@ import { toJsValue } from './select-expressions.js';
 import { alterTable, createIndex, createTable, dropIndex, dropTables, truncateTables } from './exec/ddl.js';
 import { deleteRows, insert, update, type DmlResult } from './exec/dml.js';
 import { shownName, SqlSession, type SettingStatement } from './session.js';
-import type { SequenceStatement } from './sequence-options.js';
+import type { IdentityChange, SequenceStatement } from './sequence-options.js';
+import { relationNameOf } from './sequences.js';
+import { alterIdentity } from './exec/identity-ddl.js';
 import { alterSequence, createSequence, dropSequences } from './exec/sequence-ddl.js';
 import { Exec, PAUSE, pauseTurn, type ExecLimits, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './exec/runtime.js';
 import { planQuery, type PlanEnv } from './exec/select.js';
@@ -615,6 +617,15 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
       else if (statement.action === 'alter') alterSequence(statement, catalog, view);
       else dropSequences(statement, catalog, view);
       return finish(`${String(ast.action).toUpperCase()} SEQUENCE`, [], [], 0, opts);
+    }
+    case 'identity_alter': {
+      // ALTER TABLE t ALTER c ADD GENERATED ... AS IDENTITY / SET GENERATED / DROP IDENTITY
+      const a = ast as unknown as { table: string; ifExists: boolean; column: string; change: IdentityChange };
+      const name = relationNameOf(a.table);
+      if (txn.catalog.table(name) === undefined && a.ifExists) return finish('ALTER TABLE', [], [], 0, opts);
+      const catalog = mutableCatalog(txn);
+      alterIdentity(catalog.mustTable(name), a.column, a.change, catalog, view);
+      return finish('ALTER TABLE', [], [], 0, opts);
     }
     case 'alter': {
       const catalog = mutableCatalog(txn);

@@ -2,7 +2,7 @@ import type { AstNode } from './expression-eval.js';
 import { clauseEnd, rewriteGrammarGaps } from './sql-grammar-gaps.js';
 import { protectLiterals, restoreLiterals, type LiteralValues } from './sql-literals.js';
 import { sqlFail } from './sql-types.js';
-import { parseSequenceStatement } from './sequence-options.js';
+import { parseIdentityAlter, parseSequenceStatement } from './sequence-options.js';
 import { parseSettingStatement } from './session.js';
 
 /**
@@ -237,10 +237,14 @@ function prepareOne(source: Token[], offset: number): Prepared {
       if (trailing(at + 1)) return built(savepointAst('ROLLBACK TO', ident(tokens[at])));
     }
   }
-  // CREATE / ALTER / DROP SEQUENCE (sequence-options.ts)
+  // CREATE / ALTER / DROP SEQUENCE, and ALTER TABLE's identity actions (sequence-options.ts)
   if ((w(0) === 'create' || w(0) === 'alter' || w(0) === 'drop') && tokens.slice(1, 3).some((t) => t.word === 'sequence')) {
     const statement = parseSequenceStatement(tokens);
     if (statement !== undefined) return built(statement as unknown as AstNode & Record<string, unknown>);
+  }
+  if (w(0) === 'alter' && w(1) === 'table' && tokens.some((t) => t.word === 'identity' || t.word === 'generated' || t.word === 'restart')) {
+    const identity = parseIdentityAlter(tokens);
+    if (identity !== undefined) return built({ type: 'identity_alter', ...identity });
   }
   // ALTER TABLE [IF EXISTS] t RENAME [COLUMN] a TO b
   if (w(0) === 'alter' && w(1) === 'table') {
