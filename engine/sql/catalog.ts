@@ -88,6 +88,8 @@ export interface TableDef {
   columns: ColumnDef[];
   /** Column ids of the primary key; empty: rows are keyed by a hidden row id. */
   primaryKey: number[];
+  /** The primary key constraint's name when it is not `<table>_pkey` (see primaryKeyName). */
+  primaryKeyName?: string;
   indexes: IndexDef[];
   checks: CheckDef[];
   foreignKeys: ForeignKeyDef[];
@@ -207,6 +209,15 @@ export class Catalog {
 
 export const rowTree = (t: TableDef): string => `sql.r.${t.id}`;
 export const indexTree = (i: IndexDef): string => `sql.i.${i.id}`;
+
+/**
+ * The name of a table's primary key constraint: the one it was given or chosen (ALTER TABLE ...
+ * ADD [CONSTRAINT name] PRIMARY KEY keeps it, as PostgreSQL's index keeps its name), else
+ * `<table>_pkey`.
+ */
+export function primaryKeyName(t: TableDef): string {
+  return t.primaryKeyName ?? `${t.name}_pkey`;
+}
 
 /** Live (not dropped) columns in declaration order. */
 export function liveColumns(t: TableDef): ColumnDef[] {

@@ -105,6 +105,8 @@ export const IDENTITY_ALWAYS_MARKER = '__tetra_identity_always__';
 export const IDENTITY_BY_DEFAULT_MARKER = '__tetra_identity_by_default__';
 /** `ALTER TABLE ... DROP [COLUMN] a CASCADE` names the column `"<this>a"` (see rewriteDropBehavior). */
 export const DROP_CASCADE_MARKER = '__tetra_cascade__:';
+/** `ALTER TABLE ... DROP CONSTRAINT IF EXISTS c` names the constraint `"<this>c"` (before a DROP_CASCADE_MARKER; see rewriteDropBehavior). */
+export const DROP_IF_EXISTS_MARKER = '__tetra_if_exists__:';
 /** INSERT's `OVERRIDING SYSTEM VALUE` / `OVERRIDING USER VALUE` become `PARTITION (<this>)` (see rewriteOverriding). */
 export const OVERRIDING_SYSTEM_MARKER = '__tetra_overriding_system__';
 export const OVERRIDING_USER_MARKER = '__tetra_overriding_user__';
@@ -1257,10 +1259,11 @@ function rewriteOverriding(tokens: Token[]): Token[] {
 /**
  * `ALTER TABLE t DROP [COLUMN] [IF EXISTS] a CASCADE` -> `... DROP [COLUMN] [IF EXISTS]
  * "<DROP_CASCADE_MARKER>a"`, and `... a RESTRICT` (the default) -> `... a`: the parser reads
- * neither word there.
+ * neither word there. `DROP CONSTRAINT [IF EXISTS] c [CASCADE | RESTRICT]` -> `DROP CONSTRAINT
+ * "[<DROP_IF_EXISTS_MARKER>][<DROP_CASCADE_MARKER>]c"`: the parser reads no IF EXISTS there either.
  */
 function rewriteDropBehavior(tokens: Token[]): Token[] {
-  if (tokens[0]?.word !== 'alter' || tokens[1]?.word !== 'table' || !tokens.some((t) => t.word === 'cascade' || t.word === 'restrict')) return tokens;
+  if (tokens[0]?.word !== 'alter' || tokens[1]?.word !== 'table' || !tokens.some((t) => t.word === 'cascade' || t.word === 'restrict' || t.word === 'constraint')) return tokens;
   let out = tokens;
   for (let i = 2, depth = 0; i < out.length; i++) {
     const t = out[i]!;
@@ -1268,15 +1271,21 @@ function rewriteDropBehavior(tokens: Token[]): Token[] {
     else if (t.text === ')') depth--;
     if (depth !== 0 || t.word !== 'drop') continue;
     let at = i + 1;
-    if (out[at]?.word === 'column') at++;
-    if (out[at]?.word === 'if' && out[at + 1]?.word === 'exists') at += 2;
+    const constraint = out[at]?.word === 'constraint';
+    if (out[at]?.word === 'column' || constraint) at++;
+    const ifExists = out[at]?.word === 'if' && out[at + 1]?.word === 'exists';
+    if (ifExists && constraint) out = [...out.slice(0, at), ...out.slice(at + 2)];
+    else if (ifExists) at += 2;
     const name = out[at];
     const behavior = out[at + 1]?.word;
-    if (name === undefined || !isName(name) || (behavior !== 'cascade' && behavior !== 'restrict')) continue;
-    if (out[at + 2] !== undefined && out[at + 2]!.text !== ',' && out[at + 2]!.text !== ';') continue;
-    const column = name.word ?? name.text.slice(1, -1);
-    const named: Token = behavior === 'cascade' ? { text: `"${DROP_CASCADE_MARKER}${column}"`, space: out[at + 1]!.space } : { ...name, space: out[at + 1]!.space };
-    out = [...out.slice(0, at), named, ...out.slice(at + 2)];
+    const given = behavior === 'cascade' || behavior === 'restrict';
+    if (name === undefined || !isName(name) || (!given && !(constraint && ifExists))) continue;
+    const end = at + (given ? 2 : 1);
+    if (out[end] !== undefined && out[end]!.text !== ',' && out[end]!.text !== ';') continue;
+    const written = name.word ?? name.text.slice(1, -1);
+    const prefix = `${constraint && ifExists ? DROP_IF_EXISTS_MARKER : ''}${behavior === 'cascade' ? DROP_CASCADE_MARKER : ''}`;
+    const named: Token = prefix === '' ? { ...name, space: out[end - 1]!.space } : { text: `"${prefix}${written}"`, space: out[end - 1]!.space };
+    out = [...out.slice(0, at), named, ...out.slice(end)];
   }
   return out;
 }

@@ -1,11 +1,11 @@
-import { Catalog, indexTree, liveColumns, rowTree, SEQUENCE_TREE, type CheckDef, type ColumnDef, type ForeignKeyDef, type IndexDef, type TableDef } from '../catalog.js';
+import { Catalog, indexTree, liveColumns, primaryKeyName, rowTree, SEQUENCE_TREE, type CheckDef, type ColumnDef, type ForeignKeyDef, type IndexDef, type TableDef } from '../catalog.js';
 import { castTargetOf, compileExpression, unsupported, type AstNode } from '../expression-eval.js';
-import { encodeRow, keyable, storedOf } from '../store/sql-codec.js';
+import { encodeKeyTuple, encodeRow, keyable, storedOf } from '../store/sql-codec.js';
 import type { TxnView } from '../store/sql-view.js';
 import { castValue, TYPE_DISPLAY, type CastTarget } from '../sql-cast.js';
 import { sqlFail, type SqlValue } from '../sql-types.js';
 import { TableReader } from './access.js';
-import { assignable, assignValue, indexEntry, writeIndexEntries } from './dml.js';
+import { assignable, assignValue, indexEntry, keyText, TableWriter, writeIndexEntries } from './dml.js';
 import { restrictedEnv } from './expression-kinds.js';
 import { compilePredicate, functionName } from './select.js';
 import { hasMutableCall, hasVolatile } from './quals.js';
@@ -14,7 +14,7 @@ import { freeSequenceName, relationExists, standaloneKey } from '../sequences.js
 import { PAUSE, type Exec, type Step } from './runtime.js';
 import { columnName, tableName, type Scope } from './scope.js';
 import { PRIMARY_KEY_MARKER } from '../sql-rewrite.js';
-import { DROP_CASCADE_MARKER, GENERATED_MARKER, IDENTITY_ALWAYS_MARKER, IDENTITY_BY_DEFAULT_MARKER } from '../sql-grammar-gaps.js';
+import { DROP_CASCADE_MARKER, DROP_IF_EXISTS_MARKER, GENERATED_MARKER, IDENTITY_ALWAYS_MARKER, IDENTITY_BY_DEFAULT_MARKER } from '../sql-grammar-gaps.js';
 import { columnSequence, decodeSequenceOptions, identitySequence, lastValueBytes, nextSequenceValue, rowIdSequence, sequenceStateBytes } from '../sequence-options.js';
 import { columnCollation, definedCollation } from '../collation.js';
 import type { CompiledExpr } from '../compiled-expr.js';
@@ -63,12 +63,9 @@ function refColumns(nodes: Ast[]): string[] {
   return nodes.map((n) => columnName(n));
 }
 
-function idsOf(table: TableDef, names: string[], what: string): number[] {
-  return names.map((n) => {
-    const c = liveColumns(table).find((x) => x.name === n);
-    if (c === undefined) sqlFail('42703', `column "${n}" named in ${what} does not exist`);
-    return c.id;
-  });
+/** The ids of the live columns `names` of `table`; `missing` is the error for one it has not. */
+function idsOf(table: TableDef, names: string[], missing: (name: string) => never): number[] {
+  return names.map((n) => (liveColumns(table).find((x) => x.name === n) ?? missing(n)).id);
 }
 
 function uniqueName(base: string, taken: Set<string>): string {
@@ -76,6 +73,124 @@ function uniqueName(base: string, taken: Set<string>): string {
   for (let i = 1; taken.has(name); i++) name = `${base}${i}`;
   taken.add(name);
   return name;
+}
+
+/** A PRIMARY KEY or UNIQUE, a CHECK, a FOREIGN KEY, as CREATE TABLE or ALTER TABLE ... ADD writes it. */
+type KeySpec = { kind: 'pk' | 'unique'; cols: string[]; name?: string };
+type CheckSpec = { node: Ast; name?: string };
+type FkSpec = { cols: string[]; ref: Ast; name?: string };
+
+/** The names of a table's constraints: its primary key, unique constraints, CHECKs and foreign keys. */
+function constraintNames(t: TableDef): string[] {
+  return [...(t.primaryKey.length > 0 ? [primaryKeyName(t)] : []), ...t.indexes.filter((i) => i.constraint !== undefined).map((i) => i.name), ...t.checks.map((c) => c.name), ...t.foreignKeys.map((f) => f.name)];
+}
+
+/**
+ * The names a table's new constraints take, as PostgreSQL gives and checks them: a key's (its
+ * index's) is a relation's, unique among the schema's tables and indexes (42P07 when given,
+ * ChooseRelationName when chosen), any other's is unique among the schema's constraints when
+ * chosen (ChooseConstraintName), and any given one among the table's own (42710). A chosen name is
+ * the base, else the base numbered 1, 2, ... past the names in use.
+ */
+class ConstraintNamer {
+  readonly #relations = new Set<string>();
+  readonly #constraints = new Set<string>();
+  readonly #own: Set<string>;
+  readonly #table: string;
+
+  constructor(table: TableDef, catalog: Catalog) {
+    this.#table = table.name;
+    this.#own = new Set(constraintNames(table));
+    this.#relations.add(table.name);
+    for (const t of [...catalog.tables.values(), table]) {
+      this.#relations.add(t.name);
+      for (const i of t.indexes) this.#relations.add(i.name);
+      if (t.primaryKey.length > 0) this.#relations.add(primaryKeyName(t));
+      for (const n of constraintNames(t)) this.#constraints.add(n);
+    }
+  }
+
+  /** A PRIMARY KEY's or UNIQUE's name. @throws SQL_ERROR 42P07, 42710 a given name in use */
+  key(given: string | undefined, base: string): string {
+    if (given !== undefined && this.#relations.has(given)) sqlFail('42P07', `relation "${given}" already exists`);
+    const name = given ?? uniqueName(base, new Set([...this.#relations, ...this.#own]));
+    this.#relations.add(name);
+    return this.#claim(name, given !== undefined);
+  }
+
+  /** A CHECK's or FOREIGN KEY's name. @throws SQL_ERROR 42710 a given name in use */
+  other(given: string | undefined, base: string): string {
+    return this.#claim(given ?? uniqueName(base, new Set([...this.#constraints, ...this.#own])), given !== undefined);
+  }
+
+  #claim(name: string, given: boolean): string {
+    if (given && this.#own.has(name)) sqlFail('42710', `constraint "${name}" for relation "${this.#table}" already exists`);
+    this.#own.add(name);
+    this.#constraints.add(name);
+    return name;
+  }
+}
+
+/**
+ * A PRIMARY KEY or UNIQUE of CREATE TABLE or ALTER TABLE ... ADD, checked and named as
+ * PostgreSQL's: a primary key becomes the table's (its columns NOT NULL), a unique constraint an
+ * index of the table (returned, to be built from the rows by the caller if any).
+ * @throws SQL_ERROR 42703 unknown column, 42701 a column twice, 42804 a type with no B-tree order, 42P16 a second primary key, 42P07 / 42710 (ConstraintNamer)
+ */
+function addKey(table: TableDef, p: KeySpec, names: ConstraintNamer, catalog: Catalog): IndexDef | undefined {
+  const what = p.kind === 'pk' ? 'primary key' : 'unique';
+  const ids = idsOf(table, p.cols, (n) => sqlFail('42703', `column "${n}" named in key does not exist`));
+  ids.forEach((id, i) => {
+    if (ids.indexOf(id) !== i) sqlFail('42701', `column "${p.cols[i]!}" appears twice in ${what} constraint`);
+  });
+  for (const id of ids) if (!keyable(table.columns[id]!.type)) sqlFail('42804', `data type ${table.columns[id]!.declared} has no default operator class for access method "btree"`);
+  if (p.kind === 'pk') {
+    if (table.primaryKey.length > 0) sqlFail('42P16', `multiple primary keys for table "${table.name}" are not allowed`);
+    const name = names.key(p.name, `${table.name}_pkey`);
+    table.primaryKey = ids;
+    if (name !== `${table.name}_pkey`) table.primaryKeyName = name;
+    for (const id of ids) table.columns[id]!.notNull = true;
+    return undefined;
+  }
+  const index: IndexDef = { id: catalog.newId(), name: names.key(p.name, `${table.name}_${p.cols.join('_')}_key`), columns: ids, unique: true, constraint: 'unique' };
+  table.indexes.push(index);
+  return index;
+}
+
+/**
+ * A FOREIGN KEY of CREATE TABLE or ALTER TABLE ... ADD, checked and named as PostgreSQL's (the
+ * referenced columns: those given, else the referenced table's primary key, a key of it either way).
+ * @throws SQL_ERROR 42703 unknown column, 42P01 unknown table, 42830 no matching key, 42601 SET NULL of a generated column, 0A000 an unsupported action, 42710 (ConstraintNamer)
+ */
+function foreignKey(table: TableDef, f: FkSpec, names: ConstraintNamer, catalog: Catalog): ForeignKeyDef {
+  const actions = fkActions(f.ref);
+  const refName = tableName(((f.ref.table as Ast[])[0] as Ast).table);
+  const target = refName === table.name ? table : catalog.mustTable(refName);
+  const missing = (n: string): never => sqlFail('42703', `column "${n}" referenced in foreign key constraint does not exist`);
+  const cols = idsOf(table, f.cols, missing);
+  const named = Array.isArray(f.ref.definition) ? refColumns(f.ref.definition as Ast[]).filter((c) => c !== PRIMARY_KEY_MARKER) : [];
+  const refCols = named.length > 0 ? idsOf(target, named, missing) : target.primaryKey;
+  if (refCols.length === 0) sqlFail('42830', `there is no primary key for referenced table "${refName}"`);
+  if (refCols.length !== cols.length) sqlFail('42830', 'number of referencing and referenced columns for foreign key disagree');
+  // MATCH FULL / PARTIAL differ from MATCH SIMPLE only over several columns, some NULL.
+  const match = String(f.ref.match ?? '').toLowerCase();
+  if (cols.length > 1 && (match === 'match full' || match === 'match partial')) unsupported(`${match.toUpperCase()} (foreign keys are MATCH SIMPLE)`);
+  if (referencedKey(target, refCols) === undefined) sqlFail('42830', `there is no unique constraint matching given keys for referenced table "${refName}"`);
+  // SET NULL would write a generated column (PostgreSQL refuses it here; CASCADE deletes rows).
+  if (actions.onDelete === 'set null' && cols.some((id) => table.columns[id]!.generated !== undefined)) sqlFail('42601', 'invalid ON DELETE action for foreign key constraint containing generated column');
+  // ON DELETE SET NULL over a NOT NULL column is accepted and fails at delete time (23502), as in PostgreSQL.
+  return { name: names.other(f.name, `${table.name}_${f.cols.join('_')}_fkey`), columns: cols, refTable: refName, refColumns: refCols, ...actions };
+}
+
+/**
+ * The key of `target` a foreign key to its columns `refCols` rests on (PostgreSQL's dependency of
+ * the foreign key on that key's index): its primary key if those are its columns, else its first
+ * unique index over them.
+ */
+function referencedKey(target: TableDef, refCols: number[]): { name: string; index: IndexDef | undefined } | undefined {
+  if (target.primaryKey.length > 0 && sameSet(refCols, target.primaryKey)) return { name: primaryKeyName(target), index: undefined };
+  const index = target.indexes.find((i) => i.unique && sameSet(i.columns, refCols));
+  return index === undefined ? undefined : { name: index.name, index };
 }
 
 /** ON DELETE NO ACTION / RESTRICT / CASCADE / SET NULL; ON UPDATE NO ACTION / RESTRICT. */
@@ -91,6 +206,18 @@ function fkActions(ref: Ast): Pick<ForeignKeyDef, 'onDelete'> {
   return onDelete === undefined ? {} : { onDelete };
 }
 
+/** A table constraint (CREATE TABLE's, or ALTER TABLE ... ADD [CONSTRAINT name] ...'s), onto the list of its kind. */
+function readConstraint(d: Ast, keys: KeySpec[], checks: CheckSpec[], fks: FkSpec[]): void {
+  const type = String(d.constraint_type).toLowerCase();
+  // Folded as an unquoted name is (the parser keeps no quotes here: a quoted name is folded too).
+  const name = d.constraint ? String(d.constraint).toLowerCase() : undefined;
+  if (type === 'primary key') keys.push({ kind: 'pk', cols: refColumns(d.definition as Ast[]), name });
+  else if (type === 'unique' || type === 'unique key' || type === 'unique index') keys.push({ kind: 'unique', cols: refColumns(d.definition as Ast[]), name });
+  else if (type === 'check') for (const c of d.definition as Ast[]) checks.push({ node: c, name });
+  else if (type === 'foreign key') fks.push({ cols: refColumns(d.definition as Ast[]), ref: d.reference_definition as Ast, name });
+  else unsupported(`constraint ${type}`);
+}
+
 /** CREATE TABLE. */
 export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created' | 'exists' {
   const raw = (ast.table as Ast[] | null)?.[0]?.table;
@@ -102,9 +229,9 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
   }
   if (ast.query_expr || ast.as) unsupported('CREATE TABLE ... AS');
   const table: TableDef = { id: catalog.newId(), name, columns: [], primaryKey: [], indexes: [], checks: [], foreignKeys: [] };
-  const pending: { kind: 'pk' | 'unique'; cols: string[]; name?: string }[] = [];
-  const checks: { node: Ast; name?: string }[] = [];
-  const fks: { cols: string[]; ref: Ast; name?: string }[] = [];
+  const pending: KeySpec[] = [];
+  const checks: CheckSpec[] = [];
+  const fks: FkSpec[] = [];
   for (const d of (ast.create_definitions ?? []) as Ast[]) {
     if (d.resource === 'column') {
       const cname = columnName(d.column as Ast);
@@ -118,33 +245,15 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
       continue;
     }
     if (d.resource === 'constraint') {
-      const type = String(d.constraint_type).toLowerCase();
-      const cname = d.constraint ? String(d.constraint) : undefined;
-      if (type === 'primary key') pending.push({ kind: 'pk', cols: refColumns(d.definition as Ast[]), name: cname });
-      else if (type === 'unique' || type === 'unique key' || type === 'unique index') pending.push({ kind: 'unique', cols: refColumns(d.definition as Ast[]), name: cname });
-      else if (type === 'check') for (const c of d.definition as Ast[]) checks.push({ node: c, name: cname });
-      else if (type === 'foreign key') fks.push({ cols: refColumns(d.definition as Ast[]), ref: d.reference_definition as Ast, name: cname });
-      else unsupported(`constraint ${type}`);
+      readConstraint(d, pending, checks, fks);
       continue;
     }
     unsupported(`table element ${String(d.resource)}`);
   }
   nameNewSequences(table.columns, table, catalog);
-  const taken = new Set<string>([...catalog.tables.values()].flatMap((t) => t.indexes.map((i) => i.name)));
-  for (const p of pending) {
-    const ids = idsOf(table, p.cols, p.kind === 'pk' ? 'PRIMARY KEY' : 'UNIQUE');
-    for (const id of ids) if (!keyable(table.columns[id]!.type)) sqlFail('42804', `data type ${table.columns[id]!.declared} has no default operator class for access method "btree"`);
-    if (p.kind === 'pk') {
-      if (table.primaryKey.length > 0) sqlFail('42P16', `multiple primary keys for table "${name}" are not allowed`);
-      table.primaryKey = ids;
-      for (const id of ids) table.columns[id]!.notNull = true;
-    } else {
-      const index: IndexDef = { id: catalog.newId(), name: uniqueName(p.name ?? `${name}_${p.cols.join('_')}_key`, taken), columns: ids, unique: true, constraint: 'unique' };
-      table.indexes.push(index);
-    }
-  }
-  const checkNames = new Set<string>();
-  table.checks = checks.map((c): CheckDef => ({ name: uniqueName(c.name ?? checkName(name, c.node), checkNames), expr: c.node }));
+  const names = new ConstraintNamer(table, catalog);
+  for (const p of pending) addKey(table, p, names, catalog);
+  table.checks = checks.map((c): CheckDef => ({ name: names.other(c.name, checkName(name, c.node)), expr: c.node }));
   // DEFAULT and generation expressions in column order, then CHECKs, as PostgreSQL's
   // AddRelationNewConstraints reads them (before the foreign keys, added after the table).
   for (const c of table.columns) {
@@ -152,24 +261,7 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
     if (c.generated !== undefined) checkGeneration(c, table, catalog);
   }
   for (const c of table.checks) checkCheck(c.expr, table, catalog);
-  const fkNames = new Set<string>();
-  for (const f of fks) {
-    const actions = fkActions(f.ref);
-    const refName = tableName(((f.ref.table as Ast[])[0] as Ast).table);
-    const target = refName === name ? table : catalog.mustTable(refName);
-    const cols = idsOf(table, f.cols, 'FOREIGN KEY');
-    const named = Array.isArray(f.ref.definition) ? refColumns(f.ref.definition as Ast[]).filter((c) => c !== PRIMARY_KEY_MARKER) : [];
-    const refCols = named.length > 0 ? idsOf(target, named, 'REFERENCES') : target.primaryKey;
-    if (refCols.length === 0) sqlFail('42830', `there is no primary key for referenced table "${refName}"`);
-    if (refCols.length !== cols.length) sqlFail('42830', 'number of referencing and referenced columns for foreign key disagree');
-    const isKey = sameSet(refCols, target.primaryKey) || target.indexes.some((i) => i.unique && sameSet(i.columns, refCols));
-    if (!isKey) sqlFail('42830', `there is no unique constraint matching given keys for referenced table "${refName}"`);
-    // SET NULL would write a generated column (PostgreSQL refuses it here; CASCADE deletes rows).
-    if (actions.onDelete === 'set null' && cols.some((id) => table.columns[id]!.generated !== undefined)) sqlFail('42601', 'invalid ON DELETE action for foreign key constraint containing generated column');
-    const fk: ForeignKeyDef = { name: uniqueName(f.name ?? `${name}_${f.cols.join('_')}_fkey`, fkNames), columns: cols, refTable: refName, refColumns: refCols, ...actions };
-    // ON DELETE SET NULL over a NOT NULL column is accepted and fails at delete time (23502), as in PostgreSQL.
-    table.foreignKeys.push(fk);
-  }
+  for (const f of fks) table.foreignKeys.push(foreignKey(table, f, names, catalog));
   catalog.save(view, table);
   return 'created';
 }
@@ -297,8 +389,8 @@ function checkDefault(col: ColumnDef, catalog: Catalog): CompiledExpr {
  * (restrictedEnv), the columns it names (the table's only), and a boolean result.
  * @throws SQL_ERROR 0A000, 42803, 42P20 (restrictedEnv), 42703 unknown column, 42P01 another table, 42804 not boolean
  */
-function checkCheck(node: AstNode, table: TableDef, catalog: Catalog): void {
-  compilePredicate(node, restrictedEnv('check', catalog, tableColumns(table)), 'CHECK');
+function checkCheck(node: AstNode, table: TableDef, catalog: Catalog): CompiledExpr {
+  return compilePredicate(node, restrictedEnv('check', catalog, tableColumns(table)), 'CHECK');
 }
 
 /** DROP TABLE [IF EXISTS] a, b. */
@@ -393,7 +485,7 @@ export function* createIndex(ast: Ast, catalog: Catalog, view: TxnView, x: Exec)
     compilePredicate(ast.where as Ast, restrictedEnv('index predicate', catalog, tableColumns(table)), 'WHERE');
     unsupported('partial indexes (CREATE INDEX ... WHERE)');
   }
-  const ids = idsOf(table, cols, 'the index');
+  const ids = idsOf(table, cols, (n) => sqlFail('42703', `column "${n}" named in the index does not exist`));
   for (const id of ids) if (!keyable(table.columns[id]!.type)) sqlFail('42804', `data type ${table.columns[id]!.declared} has no default operator class for access method "btree"`);
   const name = ast.index ? String(ast.index).toLowerCase() : `${tname}_${cols.join('_')}_idx`;
   if (relationExists(catalog, name)) {
@@ -401,24 +493,49 @@ export function* createIndex(ast: Ast, catalog: Catalog, view: TxnView, x: Exec)
     sqlFail('42P07', `relation "${name}" already exists`);
   }
   const index: IndexDef = { id: catalog.newId(), name, columns: ids, unique: String(ast.index_type ?? '').toLowerCase() === 'unique' };
-  const reader = new TableReader(table);
-  const seen = new Set<string>();
-  for (const [key, value] of view.scan(rowTree(table))) {
-    const physical = reader.physical(value);
-    if (index.unique) {
-      const entry = indexEntry(index, physical, key);
-      if (entry.uniqueKey !== undefined) {
-        const id = entry.uniqueKey.toString('latin1');
-        if (seen.has(id)) sqlFail('23505', `could not create unique index "${name}": key is duplicated`);
-        seen.add(id);
-      }
-    }
-    writeIndexEntries(view, [index], physical, key, 'put');
-    if (x.tick()) yield PAUSE;
-  }
+  yield* buildIndex(index, table, view, x);
   table.indexes.push(index);
   catalog.save(view, table);
   return 'created';
+}
+
+/**
+ * A unique key's duplicates, as PostgreSQL's index build reports them: its sort stops at the first
+ * two equal keys it compares, which for rows read in order (a presorted run, or the insertion sort
+ * of a small input) is the first key met a second time; that one, with its values for the DETAIL.
+ */
+class Duplicates {
+  readonly #seen = new Set<string>();
+  #first: SqlValue[] | undefined;
+
+  add(key: Buffer, values: () => SqlValue[]): void {
+    const id = key.toString('latin1');
+    if (!this.#seen.has(id)) this.#seen.add(id);
+    else this.#first ??= values();
+  }
+
+  /** @throws SQL_ERROR 23505 when a key was met twice */
+  check(table: TableDef, ids: number[], index: string): void {
+    if (this.#first !== undefined) sqlFail('23505', `could not create unique index "${index}"`, `Key ${keyText(table, ids, this.#first)} is duplicated.`);
+  }
+}
+
+/**
+ * The entries of a new index of `table` (not yet among its indexes), from its rows in this
+ * transaction: CREATE INDEX, and ALTER TABLE ... ADD UNIQUE.
+ * @throws SQL_ERROR 23505 a unique index over a duplicated key (Duplicates)
+ */
+function* buildIndex(index: IndexDef, table: TableDef, view: TxnView, x: Exec): Generator<Step, void> {
+  const reader = new TableReader(table);
+  const duplicates = new Duplicates();
+  for (const [key, value] of view.scan(rowTree(table))) {
+    const physical = reader.physical(value);
+    const entry = indexEntry(index, physical, key);
+    if (entry.uniqueKey !== undefined) duplicates.add(entry.uniqueKey, () => index.columns.map((id) => physical[id]!));
+    writeIndexEntries(view, [index], physical, key, 'put');
+    if (x.tick()) yield PAUSE;
+  }
+  duplicates.check(table, index.columns, index.name);
 }
 
 /** DROP INDEX [IF EXISTS] name. */
@@ -572,10 +689,206 @@ function nameNewSequences(columns: readonly ColumnDef[], table: TableDef, catalo
   }
 }
 
-/** ALTER TABLE: ADD / DROP / RENAME COLUMN, RENAME TO. */
+/**
+ * What an ALTER TABLE statement checks of the table's rows once all its actions are applied, as
+ * PostgreSQL's phase 3 does (after the indexes it builds on the way): the columns made NOT NULL
+ * and the CHECKs added, row by row in that order, then the foreign keys added.
+ */
+interface RowChecks {
+  notNull: ColumnDef[];
+  checks: { name: string; expr: CompiledExpr }[];
+  foreignKeys: boolean;
+}
+
+/**
+ * The rows of `table` against what the statement added (RowChecks).
+ * @throws SQL_ERROR 23502 a NULL in a NOT NULL column, 23514 a row a CHECK refuses, 23503 a missing referenced key
+ */
+function* checkRows(table: TableDef, pending: RowChecks, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
+  if (pending.notNull.length === 0 && pending.checks.length === 0 && !pending.foreignKeys) return;
+  const reader = new TableReader(table);
+  const ctx = x.ctx();
+  const writer = pending.foreignKeys ? new TableWriter(table, catalog, view, { catalog, params: [], parent: undefined, ctes: new Map() }) : undefined;
+  for (const [, value] of view.scan(rowTree(table))) {
+    const physical = reader.physical(value);
+    for (const c of pending.notNull) if (physical[c.id]!.value === null) sqlFail('23502', `column "${c.name}" of relation "${table.name}" contains null values`);
+    if (pending.checks.length > 0) ctx.row = reader.toLive(physical);
+    for (const c of pending.checks) if (c.expr.evaluate(ctx).value === false) sqlFail('23514', `check constraint "${c.name}" of relation "${table.name}" is violated by some row`);
+    writer?.validateReferences(physical);
+    if (x.tick()) yield PAUSE;
+  }
+}
+
+/**
+ * The rows of `table` written again under its primary key as it now is (a new one, or none: new
+ * hidden row ids), and its indexes' entries with them: ADD PRIMARY KEY's and DROP CONSTRAINT
+ * <primary key>'s rewrite of the table. Rows with a NULL in a new key are left to checkRows.
+ * @throws SQL_ERROR 23505 a duplicated new key (Duplicates)
+ */
+function* rekeyRows(table: TableDef, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
+  const reader = new TableReader(table);
+  const rows: [Buffer, SqlValue[]][] = [];
+  const duplicates = new Duplicates();
+  const pk = table.primaryKey;
+  for (const [key, value] of view.scan(rowTree(table))) {
+    const physical = reader.physical(value);
+    rows.push([key, physical]);
+    const values = pk.map((id) => physical[id]!);
+    if (pk.length > 0 && values.every((v) => v.value !== null)) duplicates.add(encodeKeyTuple(values), () => values);
+    if (x.tick()) yield PAUSE;
+  }
+  duplicates.check(table, pk, primaryKeyName(table));
+  const writer = new TableWriter(table, catalog, view, { catalog, params: [], parent: undefined, ctes: new Map() });
+  // Every old key goes before any new one is written: a new key may be an old one's bytes.
+  for (const [key, physical] of rows) {
+    view.delete(rowTree(table), key);
+    writeIndexEntries(view, table.indexes, physical, key, 'delete');
+  }
+  for (const [, physical] of rows) {
+    const key = writer.keyOf(physical);
+    view.put(rowTree(table), key, encodeRow(physical));
+    writeIndexEntries(view, table.indexes, physical, key, 'put');
+    if (x.tick()) yield PAUSE;
+  }
+}
+
+/**
+ * ALTER TABLE ... ALTER [COLUMN] c SET DEFAULT expr / DROP DEFAULT / SET NOT NULL / DROP NOT NULL,
+ * with PostgreSQL's refusals (identity and generated columns, primary key columns). The rows a
+ * SET NOT NULL is checked against are checked at the end of the statement (RowChecks).
+ * @throws SQL_ERROR 42703 unknown column, 42601 an identity or generated column, 42P16 a primary key column, 0A000 a serial's default, as checkDefault
+ */
+function alterColumn(table: TableDef, e: Ast, catalog: Catalog, pending: RowChecks): void {
+  const cname = columnName(e.column as Ast);
+  const col = liveColumns(table).find((c) => c.name === cname) ?? sqlFail('42703', `column "${cname}" of relation "${table.name}" does not exist`);
+  const change = e.default_val !== undefined && e.default_val !== null ? String((e.default_val as Ast).type).toLowerCase() : `${String(e.nullable?.action).toLowerCase()} not null`;
+  const kind = (what: string): string => `column "${col.name}" of relation "${table.name}" is ${what}`;
+  switch (change) {
+    case 'set default':
+    case 'drop default': {
+      const set = change === 'set default';
+      if (col.identity !== undefined) sqlFail('42601', kind('an identity column'), undefined, set ? undefined : 'Use ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY instead.');
+      if (col.generated !== undefined) sqlFail('42601', kind('a generated column'), undefined, `Use ALTER TABLE ... ALTER COLUMN ... ${set ? 'SET' : 'DROP'} EXPRESSION instead.`);
+      if (col.serial) unsupported(`ALTER COLUMN ... ${set ? 'SET' : 'DROP'} DEFAULT of a serial column (its default is its sequence, not an expression tetradb keeps)`);
+      if (!set) delete col.default;
+      else {
+        col.default = (e.default_val as Ast).value as Ast;
+        checkDefault(col, catalog);
+      }
+      return;
+    }
+    case 'set not null':
+      if (!col.notNull) {
+        col.notNull = true;
+        pending.notNull.push(col);
+      }
+      return;
+    case 'drop not null':
+      if (col.identity !== undefined) sqlFail('42601', kind('an identity column'));
+      if (table.primaryKey.includes(col.id)) sqlFail('42P16', `column "${col.name}" is in a primary key`);
+      col.notNull = false;
+      return;
+    default:
+      unsupported(`ALTER TABLE ... ALTER COLUMN ... ${change.toUpperCase()}`);
+  }
+}
+
+/**
+ * ALTER TABLE ... ADD [CONSTRAINT name] PRIMARY KEY | UNIQUE | CHECK | FOREIGN KEY, checked and
+ * named as CREATE TABLE's (addKey, checkCheck, foreignKey): a unique constraint's index is built
+ * from the rows now (23505 on a duplicate), a primary key rewrites the rows under it (rekeyRows);
+ * the rows are checked against NOT NULL, CHECKs and foreign keys at the end of the statement.
+ * @throws SQL_ERROR as addKey, foreignKey, checkCheck and rekeyRows; 42703 a primary key's unknown column
+ */
+function* addConstraint(table: TableDef, d: Ast, catalog: Catalog, view: TxnView, x: Exec, pending: RowChecks): Generator<Step, void> {
+  const keys: KeySpec[] = [];
+  const checks: CheckSpec[] = [];
+  const fks: FkSpec[] = [];
+  readConstraint(d, keys, checks, fks);
+  const names = new ConstraintNamer(table, catalog);
+  for (const p of keys) {
+    if (p.kind === 'pk') {
+      // PostgreSQL makes the columns NOT NULL first, which names an unknown one so.
+      for (const n of p.cols) if (!liveColumns(table).some((c) => c.name === n)) sqlFail('42703', `column "${n}" of relation "${table.name}" does not exist`);
+      addKey(table, p, names, catalog);
+      for (const id of table.primaryKey) if (!pending.notNull.includes(table.columns[id]!)) pending.notNull.push(table.columns[id]!);
+      yield* rekeyRows(table, catalog, view, x);
+    } else yield* buildIndex(addKey(table, p, names, catalog)!, table, view, x);
+  }
+  for (const c of checks) {
+    const check: CheckDef = { name: names.other(c.name, checkName(table.name, c.node)), expr: c.node };
+    pending.checks.push({ name: check.name, expr: checkCheck(check.expr, table, catalog) });
+    table.checks.push(check);
+  }
+  for (const f of fks) {
+    table.foreignKeys.push(foreignKey(table, f, names, catalog));
+    pending.foreignKeys = true;
+  }
+  catalog.save(view, table);
+}
+
+/**
+ * ALTER TABLE ... DROP CONSTRAINT [IF EXISTS] name [CASCADE | RESTRICT]. A primary key or unique
+ * constraint another table's foreign key rests on is 2BP01 naming them (PostgreSQL's DETAIL and
+ * HINT), or drops them under CASCADE. Dropping the primary key keys the rows by hidden row ids
+ * again (rekeyRows); its columns stay NOT NULL, as in PostgreSQL.
+ * @throws SQL_ERROR 42704 no such constraint, 2BP01 dependent foreign keys without CASCADE
+ */
+function* dropConstraint(table: TableDef, written: string, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
+  // IF EXISTS and CASCADE arrive as prefixes of the name (sql-grammar-gaps.ts, rewriteDropBehavior).
+  let name = written.toLowerCase();
+  const ifExists = name.startsWith(DROP_IF_EXISTS_MARKER);
+  if (ifExists) name = name.slice(DROP_IF_EXISTS_MARKER.length);
+  const cascade = name.startsWith(DROP_CASCADE_MARKER);
+  if (cascade) name = name.slice(DROP_CASCADE_MARKER.length);
+  const check = table.checks.find((c) => c.name === name);
+  const fk = table.foreignKeys.find((f) => f.name === name);
+  const index = table.indexes.find((i) => i.constraint !== undefined && i.name === name);
+  const primary = table.primaryKey.length > 0 && primaryKeyName(table) === name;
+  if (check !== undefined || fk !== undefined) {
+    table.checks = table.checks.filter((c) => c !== check);
+    table.foreignKeys = table.foreignKeys.filter((f) => f !== fk);
+    catalog.save(view, table);
+    return;
+  }
+  if (index === undefined && !primary) {
+    if (ifExists) return;
+    sqlFail('42704', `constraint "${name}" of relation "${table.name}" does not exist`);
+  }
+  // The foreign keys resting on this key, tables in creation order.
+  const dependents = [...catalog.tables.values()]
+    .sort((a, b) => a.id - b.id)
+    .flatMap((other) => other.foreignKeys.filter((f) => f.refTable === table.name && referencedKey(table, f.refColumns)?.name === name).map((f) => ({ other, fk: f })));
+  if (dependents.length > 0 && !cascade) {
+    const lines = dependents.map((r) => `constraint ${r.fk.name} on table ${r.other.name} depends on index ${name}`);
+    sqlFail('2BP01', `cannot drop constraint ${name} on table ${table.name} because other objects depend on it`, lines.join('\n'), 'Use DROP ... CASCADE to drop the dependent objects too.');
+  }
+  for (const { other, fk: f } of dependents) {
+    other.foreignKeys = other.foreignKeys.filter((g) => g !== f);
+    if (other !== table) catalog.save(view, other);
+  }
+  if (index !== undefined) {
+    view.dropTree(indexTree(index));
+    table.indexes = table.indexes.filter((i) => i !== index);
+  } else {
+    table.primaryKey = [];
+    delete table.primaryKeyName;
+    yield* rekeyRows(table, catalog, view, x);
+  }
+  catalog.save(view, table);
+}
+
+/**
+ * ALTER TABLE [IF EXISTS] [ONLY] t action, ...: ADD / DROP / RENAME / ALTER COLUMN, ADD / DROP
+ * CONSTRAINT, RENAME TO, applied in order; the rows are checked against what they added at the
+ * end (RowChecks). All or nothing: the request's transaction holds every change.
+ * @throws SQL_ERROR 42P01 an unknown table (without IF EXISTS); as each action
+ */
 export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
   const name = tableName((ast.table as Ast[])[0]!.table);
-  let table = catalog.mustTable(name);
+  if (ast.if_exists && catalog.table(name) === undefined) return;
+  const table = catalog.mustTable(name);
+  const pending: RowChecks = { notNull: [], checks: [], foreignKeys: false };
   for (const e of (ast.expr ?? []) as Ast[]) {
     const action = String(e.action).toLowerCase();
     const resource = String(e.resource).toLowerCase();
@@ -589,8 +902,10 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
         if (changed) catalog.save(view, other);
       }
       for (const f of table.foreignKeys) if (f.refTable === table.name) f.refTable = to;
-      // A sequence keeps the name it was made with, as PostgreSQL's (its own object) does.
+      // A sequence keeps the name it was made with, as PostgreSQL's (its own object) does, and so
+      // does the primary key (its index).
       for (const c of liveColumns(table)) if (c.serial) nameSequence(table, c);
+      if (table.primaryKey.length > 0) table.primaryKeyName = primaryKeyName(table);
       table.name = to;
       catalog.save(view, table);
       continue;
@@ -653,6 +968,20 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
       dropColumn(table, col, cascade, catalog, view);
       continue;
     }
+    if (action === 'alter' && resource === 'column') {
+      alterColumn(table, e, catalog, pending);
+      catalog.save(view, table);
+      continue;
+    }
+    if (action === 'add' && resource === 'constraint') {
+      yield* addConstraint(table, e.create_definitions as Ast, catalog, view, x, pending);
+      continue;
+    }
+    if (action === 'drop' && resource === 'constraint') {
+      yield* dropConstraint(table, String(e.constraint), catalog, view, x);
+      continue;
+    }
     unsupported(`ALTER TABLE ${action.toUpperCase()} ${resource.toUpperCase()}`);
   }
+  yield* checkRows(table, pending, catalog, view, x);
 }

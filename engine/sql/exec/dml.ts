@@ -1,4 +1,4 @@
-import { indexTree, liveColumns, rowTree, SEQUENCE_TREE, type Catalog, type ColumnDef, type IndexDef, type TableDef } from '../catalog.js';
+import { indexTree, liveColumns, primaryKeyName, rowTree, SEQUENCE_TREE, type Catalog, type ColumnDef, type IndexDef, type TableDef } from '../catalog.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
 import { assignBits, isBitType, type BitType } from '../bit-string.js';
@@ -173,7 +173,7 @@ export class TableWriter {
   /** The primary key bytes of a row (a new hidden row id for tables without one). */
   keyOf(physical: SqlValue[]): Buffer {
     if (this.table.primaryKey.length === 0) return encodeKeyTuple([this.#nextval(rowIdSequence(this.table), 'int8')]);
-    return checkedKey(encodeKeyTuple(this.table.primaryKey.map((id) => physical[id]!)), `${this.table.name}_pkey`);
+    return checkedKey(encodeKeyTuple(this.table.primaryKey.map((id) => physical[id]!)), primaryKeyName(this.table));
   }
 
   /** NOT NULL, CHECK and FOREIGN KEY checks of a new row version. */
@@ -235,7 +235,7 @@ export class TableWriter {
   /** 23505 when a unique constraint already holds this row's key (other than at `ownKey`). */
   checkUnique(physical: SqlValue[], key: Buffer, ownKey: Buffer | undefined): void {
     if (this.table.primaryKey.length > 0 && (ownKey === undefined || !ownKey.equals(key)) && this.#view.get(rowTree(this.table), key) !== undefined) {
-      sqlFail('23505', `duplicate key value violates unique constraint "${this.table.name}_pkey"`, duplicateKey(this.table, this.table.primaryKey, physical));
+      sqlFail('23505', `duplicate key value violates unique constraint "${primaryKeyName(this.table)}"`, duplicateKey(this.table, this.table.primaryKey, physical));
     }
     for (const ix of this.table.indexes) {
       if (!ix.unique) continue;
@@ -791,7 +791,7 @@ export function* deleteRows(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Gen
  * `(a, b)=(1, x)`: columns `ids` of `table` with `values`, by their output functions (booleans
  * t/f), as the DETAIL of a unique or foreign key violation names a key.
  */
-function keyText(table: TableDef, ids: readonly number[], values: readonly SqlValue[]): string {
+export function keyText(table: TableDef, ids: readonly number[], values: readonly SqlValue[]): string {
   return `(${ids.map((id) => table.columns[id]!.name).join(', ')})=(${values.map((v) => (v.value === null ? 'null' : outputText(v as NonNullSqlValue))).join(', ')})`;
 }
 
