@@ -275,6 +275,29 @@ describe('ADD / DROP PRIMARY KEY', () => {
   });
 });
 
+describe('CREATE TABLE and CREATE UNIQUE INDEX, through the same code', () => {
+  it('check and name their constraints as ALTER TABLE does, with their own messages', async () => {
+    const refused = await alike([
+      'CREATE TABLE x1 (a int, UNIQUE (zz))',
+      'CREATE TABLE x2 (a int, PRIMARY KEY (a, a))',
+      'CREATE TABLE x3 (a int, UNIQUE (a, a))',
+      'CREATE TABLE x4 (a int, CONSTRAINT c CHECK (a > 0), CONSTRAINT c CHECK (a > 1))',
+      'CREATE TABLE x5 (a int, CONSTRAINT x5 UNIQUE (a))',
+      'CREATE TABLE x6 (a int PRIMARY KEY, b int, FOREIGN KEY (zz) REFERENCES x6)',
+      'CREATE TABLE x7 (a int PRIMARY KEY, b int, FOREIGN KEY (b) REFERENCES x7 (zz))',
+      'CREATE TABLE x8 (a int, b int, CONSTRAINT k UNIQUE (a), CONSTRAINT k CHECK (b > 0))',
+      'CREATE TABLE x11 (a int CHECK (a > 0), b int, CONSTRAINT x11_a_check CHECK (b > 0))',
+      'CREATE TABLE x9 (a int, b int)',
+      'INSERT INTO x9 VALUES (3, 1), (3, 2)',
+      'CREATE UNIQUE INDEX x9_a ON x9 (a)',
+      // an unnamed CHECK's name avoids the constraints of the schema (ChooseConstraintName)
+      'CREATE TABLE x10 (a int, CONSTRAINT x10_a_check CHECK (a > 0), CHECK (a < 10))',
+      'INSERT INTO x10 VALUES (10)',
+    ]);
+    expect(refused).toEqual(['42703', '42701', '42701', '42710', '42P07', '42703', '42703', '42710', '42710', '23505', '23514']);
+  });
+});
+
 describe('all or nothing', () => {
   it('a failing multi-action statement changes nothing', async () => {
     await alike(['CREATE TABLE f (id int, v int)', 'INSERT INTO f VALUES (1, 1), (2, 2)']);

@@ -96,6 +96,7 @@ class ConstraintNamer {
   readonly #relations = new Set<string>();
   readonly #constraints = new Set<string>();
   readonly #own: Set<string>;
+  readonly #checks = new Set<string>();
   readonly #table: string;
 
   constructor(table: TableDef, catalog: Catalog) {
@@ -121,6 +122,18 @@ class ConstraintNamer {
   /** A CHECK's or FOREIGN KEY's name. @throws SQL_ERROR 42710 a given name in use */
   other(given: string | undefined, base: string): string {
     return this.#claim(given ?? uniqueName(base, new Set([...this.#constraints, ...this.#own])), given !== undefined);
+  }
+
+  /**
+   * A CHECK's name; CREATE TABLE's CHECKs are named among themselves first, with their own
+   * message for a given name twice (AddRelationNewConstraints).
+   * @throws SQL_ERROR 42710 a given name in use
+   */
+  check(given: string | undefined, base: string, creating: boolean): string {
+    if (creating && given !== undefined && this.#checks.has(given)) sqlFail('42710', `check constraint "${given}" already exists`);
+    const name = this.other(given, base);
+    this.#checks.add(name);
+    return name;
   }
 
   #claim(name: string, given: boolean): string {
@@ -253,7 +266,7 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
   nameNewSequences(table.columns, table, catalog);
   const names = new ConstraintNamer(table, catalog);
   for (const p of pending) addKey(table, p, names, catalog);
-  table.checks = checks.map((c): CheckDef => ({ name: names.other(c.name, checkName(name, c.node)), expr: c.node }));
+  table.checks = checks.map((c): CheckDef => ({ name: names.check(c.name, checkName(name, c.node), true), expr: c.node }));
   // DEFAULT and generation expressions in column order, then CHECKs, as PostgreSQL's
   // AddRelationNewConstraints reads them (before the foreign keys, added after the table).
   for (const c of table.columns) {
@@ -816,7 +829,7 @@ function* addConstraint(table: TableDef, d: Ast, catalog: Catalog, view: TxnView
     } else yield* buildIndex(addKey(table, p, names, catalog)!, table, view, x);
   }
   for (const c of checks) {
-    const check: CheckDef = { name: names.other(c.name, checkName(table.name, c.node)), expr: c.node };
+    const check: CheckDef = { name: names.check(c.name, checkName(table.name, c.node), false), expr: c.node };
     pending.checks.push({ name: check.name, expr: checkCheck(check.expr, table, catalog) });
     table.checks.push(check);
   }
