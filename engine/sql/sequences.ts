@@ -199,7 +199,8 @@ const lastval: FunctionDef = {
   },
 };
 
-function sequenceKeyExists(catalog: Catalog, key: Buffer): boolean {
+/** True when a sequence of `catalog` keeps its state at `key`. */
+export function sequenceKeyExists(catalog: Catalog, key: Buffer): boolean {
   for (const seq of catalog.sequences.values()) if (standaloneKey(seq).equals(key)) return true;
   for (const table of catalog.tables.values()) for (const col of liveColumns(table)) if (col.serial && columnSequence(table, col).key.equals(key)) return true;
   return false;
@@ -218,7 +219,7 @@ function setvalImpl(name: string, value: bigint, called: boolean, ctx: EvalConte
   const max = BigInt(seq.def.max);
   if (value < min || value > max) sqlFail('22003', `setval: value ${value} is out of bounds for sequence "${seq.name}" (${min}..${max})`);
   view.put(SEQUENCE_TREE, seq.key, sequenceStateBytes({ last: value, called }));
-  if (called) host.session!.setCurrent(seq.key, value);
+  host.session!.setTo(seq.key, { last: value, called });
   return int8(value);
 }
 

@@ -14,6 +14,7 @@ import type { TxnView } from './store/sql-view.js';
 import type { Token } from './sql-rewrite.js';
 import type { EvalContext } from './compiled-expr.js';
 import { strict, type FunctionDef } from './functions/function-def.js';
+import { sequenceStateBytes, type SequenceState } from './sequence-options.js';
 import { sqlFail } from './sql-types.js';
 
 /** A setting: its value as SHOW displays it, from a SET's items (already unquoted). */
@@ -173,6 +174,8 @@ export class SqlSession {
   // Made on first use: most requests never touch them.
   #current: Map<string, bigint> | undefined;
   #lastUsed: string | undefined;
+  /** The state each sequence nextval or setval left, by key: kept whatever becomes of the request. */
+  #advanced: Map<string, Buffer> | undefined;
   #settings: Map<string, string> | undefined;
   /** The request's limits, which statement_timeout changes (within the server's own). */
   readonly #limits: { timeLimitMs: number };
@@ -191,11 +194,22 @@ export class SqlSession {
     const k = key.toString('latin1');
     (this.#current ??= new Map()).set(k, value);
     this.#lastUsed = k;
+    (this.#advanced ??= new Map()).set(k, sequenceStateBytes({ last: value, called: true }));
   }
 
-  /** setval(..., true): currval is the value set (lastval does not move to this sequence). */
-  setCurrent(key: Buffer, value: bigint): void {
-    (this.#current ??= new Map()).set(key.toString('latin1'), value);
+  /** setval: the state it set; with `called`, currval is the value (lastval does not move to this sequence). */
+  setTo(key: Buffer, state: SequenceState): void {
+    const k = key.toString('latin1');
+    if (state.called) (this.#current ??= new Map()).set(k, state.last);
+    (this.#advanced ??= new Map()).set(k, sequenceStateBytes(state));
+  }
+
+  /**
+   * The states nextval and setval left, by SEQUENCE_TREE key: PostgreSQL never undoes them, so a
+   * ROLLBACK puts them back into the transaction and a failed request writes them on its own.
+   */
+  advanced(): ReadonlyMap<string, Buffer> {
+    return this.#advanced ?? EMPTY;
   }
 
   current(key: Buffer): bigint | undefined {
@@ -253,6 +267,8 @@ export type SettingStatement =
   | { type: 'setting'; action: 'set'; name: string; items: string[] | undefined }
   | { type: 'setting'; action: 'reset'; name: string | undefined }
   | { type: 'setting'; action: 'show'; name: string };
+
+const EMPTY: ReadonlyMap<string, Buffer> = new Map();
 
 const syntaxError = (t: Token | undefined): never => sqlFail('42601', t === undefined ? 'syntax error at end of input' : `syntax error at or near "${t.text}"`);
 

@@ -1,8 +1,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import nodeSqlParser from 'node-sql-parser';
 import { TetraError } from '../errors.js';
-import type { TenantStore } from '../tenant/index.js';
-import { Catalog } from './catalog.js';
+import type { BatchOp, TenantStore } from '../tenant/index.js';
+import { Catalog, SEQUENCE_TREE } from './catalog.js';
 import type { AstNode } from './expression-eval.js';
 import { unsupported } from './expression-eval.js';
 import { paramsFromJson } from './sql-params.js';
@@ -18,7 +18,7 @@ import { alterTable, createIndex, createTable, dropIndex, dropTables, truncateTa
 import { deleteRows, insert, update, type DmlResult } from './exec/dml.js';
 import { shownName, SqlSession, type SettingStatement } from './session.js';
 import type { IdentityChange, SequenceStatement } from './sequence-options.js';
-import { relationNameOf } from './sequences.js';
+import { relationNameOf, sequenceKeyExists } from './sequences.js';
 import { alterIdentity } from './exec/identity-ddl.js';
 import { alterSequence, createSequence, dropSequences } from './exec/sequence-ddl.js';
 import { Exec, PAUSE, pauseTurn, type ExecLimits, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './exec/runtime.js';
@@ -394,8 +394,41 @@ async function runPrepared(store: TenantStore, p: Prepared): Promise<SqlOutcome>
       durable = written.then(() => undefined);
     }
     return { results, durable };
+  } catch (err) {
+    keepSequenceAdvances(store, s, p.session);
+    throw err;
   } finally {
     release();
+  }
+}
+
+/**
+ * A failed request writes nothing, except what its nextval and setval calls left: PostgreSQL
+ * never undoes those, so a value a failed INSERT took is not given again. Written on their own, in
+ * the writer's turn, for the sequences the committed catalog still has; not awaited (the request
+ * fails anyway, and a later request reads them at once).
+ */
+function keepSequenceAdvances(store: TenantStore, s: TenantSql, session: SqlSession): void {
+  const advanced = session.advanced();
+  if (advanced.size === 0 || s.catalog === undefined) return;
+  const ops: BatchOp[] = [];
+  for (const [k, state] of advanced) {
+    const key = Buffer.from(k, 'latin1');
+    if (sequenceKeyExists(s.catalog, key)) ops.push({ op: 'put', tree: SEQUENCE_TREE, key, value: state });
+  }
+  if (ops.length === 0) return;
+  try {
+    store.write(ops).catch(() => undefined);
+  } catch {
+    // A store that refuses writes (failed, closed) refuses these too; the request's own error stands.
+  }
+}
+
+/** After a ROLLBACK: the states nextval and setval left go back into the transaction (they are never undone). */
+function restoreSequenceAdvances(txn: Txn): void {
+  for (const [k, state] of txn.session.advanced()) {
+    const key = Buffer.from(k, 'latin1');
+    if (sequenceKeyExists(txn.catalog, key)) txn.view.put(SEQUENCE_TREE, key, state);
   }
 }
 
@@ -506,6 +539,7 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
         txn.catalog = to.catalog;
         txn.changedCatalog = to.changed;
         txn.owned = false;
+        restoreSequenceAdvances(txn);
       };
       const named = (): number => {
         const name = String(ast.expr?.savepoint);
@@ -549,6 +583,7 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
           txn.catalog = s.catalog!;
           txn.changedCatalog = false;
           txn.owned = false;
+          restoreSequenceAdvances(txn);
         }
         txn.savepoint = undefined;
         txn.savepoints.length = 0;

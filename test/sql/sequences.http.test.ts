@@ -215,17 +215,25 @@ describe('sequences', () => {
     await same("SELECT nextval('ex_fresh')");
   });
 
-  it('reads currval and lastval of the request only, and gives back what a failed request drew', async () => {
+  it('reads currval and lastval of the request only, and never gives a value twice', async () => {
     const post = async (sql: string | string[]) => oursOf(file, typeof sql === 'string' ? [sql] : sql);
     await post('CREATE SEQUENCE ses');
     expect(await post("SELECT currval('ses')")).toEqual({ sqlstate: '55000', message: 'currval of sequence "ses" is not yet defined in this session' });
     expect(await post('SELECT lastval()')).toEqual({ sqlstate: '55000', message: 'lastval is not yet defined in this session' });
     expect(await post(["SELECT nextval('ses')", "SELECT currval('ses')"])).toEqual({ rows: [[['1']], [['1']]] });
-    // A request that fails writes nothing, its nextval included (PostgreSQL's nextval is never undone).
+    // A request that fails keeps what its nextval took, and a ROLLBACK does not undo it either (as PostgreSQL).
     expect(await post(["SELECT nextval('ses')", 'SELECT 1/0'])).toMatchObject({ sqlstate: '22012' });
-    expect(await post(['BEGIN', "SELECT nextval('ses')", 'ROLLBACK', "SELECT nextval('ses')"])).toEqual({ rows: [[], [['2']], [], [['2']]] });
+    expect(await post(['BEGIN', "SELECT nextval('ses')", 'ROLLBACK', "SELECT nextval('ses')"])).toEqual({ rows: [[], [['3']], [], [['4']]] });
+    expect(await post(['BEGIN', "SELECT setval('ses', 10)", 'SAVEPOINT a', "SELECT nextval('ses')", 'ROLLBACK TO a', "SELECT nextval('ses')", 'SELECT 1/0'])).toMatchObject({ sqlstate: '22012' });
     // A SELECT that draws is a write: later requests see it.
-    expect(await post("SELECT nextval('ses')")).toEqual({ rows: [[['3']]] });
+    expect(await post("SELECT nextval('ses')")).toEqual({ rows: [[['13']]] });
+    // A sequence made by a failed request leaves nothing, its values included.
+    expect(await post(['CREATE SEQUENCE gone', "SELECT nextval('gone')", 'SELECT 1/0'])).toMatchObject({ sqlstate: '22012' });
+    expect(await post("SELECT nextval('gone')")).toMatchObject({ sqlstate: '42P01' });
+    // A failed INSERT's serial value is spent, as in PostgreSQL.
+    for (const sql of ['CREATE TABLE fi (id serial PRIMARY KEY, v int CHECK (v > 0))', 'INSERT INTO fi (v) VALUES (1) RETURNING id', 'INSERT INTO fi (v) VALUES (-1)', 'INSERT INTO fi (v) VALUES (2), (-2)', 'INSERT INTO fi (v) VALUES (3) RETURNING id']) {
+      await same(sql);
+    }
   });
 
   it('keeps sequences, their values, owners and bound defaults across a restart', async () => {
