@@ -77,11 +77,24 @@ describe('ALTER COLUMN ... SET / DROP DEFAULT', () => {
     expect(refused).toEqual(['22P02', '42804', '0A000', '0A000', '42703', '42601', '42601', '42601', '42601']);
   });
 
-  it('refuses a serial column default (its sequence) as unsupported', async () => {
-    await alike(['CREATE TABLE ds (id serial, v int)']);
-    for (const sql of ['ALTER TABLE ds ALTER id SET DEFAULT 5', 'ALTER TABLE ds ALTER id DROP DEFAULT']) {
-      expect(await oursFull(file, sql)).toMatchObject({ sqlstate: '0A000', message: expect.stringMatching(/^unsupported: .*serial column.*sequence/) });
-    }
+  it("changes a serial column's default: its sequence stays, owned by the column", async () => {
+    const refused = await alike([
+      'CREATE TABLE ds (id serial, v int)',
+      'INSERT INTO ds (v) VALUES (1) RETURNING id',
+      'ALTER TABLE ds ALTER id SET DEFAULT 100',
+      'INSERT INTO ds (v) VALUES (2) RETURNING id',
+      "SELECT nextval('ds_id_seq')",
+      "ALTER TABLE ONLY ds ALTER COLUMN id SET DEFAULT nextval('ds_id_seq'::regclass)",
+      'INSERT INTO ds (v) VALUES (3) RETURNING id',
+      "SELECT pg_get_serial_sequence('ds', 'id')",
+      "SELECT column_name, column_default, is_nullable FROM information_schema.columns WHERE table_name = 'ds' ORDER BY ordinal_position",
+      'ALTER TABLE ds ALTER id DROP DEFAULT',
+      'INSERT INTO ds (v) VALUES (4)',
+      "SELECT nextval('ds_id_seq')",
+      'DROP TABLE ds',
+      "SELECT nextval('ds_id_seq')",
+    ]);
+    expect(refused).toEqual(['23502', '42P01']);
   });
 });
 

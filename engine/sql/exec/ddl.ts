@@ -9,7 +9,7 @@ import { assignable, assignValue, indexEntry, keyText, TableWriter, writeIndexEn
 import { restrictedEnv } from './expression-kinds.js';
 import { compilePredicate, functionName } from './select.js';
 import { hasMutableCall, hasVolatile } from './quals.js';
-import { bindSequenceCalls, dropOwnedSequences } from './sequence-ddl.js';
+import { bindSequenceCalls, detachSerialSequence, dropOwnedSequences } from './sequence-ddl.js';
 import { freeSequenceName, relationExists, standaloneKey } from '../sequences.js';
 import { PAUSE, type Exec, type Step } from './runtime.js';
 import { columnName, tableName, type Scope } from './scope.js';
@@ -769,9 +769,9 @@ function* rekeyRows(table: TableDef, catalog: Catalog, view: TxnView, x: Exec): 
  * ALTER TABLE ... ALTER [COLUMN] c SET DEFAULT expr / DROP DEFAULT / SET NOT NULL / DROP NOT NULL,
  * with PostgreSQL's refusals (identity and generated columns, primary key columns). The rows a
  * SET NOT NULL is checked against are checked at the end of the statement (RowChecks).
- * @throws SQL_ERROR 42703 unknown column, 42601 an identity or generated column, 42P16 a primary key column, 0A000 a serial's default, as checkDefault
+ * @throws SQL_ERROR 42703 unknown column, 42601 an identity or generated column, 42P16 a primary key column, as checkDefault
  */
-function alterColumn(table: TableDef, e: Ast, catalog: Catalog, pending: RowChecks): void {
+function alterColumn(table: TableDef, e: Ast, catalog: Catalog, view: TxnView, pending: RowChecks): void {
   const cname = columnName(e.column as Ast);
   const col = liveColumns(table).find((c) => c.name === cname) ?? sqlFail('42703', `column "${cname}" of relation "${table.name}" does not exist`);
   const change = e.default_val !== undefined && e.default_val !== null ? String((e.default_val as Ast).type).toLowerCase() : `${String(e.nullable?.action).toLowerCase()} not null`;
@@ -782,7 +782,8 @@ function alterColumn(table: TableDef, e: Ast, catalog: Catalog, pending: RowChec
       const set = change === 'set default';
       if (col.identity !== undefined) sqlFail('42601', kind('an identity column'), undefined, set ? undefined : 'Use ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY instead.');
       if (col.generated !== undefined) sqlFail('42601', kind('a generated column'), undefined, `Use ALTER TABLE ... ALTER COLUMN ... ${set ? 'SET' : 'DROP'} EXPRESSION instead.`);
-      if (col.serial) unsupported(`ALTER COLUMN ... ${set ? 'SET' : 'DROP'} DEFAULT of a serial column (its default is its sequence, not an expression tetradb keeps)`);
+      // A serial's default is its sequence's nextval: the sequence stays, OWNED BY the column.
+      if (col.serial) detachSerialSequence(table, col, catalog, view);
       if (!set) delete col.default;
       else {
         col.default = (e.default_val as Ast).value as Ast;
@@ -982,7 +983,7 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
       continue;
     }
     if (action === 'alter' && resource === 'column') {
-      alterColumn(table, e, catalog, pending);
+      alterColumn(table, e, catalog, view, pending);
       catalog.save(view, table);
       continue;
     }

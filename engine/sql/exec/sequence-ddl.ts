@@ -1,6 +1,6 @@
 import { liveColumns, SEQUENCE_TREE, type Catalog, type ColumnDef, type SequenceObject, type TableDef } from '../catalog.js';
 import type { AstNode } from '../expression-eval.js';
-import { sequenceParams, sequenceStateBytes, type SequenceStatement } from '../sequence-options.js';
+import { columnSequence, sequenceParams, sequenceStateBytes, type SequenceStatement } from '../sequence-options.js';
 import { findSequence, readState, relationExists, relationNameOf, sequenceById, standaloneKey, type SequenceHandle } from '../sequences.js';
 import type { TxnView } from '../store/sql-view.js';
 import { sqlFail } from '../sql-types.js';
@@ -132,6 +132,22 @@ export function dropOwnedSequences(catalog: Catalog, view: TxnView, table: Table
     if (column !== undefined && column.default !== undefined && callsSequence(column.default, seq.id)) delete column.default;
     dropSequence({ name: seq.name, def: seq.def, key: standaloneKey(seq), type: seq.type, standalone: seq }, catalog, view, false, exempt);
   }
+}
+
+/**
+ * A serial column whose default is replaced or dropped: its sequence becomes a standalone one,
+ * OWNED BY the column (as a serial's is in PostgreSQL), with its name, options and value.
+ */
+export function detachSerialSequence(table: TableDef, col: ColumnDef, catalog: Catalog, view: TxnView): void {
+  const seq = columnSequence(table, col);
+  const { name: _name, ...def } = seq.def;
+  const standalone: SequenceObject = { id: catalog.newId(), name: seq.name, type: col.type as SequenceObject['type'], def, ownedBy: { table: table.id, column: col.id } };
+  const state = view.get(SEQUENCE_TREE, seq.key);
+  if (state !== undefined) view.put(SEQUENCE_TREE, standaloneKey(standalone), state);
+  view.delete(SEQUENCE_TREE, seq.key);
+  delete col.serial;
+  delete col.sequence;
+  catalog.saveSequence(view, standalone);
 }
 
 /**
