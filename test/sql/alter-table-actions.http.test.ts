@@ -49,6 +49,42 @@ describe('ALTER TABLE [IF EXISTS] [ONLY], several actions', () => {
   });
 });
 
+describe('renames and constraints', () => {
+  it('a CHECK follows its column and its table when they are renamed', async () => {
+    const refused = await alike([
+      'CREATE TABLE rn (a int CHECK (a > 0), b int, CHECK (rn.b > 0))',
+      'ALTER TABLE rn RENAME COLUMN a TO c',
+      'INSERT INTO rn VALUES (0, 1)',
+      'ALTER TABLE rn RENAME TO rn2',
+      'INSERT INTO rn2 VALUES (1, 0)',
+      'ALTER TABLE rn2 ADD CHECK (rn2.c < 10)',
+      'ALTER TABLE rn2 RENAME c TO d',
+      'INSERT INTO rn2 VALUES (11, 1)',
+      'INSERT INTO rn2 VALUES (5, 1) RETURNING *',
+      'ALTER TABLE rn2 DROP COLUMN d',
+      'INSERT INTO rn2 VALUES (1) RETURNING *',
+    ]);
+    expect(refused).toEqual(['23514', '23514', '23514']);
+  });
+
+  it('checks the rows against what the statement added and kept, over the columns it left', async () => {
+    const refused = await alike([
+      'CREATE TABLE o (a int, b int, c int)',
+      'INSERT INTO o VALUES (1, NULL, 5), (2, NULL, 6)',
+      'ALTER TABLE o ADD CHECK (c > 0), DROP COLUMN b',
+      'ALTER TABLE o ADD CHECK (c > 5), DROP COLUMN a',
+      'ALTER TABLE o ADD COLUMN d int, ADD CHECK (d > 0)',
+      'INSERT INTO o VALUES (3, 0) RETURNING *',
+      'SELECT * FROM o ORDER BY a',
+    ]);
+    expect(refused).toEqual(['23514', '23514']);
+    // Taken back by a later action of the same statement: not checked (PostgreSQL runs the drops
+    // first, and so refuses this one, 42704: a difference of order listed in docs/sql.md).
+    expect(await oursFull(file, 'ALTER TABLE o ADD CHECK (c > 100), DROP CONSTRAINT o_c_check1')).toEqual({ rows: '[]' });
+    expect(await oursFull(file, 'ALTER TABLE o ADD COLUMN e int, ALTER e SET NOT NULL, ALTER e DROP NOT NULL')).toEqual({ rows: '[]' });
+  });
+});
+
 describe('ALTER COLUMN ... SET / DROP DEFAULT', () => {
   it('sets and drops defaults that later INSERTs use, refuses what PostgreSQL refuses', async () => {
     const refused = await alike([

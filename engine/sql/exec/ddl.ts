@@ -273,7 +273,10 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
     if (c.default !== undefined) checkDefault(c, catalog);
     if (c.generated !== undefined) checkGeneration(c, table, catalog);
   }
-  for (const c of table.checks) checkCheck(c.expr, table, catalog);
+  for (const c of table.checks) {
+    checkCheck(c.expr, table, catalog);
+    c.expr = unqualified(c.expr);
+  }
   for (const f of fks) table.foreignKeys.push(foreignKey(table, f, names, catalog));
   catalog.save(view, table);
   return 'created';
@@ -709,7 +712,8 @@ function nameNewSequences(columns: readonly ColumnDef[], table: TableDef, catalo
  */
 interface RowChecks {
   notNull: ColumnDef[];
-  checks: { name: string; expr: CompiledExpr }[];
+  /** Names of the CHECKs added (compiled at the end, over the columns the table then has). */
+  checks: string[];
   foreignKeys: boolean;
 }
 
@@ -718,15 +722,19 @@ interface RowChecks {
  * @throws SQL_ERROR 23502 a NULL in a NOT NULL column, 23514 a row a CHECK refuses, 23503 a missing referenced key
  */
 function* checkRows(table: TableDef, pending: RowChecks, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
-  if (pending.notNull.length === 0 && pending.checks.length === 0 && !pending.foreignKeys) return;
+  // What a later action of the statement took back (DROP NOT NULL, DROP CONSTRAINT, DROP COLUMN) is not checked.
+  const notNull = pending.notNull.filter((c) => c.notNull && c.dropped !== true);
+  const checks = table.checks.filter((c) => pending.checks.includes(c.name)).map((c) => ({ name: c.name, expr: checkCheck(c.expr, table, catalog) }));
+  const foreignKeys = pending.foreignKeys && table.foreignKeys.length > 0;
+  if (notNull.length === 0 && checks.length === 0 && !foreignKeys) return;
   const reader = new TableReader(table);
   const ctx = x.ctx();
-  const writer = pending.foreignKeys ? new TableWriter(table, catalog, view, { catalog, params: [], parent: undefined, ctes: new Map() }) : undefined;
+  const writer = foreignKeys ? new TableWriter(table, catalog, view, { catalog, params: [], parent: undefined, ctes: new Map() }) : undefined;
   for (const [, value] of view.scan(rowTree(table))) {
     const physical = reader.physical(value);
-    for (const c of pending.notNull) if (physical[c.id]!.value === null) sqlFail('23502', `column "${c.name}" of relation "${table.name}" contains null values`);
-    if (pending.checks.length > 0) ctx.row = reader.toLive(physical);
-    for (const c of pending.checks) if (c.expr.evaluate(ctx).value === false) sqlFail('23514', `check constraint "${c.name}" of relation "${table.name}" is violated by some row`);
+    for (const c of notNull) if (physical[c.id]!.value === null) sqlFail('23502', `column "${c.name}" of relation "${table.name}" contains null values`);
+    if (checks.length > 0) ctx.row = reader.toLive(physical);
+    for (const c of checks) if (c.expr.evaluate(ctx).value === false) sqlFail('23514', `check constraint "${c.name}" of relation "${table.name}" is violated by some row`);
     writer?.validateReferences(physical);
     if (x.tick()) yield PAUSE;
   }
@@ -774,7 +782,8 @@ function* rekeyRows(table: TableDef, catalog: Catalog, view: TxnView, x: Exec): 
 function alterColumn(table: TableDef, e: Ast, catalog: Catalog, view: TxnView, pending: RowChecks): void {
   const cname = columnName(e.column as Ast);
   const col = liveColumns(table).find((c) => c.name === cname) ?? sqlFail('42703', `column "${cname}" of relation "${table.name}" does not exist`);
-  const change = e.default_val !== undefined && e.default_val !== null ? String((e.default_val as Ast).type).toLowerCase() : `${String(e.nullable?.action).toLowerCase()} not null`;
+  // The parser reads SET / DROP DEFAULT, SET / DROP NOT NULL and [SET DATA] TYPE here.
+  const change = e.default_val ? String((e.default_val as Ast).type).toLowerCase() : e.nullable ? `${String(e.nullable.action).toLowerCase()} not null` : 'type';
   const kind = (what: string): string => `column "${col.name}" of relation "${table.name}" is ${what}`;
   switch (change) {
     case 'set default':
@@ -803,7 +812,7 @@ function alterColumn(table: TableDef, e: Ast, catalog: Catalog, view: TxnView, p
       col.notNull = false;
       return;
     default:
-      unsupported(`ALTER TABLE ... ALTER COLUMN ... ${change.toUpperCase()}`);
+      unsupported(`ALTER TABLE ... ALTER COLUMN ... ${change.toUpperCase()} (a column's type cannot be changed)`);
   }
 }
 
@@ -831,7 +840,9 @@ function* addConstraint(table: TableDef, d: Ast, catalog: Catalog, view: TxnView
   }
   for (const c of checks) {
     const check: CheckDef = { name: names.check(c.name, checkName(table.name, c.node), false), expr: c.node };
-    pending.checks.push({ name: check.name, expr: checkCheck(check.expr, table, catalog) });
+    checkCheck(check.expr, table, catalog);
+    check.expr = unqualified(check.expr);
+    pending.checks.push(check.name);
     table.checks.push(check);
   }
   for (const f of fks) {
@@ -932,6 +943,7 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
       if (col.serial) nameSequence(table, col);
       col.name = to;
       for (const c of liveColumns(table)) if (c.generated !== undefined) c.generated = renameColumnRefs(c.generated, from, to);
+      for (const c of table.checks) c.expr = renameColumnRefs(c.expr, from, to);
       catalog.save(view, table);
       continue;
     }
