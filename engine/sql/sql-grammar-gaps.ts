@@ -105,6 +105,12 @@ export const IDENTITY_ALWAYS_MARKER = '__tetra_identity_always__';
 export const IDENTITY_BY_DEFAULT_MARKER = '__tetra_identity_by_default__';
 /** `ALTER TABLE ... DROP [COLUMN] a CASCADE` names the column `"<this>a"` (see rewriteDropBehavior). */
 export const DROP_CASCADE_MARKER = '__tetra_cascade__:';
+/**
+ * A constraint's quoted name in CREATE TABLE / ALTER TABLE (`CONSTRAINT "User_pkey"`) becomes
+ * `"<this>User_pkey"`: the parser keeps no quotes there, and only an unquoted name is folded to
+ * lower case (see rewriteConstraintNames).
+ */
+export const QUOTED_NAME_MARKER = '__tetra_quoted__:';
 /** `ALTER TABLE ... DROP CONSTRAINT IF EXISTS c` names the constraint `"<this>c"` (before a DROP_CASCADE_MARKER; see rewriteDropBehavior). */
 export const DROP_IF_EXISTS_MARKER = '__tetra_if_exists__:';
 /** INSERT's `OVERRIDING SYSTEM VALUE` / `OVERRIDING USER VALUE` become `PARTITION (<this>)` (see rewriteOverriding). */
@@ -113,11 +119,11 @@ export const OVERRIDING_USER_MARKER = '__tetra_overriding_user__';
 
 /** Every rewrite of this module, in order (operators first: later ones move whole operands). */
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
-  return rewriteDropBehavior(rewriteOverriding(
+  return rewriteDropBehavior(rewriteConstraintNames(rewriteOverriding(
     rewriteInsertSelect(
       rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(checkInsertArity(tokens)))))))))))))))),
     ),
-  ));
+  )));
 }
 
 const OPERATOR_CHARS = '+-*/<>=~!@#%^&|`?';
@@ -1252,6 +1258,20 @@ function rewriteOverriding(tokens: Token[]): Token[] {
     { text: ')', space: ' ' },
   ];
   return [...tokens.slice(0, name - 1), { ...tokens[name - 1]!, space: ' ' }, ...partition, ...tokens.slice(name, at), ...tokens.slice(at + 3)];
+}
+
+// ---- CONSTRAINT "Name" -------------------------------------------------------------------------
+
+/** `CONSTRAINT "Name"` in CREATE TABLE / ALTER TABLE -> `CONSTRAINT "<QUOTED_NAME_MARKER>Name"` (see the marker). */
+function rewriteConstraintNames(tokens: Token[]): Token[] {
+  if (!((tokens[0]?.word === 'create' || tokens[0]?.word === 'alter') && tokens[1]?.word === 'table')) return tokens;
+  let out = tokens;
+  for (let i = 2; i < out.length - 1; i++) {
+    const name = out[i + 1]!;
+    if (out[i]!.word !== 'constraint' || !isQuoted(name)) continue;
+    out = [...out.slice(0, i + 1), { ...name, text: `"${QUOTED_NAME_MARKER}${name.text.slice(1)}` }, ...out.slice(i + 2)];
+  }
+  return out;
 }
 
 // ---- DROP COLUMN ... CASCADE | RESTRICT ----------------------------------------------------------

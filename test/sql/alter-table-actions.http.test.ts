@@ -319,8 +319,21 @@ describe('ADD / DROP PRIMARY KEY', () => {
       'INSERT INTO public.dc VALUES (4, 9)',
       'DELETE FROM public.dp WHERE id = 1',
       'SELECT * FROM public.dc ORDER BY id',
+      // quoted names keep their case, unquoted ones are folded
+      'CREATE TABLE public."account" (id integer NOT NULL, email text NOT NULL)',
+      `INSERT INTO public."account" VALUES (1, 'a@x'), (2, 'b@x')`,
+      'ALTER TABLE ONLY public."account" ADD CONSTRAINT "Account_pkey" PRIMARY KEY (id);',
+      'ALTER TABLE ONLY public."account" ADD CONSTRAINT "Account_email_key" UNIQUE (email), ADD CONSTRAINT Email_Check CHECK (email <> \'\');',
+      `INSERT INTO "account" VALUES (1, 'c@x')`,
+      `INSERT INTO "account" VALUES (3, 'a@x')`,
+      `INSERT INTO "account" VALUES (3, '')`,
+      'ALTER TABLE account DROP CONSTRAINT "account_pkey"',
+      'ALTER TABLE account DROP CONSTRAINT Account_pkey',
+      'ALTER TABLE account DROP CONSTRAINT "Email_Check"',
+      'ALTER TABLE account DROP CONSTRAINT "Account_pkey", DROP CONSTRAINT IF EXISTS "Account_email_key" CASCADE, DROP CONSTRAINT email_check',
+      `INSERT INTO "account" VALUES (1, '') RETURNING *`,
     ]);
-    expect(refused).toEqual(['23503', '23503']);
+    expect(refused).toEqual(['23503', '23503', '23505', '23505', '23514', '42704', '42704', '42704']);
   });
 });
 

@@ -14,7 +14,7 @@ import { freeSequenceName, relationExists, standaloneKey } from '../sequences.js
 import { PAUSE, type Exec, type Step } from './runtime.js';
 import { columnName, tableName, type Scope } from './scope.js';
 import { PRIMARY_KEY_MARKER } from '../sql-rewrite.js';
-import { DROP_CASCADE_MARKER, DROP_IF_EXISTS_MARKER, GENERATED_MARKER, IDENTITY_ALWAYS_MARKER, IDENTITY_BY_DEFAULT_MARKER } from '../sql-grammar-gaps.js';
+import { DROP_CASCADE_MARKER, DROP_IF_EXISTS_MARKER, GENERATED_MARKER, QUOTED_NAME_MARKER, IDENTITY_ALWAYS_MARKER, IDENTITY_BY_DEFAULT_MARKER } from '../sql-grammar-gaps.js';
 import { columnSequence, decodeSequenceOptions, identitySequence, lastValueBytes, nextSequenceValue, rowIdSequence, sequenceStateBytes } from '../sequence-options.js';
 import { columnCollation, definedCollation } from '../collation.js';
 import type { CompiledExpr } from '../compiled-expr.js';
@@ -219,11 +219,15 @@ function fkActions(ref: Ast): Pick<ForeignKeyDef, 'onDelete'> {
   return onDelete === undefined ? {} : { onDelete };
 }
 
+/** A constraint's name as written: folded to lower case unless it was quoted (QUOTED_NAME_MARKER, sql-grammar-gaps.ts). */
+function constraintName(written: string): string {
+  return written.startsWith(QUOTED_NAME_MARKER) ? written.slice(QUOTED_NAME_MARKER.length) : written.toLowerCase();
+}
+
 /** A table constraint (CREATE TABLE's, or ALTER TABLE ... ADD [CONSTRAINT name] ...'s), onto the list of its kind. */
 function readConstraint(d: Ast, keys: KeySpec[], checks: CheckSpec[], fks: FkSpec[]): void {
   const type = String(d.constraint_type).toLowerCase();
-  // Folded as an unquoted name is (the parser keeps no quotes here: a quoted name is folded too).
-  const name = d.constraint ? String(d.constraint).toLowerCase() : undefined;
+  const name = d.constraint ? constraintName(String(d.constraint)) : undefined;
   if (type === 'primary key') keys.push({ kind: 'pk', cols: refColumns(d.definition as Ast[]), name });
   else if (type === 'unique' || type === 'unique key' || type === 'unique index') keys.push({ kind: 'unique', cols: refColumns(d.definition as Ast[]), name });
   else if (type === 'check') for (const c of d.definition as Ast[]) checks.push({ node: c, name });
@@ -861,11 +865,12 @@ function* addConstraint(table: TableDef, d: Ast, catalog: Catalog, view: TxnView
  */
 function* dropConstraint(table: TableDef, written: string, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
   // IF EXISTS and CASCADE arrive as prefixes of the name (sql-grammar-gaps.ts, rewriteDropBehavior).
-  let name = written.toLowerCase();
-  const ifExists = name.startsWith(DROP_IF_EXISTS_MARKER);
-  if (ifExists) name = name.slice(DROP_IF_EXISTS_MARKER.length);
-  const cascade = name.startsWith(DROP_CASCADE_MARKER);
-  if (cascade) name = name.slice(DROP_CASCADE_MARKER.length);
+  let rest = written;
+  const ifExists = rest.startsWith(DROP_IF_EXISTS_MARKER);
+  if (ifExists) rest = rest.slice(DROP_IF_EXISTS_MARKER.length);
+  const cascade = rest.startsWith(DROP_CASCADE_MARKER);
+  if (cascade) rest = rest.slice(DROP_CASCADE_MARKER.length);
+  const name = constraintName(rest);
   const check = table.checks.find((c) => c.name === name);
   const fk = table.foreignKeys.find((f) => f.name === name);
   const index = table.indexes.find((i) => i.constraint !== undefined && i.name === name);
