@@ -108,6 +108,9 @@ describe('ALTER COLUMN ... SET / DROP DEFAULT', () => {
       'INSERT INTO d (id) VALUES (2) RETURNING id, v, t, g, i, ts IS NOT NULL',
       'ALTER TABLE d ALTER t DROP DEFAULT, ALTER v SET DEFAULT 9',
       'INSERT INTO d (id) VALUES (3) RETURNING id, v, t, g, i',
+      // the last of two, and NULL
+      'ALTER TABLE d ALTER v SET DEFAULT 1, ALTER v SET DEFAULT 2, ALTER t SET DEFAULT NULL',
+      'INSERT INTO d (id) VALUES (4) RETURNING id, v, t',
       "SELECT column_name, column_default IS NULL FROM information_schema.columns WHERE table_name = 'd' AND column_name IN ('v', 't') ORDER BY ordinal_position",
     ]);
     expect(refused).toEqual(['22P02', '42804', '0A000', '0A000', '42703', '42601', '42601', '42601', '42601']);
@@ -236,8 +239,19 @@ describe('ADD FOREIGN KEY', () => {
       'INSERT INTO fp VALUES (3, 10, 0) RETURNING *',
       'ALTER TABLE fp DROP CONSTRAINT fp_pkey CASCADE',
       'INSERT INTO fc VALUES (6, 42, 0) RETURNING *',
+      // a table's foreign key to itself
+      'CREATE TABLE fs (id int PRIMARY KEY, p int REFERENCES fs)',
+      'INSERT INTO fs VALUES (1, NULL), (2, 1)',
+      'ALTER TABLE fs DROP CONSTRAINT fs_pkey',
+      'ALTER TABLE fs DROP CONSTRAINT fs_pkey CASCADE',
+      'INSERT INTO fs VALUES (3, 9) RETURNING *',
+      'ALTER TABLE fs ADD PRIMARY KEY (id), ADD FOREIGN KEY (p) REFERENCES fs',
+      'DELETE FROM fs WHERE id = 3',
+      'ALTER TABLE fs ADD PRIMARY KEY (id), ADD FOREIGN KEY (p) REFERENCES fs',
+      'DELETE FROM fs WHERE id = 1',
+      'SELECT * FROM fs ORDER BY id',
     ]);
-    expect(refused).toEqual(['23503', '23503', '42830', '42703', '42703', '42P01', '42830', '23503', '23503', '2BP01', '2BP01']);
+    expect(refused).toEqual(['23503', '23503', '42830', '42703', '42703', '42P01', '42830', '23503', '23503', '2BP01', '2BP01', '2BP01', '23503', '23503']);
   });
 });
 

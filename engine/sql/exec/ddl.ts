@@ -801,6 +801,8 @@ function alterColumn(table: TableDef, e: Ast, catalog: Catalog, view: TxnView, p
       else {
         col.default = (e.default_val as Ast).value as Ast;
         checkDefault(col, catalog);
+        // A NULL constant is no default, as PostgreSQL keeps none for it (information_schema shows NULL).
+        if (col.default.type === 'null') delete col.default;
       }
       return;
     }
