@@ -60,6 +60,11 @@ import { sqlFail } from './sql-types.js';
  *    (<OVERRIDING_SYSTEM_MARKER | OVERRIDING_USER_MARKER>) [(cols)] ...`: the parser reads no
  *    OVERRIDING clause, and reads a (MySQL) PARTITION list right after the table name, which
  *    PostgreSQL has not, so the planner takes a PARTITION list for one of these markers;
+ *  - `ALTER TABLE ... DROP [COLUMN] a CASCADE | RESTRICT` and `DROP CONSTRAINT [IF EXISTS] c
+ *    [CASCADE | RESTRICT]` -> the name with DROP_IF_EXISTS_MARKER / DROP_CASCADE_MARKER before
+ *    it (the parser reads none of these words there);
+ *  - a constraint's quoted name in CREATE / ALTER TABLE -> the name with QUOTED_NAME_MARKER
+ *    before it (the parser drops the quotes, and only an unquoted name is folded);
  * Each returns the same array when it changes nothing.
  */
 
