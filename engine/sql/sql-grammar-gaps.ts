@@ -1272,9 +1272,12 @@ function rewriteConstraintNames(tokens: Token[]): Token[] {
   if (!((tokens[0]?.word === 'create' || tokens[0]?.word === 'alter') && tokens[1]?.word === 'table')) return tokens;
   let out = tokens;
   for (let i = 2; i < out.length - 1; i++) {
-    const name = out[i + 1]!;
-    if (out[i]!.word !== 'constraint' || !isQuoted(name)) continue;
-    out = [...out.slice(0, i + 1), { ...name, text: `"${QUOTED_NAME_MARKER}${name.text.slice(1)}` }, ...out.slice(i + 2)];
+    if (out[i]!.word !== 'constraint') continue;
+    // DROP CONSTRAINT IF EXISTS "c"
+    const at = out[i + 1]!.word === 'if' && out[i + 2]?.word === 'exists' ? i + 3 : i + 1;
+    const name = out[at];
+    if (!isQuoted(name)) continue;
+    out = [...out.slice(0, at), { ...name!, text: `"${QUOTED_NAME_MARKER}${name!.text.slice(1)}` }, ...out.slice(at + 1)];
   }
   return out;
 }

@@ -354,7 +354,7 @@ describe('ADD / DROP PRIMARY KEY', () => {
       'ALTER TABLE account DROP CONSTRAINT Account_pkey',
       'ALTER TABLE account DROP CONSTRAINT "Email_Check"',
       'ALTER TABLE account DROP CONSTRAINT "Account_pkey", DROP CONSTRAINT IF EXISTS "Account_email_key" CASCADE, DROP CONSTRAINT email_check',
-      `INSERT INTO "account" VALUES (1, '') RETURNING *`,
+      `INSERT INTO "account" VALUES (1, 'a@x'), (1, '') RETURNING *`,
     ]);
     expect(refused).toEqual(['23503', '23503', '23505', '23505', '23514', '42704', '42704', '42704']);
   });

@@ -93,6 +93,10 @@ describe('grammar gaps rewritten before parsing', () => {
     // OVERRIDING ... VALUE: a PARTITION list of one marker, before the column list
     ['INSERT INTO t (a, b) OVERRIDING SYSTEM VALUE VALUES (1, 2)', 'INSERT INTO t PARTITION (__tetra_overriding_system__) (a, b) VALUES (1, 2)'],
     ['INSERT INTO t OVERRIDING USER VALUE SELECT 1, 2 RETURNING a', 'INSERT INTO t PARTITION (__tetra_overriding_user__) (SELECT 1, 2) RETURNING a'],
+    // ALTER TABLE ... DROP CONSTRAINT [IF EXISTS] c [CASCADE | RESTRICT]; a constraint's quoted name
+    ['ALTER TABLE t DROP CONSTRAINT IF EXISTS c CASCADE, DROP CONSTRAINT d RESTRICT', 'ALTER TABLE t DROP CONSTRAINT "__tetra_if_exists__:__tetra_cascade__:c", DROP CONSTRAINT d'],
+    ['ALTER TABLE ONLY t DROP CONSTRAINT IF EXISTS "C"', 'ALTER TABLE ONLY t DROP CONSTRAINT "__tetra_if_exists__:__tetra_quoted__:C"'],
+    ['ALTER TABLE t ADD CONSTRAINT "T_pkey" PRIMARY KEY (id)', 'ALTER TABLE t ADD CONSTRAINT "__tetra_quoted__:T_pkey" PRIMARY KEY (id)'],
   ])('%s', (sql, expected) => {
     expect(text(sql)).toBe(expected);
   });
