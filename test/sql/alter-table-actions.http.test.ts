@@ -360,6 +360,30 @@ describe('ADD / DROP PRIMARY KEY', () => {
   });
 });
 
+describe('ADD COLUMN with constraints', () => {
+  it('adds the column, then its constraints as ADD CONSTRAINT does', async () => {
+    const refused = await alike([
+      'CREATE TABLE acp (id int PRIMARY KEY)',
+      'INSERT INTO acp VALUES (1)',
+      'CREATE TABLE ac (id int)',
+      'INSERT INTO ac VALUES (1), (2)',
+      'ALTER TABLE ac ADD COLUMN y int PRIMARY KEY',
+      'ALTER TABLE ac ADD COLUMN x int DEFAULT 1 UNIQUE',
+      'ALTER TABLE ac ADD COLUMN x int DEFAULT 0 CHECK (x > 0)',
+      'ALTER TABLE ac ADD COLUMN x int DEFAULT 2 REFERENCES acp',
+      'ALTER TABLE ac ADD COLUMN x int DEFAULT 1 REFERENCES acp ON DELETE CASCADE CHECK (x > 0), ADD COLUMN s serial PRIMARY KEY, ADD COLUMN z text UNIQUE',
+      'INSERT INTO ac (id) VALUES (3) RETURNING *',
+      "INSERT INTO ac (id, z) VALUES (4, 'a'), (5, 'a')",
+      'INSERT INTO ac (id, s) VALUES (4, 1)',
+      'INSERT INTO ac (id, x, s) VALUES (4, 0, 9)',
+      'SELECT * FROM ac ORDER BY id',
+      'DELETE FROM acp',
+      'SELECT * FROM ac',
+    ]);
+    expect(refused).toEqual(['23502', '23505', '23514', '23503', '23505', '23505', '23514']);
+  });
+});
+
 describe('CREATE TABLE and CREATE UNIQUE INDEX, through the same code', () => {
   it('check and name their constraints as ALTER TABLE does, with their own messages', async () => {
     const refused = await alike([

@@ -224,6 +224,14 @@ function constraintName(written: string): string {
   return written.startsWith(QUOTED_NAME_MARKER) ? written.slice(QUOTED_NAME_MARKER.length) : written.toLowerCase();
 }
 
+/** A column's constraints (CREATE TABLE's, or ALTER TABLE ... ADD COLUMN's), onto the lists of their kinds. */
+function columnConstraints(d: Ast, column: string, keys: KeySpec[], checks: CheckSpec[], fks: FkSpec[]): void {
+  if (d.primary_key) keys.push({ kind: 'pk', cols: [column] });
+  if (d.unique) keys.push({ kind: 'unique', cols: [column] });
+  if (d.check) for (const c of (d.check as Ast).definition as Ast[]) checks.push({ node: c });
+  if (d.reference_definition) fks.push({ cols: [column], ref: d.reference_definition as Ast });
+}
+
 /** A table constraint (CREATE TABLE's, or ALTER TABLE ... ADD [CONSTRAINT name] ...'s), onto the list of its kind. */
 function readConstraint(d: Ast, keys: KeySpec[], checks: CheckSpec[], fks: FkSpec[]): void {
   const type = String(d.constraint_type).toLowerCase();
@@ -255,10 +263,7 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
       if (table.columns.some((c) => c.name === cname)) sqlFail('42701', `column "${cname}" specified more than once`);
       const col = columnDef(d, table);
       table.columns.push(col);
-      if (d.primary_key) pending.push({ kind: 'pk', cols: [cname] });
-      if (d.unique) pending.push({ kind: 'unique', cols: [cname] });
-      if (d.check) for (const c of (d.check as Ast).definition as Ast[]) checks.push({ node: c });
-      if (d.reference_definition) fks.push({ cols: [cname], ref: d.reference_definition as Ast });
+      columnConstraints(d, cname, pending, checks, fks);
       continue;
     }
     if (d.resource === 'constraint') {
@@ -823,17 +828,13 @@ function alterColumn(table: TableDef, e: Ast, catalog: Catalog, view: TxnView, p
 }
 
 /**
- * ALTER TABLE ... ADD [CONSTRAINT name] PRIMARY KEY | UNIQUE | CHECK | FOREIGN KEY, checked and
- * named as CREATE TABLE's (addKey, checkCheck, foreignKey): a unique constraint's index is built
+ * ALTER TABLE ... ADD [CONSTRAINT name] PRIMARY KEY | UNIQUE | CHECK | FOREIGN KEY, and those of
+ * ADD COLUMN's column, checked and named as CREATE TABLE's (addKey, checkCheck, foreignKey): a unique constraint's index is built
  * from the rows now (23505 on a duplicate), a primary key rewrites the rows under it (rekeyRows);
  * the rows are checked against NOT NULL, CHECKs and foreign keys at the end of the statement.
  * @throws SQL_ERROR as addKey, foreignKey, checkCheck and rekeyRows; 42703 a primary key's unknown column
  */
-function* addConstraint(table: TableDef, d: Ast, catalog: Catalog, view: TxnView, x: Exec, pending: RowChecks): Generator<Step, void> {
-  const keys: KeySpec[] = [];
-  const checks: CheckSpec[] = [];
-  const fks: FkSpec[] = [];
-  readConstraint(d, keys, checks, fks);
+function* addConstraints(table: TableDef, keys: KeySpec[], checks: CheckSpec[], fks: FkSpec[], catalog: Catalog, view: TxnView, x: Exec, pending: RowChecks): Generator<Step, void> {
   const names = new ConstraintNamer(table, catalog);
   for (const p of keys) {
     if (p.kind === 'pk') {
@@ -960,32 +961,32 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
         if (e.if_not_exists) continue;
         sqlFail('42701', `column "${cname}" of relation "${table.name}" already exists`);
       }
-      if (e.primary_key || e.unique || e.reference_definition || e.check) unsupported('constraints in ALTER TABLE ADD COLUMN (add the column, then CREATE UNIQUE INDEX)');
       const col = columnDef(e, table);
       if (col.serial) {
         nameNewSequences([col], table, catalog);
         yield* addSequenceColumn(col, table, catalog, view, x);
-        continue;
-      }
-      if (col.generated !== undefined) {
-        yield* addGeneratedColumn(col, table, catalog, view, x);
-        continue;
-      }
-      if (col.default !== undefined && hasVolatile(col.default)) {
+      } else if (col.generated !== undefined) yield* addGeneratedColumn(col, table, catalog, view, x);
+      else if (col.default !== undefined && hasVolatile(col.default)) {
         // A volatile default (nextval, random()) is evaluated for each existing row, as
         // PostgreSQL's table rewrite does.
         yield* addVolatileDefaultColumn(col, table, catalog, view, x);
-        continue;
+      } else {
+        // Existing rows take the default's value (evaluated once), as PostgreSQL does.
+        let missing: SqlValue = { type: col.type, value: null } as SqlValue;
+        if (col.default !== undefined) missing = assignValue(checkDefault(col, catalog).evaluate(x.ctx()), col);
+        if (col.notNull && missing.value === null) {
+          for (const _ of view.scan(rowTree(table), { limit: 1 })) sqlFail('23502', `column "${cname}" of relation "${table.name}" contains null values`);
+        }
+        col.missing = storedOf(missing);
+        table.columns.push(col);
+        catalog.save(view, table);
       }
-      // Existing rows take the default's value (evaluated once), as PostgreSQL does.
-      let missing: SqlValue = { type: col.type, value: null } as SqlValue;
-      if (col.default !== undefined) missing = assignValue(checkDefault(col, catalog).evaluate(x.ctx()), col);
-      if (col.notNull && missing.value === null) {
-        for (const _ of view.scan(rowTree(table), { limit: 1 })) sqlFail('23502', `column "${cname}" of relation "${table.name}" contains null values`);
-      }
-      col.missing = storedOf(missing);
-      table.columns.push(col);
-      catalog.save(view, table);
+      // Its constraints, as ADD CONSTRAINT's (PRIMARY KEY, UNIQUE, CHECK, REFERENCES).
+      const keys: KeySpec[] = [];
+      const checks: CheckSpec[] = [];
+      const fks: FkSpec[] = [];
+      columnConstraints(e, cname, keys, checks, fks);
+      if (keys.length + checks.length + fks.length > 0) yield* addConstraints(table, keys, checks, fks, catalog, view, x, pending);
       continue;
     }
     if (action === 'drop' && resource === 'column') {
@@ -1007,7 +1008,11 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
       continue;
     }
     if (action === 'add' && resource === 'constraint') {
-      yield* addConstraint(table, e.create_definitions as Ast, catalog, view, x, pending);
+      const keys: KeySpec[] = [];
+      const checks: CheckSpec[] = [];
+      const fks: FkSpec[] = [];
+      readConstraint(e.create_definitions as Ast, keys, checks, fks);
+      yield* addConstraints(table, keys, checks, fks, catalog, view, x, pending);
       continue;
     }
     if (action === 'drop' && resource === 'constraint') {
