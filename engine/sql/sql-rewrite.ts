@@ -246,19 +246,25 @@ function prepareOne(source: Token[], offset: number): Prepared {
     const identity = parseIdentityAlter(tokens);
     if (identity !== undefined) return built({ type: 'identity_alter', ...identity });
   }
-  // ALTER TABLE [IF EXISTS] [ONLY] t RENAME [COLUMN] a TO b
+  // ALTER TABLE [IF EXISTS] [ONLY] [schema.]t RENAME [COLUMN] a TO b
   if (w(0) === 'alter' && w(1) === 'table') {
     let at = 2;
     const ifExists = w(at) === 'if' && w(at + 1) === 'exists';
     if (ifExists) at += 2;
     if (w(at) === 'only' && tokens[at + 1] !== undefined && w(at + 1) !== 'rename') at++;
+    // schema.t (alterTable checks the schema)
+    let db: string | null = null;
+    if (tokens[at + 1]?.text === '.' && ident(tokens[at + 2]) !== undefined) {
+      db = ident(tokens[at])!;
+      at += 2;
+    }
     const table = ident(tokens[at]);
     if (table !== undefined && w(at + 1) === 'rename' && w(at + 2) !== 'to') {
       let c = at + 2;
       if (w(c) === 'column') c++;
       const from = ident(tokens[c]);
       if (from !== undefined && w(c + 1) === 'to' && ident(tokens[c + 2]) !== undefined && trailing(c + 3)) {
-        return built({ type: 'alter', keyword: 'table', if_exists: ifExists ? 'IF EXISTS' : null, table: [{ db: null, table }], expr: [{ action: 'rename', resource: 'column', old_column: from, new_column: ident(tokens[c + 2]) }] });
+        return built({ type: 'alter', keyword: 'table', if_exists: ifExists ? 'IF EXISTS' : null, table: [{ db, table }], expr: [{ action: 'rename', resource: 'column', old_column: from, new_column: ident(tokens[c + 2]) }] });
       }
     }
   }

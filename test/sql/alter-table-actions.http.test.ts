@@ -40,12 +40,16 @@ describe('ALTER TABLE [IF EXISTS] [ONLY], several actions', () => {
       "INSERT INTO a (id, w) VALUES (4, NULL) RETURNING *",
       "INSERT INTO a (id, w) VALUES (4, 'x') RETURNING *",
       'ALTER TABLE ONLY a RENAME COLUMN w TO w2',
+      'ALTER TABLE public.a RENAME w2 TO w3',
+      'ALTER TABLE other.a RENAME COLUMN w3 TO w4',
+      'ALTER TABLE other.a ADD CHECK (v > 0)',
+      'ALTER TABLE IF EXISTS other.a ADD CHECK (v > 0)',
       // the actions see each other: a column added, then constrained
       'ALTER TABLE a ADD COLUMN c int DEFAULT 1, ADD CHECK (c > 0), ALTER c SET NOT NULL',
       'SELECT * FROM a ORDER BY id',
       NULLABLE('a'),
     ]);
-    expect(refused).toEqual(['42P01', '23502', '23505']);
+    expect(refused).toEqual(['42P01', '23502', '23505', '3F000', '3F000']);
   });
 });
 

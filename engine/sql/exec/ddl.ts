@@ -915,11 +915,13 @@ function* dropConstraint(table: TableDef, written: string, catalog: Catalog, vie
  * ALTER TABLE [IF EXISTS] [ONLY] t action, ...: ADD / DROP / RENAME / ALTER COLUMN, ADD / DROP
  * CONSTRAINT, RENAME TO, applied in order; the rows are checked against what they added at the
  * end (RowChecks). All or nothing: the request's transaction holds every change.
- * @throws SQL_ERROR 42P01 an unknown table (without IF EXISTS); as each action
+ * @throws SQL_ERROR 42P01 an unknown table, 3F000 a schema other than public (without IF EXISTS); as each action
  */
 export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
   const name = tableName((ast.table as Ast[])[0]!.table);
-  if (ast.if_exists && catalog.table(name) === undefined) return;
+  const schema = (ast.table as Ast[])[0]!.db as string | null | undefined;
+  if (ast.if_exists && (catalog.table(name) === undefined || (schema && schema !== 'public'))) return;
+  if (schema && schema !== 'public') sqlFail('3F000', `schema "${schema}" does not exist`);
   const table = catalog.mustTable(name);
   const pending: RowChecks = { notNull: [], checks: [], foreignKeys: false };
   for (const e of (ast.expr ?? []) as Ast[]) {
