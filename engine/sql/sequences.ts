@@ -5,7 +5,7 @@
  * (PostgreSQL's session, for currval and lastval) has drawn.
  */
 
-import { SEQUENCE_TREE, liveColumns, type Catalog, type ColumnDef, type SequenceObject, type TableDef } from './catalog.js';
+import { SEQUENCE_TREE, liveColumns, primaryKeyName, type Catalog, type ColumnDef, type SequenceObject, type TableDef } from './catalog.js';
 import type { EvalContext } from './compiled-expr.js';
 import { noFunction, strict, type FunctionDef } from './functions/function-def.js';
 import { columnSequence, nextFromState, sequenceStateBytes, sequenceStateOf, type SequenceDef, type SequenceState } from './sequence-options.js';
@@ -53,9 +53,21 @@ export function sequenceById(catalog: Catalog, id: number): SequenceObject | und
   return undefined;
 }
 
-/** True when a table, index or sequence (a column's included) has this name: relations share one namespace. */
+/** The names of every sequence: the standalone ones and those of serial and identity columns. */
+export function sequenceNames(catalog: Catalog): string[] {
+  const names = [...catalog.sequences.keys()];
+  for (const table of catalog.tables.values()) for (const col of liveColumns(table)) if (col.serial) names.push(columnSequence(table, col).name);
+  return names;
+}
+
+/**
+ * True when a table, an index (a primary key's included) or a sequence (a column's included) has
+ * this name: relations share one namespace.
+ */
 export function relationExists(catalog: Catalog, name: string): boolean {
-  return catalog.table(name) !== undefined || catalog.findIndex(name) !== undefined || findSequence(catalog, name) !== undefined;
+  if (catalog.table(name) !== undefined || catalog.findIndex(name) !== undefined || findSequence(catalog, name) !== undefined) return true;
+  for (const t of catalog.tables.values()) if (t.primaryKey.length > 0 && primaryKeyName(t) === name) return true;
+  return false;
 }
 
 /**

@@ -171,7 +171,7 @@ describe('sequences', () => {
   });
 
   it('refuses what PostgreSQL refuses, with its messages', async () => {
-    for (const sql of ['CREATE TABLE ex (id int)', 'CREATE SEQUENCE ex_fresh START 5', "SELECT setval('ex_fresh', 5, false)", "SELECT setval('ex_fresh', 5, NULL), nextval(NULL)"]) await same(sql);
+    for (const sql of ['CREATE TABLE ex (id int)', 'CREATE TABLE exk (id int PRIMARY KEY)', 'CREATE SEQUENCE ex_fresh START 5', "SELECT setval('ex_fresh', 5, false)", "SELECT setval('ex_fresh', 5, NULL), nextval(NULL)"]) await same(sql);
     for (const sql of [
       'CREATE SEQUENCE e1 INCREMENT 0',
       'CREATE SEQUENCE e1 MINVALUE 5 MAXVALUE 1',
@@ -205,6 +205,11 @@ describe('sequences', () => {
       'DROP SEQUENCE ex',
       'DROP SEQUENCE ex_fresh, nope',
       "CREATE TABLE ey (id int DEFAULT nextval('nope'))",
+      // one namespace: tables, indexes (a primary key's too) and sequences
+      'CREATE SEQUENCE exk_pkey',
+      'ALTER TABLE exk RENAME TO ex_fresh',
+      'ALTER TABLE exk ADD CONSTRAINT ex_fresh UNIQUE (id)',
+      'ALTER SEQUENCE ex_fresh RENAME TO exk_pkey',
     ]) {
       await sameError(sql);
     }

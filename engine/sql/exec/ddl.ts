@@ -10,7 +10,7 @@ import { restrictedEnv } from './expression-kinds.js';
 import { compilePredicate, functionName } from './select.js';
 import { hasMutableCall, hasVolatile } from './quals.js';
 import { bindSequenceCalls, detachSerialSequence, dropOwnedSequences } from './sequence-ddl.js';
-import { freeSequenceName, relationExists, standaloneKey } from '../sequences.js';
+import { freeSequenceName, relationExists, sequenceNames, standaloneKey } from '../sequences.js';
 import { PAUSE, type Exec, type Step } from './runtime.js';
 import { columnName, tableName, type Scope } from './scope.js';
 import { PRIMARY_KEY_MARKER } from '../sql-rewrite.js';
@@ -109,6 +109,8 @@ class ConstraintNamer {
       if (t.primaryKey.length > 0) this.#relations.add(primaryKeyName(t));
       for (const n of constraintNames(t)) this.#constraints.add(n);
     }
+    // Sequences are relations too (a key's index cannot take a sequence's name).
+    for (const name of sequenceNames(catalog)) this.#relations.add(name);
   }
 
   /** A PRIMARY KEY's or UNIQUE's name. @throws SQL_ERROR 42P07, 42710 a given name in use */
@@ -929,7 +931,7 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
     const resource = String(e.resource).toLowerCase();
     if (action === 'rename' && resource === 'table') {
       const to = tableName(e.table);
-      if (catalog.table(to) !== undefined) sqlFail('42P07', `relation "${to}" already exists`);
+      if (relationExists(catalog, to)) sqlFail('42P07', `relation "${to}" already exists`);
       catalog.remove(view, table.name);
       for (const other of catalog.tables.values()) {
         let changed = false;
