@@ -165,14 +165,18 @@ function writableView(host: SequenceHost, fn: string): TxnView {
 
 const int8 = (value: bigint): { type: 'int8'; value: bigint } => ({ type: 'int8', value });
 
+/** The executor a sequence function runs in, and the sequence `name` (its regclass argument) names. */
+function sequenceCall(name: string, ctx: EvalContext): { host: SequenceHost; seq: SequenceHandle } {
+  const host = hostOf(ctx);
+  return { host, seq: resolveSequence(host.catalog, name) };
+}
+
 /** nextval(regclass): the sequence's next value, int8. */
 const nextval: FunctionDef = strict({
   args: ['text'],
   returns: 'int8',
   impl(args, ctx) {
-    const name = args[0]!;
-    const host = hostOf(ctx);
-    const seq = resolveSequence(host.catalog, name.value as string);
+    const { host, seq } = sequenceCall(args[0]!.value as string, ctx);
     const value = drawNext(writableView(host, 'nextval'), seq);
     host.session!.drew(seq.key, value);
     return int8(value);
@@ -184,9 +188,7 @@ const currval: FunctionDef = strict({
   args: ['text'],
   returns: 'int8',
   impl(args, ctx) {
-    const name = args[0]!;
-    const host = hostOf(ctx);
-    const seq = resolveSequence(host.catalog, name.value as string);
+    const { host, seq } = sequenceCall(args[0]!.value as string, ctx);
     const value = host.session?.current(seq.key);
     if (value === undefined) sqlFail('55000', `currval of sequence "${seq.name}" is not yet defined in this session`);
     return int8(value);
@@ -224,8 +226,7 @@ export function sequenceKeyExists(catalog: Catalog, key: Buffer): boolean {
  * @throws SQL_ERROR 22003 a value outside the sequence's bounds
  */
 function setvalImpl(name: string, value: bigint, called: boolean, ctx: EvalContext): { type: 'int8'; value: bigint } {
-  const host = hostOf(ctx);
-  const seq = resolveSequence(host.catalog, name);
+  const { host, seq } = sequenceCall(name, ctx);
   const view = writableView(host, 'setval');
   const min = BigInt(seq.def.min);
   const max = BigInt(seq.def.max);

@@ -3,6 +3,7 @@
 // message of the first that fails. Shared by the differential HTTP suites of this folder.
 import { rmSync } from 'node:fs';
 import type { PGlite } from '@electric-sql/pglite';
+import { expect } from 'vitest';
 import { http, signup, startServer, type FileServer } from '../helpers/server.js';
 import { RAW_TEXT, renderOurs } from './sql-pg-support.js';
 
@@ -53,6 +54,13 @@ export async function theirsFull(pg: PGlite, sql: string): Promise<FullOutcome> 
     (r) => ({ rows: JSON.stringify(r.rows) }),
     (err: { code: string; message: string; detail?: string; hint?: string }) => ({ sqlstate: err.code, message: err.message, detail: err.detail, hint: err.hint }),
   );
+}
+
+/** `sql` fails on PostgreSQL, and on tetradb with the same SQLSTATE, message, DETAIL and HINT. */
+export async function expectSameFailure(pg: PGlite, file: FileServer, sql: string): Promise<void> {
+  const theirs = await theirsFull(pg, sql);
+  expect('sqlstate' in theirs, `${sql} fails in PostgreSQL`).toBe(true);
+  expect(await oursFull(file, sql), sql).toEqual(theirs);
 }
 
 /**

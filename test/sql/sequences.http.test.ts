@@ -7,7 +7,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { describe, expect, it } from 'vitest';
 import { serverForFile, type FileServer } from '../helpers/server.js';
-import { afterRestart, oursFull, oursOf, theirsFull, theirsOf } from './pg-outcome.js';
+import { afterRestart, expectSameFailure, oursOf, theirsOf } from './pg-outcome.js';
 import { usePglite } from './sql-pg-support.js';
 
 const file = serverForFile();
@@ -20,11 +20,7 @@ async function same(sql: string | string[], on: FileServer = file): Promise<void
 }
 
 /** A statement that fails in both, with the same SQLSTATE, message, DETAIL and HINT. */
-async function sameError(sql: string): Promise<void> {
-  const theirs = await theirsFull(pg, sql);
-  expect('sqlstate' in theirs, `${sql} fails in PostgreSQL`).toBe(true);
-  expect(await oursFull(file, sql), sql).toEqual(theirs);
-}
+const sameError = (sql: string): Promise<void> => expectSameFailure(pg, file, sql);
 
 describe('sequences', () => {
   it('CREATE SEQUENCE, nextval, setval and ALTER SEQUENCE count as PostgreSQL does', async () => {

@@ -5,7 +5,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { describe, expect, it } from 'vitest';
 import { serverForFile } from '../helpers/server.js';
-import { oursFull, oursOf, theirsFull, theirsOf } from './pg-outcome.js';
+import { expectSameFailure, oursFull, oursOf, theirsOf } from './pg-outcome.js';
 import { usePglite } from './sql-pg-support.js';
 
 const file = serverForFile();
@@ -18,11 +18,7 @@ async function same(statements: string[]): Promise<void> {
   expect(await oursOf(file, statements), statements.join('; ')).toEqual(await theirsOf(pg, statements));
 }
 
-async function sameError(sql: string): Promise<void> {
-  const theirs = await theirsFull(pg, sql);
-  expect('sqlstate' in theirs, `${sql} fails in PostgreSQL`).toBe(true);
-  expect(await oursFull(file, sql), sql).toEqual(theirs);
-}
+const sameError = (sql: string): Promise<void> => expectSameFailure(pg, file, sql);
 
 describe('settings', () => {
   it('SET, SHOW and RESET as PostgreSQL: values, units, displays', async () => {
