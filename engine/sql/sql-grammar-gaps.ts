@@ -126,7 +126,7 @@ export const OVERRIDING_USER_MARKER = '__tetra_overriding_user__';
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
   return rewriteDropBehavior(rewriteConstraintNames(rewriteOverriding(
     rewriteInsertSelect(
-      rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(checkInsertArity(tokens)))))))))))))))),
+      rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(checkInsertArity(rewriteInsertAlias(tokens))))))))))))))))),
     ),
   )));
 }
@@ -1263,6 +1263,32 @@ function rewriteOverriding(tokens: Token[]): Token[] {
     { text: ')', space: ' ' },
   ];
   return [...tokens.slice(0, name - 1), { ...tokens[name - 1]!, space: ' ' }, ...partition, ...tokens.slice(name, at), ...tokens.slice(at + 3)];
+}
+
+// ---- INSERT INTO t AS alias ---------------------------------------------------------------------
+
+/**
+ * `INSERT INTO t AS a ...` -> `INSERT INTO t ...` with every `a.` reference made `t.` (the parser
+ * reads no alias there; ON CONFLICT DO UPDATE and RETURNING name the target by it). The alias is
+ * read as the table's name throughout the statement, a subquery's own `a` included. A `public.`
+ * before the target goes too (with it, the parser reads no ON CONFLICT).
+ */
+function rewriteInsertAlias(tokens: Token[]): Token[] {
+  if (tokens[0]?.word !== 'insert' || tokens[1]?.word !== 'into' || !isName(tokens[2])) return tokens;
+  if (tokens[2]!.word === 'public' && tokens[3]?.text === '.' && isName(tokens[4])) tokens = [...tokens.slice(0, 2), { ...tokens[4]!, space: tokens[4]!.space }, ...tokens.slice(5)];
+  let k = 3;
+  while (tokens[k]?.text === '.' && isName(tokens[k + 1])) k += 2;
+  if (tokens[k]?.word !== 'as' || !isName(tokens[k + 1])) return tokens;
+  const nameOf = (t: Token): string => t.word ?? t.text.slice(1, -1).replace(/""/g, '"').toLowerCase();
+  const alias = nameOf(tokens[k + 1]!);
+  const table = tokens[k - 1]!;
+  const out: Token[] = [...tokens.slice(0, k - 1), { ...table, space: tokens[k + 1]!.space }];
+  for (let i = k + 2; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    const qualifier = isName(t) && nameOf(t) === alias && tokens[i + 1]?.text === '.' && tokens[i - 1]?.text !== '.';
+    out.push(qualifier ? { ...table, space: t.space } : t);
+  }
+  return out;
 }
 
 // ---- CONSTRAINT "Name" -------------------------------------------------------------------------
