@@ -56,6 +56,8 @@ export interface ColumnDef {
   missing?: unknown;
   /** A text column's COLLATE other than "default" (absent: "default"). */
   collation?: CollationName;
+  /** COMMENT ON COLUMN. */
+  comment?: string;
 }
 
 export interface IndexDef {
@@ -66,6 +68,8 @@ export interface IndexDef {
   unique: boolean;
   /** The index backs a PRIMARY KEY or UNIQUE constraint (dropped with it, not by DROP INDEX). */
   constraint?: 'primary' | 'unique';
+  /** COMMENT ON INDEX. */
+  comment?: string;
 }
 
 export interface CheckDef {
@@ -93,6 +97,8 @@ export interface TableDef {
   indexes: IndexDef[];
   checks: CheckDef[];
   foreignKeys: ForeignKeyDef[];
+  /** COMMENT ON TABLE. */
+  comment?: string;
 }
 
 /**
@@ -107,6 +113,8 @@ export interface SequenceObject {
   def: SequenceDef;
   /** OWNED BY table.column: dropped with that column or its table. */
   ownedBy?: { table: number; column: number };
+  /** COMMENT ON SEQUENCE. */
+  comment?: string;
 }
 
 export class Catalog {

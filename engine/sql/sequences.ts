@@ -276,4 +276,4 @@ export const SEQUENCE_FUNCTIONS: Record<string, FunctionDef> = {
 };
 
 /** Names of functions whose first argument is a regclass: `'s'::regclass` reads as the text. */
-export const REGCLASS_ARGUMENT_FUNCTIONS: ReadonlySet<string> = new Set(['nextval', 'currval', 'setval']);
+export const REGCLASS_ARGUMENT_FUNCTIONS: ReadonlySet<string> = new Set(['nextval', 'currval', 'setval', 'obj_description', 'col_description']);

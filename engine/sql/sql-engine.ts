@@ -20,6 +20,7 @@ import { shownName, SqlSession, type SettingStatement } from './session.js';
 import type { IdentityChange, SequenceStatement } from './sequence-options.js';
 import { relationNameOf, sequenceKeyExists } from './sequences.js';
 import { alterIdentity } from './exec/identity-ddl.js';
+import { applyComment, type CommentStatement } from './comments.js';
 import { alterSequence, createSequence, dropSequences } from './exec/sequence-ddl.js';
 import { Exec, PAUSE, pauseTurn, type ExecLimits, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './exec/runtime.js';
 import { planQuery, type PlanEnv } from './exec/select.js';
@@ -652,6 +653,10 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
       else if (statement.action === 'alter') alterSequence(statement, catalog, view);
       else dropSequences(statement, catalog, view);
       return finish(`${String(ast.action).toUpperCase()} SEQUENCE`, [], [], 0, opts);
+    }
+    case 'comment_on': {
+      applyComment(ast as unknown as CommentStatement, mutableCatalog(txn), view);
+      return finish('COMMENT', [], [], 0, opts);
     }
     case 'identity_alter': {
       // ALTER TABLE t ALTER c ADD GENERATED ... AS IDENTITY / SET GENERATED / DROP IDENTITY

@@ -4,6 +4,7 @@ import { protectLiterals, restoreLiterals, type LiteralValues } from './sql-lite
 import { sqlFail } from './sql-types.js';
 import { parseIdentityAlter, parseSequenceStatement } from './sequence-options.js';
 import { parseSettingStatement } from './session.js';
+import { parseCommentStatement } from './comments.js';
 
 /**
  * What node-sql-parser (PostgreSQL mode) cannot read, made readable before it parses: the text
@@ -213,6 +214,11 @@ function prepareOne(source: Token[], offset: number): Prepared {
   if (first === 'set' || first === 'reset' || first === 'show') {
     const setting = parseSettingStatement(source);
     if (setting !== undefined) return { ast: setting as unknown as AstNode & Record<string, unknown> };
+  }
+  // COMMENT ON ... IS 'text' (comments.ts), its literal as written.
+  if (first === 'comment') {
+    const comment = parseCommentStatement(source);
+    if (comment !== undefined) return { ast: comment as unknown as AstNode & Record<string, unknown> };
   }
   const { tokens, literals } = protectLiterals(source);
   // An AST built here gets its protected names (a quoted identifier with a backslash) back too.

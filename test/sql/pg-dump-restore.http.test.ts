@@ -46,6 +46,20 @@ CREATE TABLE public.authors (
 
 
 --
+-- Name: TABLE authors; Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON TABLE public.authors IS 'People who wrote the books';
+
+
+--
+-- Name: COLUMN authors.born; Type: COMMENT; Schema: public; Owner: -
+--
+
+COMMENT ON COLUMN public.authors.born IS 'Date of birth, if it''s known';
+
+
+--
 -- Name: authors_id_seq; Type: SEQUENCE; Schema: public; Owner: -
 --
 
@@ -179,6 +193,7 @@ async function checkRestored(on: FileServer, prefix: string): Promise<void> {
     `SELECT sequence_name, data_type, start_value, increment FROM information_schema.sequences WHERE sequence_name IN ('${a}_id_seq', '${b}_id_seq') ORDER BY 1`,
     `SELECT pg_get_serial_sequence('${a}', 'id'), pg_get_serial_sequence('${b}', 'id')`,
     `SELECT last_value, is_called FROM ${a}_id_seq`,
+    `SELECT obj_description('${a}'::regclass, 'pg_class'), col_description('${a}'::regclass, 3), col_description('${a}'::regclass, 1), obj_description('${b}'::regclass, 'pg_class')`,
   ]) {
     await same(sql);
   }
@@ -202,6 +217,38 @@ describe('a pg_dump restore', () => {
     ]) {
       const theirs = await theirsFull(pg, sql);
       expect(await oursFull(file, sql), sql).toEqual(theirs);
+    }
+  });
+
+  it('takes COMMENT ON tables, columns, sequences and indexes as PostgreSQL, and refuses what it refuses', async () => {
+    const alike = async (sql: string): Promise<void> => expect(await oursFull(file, sql), sql).toEqual(await theirsFull(pg, sql));
+    for (const sql of [
+      'CREATE TABLE ct (id int, v text)',
+      'CREATE SEQUENCE ct_seq',
+      'CREATE INDEX ct_v ON ct (v)',
+      "COMMENT ON TABLE ct IS 'the table'",
+      "COMMENT ON COLUMN ct.v IS 'a column'",
+      "COMMENT ON COLUMN public.ct.id IS 'its id'",
+      "COMMENT ON SEQUENCE ct_seq IS 'a sequence'",
+      "COMMENT ON INDEX ct_v IS 'an index'",
+      "COMMENT ON SCHEMA public IS 'standard public schema'",
+      "SELECT obj_description('ct'::regclass, 'pg_class') AS t, col_description('ct'::regclass, 1) AS c1, col_description('ct'::regclass, 2) AS c2, col_description('ct'::regclass, 9) AS c9, obj_description('ct_seq'::regclass, 'pg_class') AS s, obj_description('ct_v'::regclass, 'pg_class') AS i",
+      'ALTER TABLE ct DROP COLUMN id',
+      "SELECT col_description('ct'::regclass, 1) AS c1, col_description('ct'::regclass, 2) AS c2",
+      'COMMENT ON TABLE ct IS NULL',
+      "COMMENT ON COLUMN ct.v IS ''",
+      "SELECT obj_description('ct'::regclass, 'pg_class') AS t, col_description('ct'::regclass, 2) AS c2",
+      "COMMENT ON TABLE nope IS 'x'",
+      "COMMENT ON COLUMN ct.nope IS 'x'",
+      "COMMENT ON COLUMN nope.x IS 'x'",
+      "COMMENT ON COLUMN ct IS 'x'",
+      "COMMENT ON SEQUENCE ct IS 'x'",
+      "COMMENT ON TABLE ct_seq IS 'x'",
+      "COMMENT ON INDEX ct IS 'x'",
+      "COMMENT ON SEQUENCE nope IS 'x'",
+      "SELECT obj_description('nope'::regclass, 'pg_class')",
+    ]) {
+      await alike(sql);
     }
   });
 

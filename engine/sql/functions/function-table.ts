@@ -5,9 +5,10 @@ import { STRING_FUNCTIONS } from './string-functions.js';
 import { SYSTEM_FUNCTIONS } from './system-functions.js';
 import { SEQUENCE_FUNCTIONS } from '../sequences.js';
 import { SESSION_FUNCTIONS } from '../session.js';
+import { COMMENT_FUNCTIONS } from '../comments.js';
 import { TIME_FUNCTIONS } from './time-functions.js';
 
 /** Every scalar function by lower-case name; one file per family, registered here. */
 export const FUNCTION_TABLE: ReadonlyMap<string, FunctionDef> = new Map(
-  Object.entries({ ...STRING_FUNCTIONS, ...MATH_FUNCTIONS, ...TIME_FUNCTIONS, ...JSON_FUNCTIONS, ...SYSTEM_FUNCTIONS, ...SEQUENCE_FUNCTIONS, ...SESSION_FUNCTIONS }),
+  Object.entries({ ...STRING_FUNCTIONS, ...MATH_FUNCTIONS, ...TIME_FUNCTIONS, ...JSON_FUNCTIONS, ...SYSTEM_FUNCTIONS, ...SEQUENCE_FUNCTIONS, ...SESSION_FUNCTIONS, ...COMMENT_FUNCTIONS }),
 );
