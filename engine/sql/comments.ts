@@ -7,7 +7,7 @@
 import { liveColumns, type Catalog, type TableDef } from './catalog.js';
 import type { EvalContext } from './compiled-expr.js';
 import { strict, type FunctionDef } from './functions/function-def.js';
-import { relationNameOf } from './sequences.js';
+import { findSequence, relationNameOf } from './sequences.js';
 import type { Token } from './sql-rewrite.js';
 import type { TxnView } from './store/sql-view.js';
 import { sqlFail } from './sql-types.js';
@@ -64,7 +64,7 @@ function setComment(holder: { comment?: string }, text: string | null): void {
 function relationKind(catalog: Catalog, name: string): 'table' | 'index' | 'sequence' | undefined {
   if (catalog.table(name) !== undefined) return 'table';
   if (catalog.findIndex(name) !== undefined) return 'index';
-  if (catalog.sequences.has(name)) return 'sequence';
+  if (findSequence(catalog, name) !== undefined) return 'sequence';
   return undefined;
 }
 
@@ -103,9 +103,18 @@ export function applyComment(st: CommentStatement, catalog: Catalog, view: TxnVi
     setComment(index, st.comment);
     catalog.save(view, table);
   } else {
-    const seq = { ...catalog.sequences.get(name)! };
-    setComment(seq, st.comment);
-    catalog.saveSequence(view, seq);
+    const found = findSequence(catalog, name)!;
+    if (found.standalone !== undefined) {
+      const seq = { ...found.standalone };
+      setComment(seq, st.comment);
+      catalog.saveSequence(view, seq);
+    } else {
+      // A serial or identity column's sequence: kept in its column's definition.
+      const { table, col } = found.column!;
+      col.sequence = { ...found.def, name: found.name };
+      setComment(col.sequence, st.comment);
+      catalog.save(view, table);
+    }
   }
 }
 
@@ -130,8 +139,8 @@ function relationComment(text: string, ctx: EvalContext): string | null {
   if (table !== undefined) return table.comment ?? null;
   const index = catalog.findIndex(name);
   if (index !== undefined) return index.index.comment ?? null;
-  const seq = catalog.sequences.get(name);
-  if (seq !== undefined) return seq.comment ?? null;
+  const seq = findSequence(catalog, name);
+  if (seq !== undefined) return seq.standalone?.comment ?? seq.def.comment ?? null;
   return sqlFail('42P01', `relation "${text}" does not exist`);
 }
 

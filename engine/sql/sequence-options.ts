@@ -34,6 +34,8 @@ export interface SequenceDef {
   cycle: boolean;
   /** The first value nextval gives (START, or RESTART's value). */
   first: string;
+  /** COMMENT ON SEQUENCE of a serial or identity column's sequence. */
+  comment?: string;
 }
 
 const INT_BOUNDS: Record<'int2' | 'int4' | 'int8', [bigint, bigint]> = {
