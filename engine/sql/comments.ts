@@ -7,7 +7,8 @@
 import { liveColumns, type Catalog, type TableDef } from './catalog.js';
 import type { EvalContext } from './compiled-expr.js';
 import { strict, type FunctionDef } from './functions/function-def.js';
-import { findSequence, relationNameOf } from './sequences.js';
+import { findSequence, relationKind, relationNameOf } from './sequences.js';
+import { syntaxError } from './sequence-options.js';
 import type { Token } from './sql-rewrite.js';
 import type { TxnView } from './store/sql-view.js';
 import { sqlFail } from './sql-types.js';
@@ -21,7 +22,6 @@ export interface CommentStatement {
   comment: string | null;
 }
 
-const syntaxError = (t: Token | undefined): never => sqlFail('42601', t === undefined ? 'syntax error at end of input' : `syntax error at or near "${t.text}"`);
 
 /**
  * `COMMENT ON {TABLE | COLUMN | SEQUENCE | INDEX | SCHEMA} name IS 'text' | NULL`, read from the
@@ -58,14 +58,6 @@ export function parseCommentStatement(tokens: readonly Token[]): CommentStatemen
 function setComment(holder: { comment?: string }, text: string | null): void {
   if (text === null) delete holder.comment;
   else holder.comment = text;
-}
-
-/** The kind of relation `name` is, for PostgreSQL's "is not a ..." refusals. */
-function relationKind(catalog: Catalog, name: string): 'table' | 'index' | 'sequence' | undefined {
-  if (catalog.table(name) !== undefined) return 'table';
-  if (catalog.findIndex(name) !== undefined) return 'index';
-  if (findSequence(catalog, name) !== undefined) return 'sequence';
-  return undefined;
 }
 
 /**
@@ -162,9 +154,11 @@ const colDescription: FunctionDef = strict({
   args: ['text', 'int4'],
   returns: 'text',
   impl: (a, ctx) => {
-    relationComment(a[0]!.value as string, ctx);
-    const table = catalogOf(ctx).table(relationNameOf(a[0]!.value as string));
-    const col = table?.columns.find((c) => c.id === (a[1]!.value as number) - 1 && c.dropped !== true);
+    const text = a[0]!.value as string;
+    const catalog = catalogOf(ctx);
+    const name = relationNameOf(text);
+    if (relationKind(catalog, name) === undefined) sqlFail('42P01', `relation "${text}" does not exist`);
+    const col = catalog.table(name)?.columns.find((c) => c.id === (a[1]!.value as number) - 1 && c.dropped !== true);
     return { type: 'text', value: col?.comment ?? null };
   },
 });

@@ -43,9 +43,11 @@ const INT_BOUNDS: Record<'int2' | 'int4' | 'int8', [bigint, bigint]> = {
   int4: [-2147483648n, 2147483647n],
   int8: [-9223372036854775808n, 9223372036854775807n],
 };
-const TYPE_NAMES = { int2: 'smallint', int4: 'integer', int8: 'bigint' } as const;
+/** The integer types' names as PostgreSQL writes them. */
+export const TYPE_NAMES = { int2: 'smallint', int4: 'integer', int8: 'bigint' } as const;
 
-const syntaxError = (t: Token | undefined): never => sqlFail('42601', t === undefined ? 'syntax error at end of input' : `syntax error at or near "${t.text}"`);
+/** PostgreSQL's 42601 at token `t` (undefined: the end of the statement). */
+export const syntaxError = (t: Token | undefined): never => sqlFail('42601', t === undefined ? 'syntax error at end of input' : `syntax error at or near "${t.text}"`);
 
 /**
  * The option list between `(` at `open` and its `)` at `close` (gram.y's SeqOptList: at least
@@ -342,11 +344,6 @@ export function lastValueBytes(last: bigint): Buffer {
   return bytes;
 }
 
-/** The last value SEQUENCE_TREE keeps (undefined: none given yet). */
-export function lastValueOf(bytes: Buffer | undefined): bigint | undefined {
-  return bytes === undefined ? undefined : bytes.readBigInt64BE(0);
-}
-
 /**
  * A sequence's state as SEQUENCE_TREE keeps it: the last value, and whether nextval returned it
  * already (PostgreSQL's is_called). `setval(s, v, false)` and ALTER SEQUENCE ... RESTART leave a
@@ -500,16 +497,12 @@ export function parseIdentityAlter(tokens: readonly Token[]): { table: string; i
   i++;
   const rest = tokens.slice(i);
   const r = (k: number): string | undefined => rest[k]?.word;
+  // `ALWAYS` or `BY DEFAULT` at k: the generation, and where what follows starts.
+  const generationAt = (k: number): ['always' | 'by default', number] =>
+    r(k) === 'always' ? ['always', k + 1] : r(k) === 'by' && r(k + 1) === 'default' ? ['by default', k + 2] : syntaxError(rest[k]);
   if (r(0) === 'add' && r(1) === 'generated') {
-    let k = 2;
-    let generation: 'always' | 'by default';
-    if (r(k) === 'always') {
-      generation = 'always';
-      k++;
-    } else if (r(k) === 'by' && r(k + 1) === 'default') {
-      generation = 'by default';
-      k += 2;
-    } else return syntaxError(rest[k]);
+    const [generation, at] = generationAt(2);
+    let k = at;
     if (r(k) !== 'as') return syntaxError(rest[k]);
     // ADD GENERATED ALWAYS AS (expr) STORED is not an identity: left to the other readers.
     if (r(k + 1) !== 'identity') return undefined;
@@ -540,13 +533,7 @@ export function parseIdentityAlter(tokens: readonly Token[]): { table: string; i
   const optionTokens: Token[] = [];
   for (let k = 0; k < rest.length; ) {
     if (r(k) === 'set' && r(k + 1) === 'generated') {
-      if (r(k + 2) === 'always') {
-        generation = 'always';
-        k += 3;
-      } else if (r(k + 2) === 'by' && r(k + 3) === 'default') {
-        generation = 'by default';
-        k += 4;
-      } else return syntaxError(rest[k + 2]);
+      [generation, k] = generationAt(k + 2);
       continue;
     }
     if (r(k) === 'set') {

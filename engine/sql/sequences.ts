@@ -8,7 +8,7 @@
 import { SEQUENCE_TREE, liveColumns, primaryKeyName, type Catalog, type ColumnDef, type SequenceObject, type TableDef } from './catalog.js';
 import type { EvalContext } from './compiled-expr.js';
 import { noFunction, strict, type FunctionDef } from './functions/function-def.js';
-import { columnSequence, nextFromState, sequenceStateBytes, sequenceStateOf, type SequenceDef, type SequenceState } from './sequence-options.js';
+import { columnSequence, nextFromState, sequenceStateBytes, sequenceStateOf, type SequenceDef, type SequenceState, type TableSequence } from './sequence-options.js';
 import type { SqlReader, TxnView } from './store/sql-view.js';
 import type { SqlSession } from './session.js';
 import { sqlFail } from './sql-types.js';
@@ -65,9 +65,17 @@ export function sequenceNames(catalog: Catalog): string[] {
  * this name: relations share one namespace.
  */
 export function relationExists(catalog: Catalog, name: string): boolean {
-  if (catalog.table(name) !== undefined || catalog.findIndex(name) !== undefined || findSequence(catalog, name) !== undefined) return true;
+  if (relationKind(catalog, name) !== undefined) return true;
   for (const t of catalog.tables.values()) if (t.primaryKey.length > 0 && primaryKeyName(t) === name) return true;
   return false;
+}
+
+/** What the relation `name` is: a table, an index (not a primary key's) or a sequence (a column's included). */
+export function relationKind(catalog: Catalog, name: string): 'table' | 'index' | 'sequence' | undefined {
+  if (catalog.table(name) !== undefined) return 'table';
+  if (catalog.findIndex(name) !== undefined) return 'index';
+  if (findSequence(catalog, name) !== undefined) return 'sequence';
+  return undefined;
 }
 
 /**
@@ -127,18 +135,18 @@ export function resolveSequence(catalog: Catalog, text: string): SequenceHandle 
   const name = relationNameOf(text);
   const found = findSequence(catalog, name);
   if (found !== undefined) return found;
+  const kind = relationKind(catalog, name);
   // PostgreSQL 16+'s words (15 said `"t" is not a sequence`).
-  if (catalog.table(name) !== undefined) sqlFail('42809', `cannot open relation "${name}"`, 'This operation is not supported for tables.');
-  if (catalog.findIndex(name) !== undefined) sqlFail('42809', `cannot open relation "${name}"`, 'This operation is not supported for indexes.');
+  if (kind !== undefined) sqlFail('42809', `cannot open relation "${name}"`, `This operation is not supported for ${kind === 'table' ? 'tables' : 'indexes'}.`);
   return sqlFail('42P01', `relation "${text}" does not exist`);
 }
 
-export function readState(reader: SqlReader, seq: SequenceHandle): SequenceState | undefined {
+export function readState(reader: SqlReader, seq: TableSequence): SequenceState | undefined {
   return sequenceStateOf(reader.get(SEQUENCE_TREE, seq.key));
 }
 
 /** nextval: the next value, which becomes the state. @throws SQL_ERROR 2200H past a bound without CYCLE */
-export function drawNext(view: TxnView, seq: SequenceHandle): bigint {
+export function drawNext(view: TxnView, seq: TableSequence): bigint {
   const next = nextFromState(seq.def, readState(view, seq), seq.name);
   view.put(SEQUENCE_TREE, seq.key, sequenceStateBytes({ last: next, called: true }));
   return next;

@@ -14,7 +14,7 @@ import type { TxnView } from './store/sql-view.js';
 import type { Token } from './sql-rewrite.js';
 import type { EvalContext } from './compiled-expr.js';
 import { strict, type FunctionDef } from './functions/function-def.js';
-import { sequenceStateBytes, type SequenceState } from './sequence-options.js';
+import { sequenceStateBytes, syntaxError, type SequenceState } from './sequence-options.js';
 import { sqlFail } from './sql-types.js';
 
 /** A setting: its value as SHOW displays it, from a SET's items (already unquoted). */
@@ -270,7 +270,6 @@ export type SettingStatement =
 
 const EMPTY: ReadonlyMap<string, Buffer> = new Map();
 
-const syntaxError = (t: Token | undefined): never => sqlFail('42601', t === undefined ? 'syntax error at end of input' : `syntax error at or near "${t.text}"`);
 
 /** A parameter name as written: a word or quoted name, dotted for a custom one. */
 function parameterName(tokens: readonly Token[], at: number): { name: string; end: number } {

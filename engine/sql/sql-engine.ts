@@ -410,13 +410,8 @@ async function runPrepared(store: TenantStore, p: Prepared): Promise<SqlOutcome>
  * fails anyway, and a later request reads them at once).
  */
 function keepSequenceAdvances(store: TenantStore, s: TenantSql, session: SqlSession): void {
-  const advanced = session.advanced();
-  if (advanced.size === 0 || s.catalog === undefined) return;
-  const ops: BatchOp[] = [];
-  for (const [k, state] of advanced) {
-    const key = Buffer.from(k, 'latin1');
-    if (sequenceKeyExists(s.catalog, key)) ops.push({ op: 'put', tree: SEQUENCE_TREE, key, value: state });
-  }
+  if (s.catalog === undefined) return;
+  const ops: BatchOp[] = sequenceAdvances(session, s.catalog).map(([key, value]) => ({ op: 'put', tree: SEQUENCE_TREE, key, value }));
   if (ops.length === 0) return;
   try {
     store.write(ops).catch(() => undefined);
@@ -427,10 +422,17 @@ function keepSequenceAdvances(store: TenantStore, s: TenantSql, session: SqlSess
 
 /** After a ROLLBACK: the states nextval and setval left go back into the transaction (they are never undone). */
 function restoreSequenceAdvances(txn: Txn): void {
-  for (const [k, state] of txn.session.advanced()) {
+  for (const [key, state] of sequenceAdvances(txn.session, txn.catalog)) txn.view.put(SEQUENCE_TREE, key, state);
+}
+
+/** The states the session's nextval and setval left, for the sequences `catalog` has: [key, state]. */
+function sequenceAdvances(session: SqlSession, catalog: Catalog): [Buffer, Buffer][] {
+  const out: [Buffer, Buffer][] = [];
+  for (const [k, state] of session.advanced()) {
     const key = Buffer.from(k, 'latin1');
-    if (sequenceKeyExists(txn.catalog, key)) txn.view.put(SEQUENCE_TREE, key, state);
+    if (sequenceKeyExists(catalog, key)) out.push([key, state]);
   }
+  return out;
 }
 
 interface SavedState {

@@ -19,7 +19,8 @@ import { compileQuals, qualList } from './quals.js';
 import { exprEnv, planFrom, planQuery, rowSubquery, starNamer, tableAccess, type PlanEnv } from './select.js';
 import { compareCodePoints } from '../../text-order.js';
 import { currentSequenceNames } from './sequence-ddl.js';
-import { columnSequence, lastValueBytes, nextFromState, rowIdSequence, sequenceStateOf, type TableSequence } from '../sequence-options.js';
+import { columnSequence, rowIdSequence, type TableSequence } from '../sequence-options.js';
+import { drawNext } from '../sequences.js';
 
 type Ast = AstNode & Record<string, any>;
 
@@ -165,9 +166,7 @@ export class TableWriter {
 
   /** The next value of `seq`, which becomes its last, as a value of `type`. */
   #nextval(seq: TableSequence, type: SqlTypeName): SqlValue {
-    const next = nextFromState(seq.def, sequenceStateOf(this.#view.get(SEQUENCE_TREE, seq.key)), seq.name);
-    this.#view.put(SEQUENCE_TREE, seq.key, lastValueBytes(next));
-    return castValue({ type: 'int8', value: next }, { type });
+    return castValue({ type: 'int8', value: drawNext(this.#view, seq) }, { type });
   }
 
   /** The primary key bytes of a row (a new hidden row id for tables without one). */

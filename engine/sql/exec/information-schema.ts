@@ -1,7 +1,7 @@
 import { liveColumns, type Catalog } from '../catalog.js';
 import { unsupported } from '../expression-eval.js';
 import type { SqlValue } from '../sql-types.js';
-import { columnSequence } from '../sequence-options.js';
+import { columnSequence, TYPE_NAMES } from '../sequence-options.js';
 import type { Exec, ExplainNode, Plan, PlanColumn, Step } from './runtime.js';
 import { sequenceDefaultText } from './sequence-ddl.js';
 import { findSequence, readState, standaloneHandle, type SequenceHandle } from '../sequences.js';
@@ -83,8 +83,6 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
   }
   return unsupported(`information_schema.${name} (tables, columns and sequences are available)`);
 }
-
-const TYPE_NAMES = { int2: 'smallint', int4: 'integer', int8: 'bigint' } as const;
 
 /** The sequences information_schema lists: the standalone ones and serial columns' (not identity columns', as PostgreSQL). */
 function allSequences(catalog: Catalog): SequenceHandle[] {

@@ -1,7 +1,7 @@
 import { liveColumns, SEQUENCE_TREE, type Catalog, type ColumnDef, type SequenceObject, type TableDef } from '../catalog.js';
 import type { AstNode } from '../expression-eval.js';
 import { columnSequence, sequenceParams, sequenceStateBytes, type SequenceStatement } from '../sequence-options.js';
-import { findSequence, readState, relationExists, relationNameOf, sequenceById, standaloneKey, type SequenceHandle } from '../sequences.js';
+import { findSequence, readState, relationExists, relationKind, relationNameOf, sequenceById, standaloneKey, type SequenceHandle } from '../sequences.js';
 import type { TxnView } from '../store/sql-view.js';
 import { sqlFail } from '../sql-types.js';
 
@@ -155,8 +155,8 @@ export function detachSerialSequence(table: TableDef, col: ColumnDef, catalog: C
  * sequence`, with a hint naming the right DROP), else in those of PostgreSQL 16+'s relation_open.
  */
 function notSequence(catalog: Catalog, name: string, drop = false): void {
-  const kind = catalog.table(name) !== undefined ? 'table' : catalog.findIndex(name) !== undefined ? 'index' : undefined;
-  if (kind === undefined) return;
+  const kind = relationKind(catalog, name);
+  if (kind === undefined || kind === 'sequence') return;
   if (drop) sqlFail('42809', `"${name}" is not a sequence`, undefined, `Use DROP ${kind.toUpperCase()} to remove ${kind === 'table' ? 'a table' : 'an index'}.`);
   sqlFail('42809', `cannot open relation "${name}"`, `This operation is not supported for ${kind === 'table' ? 'tables' : 'indexes'}.`);
 }
@@ -214,7 +214,7 @@ export function bindSequenceCalls(node: AstNode, catalog: Catalog): AstNode {
     const name = relationNameOf(text);
     const seq = findSequence(catalog, name);
     // Any relation is a regclass: a table's name fails only when the default is used.
-    if (seq === undefined && catalog.table(name) === undefined && catalog.findIndex(name) === undefined) sqlFail('42P01', `relation "${text}" does not exist`);
+    if (relationKind(catalog, name) === undefined) sqlFail('42P01', `relation "${text}" does not exist`);
     return seq?.standalone === undefined ? n : { ...n, tetraSequence: seq.standalone.id };
   }) as AstNode;
 }
