@@ -1,4 +1,4 @@
-import { indexTree, liveColumns, primaryKeyName, rowTree, SEQUENCE_TREE, type Catalog, type ColumnDef, type IndexDef, type TableDef } from '../catalog.js';
+import { indexTree, liveColumns, primaryKeyName, rowTree, type Catalog, type ColumnDef, type IndexDef, type TableDef } from '../catalog.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
 import { assignBits, isBitType, type BitType } from '../bit-string.js';
