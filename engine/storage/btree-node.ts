@@ -101,6 +101,13 @@ export interface LeafNode {
    * where the key ends), so reads compare and hand out keys in place.
    */
   source?: { page: Buffer; keyOffsets: Uint16Array; valueOffsets: Uint16Array };
+  /**
+   * Dirty leaves: where the last new key went in (-1: none since the copy) and how many new keys
+   * in a row went in just after the one before (at most one older key between), which splitLeaf
+   * reads as an ascending run: see BTree's insert.
+   */
+  lastInsert: number;
+  run: number;
 }
 
 /**
@@ -429,8 +436,8 @@ export function newBranch(keys: NodeKey[], children: ChildRef[], gen: number): B
 
 // Every leaf (and every branch) is built by one function with the same properties in the same
 // order, so V8 gives them one hidden class and the hot paths stay monomorphic.
-function leafNode(pageId: number, gen: number, keys: LeafKey[], values: LeafValue[], bytes: number, packed: Buffer | undefined, source: LeafNode['source']): LeafNode {
-  return { kind: 'leaf', pageId, gen, keys, values, bytes, packed, source };
+function leafNode(pageId: number, gen: number, keys: LeafKey[], values: LeafValue[], bytes: number, packed: Buffer | undefined, source: LeafNode['source'], lastInsert = -1, run = 0): LeafNode {
+  return { kind: 'leaf', pageId, gen, keys, values, bytes, packed, source, lastInsert, run };
 }
 
 function branchNode(pageId: number, gen: number, keys: NodeKey[], children: ChildRef[], bytes: number): BranchNode {
@@ -519,7 +526,7 @@ export function cloneNode(node: TreeNode, gen: number, copies: PageCopies): Tree
     const source = node.source;
     if (source === undefined) {
       const packed = node.packed === undefined ? undefined : copies.copy(node.packed, node.packed.length);
-      return leafNode(0, gen, node.keys.slice(), node.values.slice(), node.bytes, packed, undefined);
+      return leafNode(0, gen, node.keys.slice(), node.values.slice(), node.bytes, packed, undefined, node.lastInsert, node.run);
     }
     const packed = copies.copy(source.page, node.bytes);
     const values = new Array<LeafValue>(source.valueOffsets.length);

@@ -27,6 +27,7 @@ import {
   type Entry,
   type FsyncMode,
   type TreeNode,
+  type TreePageStats,
   type TreeReader,
   type ValueRun,
 } from '../storage/index.js';
@@ -237,6 +238,12 @@ export class TenantStore implements DirtyOwner {
   treeVersion(tree: string): number {
     this.#assertOpen();
     return this.#trees.tree(tree)?.version ?? 0;
+  }
+
+  /** How many pages `tree` takes and how full they are (TreeReader.pageStats); undefined when it does not exist. */
+  pageStats(tree: string): TreePageStats | undefined {
+    this.#assertOpen();
+    return this.#trees.tree(tree)?.pageStats();
   }
 
   has(tree: string, key: Uint8Array): boolean {
