@@ -3,7 +3,7 @@ import { unsupported } from '../expression-eval.js';
 import type { SqlValue } from '../sql-types.js';
 import { columnSequence, TYPE_NAMES } from '../sequence-options.js';
 import type { Exec, ExplainNode, Plan, PlanColumn, Step } from './runtime.js';
-import { sequenceDefaultText } from './sequence-ddl.js';
+import { defaultText } from './default-text.js';
 import { findSequence, readState, standaloneHandle, type SequenceHandle } from '../sequences.js';
 
 const text = (v: string | null): SqlValue => ({ type: 'text', value: v }) as SqlValue;
@@ -34,7 +34,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
             text(c.name),
             int(i + 1),
             // An identity column's sequence is not its default (PostgreSQL lists none).
-            text(sequence !== undefined && c.identity === undefined ? `nextval('${sequence.name}'::regclass)` : c.default !== undefined ? (sequenceDefaultText(c.default, catalog) ?? 'expression') : null),
+            text(sequence !== undefined && c.identity === undefined ? `nextval('${sequence.name}'::regclass)` : c.default !== undefined ? defaultText(c.default, c, catalog) : null),
             text(notNull ? 'NO' : 'YES'),
             text(c.type === 'bpchar' ? 'character' : c.declared.replace(/\(.*\)$/, '')),
             int(c.target.maxLength ?? null),

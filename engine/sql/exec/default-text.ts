@@ -1,0 +1,179 @@
+import nodeSqlParser from 'node-sql-parser';
+import type { AstNode } from '../expression-eval.js';
+import type { Catalog, ColumnDef } from '../catalog.js';
+import { castValue, parseText } from '../sql-cast.js';
+import { numericLiteral, toText, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
+import { functionName } from './select.js';
+import { sequenceDefaultText } from './sequence-ddl.js';
+
+type Ast = AstNode & Record<string, unknown>;
+
+const { Parser } = nodeSqlParser;
+const parser = new Parser();
+
+/**
+ * A column's default as PostgreSQL shows it (information_schema.columns.column_default, from
+ * pg_get_expr): constants as its ruleutils prints them (a non-negative integer or a decimal bare,
+ * any other constant quoted with its type, `'-1'::integer`, `'x'::text`), a literal given to the
+ * column typed as the column (`'2020-01-01'::date`, `7` for an integer column given '7'), calls
+ * as `name(args)`, the SQL value functions by their keywords (CURRENT_TIMESTAMP) and an operator
+ * in parentheses (`(1 + 2)`); null for DEFAULT NULL, which PostgreSQL does not keep. What it
+ * does not know how to print comes back as node-sql-parser prints it (docs/sql.md).
+ */
+export function defaultText(node: AstNode, column: ColumnDef, catalog: Catalog): string | null {
+  const bound = sequenceDefaultText(node, catalog);
+  if (bound !== undefined) return bound;
+  const n = node as Ast;
+  if (n.type === 'null') return null;
+  // A literal given to the column is converted to the column's type when the default is defined.
+  if (n.type === 'single_quote_string') {
+    const value = parseText(literalText(n), column.type);
+    return value.value === null ? null : constantText(value as NonNullSqlValue, column.declared);
+  }
+  return expressionText(n);
+}
+
+function literalText(n: Ast): string {
+  return String(n.value).replace(/''/g, "'");
+}
+
+/** A constant as ruleutils.c's get_const_expr prints it. */
+function constantText(v: NonNullSqlValue, declared?: string): string {
+  const text = toText(v);
+  switch (v.type) {
+    case 'int4':
+      return text.startsWith('-') ? `'${text}'::integer` : text;
+    case 'numeric':
+      return /^[0-9]/.test(text) && /[eE.]/.test(text) ? text : `'${text}'::numeric`;
+    case 'boolean':
+      return text === 't' || text === 'true' ? 'true' : 'false';
+    default:
+      return `'${text.replace(/'/g, "''")}'::${typeLabel(v.type, declared)}`;
+  }
+}
+
+/** The type's name without its modifiers (format_type with no typmod: `bpchar` for character(n)). */
+function typeLabel(type: SqlValue['type'], declared: string | undefined): string {
+  if (type === 'bpchar') return 'bpchar';
+  if (declared !== undefined) return declared.replace(/\(.*\)$/, '');
+  switch (type) {
+    case 'int2':
+      return 'smallint';
+    case 'int8':
+      return 'bigint';
+    case 'float8':
+      return 'double precision';
+    case 'timestamp':
+      return 'timestamp without time zone';
+    case 'timestamptz':
+      return 'timestamp with time zone';
+    case 'varbit':
+      return 'bit varying';
+    default:
+      return type;
+  }
+}
+
+/** The SQL value functions, which PostgreSQL prints as their keywords. */
+const VALUE_FUNCTIONS = new Set(['current_timestamp', 'current_date', 'current_time', 'localtimestamp', 'localtime', 'current_user', 'session_user', 'current_role', 'user']);
+
+function expressionText(n: Ast): string {
+  switch (n.type) {
+    case 'number':
+    case 'bigint':
+      return constantText(numericLiteral(String(n.value)) as NonNullSqlValue);
+    case 'single_quote_string':
+      // An untyped literal among operators and calls resolves to text there.
+      return constantText({ type: 'text', value: literalText(n) } as NonNullSqlValue);
+    case 'bool':
+      return n.value === true ? 'true' : 'false';
+    case 'null':
+      return 'NULL';
+    case 'interval':
+      return constantText(castValue({ type: 'unknown', value: literalText(n.expr as Ast) } as SqlValue, { type: 'interval' }) as NonNullSqlValue);
+    case 'unary_expr': {
+      const operand = n.expr as Ast;
+      if (n.operator === '-' && (operand.type === 'number' || operand.type === 'bigint')) return constantText(numericLiteral(`-${String(operand.value)}`) as NonNullSqlValue);
+      return `(${String(n.operator)} ${expressionText(operand)})`;
+    }
+    case 'binary_expr':
+      return `(${expressionText(n.left as Ast)} ${String(n.operator).toUpperCase()} ${expressionText(n.right as Ast)})`;
+    case 'cast': {
+      const inner = n.expr as Ast;
+      const target = (n.target as Array<{ dataType: string }>)[0]!;
+      const declared = castDeclared(target.dataType);
+      // The parser types a quoted literal as the cast's target (one constant); a number keeps its
+      // own type, cast to the target when that differs.
+      if (inner.type === 'single_quote_string') {
+        try {
+          const value = castValue({ type: 'unknown', value: literalText(inner) } as SqlValue, { type: declaredType(declared) });
+          if (value.value !== null) return constantText(value as NonNullSqlValue, declared);
+        } catch {
+          // Printed as written below.
+        }
+      }
+      if ((inner.type === 'number' || inner.type === 'bigint') && numericLiteral(String(inner.value)).type === declaredType(declared)) return expressionText(inner);
+      return `(${expressionText(inner)})::${declared}`;
+    }
+    case 'function': {
+      const name = functionName(n);
+      if (n.args === undefined && VALUE_FUNCTIONS.has(name)) return name.toUpperCase();
+      const args = ((n.args as Ast | undefined)?.value as Ast[] | undefined) ?? [];
+      return `${name}(${args.map(expressionText).join(', ')})`;
+    }
+    default:
+      return parser.exprToSQL(n as never, { database: 'postgresql' });
+  }
+}
+
+/** A cast's target as PostgreSQL names the type (varchar: character varying). */
+function castDeclared(dataType: string): string {
+  const name = dataType.toUpperCase();
+  switch (name) {
+    case 'VARCHAR':
+    case 'CHARACTER VARYING':
+      return 'character varying';
+    case 'CHAR':
+    case 'CHARACTER':
+    case 'BPCHAR':
+      return 'bpchar';
+    case 'INT':
+    case 'INTEGER':
+    case 'INT4':
+      return 'integer';
+    case 'BIGINT':
+    case 'INT8':
+      return 'bigint';
+    case 'SMALLINT':
+    case 'INT2':
+      return 'smallint';
+    case 'BOOL':
+    case 'BOOLEAN':
+      return 'boolean';
+    case 'FLOAT8':
+    case 'DOUBLE PRECISION':
+      return 'double precision';
+    case 'TIMESTAMP':
+      return 'timestamp without time zone';
+    case 'TIMESTAMPTZ':
+      return 'timestamp with time zone';
+    default:
+      return dataType.toLowerCase();
+  }
+}
+
+const DECLARED_TYPES: Record<string, SqlValue['type']> = {
+  'character varying': 'text',
+  bpchar: 'bpchar',
+  integer: 'int4',
+  bigint: 'int8',
+  smallint: 'int2',
+  boolean: 'boolean',
+  'double precision': 'float8',
+  'timestamp without time zone': 'timestamp',
+  'timestamp with time zone': 'timestamptz',
+};
+
+function declaredType(declared: string): SqlValue['type'] {
+  return DECLARED_TYPES[declared] ?? (declared as SqlValue['type']);
+}
