@@ -119,6 +119,8 @@ function expressionText(n: Ast): string {
       const name = functionName(n);
       if (n.args === undefined && VALUE_FUNCTIONS.has(name)) return name.toUpperCase();
       const args = ((n.args as Ast | undefined)?.value as Ast[] | undefined) ?? [];
+      // A sequence named by a literal is a regclass argument (one bound to its sequence is printed before this).
+      if (name === 'nextval' && args.length === 1 && args[0]!.type === 'single_quote_string') return `nextval('${String(args[0]!.value)}'::regclass)`;
       return `${name}(${args.map(expressionText).join(', ')})`;
     }
     default:
