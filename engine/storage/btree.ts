@@ -516,9 +516,8 @@ export class BTree extends TreeReader {
         this.#store.dirtied(dirtyEntryBytes(key, value));
         this.count++;
         // An ascending run: the new key went in just after the last new key, with at most one
-        // older key between (keys such as user1@, user10@, user100@ inserted in order interleave
-        // with the ones before them; a compound index's (user, time) entries of one user arrive
-        // in the middle of the tree).
+        // older key between (a compound index's (user, time) entries of one user arrive in the
+        // middle of the tree, now and then past an older entry).
         const last = node.lastInsert;
         node.run = last >= 0 && i > last && i <= last + 2 ? node.run + 1 : 0;
         node.lastInsert = i;
@@ -659,20 +658,21 @@ const RUN_MIN = 3;
  * - inside a leaf, at the end of an ascending run (RUN_MIN new keys or more, each just after the
  *   one before): the new entry ends the left half, which the run goes on filling from its end,
  *   and the older keys after it move right (as PostgreSQL splits after the new tuple for
- *   "localized monotonically increasing insertions"); without this, every split left a half-full
- *   page behind the run (an email index loaded in order of `user<n>@` was 52% full);
+ *   "localized monotonically increasing insertions"); split in the middle, every split left a
+ *   half-full page behind the run;
  * - otherwise at the byte middle. Random inserts fill such pages to ~69% over time.
  * A lone entry at the end of a leaf that is not the tree's last takes the byte middle too: moved
  * alone to the right, a run of descending keys landing there would make a page per key.
  */
 function splitLeaf(node: LeafNode, i: number, leftmost: boolean, rightmost: boolean, gen: number): Split {
   const n = node.keys.length;
-  const sizes = node.keys.map((k, j) => leafEntryBytes(leafKeyLength(k, node.packed), valueLength(node.values[j]!, node.packed)));
   let at: number;
   if (i === n - 1 && (rightmost || node.run > 0)) at = n - 1;
   else if (i === 0 && leftmost) at = 1;
-  else if (node.run >= RUN_MIN && i < n - 1 && PAGE_HEADER_SIZE + sum(sizes, 0, i + 1) <= PAGE_SIZE) at = i + 1;
-  else at = balancedSplit(sizes, 0);
+  else {
+    const sizes = node.keys.map((k, j) => leafEntryBytes(leafKeyLength(k, node.packed), valueLength(node.values[j]!, node.packed)));
+    at = node.run >= RUN_MIN && i < n - 1 && PAGE_HEADER_SIZE + sum(sizes, 0, i + 1) <= PAGE_SIZE ? i + 1 : balancedSplit(sizes, 0);
+  }
   const right = newLeaf(node.keys.splice(at), node.values.splice(at), gen, node.packed);
   node.bytes -= right.bytes - PAGE_HEADER_SIZE;
   // The run goes on in the half that holds the new entry.
