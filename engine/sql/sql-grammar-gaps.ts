@@ -126,9 +126,30 @@ export const OVERRIDING_USER_MARKER = '__tetra_overriding_user__';
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
   return rewriteDropBehavior(rewriteConstraintNames(rewriteOverriding(
     rewriteInsertSelect(
-      rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(checkInsertArity(rewriteInsertAlias(tokens))))))))))))))))),
+      rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(checkInsertArity(rewriteInsertAlias(rewriteValueFunctions(tokens)))))))))))))))))),
     ),
   )));
+}
+
+// ---- SQL value functions ---------------------------------------------------------------------
+
+/**
+ * The SQL value functions written without parentheses that the parser reads as a column
+ * (`localtimestamp`) or not at all (`current_user`); each becomes a call, `current_user()`, unless
+ * it is called already, qualified, or a label after AS.
+ */
+const VALUE_FUNCTION_WORDS = new Set(['current_user', 'session_user', 'current_role', 'current_catalog', 'current_schema', 'localtimestamp']);
+
+function rewriteValueFunctions(tokens: Token[]): Token[] {
+  let out = tokens;
+  for (let i = 0; i < out.length; i++) {
+    const t = out[i]!;
+    if (t.word === undefined || !VALUE_FUNCTION_WORDS.has(t.word)) continue;
+    if (out[i + 1]?.text === '(' || out[i - 1]?.text === '.' || out[i - 1]?.word === 'as') continue;
+    out = [...out.slice(0, i), { ...t, space: '' }, { text: '(', space: '' }, { text: ')', space: t.space }, ...out.slice(i + 1)];
+    i += 2;
+  }
+  return out;
 }
 
 const OPERATOR_CHARS = '+-*/<>=~!@#%^&|`?';

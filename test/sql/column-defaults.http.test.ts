@@ -90,3 +90,20 @@ describe('column_default', () => {
     });
   });
 });
+
+// The SQL value functions without parentheses (sql-grammar-gaps.ts rewriteValueFunctions): the
+// parser read `current_user` as nothing and `localtimestamp` as a column. The role and database
+// are tetradb's own names (docs/sql.md), so those are compared by how they relate.
+describe('SQL value functions', () => {
+  it('answer as PostgreSQL, and serve as defaults', async () => {
+    await alike([
+      'SELECT current_schema, current_schema(), current_user = session_user, current_role = current_user, current_catalog = current_database(), localtimestamp IS NOT NULL, pg_typeof(localtimestamp)',
+      "SELECT current_user IS NOT NULL AND length(current_user) > 0, current_database() <> ''",
+      'CREATE TABLE vf (id int, a text DEFAULT current_user, b timestamp DEFAULT LOCALTIMESTAMP, c text DEFAULT current_schema, d text DEFAULT current_catalog)',
+      DEFAULTS('vf'),
+      'INSERT INTO vf (id) VALUES (1)',
+      'SELECT a = current_user, b IS NOT NULL, c, d = current_database() FROM vf',
+    ]);
+  });
+});
+

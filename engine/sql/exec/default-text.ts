@@ -75,7 +75,9 @@ function typeLabel(type: SqlValue['type'], declared: string | undefined): string
 }
 
 /** The SQL value functions, which PostgreSQL prints as their keywords. */
-const VALUE_FUNCTIONS = new Set(['current_timestamp', 'current_date', 'current_time', 'localtimestamp', 'localtime', 'current_user', 'session_user', 'current_role', 'user']);
+const VALUE_FUNCTIONS = new Set(['current_timestamp', 'current_date', 'current_time', 'localtimestamp', 'localtime', 'current_user', 'session_user', 'current_role', 'user', 'current_catalog', 'current_schema']);
+/** Of those, the ones the rewrite makes calls of (sql-grammar-gaps.ts rewriteValueFunctions): no other form reaches here. */
+const CALLED_VALUE_FUNCTIONS = new Set(['localtimestamp', 'current_user', 'session_user', 'current_role', 'current_catalog', 'current_schema']);
 
 function expressionText(n: Ast): string {
   switch (n.type) {
@@ -117,8 +119,8 @@ function expressionText(n: Ast): string {
     }
     case 'function': {
       const name = functionName(n);
-      if (n.args === undefined && VALUE_FUNCTIONS.has(name)) return name.toUpperCase();
       const args = ((n.args as Ast | undefined)?.value as Ast[] | undefined) ?? [];
+      if ((n.args === undefined && VALUE_FUNCTIONS.has(name)) || (args.length === 0 && CALLED_VALUE_FUNCTIONS.has(name))) return name.toUpperCase();
       // A sequence named by a literal is a regclass argument (one bound to its sequence is printed before this).
       if (name === 'nextval' && args.length === 1 && args[0]!.type === 'single_quote_string') return `nextval('${String(args[0]!.value)}'::regclass)`;
       return `${name}(${args.map(expressionText).join(', ')})`;

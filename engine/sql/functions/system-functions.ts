@@ -20,6 +20,25 @@ const pgTypeof: FunctionDef = {
   },
 };
 
+/**
+ * A function of no arguments with one text value: the session's role, database and schema, which
+ * tetradb does not have as PostgreSQL does. Every tenant is one database, `tetradb` (the
+ * `table_catalog` of information_schema), with one schema, `public`, used as one role, `tetradb`.
+ * PostgreSQL's type for these is `name`; here they are text.
+ */
+const constantText = (value: string): FunctionDef => ({
+  compile(name, args) {
+    if (args.length !== 0) return noFunction(name, args);
+    return { type: 'text', evaluate: () => ({ type: 'text', value }) };
+  },
+});
+
 export const SYSTEM_FUNCTIONS: Record<string, FunctionDef> = {
   pg_typeof: pgTypeof,
+  current_user: constantText('tetradb'),
+  session_user: constantText('tetradb'),
+  current_role: constantText('tetradb'),
+  current_catalog: constantText('tetradb'),
+  current_database: constantText('tetradb'),
+  current_schema: constantText('public'),
 };
