@@ -1,8 +1,9 @@
 import nodeSqlParser from 'node-sql-parser';
 import type { AstNode } from '../expression-eval.js';
 import type { Catalog, ColumnDef } from '../catalog.js';
-import { castValue, parseText } from '../sql-cast.js';
+import { castValue, parseText, TYPE_DISPLAY } from '../sql-cast.js';
 import { numericLiteral, toText, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
+import { columnType } from './ddl.js';
 import { functionName } from './select.js';
 import { sequenceDefaultText } from './sequence-ddl.js';
 
@@ -55,23 +56,7 @@ function constantText(v: NonNullSqlValue, declared?: string): string {
 /** The type's name without its modifiers (format_type with no typmod: `bpchar` for character(n)). */
 function typeLabel(type: SqlValue['type'], declared: string | undefined): string {
   if (type === 'bpchar') return 'bpchar';
-  if (declared !== undefined) return declared.replace(/\(.*\)$/, '');
-  switch (type) {
-    case 'int2':
-      return 'smallint';
-    case 'int8':
-      return 'bigint';
-    case 'float8':
-      return 'double precision';
-    case 'timestamp':
-      return 'timestamp without time zone';
-    case 'timestamptz':
-      return 'timestamp with time zone';
-    case 'varbit':
-      return 'bit varying';
-    default:
-      return type;
-  }
+  return declared === undefined ? TYPE_DISPLAY[type] : declared.replace(/\(.*\)$/, '');
 }
 
 /** The SQL value functions, which PostgreSQL prints as their keywords. */
@@ -102,19 +87,19 @@ function expressionText(n: Ast): string {
       return `(${expressionText(n.left as Ast)} ${String(n.operator).toUpperCase()} ${expressionText(n.right as Ast)})`;
     case 'cast': {
       const inner = n.expr as Ast;
-      const target = (n.target as Array<{ dataType: string }>)[0]!;
-      const declared = castDeclared(target.dataType);
+      // The target as a column of that type would be declared (varchar: character varying).
+      const { target, declared } = columnType((n.target as Ast[])[0]!);
       // The parser types a quoted literal as the cast's target (one constant); a number keeps its
       // own type, cast to the target when that differs.
       if (inner.type === 'single_quote_string') {
         try {
-          const value = castValue({ type: 'unknown', value: literalText(inner) } as SqlValue, { type: declaredType(declared) });
+          const value = castValue({ type: 'unknown', value: literalText(inner) } as SqlValue, target);
           if (value.value !== null) return constantText(value as NonNullSqlValue, declared);
         } catch {
           // Printed as written below.
         }
       }
-      if ((inner.type === 'number' || inner.type === 'bigint') && numericLiteral(String(inner.value)).type === declaredType(declared)) return expressionText(inner);
+      if ((inner.type === 'number' || inner.type === 'bigint') && numericLiteral(String(inner.value)).type === target.type) return expressionText(inner);
       return `(${expressionText(inner)})::${declared}`;
     }
     case 'function': {
@@ -128,56 +113,4 @@ function expressionText(n: Ast): string {
     default:
       return parser.exprToSQL(n as never, { database: 'postgresql' });
   }
-}
-
-/** A cast's target as PostgreSQL names the type (varchar: character varying). */
-function castDeclared(dataType: string): string {
-  const name = dataType.toUpperCase();
-  switch (name) {
-    case 'VARCHAR':
-    case 'CHARACTER VARYING':
-      return 'character varying';
-    case 'CHAR':
-    case 'CHARACTER':
-    case 'BPCHAR':
-      return 'bpchar';
-    case 'INT':
-    case 'INTEGER':
-    case 'INT4':
-      return 'integer';
-    case 'BIGINT':
-    case 'INT8':
-      return 'bigint';
-    case 'SMALLINT':
-    case 'INT2':
-      return 'smallint';
-    case 'BOOL':
-    case 'BOOLEAN':
-      return 'boolean';
-    case 'FLOAT8':
-    case 'DOUBLE PRECISION':
-      return 'double precision';
-    case 'TIMESTAMP':
-      return 'timestamp without time zone';
-    case 'TIMESTAMPTZ':
-      return 'timestamp with time zone';
-    default:
-      return dataType.toLowerCase();
-  }
-}
-
-const DECLARED_TYPES: Record<string, SqlValue['type']> = {
-  'character varying': 'text',
-  bpchar: 'bpchar',
-  integer: 'int4',
-  bigint: 'int8',
-  smallint: 'int2',
-  boolean: 'boolean',
-  'double precision': 'float8',
-  'timestamp without time zone': 'timestamp',
-  'timestamp with time zone': 'timestamptz',
-};
-
-function declaredType(declared: string): SqlValue['type'] {
-  return DECLARED_TYPES[declared] ?? (declared as SqlValue['type']);
 }
