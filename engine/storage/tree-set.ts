@@ -38,9 +38,25 @@ import {
 } from './format.js';
 import type { DirtyBudget } from './dirty-budget.js';
 import { PageCache } from './page-cache.js';
+import { deltaName, deltaPutEntry, DELTA_PUT, DELTA_TOMBSTONE, isDeltaName, mainName, MergedReader, type TreeView } from './buffered-tree.js';
 import { encodeHeader, fsyncDir, fsyncDirAsync, PageFile, sealPage, writeBuffersAt, type FileHeader, type PageFileTail } from './page-file.js';
 
 const fdatasyncAsync = promisify(fdatasync);
+
+export interface TreeSetOptions {
+  /**
+   * Trees whose writes go to a delta first (buffered-tree.ts): randomly keyed ones, whose
+   * checkpoints would otherwise rewrite most of their leaves. Default: none.
+   */
+  buffered?: (name: string) => boolean;
+  /** A delta is merged once it holds an eighth of its main tree's entries and at least this many (default 4096). */
+  mergeMin?: number;
+}
+
+/** A buffered tree's delta is merged once it holds this share of the main tree's entries... */
+const MERGE_DELTA_SHARE = 1 / 8;
+/** ...and at least this many (TreeSetOptions.mergeMin). */
+export const MERGE_DELTA_MIN = 4096;
 const closeAsync = promisify(close);
 const renameAsync = promisify(rename);
 
@@ -183,9 +199,18 @@ export class TreeSnapshot implements NodeSource {
     return this.#source!.readOverflow(ref);
   }
 
-  /** The tree called `name` as of this snapshot, or undefined when it held no keys. @throws UNAVAILABLE */
-  tree(name: string): TreeReader | undefined {
+  /**
+   * The tree called `name` as of this snapshot (with its delta over it when it is buffered), or
+   * undefined when it held no keys. @throws UNAVAILABLE
+   */
+  tree(name: string): TreeView | undefined {
     this.check();
+    const delta = this.#reader(deltaName(name));
+    const main = this.#reader(name);
+    return delta === undefined ? main : new MergedReader(main, delta);
+  }
+
+  #reader(name: string): TreeReader | undefined {
     let reader = this.#readers.get(name);
     if (reader === undefined) {
       const entry = this.#roots!.get(name);
@@ -199,7 +224,16 @@ export class TreeSnapshot implements NodeSource {
   /** Names of the trees that held keys, sorted. @throws UNAVAILABLE */
   names(): string[] {
     this.check();
-    return [...this.#roots!].filter(([, e]) => e.count > 0).map(([n]) => n).sort();
+    const names = new Set<string>();
+    for (const [name, e] of this.#roots!) {
+      if (isDeltaName(name)) {
+        const main = mainName(name);
+        if (this.tree(main)!.countRange({ limit: 1 }) > 0) names.add(main);
+      } else if (e.count > 0 && !this.#roots!.has(deltaName(name))) {
+        names.add(name);
+      }
+    }
+    return [...names].sort();
   }
 
   get closed(): boolean {
@@ -297,9 +331,16 @@ export class TreeSet implements NodeStore {
   readonly #held: Array<{ seq: number; bytes: number }> = [];
   #heldBytes = 0;
   readonly #snapshots = new Set<TreeSnapshot>();
+  /** Which trees new writes buffer in a delta (see buffered-tree.ts). */
+  readonly #buffered: (name: string) => boolean;
+  readonly #mergeMin: number;
+  /** Buffered trees whose delta has grown past its share of the main tree: merge them. */
+  readonly #mergeDue = new Set<string>();
 
-  private constructor(file: PageFile, header: FileHeader, tail: PageFileTail | undefined, cache: PageCache<TreeNode>) {
+  private constructor(file: PageFile, header: FileHeader, tail: PageFileTail | undefined, cache: PageCache<TreeNode>, options: TreeSetOptions) {
     this.#cache = cache;
+    this.#buffered = options.buffered ?? (() => false);
+    this.#mergeMin = Math.max(1, options.mergeMin ?? MERGE_DELTA_MIN);
     this.#budget = cache.dirty;
     this.#source = new PageSource(file, cache);
     this.header = header;
@@ -339,7 +380,7 @@ export class TreeSet implements NodeStore {
    * temp file left by a crash is removed. Bytes after the header are kept (see `tail`).
    * @throws CORRUPTION when the file has no valid header or a catalog page is damaged
    */
-  static open(path: string, cache: PageCache<TreeNode>): TreeSet {
+  static open(path: string, cache: PageCache<TreeNode>, options: TreeSetOptions = {}): TreeSet {
     const temp = join(dirname(path), COMPACT_TEMP_FILE);
     if (existsSync(temp)) {
       unlinkSync(temp);
@@ -347,7 +388,7 @@ export class TreeSet implements NodeStore {
     }
     const { file, header, tail } = PageFile.open(path);
     try {
-      return new TreeSet(file, header, tail, cache);
+      return new TreeSet(file, header, tail, cache, options);
     } catch (err) {
       file.close();
       throw err;
@@ -439,8 +480,10 @@ export class TreeSet implements NodeStore {
       for (const [name, tree] of this.#trees) if (tree.count > 0) roots.set(name, { root: tree.root, count: tree.count });
     } else {
       for (const name of names) {
-        const tree = this.#trees.get(name);
-        if (tree !== undefined && tree.count > 0) roots.set(name, { root: tree.root, count: tree.count });
+        for (const n of [name, deltaName(name)]) {
+          const tree = this.#trees.get(n);
+          if (tree !== undefined && tree.count > 0) roots.set(n, { root: tree.root, count: tree.count });
+        }
       }
     }
     this.#source.acquire();
@@ -498,9 +541,107 @@ export class TreeSet implements NodeStore {
 
   // ---- Trees --------------------------------------------------------------------------------
 
-  /** The live tree called `name`, or undefined when it has never been written. Point reads only. */
+  /** The live tree called `name` itself (a buffered tree's main tree alone), or undefined when it has never been written. */
   tree(name: string): BTree | undefined {
     return this.#trees.get(name);
+  }
+
+  /**
+   * The live tree called `name` as readers see it (a buffered tree with its delta over it), or
+   * undefined. Point reads, and ranged reads within one turn: dirty nodes change in place.
+   */
+  reader(name: string): TreeView | undefined {
+    const delta = this.#trees.get(deltaName(name));
+    const main = this.#trees.get(name);
+    return delta === undefined || delta.count === 0 ? main : new MergedReader(main, delta);
+  }
+
+  /** A number that changes whenever what reader(name) reads changes (0 while neither tree exists). */
+  version(name: string): number {
+    // Versions only grow (each change takes the next of a process-wide count), so their sum does too.
+    return (this.#trees.get(name)?.version ?? 0) + (this.#trees.get(deltaName(name))?.version ?? 0);
+  }
+
+  /** Puts `value` under `key` in tree `name`: into its delta when the tree is buffered. */
+  put(name: string, key: Uint8Array, value: Uint8Array): void {
+    const delta = this.#deltaFor(name);
+    if (delta === undefined) {
+      this.writable(name).put(key, value);
+      return;
+    }
+    delta.put(key, deltaPutEntry(value));
+    this.#checkDelta(name, delta);
+  }
+
+  /** Deletes `key` from tree `name`: a tombstone in its delta when the tree is buffered. */
+  delete(name: string, key: Uint8Array): void {
+    const delta = this.#deltaFor(name);
+    if (delta === undefined) {
+      // Absent keys copy nothing, and leave the tree untouched.
+      if (this.#trees.get(name)?.delete(key) === true) this.#touched.add(name);
+      return;
+    }
+    // With nothing under the delta, a delete needs no tombstone.
+    if ((this.#trees.get(name)?.count ?? 0) === 0) delta.delete(key);
+    else delta.put(key, DELTA_TOMBSTONE);
+    this.#checkDelta(name, delta);
+  }
+
+  /** The writable delta of `name` when its writes are buffered (it is, or it has a delta already). */
+  #deltaFor(name: string): BTree | undefined {
+    const delta = deltaName(name);
+    return this.#buffered(name) || this.#trees.has(delta) ? this.writable(delta) : undefined;
+  }
+
+  #checkDelta(name: string, delta: BTree): void {
+    if (delta.count >= this.#mergeMin && delta.count >= (this.#trees.get(name)?.count ?? 0) * MERGE_DELTA_SHARE) this.#mergeDue.add(name);
+  }
+
+  /** Entries the buffered trees' deltas hold now (puts and tombstones). */
+  get deltaEntries(): number {
+    let n = 0;
+    for (const [name, tree] of this.#trees) if (isDeltaName(name)) n += tree.count;
+    return n;
+  }
+
+  /** Delta entries merges have moved into their main trees since open. */
+  mergedEntries = 0;
+
+  /** Buffered trees whose delta is due to be merged (see mergeChunk). */
+  get mergeDue(): ReadonlySet<string> {
+    return this.#mergeDue;
+  }
+
+  /**
+   * Moves up to `max` of tree `name`'s delta entries after key `after` (from the first when
+   * undefined) into its main tree, synchronously: readers see the same entries before and after.
+   * Returns the last key moved, or undefined once the delta holds nothing after `after` (the pass
+   * is over, and the tree no longer due). Not logged: see buffered-tree.ts.
+   */
+  mergeChunk(name: string, after: Buffer | undefined, max: number): Buffer | undefined {
+    const deltaTree = this.#trees.get(deltaName(name));
+    const moved: Array<[Buffer, Buffer]> = [];
+    if (deltaTree !== undefined) {
+      // Copied out first: the deletes below change the delta's dirty leaves in place.
+      for (const [key, value] of deltaTree.scan(after === undefined ? { limit: max } : { gt: after, limit: max })) moved.push([Buffer.from(key), Buffer.from(value)]);
+    }
+    if (moved.length === 0) {
+      this.#mergeDue.delete(name);
+      return undefined;
+    }
+    const main = this.writable(name);
+    const delta = this.writable(deltaName(name));
+    for (const [key, value] of moved) {
+      if (value[0] === DELTA_PUT) main.put(key, value.subarray(1));
+      else main.delete(key);
+      delta.delete(key);
+    }
+    this.mergedEntries += moved.length;
+    if (moved.length < max) {
+      this.#mergeDue.delete(name);
+      return undefined;
+    }
+    return moved[moved.length - 1]![0];
   }
 
   /** The tree called `name`, created empty if needed; marks it changed (callers are writing). */
@@ -514,8 +655,14 @@ export class TreeSet implements NodeStore {
     return tree;
   }
 
-  /** Removes a tree and all its keys; returns false when it did not exist. */
+  /** Removes a tree and all its keys (a buffered tree's delta too); returns false when it did not exist. */
   drop(name: string): boolean {
+    const delta = isDeltaName(name) ? false : this.drop(deltaName(name));
+    this.#mergeDue.delete(name);
+    return this.#dropOne(name) || delta;
+  }
+
+  #dropOne(name: string): boolean {
     const tree = this.#trees.get(name);
     if (tree === undefined) return false;
     tree.forEachPage((_id, node) => {
@@ -527,9 +674,18 @@ export class TreeSet implements NodeStore {
     return true;
   }
 
-  /** Names of trees that hold at least one key, sorted. */
+  /** Names of trees that hold at least one key, sorted (a buffered tree's delta is part of it, not a tree). */
   names(): string[] {
-    return [...this.#trees].filter(([, t]) => t.count > 0).map(([n]) => n).sort();
+    const names = new Set<string>();
+    for (const [name, tree] of this.#trees) {
+      if (isDeltaName(name)) {
+        const main = mainName(name);
+        if (tree.count > 0 && this.reader(main)!.countRange({ limit: 1 }) > 0) names.add(main);
+      } else if (tree.count > 0 && !((this.#trees.get(deltaName(name))?.count ?? 0) > 0)) {
+        names.add(name);
+      }
+    }
+    return [...names].sort();
   }
 
   get hasChanges(): boolean {

@@ -22,13 +22,14 @@ import {
   TreeSet,
   WalWriter,
   WAL_SEGMENT_HEADER_SIZE,
+  MERGE_DELTA_MIN,
   failpoint,
   type DirtyOwner,
   type Entry,
   type FsyncMode,
   type TreeNode,
   type TreePageStats,
-  type TreeReader,
+  type TreeView,
   type ValueRun,
 } from '../storage/index.js';
 import { withPrefix, type StoreScanRange } from './scan-range.js';
@@ -59,6 +60,22 @@ export interface TenantStoreOptions {
   compactMinBytes?: number;
   /** A snapshot (or scan) open longer than this expires: its reads fail with UNAVAILABLE. 0: never. */
   snapshotMaxAgeMs?: number;
+  /**
+   * Trees whose writes are buffered in a delta and merged later (engine/storage/buffered-tree.ts).
+   * Default: the documents model's secondary indexes, which are randomly keyed.
+   */
+  bufferedTrees?: (tree: string) => boolean;
+  /** A buffered tree's delta is merged once it holds an eighth of the tree's entries and at least this many. */
+  deltaMergeMin?: number;
+}
+
+/**
+ * The documents model's secondary index trees (engine/docs/catalog.ts indexTree:
+ * `docs.<collection id>.<index id>`): their keys arrive in the order of a field's values, random
+ * for most fields, so their writes are buffered.
+ */
+export function isSecondaryIndexTree(tree: string): boolean {
+  return /^docs\.\d+\.\d+$/.test(tree);
 }
 
 export const TENANT_STORE_DEFAULTS = {
@@ -69,6 +86,8 @@ export const TENANT_STORE_DEFAULTS = {
   compactGarbageRatio: 0.5,
   compactMinBytes: 4 * 1024 * 1024,
   snapshotMaxAgeMs: 5 * 60_000,
+  bufferedTrees: isSecondaryIndexTree,
+  deltaMergeMin: MERGE_DELTA_MIN,
 };
 
 interface WalRecord {
@@ -86,6 +105,9 @@ const packr = new Packr({ useRecords: false });
 
 /** Records replayed between two yields to the event loop while a store opens. */
 const REPLAY_YIELD_RECORDS = 1024;
+
+/** Delta entries a merge moves into their main tree per event-loop turn (a few milliseconds). */
+const MERGE_CHUNK = 1024;
 
 /**
  * One tenant's database: named B+trees in a page file plus a write-ahead log, in one directory.
@@ -106,6 +128,10 @@ export class TenantStore implements DirtyOwner {
   #durableLsn: number;
   #durableWaiters: DurableWaiter[] = [];
   #newestSnapshotLsn = 0;
+  /** Changes with every applied batch and every merge chunk: what scanNow's live reads check. */
+  #changes = 0;
+  /** The running merge of buffered trees' deltas, if any. */
+  #merging: Promise<void> | undefined;
   #closed = false;
   #broken: TetraError | undefined;
   /** Settles (rejects) when the store breaks, so nothing waits on it forever. */
@@ -118,6 +144,8 @@ export class TenantStore implements DirtyOwner {
   #timer: NodeJS.Timeout | undefined;
   #lastCheckpointAt = Date.now();
   #closing: Promise<void> | undefined;
+  /** Wakes a merge waiting for room in the dirty budget when the store closes. */
+  #wakeMerge: (() => void) | undefined;
   readonly #checkpointListeners = new Set<() => void>();
   readonly #closeListeners = new Set<() => Promise<void>>();
   readonly #writeListeners = new Set<(lsn: number, ops: readonly BatchOp[]) => void>();
@@ -156,7 +184,7 @@ export class TenantStore implements DirtyOwner {
     await initChecksum();
     ensureDirDurable(dir);
     const path = join(dir, DATA_FILE);
-    const trees = TreeSet.open(path, options.cache);
+    const trees = TreeSet.open(path, options.cache, { buffered: opts.bufferedTrees, mergeMin: opts.deltaMergeMin });
     try {
       let decoded: WalRecord | undefined;
       const lsnOf = (payload: Buffer): number => {
@@ -208,6 +236,7 @@ export class TenantStore implements DirtyOwner {
       const store = new TenantStore(dir, opts, options.cache, trees, wal, recovery.lastLsn, { records: recovery.replayedRecords, bytes: recovery.replayedBytes });
       // Fold what was replayed into the page file so the next open is instant.
       if (recovery.replayedRecords > 0) await store.checkpoint();
+      store.#mergeDeltas();
       return store;
     } catch (err) {
       trees.close();
@@ -221,13 +250,13 @@ export class TenantStore implements DirtyOwner {
   getInto(tree: string, key: Uint8Array, run: ValueRun): boolean {
     this.#assertOpen();
     run.count = 0;
-    return this.#trees.tree(tree)?.getInto(key, run) ?? false;
+    return this.#trees.reader(tree)?.getInto(key, run) ?? false;
   }
 
   /** The value under `key` in `tree`, or undefined. */
   get(tree: string, key: Uint8Array): Buffer | undefined {
     this.#assertOpen();
-    return this.#trees.tree(tree)?.get(key);
+    return this.#trees.reader(tree)?.get(key);
   }
 
   /**
@@ -237,18 +266,18 @@ export class TenantStore implements DirtyOwner {
    */
   treeVersion(tree: string): number {
     this.#assertOpen();
-    return this.#trees.tree(tree)?.version ?? 0;
+    return this.#trees.version(tree);
   }
 
   /** How many pages `tree` takes and how full they are (TreeReader.pageStats); undefined when it does not exist. */
   pageStats(tree: string): TreePageStats | undefined {
     this.#assertOpen();
-    return this.#trees.tree(tree)?.pageStats();
+    return this.#trees.reader(tree)?.pageStats();
   }
 
   has(tree: string, key: Uint8Array): boolean {
     this.#assertOpen();
-    return this.#trees.tree(tree)?.has(key) ?? false;
+    return this.#trees.reader(tree)?.has(key) ?? false;
   }
 
   /**
@@ -268,12 +297,12 @@ export class TenantStore implements DirtyOwner {
    */
   *scanNow(tree: string, range: StoreScanRange = {}): Generator<Entry> {
     this.#assertOpen();
-    const t = this.#trees.tree(tree);
+    const t = this.#trees.reader(tree);
     if (t === undefined) return;
-    const lsn = this.#lsn;
+    const changes = this.#changes;
     const entries = t.scan(withPrefix(range));
     for (;;) {
-      if (this.#lsn !== lsn) throw new Error(`TenantStore.scanNow(${tree}) stepped after a write: a read across event-loop turns must use scan() or snapshot()`);
+      if (this.#changes !== changes) throw new Error(`TenantStore.scanNow(${tree}) stepped after a write: a read across event-loop turns must use scan() or snapshot()`);
       const next = entries.next();
       if (next.done === true) return;
       yield next.value;
@@ -287,7 +316,7 @@ export class TenantStore implements DirtyOwner {
    */
   valuesNow(tree: string, range: StoreScanRange, max: number, out: Buffer[]): boolean {
     this.#assertOpen();
-    return this.#trees.tree(tree)?.collectValues(withPrefix(range), max, out) ?? false;
+    return this.#trees.reader(tree)?.collectValues(withPrefix(range), max, out) ?? false;
   }
 
   /**
@@ -351,7 +380,7 @@ export class TenantStore implements DirtyOwner {
   }
 
   /** Runs `read` over one tree on a snapshot of it, released when the generator ends. */
-  *#onSnapshot<T>(tree: string, read: (t: TreeReader) => Iterable<T>): Generator<T> {
+  *#onSnapshot<T>(tree: string, read: (t: TreeView) => Iterable<T>): Generator<T> {
     this.#assertOpen();
     const snapshot = this.#trees.snapshot([tree]);
     try {
@@ -366,7 +395,7 @@ export class TenantStore implements DirtyOwner {
   count(tree: string, range: StoreScanRange = {}): number {
     this.#assertOpen();
     // Synchronous from start to end: nothing can change the tree meanwhile.
-    return this.#trees.tree(tree)?.countRange(withPrefix(range)) ?? 0;
+    return this.#trees.reader(tree)?.countRange(withPrefix(range)) ?? 0;
   }
 
   /** Names of the trees that hold keys. */
@@ -454,6 +483,8 @@ export class TenantStore implements DirtyOwner {
       return Promise.reject(this.#broken);
     }
     this.#lsn = lsn;
+    this.#changes++;
+    if (this.#trees.mergeDue.size > 0) this.#mergeDeltas();
     for (const listener of this.#writeListeners) {
       try {
         listener(lsn, ops);
@@ -616,6 +647,40 @@ export class TenantStore implements DirtyOwner {
     this.#compaction = { signal, done };
   }
 
+  /**
+   * Starts merging the deltas of buffered trees that are due (TreeSet.mergeDue) unless a merge
+   * runs: a chunk per event-loop turn, each waiting while the dirty budget is full (a merge
+   * dirties the main tree's leaves, as writes do), until none is due or the store closes.
+   */
+  #mergeDeltas(): void {
+    if (this.#merging !== undefined || this.#trees.mergeDue.size === 0 || this.#closing !== undefined || this.#closed || this.#broken) return;
+    this.#merging = this.#runMerges()
+      .catch((err: unknown) => this.#break(err))
+      .finally(() => {
+        this.#merging = undefined;
+      });
+  }
+
+  async #runMerges(): Promise<void> {
+    const budget = this.#cache.dirty;
+    const stopped = (): boolean => this.#closing !== undefined || this.#closed || this.#broken !== undefined;
+    for (;;) {
+      const name = this.#trees.mergeDue.values().next().value;
+      if (name === undefined) return;
+      let after: Buffer | undefined;
+      do {
+        await nextTurn();
+        for (let room = budget.room(); room !== undefined && !stopped(); room = budget.room()) {
+          await Promise.race([room, this.#brokenSignal, new Promise<void>((resolve) => (this.#wakeMerge = resolve))]);
+          this.#wakeMerge = undefined;
+        }
+        if (stopped()) return;
+        after = this.#trees.mergeChunk(name, after, MERGE_CHUNK);
+        this.#changes++;
+      } while (after !== undefined);
+    }
+  }
+
   #exclusive<T>(task: () => Promise<T>): Promise<T> {
     const run = this.#maintenance.then(task);
     this.#maintenance = run.then(
@@ -682,6 +747,10 @@ export class TenantStore implements DirtyOwner {
     openSnapshots: number;
     /** A compaction a checkpoint started is still running. */
     compacting: boolean;
+    /** Entries buffered trees' deltas hold, not yet merged (engine/storage/buffered-tree.ts). */
+    deltaEntries: number;
+    /** Delta entries merged into their trees since open. */
+    mergedEntries: number;
   } {
     const pageFileBytes = this.#trees.fileBytes;
     const walBytes = this.#wal.totalBytes;
@@ -690,6 +759,8 @@ export class TenantStore implements DirtyOwner {
       pinnedBytes: this.#trees.pinnedBytes,
       openSnapshots: this.#trees.openSnapshots,
       compacting: this.#compaction !== undefined,
+      deltaEntries: this.#trees.deltaEntries,
+      mergedEntries: this.#trees.mergedEntries,
       lsn: this.#lsn,
       durableLsn: this.#durableLsn,
       checkpointLsn: this.#trees.header.checkpointLsn,
@@ -719,6 +790,7 @@ export class TenantStore implements DirtyOwner {
   close(): Promise<void> {
     if (this.#closed) return Promise.resolve();
     this.#closing ??= this.#close();
+    this.#wakeMerge?.();
     return this.#closing;
   }
 
@@ -774,10 +846,10 @@ function applyOps(trees: TreeSet, ops: WalRecord['ops']): void {
   for (const o of ops) {
     switch (o.op) {
       case OP.PUT:
-        trees.writable(o.tree).put(o.key!, o.value!);
+        trees.put(o.tree, o.key!, o.value!);
         break;
       case OP.DELETE:
-        deleteKey(trees, o.tree, o.key!);
+        trees.delete(o.tree, o.key!);
         break;
       case OP.DROP_TREE:
         trees.drop(o.tree);
@@ -791,12 +863,8 @@ function applyOps(trees: TreeSet, ops: WalRecord['ops']): void {
 /** Applies a validated batch: what applyOps does with its record. */
 function applyBatch(trees: TreeSet, ops: readonly BatchOp[]): void {
   for (const o of ops) {
-    if (o.op === 'put') trees.writable(o.tree).put(o.key, o.value);
-    else if (o.op === 'delete') deleteKey(trees, o.tree, o.key);
+    if (o.op === 'put') trees.put(o.tree, o.key, o.value);
+    else if (o.op === 'delete') trees.delete(o.tree, o.key);
     else trees.drop(o.tree);
   }
-}
-
-function deleteKey(trees: TreeSet, tree: string, key: Uint8Array): void {
-  if (trees.tree(tree)?.delete(key)) trees.writable(tree);
 }

@@ -22,7 +22,8 @@ import { dirsRemovedAfterEach } from '../helpers/temp-dir.js';
 const makeDir = dirsRemovedAfterEach();
 let store: TenantStore;
 beforeEach(async () => {
-  store = await TenantStore.open(makeDir('docs-model'), { cache: new PageCache<TreeNode>(16 * 1024 * 1024), fsync: 'off', checkpointIntervalMs: 0 });
+  // Index deltas merged every few dozen entries (engine/storage/buffered-tree.ts), so the tests read indexes merged and unmerged.
+  store = await TenantStore.open(makeDir('docs-model'), { cache: new PageCache<TreeNode>(16 * 1024 * 1024), fsync: 'off', checkpointIntervalMs: 0, deltaMergeMin: 16 });
 });
 afterEach(() => store.close());
 

@@ -1,6 +1,7 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PageCache, type TreeNode } from '../../engine/storage/index.js';
-import { TenantStore, type BatchOp, type Snapshot } from '../../engine/tenant/index.js';
+import { PageCache, ValueRun, type TreeNode } from '../../engine/storage/index.js';
+import { TenantStore, type BatchOp, type Snapshot, type StoreScanRange as ScanRange } from '../../engine/tenant/index.js';
 import { randomBytes, randomInt, seededRandom } from '../helpers/random.js';
 import { SortedModel } from '../helpers/sorted-model.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -12,6 +13,11 @@ const SEEDS = process.env.TETRA_FUZZ_SEED ? [Number(process.env.TETRA_FUZZ_SEED)
 // key to a clean leaf (an overlay leaf, engine/storage/btree-node.ts) rather than replace one.
 const INDEX_LIKE_SEEDS = process.env.TETRA_FUZZ_SEED ? [Number(process.env.TETRA_FUZZ_SEED)] : [4, 5];
 const TREES = ['alpha', 'beta', 'gamma'];
+// Seeds run with beta and gamma buffered (engine/storage/buffered-tree.ts), their deltas merged
+// every few dozen entries, alpha as before beside them; every other reopen opens the store
+// without buffering, which must read (and write) the deltas already there all the same.
+const BUFFERED_SEEDS = process.env.TETRA_FUZZ_SEED ? [Number(process.env.TETRA_FUZZ_SEED)] : [6, 7];
+const BUFFERED_INDEX_LIKE_SEEDS = process.env.TETRA_FUZZ_SEED ? [Number(process.env.TETRA_FUZZ_SEED)] : [8];
 
 const dirs: Array<{ remove: () => void }> = [];
 afterEach(() => {
@@ -54,6 +60,30 @@ async function checkAll(store: TenantStore, models: Map<string, SortedModel>, co
 }
 
 /**
+ * Every other read of a range against the scan's expected entries: values, keys, runs of values,
+ * a bounded synchronous read, and point reads (get, getInto, has) of its first keys.
+ */
+function checkReads(store: TenantStore, tree: string, range: ScanRange, expected: Array<[Buffer, Buffer]>, context: string): void {
+  const hex = (bs: Buffer[]): string[] => bs.map((b) => b.toString('hex'));
+  expect(hex([...store.values(tree, range)]), `${context}: values`).toEqual(hex(expected.map(([, v]) => v)));
+  expect(hex([...store.keys(tree, range)]), `${context}: keys`).toEqual(hex(expected.map(([k]) => k)));
+  const runs: Buffer[] = [];
+  for (const run of store.valueRuns(tree, range)) for (let i = 0; i < run.count; i++) runs.push(Buffer.from(run.bufs[i]!.subarray(run.starts[i]!, run.starts[i]! + run.lengths[i]!)));
+  expect(hex(runs), `${context}: valueRuns`).toEqual(hex(expected.map(([, v]) => v)));
+  const out: Buffer[] = [];
+  const more = store.valuesNow(tree, range, 3, out);
+  expect(hex(out), `${context}: valuesNow`).toEqual(hex(expected.slice(0, 3).map(([, v]) => v)));
+  expect(more, `${context}: valuesNow says more`).toBe(expected.length > 3);
+  const run = new ValueRun();
+  for (const [k, v] of expected.slice(0, 3)) {
+    expect(store.get(tree, k)?.equals(v), `${context}: get`).toBe(true);
+    expect(store.has(tree, k), `${context}: has`).toBe(true);
+    expect(store.getInto(tree, k, run), `${context}: getInto`).toBe(true);
+    expect(run.bufs[0]!.subarray(run.starts[0]!, run.starts[0]! + run.lengths[0]!).equals(v), `${context}: getInto's value`).toBe(true);
+  }
+}
+
+/**
  * Where the sequence takes its keys. Colliding: short keys over a small alphabet, so puts often
  * replace and deletes often hit. Index-like: random keys of 8 to 24 bytes, so puts add new keys;
  * deletes and reads take a key put before about half the time.
@@ -73,17 +103,33 @@ function keySource(rand: () => number, indexLike: boolean): { put: () => Buffer;
 }
 
 describe('B+tree against a sorted map under random operations', () => {
-  const runs = [...SEEDS.map((seed) => ({ seed, indexLike: false })), ...INDEX_LIKE_SEEDS.map((seed) => ({ seed, indexLike: true }))];
-  for (const { seed, indexLike } of runs) {
-    it(`seed ${seed}${indexLike ? ', index-like keys' : ''}: ${STEPS} steps with checkpoints, compactions and reopens`, async () => {
+  const runs = [
+    ...SEEDS.map((seed) => ({ seed, indexLike: false, buffered: false })),
+    ...INDEX_LIKE_SEEDS.map((seed) => ({ seed, indexLike: true, buffered: false })),
+    ...BUFFERED_SEEDS.map((seed) => ({ seed, indexLike: false, buffered: true })),
+    ...BUFFERED_INDEX_LIKE_SEEDS.map((seed) => ({ seed, indexLike: true, buffered: true })),
+  ];
+  for (const { seed, indexLike, buffered } of runs) {
+    it(`seed ${seed}${indexLike ? ', index-like keys' : ''}${buffered ? ', two trees buffered' : ''}: ${STEPS} steps with checkpoints, compactions and reopens`, async () => {
       const rand = seededRandom(seed);
       const keys = keySource(rand, indexLike);
       const dir = tempDir('fuzz');
       dirs.push(dir);
       // A tiny cache forces evictions and re-reads from the file all the time.
       const cache = new PageCache<TreeNode>(256 * 1024);
-      const open = () => TenantStore.open(dir.path, { cache, fsync: 'off', checkpointIntervalMs: 0, compactMinBytes: 0, compactGarbageRatio: 0.6 });
+      let opens = 0;
+      const open = () =>
+        TenantStore.open(dir.path, {
+          cache,
+          fsync: 'off',
+          checkpointIntervalMs: 0,
+          compactMinBytes: 0,
+          compactGarbageRatio: 0.6,
+          bufferedTrees: buffered && opens++ % 2 === 0 ? (tree) => tree !== 'alpha' : () => false,
+          deltaMergeMin: 16,
+        });
       let store = await open();
+      let merged = 0;
       const models = new Map(TREES.map((t) => [t, new SortedModel()]));
       const counts = { checkpoint: 0, background: 0, compact: 0, reopen: 0, drop: 0, scans: 0, snapshots: 0, snapshotChecks: 0 };
       // Snapshots held across writes, checkpoints and compactions, each with the models as they
@@ -163,6 +209,11 @@ describe('B+tree against a sorted map under random operations', () => {
           expect(actual.map(([k]) => k.toString('hex')), `step ${step} scan ${JSON.stringify(range)}`).toEqual(expected.map(([k]) => k.toString('hex')));
           const { limit: _limit, ...unlimited } = range;
           expect(store.count(tree, unlimited), `step ${step} count`).toBe(models.get(tree)!.range(unlimited).length);
+          if (buffered) checkReads(store, tree, range, expected, `step ${step} ${JSON.stringify(range)}`);
+        } else if (r < 0.975) {
+          // A turn of the event loop: a merge of a buffered tree's delta goes a chunk further.
+          await nextTurn();
+          merged = Math.max(merged, store.stats().mergedEntries);
         } else if (r < 0.978) {
           await settle();
           await store.checkpoint();
@@ -179,6 +230,7 @@ describe('B+tree against a sorted map under random operations', () => {
           counts.compact++;
         } else if (r < 0.997) {
           await settle();
+          merged = Math.max(merged, store.stats().mergedEntries);
           await store.close();
           // Closing the store ends its snapshots: reading one fails cleanly, never wrongly.
           for (const h of held) expect(() => [...h.snapshot.scan(TREES[0]!)]).toThrow(expect.objectContaining({ code: 'UNAVAILABLE' }));
@@ -203,6 +255,7 @@ describe('B+tree against a sorted map under random operations', () => {
       expect(counts.reopen + counts.checkpoint + counts.compact).toBeGreaterThan(0);
       expect(counts.background).toBeGreaterThan(0);
       expect(counts.snapshotChecks).toBeGreaterThan(20);
+      if (buffered) expect(merged, 'merges ran').toBeGreaterThan(100);
     });
   }
 
