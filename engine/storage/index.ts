@@ -12,7 +12,7 @@ export { PageFile, fsyncDir, ensureDirDurable, type FileHeader, type PageFileTai
 export { BTree, TreeReader, type Entry, type ScanRange, type NodeStore, type NodeSource, type TreePageStats } from './btree.js';
 export type { TreeNode } from './btree-node.js';
 export { ValueRun } from './btree-node.js';
-export { TreeSet, TreeSnapshot, MERGE_DELTA_MIN, type TreeSetOptions } from './tree-set.js';
+export { TreeSet, TreeSnapshot, MERGE_DELTA_MIN, BUFFER_FROM, type TreeSetOptions } from './tree-set.js';
 export { MergedReader, deltaName, isDeltaName, type TreeView } from './buffered-tree.js';
 export { WalWriter, FSYNC_MODES, type FsyncMode } from './wal-writer.js';
 export { recoverWal, type WalRecovery } from './wal-reader.js';

@@ -51,12 +51,19 @@ export interface TreeSetOptions {
   buffered?: (name: string) => boolean;
   /** A delta is merged once it holds an eighth of its main tree's entries and at least this many (default 4096). */
   mergeMin?: number;
+  /** A buffered tree buffers its writes once it holds this many entries; before, they go to it directly (default BUFFER_FROM). */
+  bufferFrom?: number;
 }
 
 /** A buffered tree's delta is merged once it holds this share of the main tree's entries... */
 const MERGE_DELTA_SHARE = 1 / 8;
 /** ...and at least this many (TreeSetOptions.mergeMin). */
 export const MERGE_DELTA_MIN = 4096;
+/**
+ * Entries from which a buffered tree buffers its writes (TreeSetOptions.bufferFrom): ~2.5k leaves
+ * of ~80-byte entries, about what a checkpoint writes between two of them at full load anyway.
+ */
+export const BUFFER_FROM = 200_000;
 const closeAsync = promisify(close);
 const renameAsync = promisify(rename);
 
@@ -228,7 +235,7 @@ export class TreeSnapshot implements NodeSource {
     for (const [name, e] of this.#roots!) {
       if (isDeltaName(name)) {
         const main = mainName(name);
-        if (this.tree(main)!.countRange({ limit: 1 }) > 0) names.add(main);
+        if (this.tree(main)!.keys({ limit: 1 }).next().done !== true) names.add(main);
       } else if (e.count > 0 && !this.#roots!.has(deltaName(name))) {
         names.add(name);
       }
@@ -334,6 +341,7 @@ export class TreeSet implements NodeStore {
   /** Which trees new writes buffer in a delta (see buffered-tree.ts). */
   readonly #buffered: (name: string) => boolean;
   readonly #mergeMin: number;
+  readonly #bufferFrom: number;
   /** Buffered trees whose delta has grown past its share of the main tree: merge them. */
   readonly #mergeDue = new Set<string>();
 
@@ -341,6 +349,7 @@ export class TreeSet implements NodeStore {
     this.#cache = cache;
     this.#buffered = options.buffered ?? (() => false);
     this.#mergeMin = Math.max(1, options.mergeMin ?? MERGE_DELTA_MIN);
+    this.#bufferFrom = Math.max(0, options.bufferFrom ?? BUFFER_FROM);
     this.#budget = cache.dirty;
     this.#source = new PageSource(file, cache);
     this.header = header;
@@ -562,23 +571,25 @@ export class TreeSet implements NodeStore {
     return (this.#trees.get(name)?.version ?? 0) + (this.#trees.get(deltaName(name))?.version ?? 0);
   }
 
-  /** Puts `value` under `key` in tree `name`: into its delta when the tree is buffered. */
+  /** Puts `value` under `key` in tree `name`: into its delta when the tree is buffered (#bufferInto). */
   put(name: string, key: Uint8Array, value: Uint8Array): void {
-    const delta = this.#deltaFor(name);
+    const delta = this.#bufferInto(name);
     if (delta === undefined) {
       this.writable(name).put(key, value);
+      this.#unbuffer(name, key);
       return;
     }
     delta.put(key, deltaPutEntry(value));
     this.#checkDelta(name, delta);
   }
 
-  /** Deletes `key` from tree `name`: a tombstone in its delta when the tree is buffered. */
+  /** Deletes `key` from tree `name`: a tombstone in its delta when the tree is buffered (#bufferInto). */
   delete(name: string, key: Uint8Array): void {
-    const delta = this.#deltaFor(name);
+    const delta = this.#bufferInto(name);
     if (delta === undefined) {
       // Absent keys copy nothing, and leave the tree untouched.
       if (this.#trees.get(name)?.delete(key) === true) this.#touched.add(name);
+      this.#unbuffer(name, key);
       return;
     }
     // With nothing under the delta, a delete needs no tombstone.
@@ -587,10 +598,20 @@ export class TreeSet implements NodeStore {
     this.#checkDelta(name, delta);
   }
 
-  /** The writable delta of `name` when its writes are buffered (it is, or it has a delta already). */
-  #deltaFor(name: string): BTree | undefined {
-    const delta = deltaName(name);
-    return this.#buffered(name) || this.#trees.has(delta) ? this.writable(delta) : undefined;
+  /**
+   * The writable delta of `name` when its writes are buffered: it is a buffered tree, and large.
+   * A smaller tree takes its writes directly: its leaves are few enough that checkpoints rewrite
+   * them about once each however the writes arrive, and a delta would only move every entry twice.
+   */
+  #bufferInto(name: string): BTree | undefined {
+    if (!this.#buffered(name) || (this.#trees.get(name)?.count ?? 0) < this.#bufferFrom) return undefined;
+    return this.writable(deltaName(name));
+  }
+
+  /** After a direct write: a delta entry for `key` (from when the tree was buffered) must not override it. */
+  #unbuffer(name: string, key: Uint8Array): void {
+    const delta = this.#trees.get(deltaName(name));
+    if (delta !== undefined && delta.count > 0 && delta.delete(key)) this.#touched.add(deltaName(name));
   }
 
   #checkDelta(name: string, delta: BTree): void {
@@ -680,7 +701,8 @@ export class TreeSet implements NodeStore {
     for (const [name, tree] of this.#trees) {
       if (isDeltaName(name)) {
         const main = mainName(name);
-        if (tree.count > 0 && this.reader(main)!.countRange({ limit: 1 }) > 0) names.add(main);
+        // The first merged entry: a step or two unless tombstones hide the main tree's first keys.
+        if (tree.count > 0 && this.reader(main)!.keys({ limit: 1 }).next().done !== true) names.add(main);
       } else if (tree.count > 0 && !((this.#trees.get(deltaName(name))?.count ?? 0) > 0)) {
         names.add(name);
       }

@@ -23,6 +23,7 @@ import {
   WalWriter,
   WAL_SEGMENT_HEADER_SIZE,
   MERGE_DELTA_MIN,
+  BUFFER_FROM,
   failpoint,
   type DirtyOwner,
   type Entry,
@@ -67,6 +68,8 @@ export interface TenantStoreOptions {
   bufferedTrees?: (tree: string) => boolean;
   /** A buffered tree's delta is merged once it holds an eighth of the tree's entries and at least this many. */
   deltaMergeMin?: number;
+  /** A buffered tree buffers its writes once it holds this many entries (smaller ones take them directly). */
+  bufferFromEntries?: number;
 }
 
 /**
@@ -88,6 +91,7 @@ export const TENANT_STORE_DEFAULTS = {
   snapshotMaxAgeMs: 5 * 60_000,
   bufferedTrees: isSecondaryIndexTree,
   deltaMergeMin: MERGE_DELTA_MIN,
+  bufferFromEntries: BUFFER_FROM,
 };
 
 interface WalRecord {
@@ -184,7 +188,7 @@ export class TenantStore implements DirtyOwner {
     await initChecksum();
     ensureDirDurable(dir);
     const path = join(dir, DATA_FILE);
-    const trees = TreeSet.open(path, options.cache, { buffered: opts.bufferedTrees, mergeMin: opts.deltaMergeMin });
+    const trees = TreeSet.open(path, options.cache, { buffered: opts.bufferedTrees, mergeMin: opts.deltaMergeMin, bufferFrom: opts.bufferFromEntries });
     try {
       let decoded: WalRecord | undefined;
       const lsnOf = (payload: Buffer): number => {

@@ -20,6 +20,7 @@ const SMALL_THRESHOLDS = {
   // the store without this option, as any later open may.
   bufferedTrees: (tree: string) => tree === 'b' || tree === 'tmp' || tree === 'big',
   deltaMergeMin: 200,
+  bufferFromEntries: 100,
 };
 
 function say(line: string): void {

@@ -23,7 +23,7 @@ const makeDir = dirsRemovedAfterEach();
 let store: TenantStore;
 beforeEach(async () => {
   // Index deltas merged every few dozen entries (engine/storage/buffered-tree.ts), so the tests read indexes merged and unmerged.
-  store = await TenantStore.open(makeDir('docs-model'), { cache: new PageCache<TreeNode>(16 * 1024 * 1024), fsync: 'off', checkpointIntervalMs: 0, deltaMergeMin: 16 });
+  store = await TenantStore.open(makeDir('docs-model'), { cache: new PageCache<TreeNode>(16 * 1024 * 1024), fsync: 'off', checkpointIntervalMs: 0, deltaMergeMin: 16, bufferFromEntries: 24 });
 });
 afterEach(() => store.close());
 

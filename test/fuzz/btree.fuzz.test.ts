@@ -127,6 +127,7 @@ describe('B+tree against a sorted map under random operations', () => {
           compactGarbageRatio: 0.6,
           bufferedTrees: buffered && opens++ % 2 === 0 ? (tree) => tree !== 'alpha' : () => false,
           deltaMergeMin: 16,
+          bufferFromEntries: 8,
         });
       let store = await open();
       let merged = 0;

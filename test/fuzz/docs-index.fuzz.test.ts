@@ -536,7 +536,7 @@ const INDEX_SETS: Record<Variant, { initial: Array<[Doc, Doc]>; late: Array<[Doc
 async function runSeed(seed: number, variant: Variant = 'full'): Promise<Stats> {
   const rand = seededRandom(seed);
   // Index deltas merged every few dozen entries (engine/storage/buffered-tree.ts): the indexes are read merged and unmerged.
-  const store = await TenantStore.open(makeDir('docs-index-fuzz'), { cache: new PageCache<TreeNode>(16 * 1024 * 1024), fsync: 'off', checkpointIntervalMs: 0, deltaMergeMin: 16 });
+  const store = await TenantStore.open(makeDir('docs-index-fuzz'), { cache: new PageCache<TreeNode>(16 * 1024 * 1024), fsync: 'off', checkpointIntervalMs: 0, deltaMergeMin: 16, bufferFromEntries: 24 });
   const stats: Stats = { queries: 0, errors: 0, matched: 0, stages: new Map(), sortedByIndex: 0, writes: 0, failedWrites: 0, differences: [], merged: 0 };
   const ids = new Ids();
   const live = { known: [] as Array<string | number>, us: [] as Array<string | number> };
