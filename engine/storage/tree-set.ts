@@ -344,6 +344,9 @@ export class TreeSet implements NodeStore {
   readonly #bufferFrom: number;
   /** Buffered trees whose delta has grown past its share of the main tree: merge them. */
   readonly #mergeDue = new Set<string>();
+  /** How many of #trees are deltas: none (most stores), and reads look no further than the tree itself. */
+  #deltaTrees = 0;
+  readonly #bufferedNames = new Map<string, boolean>();
 
   private constructor(file: PageFile, header: FileHeader, tail: PageFileTail | undefined, cache: PageCache<TreeNode>, options: TreeSetOptions) {
     this.#cache = cache;
@@ -413,8 +416,11 @@ export class TreeSet implements NodeStore {
 
   #loadCatalog(): void {
     this.#trees.clear();
+    this.#deltaTrees = 0;
     for (const [name, entry] of this.#catalog.scan()) {
-      this.#trees.set(name.toString('utf8'), new BTree(this, entry.readUInt32LE(0), entry.readDoubleLE(4)));
+      const treeName = name.toString('utf8');
+      this.#trees.set(treeName, new BTree(this, entry.readUInt32LE(0), entry.readDoubleLE(4)));
+      if (isDeltaName(treeName)) this.#deltaTrees++;
     }
     this.#catalog.count = this.#trees.size;
   }
@@ -560,6 +566,7 @@ export class TreeSet implements NodeStore {
    * undefined. Point reads, and ranged reads within one turn: dirty nodes change in place.
    */
   reader(name: string): TreeView | undefined {
+    if (this.#deltaTrees === 0) return this.#trees.get(name);
     const delta = this.#trees.get(deltaName(name));
     const main = this.#trees.get(name);
     return delta === undefined || delta.count === 0 ? main : new MergedReader(main, delta);
@@ -604,12 +611,23 @@ export class TreeSet implements NodeStore {
    * them about once each however the writes arrive, and a delta would only move every entry twice.
    */
   #bufferInto(name: string): BTree | undefined {
-    if (!this.#buffered(name) || (this.#trees.get(name)?.count ?? 0) < this.#bufferFrom) return undefined;
+    if (!this.#isBuffered(name) || (this.#trees.get(name)?.count ?? 0) < this.#bufferFrom) return undefined;
     return this.writable(deltaName(name));
+  }
+
+  /** The `buffered` option's answer for `name`, asked once per name. */
+  #isBuffered(name: string): boolean {
+    let buffered = this.#bufferedNames.get(name);
+    if (buffered === undefined) {
+      buffered = this.#buffered(name);
+      this.#bufferedNames.set(name, buffered);
+    }
+    return buffered;
   }
 
   /** After a direct write: a delta entry for `key` (from when the tree was buffered) must not override it. */
   #unbuffer(name: string, key: Uint8Array): void {
+    if (this.#deltaTrees === 0) return;
     const delta = this.#trees.get(deltaName(name));
     if (delta !== undefined && delta.count > 0 && delta.delete(key)) this.#touched.add(deltaName(name));
   }
@@ -671,6 +689,7 @@ export class TreeSet implements NodeStore {
     if (tree === undefined) {
       tree = new BTree(this, NO_PAGE, 0);
       this.#trees.set(name, tree);
+      if (isDeltaName(name)) this.#deltaTrees++;
     }
     this.#touched.add(name);
     return tree;
@@ -691,6 +710,7 @@ export class TreeSet implements NodeStore {
       if (node.kind === 'leaf') for (const v of leafValues(node)) if (isOverflowRef(v)) this.#retired += overflowPages(v.length);
     });
     this.#trees.delete(name);
+    if (isDeltaName(name)) this.#deltaTrees--;
     this.#touched.add(name);
     return true;
   }
@@ -737,7 +757,10 @@ export class TreeSet implements NodeStore {
     for (const name of this.#touched) {
       const tree = this.#trees.get(name);
       if (tree === undefined || tree.count === 0) {
-        if (tree !== undefined) this.#trees.delete(name);
+        if (tree !== undefined) {
+          this.#trees.delete(name);
+          if (isDeltaName(name)) this.#deltaTrees--;
+        }
         emptied.push(name);
         continue;
       }
