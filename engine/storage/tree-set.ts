@@ -42,6 +42,8 @@ import { deltaName, deltaPutEntry, DELTA_PUT, DELTA_TOMBSTONE, isDeltaName, main
 import { encodeHeader, fsyncDir, fsyncDirAsync, PageFile, sealPage, writeBuffersAt, type FileHeader, type PageFileTail } from './page-file.js';
 
 const fdatasyncAsync = promisify(fdatasync);
+const closeAsync = promisify(close);
+const renameAsync = promisify(rename);
 
 export interface TreeSetOptions {
   /**
@@ -64,8 +66,6 @@ export const MERGE_DELTA_MIN = 4096;
  * of ~80-byte entries, about what a checkpoint writes between two of them at full load anyway.
  */
 export const BUFFER_FROM = 200_000;
-const closeAsync = promisify(close);
-const renameAsync = promisify(rename);
 
 /** A checkpoint or compaction holds one chunk being encoded and one being written. */
 const IO_CHUNKS_IN_MEMORY = 2;
@@ -699,6 +699,7 @@ export class TreeSet implements NodeStore {
   drop(name: string): boolean {
     const delta = isDeltaName(name) ? false : this.drop(deltaName(name));
     this.#mergeDue.delete(name);
+    this.#bufferedNames.delete(name);
     return this.#dropOne(name) || delta;
   }
 
