@@ -633,7 +633,20 @@ export class TreeSet implements NodeStore {
   }
 
   #checkDelta(name: string, delta: BTree): void {
-    if (delta.count >= this.#mergeMin && delta.count >= (this.#trees.get(name)?.count ?? 0) * MERGE_DELTA_SHARE) this.#mergeDue.add(name);
+    if (delta.count >= this.#mergeThreshold(name)) this.#mergeDue.add(name);
+  }
+
+  /** Delta entries at which tree `name` is due to be merged. */
+  #mergeThreshold(name: string): number {
+    return Math.max(this.#mergeMin, (this.#trees.get(name)?.count ?? 0) * MERGE_DELTA_SHARE);
+  }
+
+  /**
+   * How many times its merge threshold tree `name`'s delta holds: past 1 a merge is due, and a
+   * merge that writers outpace (a delta still growing while a pass runs) takes larger chunks.
+   */
+  mergeBacklog(name: string): number {
+    return (this.#trees.get(deltaName(name))?.count ?? 0) / this.#mergeThreshold(name);
   }
 
   /** Entries the buffered trees' deltas hold now (puts and tombstones). */

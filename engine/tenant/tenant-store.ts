@@ -679,7 +679,8 @@ export class TenantStore implements DirtyOwner {
           this.#wakeMerge = undefined;
         }
         if (stopped()) return;
-        after = this.#trees.mergeChunk(name, after, MERGE_CHUNK);
+        // Writers that outpace the merge (the delta past twice its threshold) get larger chunks.
+        after = this.#trees.mergeChunk(name, after, this.#trees.mergeBacklog(name) > 2 ? 4 * MERGE_CHUNK : MERGE_CHUNK);
         this.#changes++;
       } while (after !== undefined);
     }
