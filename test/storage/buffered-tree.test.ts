@@ -4,7 +4,8 @@
 // tree reads as one, across merges, reopens, and opens that do not buffer.
 import { afterEach, describe, expect, it } from 'vitest';
 import { PageCache, type TreeNode } from '../../engine/storage/index.js';
-import { TenantStore, type BatchOp, type TenantStoreOptions } from '../../engine/tenant/index.js';
+import { indexTree, type CollectionInfo, type IndexInfo } from '../../engine/docs/catalog.js';
+import { isSecondaryIndexTree, TenantStore, type BatchOp, type TenantStoreOptions } from '../../engine/tenant/index.js';
 import { randomBytes, seededRandom } from '../helpers/random.js';
 import { SortedModel } from '../helpers/sorted-model.js';
 import { tempDir } from '../helpers/temp-dir.js';
@@ -40,6 +41,13 @@ async function settle(store: TenantStore): Promise<void> {
 }
 
 describe('a buffered tree', () => {
+  it("is what the server buffers by default: the documents model's index trees, not its collections, catalog or deltas", () => {
+    const info = { id: 12, name: 'c' } as CollectionInfo;
+    expect(isSecondaryIndexTree(indexTree(info, { id: 3 } as IndexInfo))).toBe(true);
+    expect(isSecondaryIndexTree(indexTree(info, { id: 45 } as IndexInfo))).toBe(true);
+    for (const other of ['docs.12', 'docs.catalog', 'kv', 'sql.catalog', 'docs.12.3\u0000delta', 'docs.12.3.4']) expect(isSecondaryIndexTree(other), other).toBe(false);
+  });
+
   it('makes checkpoints write a fraction of the pages a random index takes unbuffered, holding the same entries', async () => {
     const written: Record<string, number> = {};
     const contents: Record<string, string[]> = {};
@@ -125,9 +133,12 @@ describe('a buffered tree', () => {
   it('a live read across event-loop turns refuses to go on once a merge has moved entries', async () => {
     const store = await TenantStore.open(newDir(), options(true, { deltaMergeMin: 100, bufferFromEntries: 0 }));
     const rand = seededRandom(3);
-    await store.write(Array.from({ length: 2_000 }, () => ({ op: 'put' as const, tree: 'idx', key: randomBytes(rand, 8), value: Buffer.from('v') })));
+    // Applied at once; the merge it makes due starts on a later turn, after the read began.
+    const written = store.write(Array.from({ length: 2_000 }, () => ({ op: 'put' as const, tree: 'idx', key: randomBytes(rand, 8), value: Buffer.from('v') })));
     const reading = store.scanNow('idx');
     reading.next();
+    expect(store.stats().deltaEntries).toBe(2_000);
+    await written;
     await settle(store);
     expect(store.stats().mergedEntries).toBeGreaterThan(0);
     expect(() => reading.next()).toThrow(/stepped after a write/);
