@@ -6,7 +6,8 @@ import { ValueRun } from './btree-node.js';
  *
  * A random key lands on a random leaf: at 1M documents an index on a random field has ~14k
  * leaves, and every checkpoint rewrote nearly all of them for the ~20k documents inserted since
- * the one before (8 KiB written per ~80-byte entry). A buffered tree `name` keeps its changes in
+ * the one before (8 KiB written per ~80-byte entry). A buffered tree `name` of 200k entries or
+ * more (TreeSetOptions.bufferFrom; a smaller one takes its writes directly) keeps its changes in
  * a second tree, its delta (`name` + DELTA_SUFFIX): a put is a delta entry [DELTA_PUT][value], a
  * delete a tombstone [DELTA_DELETE]. The delta is small, so its leaves are few and dense, and a
  * checkpoint writes those instead of the main tree's. Once the delta holds an eighth of the main
@@ -21,9 +22,11 @@ import { ValueRun } from './btree-node.js';
  * Merges are not logged: they change how the state is laid out, never what it holds. A
  * checkpoint captures the two trees together at its lsn, merged or not, and replaying the log
  * after it puts the later changes into the delta again, which overrides whatever the merges did
- * with the older ones. What the log replays goes through the same routing (TreeSet.put/delete),
- * and a tree whose delta exists is read and written through it whatever the options say, so a
- * store opened without buffering still reads a buffered tree right.
+ * with the older ones, and wherever a replayed write goes (TreeSet.put/delete route it), the
+ * state it leaves reads the same. Reads merge a tree's delta whenever it has one, and a write
+ * that goes to the main tree directly (a small tree, or a store opened without buffering)
+ * removes the delta's entry for its key, so any store reads and writes a buffered tree right,
+ * whatever its options.
  */
 
 /** Suffix of a buffered tree's delta tree (no name the engine makes contains NUL). */
