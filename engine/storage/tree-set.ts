@@ -668,7 +668,8 @@ export class TreeSet implements NodeStore {
    * Moves up to `max` of tree `name`'s delta entries after key `after` (from the first when
    * undefined) into its main tree, synchronously: readers see the same entries before and after.
    * Returns the last key moved, or undefined once the delta holds nothing after `after` (the pass
-   * is over, and the tree no longer due). Not logged: see buffered-tree.ts.
+   * is over; the tree stays due if writers refilled the delta past its threshold meanwhile). Not
+   * logged: see buffered-tree.ts.
    */
   mergeChunk(name: string, after: Buffer | undefined, max: number): Buffer | undefined {
     const deltaTree = this.#trees.get(deltaName(name));
@@ -690,7 +691,8 @@ export class TreeSet implements NodeStore {
     }
     this.mergedEntries += moved.length;
     if (moved.length < max) {
-      this.#mergeDue.delete(name);
+      // The pass is over. Writers may have refilled the delta behind it: still due, it starts again.
+      if (delta.count < this.#mergeThreshold(name)) this.#mergeDue.delete(name);
       return undefined;
     }
     return moved[moved.length - 1]![0];
