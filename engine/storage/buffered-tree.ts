@@ -49,6 +49,25 @@ export function mainName(delta: string): string {
   return delta.slice(0, -DELTA_SUFFIX.length);
 }
 
+/**
+ * The names among `names` (trees, with `count` their entries) that hold a key, a delta read as
+ * part of its tree: a tree with a delta holds one when its first merged key exists (`read` gives
+ * a tree as readers see it; a step or two, unless tombstones hide the main tree's first keys).
+ */
+export function treeNames(names: Iterable<string>, count: (name: string) => number, read: (name: string) => TreeView | undefined): string[] {
+  const out: string[] = [];
+  for (const name of names) {
+    if (count(name) === 0) continue;
+    if (isDeltaName(name)) {
+      const main = mainName(name);
+      if (read(main)?.keys({ limit: 1 }).next().done === false) out.push(main);
+    } else if (count(deltaName(name)) === 0) {
+      out.push(name);
+    }
+  }
+  return out.sort();
+}
+
 /** Values of a merged run handed out together by MergedReader.valueRuns. */
 const RUN_VALUES = 128;
 

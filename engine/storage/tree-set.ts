@@ -38,7 +38,7 @@ import {
 } from './format.js';
 import type { DirtyBudget } from './dirty-budget.js';
 import { PageCache } from './page-cache.js';
-import { deltaName, deltaPutEntry, DELTA_PUT, DELTA_TOMBSTONE, isDeltaName, mainName, MergedReader, type TreeView } from './buffered-tree.js';
+import { deltaName, deltaPutEntry, DELTA_PUT, DELTA_TOMBSTONE, isDeltaName, MergedReader, treeNames, type TreeView } from './buffered-tree.js';
 import { encodeHeader, fsyncDir, fsyncDirAsync, PageFile, sealPage, writeBuffersAt, type FileHeader, type PageFileTail } from './page-file.js';
 
 const fdatasyncAsync = promisify(fdatasync);
@@ -231,16 +231,8 @@ export class TreeSnapshot implements NodeSource {
   /** Names of the trees that held keys, sorted. @throws UNAVAILABLE */
   names(): string[] {
     this.check();
-    const names = new Set<string>();
-    for (const [name, e] of this.#roots!) {
-      if (isDeltaName(name)) {
-        const main = mainName(name);
-        if (this.tree(main)!.keys({ limit: 1 }).next().done !== true) names.add(main);
-      } else if (e.count > 0 && !this.#roots!.has(deltaName(name))) {
-        names.add(name);
-      }
-    }
-    return [...names].sort();
+    const roots = this.#roots!;
+    return treeNames(roots.keys(), (n) => roots.get(n)?.count ?? 0, (n) => this.tree(n));
   }
 
   get closed(): boolean {
@@ -733,17 +725,7 @@ export class TreeSet implements NodeStore {
 
   /** Names of trees that hold at least one key, sorted (a buffered tree's delta is part of it, not a tree). */
   names(): string[] {
-    const names = new Set<string>();
-    for (const [name, tree] of this.#trees) {
-      if (isDeltaName(name)) {
-        const main = mainName(name);
-        // The first merged entry: a step or two unless tombstones hide the main tree's first keys.
-        if (tree.count > 0 && this.reader(main)!.keys({ limit: 1 }).next().done !== true) names.add(main);
-      } else if (tree.count > 0 && !((this.#trees.get(deltaName(name))?.count ?? 0) > 0)) {
-        names.add(name);
-      }
-    }
-    return [...names].sort();
+    return treeNames(this.#trees.keys(), (n) => this.#trees.get(n)?.count ?? 0, (n) => this.reader(n));
   }
 
   get hasChanges(): boolean {
