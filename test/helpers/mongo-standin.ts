@@ -35,6 +35,13 @@ export interface MongoStandIn {
   stop(): Promise<void>;
   /** Listens again on the same port, with the same data unless `wipe`. */
   start(options?: { wipe?: boolean }): Promise<void>;
+  /**
+   * From now on, commands with these names (case-insensitive) get no reply until `release`: a
+   * MongoDB that is up (it answers hello and ping) but has not yet done the writes it was sent.
+   */
+  hold(commands: string[]): void;
+  /** Answers the held commands in the order they came, and holds no more. */
+  release(): void;
 }
 
 function errorReply(code: number, codeName: string, errmsg: string): Doc {
@@ -93,6 +100,8 @@ export async function startMongoStandIn(options: { sink?: boolean; keepDb?: stri
   let server: Server | undefined;
   let port = 0;
   let connectionId = 0;
+  let held = new Set<string>();
+  let heldReplies: Array<() => void> = [];
 
   const collectionOf = (db: string, name: string, create: boolean): Doc[] | undefined => {
     let colls = dbs.get(db);
@@ -324,6 +333,13 @@ export async function startMongoStandIn(options: { sink?: boolean; keepDb?: stri
           pos = sectionEnd;
         }
       }
+      if (held.has(Object.keys(body)[0]?.toLowerCase() ?? '')) {
+        const kept = Buffer.from(message);
+        heldReplies.push(() => {
+          if (!socket.destroyed) handle(socket, kept);
+        });
+        return;
+      }
       const out = answer(body, sequences);
       if (flags & 2) return; // moreToCome: no reply expected
       const doc = Buffer.from(BSON.serialize(out));
@@ -393,7 +409,15 @@ export async function startMongoStandIn(options: { sink?: boolean; keepDb?: stri
     commands,
     docs: (db, collection) => [...(collectionOf(db, collection, false) ?? [])],
     indexes: (db, collection) => [...(indexes.get(`${db}.${collection}`) ?? [])],
+    hold(names) {
+      held = new Set(names.map((n) => n.toLowerCase()));
+    },
+    release() {
+      held = new Set();
+      for (const run of heldReplies.splice(0)) run();
+    },
     async stop() {
+      heldReplies = [];
       for (const s of sockets) s.destroy();
       await new Promise<void>((resolve) => (server === undefined ? resolve() : server.close(() => resolve())));
       server = undefined;

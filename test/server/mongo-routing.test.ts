@@ -397,8 +397,11 @@ describe('the mirror when MongoDB goes away and comes back', () => {
       const t = await signup(srv.url);
       await seed(srv.url, t.apiKey);
       expect((await mql(srv.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
-      await own.stop();
-      // A write MongoDB cannot get: each routed aggregation waits the routing's 1.5 s for it, then runs natively.
+      // A write MongoDB has not done: it stays up (hello and ping answered, so the mirror never
+      // counts it away) but holds its writes. Each routed aggregation waits the routing's 1.5 s
+      // for the write, then runs natively. (With MongoDB stopped instead, the mirror's failed
+      // shipment could mark it away before the aggregation came, which then ran natively at once.)
+      own.hold(['insert', 'update', 'delete']);
       expect((await mql(srv.url, t.apiKey, 'insertOne', { collection: 'orders', document: { _id: 6, customer: 'c2', total: 3 } })).status).toBe(201);
       const spent = await mql(srv.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP, maxTimeMS: 1000 });
       expect(spent.status, spent.text).toBe(400);
@@ -407,6 +410,11 @@ describe('the mirror when MongoDB goes away and comes back', () => {
       expect(left.status, left.text).toBe(200);
       expect(left.body.executedBy).toBe('native');
       expect(left.body.documents.map((d: any) => d._id)).toEqual([1, 2, 3, 4, 6]);
+      // Once MongoDB does the write, the pipeline goes to it again.
+      own.release();
+      const back = await mql(srv.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP, maxTimeMS: 10_000 });
+      expect(back.body.executedBy).toBe('external');
+      expect(back.body.documents.map((d: any) => d._id)).toEqual([1, 2, 3, 4, 6]);
     } finally {
       await srv.stop();
       await own.stop();
