@@ -18,6 +18,7 @@ import {
   type ScalarTypeName,
   type SqlTypeName,
   type SqlValue,
+  NO_FUNCTION_HINT,
 } from './sql-types.js';
 import { decimalSqrtToScale } from './decimal.js';
 import { sqlToJson } from './functions/json-functions.js';
@@ -244,7 +245,7 @@ export function resolveAggregate(name: string, argTypes: readonly SqlTypeName[],
   }
   const resolver = Object.hasOwn(RESOLVERS, lower) ? RESOLVERS[lower] : undefined;
   const resolved = resolver?.(lower, argTypes);
-  if (resolved === undefined) return sqlFail('42883', `function ${lower}(${argTypes.map((t) => TYPE_DISPLAY[t]).join(', ')}) does not exist`);
+  if (resolved === undefined) return sqlFail('42883', `function ${lower}(${argTypes.map((t) => TYPE_DISPLAY[t]).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
   const { resultType, create } = resolved;
   const coerceTo = resolved.argTypes;
   // Arguments already of the resolved types (the usual case) need no converting wrapper.

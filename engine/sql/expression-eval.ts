@@ -22,6 +22,7 @@ import {
   type NonNullSqlValue,
   type SqlTypeName,
   type SqlValue,
+  NO_FUNCTION_HINT,
 } from './sql-types.js';
 
 /**
@@ -343,7 +344,7 @@ function compileExtract(node: AstNode, env: CompileEnv): CompiledExpr {
     source = compileExpression(args.source, env);
   }
   if (source.type === 'unknown') sqlFail('42725', 'function extract(unknown, unknown) is not unique');
-  if (!EXTRACT_SOURCES.includes(source.type)) sqlFail('42883', `function extract(unknown, ${TYPE_DISPLAY[source.type]}) does not exist`);
+  if (!EXTRACT_SOURCES.includes(source.type)) sqlFail('42883', `function extract(unknown, ${TYPE_DISPLAY[source.type]}) does not exist`, undefined, NO_FUNCTION_HINT);
   const src = source;
   return {
     type: 'numeric',
@@ -1085,7 +1086,7 @@ function compileFunction(node: AstNode, env: CompileEnv): CompiledExpr {
   const schema = (node.name as { schema?: { value: unknown } } | undefined)?.schema?.value;
   if (schema !== undefined && schema !== null && String(schema).toLowerCase() !== 'pg_catalog') {
     // Functions live in pg_catalog only.
-    if (String(schema).toLowerCase() === 'public') sqlFail('42883', `function public.${name}(${args.map((a) => TYPE_DISPLAY[a.type]).join(', ')}) does not exist`);
+    if (String(schema).toLowerCase() === 'public') sqlFail('42883', `function public.${name}(${args.map((a) => TYPE_DISPLAY[a.type]).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
     sqlFail('3F000', `schema "${String(schema).toLowerCase()}" does not exist`);
   }
   if (name === 'not' && args.length === 1) {
@@ -1120,7 +1121,7 @@ function compileFunction(node: AstNode, env: CompileEnv): CompiledExpr {
   }
   const fnName = trimMode === 'leading' ? 'ltrim' : trimMode === 'trailing' ? 'rtrim' : name;
   const def = FUNCTION_TABLE.get(fnName);
-  if (def === undefined) return sqlFail('42883', `function ${name}(${args.map((a) => TYPE_DISPLAY[a.type]).join(', ')}) does not exist`);
+  if (def === undefined) return sqlFail('42883', `function ${name}(${args.map((a) => TYPE_DISPLAY[a.type]).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
   return def.compile(name, args, inputCollation(args));
 }
 

@@ -6,7 +6,7 @@ import { addDays, addInterval, DAYS_PER_MONTH, MICROS_PER_DAY, negateInterval } 
 export type ArithOp = '+' | '-' | '*' | '/' | '%';
 
 export function noOperator(op: string, l: SqlTypeName, r: SqlTypeName): never {
-  return sqlFail('42883', `operator does not exist: ${TYPE_DISPLAY[l]} ${op} ${TYPE_DISPLAY[r]}`);
+  return sqlFail('42883', `operator does not exist: ${TYPE_DISPLAY[l]} ${op} ${TYPE_DISPLAY[r]}`, undefined, 'No operator matches the given name and argument types. You might need to add explicit type casts.');
 }
 
 /**

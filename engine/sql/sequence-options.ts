@@ -36,6 +36,11 @@ export interface SequenceDef {
   first: string;
   /** COMMENT ON SEQUENCE of a serial or identity column's sequence. */
   comment?: string;
+  /**
+   * A serial column's sequence's own type, once the column's type was changed (ALTER COLUMN ...
+   * TYPE leaves the sequence as it was, as PostgreSQL does). Absent: the column's type.
+   */
+  type?: 'int2' | 'int4' | 'int8';
 }
 
 const INT_BOUNDS: Record<'int2' | 'int4' | 'int8', [bigint, bigint]> = {

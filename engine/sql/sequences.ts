@@ -41,7 +41,7 @@ export function findSequence(catalog: Catalog, name: string): SequenceHandle | u
     for (const col of liveColumns(table)) {
       if (!col.serial) continue;
       const s = columnSequence(table, col);
-      if (s.name === name) return { ...s, type: col.type as SequenceHandle['type'], column: { table, col } };
+      if (s.name === name) return { ...s, type: s.def.type ?? (col.type as SequenceHandle['type']), column: { table, col } };
     }
   }
   return undefined;

@@ -894,7 +894,12 @@ function rewriteCharTypes(tokens: Token[]): Token[] {
  */
 function columnTypeAt(tokens: Token[], i: number): boolean {
   const before = tokens[i - 2];
-  return isName(tokens[i - 1]) && before !== undefined && (before.text === '(' || before.text === ',' || before.word === 'add' || before.word === 'column');
+  return alterTypeAt(tokens, i) || (isName(tokens[i - 1]) && before !== undefined && (before.text === '(' || before.text === ',' || before.word === 'add' || before.word === 'column'));
+}
+
+/** Whether tokens[i] is the new type of ALTER TABLE ... ALTER [COLUMN] c [SET DATA] TYPE. */
+function alterTypeAt(tokens: Token[], i: number): boolean {
+  return tokens[0]?.word === 'alter' && tokens[i - 1]?.word === 'type';
 }
 
 // ---- bit strings -------------------------------------------------------------------------------
@@ -991,15 +996,15 @@ const NOT_TYPES = new Set(['leading', 'trailing', 'both', 'default', 'placing', 
  * The type names of casts and typed literals the parser cannot read: an alias (`x::dec`,
  * `CAST(x AS dec(5, 2))`, `dec '1'`, a cast by now) -> the name the parser reads; a name
  * PostgreSQL has no type of (`'1'::foo`, `foo '1'`) fails as PostgreSQL fails it, before the
- * parser's syntax error could; another PostgreSQL type is unsupported. Elsewhere such a word is
- * a name (a column `dec`).
+ * parser's syntax error could; another PostgreSQL type is unsupported. So is ALTER COLUMN ...
+ * TYPE's new type. Elsewhere such a word is a name (a column `dec`).
  * @throws SQL_ERROR 42704 `type "foo" does not exist`, 0A000 for a PostgreSQL type tetradb lacks
  */
 function rewriteTypeNames(tokens: Token[]): Token[] {
   let out = tokens;
   for (let i = 0; i < out.length; i++) {
     const word = out[i]!.word;
-    if (word === undefined || PARSER_TYPES.has(word) || out[i + 1]?.text === '.' || !(castTypeAt(out, i) || typedLiteralAt(out, i))) continue;
+    if (word === undefined || PARSER_TYPES.has(word) || out[i + 1]?.text === '.' || !(castTypeAt(out, i) || typedLiteralAt(out, i) || alterTypeAt(out, i))) continue;
     const alias = TYPE_ALIASES[word];
     if (alias !== undefined) {
       out = [...out.slice(0, i), { text: alias, word: alias, space: out[i]!.space }, ...out.slice(i + 1)];

@@ -112,6 +112,9 @@ export function isNull(v: SqlValue): v is { type: SqlTypeName; value: null } {
  * Raises a SQL_ERROR with the given SQLSTATE, and PostgreSQL's DETAIL and HINT where it gives
  * them; the one way this module reports SQL errors.
  */
+/** PostgreSQL's HINT of a call that resolves to no function (42883, `function f(...) does not exist`). */
+export const NO_FUNCTION_HINT = 'No function matches the given name and argument types. You might need to add explicit type casts.';
+
 export function sqlFail(sqlstate: string, message: string, detail?: string, hint?: string): never {
   return fail('SQL_ERROR', message, { sqlstate, ...(detail === undefined ? {} : { detail }), ...(hint === undefined ? {} : { hint }) });
 }

@@ -5,7 +5,7 @@ import { resolveAggregate, type Accumulator, type AggregateDef } from './aggrega
 import { castValue, TYPE_DISPLAY } from './sql-cast.js';
 import { addInterval, MICROS_PER_DAY, negateInterval } from './functions/calendar.js';
 import { intervalSpan } from './operators.js';
-import { sqlFail, type Decimal, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue } from './sql-types.js';
+import { sqlFail, type Decimal, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue, NO_FUNCTION_HINT } from './sql-types.js';
 import { commonType } from './type-resolution.js';
 
 export type FrameMode = 'rows' | 'range' | 'groups';
@@ -89,7 +89,7 @@ export function resolveWindowFunction(spec: WindowSpec): WindowFunctionDef {
 }
 
 function noFunction(name: string, argTypes: readonly SqlTypeName[]): never {
-  return sqlFail('42883', `function ${name}(${argTypes.map((t) => TYPE_DISPLAY[t]).join(', ')}) does not exist`);
+  return sqlFail('42883', `function ${name}(${argTypes.map((t) => TYPE_DISPLAY[t]).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
 }
 
 /** True for the types an int4 parameter accepts implicitly (unknown literals included). */

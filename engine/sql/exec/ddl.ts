@@ -3,7 +3,7 @@ import { castTargetOf, compileExpression, unsupported, type AstNode } from '../e
 import { encodeKeyTuple, encodeRow, keyable, storedOf } from '../store/sql-codec.js';
 import type { TxnView } from '../store/sql-view.js';
 import { castValue, TYPE_DISPLAY, type CastTarget } from '../sql-cast.js';
-import { sqlFail, type SqlValue } from '../sql-types.js';
+import { sqlFail, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { TableReader } from './access.js';
 import { assignable, assignValue, indexEntry, keyText, TableWriter, writeIndexEntries } from './dml.js';
 import { restrictedEnv } from './expression-kinds.js';
@@ -15,7 +15,8 @@ import { PAUSE, type Exec, type Step } from './runtime.js';
 import { columnName, tableName, type Scope } from './scope.js';
 import { PRIMARY_KEY_MARKER } from '../sql-rewrite.js';
 import { DROP_CASCADE_MARKER, DROP_IF_EXISTS_MARKER, GENERATED_MARKER, QUOTED_NAME_MARKER, IDENTITY_ALWAYS_MARKER, IDENTITY_BY_DEFAULT_MARKER } from '../sql-grammar-gaps.js';
-import { columnSequence, decodeSequenceOptions, identitySequence, lastValueBytes, nextSequenceValue, rowIdSequence, sequenceStateBytes } from '../sequence-options.js';
+import { columnSequence, decodeSequenceOptions, defaultSequence, identitySequence, lastValueBytes, nextSequenceValue, rowIdSequence, sequenceStateBytes, TYPE_NAMES, type SequenceDef } from '../sequence-options.js';
+import { canCoerce } from '../type-resolution.js';
 import { columnCollation, definedCollation } from '../collation.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 
@@ -191,10 +192,18 @@ function foreignKey(table: TableDef, f: FkSpec, names: ConstraintNamer, catalog:
   const match = String(f.ref.match ?? '').toLowerCase();
   if (cols.length > 1 && (match === 'match full' || match === 'match partial')) unsupported(`${match.toUpperCase()} (foreign keys are MATCH SIMPLE)`);
   if (referencedKey(target, refCols) === undefined) sqlFail('42830', `there is no unique constraint matching given keys for referenced table "${refName}"`);
+  const name = names.other(f.name, `${table.name}_${f.cols.join('_')}_fkey`);
+  cols.forEach((id, i) => {
+    const a = table.columns[id]!;
+    const b = target.columns[refCols[i]!]!;
+    if (!foreignKeyComparable(a.type, b.type)) {
+      sqlFail('42804', `foreign key constraint "${name}" cannot be implemented`, `Key columns "${a.name}" of the referencing table and "${b.name}" of the referenced table are of incompatible types: ${typeWithoutModifiers(a.declared)} and ${typeWithoutModifiers(b.declared)}.`);
+    }
+  });
   // SET NULL would write a generated column (PostgreSQL refuses it here; CASCADE deletes rows).
   if (actions.onDelete === 'set null' && cols.some((id) => table.columns[id]!.generated !== undefined)) sqlFail('42601', 'invalid ON DELETE action for foreign key constraint containing generated column');
   // ON DELETE SET NULL over a NOT NULL column is accepted and fails at delete time (23502), as in PostgreSQL.
-  return { name: names.other(f.name, `${table.name}_${f.cols.join('_')}_fkey`), columns: cols, refTable: refName, refColumns: refCols, ...actions };
+  return { name, columns: cols, refTable: refName, refColumns: refCols, ...actions };
 }
 
 /**
@@ -829,6 +838,253 @@ function alterColumn(table: TableDef, e: Ast, catalog: Catalog, view: TxnView, p
   }
 }
 
+/** A type as PostgreSQL's format_type_be names it in messages: the declared name without its modifiers. */
+function typeWithoutModifiers(declared: string): string {
+  return declared.replace(/\(.*\)$/, '');
+}
+
+/**
+ * ALTER TABLE ... ALTER [COLUMN] c [SET DATA] TYPE t [COLLATE name] [USING expr], as PostgreSQL's
+ * ATPrepAlterColumnType, ATExecAlterColumnType and table rewrite do it:
+ * - checked first, before any row is read: the column is altered once in the statement, no
+ *   generated column reads it, a generated column takes no USING, an identity column stays an
+ *   integer, the COLLATE fits the type; the USING expression (over the row as it is, restricted
+ *   as a transform expression: no subquery, aggregate, window or set-returning function), or
+ *   without one the column itself, must have an assignment cast to the new type (42804 with
+ *   PostgreSQL's HINT); the DEFAULT must too. Then the CHECKs that read the column are compiled
+ *   again over the new type (42883 when an operator or function no longer applies) and the
+ *   foreign keys on either side of it must still compare (42804);
+ * - then every row is rewritten: the USING value (or the old one) assigned to the new type
+ *   (22P02, 22001, 22003 as an INSERT's), a generated column's stored value cast, not computed
+ *   again; the indexes over the column (all of them when it is in the primary key, whose row
+ *   keys change) are written again, a unique one refusing a duplicate (23505, could not create
+ *   unique index). The CHECKs over the column and the table's foreign keys are checked against
+ *   the rows at the end of the statement (RowChecks), and the rows of tables whose foreign keys
+ *   reference the column now.
+ * A serial column's sequence keeps its type (PostgreSQL's stays integer); an identity column's
+ * follows the column's, its bounds with it when they were the old type's.
+ * Not PostgreSQL's: a USING expression sees the row as the statement's earlier actions left it
+ * (PostgreSQL's sees the row before the statement), and the rows are held in memory while they
+ * are rewritten, as ADD COLUMN's and ADD PRIMARY KEY's rewrites hold them.
+ * @throws SQL_ERROR 42703, 0A000, 42611, 22023, 42804, 42704, 42883, 42803, 22P02, 22001, 22003, 23505, 23503
+ */
+function* alterColumnType(table: TableDef, e: Ast, catalog: Catalog, view: TxnView, x: Exec, pending: RowChecks, typed: Map<number, SqlTypeName>): Generator<Step, void> {
+  const cname = columnName(e.column as Ast);
+  const col = liveColumns(table).find((c) => c.name === cname) ?? sqlFail('42703', `column "${cname}" of relation "${table.name}" does not exist`);
+  // Checked as PostgreSQL's first pass checks every action, on the table as the statement found
+  // it; a second change of the column fails after those checks.
+  const twice = typed.get(col.id);
+  const was = twice ?? col.type;
+  if (twice === undefined) typed.set(col.id, col.type);
+  const { target, declared, serial } = columnType(e.definition as Ast);
+  if (serial) sqlFail('42704', `type "${String((e.definition as Ast).dataType).toLowerCase()}" does not exist`);
+  const to = target.type;
+  const toName = typeWithoutModifiers(declared);
+  const collation = definedCollation(e.collate, to, toName);
+  if (col.generated !== undefined && e.using) sqlFail('42611', 'cannot specify USING when altering type of generated column', `Column "${col.name}" is a generated column.`);
+  if (col.identity !== undefined && !['int2', 'int4', 'int8'].includes(to)) sqlFail('22023', 'identity column type must be smallint, integer, or bigint');
+  // The new column as assignments see it (its name, type and modifiers).
+  const next: ColumnDef = { ...col, type: to, declared, target };
+  // The value each row takes: the USING expression over the row as it is, or the column.
+  const using = e.using ? compileExpression(e.using as Ast, restrictedEnv('transform', catalog, tableColumns(table))) : undefined;
+  if (using !== undefined) {
+    if (using.type !== 'unknown' && !assignable(using.type, to)) sqlFail('42804', `result of USING clause for column "${col.name}" cannot be cast automatically to type ${toName}`, undefined, 'You might need to add an explicit cast.');
+  } else if (!assignable(was, to)) {
+    sqlFail('42804', `column "${col.name}" cannot be cast automatically to type ${toName}`, undefined, `You might need to specify "USING ${col.name}::${declared}".`);
+  }
+  if (twice !== undefined) sqlFail('0A000', `cannot alter type of column "${col.name}" twice`);
+  // A constant USING (a literal) is converted once, before any row, as PostgreSQL folds it.
+  const constant = using !== undefined && using.type === 'unknown' && columnRefs(e.using).length === 0 ? assignValue(using.evaluate(x.ctx()), next) : undefined;
+  // The DEFAULT as PostgreSQL keeps it, already of the old type (a serial's: nextval, bigint).
+  if (col.default !== undefined || col.serial) {
+    let from: string = col.serial && col.identity === undefined ? 'int8' : col.type;
+    if (col.default !== undefined) {
+      const d = compileExpression(bindSequenceCalls(col.default, catalog), restrictedEnv('default', catalog, []));
+      if (d.type !== 'unknown') from = d.type;
+    }
+    if (col.identity === undefined && !assignable(from as SqlTypeName, to)) sqlFail('42804', `default for column "${col.name}" cannot be cast automatically to type ${toName}`);
+  }
+  const user = liveColumns(table).find((c) => c !== col && c.generated !== undefined && columnRefs(c.generated).includes(col.name));
+  if (user !== undefined) sqlFail('0A000', 'cannot alter type of a column used by a generated column', `Column "${col.name}" is used by generated column "${user.name}".`);
+  const inIndex = table.primaryKey.includes(col.id) || table.indexes.some((i) => i.columns.includes(col.id));
+  if (inIndex && !keyable(to)) sqlFail('42804', `data type ${toName} has no default operator class for access method "btree"`);
+
+  // The table as it was, to read its rows; then the column of its new type.
+  const reader = new TableReader(table);
+  const oldType = col.type;
+  if (col.serial && col.identity === undefined) col.sequence = { ...(col.sequence ?? defaultSequence(col.type)), type: col.sequence?.type ?? (col.type as 'int2' | 'int4' | 'int8') };
+  if (col.identity !== undefined) col.sequence = identityOfType(col, to as 'int2' | 'int4' | 'int8');
+  col.type = to;
+  col.declared = declared;
+  col.target = target;
+  if (collation !== undefined) col.collation = collation;
+  else delete col.collation;
+  col.missing = storedOf({ type: to, value: null } as SqlValue);
+  // The CHECKs over the column, compiled over its new type now and checked against the rows at the end.
+  for (const c of table.checks) {
+    if (!columnRefs(c.expr).includes(col.name)) continue;
+    c.expr = typedLiterals(c.expr, col.name, oldType);
+    checkCheck(c.expr, table, catalog);
+    if (!pending.checks.includes(c.name)) pending.checks.push(c.name);
+  }
+  // The foreign keys on either side of the column must still compare their columns.
+  const referencing = [...catalog.tables.values()].sort((a, b) => a.id - b.id).filter((t) => t.foreignKeys.some((f) => f.refTable === table.name && f.refColumns.includes(col.id)));
+  const pairs: { fk: ForeignKeyDef; child: TableDef; parent: TableDef }[] = [];
+  for (const f of table.foreignKeys) if (f.columns.includes(col.id)) pairs.push({ fk: f, child: table, parent: f.refTable === table.name ? table : catalog.mustTable(f.refTable) });
+  for (const t of referencing) for (const f of t.foreignKeys) if (f.refTable === table.name && f.refColumns.includes(col.id) && !pairs.some((p) => p.fk === f)) pairs.push({ fk: f, child: t, parent: table });
+  for (const { fk, child, parent } of pairs) {
+    fk.columns.forEach((id, i) => {
+      const a = child.columns[id]!;
+      const b = parent.columns[fk.refColumns[i]!]!;
+      if (!foreignKeyComparable(a.type, b.type)) {
+        sqlFail('42804', `foreign key constraint "${fk.name}" cannot be implemented`, `Key columns "${a.name}" of the referencing table and "${b.name}" of the referenced table are of incompatible types: ${typeWithoutModifiers(a.declared)} and ${typeWithoutModifiers(b.declared)}.`);
+      }
+    });
+  }
+  if (pairs.some((p) => p.child === table)) pending.foreignKeys = true;
+
+  // The rows, read as they were and converted; then written again with the indexes over the column.
+  const ctx = x.ctx();
+  const rows: [Buffer, SqlValue[], SqlValue[]][] = [];
+  for (const [key, value] of view.scan(rowTree(table))) {
+    const before = reader.physical(value);
+    const after = before.slice();
+    let v: SqlValue;
+    if (constant !== undefined) v = constant;
+    else if (using !== undefined) {
+      ctx.row = reader.toLive(before);
+      v = using.evaluate(ctx);
+    } else v = before[col.id]!;
+    after[col.id] = assignValue(v, next);
+    rows.push([key, before, after]);
+    if (x.tick()) yield PAUSE;
+  }
+  const rekey = table.primaryKey.includes(col.id);
+  const indexes = rekey ? table.indexes : table.indexes.filter((i) => i.columns.includes(col.id));
+  const writer = new TableWriter(table, catalog, view, { catalog, params: [], parent: undefined, ctes: new Map() });
+  // Every old entry goes before any new one is written: a new key may be an old one's bytes.
+  for (const [key, before] of rows) {
+    if (rekey) view.delete(rowTree(table), key);
+    writeIndexEntries(view, indexes, before, key, 'delete');
+  }
+  const keys = rekey ? new Duplicates() : undefined;
+  const unique = new Map(indexes.filter((i) => i.unique).map((i) => [i, new Duplicates()]));
+  for (const [oldKey, , after] of rows) {
+    const key = rekey ? writer.keyOf(after) : oldKey;
+    if (keys !== undefined) {
+      const values = table.primaryKey.map((id) => after[id]!);
+      keys.add(encodeKeyTuple(values), () => values);
+    }
+    view.put(rowTree(table), key, encodeRow(after));
+    for (const [ix, dup] of unique) {
+      const entry = indexEntry(ix, after, key);
+      if (entry.uniqueKey !== undefined) dup.add(entry.uniqueKey, () => ix.columns.map((id) => after[id]!));
+    }
+    writeIndexEntries(view, indexes, after, key, 'put');
+    if (x.tick()) yield PAUSE;
+  }
+  keys?.check(table, table.primaryKey, primaryKeyName(table));
+  for (const [ix, dup] of unique) dup.check(table, ix.columns, ix.name);
+  catalog.save(view, table);
+  // The rows of the tables whose foreign keys reference the column, against its new values.
+  for (const child of referencing) {
+    if (child === table) {
+      pending.foreignKeys = true;
+      continue;
+    }
+    const childReader = new TableReader(child);
+    const childWriter = new TableWriter(child, catalog, view, { catalog, params: [], parent: undefined, ctes: new Map() });
+    for (const [, value] of view.scan(rowTree(child))) {
+      childWriter.validateReferences(childReader.physical(value));
+      if (x.tick()) yield PAUSE;
+    }
+  }
+}
+
+/**
+ * An identity column's sequence once the column is of type `to`: PostgreSQL's ALTER SEQUENCE ...
+ * AS, whose bounds that were the old type's become the new type's; a bound of its own must fit.
+ * @throws SQL_ERROR 22023 a MINVALUE or MAXVALUE out of the new type's range
+ */
+/**
+ * Whether a foreign key column of type `fk` can reference a key column of type `pk`, as
+ * PostgreSQL's ATAddForeignKeyConstraint decides it: the key's B-tree operator family compares
+ * the two types (the integers with each other, the date and time types with each other, text
+ * with varchar), or `fk` converts to `pk` implicitly.
+ */
+export function foreignKeyComparable(fk: SqlTypeName, pk: SqlTypeName): boolean {
+  const family = (t: SqlTypeName): string => (t === 'int2' || t === 'int4' || t === 'int8' ? 'integer' : t === 'date' || t === 'timestamp' || t === 'timestamptz' ? 'datetime' : t);
+  return family(fk) === family(pk) || canCoerce(fk, pk);
+}
+
+/**
+ * A CHECK's expression with the string literals compared with column `name` cast to `type`, the
+ * column's type when the CHECK was made: PostgreSQL keeps a CHECK with its literals converted to
+ * the types they were resolved to (`b <> ''` is kept as `b <> ''::text`), so after the column's
+ * type changes they keep theirs (and `b <> ''` over an integer b fails with 42883, as there).
+ * Literals compared with the column directly, or in an IN list or BETWEEN bounds beside it;
+ * numbers too when they were converted (`a > 0` over a numeric `a` is kept as `a > 0::numeric`).
+ */
+function typedLiterals(node: AstNode, name: string, type: SqlTypeName): AstNode {
+  const dataType = LITERAL_TYPES[type];
+  if (dataType === undefined) return node;
+  const isColumn = (n: Ast | undefined): boolean => n?.type === 'column_ref' && columnName(n) === name;
+  const isString = (n: Ast | undefined): boolean => n?.type === 'single_quote_string' || n?.type === 'string';
+  const cast = (n: Ast): Ast => ({ type: 'cast', keyword: 'cast', symbol: '::', expr: n, target: [{ dataType }] });
+  // A number PostgreSQL converted to the column's type: one compared with a numeric or double
+  // precision column that is not already of that type (no cross-type operator took it as it is).
+  const converted = (n: Ast): boolean => {
+    if (n?.type !== 'number' || (type !== 'numeric' && type !== 'float8')) return false;
+    const v = Number(n.value);
+    const natural = Number.isInteger(v) && Math.abs(v) <= 2 ** 31 ? 'int4' : Number.isSafeInteger(v) ? 'int8' : 'numeric';
+    return natural !== type;
+  };
+  const pinned = (n: Ast): Ast => (isString(n) || converted(n) ? cast(n) : n);
+  const castAll = (n: Ast): Ast => {
+    if (n?.type === 'expr_list' && Array.isArray(n.value)) return { ...n, value: n.value.map(pinned) };
+    return pinned(n);
+  };
+  const walk = (n: unknown): unknown => {
+    if (n === null || typeof n !== 'object') return n;
+    if (Array.isArray(n)) return n.map(walk);
+    const o = n as Ast;
+    const out = {} as Ast;
+    for (const k of Object.keys(o)) out[k] = walk(o[k]);
+    if (o.type === 'binary_expr') {
+      if (isColumn(o.left)) out.right = castAll(out.right);
+      if (isColumn(o.right)) out.left = castAll(out.left);
+    }
+    return out;
+  };
+  return walk(node) as AstNode;
+}
+
+/** The type names a literal's cast takes (castTargetOf reads them), by stored type. */
+const LITERAL_TYPES: Partial<Record<SqlTypeName, string>> = {
+  int2: 'SMALLINT', int4: 'INT', int8: 'BIGINT', numeric: 'NUMERIC', float8: 'DOUBLE PRECISION', text: 'TEXT', boolean: 'BOOLEAN',
+  date: 'DATE', timestamp: 'TIMESTAMP', timestamptz: 'TIMESTAMPTZ', jsonb: 'JSONB', bytea: 'BYTEA', interval: 'INTERVAL',
+};
+
+function identityOfType(col: ColumnDef, to: 'int2' | 'int4' | 'int8'): SequenceDef | undefined {
+  if (col.sequence === undefined) return undefined;
+  const was = defaultSequence(col.type);
+  const fresh = defaultSequence(to);
+  const def = { ...col.sequence };
+  const [low, high] = TYPE_BOUNDS[to];
+  const oldLow = String(TYPE_BOUNDS[col.type as 'int2' | 'int4' | 'int8'][0]);
+  if (def.max === was.max) def.max = fresh.max;
+  if (def.min === oldLow) def.min = String(low);
+  if (BigInt(def.max) > high) sqlFail('22023', `MAXVALUE (${def.max}) is out of range for sequence data type ${TYPE_NAMES[to]}`);
+  if (BigInt(def.min) < low) sqlFail('22023', `MINVALUE (${def.min}) is out of range for sequence data type ${TYPE_NAMES[to]}`);
+  return def;
+}
+
+const TYPE_BOUNDS: Record<'int2' | 'int4' | 'int8', [bigint, bigint]> = {
+  int2: [-32768n, 32767n],
+  int4: [-2147483648n, 2147483647n],
+  int8: [-9223372036854775808n, 9223372036854775807n],
+};
+
 /**
  * ALTER TABLE ... ADD [CONSTRAINT name] PRIMARY KEY | UNIQUE | CHECK | FOREIGN KEY, and those of
  * ADD COLUMN's column, checked and named as CREATE TABLE's (addKey, checkCheck, foreignKey): a unique constraint's index is built
@@ -926,6 +1182,8 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
   if (schema && schema !== 'public') sqlFail('3F000', `schema "${schema}" does not exist`);
   const table = catalog.mustTable(name);
   const pending: RowChecks = { notNull: [], checks: [], foreignKeys: false };
+  // The columns whose type the statement changes (each once, as in PostgreSQL), and their types before.
+  const typed = new Map<number, SqlTypeName>();
   for (const e of (ast.expr ?? []) as Ast[]) {
     const action = String(e.action).toLowerCase();
     const resource = String(e.resource).toLowerCase();
@@ -1004,6 +1262,10 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
         sqlFail('42703', `column "${cname}" of relation "${table.name}" does not exist`);
       }
       dropColumn(table, col, cascade, catalog, view);
+      continue;
+    }
+    if (action === 'alter' && resource === 'column' && e.definition && !e.default_val && !e.nullable) {
+      yield* alterColumnType(table, e, catalog, view, x, pending, typed);
       continue;
     }
     if (action === 'alter' && resource === 'column') {

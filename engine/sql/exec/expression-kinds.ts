@@ -15,7 +15,7 @@ type Ast = AstNode & Record<string, any>;
  * where PostgreSQL's transformExpr meets the construct (a call's arguments are read before the
  * call is refused, a subquery is refused before anything inside or beside it is read).
  */
-export type ExpressionKind = 'check' | 'default' | 'generated' | 'index expression' | 'index predicate';
+export type ExpressionKind = 'check' | 'default' | 'generated' | 'index expression' | 'index predicate' | 'transform';
 
 const PLACES: Record<ExpressionKind, { subquery: string; plural: string }> = {
   check: { subquery: 'cannot use subquery in check constraint', plural: 'check constraints' },
@@ -23,6 +23,8 @@ const PLACES: Record<ExpressionKind, { subquery: string; plural: string }> = {
   generated: { subquery: 'cannot use subquery in column generation expression', plural: 'column generation expressions' },
   'index expression': { subquery: 'cannot use subquery in index expression', plural: 'index expressions' },
   'index predicate': { subquery: 'cannot use subquery in index predicate', plural: 'index predicates' },
+  // ALTER COLUMN ... TYPE ... USING
+  transform: { subquery: 'cannot use subquery in transform expression', plural: 'transform expressions' },
 };
 
 /**

@@ -12,7 +12,7 @@ import { compareValues, resolveComparison } from '../operators.js';
 import { commonType, coerce } from '../type-resolution.js';
 import { isWindowOnlyName, resolveWindowFunction } from '../window-functions.js';
 import { isTetraError } from '../../errors.js';
-import { sqlFail, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { sqlFail, type NonNullSqlValue, type SqlTypeName, type SqlValue, NO_FUNCTION_HINT } from '../sql-types.js';
 import { boundable, TableScanPlan, type AccessPath } from './access.js';
 import type { BareCompare, BareCond, BareOrder } from './bare-filter.js';
 import { LookupJoinPlan, type LookupSpec } from './lookup-join.js';
@@ -1902,7 +1902,7 @@ function setReturningItem(f: Ast, join: JoinKind, on: Ast | null, using: string[
   const { alias, names } = aliasWithColumns(f.as, name);
   const cenv = exprEnv(env, new Scope([], env.parent), undefined, 'FROM');
   const args = ((fn.args?.value ?? []) as Ast[]).map((a) => compileExpression(a, cenv));
-  if (args.length < 2 || args.length > 3) sqlFail('42883', `function generate_series with ${args.length} arguments does not exist`);
+  if (args.length < 2 || args.length > 3) sqlFail('42883', `function generate_series with ${args.length} arguments does not exist`, undefined, NO_FUNCTION_HINT);
   const INT_TYPES: SqlTypeName[] = ['int2', 'int4', 'int8', 'unknown'];
   if (!args.every((a) => INT_TYPES.includes(a.type))) unsupported('generate_series over non-integer types');
   const type: SqlTypeName = args.some((a) => a.type === 'int8') ? 'int8' : 'int4';

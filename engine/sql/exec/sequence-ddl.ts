@@ -140,8 +140,8 @@ export function dropOwnedSequences(catalog: Catalog, view: TxnView, table: Table
  */
 export function detachSerialSequence(table: TableDef, col: ColumnDef, catalog: Catalog, view: TxnView): void {
   const seq = columnSequence(table, col);
-  const { name: _name, ...def } = seq.def;
-  const standalone: SequenceObject = { id: catalog.newId(), name: seq.name, type: col.type as SequenceObject['type'], def, ownedBy: { table: table.id, column: col.id } };
+  const { name: _name, type, ...def } = seq.def;
+  const standalone: SequenceObject = { id: catalog.newId(), name: seq.name, type: type ?? (col.type as SequenceObject['type']), def, ownedBy: { table: table.id, column: col.id } };
   const state = view.get(SEQUENCE_TREE, seq.key);
   if (state !== undefined) view.put(SEQUENCE_TREE, standaloneKey(standalone), state);
   view.delete(SEQUENCE_TREE, seq.key);

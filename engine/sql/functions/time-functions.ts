@@ -1,6 +1,6 @@
 import type { CompiledExpr } from '../compiled-expr.js';
 import { TYPE_DISPLAY } from '../sql-cast.js';
-import { Decimal, sqlFail, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { Decimal, sqlFail, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue, NO_FUNCTION_HINT } from '../sql-types.js';
 import {
   checkDate,
   checkTimestamp,
@@ -207,7 +207,7 @@ export function extractField(rawField: string, v: NonNullSqlValue): SqlValue {
       }
     }
     default:
-      return sqlFail('42883', `function extract(unknown, ${TYPE_DISPLAY[type]}) does not exist`);
+      return sqlFail('42883', `function extract(unknown, ${TYPE_DISPLAY[type]}) does not exist`, undefined, NO_FUNCTION_HINT);
   }
 }
 
