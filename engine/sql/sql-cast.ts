@@ -85,7 +85,8 @@ function applyModifiers(v: SqlValue, t: CastTarget): SqlValue {
     const r = v.value.round(t.scale);
     if (t.precision !== undefined) {
       const intDigits = r.abs().trunc(0).unscaled.toString().replace(/^0$/, '').length;
-      if (intDigits > t.precision - t.scale) sqlFail('22003', 'numeric field overflow');
+      const maxDigits = t.precision - t.scale;
+      if (intDigits > maxDigits) sqlFail('22003', 'numeric field overflow', `A field with precision ${t.precision}, scale ${t.scale} must round to an absolute value less than ${maxDigits > 0 ? `10^${maxDigits}` : '1'}.`);
     }
     return { type: 'numeric', value: r };
   }
