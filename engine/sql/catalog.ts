@@ -63,8 +63,16 @@ export interface ColumnDef {
 export interface IndexDef {
   id: number;
   name: string;
-  /** Column ids. */
+  /** Column ids of the key parts; -1 for a part that is an expression (see `expressions`). */
   columns: number[];
+  /**
+   * An index on expressions (CREATE INDEX ... (lower(email))): each key part's expression
+   * (node-sql-parser AST over the table's columns, stored unqualified), null for a column part.
+   * Absent: every part is a column.
+   */
+  expressions?: (AstNode | null)[];
+  /** The expressions' result types (null for column parts), set with `expressions`: the planner's key types. */
+  expressionTypes?: (SqlTypeName | null)[];
   unique: boolean;
   /** The index backs a PRIMARY KEY or UNIQUE constraint (dropped with it, not by DROP INDEX). */
   constraint?: 'primary' | 'unique';

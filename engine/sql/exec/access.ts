@@ -1,3 +1,4 @@
+import { keyColumnType } from './index-keys.js';
 import { castValue } from '../sql-cast.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import type { BareCond } from './bare-filter.js';
@@ -159,7 +160,7 @@ const NO_KEY = Buffer.alloc(0);
 
 export function* readStored(table: TableReader, path: AccessPath, x: Exec, needed?: readonly boolean[], withKeys = true): Generator<StoredRow | typeof PAUSE> {
   const t = table.table;
-  const keyTypes = path.keyColumns.map((id) => t.columns[id]!.type);
+  const keyTypes = path.keyColumns.map((id) => keyColumnType(t, id));
   const rows = rowTree(t);
   // A full-key equality is a point read.
   const pointRead = path.index === undefined && path.eq.length > 0 && path.eq[0]!.length === path.keyColumns.length && path.lo === undefined && path.hi === undefined;

@@ -5,8 +5,10 @@ import type { TxnView } from '../store/sql-view.js';
 import { castValue, TYPE_DISPLAY, type CastTarget } from '../sql-cast.js';
 import { sqlFail, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { TableReader } from './access.js';
-import { assignable, assignValue, indexEntry, keyText, TableWriter, writeIndexEntries } from './dml.js';
+import { assignable, assignValue, indexEntry, indexEntryKey, keyText, TableWriter, writeIndexEntries } from './dml.js';
 import { restrictedEnv } from './expression-kinds.js';
+import { bindIndexKeys, indexKeyFunction, indexKeyText, indexKeyValues, indexUsesColumn } from './index-keys.js';
+import { figureColumnName } from './column-names.js';
 import { compilePredicate, functionName } from './select.js';
 import { hasMutableCall, hasVolatile } from './quals.js';
 import { bindSequenceCalls, detachSerialSequence, dropOwnedSequences } from './sequence-ddl.js';
@@ -503,33 +505,50 @@ export function truncateTables(ast: Ast, catalog: Catalog, view: TxnView): void 
 export function* createIndex(ast: Ast, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, 'created' | 'exists'> {
   const tname = tableName((ast.table as Ast).table);
   const table = catalog.mustTable(tname);
-  const cols = ((ast.index_columns ?? []) as Ast[]).map((c) => {
+  // Each key part: a column, or an expression over the table's columns (its name in the
+  // index's default name as PostgreSQL's FigureIndexColname gives it).
+  const parts = ((ast.index_columns ?? []) as Ast[]).map((c): { column: string } | { expr: Ast; name: string } => {
+    if (c.order_by && String(c.order_by).toLowerCase() === 'desc') unsupported('DESC index columns (an ascending index serves both directions)');
     if (c.type !== 'column_ref') {
       // PostgreSQL's refusals of what an index expression may hold come first.
-      compileExpression(c, restrictedEnv('index expression', catalog, tableColumns(table)));
-      unsupported('index on an expression');
+      const e = compileExpression(c, restrictedEnv('index expression', catalog, tableColumns(table)));
+      if (hasMutableCall(c)) sqlFail('42P17', 'functions in index expression must be marked IMMUTABLE');
+      if (!keyable(e.type)) sqlFail('42804', `data type ${TYPE_DISPLAY[e.type] ?? e.type} has no default operator class for access method "btree"`);
+      if (c.collate) definedCollation(c.collate, e.type, TYPE_DISPLAY[e.type] ?? e.type);
+      const { collate: _c, opclass: _o, order_by: _b, nulls: _n, ...expr } = c;
+      const figured = figureColumnName(expr as AstNode);
+      return { expr: unqualified(expr as AstNode) as Ast, name: figured === '?column?' ? 'expr' : figured };
     }
-    if (c.order_by && String(c.order_by).toLowerCase() === 'desc') unsupported('DESC index columns (an ascending index serves both directions)');
     // An element's COLLATE: every collation tetradb accepts orders as the column does.
     if (c.collate) {
       const col = liveColumns(table).find((x) => x.name === columnName(c)) ?? sqlFail('42703', `column "${columnName(c)}" does not exist`);
       definedCollation(c.collate, col.type, col.declared);
     }
-    return columnName(c);
+    return { column: columnName(c) };
   });
   if (ast.where) {
     compilePredicate(ast.where as Ast, restrictedEnv('index predicate', catalog, tableColumns(table)), 'WHERE');
     unsupported('partial indexes (CREATE INDEX ... WHERE)');
   }
-  const ids = idsOf(table, cols, (n) => sqlFail('42703', `column "${n}" named in the index does not exist`));
-  for (const id of ids) if (!keyable(table.columns[id]!.type)) sqlFail('42804', `data type ${table.columns[id]!.declared} has no default operator class for access method "btree"`);
-  const name = ast.index ? String(ast.index).toLowerCase() : `${tname}_${cols.join('_')}_idx`;
-  if (relationExists(catalog, name)) {
-    if (ast.if_not_exists) return 'exists';
-    sqlFail('42P07', `relation "${name}" already exists`);
+  const ids = parts.map((p) => ('column' in p ? idsOf(table, [p.column], (n) => sqlFail('42703', `column "${n}" named in the index does not exist`))[0]! : -1));
+  for (const id of ids) if (id >= 0 && !keyable(table.columns[id]!.type)) sqlFail('42804', `data type ${table.columns[id]!.declared} has no default operator class for access method "btree"`);
+  let name: string;
+  if (ast.index) {
+    name = String(ast.index).toLowerCase();
+    if (relationExists(catalog, name)) {
+      if (ast.if_not_exists) return 'exists';
+      sqlFail('42P07', `relation "${name}" already exists`);
+    }
+  } else {
+    // PostgreSQL's ChooseRelationName: the default name, numbered past the names taken.
+    const base = `${tname}_${parts.map((p) => ('column' in p ? p.column : p.name)).join('_')}_idx`;
+    name = base;
+    for (let i = 1; relationExists(catalog, name); i++) name = `${base}${i}`;
   }
   const index: IndexDef = { id: catalog.newId(), name, columns: ids, unique: String(ast.index_type ?? '').toLowerCase() === 'unique' };
-  yield* buildIndex(index, table, view, x);
+  if (parts.some((p) => 'expr' in p)) index.expressions = parts.map((p) => ('expr' in p ? (p.expr as AstNode) : null));
+  // (buildIndex's bindIndexKeys sets its expressionTypes.)
+  yield* buildIndex(index, table, catalog, view, x);
   table.indexes.push(index);
   catalog.save(view, table);
   return 'created';
@@ -554,6 +573,11 @@ class Duplicates {
   check(table: TableDef, ids: number[], index: string): void {
     if (this.#first !== undefined) sqlFail('23505', `could not create unique index "${index}"`, `Key ${keyText(table, ids, this.#first)} is duplicated.`);
   }
+
+  /** check, for an index's key (its expressions named as PostgreSQL names them). */
+  checkIndex(table: TableDef, index: IndexDef): void {
+    if (this.#first !== undefined) sqlFail('23505', `could not create unique index "${index.name}"`, `Key ${indexKeyText(table, index, this.#first)} is duplicated.`);
+  }
 }
 
 /**
@@ -561,17 +585,18 @@ class Duplicates {
  * transaction: CREATE INDEX, and ALTER TABLE ... ADD UNIQUE.
  * @throws SQL_ERROR 23505 a unique index over a duplicated key (Duplicates)
  */
-function* buildIndex(index: IndexDef, table: TableDef, view: TxnView, x: Exec): Generator<Step, void> {
+function* buildIndex(index: IndexDef, table: TableDef, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
   const reader = new TableReader(table);
   const duplicates = new Duplicates();
+  bindIndexKeys(table, catalog, [index]);
   for (const [key, value] of view.scan(rowTree(table))) {
     const physical = reader.physical(value);
     const entry = indexEntry(index, physical, key);
-    if (entry.uniqueKey !== undefined) duplicates.add(entry.uniqueKey, () => index.columns.map((id) => physical[id]!));
+    if (entry.uniqueKey !== undefined) duplicates.add(entry.uniqueKey, () => indexKeyValues(index, physical));
     writeIndexEntries(view, [index], physical, key, 'put');
     if (x.tick()) yield PAUSE;
   }
-  duplicates.check(table, index.columns, index.name);
+  duplicates.checkIndex(table, index);
 }
 
 /** DROP INDEX [IF EXISTS] name. */
@@ -691,8 +716,9 @@ function dropColumn(table: TableDef, col: ColumnDef, cascade: boolean, catalog: 
   }
   dropOwnedSequences(catalog, view, table, col);
   col.dropped = true;
-  for (const ix of table.indexes.filter((i) => i.columns.includes(col.id))) view.dropTree(indexTree(ix));
-  table.indexes = table.indexes.filter((i) => !i.columns.includes(col.id));
+  // Its indexes, those on expressions that read it too (PostgreSQL drops them with it).
+  for (const ix of table.indexes.filter((i) => indexUsesColumn(i, col.id, col.name))) view.dropTree(indexTree(ix));
+  table.indexes = table.indexes.filter((i) => !indexUsesColumn(i, col.id, col.name));
   table.foreignKeys = table.foreignKeys.filter((f) => !f.columns.includes(col.id));
   table.checks = table.checks.filter((c) => !JSON.stringify(c.expr).includes(`"value":"${col.name}"`));
   catalog.save(view, table);
@@ -907,6 +933,9 @@ function* alterColumnType(table: TableDef, e: Ast, catalog: Catalog, view: TxnVi
   const user = liveColumns(table).find((c) => c !== col && c.generated !== undefined && columnRefs(c.generated).includes(col.name));
   if (user !== undefined) sqlFail('0A000', 'cannot alter type of a column used by a generated column', `Column "${col.name}" is used by generated column "${user.name}".`);
   const inIndex = table.primaryKey.includes(col.id) || table.indexes.some((i) => i.columns.includes(col.id));
+  // The index entries as they are now, to remove them: the indexes' expressions as compiled over the old type.
+  bindIndexKeys(table, catalog);
+  const oldKeys = new Map(table.indexes.map((ix) => [ix, indexKeyFunction(ix)]));
   if (inIndex && !keyable(to)) sqlFail('42804', `data type ${toName} has no default operator class for access method "btree"`);
 
   // The table as it was, to read its rows; then the column of its new type.
@@ -942,6 +971,9 @@ function* alterColumnType(table: TableDef, e: Ast, catalog: Catalog, view: TxnVi
     });
   }
   if (pairs.some((p) => p.child === table)) pending.foreignKeys = true;
+  // The expressions of the indexes that read the column, compiled over its new type (42883 when
+  // an operator or function no longer applies, as PostgreSQL's rebuild finds).
+  bindIndexKeys(table, catalog);
 
   // The rows, read as they were and converted; then written again with the indexes over the column.
   const ctx = x.ctx();
@@ -960,12 +992,12 @@ function* alterColumnType(table: TableDef, e: Ast, catalog: Catalog, view: TxnVi
     if (x.tick()) yield PAUSE;
   }
   const rekey = table.primaryKey.includes(col.id);
-  const indexes = rekey ? table.indexes : table.indexes.filter((i) => i.columns.includes(col.id));
+  const indexes = rekey ? table.indexes : table.indexes.filter((i) => indexUsesColumn(i, col.id, col.name));
   const writer = new TableWriter(table, catalog, view, { catalog, params: [], parent: undefined, ctes: new Map() });
   // Every old entry goes before any new one is written: a new key may be an old one's bytes.
   for (const [key, before] of rows) {
     if (rekey) view.delete(rowTree(table), key);
-    writeIndexEntries(view, indexes, before, key, 'delete');
+    for (const ix of indexes) view.delete(indexTree(ix), indexEntryKey(ix, oldKeys.get(ix)!(before), key));
   }
   const keys = rekey ? new Duplicates() : undefined;
   const unique = new Map(indexes.filter((i) => i.unique).map((i) => [i, new Duplicates()]));
@@ -978,13 +1010,13 @@ function* alterColumnType(table: TableDef, e: Ast, catalog: Catalog, view: TxnVi
     view.put(rowTree(table), key, encodeRow(after));
     for (const [ix, dup] of unique) {
       const entry = indexEntry(ix, after, key);
-      if (entry.uniqueKey !== undefined) dup.add(entry.uniqueKey, () => ix.columns.map((id) => after[id]!));
+      if (entry.uniqueKey !== undefined) dup.add(entry.uniqueKey, () => indexKeyValues(ix, after));
     }
     writeIndexEntries(view, indexes, after, key, 'put');
     if (x.tick()) yield PAUSE;
   }
   keys?.check(table, table.primaryKey, primaryKeyName(table));
-  for (const [ix, dup] of unique) dup.check(table, ix.columns, ix.name);
+  for (const [ix, dup] of unique) dup.checkIndex(table, ix);
   catalog.save(view, table);
   // The rows of the tables whose foreign keys reference the column, against its new values.
   for (const child of referencing) {
@@ -1101,7 +1133,7 @@ function* addConstraints(table: TableDef, keys: KeySpec[], checks: CheckSpec[], 
       addKey(table, p, names, catalog);
       for (const id of table.primaryKey) if (!pending.notNull.includes(table.columns[id]!)) pending.notNull.push(table.columns[id]!);
       yield* rekeyRows(table, catalog, view, x);
-    } else yield* buildIndex(addKey(table, p, names, catalog)!, table, view, x);
+    } else yield* buildIndex(addKey(table, p, names, catalog)!, table, catalog, view, x);
   }
   for (const c of checks) {
     const check: CheckDef = { name: names.check(c.name, checkName(table.name, c.node), false), expr: c.node };
@@ -1214,6 +1246,7 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
       col.name = to;
       for (const c of liveColumns(table)) if (c.generated !== undefined) c.generated = renameColumnRefs(c.generated, from, to);
       for (const c of table.checks) c.expr = renameColumnRefs(c.expr, from, to);
+      for (const ix of table.indexes) if (ix.expressions !== undefined) ix.expressions = ix.expressions.map((e) => (e === null ? null : renameColumnRefs(e, from, to)));
       catalog.save(view, table);
       continue;
     }

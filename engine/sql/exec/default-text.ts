@@ -5,6 +5,7 @@ import { castValue, parseText, TYPE_DISPLAY } from '../sql-cast.js';
 import { numericLiteral, toText, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
 import { columnType } from './ddl.js';
 import { functionName } from './select.js';
+import { columnName } from './scope.js';
 import { sequenceDefaultText } from './sequence-ddl.js';
 
 type Ast = AstNode & Record<string, unknown>;
@@ -64,8 +65,21 @@ const VALUE_FUNCTIONS = new Set(['current_timestamp', 'current_date', 'current_t
 /** Of those, the ones the rewrite makes calls of (sql-grammar-gaps.ts rewriteValueFunctions): no other form reaches here. */
 const CALLED_VALUE_FUNCTIONS = new Set(['localtimestamp', 'current_user', 'session_user', 'current_role', 'current_catalog', 'current_schema']);
 
+/**
+ * An expression as PostgreSQL's ruleutils prints it (pg_get_indexdef, a unique violation's key):
+ * columns by name (quoted when they need it), constants, calls and operators as expressionText
+ * prints a default's.
+ */
+export function expressionSqlText(node: AstNode): string {
+  return expressionText(node as Ast);
+}
+
 function expressionText(n: Ast): string {
   switch (n.type) {
+    case 'column_ref': {
+      const name = columnName(n);
+      return /^[a-z_][a-z0-9_$]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
+    }
     case 'number':
     case 'bigint':
       return constantText(numericLiteral(String(n.value)) as NonNullSqlValue);

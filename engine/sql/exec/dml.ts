@@ -14,6 +14,7 @@ import { OVERRIDING_SYSTEM_MARKER, OVERRIDING_USER_MARKER, ROW_ASSIGN } from '..
 import { figureColumnName } from './column-names.js';
 import { columnName, columnQualifier, Scope, tableName } from './scope.js';
 import { restrictedEnv } from './expression-kinds.js';
+import { bindIndexKeys, indexKeyText, indexKeyValues } from './index-keys.js';
 import { columnCollation } from '../collation.js';
 import { compileQuals, qualList } from './quals.js';
 import { exprEnv, planFrom, planQuery, rowSubquery, starNamer, tableAccess, type PlanEnv } from './select.js';
@@ -79,10 +80,15 @@ export function assignable(from: SqlTypeName, to: SqlTypeName): boolean {
 
 /** The index entry of a row: key = index columns ++ primary key; uniqueKey when unique and no NULL. */
 export function indexEntry(index: IndexDef, physical: SqlValue[], pk: Buffer): { key: Buffer; uniqueKey: Buffer | undefined } {
-  const values = index.columns.map((id) => physical[id]!);
+  const values = indexKeyValues(index, physical);
   const prefix = encodeKeyTuple(values);
   const uniqueKey = index.unique && values.every((v) => v.value !== null) ? prefix : undefined;
   return { key: checkedKey(Buffer.concat([prefix, pk]), index.name), uniqueKey };
+}
+
+/** The tree key of `index`'s entry with key values `values` for the row keyed `pk`. */
+export function indexEntryKey(index: IndexDef, values: SqlValue[], pk: Buffer): Buffer {
+  return checkedKey(Buffer.concat([encodeKeyTuple(values), pk]), index.name);
 }
 
 /**
@@ -126,6 +132,7 @@ export class TableWriter {
     this.live = liveColumns(table);
     this.#catalog = catalog;
     this.#view = view;
+    bindIndexKeys(table, catalog);
     const scope = new Scope(this.live.map((c) => ({ name: c.name, type: c.type, qualifier: table.name, collation: columnCollation(c.collation) })), undefined);
     const cenv = exprEnv({ ...env, parent: undefined }, scope, undefined, 'check constraints');
     // Tested in name order, as PostgreSQL's relcache sorts a table's CHECKs (CheckConstraintFetch):
@@ -242,7 +249,7 @@ export class TableWriter {
       if (uniqueKey === undefined) continue;
       for (const [, pk] of this.#view.scan(indexTree(ix), { gte: uniqueKey, lt: prefixEnd(uniqueKey) })) {
         if (ownKey !== undefined && pk.equals(ownKey)) continue;
-        sqlFail('23505', `duplicate key value violates unique constraint "${ix.name}"`, duplicateKey(this.table, ix.columns, physical));
+        sqlFail('23505', `duplicate key value violates unique constraint "${ix.name}"`, `Key ${indexKeyText(this.table, ix, indexKeyValues(ix, physical))} already exists.`);
       }
     }
   }

@@ -1,3 +1,4 @@
+import { canonicalExpression, indexExpressionForms, keyColumnName, keyColumnType, plannerKeyColumns } from './index-keys.js';
 import { isAggregateName, resolveAggregate } from '../aggregates.js';
 import type { Catalog, TableDef } from '../catalog.js';
 import { liveColumns } from '../catalog.js';
@@ -1757,6 +1758,7 @@ function lookupSpec(right: TableScanPlan, leftKeys: CompiledExpr[], rightKeys: C
   }
   for (const ix of table.indexes) {
     if (best !== undefined && best.index === undefined && best.picks.length === table.primaryKey.length) break;
+    if (ix.expressions !== undefined) continue;
     const picks = prefixOf(ix.columns);
     if (picks.length > (best?.picks.length ?? 0)) best = { index: ix, picks, keyColumns: ix.columns };
   }
@@ -2133,10 +2135,25 @@ function columnConds(c: Ast, scope: Scope, cols: ReturnType<typeof liveColumns>,
       return undefined;
     }
   };
-  const typeOk = (col: number, e: CompiledExpr): boolean => boundable(table.columns[col]!.type, e.type);
+  const typeOk = (col: number, e: CompiledExpr): boolean => boundable(keyColumnType(table, col), e.type);
+  // An operand that is a column of the table, or one of its indexes' expressions.
+  const forms = table.indexes.some((i) => i.expressions !== undefined) ? indexExpressionForms(table) : undefined;
+  const keyOf = (n: Ast): number | undefined => {
+    const col = colOf(n);
+    if (col !== undefined || forms === undefined || n.type === 'column_ref') return col;
+    const form = canonicalExpression(n, (ref) => {
+      try {
+        const s = scope.resolve(columnQualifier(ref as Ast), columnName(ref as Ast));
+        return s.depth === 0 ? cols[s.index]!.name : undefined;
+      } catch {
+        return undefined;
+      }
+    });
+    return form === undefined ? undefined : forms.get(form);
+  };
   if (op in FLIP) {
-    const lc = colOf(c.left as Ast);
-    const rc = colOf(c.right as Ast);
+    const lc = keyOf(c.left as Ast);
+    const rc = keyOf(c.right as Ast);
     if (lc !== undefined) {
       const e = constant(c.right as Ast);
       if (e !== undefined && typeOk(lc, e)) return [{ column: lc, op: op as ColumnCond['op'], exprs: [e] }];
@@ -2148,7 +2165,7 @@ function columnConds(c: Ast, scope: Scope, cols: ReturnType<typeof liveColumns>,
     return [];
   }
   if (op === 'IN') {
-    const lc = colOf(c.left as Ast);
+    const lc = keyOf(c.left as Ast);
     const list = c.right as Ast;
     if (lc === undefined || list.type !== 'expr_list' || isSubqueryList(list)) return [];
     const exprs = (list.value as Ast[]).map((v) => constant(v));
@@ -2156,7 +2173,7 @@ function columnConds(c: Ast, scope: Scope, cols: ReturnType<typeof liveColumns>,
     return [{ column: lc, op: 'in', exprs: exprs as CompiledExpr[] }];
   }
   if (op === 'BETWEEN') {
-    const lc = colOf(c.left as Ast);
+    const lc = keyOf(c.left as Ast);
     const bounds = (c.right as Ast).value as Ast[] | undefined;
     if (lc === undefined || bounds?.length !== 2) return [];
     const lo = constant(bounds[0]!);
@@ -2175,7 +2192,7 @@ function choosePath(table: TableDef, conds: ColumnCond[], orderHint?: { columns:
   if (orderHint !== undefined && orderHint.columns.length === 0) orderHint = undefined;
   const candidates: { index: AccessPath['index']; keyColumns: number[]; unique: boolean }[] = [];
   if (table.primaryKey.length > 0) candidates.push({ index: undefined, keyColumns: table.primaryKey, unique: true });
-  for (const ix of table.indexes) candidates.push({ index: ix, keyColumns: ix.columns, unique: ix.unique });
+  for (const ix of table.indexes) if (ix.expressions === undefined || ix.expressionTypes !== undefined) candidates.push({ index: ix, keyColumns: plannerKeyColumns(ix), unique: ix.unique });
   let best: { path: AccessPath; score: number } | undefined;
   for (const cand of candidates) {
     const eq: CompiledExpr[][] = [[]];
@@ -2192,13 +2209,13 @@ function choosePath(table: TableDef, conds: ColumnCond[], orderHint?: { columns:
       const next: CompiledExpr[][] = [];
       for (const prefix of eq) for (const v of values) next.push([...prefix, v]);
       eq.splice(0, eq.length, ...next);
-      eqTypes.push(table.columns[col]!.type);
+      eqTypes.push(keyColumnType(table, col));
     }
     let lo: AccessPath['lo'];
     let hi: AccessPath['hi'];
     if (k < cand.keyColumns.length) {
       const col = cand.keyColumns[k]!;
-      const type = table.columns[col]!.type;
+      const type = keyColumnType(table, col);
       const l = conds.find((c) => c.column === col && (c.op === '>' || c.op === '>='));
       const h = conds.find((c) => c.column === col && (c.op === '<' || c.op === '<='));
       if (l !== undefined) lo = { expr: l.exprs[0]!, type, inclusive: l.op === '>=' };
@@ -2220,7 +2237,7 @@ function choosePath(table: TableDef, conds: ColumnCond[], orderHint?: { columns:
       }
     }
     if (score <= 1 && orderHint === undefined) score = cand.index === undefined ? 1 : 0;
-    const names = cand.keyColumns.map((c) => table.columns[c]!.name);
+    const names = cand.keyColumns.map((c) => keyColumnName(table, c));
     const text = k > 0 || lo || hi ? `Key: (${names.join(', ')})${k > 0 ? `, ${k} equal` : ''}${lo || hi ? ', range' : ''}${eq.length > 1 ? `, ${eq.length} lookups` : ''}` : '';
     const path: AccessPath = { index: cand.index, keyColumns: cand.keyColumns, eq: k > 0 ? eq : [], eqTypes, lo, hi, reverse, ordered, text: ordered ? `${text}${text ? ', ' : ''}in ORDER BY order` : text };
     if (k === 0 && lo === undefined && hi === undefined && !ordered) continue;
