@@ -73,6 +73,11 @@ export interface IndexDef {
   expressions?: (AstNode | null)[];
   /** The expressions' result types (null for column parts), set with `expressions`: the planner's key types. */
   expressionTypes?: (SqlTypeName | null)[];
+  /**
+   * A partial index's predicate (CREATE INDEX ... WHERE; AST over the table's columns, stored
+   * unqualified): only the rows it holds true for have entries. Absent: every row.
+   */
+  predicate?: AstNode;
   unique: boolean;
   /** The index backs a PRIMARY KEY or UNIQUE constraint (dropped with it, not by DROP INDEX). */
   constraint?: 'primary' | 'unique';

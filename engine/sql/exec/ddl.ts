@@ -215,7 +215,7 @@ function foreignKey(table: TableDef, f: FkSpec, names: ConstraintNamer, catalog:
  */
 function referencedKey(target: TableDef, refCols: number[]): { name: string; index: IndexDef | undefined } | undefined {
   if (target.primaryKey.length > 0 && sameSet(refCols, target.primaryKey)) return { name: primaryKeyName(target), index: undefined };
-  const index = target.indexes.find((i) => i.unique && sameSet(i.columns, refCols));
+  const index = target.indexes.find((i) => i.unique && i.predicate === undefined && sameSet(i.columns, refCols));
   return index === undefined ? undefined : { name: index.name, index };
 }
 
@@ -526,9 +526,11 @@ export function* createIndex(ast: Ast, catalog: Catalog, view: TxnView, x: Exec)
     }
     return { column: columnName(c) };
   });
+  // A partial index: its predicate checked as PostgreSQL checks it (what it may hold, a boolean,
+  // immutable functions only).
   if (ast.where) {
     compilePredicate(ast.where as Ast, restrictedEnv('index predicate', catalog, tableColumns(table)), 'WHERE');
-    unsupported('partial indexes (CREATE INDEX ... WHERE)');
+    if (hasMutableCall(ast.where)) sqlFail('42P17', 'functions in index predicate must be marked IMMUTABLE');
   }
   const ids = parts.map((p) => ('column' in p ? idsOf(table, [p.column], (n) => sqlFail('42703', `column "${n}" named in the index does not exist`))[0]! : -1));
   for (const id of ids) if (id >= 0 && !keyable(table.columns[id]!.type)) sqlFail('42804', `data type ${table.columns[id]!.declared} has no default operator class for access method "btree"`);
@@ -547,6 +549,7 @@ export function* createIndex(ast: Ast, catalog: Catalog, view: TxnView, x: Exec)
   }
   const index: IndexDef = { id: catalog.newId(), name, columns: ids, unique: String(ast.index_type ?? '').toLowerCase() === 'unique' };
   if (parts.some((p) => 'expr' in p)) index.expressions = parts.map((p) => ('expr' in p ? (p.expr as AstNode) : null));
+  if (ast.where) index.predicate = unqualified(ast.where as AstNode);
   // (buildIndex's bindIndexKeys sets its expressionTypes.)
   yield* buildIndex(index, table, catalog, view, x);
   table.indexes.push(index);
@@ -592,7 +595,7 @@ function* buildIndex(index: IndexDef, table: TableDef, catalog: Catalog, view: T
   for (const [key, value] of view.scan(rowTree(table))) {
     const physical = reader.physical(value);
     const entry = indexEntry(index, physical, key);
-    if (entry.uniqueKey !== undefined) duplicates.add(entry.uniqueKey, () => indexKeyValues(index, physical));
+    if (entry?.uniqueKey !== undefined) duplicates.add(entry.uniqueKey, () => entry.values);
     writeIndexEntries(view, [index], physical, key, 'put');
     if (x.tick()) yield PAUSE;
   }
@@ -997,7 +1000,10 @@ function* alterColumnType(table: TableDef, e: Ast, catalog: Catalog, view: TxnVi
   // Every old entry goes before any new one is written: a new key may be an old one's bytes.
   for (const [key, before] of rows) {
     if (rekey) view.delete(rowTree(table), key);
-    for (const ix of indexes) view.delete(indexTree(ix), indexEntryKey(ix, oldKeys.get(ix)!(before), key));
+    for (const ix of indexes) {
+      const values = oldKeys.get(ix)!(before);
+      if (values !== undefined) view.delete(indexTree(ix), indexEntryKey(ix, values, key));
+    }
   }
   const keys = rekey ? new Duplicates() : undefined;
   const unique = new Map(indexes.filter((i) => i.unique).map((i) => [i, new Duplicates()]));
@@ -1010,7 +1016,7 @@ function* alterColumnType(table: TableDef, e: Ast, catalog: Catalog, view: TxnVi
     view.put(rowTree(table), key, encodeRow(after));
     for (const [ix, dup] of unique) {
       const entry = indexEntry(ix, after, key);
-      if (entry.uniqueKey !== undefined) dup.add(entry.uniqueKey, () => indexKeyValues(ix, after));
+      if (entry?.uniqueKey !== undefined) dup.add(entry.uniqueKey, () => entry.values);
     }
     writeIndexEntries(view, indexes, after, key, 'put');
     if (x.tick()) yield PAUSE;
@@ -1246,7 +1252,10 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
       col.name = to;
       for (const c of liveColumns(table)) if (c.generated !== undefined) c.generated = renameColumnRefs(c.generated, from, to);
       for (const c of table.checks) c.expr = renameColumnRefs(c.expr, from, to);
-      for (const ix of table.indexes) if (ix.expressions !== undefined) ix.expressions = ix.expressions.map((e) => (e === null ? null : renameColumnRefs(e, from, to)));
+      for (const ix of table.indexes) {
+        if (ix.expressions !== undefined) ix.expressions = ix.expressions.map((e) => (e === null ? null : renameColumnRefs(e, from, to)));
+        if (ix.predicate !== undefined) ix.predicate = renameColumnRefs(ix.predicate, from, to);
+      }
       catalog.save(view, table);
       continue;
     }

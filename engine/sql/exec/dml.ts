@@ -79,11 +79,13 @@ export function assignable(from: SqlTypeName, to: SqlTypeName): boolean {
 }
 
 /** The index entry of a row: key = index columns ++ primary key; uniqueKey when unique and no NULL. */
-export function indexEntry(index: IndexDef, physical: SqlValue[], pk: Buffer): { key: Buffer; uniqueKey: Buffer | undefined } {
+export function indexEntry(index: IndexDef, physical: SqlValue[], pk: Buffer): { key: Buffer; uniqueKey: Buffer | undefined; values: SqlValue[] } | undefined {
   const values = indexKeyValues(index, physical);
+  // A partial index holds no entry for a row its predicate is not true for.
+  if (values === undefined) return undefined;
   const prefix = encodeKeyTuple(values);
   const uniqueKey = index.unique && values.every((v) => v.value !== null) ? prefix : undefined;
-  return { key: checkedKey(Buffer.concat([prefix, pk]), index.name), uniqueKey };
+  return { key: checkedKey(Buffer.concat([prefix, pk]), index.name), uniqueKey, values };
 }
 
 /** The tree key of `index`'s entry with key values `values` for the row keyed `pk`. */
@@ -102,7 +104,9 @@ function checkedKey(key: Buffer, index: string): Buffer {
 
 export function writeIndexEntries(view: TxnView, indexes: IndexDef[], physical: SqlValue[], pk: Buffer, op: 'put' | 'delete'): void {
   for (const ix of indexes) {
-    const { key } = indexEntry(ix, physical, pk);
+    const entry = indexEntry(ix, physical, pk);
+    if (entry === undefined) continue;
+    const { key } = entry;
     if (op === 'put') view.put(indexTree(ix), key, pk);
     else view.delete(indexTree(ix), key);
   }
@@ -232,7 +236,7 @@ export class TableWriter {
     if (target === this.table && cols.every((c, i) => self[c]!.value !== null && encodeKeyTuple([self[c]!]).equals(encodeKeyTuple([values[i]!])))) return true;
     const byPk = target.primaryKey.length === cols.length && target.primaryKey.every((c) => cols.includes(c));
     if (byPk) return this.#view.get(rowTree(target), encodeKeyTuple(target.primaryKey.map((c) => values[cols.indexOf(c)]!))) !== undefined;
-    const ix = target.indexes.find((i) => i.unique && i.columns.length === cols.length && i.columns.every((c) => cols.includes(c)))!;
+    const ix = target.indexes.find((i) => i.unique && i.predicate === undefined && i.columns.length === cols.length && i.columns.every((c) => cols.includes(c)))!;
     const prefix = encodeKeyTuple(ix.columns.map((c) => values[cols.indexOf(c)]!));
     for (const _ of this.#view.scan(indexTree(ix), { gte: prefix, lt: prefixEnd(prefix), limit: 1 })) return true;
     return false;
@@ -245,11 +249,12 @@ export class TableWriter {
     }
     for (const ix of this.table.indexes) {
       if (!ix.unique) continue;
-      const { uniqueKey } = indexEntry(ix, physical, key);
+      const entry = indexEntry(ix, physical, key);
+      const uniqueKey = entry?.uniqueKey;
       if (uniqueKey === undefined) continue;
       for (const [, pk] of this.#view.scan(indexTree(ix), { gte: uniqueKey, lt: prefixEnd(uniqueKey) })) {
         if (ownKey !== undefined && pk.equals(ownKey)) continue;
-        sqlFail('23505', `duplicate key value violates unique constraint "${ix.name}"`, `Key ${indexKeyText(this.table, ix, indexKeyValues(ix, physical))} already exists.`);
+        sqlFail('23505', `duplicate key value violates unique constraint "${ix.name}"`, `Key ${indexKeyText(this.table, ix, entry!.values)} already exists.`);
       }
     }
   }
@@ -259,8 +264,9 @@ export class TableWriter {
     const matches = (cols: number[]): boolean => target === undefined || (cols.length === target.length && cols.every((c) => target.includes(c)));
     if (this.table.primaryKey.length > 0 && matches(this.table.primaryKey) && this.#view.get(rowTree(this.table), key) !== undefined) return key;
     for (const ix of this.table.indexes) {
-      if (!ix.unique || !matches(ix.columns)) continue;
-      const { uniqueKey } = indexEntry(ix, physical, key);
+      // A partial index is not inferred (PostgreSQL infers one only from ON CONFLICT's WHERE, not supported).
+      if (!ix.unique || ix.predicate !== undefined || !matches(ix.columns)) continue;
+      const uniqueKey = indexEntry(ix, physical, key)?.uniqueKey;
       if (uniqueKey === undefined) continue;
       for (const [, pk] of this.#view.scan(indexTree(ix), { gte: uniqueKey, lt: prefixEnd(uniqueKey), limit: 1 })) return pk;
     }
@@ -331,7 +337,7 @@ export class TableWriter {
     const cast = values.map((v, i) => assignValue(v, table.columns[cols[i]!]!));
     const out: StoredRow[] = [];
     const reader = new TableReader(table);
-    const ix = table.indexes.find((i) => cols.every((c, k) => i.columns[k] === c));
+    const ix = table.indexes.find((i) => i.predicate === undefined && cols.every((c, k) => i.columns[k] === c));
     const prefix = encodeKeyTuple(cast);
     if (ix !== undefined) {
       for (const [, pk] of this.#view.scan(indexTree(ix), { gte: prefix, lt: prefixEnd(prefix) })) {
@@ -517,7 +523,7 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
     if (t) {
       conflictTarget = ((t.expr ?? []) as Ast[]).map((c) => (writer.live.find((l) => l.name === columnName(c)) ?? sqlFail('42703', `column "${columnName(c)}" does not exist`)).id);
       const isKey = (cols: number[]): boolean => cols.length === conflictTarget!.length && cols.every((c) => conflictTarget!.includes(c));
-      if (!isKey(table.primaryKey) && !table.indexes.some((i) => i.unique && isKey(i.columns))) sqlFail('42P10', 'there is no unique or exclusion constraint matching the ON CONFLICT specification');
+      if (!isKey(table.primaryKey) && !table.indexes.some((i) => i.unique && i.predicate === undefined && isKey(i.columns))) sqlFail('42P10', 'there is no unique or exclusion constraint matching the ON CONFLICT specification');
     }
     const action = conflict.action?.expr as Ast;
     if (action?.type === 'update') {

@@ -13,10 +13,15 @@ import { TableReader } from './access.js';
 import { expressionSqlText } from './default-text.js';
 import { restrictedEnv } from './expression-kinds.js';
 import { columnName } from './scope.js';
-import { functionName } from './select.js';
+import { compilePredicate, functionName } from './select.js';
 
 /** The key values of an index's entry for a row (physical slots), by index object. */
-const KEYS = new WeakMap<IndexDef, { shape: string; values: (physical: SqlValue[]) => SqlValue[] }>();
+const KEYS = new WeakMap<IndexDef, { shape: string; values: (physical: SqlValue[]) => SqlValue[] | undefined }>();
+
+/** Whether an index needs compiling before its entries can be computed: expressions or a predicate. */
+function compiled(ix: IndexDef): boolean {
+  return ix.expressions !== undefined || ix.predicate !== undefined;
+}
 
 /** What the compiled expressions of a table's indexes depend on: its columns' slots, names and types. */
 function shapeOf(table: TableDef): string {
@@ -31,18 +36,23 @@ function shapeOf(table: TableDef): string {
 export function bindIndexKeys(table: TableDef, catalog: Catalog, indexes: readonly IndexDef[] = table.indexes): void {
   let shape: string | undefined;
   for (const ix of indexes) {
-    if (ix.expressions === undefined) continue;
+    if (!compiled(ix)) continue;
     shape ??= shapeOf(table);
     if (KEYS.get(ix)?.shape === shape) continue;
-    const compiled = compileIndexExpressions(ix, table, catalog);
-    ix.expressionTypes = compiled.map((e) => (e === undefined ? null : e.type));
+    const exprs = compileIndexExpressions(ix, table, catalog);
+    if (ix.expressions !== undefined) ix.expressionTypes = exprs.map((e) => (e === undefined ? null : e.type));
+    const predicate = ix.predicate === undefined ? undefined : compileIndexPredicate(ix, table, catalog);
     const reader = new TableReader(table);
     const parts = ix.columns.map((id, k) => {
-      const e = compiled[k];
+      const e = exprs[k];
       if (e === undefined) return (physical: SqlValue[]) => physical[id]!;
       return (physical: SqlValue[]) => e.evaluate({ statementTime: 0n, row: reader.toLive(physical) });
     });
-    KEYS.set(ix, { shape, values: (physical) => parts.map((p) => p(physical)) });
+    const values = (physical: SqlValue[]): SqlValue[] => parts.map((p) => p(physical));
+    KEYS.set(ix, {
+      shape,
+      values: predicate === undefined ? values : (physical) => (predicate.evaluate({ statementTime: 0n, row: reader.toLive(physical) }).value === true ? values(physical) : undefined),
+    });
   }
 }
 
@@ -60,16 +70,25 @@ export function compileIndexExpressions(ix: IndexDef, table: TableDef, catalog: 
 }
 
 /** indexKeyValues of `index` as bound now (a later bindIndexKeys over another shape does not change it). */
-export function indexKeyFunction(index: IndexDef): (physical: SqlValue[]) => SqlValue[] {
-  if (index.expressions === undefined) return (physical) => index.columns.map((id) => physical[id]!);
+export function indexKeyFunction(index: IndexDef): (physical: SqlValue[]) => SqlValue[] | undefined {
+  if (!compiled(index)) return (physical) => index.columns.map((id) => physical[id]!);
   const bound = KEYS.get(index);
   if (bound === undefined) throw new Error(`index "${index.name}": its expressions were not compiled (bindIndexKeys)`);
   return bound.values;
 }
 
-/** The key values of `index`'s entry for a row. */
-export function indexKeyValues(index: IndexDef, physical: SqlValue[]): SqlValue[] {
-  if (index.expressions === undefined) return index.columns.map((id) => physical[id]!);
+/**
+ * A partial index's predicate compiled over the table's columns, as an index predicate.
+ * @throws SQL_ERROR as compilePredicate
+ */
+export function compileIndexPredicate(ix: IndexDef, table: TableDef, catalog: Catalog): CompiledExpr {
+  const env = restrictedEnv('index predicate', catalog, liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier: table.name, collation: columnCollation(c.collation) })));
+  return compilePredicate(ix.predicate as AstNode, env, 'WHERE');
+}
+
+/** The key values of `index`'s entry for a row; undefined when a partial index holds no entry for it. */
+export function indexKeyValues(index: IndexDef, physical: SqlValue[]): SqlValue[] | undefined {
+  if (!compiled(index)) return index.columns.map((id) => physical[id]!);
   const bound = KEYS.get(index);
   if (bound === undefined) throw new Error(`index "${index.name}": its expressions were not compiled (bindIndexKeys)`);
   return bound.values(physical);
@@ -105,12 +124,20 @@ export function expressionColumns(index: IndexDef): Set<string> {
     for (const k of Object.keys(o)) if (k !== 'loc') walk(o[k]);
   };
   for (const e of index.expressions ?? []) walk(e);
+  if (index.predicate !== undefined) walk(index.predicate);
   return out;
 }
 
 /** Whether the index depends on column `id` (`name`): a column part, or read by an expression. */
 export function indexUsesColumn(index: IndexDef, id: number, name: string): boolean {
-  return index.columns.includes(id) || (index.expressions !== undefined && expressionColumns(index).has(name));
+  return index.columns.includes(id) || (compiled(index) && expressionColumns(index).has(name));
+}
+
+/** The conjuncts of an AND tree (a partial index's predicate, a query's conditions). */
+export function conjuncts(node: AstNode): AstNode[] {
+  const n = node as AstNode & { operator?: unknown; left?: AstNode; right?: AstNode };
+  if (n.type === 'binary_expr' && String(n.operator).toUpperCase() === 'AND') return [...conjuncts(n.left!), ...conjuncts(n.right!)];
+  return [node];
 }
 
 // ---- The planner's view of expression key parts ------------------------------------------------

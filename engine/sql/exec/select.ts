@@ -1,6 +1,6 @@
-import { canonicalExpression, indexExpressionForms, keyColumnName, keyColumnType, plannerKeyColumns } from './index-keys.js';
+import { canonicalExpression, conjuncts, indexExpressionForms, keyColumnName, keyColumnType, plannerKeyColumns } from './index-keys.js';
 import { isAggregateName, resolveAggregate } from '../aggregates.js';
-import type { Catalog, TableDef } from '../catalog.js';
+import type { Catalog, IndexDef, TableDef } from '../catalog.js';
 import { liveColumns } from '../catalog.js';
 import type { CompiledExpr, EvalContext } from '../compiled-expr.js';
 import { compileExpression, compileIsolated, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
@@ -1758,7 +1758,7 @@ function lookupSpec(right: TableScanPlan, leftKeys: CompiledExpr[], rightKeys: C
   }
   for (const ix of table.indexes) {
     if (best !== undefined && best.index === undefined && best.picks.length === table.primaryKey.length) break;
-    if (ix.expressions !== undefined) continue;
+    if (ix.expressions !== undefined || ix.predicate !== undefined) continue;
     const picks = prefixOf(ix.columns);
     if (picks.length > (best?.picks.length ?? 0)) best = { index: ix, picks, keyColumns: ix.columns };
   }
@@ -1988,7 +1988,7 @@ export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: P
     for (const cc of columnConds(c, scope, cols, table, outerEnv)) found.push(cc);
   }
   const filter = conds.length === 0 ? undefined : compileQuals(conds, exprEnv(env, scope), 'WHERE');
-  const path = choosePath(table, found, orderHint);
+  const path = choosePath(table, found, orderHint, impliedPartialIndexes(table, conds, scope, cols));
   return new TableScanPlan(table, alias, path, filter, conds.length > 0 ? `${conds.length} condition(s)` : '', columns, lazyBareConditions(conds, scope, env));
 }
 
@@ -2187,12 +2187,41 @@ function columnConds(c: Ast, scope: Scope, cols: ReturnType<typeof liveColumns>,
   return [];
 }
 
-/** Picks the primary key or the index with the longest equality prefix (then a range). */
-function choosePath(table: TableDef, conds: ColumnCond[], orderHint?: { columns: number[]; desc: boolean }): AccessPath {
+/**
+ * The partial indexes of `table` the conditions imply: each conjunct of the index's predicate is
+ * one of the conditions, written alike (canonicalExpression: names resolved, calls case-folded).
+ * PostgreSQL's predicate proofs go further (`a > 10` implies `a > 5`); these cover the usual
+ * `WHERE deleted_at IS NULL` and `WHERE status = 'open'`.
+ */
+function impliedPartialIndexes(table: TableDef, conds: Ast[], scope: Scope, cols: ReturnType<typeof liveColumns>): Set<IndexDef> {
+  const out = new Set<IndexDef>();
+  if (!table.indexes.some((i) => i.predicate !== undefined)) return out;
+  const nameOf = (ref: AstNode): string | undefined => {
+    try {
+      const s = scope.resolve(columnQualifier(ref as Ast), columnName(ref as Ast));
+      return s.depth === 0 ? cols[s.index]!.name : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  const have = new Set(conds.flatMap((c) => conjuncts(c)).map((c) => canonicalExpression(c, nameOf)).filter((f): f is string => f !== undefined));
+  for (const ix of table.indexes) {
+    if (ix.predicate === undefined) continue;
+    if (conjuncts(ix.predicate).every((c) => have.has(canonicalExpression(c, (ref) => columnName(ref as Ast))!))) out.add(ix);
+  }
+  return out;
+}
+
+/** Picks the primary key or the index with the longest equality prefix (then a range); a partial index only when `partial` holds it. */
+function choosePath(table: TableDef, conds: ColumnCond[], orderHint?: { columns: number[]; desc: boolean }, partial?: Set<IndexDef>): AccessPath {
   if (orderHint !== undefined && orderHint.columns.length === 0) orderHint = undefined;
   const candidates: { index: AccessPath['index']; keyColumns: number[]; unique: boolean }[] = [];
   if (table.primaryKey.length > 0) candidates.push({ index: undefined, keyColumns: table.primaryKey, unique: true });
-  for (const ix of table.indexes) if (ix.expressions === undefined || ix.expressionTypes !== undefined) candidates.push({ index: ix, keyColumns: plannerKeyColumns(ix), unique: ix.unique });
+  for (const ix of table.indexes) {
+    if (ix.expressions !== undefined && ix.expressionTypes === undefined) continue;
+    if (ix.predicate !== undefined && partial?.has(ix) !== true) continue;
+    candidates.push({ index: ix, keyColumns: plannerKeyColumns(ix), unique: ix.unique });
+  }
   let best: { path: AccessPath; score: number } | undefined;
   for (const cand of candidates) {
     const eq: CompiledExpr[][] = [[]];
