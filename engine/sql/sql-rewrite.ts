@@ -66,6 +66,13 @@ export const USING_MARKER = '__tetra_using__';
 
 /** The column list meaning "the referenced table's primary key". */
 export const PRIMARY_KEY_MARKER = '__tetra_primary_key__';
+/**
+ * `INSERT ... ON CONFLICT (cols) WHERE predicate DO ...`, which the parser cannot read: the
+ * predicate (an index predicate, for inferring a partial unique index) moves to the end of the
+ * statement as `RETURNING ..., (predicate) AS "<marker>"`, read back by the insert (dml.ts
+ * conflictWhere), which removes it from RETURNING.
+ */
+export const CONFLICT_WHERE_MARKER = '__tetra_conflict_where__';
 
 /** One token of the pre-pass. */
 export interface Token {
@@ -289,7 +296,7 @@ function prepareOne(source: Token[], offset: number): Prepared {
   }
   // Window specifications first: the frame offsets they move into their marker are then
   // rewritten by the grammar gaps like any other expression ($1::int, ^).
-  const rewritten = rewriteDistinct(rewriteDelete(rewriteValues(rewriteWindowCalls(rewriteTokens(rewriteInsertColumns(rewriteGrammarGaps(rewriteWindowSpecs(tokens))))))));
+  const rewritten = rewriteDistinct(rewriteDelete(rewriteValues(rewriteWindowCalls(rewriteTokens(rewriteInsertColumns(rewriteConflictWhere(rewriteGrammarGaps(rewriteWindowSpecs(tokens)))))))));
   const text = render(rewritten).replace(/\s+$/, '');
   return literals === undefined ? { text, offset: rewritten === source ? offset : -1 } : { text, offset: -1, literals };
 }
@@ -418,6 +425,51 @@ function rewriteInsertColumns(tokens: Token[]): Token[] {
   }
   const columns = `(${Array.from({ length: count }, () => ALL_COLUMNS_MARKER).join(', ')})`;
   return [...tokens.slice(0, at), { text: columns, space: ' ' }, ...tokens.slice(at)];
+}
+
+/** `ON CONFLICT (cols) WHERE predicate DO ...` -> `ON CONFLICT (cols) DO ... RETURNING ..., (predicate) AS CONFLICT_WHERE_MARKER`. */
+function rewriteConflictWhere(tokens: Token[]): Token[] {
+  if (tokens[0]?.word !== 'insert') return tokens;
+  let depth = 0;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t.text === '(') depth++;
+    else if (t.text === ')') depth--;
+    if (depth !== 0 || t.word !== 'on' || tokens[i + 1]?.word !== 'conflict' || tokens[i + 2]?.text !== '(') continue;
+    const close = closingParen(tokens, i + 2);
+    if (close < 0 || tokens[close + 1]?.word !== 'where') return tokens;
+    // The predicate runs to the DO at this depth.
+    let d = 0;
+    let end = close + 2;
+    for (; end < tokens.length; end++) {
+      const u = tokens[end]!;
+      if (u.text === '(') d++;
+      else if (u.text === ')') d--;
+      else if (d === 0 && u.word === 'do') break;
+    }
+    if (end >= tokens.length || end === close + 2) return tokens;
+    const predicate = tokens.slice(close + 2, end);
+    let returning = -1;
+    d = 0;
+    for (let k = end; k < tokens.length; k++) {
+      const u = tokens[k]!;
+      if (u.text === '(') d++;
+      else if (u.text === ')') d--;
+      else if (d === 0 && u.word === 'returning') returning = k;
+    }
+    const last = tokens[tokens.length - 1]!;
+    const tail: Token[] = [
+      ...(returning < 0 ? [{ text: 'RETURNING', word: 'returning', space: ' ' }] : [{ text: ',', space: ' ' }]),
+      { text: '(', space: '' },
+      ...predicate.slice(0, -1),
+      { ...predicate[predicate.length - 1]!, space: '' },
+      { text: ')', space: ' ' },
+      { text: 'AS', word: 'as', space: ' ' },
+      { text: `"${CONFLICT_WHERE_MARKER}"`, space: '' },
+    ];
+    return [...tokens.slice(0, close + 1), { ...tokens[close]!, text: '', space: ' ' }, ...tokens.slice(end, -1), { ...last, space: ' ' }, ...tail];
+  }
+  return tokens;
 }
 
 /** Index of the `)` closing the `(` at `open`, or -1. */

@@ -186,8 +186,14 @@ describe('partial indexes', () => {
       "UPDATE acct SET status = 'open', n = 5 WHERE id = 2",
       'DELETE FROM acct WHERE id = 4',
       'UPDATE acct SET deleted_at = NULL WHERE id = 1',
-      // not inferred by ON CONFLICT without its WHERE; no foreign key rests on it
+      // not inferred by ON CONFLICT without its WHERE, inferred with it; no foreign key rests on it
       "INSERT INTO acct VALUES (5, 'b', NULL, 'x', 3) ON CONFLICT (email) DO NOTHING",
+      "INSERT INTO acct VALUES (5, 'b', NULL, 'x', 3) ON CONFLICT (email) WHERE deleted_at IS NULL DO NOTHING RETURNING id",
+      "INSERT INTO acct AS t VALUES (5, 'b', NULL, 'x', 3) ON CONFLICT (email) WHERE (deleted_at IS NULL) DO UPDATE SET n = t.n + 10 WHERE t.status = 'open' RETURNING id, n",
+      "INSERT INTO acct VALUES (6, 'z', NULL, 'x', 3) ON CONFLICT (email) WHERE deleted_at IS NULL DO UPDATE SET n = 0",
+      "INSERT INTO acct VALUES (7, 'b', NULL, 'x', 3) ON CONFLICT (email) WHERE status = 'open' DO NOTHING",
+      "INSERT INTO acct VALUES (7, 'b', NULL, 'x', 3) ON CONFLICT (email) WHERE deleted_at IS NULL AND n > 0 DO NOTHING",
+      "INSERT INTO acct VALUES (7, 'b', NULL, 'x', 3) ON CONFLICT (email) WHERE nope IS NULL DO NOTHING",
       'CREATE TABLE ref (e text REFERENCES acct (email))',
       'SELECT id, email, deleted_at::text, status, n FROM acct ORDER BY id',
       "SELECT id FROM acct WHERE email = 'a' AND deleted_at IS NULL",
@@ -196,7 +202,7 @@ describe('partial indexes', () => {
       "SELECT id FROM acct WHERE n = 5 AND n > 0 AND acct.status = 'open'",
       "SELECT id FROM acct WHERE n = -1 AND status = 'open'",
     ]);
-    expect(refused).toEqual(['42P17', '42P17', '42804', '0A000', '42703', '23505', '23505', '23505', '42P10', '42830']);
+    expect(refused).toEqual(['42P17', '42P17', '42804', '0A000', '42703', '23505', '23505', '23505', '42P10', '42P10', '42703', '42830']);
     // Used when the query's conditions hold the predicate's, as written; else not.
     expect(await plan("SELECT id FROM acct WHERE email = 'a' AND deleted_at IS NULL")).toContain('Index Scan using acct_live on acct');
     expect(await plan("SELECT id FROM acct WHERE email = 'a'")).not.toContain('acct_live');

@@ -9,15 +9,15 @@ import type { TxnView } from '../store/sql-view.js';
 import { bpcharTrim, NUMERIC_RANK, outputText, sqlFail, toText, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { prefixEnd, readStored, TableReader, type StoredRow } from './access.js';
 import { PAUSE, type Exec, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
-import { ALL_COLUMNS_MARKER, USING_MARKER } from '../sql-rewrite.js';
+import { ALL_COLUMNS_MARKER, CONFLICT_WHERE_MARKER, USING_MARKER } from '../sql-rewrite.js';
 import { OVERRIDING_SYSTEM_MARKER, OVERRIDING_USER_MARKER, ROW_ASSIGN } from '../sql-grammar-gaps.js';
 import { figureColumnName } from './column-names.js';
 import { columnName, columnQualifier, Scope, tableName } from './scope.js';
 import { restrictedEnv } from './expression-kinds.js';
-import { bindIndexKeys, indexKeyText, indexKeyValues } from './index-keys.js';
+import { bindIndexKeys, canonicalExpression, conjuncts, indexKeyText, indexKeyValues } from './index-keys.js';
 import { columnCollation } from '../collation.js';
 import { compileQuals, qualList } from './quals.js';
-import { exprEnv, planFrom, planQuery, rowSubquery, starNamer, tableAccess, type PlanEnv } from './select.js';
+import { compilePredicate, exprEnv, planFrom, planQuery, rowSubquery, starNamer, tableAccess, type PlanEnv } from './select.js';
 import { compareCodePoints } from '../../text-order.js';
 import { currentSequenceNames } from './sequence-ddl.js';
 import { columnSequence, rowIdSequence, type TableSequence } from '../sequence-options.js';
@@ -260,12 +260,12 @@ export class TableWriter {
   }
 
   /** The conflicting row's key for ON CONFLICT: by the given constraint columns, or any. */
-  conflictKey(physical: SqlValue[], key: Buffer, target: number[] | undefined): Buffer | undefined {
+  conflictKey(physical: SqlValue[], key: Buffer, target: number[] | undefined, partial?: Set<IndexDef>): Buffer | undefined {
     const matches = (cols: number[]): boolean => target === undefined || (cols.length === target.length && cols.every((c) => target.includes(c)));
     if (this.table.primaryKey.length > 0 && matches(this.table.primaryKey) && this.#view.get(rowTree(this.table), key) !== undefined) return key;
     for (const ix of this.table.indexes) {
-      // A partial index is not inferred (PostgreSQL infers one only from ON CONFLICT's WHERE, not supported).
-      if (!ix.unique || ix.predicate !== undefined || !matches(ix.columns)) continue;
+      // A partial index only when ON CONFLICT's WHERE inferred it (`partial`).
+      if (!ix.unique || (ix.predicate !== undefined && partial?.has(ix) !== true) || !matches(ix.columns)) continue;
       const uniqueKey = indexEntry(ix, physical, key)?.uniqueKey;
       if (uniqueKey === undefined) continue;
       for (const [, pk] of this.#view.scan(indexTree(ix), { gte: uniqueKey, lt: prefixEnd(uniqueKey), limit: 1 })) return pk;
@@ -464,7 +464,21 @@ function checkSingleAssignments(sets: ReadonlyArray<{ col: ColumnDef }>): void {
 }
 
 /** INSERT INTO t [(cols)] VALUES ... | SELECT ... [ON CONFLICT ...] [RETURNING ...]. */
-export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generator<Step, DmlResult> {
+/**
+ * ON CONFLICT's WHERE (an index predicate, see CONFLICT_WHERE_MARKER): the predicate, and the
+ * statement without it in RETURNING. The AST may be a cached parse: it is copied, not changed.
+ */
+function conflictWhere(ast: Ast): { ast: Ast; where: Ast | undefined } {
+  const r = ast.returning as Ast | null | undefined;
+  const items = (r?.columns ?? []) as Ast[];
+  const at = items.findIndex((item) => item.as === CONFLICT_WHERE_MARKER || (item.as as Ast | undefined)?.value === CONFLICT_WHERE_MARKER);
+  if (at < 0) return { ast, where: undefined };
+  const rest = items.filter((_, i) => i !== at);
+  return { ast: { ...ast, returning: rest.length === 0 ? null : { ...r, columns: rest } } as Ast, where: items[at]!.expr as Ast };
+}
+
+export function* insert(statement: Ast, env: PlanEnv, view: TxnView, x: Exec): Generator<Step, DmlResult> {
+  const { ast, where: conflictPredicate } = conflictWhere(statement);
   const tref = (ast.table as Ast[])[0]!;
   const table = env.catalog.mustTable(tableName(tref.table));
   const alias = tref.as ? tableName(tref.as) : table.name;
@@ -517,13 +531,25 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
 
   const conflict = ast.conflict as Ast | null | undefined;
   let conflictTarget: number[] | undefined;
+  let conflictPartial: Set<IndexDef> | undefined;
   let doUpdate: { sets: Assignment[]; where: CompiledExpr | undefined } | undefined;
   if (conflict) {
     const t = conflict.target as Ast | null;
     if (t) {
       conflictTarget = ((t.expr ?? []) as Ast[]).map((c) => (writer.live.find((l) => l.name === columnName(c)) ?? sqlFail('42703', `column "${columnName(c)}" does not exist`)).id);
       const isKey = (cols: number[]): boolean => cols.length === conflictTarget!.length && cols.every((c) => conflictTarget!.includes(c));
-      if (!isKey(table.primaryKey) && !table.indexes.some((i) => i.unique && i.predicate === undefined && isKey(i.columns))) sqlFail('42P10', 'there is no unique or exclusion constraint matching the ON CONFLICT specification');
+      // ON CONFLICT (cols) WHERE predicate: checked as an index predicate; the partial unique
+      // indexes over cols whose predicate it holds (each conjunct, written alike) are inferred too.
+      if (conflictPredicate !== undefined) {
+        compilePredicate(conflictPredicate, restrictedEnv('index predicate', env.catalog, writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias, collation: columnCollation(c.collation) }))), 'WHERE');
+        const nameOf = (ref: AstNode): string | undefined => {
+          const n = columnName(ref as Ast);
+          return writer.live.some((c) => c.name === n) ? n : undefined;
+        };
+        const have = new Set(conjuncts(conflictPredicate).map((c) => canonicalExpression(c, nameOf)));
+        conflictPartial = new Set(table.indexes.filter((i) => i.unique && i.predicate !== undefined && isKey(i.columns) && conjuncts(i.predicate).every((c) => have.has(canonicalExpression(c, (ref) => columnName(ref as Ast))))));
+      }
+      if (!isKey(table.primaryKey) && !table.indexes.some((i) => i.unique && (i.predicate === undefined || conflictPartial?.has(i) === true) && isKey(i.columns))) sqlFail('42P10', 'there is no unique or exclusion constraint matching the ON CONFLICT specification');
     }
     const action = conflict.action?.expr as Ast;
     if (action?.type === 'update') {
@@ -570,7 +596,7 @@ export function* insert(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
     // looks for a conflict (a row DO NOTHING skips must still be a valid row).
     writer.validateRow(physical, x);
     if (conflict) {
-      const existing = writer.conflictKey(physical, key, conflictTarget);
+      const existing = writer.conflictKey(physical, key, conflictTarget, conflictPartial);
       if (existing !== undefined) {
         if (doUpdate === undefined) continue;
         const id = existing.toString('latin1');
