@@ -96,7 +96,9 @@ export interface ForeignKeyDef {
   refTable: string;
   refColumns: number[];
   /** What deleting a referenced row does (absent: NO ACTION, checked at once). */
-  onDelete?: 'cascade' | 'set null';
+  onDelete?: 'cascade' | 'set null' | 'set default' | 'restrict';
+  /** What updating a referenced key does (absent: NO ACTION, checked at once; RESTRICT, checked at once with its own SQLSTATE). */
+  onUpdate?: 'cascade' | 'set null' | 'set default' | 'restrict';
 }
 
 export interface TableDef {

@@ -1243,7 +1243,8 @@ function checkColumnDefaults(tokens: Token[]): void {
         const w = tokens[k]!;
         if (w.text === '(') d++;
         else if (w.text === ')') d--;
-        else if (d === 0 && w.word === 'default' && tokens[k - 1]?.word !== 'by') defaults++;
+        // Not BY DEFAULT (an identity) nor ON DELETE / UPDATE SET DEFAULT (a foreign key's action).
+        else if (d === 0 && w.word === 'default' && tokens[k - 1]?.word !== 'by' && tokens[k - 1]?.word !== 'set') defaults++;
         // A NULL constraint, not NOT NULL, DEFAULT NULL or ON DELETE SET NULL.
         else if (d === 0 && w.word === 'null' && !['not', 'default', 'set', 'is'].includes(tokens[k - 1]?.word ?? '')) nullable = true;
         else if (d === 0 && w.word === 'generated') {

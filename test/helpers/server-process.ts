@@ -43,10 +43,10 @@ export async function spawnServer(dataDir: string, extraArgs: string[] = [], env
       done();
       resolve(ready.url);
     };
-    const onExit = (): void => {
+    const onExit = (code: number | null, signal: NodeJS.Signals | null): void => {
       done();
       // The output may still be arriving: read it once the pipes are done.
-      setImmediate(() => reject(new Error(`server exited during start-up: ${output}`)));
+      setImmediate(() => reject(new Error(`server exited during start-up (code ${code}, signal ${signal}): ${output}`)));
     };
     child.on('message', onMessage);
     child.on('exit', onExit);

@@ -144,15 +144,6 @@ describe('generation expressions and index expressions', () => {
   ])('%s', async (sql) => {
     await compare(sql);
   });
-
-  // PostgreSQL has partial indexes; tetradb refuses them (0A000) once PostgreSQL's own checks of
-  // the predicate pass (generated columns: generated-columns.http.test.ts; indexes on
-  // expressions, which tetradb has: expression-indexes.http.test.ts).
-  it.each([['CREATE INDEX i11 ON q (v) WHERE v > 0', 'unsupported: partial indexes (CREATE INDEX ... WHERE)']])('%s is refused as unsupported', async (sql, message) => {
-    const before = await oursOf(file, [CATALOG]);
-    expect(await oursOf(file, [sql])).toEqual({ sqlstate: '0A000', message });
-    expect(await oursOf(file, [CATALOG])).toEqual(before);
-  });
 });
 
 // The names PostgreSQL gives unnamed CHECKs (after the one column an expression reads, wherever it

@@ -202,8 +202,12 @@ function foreignKey(table: TableDef, f: FkSpec, names: ConstraintNamer, catalog:
       sqlFail('42804', `foreign key constraint "${name}" cannot be implemented`, `Key columns "${a.name}" of the referencing table and "${b.name}" of the referenced table are of incompatible types: ${typeWithoutModifiers(a.declared)} and ${typeWithoutModifiers(b.declared)}.`);
     }
   });
-  // SET NULL would write a generated column (PostgreSQL refuses it here; CASCADE deletes rows).
-  if (actions.onDelete === 'set null' && cols.some((id) => table.columns[id]!.generated !== undefined)) sqlFail('42601', 'invalid ON DELETE action for foreign key constraint containing generated column');
+  // An action that writes the referencing columns cannot write a generated one (PostgreSQL
+  // refuses it here; ON DELETE CASCADE deletes rows).
+  if (cols.some((id) => table.columns[id]!.generated !== undefined)) {
+    if (actions.onUpdate !== undefined && actions.onUpdate !== 'restrict') sqlFail('42601', 'invalid ON UPDATE action for foreign key constraint containing generated column');
+    if (actions.onDelete === 'set null' || actions.onDelete === 'set default') sqlFail('42601', 'invalid ON DELETE action for foreign key constraint containing generated column');
+  }
   // ON DELETE SET NULL over a NOT NULL column is accepted and fails at delete time (23502), as in PostgreSQL.
   return { name, columns: cols, refTable: refName, refColumns: refCols, ...actions };
 }
@@ -219,17 +223,17 @@ function referencedKey(target: TableDef, refCols: number[]): { name: string; ind
   return index === undefined ? undefined : { name: index.name, index };
 }
 
-/** ON DELETE NO ACTION / RESTRICT / CASCADE / SET NULL; ON UPDATE NO ACTION / RESTRICT. */
-function fkActions(ref: Ast): Pick<ForeignKeyDef, 'onDelete'> {
-  let onDelete: ForeignKeyDef['onDelete'];
+/** ON DELETE and ON UPDATE: NO ACTION (absent), RESTRICT, CASCADE, SET NULL, SET DEFAULT. */
+function fkActions(ref: Ast): Pick<ForeignKeyDef, 'onDelete' | 'onUpdate'> {
+  const out: Pick<ForeignKeyDef, 'onDelete' | 'onUpdate'> = {};
   for (const a of (ref.on_action ?? []) as Ast[]) {
     const v = String(a.value?.value ?? a.value ?? '').toLowerCase();
     const on = String(a.type ?? '').toLowerCase();
-    if (v === '' || v === 'no action' || v === 'restrict') continue;
-    if (on === 'on delete' && (v === 'cascade' || v === 'set null')) onDelete = v;
-    else unsupported(`${on.toUpperCase()} ${v.toUpperCase()} (ON DELETE supports CASCADE and SET NULL; ON UPDATE only NO ACTION / RESTRICT)`);
+    if (v === '' || v === 'no action') continue;
+    if ((on === 'on delete' || on === 'on update') && (v === 'cascade' || v === 'set null' || v === 'set default' || v === 'restrict')) out[on === 'on delete' ? 'onDelete' : 'onUpdate'] = v;
+    else unsupported(`${on.toUpperCase()} ${v.toUpperCase()}`);
   }
-  return onDelete === undefined ? {} : { onDelete };
+  return out;
 }
 
 /** A constraint's name as written: folded to lower case unless it was quoted (QUOTED_NAME_MARKER, sql-grammar-gaps.ts). */

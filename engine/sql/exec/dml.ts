@@ -1,4 +1,4 @@
-import { indexTree, liveColumns, primaryKeyName, rowTree, type Catalog, type ColumnDef, type IndexDef, type TableDef } from '../catalog.js';
+import { indexTree, liveColumns, primaryKeyName, rowTree, type Catalog, type ColumnDef, type ForeignKeyDef, type IndexDef, type TableDef } from '../catalog.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
 import { assignBits, isBitType, type BitType } from '../bit-string.js';
@@ -279,55 +279,80 @@ export class TableWriter {
   }
 
   remove(physical: SqlValue[], key: Buffer, x: Exec, env?: PlanEnv): void {
-    this.#checkReferenced(physical, undefined, x, env ?? this.#env);
+    const actions = this.#checkReferenced(physical, undefined, x);
     this.#view.delete(rowTree(this.table), key);
     writeIndexEntries(this.#view, this.table.indexes, physical, key, 'delete');
+    this.#referentialActions(actions, physical, undefined, x, env ?? this.#env);
   }
 
   update(oldPhysical: SqlValue[], oldKey: Buffer, physical: SqlValue[], x: Exec, env?: PlanEnv): void {
-    this.#checkReferenced(oldPhysical, physical, x, env ?? this.#env);
+    const actions = this.#checkReferenced(oldPhysical, physical, x);
     const key = this.table.primaryKey.length === 0 ? oldKey : this.keyOf(physical);
     this.checkUnique(physical, key, oldKey);
     if (!key.equals(oldKey)) this.#view.delete(rowTree(this.table), oldKey);
     writeIndexEntries(this.#view, this.table.indexes, oldPhysical, oldKey, 'delete');
     this.insert(physical, key);
+    this.#referentialActions(actions, oldPhysical, physical, x, env ?? this.#env);
   }
 
   /**
-   * A referenced key disappears (delete, or an update of the key): NO ACTION / RESTRICT fail
-   * while rows reference it; on delete, CASCADE deletes those rows and SET NULL clears their
-   * reference (each through its own table's writer, so its constraints and cascades apply).
+   * A referenced key disappears (delete, or an update of the key): NO ACTION (23503) and RESTRICT
+   * (23001) fail now while rows reference it; the foreign keys with an action for it are returned, to act
+   * once the row is written (#referentialActions).
    */
-  #checkReferenced(old: SqlValue[], next: SqlValue[] | undefined, x: Exec, env?: PlanEnv): void {
+  #checkReferenced(old: SqlValue[], next: SqlValue[] | undefined, x: Exec): { other: TableDef; fk: ForeignKeyDef }[] {
+    const actions: { other: TableDef; fk: ForeignKeyDef }[] = [];
     for (const other of this.#catalog.tables.values()) {
       for (const fk of other.foreignKeys) {
         if (fk.refTable !== this.table.name) continue;
         const oldValues = fk.refColumns.map((id) => old[id]!);
         if (oldValues.some((v) => v.value === null)) continue;
         if (next !== undefined && fk.refColumns.every((id) => encodeKeyTuple([next[id]!]).equals(encodeKeyTuple([old[id]!])))) continue;
-        const action = next === undefined ? fk.onDelete : undefined;
-        if (action === undefined || env === undefined) {
-          if (this.#referencing(other, fk.columns, oldValues, x, 1).length > 0) {
-            sqlFail('23503', `update or delete on table "${this.table.name}" violates foreign key constraint "${fk.name}" on table "${other.name}"`, `Key ${keyText(this.table, fk.refColumns, oldValues)} is still referenced from table "${other.name}".`);
-          }
+        const action = next === undefined ? fk.onDelete : fk.onUpdate;
+        if (action !== undefined && action !== 'restrict') {
+          actions.push({ other, fk });
           continue;
         }
-        const rows = this.#referencing(other, fk.columns, oldValues, x, Infinity);
-        if (rows.length === 0) continue;
-        const writer = other === this.table ? this : new TableWriter(other, this.#catalog, this.#view, env);
-        for (const r of rows) {
-          const current = this.#view.get(rowTree(other), r.key);
-          if (current === undefined) continue;
-          const physical = writer.reader.physical(current);
-          if (action === 'cascade') writer.remove(physical, r.key, x, env);
-          else {
-            const cleared = physical.slice();
-            for (const c of fk.columns) cleared[c] = { type: other.columns[c]!.type, value: null } as SqlValue;
-            writer.computeGenerated(cleared, x);
-            writer.validate(cleared, x);
-            writer.update(physical, r.key, cleared, x, env);
+        if (this.#referencing(other, fk.columns, oldValues, x, 1).length > 0) {
+          if (action === 'restrict') {
+            sqlFail('23001', `update or delete on table "${this.table.name}" violates RESTRICT setting of foreign key constraint "${fk.name}" on table "${other.name}"`, `Key ${keyText(this.table, fk.refColumns, oldValues)} is referenced from table "${other.name}".`);
           }
+          sqlFail('23503', `update or delete on table "${this.table.name}" violates foreign key constraint "${fk.name}" on table "${other.name}"`, `Key ${keyText(this.table, fk.refColumns, oldValues)} is still referenced from table "${other.name}".`);
         }
+      }
+    }
+    return actions;
+  }
+
+  /**
+   * The referential actions of a deleted row (`next` undefined) or an updated key, once the row is
+   * written: the rows referencing the old key are deleted (ON DELETE CASCADE), take the new key
+   * (ON UPDATE CASCADE), NULLs (SET NULL) or their columns' defaults (SET DEFAULT, which must
+   * reference a row in turn: 23503), each through its own table's writer, so that its constraints
+   * and actions apply.
+   */
+  #referentialActions(actions: { other: TableDef; fk: ForeignKeyDef }[], old: SqlValue[], next: SqlValue[] | undefined, x: Exec, env: PlanEnv): void {
+    for (const { other, fk } of actions) {
+      const action = next === undefined ? fk.onDelete! : fk.onUpdate!;
+      const rows = this.#referencing(other, fk.columns, fk.refColumns.map((id) => old[id]!), x, Infinity);
+      if (rows.length === 0) continue;
+      const writer = other === this.table ? this : new TableWriter(other, this.#catalog, this.#view, env);
+      for (const r of rows) {
+        const current = this.#view.get(rowTree(other), r.key);
+        if (current === undefined) continue;
+        const physical = writer.reader.physical(current);
+        if (action === 'cascade' && next === undefined) {
+          writer.remove(physical, r.key, x, env);
+          continue;
+        }
+        const changed = physical.slice();
+        fk.columns.forEach((c, k) => {
+          const col = other.columns[c]!;
+          changed[c] = action === 'cascade' ? assignValue(next![fk.refColumns[k]!]!, col) : action === 'set null' ? ({ type: col.type, value: null } as SqlValue) : writer.defaultOf(col, x);
+        });
+        writer.computeGenerated(changed, x);
+        writer.validate(changed, x);
+        writer.update(physical, r.key, changed, x, env);
       }
     }
   }
