@@ -80,6 +80,19 @@ describe('ON UPDATE and ON DELETE actions', () => {
       'DELETE FROM a WHERE id = 3',
       'SELECT * FROM b ORDER BY id',
       'SELECT * FROM e ORDER BY note',
+      // NO ACTION and RESTRICT are checked at the end of the statement: a statement that removes
+      // the rows referencing a key with the key passes (a tree deleted whole)
+      'CREATE TABLE tree (id int PRIMARY KEY, parent int REFERENCES tree)',
+      'INSERT INTO tree VALUES (1, NULL), (2, 1), (3, 2), (4, 1)',
+      'DELETE FROM tree WHERE id IN (1, 2)',
+      'DELETE FROM tree WHERE id <> 3',
+      'SELECT * FROM tree ORDER BY id',
+      'DELETE FROM tree',
+      'SELECT * FROM tree ORDER BY id',
+      'CREATE TABLE rtree (id int PRIMARY KEY, parent int REFERENCES rtree ON DELETE RESTRICT)',
+      'INSERT INTO rtree VALUES (1, NULL), (2, 1)',
+      'DELETE FROM rtree',
+      'SELECT * FROM rtree ORDER BY id',
       // a self-reference
       'CREATE TABLE s (id int PRIMARY KEY, parent int REFERENCES s ON UPDATE CASCADE ON DELETE CASCADE)',
       'INSERT INTO s VALUES (1, NULL), (2, 1), (3, 2), (4, NULL)',
@@ -88,7 +101,7 @@ describe('ON UPDATE and ON DELETE actions', () => {
       'DELETE FROM s WHERE id = 100',
       'SELECT * FROM s ORDER BY id',
     ]);
-    expect(refused).toEqual(['23001', '23503']);
+    expect(refused).toEqual(['23001', '23503', '23503', '23503']);
   });
 
   it('refuses an action that would write a generated column, and a cascade that breaks the referencing table\'s constraints', async () => {

@@ -232,8 +232,8 @@ export class TableWriter {
     }
   }
 
-  #referencedExists(target: TableDef, cols: number[], values: SqlValue[], self: SqlValue[]): boolean {
-    if (target === this.table && cols.every((c, i) => self[c]!.value !== null && encodeKeyTuple([self[c]!]).equals(encodeKeyTuple([values[i]!])))) return true;
+  #referencedExists(target: TableDef, cols: number[], values: SqlValue[], self: SqlValue[] | undefined): boolean {
+    if (self !== undefined && target === this.table && cols.every((c, i) => self[c]!.value !== null && encodeKeyTuple([self[c]!]).equals(encodeKeyTuple([values[i]!])))) return true;
     const byPk = target.primaryKey.length === cols.length && target.primaryKey.every((c) => cols.includes(c));
     if (byPk) return this.#view.get(rowTree(target), encodeKeyTuple(target.primaryKey.map((c) => values[cols.indexOf(c)]!))) !== undefined;
     const ix = target.indexes.find((i) => i.unique && i.predicate === undefined && i.columns.length === cols.length && i.columns.every((c) => cols.includes(c)))!;
@@ -296,9 +296,11 @@ export class TableWriter {
   }
 
   /**
-   * A referenced key disappears (delete, or an update of the key): NO ACTION (23503) and RESTRICT
-   * (23001) fail now while rows reference it; the foreign keys with an action for it are returned, to act
-   * once the row is written (#referentialActions).
+   * A referenced key disappears (delete, or an update of the key): at the end of the statement
+   * (Exec.afterStatement), as PostgreSQL's RI triggers check them, RESTRICT fails if rows still
+   * reference it (23001), NO ACTION too unless a row holds the key again (23503); the
+   * foreign keys with an action for it are returned, to act once the row is written
+   * (#referentialActions).
    */
   #checkReferenced(old: SqlValue[], next: SqlValue[] | undefined, x: Exec): { other: TableDef; fk: ForeignKeyDef }[] {
     const actions: { other: TableDef; fk: ForeignKeyDef }[] = [];
@@ -313,12 +315,20 @@ export class TableWriter {
           actions.push({ other, fk });
           continue;
         }
-        if (this.#referencing(other, fk.columns, oldValues, x, 1).length > 0) {
+        // Once the statement's rows are written, as PostgreSQL's RI triggers run: rows still
+        // referencing the key fail it, unless (NO ACTION) a row holds the key again.
+        x.afterStatement.push(() => {
           if (action === 'restrict') {
-            sqlFail('23001', `update or delete on table "${this.table.name}" violates RESTRICT setting of foreign key constraint "${fk.name}" on table "${other.name}"`, `Key ${keyText(this.table, fk.refColumns, oldValues)} is referenced from table "${other.name}".`);
+            if (this.#referencing(other, fk.columns, oldValues, x, 1).length > 0) {
+              sqlFail('23001', `update or delete on table "${this.table.name}" violates RESTRICT setting of foreign key constraint "${fk.name}" on table "${other.name}"`, `Key ${keyText(this.table, fk.refColumns, oldValues)} is referenced from table "${other.name}".`);
+            }
+            return;
           }
-          sqlFail('23503', `update or delete on table "${this.table.name}" violates foreign key constraint "${fk.name}" on table "${other.name}"`, `Key ${keyText(this.table, fk.refColumns, oldValues)} is still referenced from table "${other.name}".`);
-        }
+          if (this.#referencedExists(this.table, fk.refColumns, oldValues, undefined)) return;
+          if (this.#referencing(other, fk.columns, oldValues, x, 1).length > 0) {
+            sqlFail('23503', `update or delete on table "${this.table.name}" violates foreign key constraint "${fk.name}" on table "${other.name}"`, `Key ${keyText(this.table, fk.refColumns, oldValues)} is still referenced from table "${other.name}".`);
+          }
+        });
       }
     }
     return actions;
@@ -648,6 +658,7 @@ export function* insert(statement: Ast, env: PlanEnv, view: TxnView, x: Exec): G
     if (ret !== undefined) out.push(project(ret.exprs, writer.reader.toLive(physical), x));
     if (x.tick()) yield PAUSE;
   }
+  runAfterStatement(x);
   return { count, columns: ret?.columns ?? [], rows: ret === undefined ? undefined : out };
 }
 
@@ -800,7 +811,13 @@ export function* update(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
     }
     if (x.tick()) yield PAUSE;
   }
+  runAfterStatement(x);
   return { count, columns: ret?.columns ?? [], rows: ret === undefined ? undefined : out };
+}
+
+/** The checks the statement left for its end (Exec.afterStatement), in the order they were left. */
+function runAfterStatement(x: Exec): void {
+  for (const check of x.afterStatement.splice(0)) check();
 }
 
 /** DELETE FROM t [USING ...] [WHERE ...] [RETURNING ...]. */
@@ -847,6 +864,7 @@ export function* deleteRows(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Gen
     if (ret !== undefined) out.push(project(ret.exprs, row, x));
     if (x.tick()) yield PAUSE;
   }
+  runAfterStatement(x);
   return { count, columns: ret?.columns ?? [], rows: ret === undefined ? undefined : out };
 }
 

@@ -119,6 +119,11 @@ export class Exec {
   readonly memo = new Map<object, unknown>();
   /** The request's session (nextval's values, settings). */
   session: SqlSession | undefined;
+  /**
+   * Checks that run once the statement's rows are written (a foreign key's NO ACTION, which
+   * PostgreSQL checks at the end of the statement): runAfterStatement.
+   */
+  readonly afterStatement: Array<() => void> = [];
   readonly #started = performance.now();
   #sliceStart = this.#started;
   #ticks = 0;
