@@ -247,6 +247,8 @@ export function castTargetOf(t: DataTypeNode): CastTarget {
       return { type: 'jsonb' };
     case 'BYTEA':
       return { type: 'bytea' };
+    case 'UUID':
+      return { type: 'uuid' };
     case 'INTERVAL':
       if (t.length !== undefined || suffix !== '') return unsupported('interval fields or precision');
       return { type: 'interval' };

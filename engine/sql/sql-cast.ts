@@ -50,6 +50,7 @@ const SCALAR_DISPLAY: Record<ScalarTypeName, string> = {
   timestamptz: 'timestamp with time zone',
   jsonb: 'jsonb',
   bytea: 'bytea',
+  uuid: 'uuid',
   interval: 'interval',
 };
 
@@ -187,6 +188,7 @@ function castNonNull(v: NonNullSqlValue, to: SqlTypeName, target?: CastTarget): 
       if (v.type === 'bit' && (to === 'int4' || to === 'int8')) return intFromBits(v.value, to);
       return noCast(v.type, to);
     case 'bytea':
+    case 'uuid':
     case 'interval':
       return noCast(v.type, to);
     default:
@@ -227,6 +229,34 @@ const BOOL_WORDS: [string, boolean][] = [
   ['1', true],
   ['0', false],
 ];
+
+/**
+ * A uuid's canonical text (8-4-4-4-12 lower-case hex digits) from the forms PostgreSQL's uuid_in
+ * reads: 32 hex digits in either case, a hyphen allowed after any group of four but the last,
+ * the whole optionally in braces.
+ * @throws SQL_ERROR 22P02 anything else
+ */
+export function parseUuid(raw: string): string {
+  const bad = (): never => sqlFail('22P02', `invalid input syntax for type uuid: "${raw}"`);
+  let i = 0;
+  let end = raw.length;
+  if (raw[0] === '{') {
+    if (raw[end - 1] !== '}') bad();
+    i = 1;
+    end--;
+  }
+  let hex = '';
+  for (; i < end; i++) {
+    const c = raw.charCodeAt(i);
+    const isHex = (c >= 48 && c <= 57) || (c >= 97 && c <= 102) || (c >= 65 && c <= 70);
+    if (isHex) hex += raw[i]!;
+    else if (c === 45 && hex.length % 4 === 0 && hex.length > 0 && hex.length < 32 && raw.charCodeAt(i - 1) !== 45) continue;
+    else bad();
+  }
+  if (hex.length !== 32 || raw.charCodeAt(end - 1) === 45) bad();
+  const h = hex.toLowerCase();
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
 
 /** Parses a text value into a type, as PostgreSQL's input functions. */
 export function parseText(raw: string, to: SqlTypeName): SqlValue {
@@ -299,6 +329,8 @@ export function parseText(raw: string, to: SqlTypeName): SqlValue {
     }
     case 'interval':
       return { type: 'interval', value: parseInterval(raw) };
+    case 'uuid':
+      return { type: 'uuid', value: parseUuid(raw) };
     default: {
       if (isArrayType(to)) return sqlFail('0A000', `unsupported: array input (${TYPE_DISPLAY[to]})`);
       const never: never = to;

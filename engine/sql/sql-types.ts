@@ -41,6 +41,7 @@ export type ScalarTypeName =
   | 'timestamptz'
   | 'jsonb'
   | 'bytea'
+  | 'uuid'
   | 'interval';
 
 /** Array types are named by their element type plus `[]`, as PostgreSQL's `integer[]`. */
@@ -62,7 +63,7 @@ export interface Jsonb {
 
 export type SqlValue =
   | { type: SqlTypeName; value: null }
-  | { type: 'unknown' | 'text' | 'bpchar' | 'bit' | 'varbit'; value: string }
+  | { type: 'unknown' | 'text' | 'bpchar' | 'bit' | 'varbit' | 'uuid'; value: string }
   | { type: 'boolean'; value: boolean }
   | { type: 'int2' | 'int4'; value: number }
   | { type: 'int8'; value: bigint }
@@ -210,6 +211,7 @@ export function toText(v: NonNullSqlValue): string {
     case 'bpchar':
     case 'bit':
     case 'varbit':
+    case 'uuid':
       return v.value;
     case 'boolean':
       return v.value ? 'true' : 'false';

@@ -60,6 +60,8 @@ function partKey(v: SqlValue): string {
       return `j${jsonbText(v.value.json)}`;
     case 'bytea':
       return `b${v.value.toString('latin1')}`;
+    case 'uuid':
+      return `u${v.value}`;
     case 'interval': {
       // Equal as PostgreSQL compares intervals: a month is 30 days, a day 24 hours.
       const iv = v.value;

@@ -34,6 +34,7 @@ export function sqlToJson(v: SqlValue): JsonValue {
     case 'bit':
     case 'varbit':
     case 'bytea':
+    case 'uuid':
     case 'interval':
       return toText(nn);
     default: {

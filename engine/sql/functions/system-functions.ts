@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { TYPE_DISPLAY } from '../sql-cast.js';
 import { noFunction, type FunctionDef } from './function-def.js';
 
@@ -33,7 +34,16 @@ const constantText = (value: string): FunctionDef => ({
   },
 });
 
+/** gen_random_uuid(): a version 4 (random) uuid, volatile (a new one on every evaluation, see quals.ts VOLATILE). */
+const genRandomUuid: FunctionDef = {
+  compile(name, args) {
+    if (args.length !== 0) return noFunction(name, args);
+    return { type: 'uuid', evaluate: () => ({ type: 'uuid', value: randomUUID() }) };
+  },
+};
+
 export const SYSTEM_FUNCTIONS: Record<string, FunctionDef> = {
+  gen_random_uuid: genRandomUuid,
   pg_typeof: pgTypeof,
   current_user: constantText('tetradb'),
   session_user: constantText('tetradb'),

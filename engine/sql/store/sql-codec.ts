@@ -70,6 +70,7 @@ export function encodeKeyPart(out: number[], v: SqlValue): void {
       return;
     case 'bit':
     case 'varbit':
+    case 'uuid':
       pushBytes(out, Buffer.from(v.value, 'latin1'));
       return;
     case 'bytea':
@@ -170,7 +171,7 @@ export function storedOf(v: SqlValue): unknown {
 
 /*
  * Row format (version 1): [0x01][u16 column count] then per column a tag byte and its payload:
- *   0 NULL | 1 int32 (LE) | 2 int64 | 3 float64 | 4 text, bpchar (padded), bit/varbit (0s and 1s) (u32 length + UTF-8) | 5 false | 6 true
+ *   0 NULL | 1 int32 (LE) | 2 int64 | 3 float64 | 4 text, bpchar (padded), bit/varbit (0s and 1s), uuid (canonical text) (u32 length + UTF-8) | 5 false | 6 true
  *   7 numeric (u32 length + decimal text) | 8 bytea (u32 length + bytes) | 9 jsonb (u32 length +
  *   JSON text) | 10 date (int32 days) | 11 timestamp(tz) (int64 micros) | 12 anything else
  *   (u32 length + msgpack of the stored form).
@@ -208,6 +209,7 @@ export function encodeRow(values: readonly SqlValue[]): Buffer {
       case 'bpchar':
       case 'bit':
       case 'varbit':
+      case 'uuid':
       case 'unknown':
         texts[i] = Buffer.from(v.value, 'utf8');
         size += 5 + texts[i]!.length;
@@ -266,7 +268,7 @@ export function encodeRow(values: readonly SqlValue[]): Buffer {
         out[o++] = v.value ? 6 : 5;
         break;
       default: {
-        const tag = v.type === 'text' || v.type === 'bpchar' || v.type === 'bit' || v.type === 'varbit' || v.type === 'unknown' ? 4 : v.type === 'numeric' ? 7 : v.type === 'jsonb' ? 9 : v.type === 'bytea' ? 8 : 12;
+        const tag = v.type === 'text' || v.type === 'bpchar' || v.type === 'bit' || v.type === 'varbit' || v.type === 'uuid' || v.type === 'unknown' ? 4 : v.type === 'numeric' ? 7 : v.type === 'jsonb' ? 9 : v.type === 'bytea' ? 8 : 12;
         const bytes = texts[i]!;
         out[o++] = tag;
         o = out.writeUInt32LE(bytes.length, o);
