@@ -7,7 +7,8 @@ import type { AstNode } from './expression-eval.js';
 import { unsupported } from './expression-eval.js';
 import { paramsFromJson } from './sql-params.js';
 import { restoreLiterals } from './sql-literals.js';
-import { prepareStatements } from './sql-rewrite.js';
+import { prepareStatements, type LockingClause } from './sql-rewrite.js';
+import { isAggregateName } from './aggregates.js';
 import { COLLATE_MARKER, COLLATION_NAME } from './sql-grammar-gaps.js';
 import { clauseNameParts, markerNameParts, type NamePart } from './collation.js';
 import type { SqlColumn, SqlOptions, SqlOutcome, SqlResult, SqlStatementInput } from './sql-api.js';
@@ -23,7 +24,7 @@ import { alterIdentity } from './exec/identity-ddl.js';
 import { applyComment, type CommentStatement } from './comments.js';
 import { alterSequence, createSequence, dropSequences } from './exec/sequence-ddl.js';
 import { Exec, PAUSE, pauseTurn, type ExecLimits, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './exec/runtime.js';
-import { planQuery, type PlanEnv } from './exec/select.js';
+import { functionName, planQuery, type PlanEnv } from './exec/select.js';
 import { InitPlanned, InitPlans } from './exec/init-plans.js';
 
 const { Parser } = nodeSqlParser;
@@ -112,7 +113,15 @@ function parse(s: TenantSql, sql: string): Parsed {
       throw new TetraError('SQL_ERROR', `syntax error: ${e.message.split('\n')[0]}`, position === undefined ? { sqlstate: '42601' } : { sqlstate: '42601', position });
     }
     if (prepared.literals !== undefined) restoreLiterals(ast, prepared.literals);
-    for (const a of Array.isArray(ast) ? ast : [ast]) if (a !== null && a !== undefined) statements.push(mendParse(a) as Ast);
+    for (const a of Array.isArray(ast) ? ast : [ast]) {
+      if (a === null || a === undefined) continue;
+      const statement = mendParse(a) as Ast;
+      if (prepared.locking !== undefined) {
+        if (statement.type !== 'select') sqlFail('42601', 'syntax error at or near "FOR"');
+        checkLocking(statement, prepared.locking);
+      }
+      statements.push(statement);
+    }
   }
   if (statements.length === 0) sqlFail('42601', 'empty query');
   if (explain && statements.length !== 1) unsupported('EXPLAIN of several statements');
@@ -147,6 +156,51 @@ function parse(s: TenantSql, sql: string): Parsed {
  *   call (`(SELECT (a) + b)` as `select(a) + b`) then reads `(SELECT a) + b`, the same value,
  *   since a subquery without FROM gives exactly one row.
  */
+/**
+ * A SELECT's locking clauses, checked as PostgreSQL's CheckSelectLocking and transformLockingClause
+ * check them (0A000 beside UNION / INTERSECT / EXCEPT, DISTINCT, GROUP BY, HAVING, aggregates and
+ * window functions; 42P01 for an OF name not in FROM). They lock nothing: a request is one
+ * transaction and writing requests run one at a time per tenant.
+ * @throws SQL_ERROR 0A000, 42P01
+ */
+function checkLocking(ast: Ast, clauses: LockingClause[]): void {
+  for (const c of clauses) {
+    const refuse = (what: string): never => sqlFail('0A000', `${c.strength} is not allowed with ${what}`);
+    if (ast._next) refuse('UNION/INTERSECT/EXCEPT');
+    if ((ast.distinct as { type?: unknown } | null | undefined)?.type) refuse('DISTINCT clause');
+    const group = ast.groupby as { columns?: unknown[] } | unknown[] | null | undefined;
+    if (group && (Array.isArray(group) ? group.length > 0 : (group.columns?.length ?? 0) > 0)) refuse('GROUP BY clause');
+    if (ast.having) refuse('HAVING clause');
+    const calls = { aggregate: false, window: false };
+    const walk = (n: unknown): void => {
+      if (n === null || typeof n !== 'object') return;
+      if (Array.isArray(n)) {
+        for (const x of n) walk(x);
+        return;
+      }
+      const o = n as Ast;
+      // A subquery's calls are its own.
+      if (o.ast !== undefined || o.type === 'select') return;
+      if (o.type === 'window_func' || ((o.type === 'aggr_func' || o.type === 'function') && o.over)) calls.window = true;
+      else if (o.type === 'aggr_func' || (o.type === 'function' && isAggregateName(functionName(o)))) calls.aggregate = true;
+      for (const k of Object.keys(o)) if (k !== 'loc') walk(o[k]);
+    };
+    walk([ast.columns, ast.orderby]);
+    if (calls.aggregate) refuse('aggregate functions');
+    if (calls.window) refuse('window functions');
+    const names = new Set<string>();
+    const collect = (items: unknown): void => {
+      for (const f of (Array.isArray(items) ? items : []) as Ast[]) {
+        if (f.as) names.add(String(f.as).toLowerCase());
+        else if (f.table) names.add(String(f.table).toLowerCase());
+        if (f.expr?.ast !== undefined && f.as) names.add(String(f.as).toLowerCase());
+      }
+    };
+    collect(ast.from);
+    for (const name of c.of) if (!names.has(name)) sqlFail('42P01', `relation "${name}" in ${c.strength} clause not found in FROM clause`);
+  }
+}
+
 function mendParse(node: unknown): unknown {
   if (Array.isArray(node)) {
     for (let i = 0; i < node.length; i++) node[i] = mendParse(node[i]);

@@ -87,7 +87,72 @@ export interface Token {
  * One statement of a request: its text for the parser (with the literal values its AST needs
  * back, see restoreLiterals), or an AST built here.
  */
-export type Prepared = { text: string; offset: number; literals?: LiteralValues } | { ast: AstNode & Record<string, unknown> };
+export type Prepared = { text: string; offset: number; literals?: LiteralValues; locking?: LockingClause[] } | { ast: AstNode & Record<string, unknown> };
+
+/**
+ * A SELECT's locking clause (`FOR UPDATE | NO KEY UPDATE | SHARE | KEY SHARE [OF t, ...] [NOWAIT |
+ * SKIP LOCKED]`), which the parser cannot read: taken off the end of the statement here, checked
+ * by the engine (sql-engine.ts checkLocking) and otherwise without effect, since a request's
+ * writes run one at a time per tenant (docs/sql.md, Transactions and concurrency).
+ */
+export interface LockingClause {
+  /** FOR UPDATE, FOR NO KEY UPDATE, FOR SHARE or FOR KEY SHARE, as PostgreSQL's messages name it. */
+  strength: string;
+  /** The relations named after OF (lower-cased unless quoted). */
+  of: string[];
+}
+
+const LOCK_STRENGTHS: Array<[string[], string]> = [
+  [['update'], 'FOR UPDATE'],
+  [['no', 'key', 'update'], 'FOR NO KEY UPDATE'],
+  [['share'], 'FOR SHARE'],
+  [['key', 'share'], 'FOR KEY SHARE'],
+];
+
+/** The locking clauses at the end of a SELECT (depth 0), and the tokens before them. */
+function takeLocking(tokens: Token[]): { tokens: Token[]; locking: LockingClause[] | undefined } {
+  const first = tokens[0]?.word;
+  if (first !== 'select' && first !== 'with' && tokens[0]?.text !== '(') return { tokens, locking: undefined };
+  let depth = 0;
+  let start = -1;
+  for (let i = 0; i < tokens.length; i++) {
+    const t = tokens[i]!;
+    if (t.text === '(') depth++;
+    else if (t.text === ')') depth--;
+    else if (depth === 0 && t.word === 'for' && LOCK_STRENGTHS.some(([words]) => words.every((w, k) => tokens[i + 1 + k]?.word === w))) {
+      start = i;
+      break;
+    }
+  }
+  if (start < 0) return { tokens, locking: undefined };
+  const locking: LockingClause[] = [];
+  let i = start;
+  while (i < tokens.length) {
+    if (tokens[i]?.word !== 'for') return { tokens, locking: undefined };
+    const hit = LOCK_STRENGTHS.find(([words]) => words.every((w, k) => tokens[i + 1 + k]?.word === w));
+    if (hit === undefined) return { tokens, locking: undefined };
+    i += 1 + hit[0].length;
+    const of: string[] = [];
+    if (tokens[i]?.word === 'of') {
+      i++;
+      for (;;) {
+        const name = tokens[i];
+        if (name === undefined || (name.word === undefined && !name.text.startsWith('"'))) return { tokens, locking: undefined };
+        of.push(name.word ?? name.text.slice(1, -1).replace(/""/g, '"'));
+        i++;
+        if (tokens[i]?.text !== ',') break;
+        i++;
+      }
+    }
+    if (tokens[i]?.word === 'nowait') i++;
+    else if (tokens[i]?.word === 'skip' && tokens[i + 1]?.word === 'locked') i += 2;
+    locking.push({ strength: hit[1], of });
+  }
+  const kept = tokens.slice(0, start);
+  if (kept.length === 0) return { tokens, locking: undefined };
+  kept[kept.length - 1] = { ...kept[kept.length - 1]!, space: '' };
+  return { tokens: kept, locking };
+}
 
 const NUMBER_TOKEN = /\d*(?:\.\d*)?(?:[eE][+-]?\d+)?/y;
 
@@ -296,9 +361,12 @@ function prepareOne(source: Token[], offset: number): Prepared {
   }
   // Window specifications first: the frame offsets they move into their marker are then
   // rewritten by the grammar gaps like any other expression ($1::int, ^).
-  const rewritten = rewriteDistinct(rewriteDelete(rewriteValues(rewriteWindowCalls(rewriteTokens(rewriteInsertColumns(rewriteConflictWhere(rewriteGrammarGaps(rewriteWindowSpecs(tokens)))))))));
+  const { tokens: unlocked, locking } = takeLocking(tokens);
+  const rewritten = rewriteDistinct(rewriteDelete(rewriteValues(rewriteWindowCalls(rewriteTokens(rewriteInsertColumns(rewriteConflictWhere(rewriteGrammarGaps(rewriteWindowSpecs(unlocked)))))))));
   const text = render(rewritten).replace(/\s+$/, '');
-  return literals === undefined ? { text, offset: rewritten === source ? offset : -1 } : { text, offset: -1, literals };
+  const prepared: Prepared = literals === undefined ? { text, offset: rewritten === source ? offset : -1 } : { text, offset: -1, literals };
+  if (locking !== undefined) prepared.locking = locking;
+  return prepared;
 }
 
 function savepointAst(action: string, name: string | undefined): AstNode & Record<string, unknown> {
