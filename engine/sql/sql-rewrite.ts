@@ -73,6 +73,11 @@ export const PRIMARY_KEY_MARKER = '__tetra_primary_key__';
  * conflictWhere), which removes it from RETURNING.
  */
 export const CONFLICT_WHERE_MARKER = '__tetra_conflict_where__';
+/**
+ * `ON CONFLICT ON CONSTRAINT name`, which the parser cannot read: becomes the target list
+ * `("<marker><name>")`, resolved by the insert (dml.ts) to the constraint's columns.
+ */
+export const CONFLICT_CONSTRAINT_MARKER = '__tetra_conflict_constraint__';
 
 /** One token of the pre-pass. */
 export interface Token {
@@ -362,7 +367,7 @@ function prepareOne(source: Token[], offset: number): Prepared {
   // Window specifications first: the frame offsets they move into their marker are then
   // rewritten by the grammar gaps like any other expression ($1::int, ^).
   const { tokens: unlocked, locking } = takeLocking(tokens);
-  const rewritten = rewriteDistinct(rewriteDelete(rewriteValues(rewriteWindowCalls(rewriteTokens(rewriteInsertColumns(rewriteConflictWhere(rewriteGrammarGaps(rewriteWindowSpecs(unlocked)))))))));
+  const rewritten = rewriteDistinct(rewriteDelete(rewriteValues(rewriteWindowCalls(rewriteTokens(rewriteInsertColumns(rewriteConflictWhere(rewriteConflictConstraint(rewriteGrammarGaps(rewriteWindowSpecs(unlocked))))))))));
   const text = render(rewritten).replace(/\s+$/, '');
   const prepared: Prepared = literals === undefined ? { text, offset: rewritten === source ? offset : -1 } : { text, offset: -1, literals };
   if (locking !== undefined) prepared.locking = locking;
@@ -493,6 +498,20 @@ function rewriteInsertColumns(tokens: Token[]): Token[] {
   }
   const columns = `(${Array.from({ length: count }, () => ALL_COLUMNS_MARKER).join(', ')})`;
   return [...tokens.slice(0, at), { text: columns, space: ' ' }, ...tokens.slice(at)];
+}
+
+/** `ON CONFLICT ON CONSTRAINT name` -> `ON CONFLICT ("<CONFLICT_CONSTRAINT_MARKER>name")`. */
+function rewriteConflictConstraint(tokens: Token[]): Token[] {
+  if (tokens[0]?.word !== 'insert') return tokens;
+  for (let i = 0; i < tokens.length; i++) {
+    if (tokens[i]!.word !== 'on' || tokens[i + 1]?.word !== 'conflict' || tokens[i + 2]?.word !== 'on' || tokens[i + 3]?.word !== 'constraint') continue;
+    const name = tokens[i + 4];
+    if (name === undefined || (name.word === undefined && !name.text.startsWith('"'))) return tokens;
+    const written = name.word ?? name.text.slice(1, -1).replace(/""/g, '"');
+    const target: Token = { text: `("${CONFLICT_CONSTRAINT_MARKER}${written.replace(/"/g, '""')}")`, space: name.space };
+    return [...tokens.slice(0, i + 1), { ...tokens[i + 1]!, space: ' ' }, target, ...tokens.slice(i + 5)];
+  }
+  return tokens;
 }
 
 /** `ON CONFLICT (cols) WHERE predicate DO ...` -> `ON CONFLICT (cols) DO ... RETURNING ..., (predicate) AS CONFLICT_WHERE_MARKER`. */

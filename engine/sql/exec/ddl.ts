@@ -243,10 +243,18 @@ function constraintName(written: string): string {
 
 /** A column's constraints (CREATE TABLE's, or ALTER TABLE ... ADD COLUMN's), onto the lists of their kinds. */
 function columnConstraints(d: Ast, column: string, keys: KeySpec[], checks: CheckSpec[], fks: FkSpec[]): void {
-  if (d.primary_key) keys.push({ kind: 'pk', cols: [column] });
-  if (d.unique) keys.push({ kind: 'unique', cols: [column] });
-  if (d.check) for (const c of (d.check as Ast).definition as Ast[]) checks.push({ node: c });
-  if (d.reference_definition) fks.push({ cols: [column], ref: d.reference_definition as Ast });
+  // `CONSTRAINT name` before a column's constraint names it (the parser keeps one such name).
+  const written = (d.constraint as Ast | undefined)?.constraint;
+  let name = typeof written === 'string' && written !== '' ? constraintName(written) : undefined;
+  const take = (): { name?: string } => {
+    const out = name === undefined ? {} : { name };
+    name = undefined;
+    return out;
+  };
+  if (d.primary_key) keys.push({ kind: 'pk', cols: [column], ...take() });
+  if (d.unique) keys.push({ kind: 'unique', cols: [column], ...take() });
+  if (d.check) for (const c of (d.check as Ast).definition as Ast[]) checks.push({ node: c, ...take() });
+  if (d.reference_definition) fks.push({ cols: [column], ref: d.reference_definition as Ast, ...take() });
 }
 
 /** A table constraint (CREATE TABLE's, or ALTER TABLE ... ADD [CONSTRAINT name] ...'s), onto the list of its kind. */

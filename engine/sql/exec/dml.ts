@@ -9,7 +9,7 @@ import type { TxnView } from '../store/sql-view.js';
 import { bpcharTrim, NUMERIC_RANK, outputText, sqlFail, toText, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { prefixEnd, readStored, TableReader, type StoredRow } from './access.js';
 import { PAUSE, type Exec, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
-import { ALL_COLUMNS_MARKER, CONFLICT_WHERE_MARKER, USING_MARKER } from '../sql-rewrite.js';
+import { ALL_COLUMNS_MARKER, CONFLICT_CONSTRAINT_MARKER, CONFLICT_WHERE_MARKER, USING_MARKER } from '../sql-rewrite.js';
 import { OVERRIDING_SYSTEM_MARKER, OVERRIDING_USER_MARKER, ROW_ASSIGN } from '../sql-grammar-gaps.js';
 import { figureColumnName } from './column-names.js';
 import { columnName, columnQualifier, Scope, tableName } from './scope.js';
@@ -570,7 +570,16 @@ export function* insert(statement: Ast, env: PlanEnv, view: TxnView, x: Exec): G
   let doUpdate: { sets: Assignment[]; where: CompiledExpr | undefined } | undefined;
   if (conflict) {
     const t = conflict.target as Ast | null;
-    if (t) {
+    const constraint = ((t?.expr ?? []) as Ast[]).map((c) => columnName(c)).find((n) => n.startsWith(CONFLICT_CONSTRAINT_MARKER));
+    if (constraint !== undefined) {
+      // ON CONFLICT ON CONSTRAINT name: the primary key's or a unique constraint's columns.
+      const name = constraint.slice(CONFLICT_CONSTRAINT_MARKER.length);
+      const index = table.indexes.find((i) => i.constraint === 'unique' && i.name === name);
+      if (table.primaryKey.length > 0 && primaryKeyName(table) === name) conflictTarget = table.primaryKey;
+      else if (index !== undefined) conflictTarget = index.columns;
+      else if (table.checks.some((c) => c.name === name) || table.foreignKeys.some((f) => f.name === name)) sqlFail('42809', 'constraint in ON CONFLICT clause has no associated index');
+      else sqlFail('42704', `constraint "${name}" for table "${table.name}" does not exist`);
+    } else if (t) {
       conflictTarget = ((t.expr ?? []) as Ast[]).map((c) => (writer.live.find((l) => l.name === columnName(c)) ?? sqlFail('42703', `column "${columnName(c)}" does not exist`)).id);
       const isKey = (cols: number[]): boolean => cols.length === conflictTarget!.length && cols.every((c) => conflictTarget!.includes(c));
       // ON CONFLICT (cols) WHERE predicate: checked as an index predicate; the partial unique

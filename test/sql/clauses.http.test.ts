@@ -1,0 +1,97 @@
+// Clauses ORMs and drivers write that the parser cannot read, or that were read and dropped:
+// - a SELECT's locking clause (FOR UPDATE | NO KEY UPDATE | SHARE | KEY SHARE [OF t] [NOWAIT |
+//   SKIP LOCKED], sql-rewrite.ts takeLocking, sql-engine.ts checkLocking): accepted at the end of
+//   a statement with PostgreSQL's refusals, and without effect on the rows (a request is one
+//   transaction, and writing requests run one at a time per tenant);
+// - ON CONFLICT ON CONSTRAINT name (sql-rewrite.ts rewriteConflictConstraint, dml.ts insert);
+// - CONSTRAINT name before a column's constraint (ddl.ts columnConstraints).
+// Each statement runs in tetradb over HTTP and in PostgreSQL (PGlite) with the same outcome.
+import type { PGlite } from '@electric-sql/pglite';
+import { describe, expect, it } from 'vitest';
+import { serverForFile } from '../helpers/server.js';
+import { oursFull, oursOf, theirsFull } from './pg-outcome.js';
+import { usePglite } from './sql-pg-support.js';
+
+const file = serverForFile();
+let pg: PGlite;
+usePglite((db) => (pg = db));
+
+async function alike(statements: string[]): Promise<string[]> {
+  const refused: string[] = [];
+  for (const sql of statements) {
+    const theirs = await theirsFull(pg, sql);
+    expect(await oursFull(file, sql), sql).toEqual(theirs);
+    if ('sqlstate' in theirs) refused.push(theirs.sqlstate);
+  }
+  return refused;
+}
+
+describe('locking clauses', () => {
+  it('are read at the end of a SELECT, with PostgreSQL\'s refusals', async () => {
+    const refused = await alike([
+      'CREATE TABLE jobs (id int PRIMARY KEY, state text, n int)',
+      "INSERT INTO jobs VALUES (1, 'new', 1), (2, 'new', 2), (3, 'done', 3)",
+      "SELECT * FROM jobs WHERE state = 'new' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
+      'SELECT * FROM jobs WHERE id = 2 FOR NO KEY UPDATE NOWAIT',
+      'SELECT id FROM jobs FOR SHARE OF jobs',
+      'SELECT j.id FROM jobs j JOIN jobs k ON k.id = j.id FOR KEY SHARE OF j, k FOR UPDATE OF k',
+      'select id from jobs for update',
+      'SELECT 1 FOR UPDATE',
+      'SELECT count(*) FROM jobs FOR UPDATE',
+      'SELECT state FROM jobs GROUP BY state FOR SHARE',
+      'SELECT DISTINCT state FROM jobs FOR NO KEY UPDATE',
+      'SELECT id FROM jobs HAVING true FOR KEY SHARE',
+      'SELECT id, rank() OVER (ORDER BY n) FROM jobs FOR UPDATE',
+      'SELECT id FROM jobs UNION SELECT n FROM jobs FOR UPDATE',
+      'SELECT * FROM jobs FOR UPDATE OF nope',
+      'SELECT * FROM jobs j FOR UPDATE OF jobs',
+      'SELECT id, (SELECT count(*) FROM jobs) FROM jobs WHERE id = 1 FOR UPDATE',
+    ]);
+    expect(refused).toEqual(['0A000', '0A000', '0A000', '0A000', '0A000', '0A000', '42P01', '42P01']);
+  });
+
+  it('the usual queue pattern in one request: pick a row FOR UPDATE, then change it', async () => {
+    const res = await oursOf(file, [
+      "SELECT id FROM jobs WHERE state = 'new' ORDER BY id LIMIT 1 FOR UPDATE SKIP LOCKED",
+      "UPDATE jobs SET state = 'taken' WHERE id = 1 RETURNING id, state",
+    ]);
+    expect(res).toEqual({ rows: [[['1']], [['1', 'taken']]] });
+  });
+});
+
+describe('ON CONFLICT ON CONSTRAINT', () => {
+  it('names the primary key or a unique constraint as the arbiter, with PostgreSQL\'s refusals', async () => {
+    const refused = await alike([
+      'CREATE TABLE oc (id int PRIMARY KEY, e text CONSTRAINT oc_e_uq UNIQUE, n int CHECK (n > 0))',
+      "INSERT INTO oc VALUES (1, 'a', 1) ON CONFLICT ON CONSTRAINT oc_pkey DO NOTHING RETURNING id",
+      "INSERT INTO oc VALUES (1, 'b', 1) ON CONFLICT ON CONSTRAINT oc_pkey DO UPDATE SET e = excluded.e RETURNING *",
+      "INSERT INTO oc VALUES (2, 'b', 1) ON CONFLICT ON CONSTRAINT oc_e_uq DO UPDATE SET n = oc.n + 1 RETURNING *",
+      "INSERT INTO oc VALUES (2, 'z', 5) ON CONFLICT ON CONSTRAINT OC_E_UQ DO NOTHING RETURNING *",
+      "INSERT INTO oc VALUES (3, 'c', 1) ON CONFLICT ON CONSTRAINT nope DO NOTHING",
+      "INSERT INTO oc VALUES (3, 'c', 1) ON CONFLICT ON CONSTRAINT oc_n_check DO NOTHING",
+      'CREATE UNIQUE INDEX oc_n_idx ON oc (n)',
+      "INSERT INTO oc VALUES (3, 'c', 1) ON CONFLICT ON CONSTRAINT oc_n_idx DO NOTHING",
+      'SELECT * FROM oc ORDER BY id',
+    ]);
+    expect(refused).toEqual(['42704', '42809', '42704']);
+  });
+});
+
+describe('a column constraint\'s name', () => {
+  it('CONSTRAINT name before a column\'s PRIMARY KEY, UNIQUE, CHECK or REFERENCES names it', async () => {
+    const refused = await alike([
+      'CREATE TABLE cn (id int CONSTRAINT my_pk PRIMARY KEY, e text CONSTRAINT cn_e_uq UNIQUE, n int CONSTRAINT pos CHECK (n > 0), r int CONSTRAINT fk REFERENCES cn (id))',
+      "INSERT INTO cn VALUES (1, 'a', 0, NULL)",
+      "INSERT INTO cn VALUES (1, 'a', 1, 5)",
+      "INSERT INTO cn VALUES (1, 'a', 1, NULL)",
+      "INSERT INTO cn VALUES (1, 'b', 1, NULL)",
+      "INSERT INTO cn VALUES (2, 'a', 1, NULL)",
+      'ALTER TABLE cn ADD COLUMN z int CONSTRAINT z_uq UNIQUE',
+      "INSERT INTO cn VALUES (3, 'c', 1, NULL, 1), (4, 'd', 1, NULL, 1)",
+      "INSERT INTO cn VALUES (2, 'a', 1, NULL, 2) ON CONFLICT ON CONSTRAINT cn_e_uq DO UPDATE SET z = 9 RETURNING *",
+      'ALTER TABLE cn DROP CONSTRAINT pos',
+      "INSERT INTO cn VALUES (5, 'e', -1, NULL, 5) RETURNING id",
+    ]);
+    expect(refused).toEqual(['23514', '23503', '23505', '23505', '23505']);
+  });
+});
