@@ -95,3 +95,26 @@ describe('a column constraint\'s name', () => {
     expect(refused).toEqual(['23514', '23503', '23505', '23505', '23505']);
   });
 });
+
+describe('generate_series over numeric and time', () => {
+  it('steps numbers, timestamps and dates as PostgreSQL, refusing a zero step and signatures it has not', async () => {
+    const refused = await alike([
+      "SELECT pg_typeof(g), g::text FROM generate_series('2024-01-30'::date, '2024-03-01'::date, '1 month') g",
+      "SELECT g::text FROM generate_series('2024-01-30 10:00'::timestamp, '2024-01-31', '6 hours') g",
+      "SELECT g::text FROM generate_series('2024-01-01'::timestamptz, '2024-01-02', interval '12 hours') g",
+      "SELECT g::text FROM generate_series('2024-01-03'::timestamp, '2024-01-01', '-1 day') g",
+      "SELECT g::text FROM generate_series('2024-01-01', '2024-01-02', '1 day'::interval) g",
+      "SELECT count(*) FROM generate_series('2024-01-01'::timestamp, '2023-01-01', '1 day') g",
+      'SELECT g FROM generate_series(1.5, 3, 0.5) g',
+      'SELECT g FROM generate_series(1, 2.5) g',
+      'SELECT g FROM generate_series(3.0, 1, -0.75) g',
+      "SELECT d::date::text, count(o.od) FROM generate_series('2024-01-01'::date, '2024-01-03', '1 day') d LEFT JOIN (VALUES ('2024-01-02'::date), ('2024-01-02')) o(od) ON o.od = d::date GROUP BY 1 ORDER BY 1",
+      "SELECT g FROM generate_series('2024-01-01'::timestamp, '2024-01-02', '0 days') g",
+      'SELECT g FROM generate_series(1.0, 2, 0) g',
+      "SELECT g FROM generate_series('2024-01-01'::timestamp, '2024-01-02') g",
+      'SELECT g FROM generate_series(1.5::float8, 3, 1) g',
+      "SELECT g FROM generate_series(now(), now() + interval '1 day', NULL) g",
+    ]);
+    expect(refused).toEqual(['22023', '22023', '42883', '42883']);
+  });
+});

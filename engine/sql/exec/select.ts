@@ -9,7 +9,8 @@ import { parseSql } from '../select-expressions.js';
 import { DISTINCT_PREFIX, FILTER_MARKER, NO_ARGUMENT, REWRITE_FUNCTIONS, SET_ALL_MARKER, WINDOW_CALL_PREFIX, WINDOW_SPEC_MARKER } from '../sql-rewrite.js';
 import { LIMIT_MARKER, NATURAL_MARKER, OFFSET_MARKER, QUERY_MARKER } from '../sql-grammar-gaps.js';
 import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
-import { compareValues, resolveComparison } from '../operators.js';
+import { applyArith, compareValues, intervalSpan, resolveComparison } from '../operators.js';
+import { Decimal } from '../decimal.js';
 import { commonType, coerce } from '../type-resolution.js';
 import { isWindowOnlyName, resolveWindowFunction } from '../window-functions.js';
 import { isTetraError } from '../../errors.js';
@@ -1906,7 +1907,7 @@ function setReturningItem(f: Ast, join: JoinKind, on: Ast | null, using: string[
   const args = ((fn.args?.value ?? []) as Ast[]).map((a) => compileExpression(a, cenv));
   if (args.length < 2 || args.length > 3) sqlFail('42883', `function generate_series with ${args.length} arguments does not exist`, undefined, NO_FUNCTION_HINT);
   const INT_TYPES: SqlTypeName[] = ['int2', 'int4', 'int8', 'unknown'];
-  if (!args.every((a) => INT_TYPES.includes(a.type))) unsupported('generate_series over non-integer types');
+  if (!args.every((a) => INT_TYPES.includes(a.type))) return steppedSeries(args, alias, names, join, on, using, env);
   const type: SqlTypeName = args.some((a) => a.type === 'int8') ? 'int8' : 'int4';
   const columns: PlanColumn[] = [{ name: names?.[0] ?? alias, type, qualifier: alias }];
   const plan: Plan = {
@@ -1919,6 +1920,48 @@ function setReturningItem(f: Ast, join: JoinKind, on: Ast | null, using: string[
       if (step!.value === 0n) sqlFail('22023', 'step size cannot equal zero');
       for (let v = start!.value; step!.value > 0n ? v <= stop!.value : v >= stop!.value; v += step!.value) {
         yield [castValue({ type: 'int8', value: v }, { type })];
+        if (x.tick()) yield PAUSE;
+      }
+    },
+    explain: () => ({ node: 'Function Scan on generate_series' }),
+  };
+  return { columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
+}
+
+/**
+ * generate_series over numeric (start, stop[, step]) or time (timestamp or timestamp with time
+ * zone: start, stop, interval step), resolved as PostgreSQL resolves the call: a date or an
+ * untyped literal beside them takes timestamp with time zone, PostgreSQL's preferred type.
+ * @throws SQL_ERROR 42883 no such signature, 22023 a zero step
+ */
+function steppedSeries(args: CompiledExpr[], alias: string, names: string[] | undefined, join: JoinKind, on: Ast | null, using: string[] | undefined, env: PlanEnv): FromItem {
+  const types = args.map((a) => a.type);
+  const missing = (): never => sqlFail('42883', `function generate_series(${types.map((t) => TYPE_DISPLAY[t] ?? t).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
+  const numberish = (t: SqlTypeName): boolean => t === 'int2' || t === 'int4' || t === 'int8' || t === 'numeric' || t === 'unknown';
+  const timeish = (t: SqlTypeName): boolean => t === 'timestamp' || t === 'timestamptz' || t === 'date' || t === 'unknown';
+  let type: SqlTypeName;
+  if (types.every(numberish)) type = 'numeric';
+  else if (args.length === 3 && timeish(types[0]!) && timeish(types[1]!) && (types[2] === 'interval' || types[2] === 'unknown')) {
+    type = types.slice(0, 2).includes('timestamp') && !types.slice(0, 2).some((t) => t === 'timestamptz' || t === 'date') ? 'timestamp' : 'timestamptz';
+  } else return missing();
+  const stepType: SqlTypeName = type === 'numeric' ? 'numeric' : 'interval';
+  const columns: PlanColumn[] = [{ name: names?.[0] ?? alias, type, qualifier: alias }];
+  const plan: Plan = {
+    columns,
+    *rows(x: Exec): Generator<Step> {
+      const ctx = x.ctx();
+      const start = castValue(args[0]!.evaluate(ctx), { type });
+      const stop = castValue(args[1]!.evaluate(ctx), { type });
+      const step = args[2] === undefined ? ({ type: 'numeric', value: Decimal.fromBigInt(1n) } as SqlValue) : castValue(args[2].evaluate(ctx), { type: stepType });
+      if (start.value === null || stop.value === null || step.value === null) return;
+      const sign = step.type === 'interval' ? Math.sign(Number(intervalSpan(step.value))) : step.type === 'numeric' ? step.value.cmp(Decimal.fromBigInt(0n)) : 0;
+      if (sign === 0) sqlFail('22023', 'step size cannot equal zero');
+      let v = start as NonNullSqlValue;
+      for (;;) {
+        const c = compareValues(v, stop as NonNullSqlValue);
+        if (sign > 0 ? c > 0 : c < 0) return;
+        yield [v];
+        v = applyArith('+', v, step as NonNullSqlValue, type) as NonNullSqlValue;
         if (x.tick()) yield PAUSE;
       }
     },
