@@ -118,3 +118,17 @@ describe('generate_series over numeric and time', () => {
     expect(refused).toEqual(['22023', '22023', '42883', '42883']);
   });
 });
+
+describe('to_jsonb and to_json', () => {
+  it('give a value as JSON', async () => {
+    const refused = await alike([
+      "SELECT to_jsonb(1)::text, to_jsonb('a'::text)::text, to_jsonb(NULL::int)::text, to_jsonb(1.5)::text, to_jsonb(true)::text, to_jsonb('{\"a\": [1, {\"b\": null}]}'::jsonb)::text",
+      "SELECT to_jsonb('2024-01-01'::date)::text, to_jsonb('2024-01-01 10:00'::timestamp)::text, to_jsonb('x\"y'::text)::text, to_jsonb(-0.5::float8)::text",
+      "SELECT to_jsonb(x) ->> 'k' FROM (VALUES ('{\"k\": \"v\"}'::jsonb)) t(x)",
+      "SELECT to_json(2)::text, to_json('a'::text)::text",
+      "SELECT to_jsonb('x')",
+      'SELECT to_jsonb(1, 2)',
+    ]);
+    expect(refused).toEqual(['42804', '42883']);
+  });
+});

@@ -162,7 +162,29 @@ const extractPath = (asText: boolean): FunctionDef => ({
   },
 });
 
+/**
+ * to_jsonb(x) and to_json(x): a value as JSON, as sqlToJson makes it (a string stays a JSON
+ * string, a number a number, jsonb itself). Both give jsonb here (no separate json type). Not
+ * strict: NULL gives SQL NULL.
+ */
+const toJsonbFn: FunctionDef = {
+  compile(name, args): CompiledExpr {
+    if (args.length !== 1) return noFunction(name, args);
+    const arg = args[0]!;
+    if (arg.type === 'unknown') sqlFail('42804', 'could not determine polymorphic type because input has type unknown');
+    return {
+      type: 'jsonb',
+      evaluate(ctx) {
+        const v = arg.evaluate(ctx);
+        return v.value === null ? { type: 'jsonb', value: null } : { type: 'jsonb', value: { json: toJsonb(sqlToJson(v)) } };
+      },
+    };
+  },
+};
+
 export const JSON_FUNCTIONS: Record<string, FunctionDef> = {
+  to_jsonb: toJsonbFn,
+  to_json: toJsonbFn,
   jsonb_build_object: jsonbBuildObject,
   // Built as jsonb: this engine has no separate json type (see KNOWN_DIFFERENCES).
   json_build_object: jsonbBuildObject,
