@@ -29,6 +29,8 @@ export const SCHEMA: readonly string[] = [
   'CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER NOT NULL, amount DOUBLE PRECISION NOT NULL, status TEXT NOT NULL, created_at TIMESTAMP NOT NULL)',
   'CREATE INDEX orders_customer ON orders(customer_id)',
   'CREATE INDEX orders_created ON orders(created_at)',
+  // An index on an expression (case-insensitive lookups): tetradb, SQLite and PostgreSQL use it.
+  'CREATE INDEX customers_name_lower ON customers (lower(name))',
 ];
 
 export type Customer = [id: number, name: string, region: string, created: string];
@@ -82,7 +84,7 @@ export function toQuestionMarks(sql: string): string {
 
 // ---- The measured statements ------------------------------------------------------------------
 
-export type QueryName = 'point' | 'range' | 'group' | 'join' | 'join-agg' | 'subquery';
+export type QueryName = 'point' | 'range' | 'group' | 'join' | 'join-agg' | 'subquery' | 'expr';
 
 export interface QuerySpec {
   label: string;
@@ -99,6 +101,7 @@ export const QUERIES: Record<QueryName, QuerySpec> = {
   'join-agg': { label: 'join + group-by, all rows (hash join)', sql: 'SELECT c.region, count(*) FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.region', ordered: false },
   // An uncorrelated scalar subquery (PostgreSQL's InitPlan): two full scans, the first feeding the second's filter.
   subquery: { label: 'scalar subquery in WHERE (two full scans)', sql: 'SELECT count(*), sum(amount) FROM orders WHERE amount > (SELECT avg(amount) FROM orders)', ordered: false },
+  expr: { label: 'lookup on an expression index, lower(name) = $1', sql: 'SELECT id, region FROM customers WHERE lower(name) = $1', ordered: false },
 };
 
 export const QUERY_NAMES = Object.keys(QUERIES) as QueryName[];
@@ -130,6 +133,9 @@ export function paramsOf(name: QueryName, orders: number, count = 4096, seed = 1
         break;
       case 'join':
         picks.push([1 + Math.floor(rand() * customers)]);
+        break;
+      case 'expr':
+        picks.push([`customer ${1 + Math.floor(rand() * customers)}`]);
         break;
       default: {
         const never: never = name;
@@ -191,7 +197,7 @@ export function checkOf(label: string, rows: readonly unknown[], ordered: boolea
 /** The sample every engine answers before measuring: a few calls of every query. */
 export function sampleQueries(orders: number): Array<{ label: string; name: QueryName; params: unknown[] }> {
   const out: Array<{ label: string; name: QueryName; params: unknown[] }> = [];
-  const per: Record<QueryName, number> = { point: 8, range: 4, group: 1, join: 4, 'join-agg': 1, subquery: 1 };
+  const per: Record<QueryName, number> = { point: 8, range: 4, group: 1, join: 4, 'join-agg': 1, subquery: 1, expr: 4 };
   for (const name of QUERY_NAMES) {
     const params = paramsOf(name, orders, per[name], 99);
     for (let i = 0; i < per[name]; i++) out.push({ label: `${name} ${JSON.stringify(params(i))}`, name, params: params(i) });

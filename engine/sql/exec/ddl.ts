@@ -957,7 +957,11 @@ function* alterColumnType(table: TableDef, e: Ast, catalog: Catalog, view: TxnVi
   const reader = new TableReader(table);
   const oldType = col.type;
   if (col.serial && col.identity === undefined) col.sequence = { ...(col.sequence ?? defaultSequence(col.type)), type: col.sequence?.type ?? (col.type as 'int2' | 'int4' | 'int8') };
-  if (col.identity !== undefined) col.sequence = identityOfType(col, to as 'int2' | 'int4' | 'int8');
+  if (col.identity !== undefined) {
+    const sequence = identityOfType(col, to as 'int2' | 'int4' | 'int8');
+    if (sequence === undefined) delete col.sequence;
+    else col.sequence = sequence;
+  }
   col.type = to;
   col.declared = declared;
   col.target = target;
