@@ -7,25 +7,16 @@
 // nothing (in a transaction too), and the new type surviving a restart.
 import type { PGlite } from '@electric-sql/pglite';
 import { describe, expect, it } from 'vitest';
+import { afterRestart, alikeFull, oursOf } from './pg-outcome.js';
 import { serverForFile, type FileServer } from '../helpers/server.js';
-import { afterRestart, oursFull, oursOf } from './pg-outcome.js';
 import { usePglite } from './sql-pg-support.js';
-import { theirsFull } from './pg-outcome.js';
 
 const file = serverForFile();
 let pg: PGlite;
 usePglite((db) => (pg = db));
 
 /** Each statement on both, in order, with the same outcome; the SQLSTATEs of those refused. */
-async function alike(statements: string[], on: FileServer = file): Promise<string[]> {
-  const refused: string[] = [];
-  for (const sql of statements) {
-    const theirs = await theirsFull(pg, sql);
-    expect(await oursFull(on, sql), sql).toEqual(theirs);
-    if ('sqlstate' in theirs) refused.push(theirs.sqlstate);
-  }
-  return refused;
-}
+const alike = (statements: string[], on: FileServer = file): Promise<string[]> => alikeFull(pg, on, statements);
 
 const TYPES = (table: string): string =>
   `SELECT column_name, data_type, character_maximum_length, numeric_precision, numeric_scale, column_default FROM information_schema.columns WHERE table_name = '${table}' ORDER BY ordinal_position`;

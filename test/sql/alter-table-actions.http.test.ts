@@ -6,8 +6,8 @@
 // SQLSTATE, message, DETAIL and HINT. A refused statement changes nothing; a restart keeps it all.
 import type { PGlite } from '@electric-sql/pglite';
 import { describe, expect, it } from 'vitest';
+import { afterRestart, alikeFull, oursFull, oursOf } from './pg-outcome.js';
 import { serverForFile, type FileServer } from '../helpers/server.js';
-import { afterRestart, oursFull, oursOf, theirsFull } from './pg-outcome.js';
 import { usePglite } from './sql-pg-support.js';
 
 const file = serverForFile();
@@ -15,15 +15,7 @@ let pg: PGlite;
 usePglite((db) => (pg = db));
 
 /** Each statement on both, in order, with the same outcome; the SQLSTATEs of those refused. */
-async function alike(statements: string[], on: FileServer = file): Promise<string[]> {
-  const refused: string[] = [];
-  for (const sql of statements) {
-    const theirs = await theirsFull(pg, sql);
-    expect(await oursFull(on, sql), sql).toEqual(theirs);
-    if ('sqlstate' in theirs) refused.push(theirs.sqlstate);
-  }
-  return refused;
-}
+const alike = (statements: string[], on: FileServer = file): Promise<string[]> => alikeFull(pg, on, statements);
 
 const NULLABLE = (table: string): string => `SELECT column_name, is_nullable FROM information_schema.columns WHERE table_name = '${table}' ORDER BY ordinal_position`;
 

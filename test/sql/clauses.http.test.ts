@@ -8,23 +8,16 @@
 // Each statement runs in tetradb over HTTP and in PostgreSQL (PGlite) with the same outcome.
 import type { PGlite } from '@electric-sql/pglite';
 import { describe, expect, it } from 'vitest';
+import { alikeFull, oursOf } from './pg-outcome.js';
 import { serverForFile } from '../helpers/server.js';
-import { oursFull, oursOf, theirsFull } from './pg-outcome.js';
 import { usePglite } from './sql-pg-support.js';
 
 const file = serverForFile();
 let pg: PGlite;
 usePglite((db) => (pg = db));
 
-async function alike(statements: string[]): Promise<string[]> {
-  const refused: string[] = [];
-  for (const sql of statements) {
-    const theirs = await theirsFull(pg, sql);
-    expect(await oursFull(file, sql), sql).toEqual(theirs);
-    if ('sqlstate' in theirs) refused.push(theirs.sqlstate);
-  }
-  return refused;
-}
+/** Each statement on both, in order, with the same outcome; the SQLSTATEs of those refused. */
+const alike = (statements: string[]): Promise<string[]> => alikeFull(pg, file, statements);
 
 describe('locking clauses', () => {
   it('are read at the end of a SELECT, with PostgreSQL\'s refusals', async () => {

@@ -5,7 +5,7 @@
 import type { PGlite } from '@electric-sql/pglite';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { http, serverForFile } from '../helpers/server.js';
-import { oursFull, oursOf, theirsFull, theirsOf } from './pg-outcome.js';
+import { alikeFull, oursFull, oursOf, theirsFull, theirsOf } from './pg-outcome.js';
 import { usePglite } from './sql-pg-support.js';
 
 const file = serverForFile();
@@ -201,19 +201,8 @@ describe('names and messages of constraints', () => {
   });
 });
 
-/**
- * Each statement on both sides with the same outcome, rows or error (DETAIL and HINT included);
- * the SQLSTATEs of the refused ones, in order.
- */
-async function refusalsAlike(statements: string[]): Promise<string[]> {
-  const refused: string[] = [];
-  for (const sql of statements) {
-    const theirs = await theirsFull(pg, sql);
-    expect(await oursFull(file, sql), sql).toEqual(theirs);
-    if ('sqlstate' in theirs) refused.push(theirs.sqlstate);
-  }
-  return refused;
-}
+/** Each statement on both, in order, with the same outcome; the SQLSTATEs of those refused. */
+const refusalsAlike = (statements: string[]): Promise<string[]> => alikeFull(pg, file, statements);
 
 describe('the failing row of a NOT NULL or CHECK violation', () => {
   const long = 'a'.repeat(100);

@@ -8,8 +8,8 @@
 // the index is used; a restart keeps it.
 import type { PGlite } from '@electric-sql/pglite';
 import { describe, expect, it } from 'vitest';
+import { afterRestart, alikeFull, oursFull } from './pg-outcome.js';
 import { serverForFile, type FileServer } from '../helpers/server.js';
-import { afterRestart, oursFull, theirsFull } from './pg-outcome.js';
 import { usePglite } from './sql-pg-support.js';
 
 const file = serverForFile();
@@ -17,15 +17,7 @@ let pg: PGlite;
 usePglite((db) => (pg = db));
 
 /** Each statement on both, in order, with the same outcome; the SQLSTATEs of those refused. */
-async function alike(statements: string[], on: FileServer = file): Promise<string[]> {
-  const refused: string[] = [];
-  for (const sql of statements) {
-    const theirs = await theirsFull(pg, sql);
-    expect(await oursFull(on, sql), sql).toEqual(theirs);
-    if ('sqlstate' in theirs) refused.push(theirs.sqlstate);
-  }
-  return refused;
-}
+const alike = (statements: string[], on: FileServer = file): Promise<string[]> => alikeFull(pg, on, statements);
 
 /** Our plan of `sql` (EXPLAIN's text). */
 async function plan(sql: string, on: FileServer = file): Promise<string> {

@@ -5,8 +5,8 @@
 // or its SQLSTATE, message, DETAIL and HINT. A refused statement changes nothing.
 import type { PGlite } from '@electric-sql/pglite';
 import { describe, expect, it } from 'vitest';
+import { afterRestart, alikeFull } from './pg-outcome.js';
 import { serverForFile, type FileServer } from '../helpers/server.js';
-import { afterRestart, oursFull, theirsFull } from './pg-outcome.js';
 import { usePglite } from './sql-pg-support.js';
 
 const file = serverForFile();
@@ -14,15 +14,7 @@ let pg: PGlite;
 usePglite((db) => (pg = db));
 
 /** Each statement on both, in order, with the same outcome; the SQLSTATEs of those refused. */
-async function alike(statements: string[], on: FileServer = file): Promise<string[]> {
-  const refused: string[] = [];
-  for (const sql of statements) {
-    const theirs = await theirsFull(pg, sql);
-    expect(await oursFull(on, sql), sql).toEqual(theirs);
-    if ('sqlstate' in theirs) refused.push(theirs.sqlstate);
-  }
-  return refused;
-}
+const alike = (statements: string[], on: FileServer = file): Promise<string[]> => alikeFull(pg, on, statements);
 
 describe('ON UPDATE and ON DELETE actions', () => {
   it('ON UPDATE CASCADE gives the referencing rows the new key; SET NULL and SET DEFAULT theirs', async () => {

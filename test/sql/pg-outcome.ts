@@ -56,6 +56,20 @@ export async function theirsFull(pg: PGlite, sql: string): Promise<FullOutcome> 
   );
 }
 
+/**
+ * Each statement on tetradb (`on`) and on PostgreSQL, in order, with the same full outcome (rows,
+ * or SQLSTATE, message, DETAIL and HINT); the SQLSTATEs of the statements PostgreSQL refused.
+ */
+export async function alikeFull(pg: PGlite, on: FileServer, statements: string[]): Promise<string[]> {
+  const refused: string[] = [];
+  for (const sql of statements) {
+    const theirs = await theirsFull(pg, sql);
+    expect(await oursFull(on, sql), sql).toEqual(theirs);
+    if ('sqlstate' in theirs) refused.push(theirs.sqlstate);
+  }
+  return refused;
+}
+
 /** `sql` fails on PostgreSQL, and on tetradb with the same SQLSTATE, message, DETAIL and HINT. */
 export async function expectSameFailure(pg: PGlite, file: FileServer, sql: string): Promise<void> {
   const theirs = await theirsFull(pg, sql);
