@@ -125,3 +125,23 @@ describe('to_jsonb and to_json', () => {
     expect(refused).toEqual(['42804', '42883']);
   });
 });
+
+describe('information_schema: constraints', () => {
+  it('table_constraints, key_column_usage and referential_constraints list the keys, CHECKs and foreign keys as PostgreSQL does', async () => {
+    const TC = "SELECT constraint_schema, constraint_name, table_schema, table_name, constraint_type, is_deferrable, initially_deferred, enforced, nulls_distinct FROM information_schema.table_constraints WHERE table_name IN ('isp', 'isc') AND constraint_name NOT LIKE '%not_null' ORDER BY table_name, constraint_name";
+    const KCU = "SELECT constraint_name, table_name, column_name, ordinal_position, position_in_unique_constraint FROM information_schema.key_column_usage WHERE table_name IN ('isp', 'isc') ORDER BY table_name, constraint_name, ordinal_position";
+    const RC = "SELECT constraint_name, unique_constraint_schema, unique_constraint_name, match_option, update_rule, delete_rule FROM information_schema.referential_constraints WHERE constraint_name LIKE 'isc%' ORDER BY constraint_name";
+    await alike([
+      'CREATE TABLE isp (id int PRIMARY KEY, code text UNIQUE, x int, y int, n int CHECK (n > 0), UNIQUE (y, x))',
+      'CREATE TABLE isc (id int, pid int REFERENCES isp ON DELETE CASCADE ON UPDATE SET NULL, a int, b int, pc text CONSTRAINT isc_code_fk REFERENCES isp (code) ON DELETE RESTRICT, CONSTRAINT isc_pk PRIMARY KEY (id, a), UNIQUE (b, a), CONSTRAINT isc_xy FOREIGN KEY (a, b) REFERENCES isp (x, y))',
+      'CREATE UNIQUE INDEX isp_n ON isp (n)',
+      TC,
+      KCU,
+      RC,
+      'ALTER TABLE isc DROP CONSTRAINT isc_code_fk',
+      'ALTER TABLE isp RENAME TO isp',
+      TC,
+      RC,
+    ]);
+  });
+});

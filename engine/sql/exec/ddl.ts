@@ -217,7 +217,7 @@ function foreignKey(table: TableDef, f: FkSpec, names: ConstraintNamer, catalog:
  * the foreign key on that key's index): its primary key if those are its columns, else its first
  * unique index over them.
  */
-function referencedKey(target: TableDef, refCols: number[]): { name: string; index: IndexDef | undefined } | undefined {
+export function referencedKey(target: TableDef, refCols: number[]): { name: string; index: IndexDef | undefined } | undefined {
   if (target.primaryKey.length > 0 && sameSet(refCols, target.primaryKey)) return { name: primaryKeyName(target), index: undefined };
   const index = target.indexes.find((i) => i.unique && i.predicate === undefined && sameSet(i.columns, refCols));
   return index === undefined ? undefined : { name: index.name, index };

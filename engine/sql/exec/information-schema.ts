@@ -1,4 +1,5 @@
-import { liveColumns, type Catalog } from '../catalog.js';
+import { liveColumns, primaryKeyName, type Catalog, type TableDef } from '../catalog.js';
+import { referencedKey } from './ddl.js';
 import { unsupported } from '../expression-eval.js';
 import type { SqlValue } from '../sql-types.js';
 import { columnSequence, TYPE_NAMES } from '../sequence-options.js';
@@ -81,7 +82,91 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
         ]),
     );
   }
-  return unsupported(`information_schema.${name} (tables, columns and sequences are available)`);
+  if (name === 'table_constraints') {
+    const names = ['constraint_catalog', 'constraint_schema', 'constraint_name', 'table_catalog', 'table_schema', 'table_name', 'constraint_type', 'is_deferrable', 'initially_deferred', 'enforced', 'nulls_distinct'];
+    const columns: PlanColumn[] = names.map((n) => ({ name: n, type: 'text', qualifier: null }));
+    return new RowsPlan(columns, () =>
+      constraintsOf(catalog).map((c) => [
+        text('tetradb'),
+        text('public'),
+        text(c.name),
+        text('tetradb'),
+        text('public'),
+        text(c.table.name),
+        text(c.type),
+        text('NO'),
+        text('NO'),
+        text('YES'),
+        text(c.type === 'UNIQUE' ? 'YES' : null),
+      ]),
+    );
+  }
+  if (name === 'key_column_usage') {
+    const names = ['constraint_catalog', 'constraint_schema', 'constraint_name', 'table_catalog', 'table_schema', 'table_name', 'column_name', 'ordinal_position', 'position_in_unique_constraint'];
+    const columns: PlanColumn[] = names.map((n) => ({ name: n, type: n.startsWith('ordinal') || n.startsWith('position') ? 'int4' : 'text', qualifier: null }));
+    return new RowsPlan(columns, () =>
+      constraintsOf(catalog)
+        .filter((c) => c.type !== 'CHECK')
+        .flatMap((c) =>
+          c.columns.map((id, i) => [
+            text('tetradb'),
+            text('public'),
+            text(c.name),
+            text('tetradb'),
+            text('public'),
+            text(c.table.name),
+            text(c.table.columns[id]!.name),
+            int(i + 1),
+            int(c.referenced === undefined ? null : c.referenced[i]!),
+          ]),
+        ),
+    );
+  }
+  if (name === 'referential_constraints') {
+    const names = ['constraint_catalog', 'constraint_schema', 'constraint_name', 'unique_constraint_catalog', 'unique_constraint_schema', 'unique_constraint_name', 'match_option', 'update_rule', 'delete_rule'];
+    const columns: PlanColumn[] = names.map((n) => ({ name: n, type: 'text', qualifier: null }));
+    const rule = (action: string | undefined): string => (action === undefined ? 'NO ACTION' : action.toUpperCase());
+    return new RowsPlan(columns, () =>
+      [...catalog.tables.values()]
+        .sort((a, b) => a.id - b.id)
+        .flatMap((t) =>
+          t.foreignKeys.map((fk) => {
+            const target = catalog.table(fk.refTable);
+            const key = target === undefined ? undefined : referencedKey(target, fk.refColumns);
+            return [text('tetradb'), text('public'), text(fk.name), text('tetradb'), text('public'), text(key?.name ?? null), text('NONE'), text(rule(fk.onUpdate)), text(rule(fk.onDelete))];
+          }),
+        ),
+    );
+  }
+  return unsupported(`information_schema.${name} (tables, columns, sequences, table_constraints, key_column_usage and referential_constraints are available)`);
+}
+
+/** A table's constraint as information_schema lists it (NOT NULLs are not named, and not listed). */
+interface ConstraintRow {
+  table: TableDef;
+  name: string;
+  type: 'PRIMARY KEY' | 'UNIQUE' | 'FOREIGN KEY' | 'CHECK';
+  /** Column ids, in the constraint's order (none for a CHECK). */
+  columns: number[];
+  /** A foreign key's: each column's position in the referenced key (1-based). */
+  referenced?: number[];
+}
+
+/** Every table's primary key, unique constraints, foreign keys and CHECKs, tables in creation order. */
+function constraintsOf(catalog: Catalog): ConstraintRow[] {
+  const out: ConstraintRow[] = [];
+  for (const t of [...catalog.tables.values()].sort((a, b) => a.id - b.id)) {
+    if (t.primaryKey.length > 0) out.push({ table: t, name: primaryKeyName(t), type: 'PRIMARY KEY', columns: t.primaryKey });
+    for (const ix of t.indexes) if (ix.constraint === 'unique') out.push({ table: t, name: ix.name, type: 'UNIQUE', columns: ix.columns });
+    for (const fk of t.foreignKeys) {
+      const target = catalog.table(fk.refTable);
+      const key = target === undefined ? undefined : referencedKey(target, fk.refColumns);
+      const keyColumns = key === undefined ? undefined : key.index === undefined ? target!.primaryKey : key.index.columns;
+      out.push({ table: t, name: fk.name, type: 'FOREIGN KEY', columns: fk.columns, referenced: fk.refColumns.map((c) => (keyColumns?.indexOf(c) ?? -1) + 1) });
+    }
+    for (const c of t.checks) out.push({ table: t, name: c.name, type: 'CHECK', columns: [] });
+  }
+  return out;
 }
 
 /** The sequences information_schema lists: the standalone ones and serial columns' (not identity columns', as PostgreSQL). */
