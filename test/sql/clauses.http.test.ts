@@ -145,3 +145,20 @@ describe('information_schema: constraints', () => {
     ]);
   });
 });
+
+describe('pg_indexes', () => {
+  it('lists every index with its definition as pg_get_indexdef writes it', async () => {
+    await alike([
+      'CREATE TABLE pgi (id int PRIMARY KEY, a int, b text, live boolean, g int, "Odd Name" int, UNIQUE (a, g))',
+      'CREATE INDEX pgi_lower ON pgi (lower(b))',
+      'CREATE INDEX pgi_sum ON pgi ((a + g), id)',
+      'CREATE INDEX pgi_live_a ON pgi (a) WHERE live',
+      'CREATE UNIQUE INDEX pgi_live_b ON pgi (lower(b)) WHERE live AND a > 5',
+      'CREATE INDEX ON pgi ("Odd Name")',
+      'CREATE INDEX pgi_n ON pgi (b) WHERE b IS NOT NULL',
+      'CREATE TABLE pgi_nokey (x int)',
+      "SELECT schemaname, tablename, indexname, tablespace, indexdef FROM pg_indexes WHERE tablename LIKE 'pgi%' ORDER BY indexname",
+      "SELECT indexname FROM pg_catalog.pg_indexes WHERE tablename = 'pgi' AND indexdef LIKE '%UNIQUE%' ORDER BY 1",
+    ]);
+  });
+});

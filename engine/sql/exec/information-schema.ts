@@ -1,10 +1,11 @@
 import { liveColumns, primaryKeyName, type Catalog, type TableDef } from '../catalog.js';
 import { referencedKey } from './ddl.js';
+import type { AstNode } from '../expression-eval.js';
 import { unsupported } from '../expression-eval.js';
 import type { SqlValue } from '../sql-types.js';
 import { columnSequence, TYPE_NAMES } from '../sequence-options.js';
 import type { Exec, ExplainNode, Plan, PlanColumn, Step } from './runtime.js';
-import { defaultText } from './default-text.js';
+import { defaultText, expressionSqlText } from './default-text.js';
 import { findSequence, readState, standaloneHandle, type SequenceHandle } from '../sequences.js';
 
 const text = (v: string | null): SqlValue => ({ type: 'text', value: v }) as SqlValue;
@@ -139,6 +140,45 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
     );
   }
   return unsupported(`information_schema.${name} (tables, columns, sequences, table_constraints, key_column_usage and referential_constraints are available)`);
+}
+
+/** An identifier as PostgreSQL's quote_identifier writes it: bare when lower-case and plain, else quoted. */
+function quoteIdent(name: string): string {
+  return /^[a-z_][a-z0-9_$]*$/.test(name) ? name : `"${name.replace(/"/g, '""')}"`;
+}
+
+/**
+ * pg_catalog's relations tetradb has: pg_indexes (schemaname, tablename, indexname, tablespace,
+ * indexdef, the definition as pg_get_indexdef writes it: primary keys, unique constraints and
+ * indexes, on columns and expressions, partial ones with their WHERE).
+ */
+export function pgCatalogPlan(name: string, catalog: Catalog): Plan | undefined {
+  if (name !== 'pg_indexes') return undefined;
+  const columns: PlanColumn[] = ['schemaname', 'tablename', 'indexname', 'tablespace', 'indexdef'].map((n) => ({ name: n, type: 'text', qualifier: null }));
+  return new RowsPlan(columns, () => {
+    const rows: SqlValue[][] = [];
+    for (const t of [...catalog.tables.values()].sort((a, b) => a.id - b.id)) {
+      const def = (index: string, unique: boolean, keys: string[], where: AstNode | undefined): SqlValue[] => [
+        text('public'),
+        text(t.name),
+        text(index),
+        text(null),
+        text(`CREATE ${unique ? 'UNIQUE ' : ''}INDEX ${quoteIdent(index)} ON public.${quoteIdent(t.name)} USING btree (${keys.join(', ')})${where === undefined ? '' : ` WHERE ${expressionSqlText(where)}`}`),
+      ];
+      if (t.primaryKey.length > 0) rows.push(def(primaryKeyName(t), true, t.primaryKey.map((id) => quoteIdent(t.columns[id]!.name)), undefined));
+      for (const ix of t.indexes) {
+        const keys = ix.columns.map((id, k) => {
+          const e = ix.expressions?.[k];
+          if (e === null || e === undefined) return quoteIdent(t.columns[id]!.name);
+          // A call stands as it is; any other expression in parentheses (pg_get_indexdef).
+          const written = expressionSqlText(e);
+          return (e as { type?: string }).type === 'function' ? written : `(${written})`;
+        });
+        rows.push(def(ix.name, ix.unique, keys, ix.predicate));
+      }
+    }
+    return rows;
+  });
 }
 
 /** A table's constraint as information_schema lists it (NOT NULLs are not named, and not listed). */

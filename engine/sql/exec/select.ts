@@ -24,7 +24,7 @@ import { AliasPlan, DistinctPlan, FilterPlan, JoinPlan, LimitPlan, MaterializePl
 import { memoisedRows, type InitPlans } from './init-plans.js';
 import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 import { columnName, columnQualifier, exprKey, readCollation, sameSlot, Scope, slotExpr, tableName } from './scope.js';
-import { informationSchemaPlan, sequenceRelationPlan } from './information-schema.js';
+import { informationSchemaPlan, pgCatalogPlan, sequenceRelationPlan } from './information-schema.js';
 import { findSequence } from '../sequences.js';
 import { compileQuals, hasVolatile, movesToWhere, noteCorrelatedSubquery, orderQuals, qualList } from './quals.js';
 import { FUNCTION_TABLE } from '../functions/function-table.js';
@@ -1832,6 +1832,12 @@ function fromItem(f: Ast, i: number, env: PlanEnv, rowItems: ReadonlySet<string>
   const schema = f.db ? String(f.db).toLowerCase() : null;
   if (schema === 'information_schema') {
     const plan = renamed(informationSchemaPlan(name, env.catalog), alias, undefined);
+    return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
+  }
+  // pg_catalog's relations, searched first as PostgreSQL's search_path does.
+  const system = schema === null || schema === 'pg_catalog' ? pgCatalogPlan(name, env.catalog) : undefined;
+  if (system !== undefined) {
+    const plan = renamed(system, alias, undefined);
     return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
   }
   if (schema !== null && schema !== 'public') sqlFail('3F000', `schema "${schema}" does not exist`);
