@@ -6,6 +6,7 @@
 // violation PostgreSQL does not raise. TETRA_FUZZ_STEPS / TETRA_FUZZ_SEED lengthen or replay a run.
 import type { PGlite } from '@electric-sql/pglite';
 import { describe, expect, it } from 'vitest';
+import { seededRandom } from '../helpers/random.js';
 import { serverForFile } from '../helpers/server.js';
 import { alikeFull, oursFull } from './pg-outcome.js';
 import { usePglite } from './sql-pg-support.js';
@@ -17,21 +18,9 @@ usePglite((db) => (pg = db));
 const STEPS = Number(process.env.TETRA_FUZZ_STEPS ?? 240);
 const SEED = Number(process.env.TETRA_FUZZ_SEED ?? 40);
 
-/** mulberry32: a small seeded generator. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('indexes on expressions and partial indexes under random writes', () => {
   it(`answer as PostgreSQL after every write (${STEPS} steps, seed ${SEED})`, async () => {
-    const rand = random(SEED);
+    const rand = seededRandom(SEED);
     const pick = <T,>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
     const int = (n: number): number => Math.floor(rand() * n);
     const NAMES = ['Ada', 'ada', 'ADA', 'Bob', 'bob', 'Cy', 'cy', 'Dee', 'eve', 'EVE'];

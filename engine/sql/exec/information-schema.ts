@@ -88,12 +88,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
     const columns: PlanColumn[] = names.map((n) => ({ name: n, type: 'text', qualifier: null }));
     return new RowsPlan(columns, () =>
       constraintsOf(catalog).map((c) => [
-        text('tetradb'),
-        text('public'),
-        text(c.name),
-        text('tetradb'),
-        text('public'),
-        text(c.table.name),
+        ...constraintOf(c),
         text(c.type),
         text('NO'),
         text('NO'),
@@ -110,12 +105,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
         .filter((c) => c.type !== 'CHECK')
         .flatMap((c) =>
           c.columns.map((id, i) => [
-            text('tetradb'),
-            text('public'),
-            text(c.name),
-            text('tetradb'),
-            text('public'),
-            text(c.table.name),
+            ...constraintOf(c),
             text(c.table.columns[id]!.name),
             int(i + 1),
             int(c.referenced === undefined ? null : c.referenced[i]!),
@@ -190,6 +180,11 @@ interface ConstraintRow {
   columns: number[];
   /** A foreign key's: each column's position in the referenced key (1-based). */
   referenced?: number[];
+}
+
+/** The first six columns of table_constraints and key_column_usage: the constraint's and its table's catalog, schema and name. */
+function constraintOf(c: ConstraintRow): SqlValue[] {
+  return [text('tetradb'), text('public'), text(c.name), text('tetradb'), text('public'), text(c.table.name)];
 }
 
 /** Every table's primary key, unique constraints, foreign keys and CHECKs, tables in creation order. */
