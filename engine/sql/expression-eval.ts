@@ -5,7 +5,7 @@ import { jsonbAsText, jsonbContains, jsonbHasKey, jsonbPath } from './functions/
 import { sqlRegExp } from './functions/string-functions.js';
 import { EXTRACT_SOURCES, extractField } from './functions/time-functions.js';
 import { castValue, canCast, MAX_FRACTION_DIGITS, parseInterval, parseText, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
-import { applyArith, compareValues, negate, noOperator, resolveArith, resolveComparison, type ArithOp } from './operators.js';
+import { applyArith, compareValues, negate, noOperator, noPrefixOperator, resolveArith, resolveComparison, type ArithOp } from './operators.js';
 import { BIT_LITERAL, BIT_OPERATOR, COLLATE_MARKER, POWER_OPERATOR, UNBOUNDED_BPCHAR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
 import { asciiCaseOnly, asciiLower, isCollatable, markerNameParts, mergeCollations, neededCollation, resolveCollation, type Collation } from './collation.js';
 import { bitNot, bitShift, bitwise, isBitType, parseBits } from './bit-string.js';
@@ -986,7 +986,7 @@ const INTEGER_TYPES: readonly SqlTypeName[] = ['int2', 'int4', 'int8'];
 function compileBitOperator(op: string, operands: CompiledExpr[]): CompiledExpr {
   const [a, b] = operands as [CompiledExpr, CompiledExpr | undefined];
   const types = operands.map((o) => o.type);
-  const fail = (): never => (b === undefined ? sqlFail('42883', `operator does not exist: ${op} ${TYPE_DISPLAY[a.type]}`) : noOperator(op, a.type, b.type));
+  const fail = (): never => (b === undefined ? noPrefixOperator(op, a.type) : noOperator(op, a.type, b.type));
   const shift = op === '<<' || op === '>>';
   if (types.every((t) => t === 'unknown')) sqlFail('42725', b === undefined ? `operator is not unique: ${op} unknown` : `operator is not unique: unknown ${op} unknown`);
   // An unknown operand takes the other's type (a shift count is an integer).

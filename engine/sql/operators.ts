@@ -5,6 +5,11 @@ import { addDays, addInterval, DAYS_PER_MONTH, MICROS_PER_DAY, negateInterval } 
 
 export type ArithOp = '+' | '-' | '*' | '/' | '%';
 
+/** PostgreSQL's 42883 for a prefix operator over `t`, with its HINT. */
+export function noPrefixOperator(op: string, t: SqlTypeName): never {
+  return sqlFail('42883', `operator does not exist: ${op} ${TYPE_DISPLAY[t]}`, undefined, 'No operator matches the given name and argument type. You might need to add an explicit type cast.');
+}
+
 export function noOperator(op: string, l: SqlTypeName, r: SqlTypeName): never {
   return sqlFail('42883', `operator does not exist: ${TYPE_DISPLAY[l]} ${op} ${TYPE_DISPLAY[r]}`, undefined, 'No operator matches the given name and argument types. You might need to add explicit type casts.');
 }
@@ -177,7 +182,7 @@ export function negate(v: NonNullSqlValue): SqlValue {
     case 'interval':
       return { type: 'interval', value: negateInterval(v.value) };
     default:
-      return sqlFail('42883', `operator does not exist: - ${TYPE_DISPLAY[v.type]}`);
+      return noPrefixOperator('-', v.type);
   }
 }
 

@@ -162,3 +162,9 @@ describe('pg_indexes', () => {
     ]);
   });
 });
+
+describe('42883 for a prefix operator', () => {
+  it('has PostgreSQL\'s HINT', async () => {
+    expect(await alike(["SELECT - 'a'::text", "SELECT ~ 'a'::text", 'SELECT - true'])).toEqual(['42883', '42883', '42883']);
+  });
+});
