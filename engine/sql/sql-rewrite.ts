@@ -554,7 +554,7 @@ function rewriteConflictWhere(tokens: Token[]): Token[] {
       { text: 'AS', word: 'as', space: ' ' },
       { text: `"${CONFLICT_WHERE_MARKER}"`, space: '' },
     ];
-    return [...tokens.slice(0, close + 1), { ...tokens[close]!, text: '', space: ' ' }, ...tokens.slice(end, -1), { ...last, space: ' ' }, ...tail];
+    return [...tokens.slice(0, close), { ...tokens[close]!, space: ' ' }, ...tokens.slice(end, -1), { ...last, space: ' ' }, ...tail];
   }
   return tokens;
 }

@@ -7,19 +7,19 @@ import { sqlFail, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { TableReader } from './access.js';
 import { assignable, assignValue, indexEntry, indexEntryKey, keyText, TableWriter, writeIndexEntries } from './dml.js';
 import { restrictedEnv } from './expression-kinds.js';
-import { bindIndexKeys, indexKeyFunction, indexKeyText, indexKeyValues, indexUsesColumn } from './index-keys.js';
+import { bindIndexKeys, columnRefs, indexKeyFunction, indexKeyText, indexKeyValues, indexUsesColumn, tableColumns } from './index-keys.js';
 import { figureColumnName } from './column-names.js';
 import { compilePredicate, functionName } from './select.js';
 import { hasMutableCall, hasVolatile } from './quals.js';
 import { bindSequenceCalls, detachSerialSequence, dropOwnedSequences } from './sequence-ddl.js';
 import { freeSequenceName, relationExists, sequenceNames, standaloneKey } from '../sequences.js';
 import { PAUSE, type Exec, type Step } from './runtime.js';
-import { columnName, tableName, type Scope } from './scope.js';
+import { columnName, tableName } from './scope.js';
 import { PRIMARY_KEY_MARKER } from '../sql-rewrite.js';
 import { DROP_CASCADE_MARKER, DROP_IF_EXISTS_MARKER, GENERATED_MARKER, QUOTED_NAME_MARKER, IDENTITY_ALWAYS_MARKER, IDENTITY_BY_DEFAULT_MARKER } from '../sql-grammar-gaps.js';
-import { columnSequence, decodeSequenceOptions, defaultSequence, identitySequence, lastValueBytes, nextSequenceValue, rowIdSequence, sequenceStateBytes, TYPE_NAMES, type SequenceDef } from '../sequence-options.js';
+import { columnSequence, decodeSequenceOptions, defaultSequence, identitySequence, lastValueBytes, nextSequenceValue, rowIdSequence, sequenceParams, sequenceStateBytes, type SequenceDef, type SequenceType } from '../sequence-options.js';
 import { canCoerce } from '../type-resolution.js';
-import { columnCollation, definedCollation } from '../collation.js';
+import { definedCollation } from '../collation.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 
 type Ast = AstNode & Record<string, any>;
@@ -380,19 +380,6 @@ function checkName(table: string, expr: Ast): string {
   return columns.size === 1 ? `${table}_${[...columns][0]!}_check` : `${table}_check`;
 }
 
-/** The column names an expression's column references name, in the order they appear. */
-function columnRefs(node: unknown, out: string[] = []): string[] {
-  if (node === null || typeof node !== 'object') return out;
-  if (Array.isArray(node)) {
-    for (const n of node) columnRefs(n, out);
-    return out;
-  }
-  const n = node as Ast;
-  if (n.type === 'column_ref') out.push(columnName(n));
-  else for (const k of Object.keys(n)) if (k !== 'loc') columnRefs(n[k], out);
-  return out;
-}
-
 /** A copy of an expression whose column references are bare quoted names. */
 function unqualified(node: AstNode): AstNode {
   return JSON.parse(JSON.stringify(node), (_k, v: unknown) => {
@@ -413,11 +400,6 @@ function renameColumnRefs(node: AstNode, from: string, to: string): AstNode {
 
 function sameSet(a: number[], b: number[]): boolean {
   return a.length === b.length && a.every((x) => b.includes(x));
-}
-
-/** A table's columns as the scope of its CHECK, generation and index expressions. */
-function tableColumns(table: TableDef): Scope['columns'] {
-  return liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier: table.name, collation: columnCollation(c.collation) }));
 }
 
 /**
@@ -958,7 +940,7 @@ function* alterColumnType(table: TableDef, e: Ast, catalog: Catalog, view: TxnVi
   const oldType = col.type;
   if (col.serial && col.identity === undefined) col.sequence = { ...(col.sequence ?? defaultSequence(col.type)), type: col.sequence?.type ?? (col.type as 'int2' | 'int4' | 'int8') };
   if (col.identity !== undefined) {
-    const sequence = identityOfType(col, to as 'int2' | 'int4' | 'int8');
+    const sequence = identityOfType(col, to as SequenceType);
     if (sequence === undefined) delete col.sequence;
     else col.sequence = sequence;
   }
@@ -1056,17 +1038,12 @@ function* alterColumnType(table: TableDef, e: Ast, catalog: Catalog, view: TxnVi
 }
 
 /**
- * An identity column's sequence once the column is of type `to`: PostgreSQL's ALTER SEQUENCE ...
- * AS, whose bounds that were the old type's become the new type's; a bound of its own must fit.
- * @throws SQL_ERROR 22023 a MINVALUE or MAXVALUE out of the new type's range
- */
-/**
  * Whether a foreign key column of type `fk` can reference a key column of type `pk`, as
  * PostgreSQL's ATAddForeignKeyConstraint decides it: the key's B-tree operator family compares
  * the two types (the integers with each other, the date and time types with each other, text
  * with varchar), or `fk` converts to `pk` implicitly.
  */
-export function foreignKeyComparable(fk: SqlTypeName, pk: SqlTypeName): boolean {
+function foreignKeyComparable(fk: SqlTypeName, pk: SqlTypeName): boolean {
   const family = (t: SqlTypeName): string => (t === 'int2' || t === 'int4' || t === 'int8' ? 'integer' : t === 'date' || t === 'timestamp' || t === 'timestamptz' ? 'datetime' : t);
   return family(fk) === family(pk) || canCoerce(fk, pk);
 }
@@ -1119,25 +1096,16 @@ const LITERAL_TYPES: Partial<Record<SqlTypeName, string>> = {
   date: 'DATE', timestamp: 'TIMESTAMP', timestamptz: 'TIMESTAMPTZ', jsonb: 'JSONB', bytea: 'BYTEA', interval: 'INTERVAL',
 };
 
-function identityOfType(col: ColumnDef, to: 'int2' | 'int4' | 'int8'): SequenceDef | undefined {
+/**
+ * An identity column's sequence once the column is of type `to`: PostgreSQL's ALTER SEQUENCE ...
+ * AS (sequenceParams), whose bounds that were the old type's become the new type's; a bound of its
+ * own must fit. Undefined when the sequence has the type's defaults (they follow the column).
+ * @throws SQL_ERROR 22023 a MINVALUE or MAXVALUE out of the new type's range
+ */
+function identityOfType(col: ColumnDef, to: SequenceType): SequenceDef | undefined {
   if (col.sequence === undefined) return undefined;
-  const was = defaultSequence(col.type);
-  const fresh = defaultSequence(to);
-  const def = { ...col.sequence };
-  const [low, high] = TYPE_BOUNDS[to];
-  const oldLow = String(TYPE_BOUNDS[col.type as 'int2' | 'int4' | 'int8'][0]);
-  if (def.max === was.max) def.max = fresh.max;
-  if (def.min === oldLow) def.min = String(low);
-  if (BigInt(def.max) > high) sqlFail('22023', `MAXVALUE (${def.max}) is out of range for sequence data type ${TYPE_NAMES[to]}`);
-  if (BigInt(def.min) < low) sqlFail('22023', `MINVALUE (${def.min}) is out of range for sequence data type ${TYPE_NAMES[to]}`);
-  return def;
+  return sequenceParams([{ kind: 'as', name: to }], { type: col.type as SequenceType, def: col.sequence }).def;
 }
-
-const TYPE_BOUNDS: Record<'int2' | 'int4' | 'int8', [bigint, bigint]> = {
-  int2: [-32768n, 32767n],
-  int4: [-2147483648n, 2147483647n],
-  int8: [-9223372036854775808n, 9223372036854775807n],
-};
 
 /**
  * ALTER TABLE ... ADD [CONSTRAINT name] PRIMARY KEY | UNIQUE | CHECK | FOREIGN KEY, and those of

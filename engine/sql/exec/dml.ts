@@ -14,7 +14,7 @@ import { OVERRIDING_SYSTEM_MARKER, OVERRIDING_USER_MARKER, ROW_ASSIGN } from '..
 import { figureColumnName } from './column-names.js';
 import { columnName, columnQualifier, Scope, tableName } from './scope.js';
 import { restrictedEnv } from './expression-kinds.js';
-import { bindIndexKeys, canonicalExpression, conjuncts, indexKeyText, indexKeyValues } from './index-keys.js';
+import { bindIndexKeys, impliedPartialIndexes, indexKeyText, indexKeyValues } from './index-keys.js';
 import { columnCollation } from '../collation.js';
 import { compileQuals, qualList } from './quals.js';
 import { compilePredicate, exprEnv, planFrom, planQuery, rowSubquery, starNamer, tableAccess, type PlanEnv } from './select.js';
@@ -590,8 +590,11 @@ export function* insert(statement: Ast, env: PlanEnv, view: TxnView, x: Exec): G
           const n = columnName(ref as Ast);
           return writer.live.some((c) => c.name === n) ? n : undefined;
         };
-        const have = new Set(conjuncts(conflictPredicate).map((c) => canonicalExpression(c, nameOf)));
-        conflictPartial = new Set(table.indexes.filter((i) => i.unique && i.predicate !== undefined && isKey(i.columns) && conjuncts(i.predicate).every((c) => have.has(canonicalExpression(c, (ref) => columnName(ref as Ast))))));
+        conflictPartial = impliedPartialIndexes(
+          table.indexes.filter((i) => i.unique && isKey(i.columns)),
+          [conflictPredicate],
+          nameOf,
+        );
       }
       if (!isKey(table.primaryKey) && !table.indexes.some((i) => i.unique && (i.predicate === undefined || conflictPartial?.has(i) === true) && isKey(i.columns))) sqlFail('42P10', 'there is no unique or exclusion constraint matching the ON CONFLICT specification');
     }

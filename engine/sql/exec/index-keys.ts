@@ -12,8 +12,26 @@ import { outputText, type NonNullSqlValue, type SqlTypeName, type SqlValue } fro
 import { TableReader } from './access.js';
 import { expressionSqlText } from './default-text.js';
 import { restrictedEnv } from './expression-kinds.js';
-import { columnName } from './scope.js';
+import { columnName, type Scope } from './scope.js';
 import { compilePredicate, functionName } from './select.js';
+
+/** A table's columns as the scope of its CHECK, generation and index expressions. */
+export function tableColumns(table: TableDef): Scope['columns'] {
+  return liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier: table.name, collation: columnCollation(c.collation) }));
+}
+
+/** The column names an expression's column references name, in the order they appear. */
+export function columnRefs(node: unknown, out: string[] = []): string[] {
+  if (node === null || typeof node !== 'object') return out;
+  if (Array.isArray(node)) {
+    for (const n of node) columnRefs(n, out);
+    return out;
+  }
+  const n = node as AstNode & Record<string, unknown>;
+  if (n.type === 'column_ref') out.push(columnName(n));
+  else for (const k of Object.keys(n)) if (k !== 'loc') columnRefs(n[k], out);
+  return out;
+}
 
 /** The key values of an index's entry for a row (physical slots), by index object. */
 const KEYS = new WeakMap<IndexDef, { shape: string; values: (physical: SqlValue[]) => SqlValue[] | undefined }>();
@@ -61,8 +79,8 @@ export function bindIndexKeys(table: TableDef, catalog: Catalog, indexes: readon
  * index expression: PostgreSQL's restrictions of that place apply.
  * @throws SQL_ERROR as compileExpression
  */
-export function compileIndexExpressions(ix: IndexDef, table: TableDef, catalog: Catalog): (CompiledExpr | undefined)[] {
-  const env = restrictedEnv('index expression', catalog, liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier: table.name, collation: columnCollation(c.collation) })));
+function compileIndexExpressions(ix: IndexDef, table: TableDef, catalog: Catalog): (CompiledExpr | undefined)[] {
+  const env = restrictedEnv('index expression', catalog, tableColumns(table));
   return ix.columns.map((_, k) => {
     const e = ix.expressions?.[k];
     return e === null || e === undefined ? undefined : compileExpression(e, env);
@@ -71,7 +89,11 @@ export function compileIndexExpressions(ix: IndexDef, table: TableDef, catalog: 
 
 /** indexKeyValues of `index` as bound now (a later bindIndexKeys over another shape does not change it). */
 export function indexKeyFunction(index: IndexDef): (physical: SqlValue[]) => SqlValue[] | undefined {
-  if (!compiled(index)) return (physical) => index.columns.map((id) => physical[id]!);
+  return compiled(index) ? boundKeys(index) : (physical) => index.columns.map((id) => physical[id]!);
+}
+
+/** The compiled key function of an index with expressions or a predicate. */
+function boundKeys(index: IndexDef): (physical: SqlValue[]) => SqlValue[] | undefined {
   const bound = KEYS.get(index);
   if (bound === undefined) throw new Error(`index "${index.name}": its expressions were not compiled (bindIndexKeys)`);
   return bound.values;
@@ -81,21 +103,19 @@ export function indexKeyFunction(index: IndexDef): (physical: SqlValue[]) => Sql
  * A partial index's predicate compiled over the table's columns, as an index predicate.
  * @throws SQL_ERROR as compilePredicate
  */
-export function compileIndexPredicate(ix: IndexDef, table: TableDef, catalog: Catalog): CompiledExpr {
-  const env = restrictedEnv('index predicate', catalog, liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier: table.name, collation: columnCollation(c.collation) })));
+function compileIndexPredicate(ix: IndexDef, table: TableDef, catalog: Catalog): CompiledExpr {
+  const env = restrictedEnv('index predicate', catalog, tableColumns(table));
   return compilePredicate(ix.predicate as AstNode, env, 'WHERE');
 }
 
 /** The key values of `index`'s entry for a row; undefined when a partial index holds no entry for it. */
 export function indexKeyValues(index: IndexDef, physical: SqlValue[]): SqlValue[] | undefined {
-  if (!compiled(index)) return index.columns.map((id) => physical[id]!);
-  const bound = KEYS.get(index);
-  if (bound === undefined) throw new Error(`index "${index.name}": its expressions were not compiled (bindIndexKeys)`);
-  return bound.values(physical);
+  // Column indexes (the hot path) without a closure.
+  return compiled(index) ? boundKeys(index)(physical) : index.columns.map((id) => physical[id]!);
 }
 
 /** The key parts' names as PostgreSQL's messages list them: a column's name, or an expression's text. */
-export function indexKeyNames(table: TableDef, index: IndexDef): string[] {
+function indexKeyNames(table: TableDef, index: IndexDef): string[] {
   return index.columns.map((id, k) => {
     const e = index.expressions?.[k];
     return e === null || e === undefined ? table.columns[id]!.name : expressionSqlText(e as AstNode);
@@ -107,25 +127,9 @@ export function indexKeyText(table: TableDef, index: IndexDef, values: readonly 
   return `(${indexKeyNames(table, index).join(', ')})=(${values.map((v) => (v.value === null ? 'null' : outputText(v as NonNullSqlValue))).join(', ')})`;
 }
 
-/** The column names an index's expressions read (the columns it depends on besides its column parts). */
-export function expressionColumns(index: IndexDef): Set<string> {
-  const out = new Set<string>();
-  const walk = (n: unknown): void => {
-    if (n === null || typeof n !== 'object') return;
-    if (Array.isArray(n)) {
-      for (const x of n) walk(x);
-      return;
-    }
-    const o = n as Record<string, unknown>;
-    if (o.type === 'column_ref') {
-      out.add(columnName(o as AstNode));
-      return;
-    }
-    for (const k of Object.keys(o)) if (k !== 'loc') walk(o[k]);
-  };
-  for (const e of index.expressions ?? []) walk(e);
-  if (index.predicate !== undefined) walk(index.predicate);
-  return out;
+/** The column names an index's expressions and predicate read (the columns it depends on besides its column parts). */
+function expressionColumns(index: IndexDef): Set<string> {
+  return new Set(columnRefs([index.expressions ?? [], index.predicate ?? null]));
 }
 
 /** Whether the index depends on column `id` (`name`): a column part, or read by an expression. */
@@ -134,7 +138,7 @@ export function indexUsesColumn(index: IndexDef, id: number, name: string): bool
 }
 
 /** The conjuncts of an AND tree (a partial index's predicate, a query's conditions). */
-export function conjuncts(node: AstNode): AstNode[] {
+function conjuncts(node: AstNode): AstNode[] {
   const n = node as AstNode & { operator?: unknown; left?: AstNode; right?: AstNode };
   if (n.type === 'binary_expr' && String(n.operator).toUpperCase() === 'AND') return [...conjuncts(n.left!), ...conjuncts(n.right!)];
   return [node];
@@ -147,7 +151,7 @@ export function conjuncts(node: AstNode): AstNode[] {
 // (IndexDef.expressionTypes), its name its text.
 
 /** The planner's id of key part `k` (an expression) of `index`. */
-export function expressionKeyId(index: IndexDef, k: number): number {
+function expressionKeyId(index: IndexDef, k: number): number {
   return -2 - (index.id * 64 + k);
 }
 
@@ -205,6 +209,22 @@ export function canonicalExpression(node: AstNode, nameOf: (ref: AstNode) => str
   };
   const text = JSON.stringify(walk(node));
   return foreign ? undefined : text;
+}
+
+/**
+ * The partial indexes among `indexes` that `conditions` imply: each conjunct of the index's
+ * predicate is one of the conditions' conjuncts, written alike (canonicalExpression, the
+ * conditions' column references named by `nameOf`). PostgreSQL's predicate proofs go further
+ * (`a > 10` implies `a > 5`); these cover the usual `WHERE deleted_at IS NULL`.
+ */
+export function impliedPartialIndexes(indexes: readonly IndexDef[], conditions: readonly AstNode[], nameOf: (ref: AstNode) => string | undefined): Set<IndexDef> {
+  const out = new Set<IndexDef>();
+  if (!indexes.some((i) => i.predicate !== undefined)) return out;
+  const have = new Set(conditions.flatMap((c) => conjuncts(c)).map((c) => canonicalExpression(c, nameOf)));
+  for (const ix of indexes) {
+    if (ix.predicate !== undefined && conjuncts(ix.predicate).every((c) => have.has(canonicalExpression(c, (ref) => columnName(ref))))) out.add(ix);
+  }
+  return out;
 }
 
 /** The canonical forms of a table's index expressions, with their planner ids. */

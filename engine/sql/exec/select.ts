@@ -1,4 +1,4 @@
-import { canonicalExpression, conjuncts, indexExpressionForms, keyColumnName, keyColumnType, plannerKeyColumns } from './index-keys.js';
+import { canonicalExpression, impliedPartialIndexes, indexExpressionForms, keyColumnName, keyColumnType, plannerKeyColumns } from './index-keys.js';
 import { isAggregateName, resolveAggregate } from '../aggregates.js';
 import type { Catalog, IndexDef, TableDef } from '../catalog.js';
 import { liveColumns } from '../catalog.js';
@@ -2032,12 +2032,23 @@ export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: P
   // Bounds read no column of this table (checked per condition): compiled over its scope, they
   // only read enclosing rows.
   const outerEnv = exprEnv(env, scope);
+  // A condition's column reference as the table's column name (undefined: not of this table).
+  const ownName = (ref: AstNode): string | undefined => {
+    try {
+      const s = scope.resolve(columnQualifier(ref as Ast), columnName(ref as Ast));
+      return s.depth === 0 ? cols[s.index]!.name : undefined;
+    } catch {
+      return undefined;
+    }
+  };
+  // The table's index expressions, matched against the conditions' operands.
+  const forms = table.indexes.some((i) => i.expressions !== undefined) ? indexExpressionForms(table) : undefined;
   const found: ColumnCond[] = [];
   for (const c of conds) {
-    for (const cc of columnConds(c, scope, cols, table, outerEnv)) found.push(cc);
+    for (const cc of columnConds(c, scope, cols, table, outerEnv, ownName, forms)) found.push(cc);
   }
   const filter = conds.length === 0 ? undefined : compileQuals(conds, exprEnv(env, scope), 'WHERE');
-  const path = choosePath(table, found, orderHint, impliedPartialIndexes(table, conds, scope, cols));
+  const path = choosePath(table, found, orderHint, impliedPartialIndexes(table.indexes, conds, ownName));
   return new TableScanPlan(table, alias, path, filter, conds.length > 0 ? `${conds.length} condition(s)` : '', columns, lazyBareConditions(conds, scope, env));
 }
 
@@ -2154,7 +2165,15 @@ function fixedOperand(n: Ast): boolean {
   }
 }
 
-function columnConds(c: Ast, scope: Scope, cols: ReturnType<typeof liveColumns>, table: TableDef, outerEnv: CompileEnv): ColumnCond[] {
+function columnConds(
+  c: Ast,
+  scope: Scope,
+  cols: ReturnType<typeof liveColumns>,
+  table: TableDef,
+  outerEnv: CompileEnv,
+  ownName: (ref: AstNode) => string | undefined,
+  forms: Map<string, number> | undefined,
+): ColumnCond[] {
   if (c.type !== 'binary_expr') return [];
   const op = String(c.operator).toUpperCase();
   const colOf = (n: Ast): number | undefined => {
@@ -2185,19 +2204,11 @@ function columnConds(c: Ast, scope: Scope, cols: ReturnType<typeof liveColumns>,
     }
   };
   const typeOk = (col: number, e: CompiledExpr): boolean => boundable(keyColumnType(table, col), e.type);
-  // An operand that is a column of the table, or one of its indexes' expressions.
-  const forms = table.indexes.some((i) => i.expressions !== undefined) ? indexExpressionForms(table) : undefined;
+  // An operand that is a column of the table, or one of its indexes' expressions (`forms`).
   const keyOf = (n: Ast): number | undefined => {
     const col = colOf(n);
     if (col !== undefined || forms === undefined || n.type === 'column_ref') return col;
-    const form = canonicalExpression(n, (ref) => {
-      try {
-        const s = scope.resolve(columnQualifier(ref as Ast), columnName(ref as Ast));
-        return s.depth === 0 ? cols[s.index]!.name : undefined;
-      } catch {
-        return undefined;
-      }
-    });
+    const form = canonicalExpression(n, ownName);
     return form === undefined ? undefined : forms.get(form);
   };
   if (op in FLIP) {
@@ -2234,31 +2245,6 @@ function columnConds(c: Ast, scope: Scope, cols: ReturnType<typeof liveColumns>,
     ];
   }
   return [];
-}
-
-/**
- * The partial indexes of `table` the conditions imply: each conjunct of the index's predicate is
- * one of the conditions, written alike (canonicalExpression: names resolved, calls case-folded).
- * PostgreSQL's predicate proofs go further (`a > 10` implies `a > 5`); these cover the usual
- * `WHERE deleted_at IS NULL` and `WHERE status = 'open'`.
- */
-function impliedPartialIndexes(table: TableDef, conds: Ast[], scope: Scope, cols: ReturnType<typeof liveColumns>): Set<IndexDef> {
-  const out = new Set<IndexDef>();
-  if (!table.indexes.some((i) => i.predicate !== undefined)) return out;
-  const nameOf = (ref: AstNode): string | undefined => {
-    try {
-      const s = scope.resolve(columnQualifier(ref as Ast), columnName(ref as Ast));
-      return s.depth === 0 ? cols[s.index]!.name : undefined;
-    } catch {
-      return undefined;
-    }
-  };
-  const have = new Set(conds.flatMap((c) => conjuncts(c)).map((c) => canonicalExpression(c, nameOf)).filter((f): f is string => f !== undefined));
-  for (const ix of table.indexes) {
-    if (ix.predicate === undefined) continue;
-    if (conjuncts(ix.predicate).every((c) => have.has(canonicalExpression(c, (ref) => columnName(ref as Ast))!))) out.add(ix);
-  }
-  return out;
 }
 
 /** Picks the primary key or the index with the longest equality prefix (then a range); a partial index only when `partial` holds it. */
