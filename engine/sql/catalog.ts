@@ -19,13 +19,14 @@ import { sqlFail, type SqlTypeName } from './sql-types.js';
  *                      / "s.<sequenceId>" -> state of a standalone sequence (CREATE SEQUENCE)
  *
  * Standalone sequences are records of `sql.catalog` too, keyed `\0seq.<name>` (after `\0meta`,
- * before every table name, which cannot start with NUL).
+ * before every table name, which cannot start with NUL), and so are views, keyed `\0view.<name>`.
  */
 
 export const CATALOG_TREE = 'sql.catalog';
 export const SEQUENCE_TREE = 'sql.seq';
 const META_KEY = Buffer.from('\0meta');
 const SEQUENCE_KEY_PREFIX = '\0seq.';
+const VIEW_KEY_PREFIX = '\0view.';
 
 export interface ColumnDef {
   /** Stable id: the row slot is the column's index in TableDef.columns (dropped ones stay). */
@@ -132,17 +133,40 @@ export interface SequenceObject {
   comment?: string;
 }
 
+/**
+ * A view (CREATE VIEW): its query, stored as the parser's AST with the `*` of its select list
+ * written out (a column added to a table later is not one of its columns, as in PostgreSQL),
+ * and planned as a subquery in FROM wherever it is read. Its columns' names and types are fixed
+ * when it is created (ALTER VIEW ... RENAME COLUMN renames them). `uses` are the relations its
+ * query reads directly, by id: the tables with the columns it reads of each, and other views;
+ * DROP and ALTER TABLE check them (2BP01), and renames carry new names into `query`.
+ */
+export interface ViewDef {
+  id: number;
+  name: string;
+  query: AstNode;
+  /** The query as written (pg_views.definition, information_schema.views.view_definition). */
+  definition: string;
+  columns: Array<{ name: string; type: SqlTypeName }>;
+  uses: { tables: Array<{ table: number; columns: number[] }>; views: number[] };
+  /** COMMENT ON VIEW. */
+  comment?: string;
+}
+
 export class Catalog {
   readonly tables: Map<string, TableDef>;
   /** Standalone sequences by name. */
   readonly sequences: Map<string, SequenceObject>;
+  /** Views by name. */
+  readonly views: Map<string, ViewDef>;
   nextId: number;
   /** Bumped by every change; compiled plans remember the version they were planned against. */
   version: number;
 
-  constructor(tables: Map<string, TableDef>, nextId: number, version: number, sequences: Map<string, SequenceObject> = new Map()) {
+  constructor(tables: Map<string, TableDef>, nextId: number, version: number, sequences: Map<string, SequenceObject> = new Map(), views: Map<string, ViewDef> = new Map()) {
     this.tables = tables;
     this.sequences = sequences;
+    this.views = views;
     this.nextId = nextId;
     this.version = version;
   }
@@ -150,10 +174,14 @@ export class Catalog {
   static load(reader: SqlReader, version: number): Catalog {
     const tables = new Map<string, TableDef>();
     const sequences = new Map<string, SequenceObject>();
+    const views = new Map<string, ViewDef>();
     let nextId = 1;
     for (const [key, value] of reader.scan(CATALOG_TREE)) {
       if (key.equals(META_KEY)) nextId = (metaPackr.unpack(value) as { nextId: number }).nextId;
-      else if (key[0] === 0) {
+      else if (key[0] === 0 && key.toString('utf8', 0, VIEW_KEY_PREFIX.length) === VIEW_KEY_PREFIX) {
+        const v = metaPackr.unpack(value) as ViewDef;
+        views.set(v.name, v);
+      } else if (key[0] === 0) {
         const seq = metaPackr.unpack(value) as SequenceObject;
         sequences.set(seq.name, seq);
       } else {
@@ -161,7 +189,7 @@ export class Catalog {
         tables.set(def.name, def);
       }
     }
-    return new Catalog(tables, nextId, version, sequences);
+    return new Catalog(tables, nextId, version, sequences, views);
   }
 
   /** A deep copy for a transaction to change. */
@@ -171,7 +199,25 @@ export class Catalog {
       this.nextId,
       this.version,
       new Map([...this.sequences].map(([k, v]) => [k, structuredClone(v)])),
+      new Map([...this.views].map(([k, v]) => [k, structuredClone(v)])),
     );
+  }
+
+  view(name: string): ViewDef | undefined {
+    return this.views.get(name);
+  }
+
+  /** Writes a view's record (and the id counter) into the transaction. */
+  saveView(view: TxnView, def: ViewDef): void {
+    this.views.set(def.name, def);
+    view.put(CATALOG_TREE, Buffer.from(VIEW_KEY_PREFIX + def.name, 'utf8'), metaPackr.pack(def));
+    this.#saveMeta(view);
+  }
+
+  removeView(view: TxnView, name: string): void {
+    this.views.delete(name);
+    view.delete(CATALOG_TREE, Buffer.from(VIEW_KEY_PREFIX + name, 'utf8'));
+    this.#saveMeta(view);
   }
 
   table(name: string): TableDef | undefined {

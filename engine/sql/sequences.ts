@@ -61,8 +61,8 @@ export function sequenceNames(catalog: Catalog): string[] {
 }
 
 /**
- * True when a table, an index (a primary key's included) or a sequence (a column's included) has
- * this name: relations share one namespace.
+ * True when a table, a view, an index (a primary key's included) or a sequence (a column's
+ * included) has this name: relations share one namespace.
  */
 export function relationExists(catalog: Catalog, name: string): boolean {
   if (relationKind(catalog, name) !== undefined) return true;
@@ -70,9 +70,22 @@ export function relationExists(catalog: Catalog, name: string): boolean {
   return false;
 }
 
-/** What the relation `name` is: a table, an index (not a primary key's) or a sequence (a column's included). */
-export function relationKind(catalog: Catalog, name: string): 'table' | 'index' | 'sequence' | undefined {
+export type RelationKind = 'table' | 'view' | 'index' | 'sequence';
+
+/** `a table`, `an index`, ... as PostgreSQL's messages name a relation of that kind. */
+export function relationNoun(kind: RelationKind): string {
+  return kind === 'index' ? 'an index' : `a ${kind}`;
+}
+
+/** `tables`, `indexes`, ... as PostgreSQL's "This operation is not supported for ..." names them. */
+export function relationPlural(kind: RelationKind): string {
+  return kind === 'index' ? 'indexes' : `${kind}s`;
+}
+
+/** What the relation `name` is: a table, a view, an index (not a primary key's) or a sequence (a column's included). */
+export function relationKind(catalog: Catalog, name: string): RelationKind | undefined {
   if (catalog.table(name) !== undefined) return 'table';
+  if (catalog.view(name) !== undefined) return 'view';
   if (catalog.findIndex(name) !== undefined) return 'index';
   if (findSequence(catalog, name) !== undefined) return 'sequence';
   return undefined;
@@ -137,7 +150,7 @@ export function resolveSequence(catalog: Catalog, text: string): SequenceHandle 
   if (found !== undefined) return found;
   const kind = relationKind(catalog, name);
   // PostgreSQL 16+'s words (15 said `"t" is not a sequence`).
-  if (kind !== undefined) sqlFail('42809', `cannot open relation "${name}"`, `This operation is not supported for ${kind === 'table' ? 'tables' : 'indexes'}.`);
+  if (kind !== undefined) sqlFail('42809', `cannot open relation "${name}"`, `This operation is not supported for ${relationPlural(kind)}.`);
   return sqlFail('42P01', `relation "${text}" does not exist`);
 }
 

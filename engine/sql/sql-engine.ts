@@ -7,7 +7,7 @@ import type { AstNode } from './expression-eval.js';
 import { unsupported } from './expression-eval.js';
 import { paramsFromJson } from './sql-params.js';
 import { restoreLiterals } from './sql-literals.js';
-import { prepareStatements, type LockingClause } from './sql-rewrite.js';
+import { prepareStatements, type LockingClause, type Prepared as PreparedText } from './sql-rewrite.js';
 import { isAggregateName } from './aggregates.js';
 import { COLLATE_MARKER, COLLATION_NAME } from './sql-grammar-gaps.js';
 import { clauseNameParts, markerNameParts, type NamePart } from './collation.js';
@@ -26,6 +26,7 @@ import { alterSequence, createSequence, dropSequences } from './exec/sequence-dd
 import { Exec, PAUSE, pauseTurn, type ExecLimits, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './exec/runtime.js';
 import { functionName, planQuery, type PlanEnv } from './exec/select.js';
 import { InitPlanned, InitPlans } from './exec/init-plans.js';
+import { alterView, createView, dropViews, type AlterViewStatement, type CreateViewStatement } from './exec/views.js';
 
 const { Parser } = nodeSqlParser;
 const parser = new Parser();
@@ -97,32 +98,7 @@ function parse(s: TenantSql, sql: string): Parsed {
   }
   const statements: Ast[] = [];
   const base = sql.length - text.length;
-  for (const prepared of prepareStatements(text)) {
-    if ('ast' in prepared) {
-      statements.push(prepared.ast as Ast);
-      continue;
-    }
-    let ast: unknown;
-    try {
-      ast = parser.astify(prepared.text, { database: 'PostgreSQL' });
-    } catch (err) {
-      const e = err as { message: string; location?: { start?: { offset?: number } } };
-      const at = e.location?.start?.offset;
-      // Positions are 1-based in the request's text (unknown for a statement rewritten first).
-      const position = at === undefined || prepared.offset < 0 ? undefined : at + 1 + prepared.offset + base;
-      throw new TetraError('SQL_ERROR', `syntax error: ${e.message.split('\n')[0]}`, position === undefined ? { sqlstate: '42601' } : { sqlstate: '42601', position });
-    }
-    if (prepared.literals !== undefined) restoreLiterals(ast, prepared.literals);
-    for (const a of Array.isArray(ast) ? ast : [ast]) {
-      if (a === null || a === undefined) continue;
-      const statement = mendParse(a) as Ast;
-      if (prepared.locking !== undefined) {
-        if (statement.type !== 'select') sqlFail('42601', 'syntax error at or near "FOR"');
-        checkLocking(statement, prepared.locking);
-      }
-      statements.push(statement);
-    }
-  }
+  for (const prepared of prepareStatements(text)) statements.push(...parsePrepared(prepared, base));
   if (statements.length === 0) sqlFail('42601', 'empty query');
   if (explain && statements.length !== 1) unsupported('EXPLAIN of several statements');
   const parsed = { statements, explain, used: ++s.uses };
@@ -140,6 +116,43 @@ function parse(s: TenantSql, sql: string): Parsed {
   }
   s.parsed.set(sql, parsed);
   return parsed;
+}
+
+/** The statements of one prepared statement (sql-rewrite.ts); `base`: where the request's text starts. @throws SQL_ERROR 42601 */
+function parsePrepared(prepared: PreparedText, base: number): Ast[] {
+  if ('ast' in prepared) {
+    const built = prepared.ast as Ast;
+    if (built.type === 'create_view') {
+      // The view's query, prepared on its own: one query.
+      const st = built as unknown as CreateViewStatement;
+      const query = parsePrepared(st.query as PreparedText, base);
+      if (query.length !== 1 || query[0]!.type !== 'select') sqlFail('42601', 'syntax error: CREATE VIEW ... AS needs one query');
+      st.ast = query[0]!;
+    }
+    return [built];
+  }
+  let ast: unknown;
+  try {
+    ast = parser.astify(prepared.text, { database: 'PostgreSQL' });
+  } catch (err) {
+    const e = err as { message: string; location?: { start?: { offset?: number } } };
+    const at = e.location?.start?.offset;
+    // Positions are 1-based in the request's text (unknown for a statement rewritten first).
+    const position = at === undefined || prepared.offset < 0 ? undefined : at + 1 + prepared.offset + base;
+    throw new TetraError('SQL_ERROR', `syntax error: ${e.message.split('\n')[0]}`, position === undefined ? { sqlstate: '42601' } : { sqlstate: '42601', position });
+  }
+  if (prepared.literals !== undefined) restoreLiterals(ast, prepared.literals);
+  const statements: Ast[] = [];
+  for (const a of Array.isArray(ast) ? ast : [ast]) {
+    if (a === null || a === undefined) continue;
+    const statement = mendParse(a) as Ast;
+    if (prepared.locking !== undefined) {
+      if (statement.type !== 'select') sqlFail('42601', 'syntax error at or near "FOR"');
+      checkLocking(statement, prepared.locking);
+    }
+    statements.push(statement);
+  }
+  return statements;
 }
 
 /**
@@ -685,9 +698,21 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
       }
       return unsupported(`CREATE ${kw.toUpperCase()}`);
     }
+    case 'create_view': {
+      createView(ast as unknown as CreateViewStatement, mutableCatalog(txn), view);
+      return finish('CREATE VIEW', [], [], 0, opts);
+    }
+    case 'alter_view': {
+      alterView(ast as unknown as AlterViewStatement, mutableCatalog(txn), view);
+      return finish('ALTER VIEW', [], [], 0, opts);
+    }
     case 'drop': {
       const catalog = mutableCatalog(txn);
       const kw = String(ast.keyword).toLowerCase();
+      if (kw === 'view') {
+        dropViews(ast, catalog, view);
+        return finish('DROP VIEW', [], [], 0, opts);
+      }
       if (kw === 'table') {
         dropTables(ast, catalog, view);
         return finish('DROP TABLE', [], [], 0, opts);

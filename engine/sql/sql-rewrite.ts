@@ -297,6 +297,11 @@ function prepareOne(source: Token[], offset: number): Prepared {
     const comment = parseCommentStatement(source);
     if (comment !== undefined) return { ast: comment as unknown as AstNode & Record<string, unknown> };
   }
+  // CREATE [OR REPLACE] ... VIEW and ALTER VIEW (views.ts), read from the tokens as written.
+  if (first === 'create' || (first === 'alter' && source[1]?.word === 'view')) {
+    const statement = first === 'create' ? createViewStatement(source, offset) : alterViewStatement(source);
+    if (statement !== undefined) return { ast: statement as unknown as AstNode & Record<string, unknown> };
+  }
   const { tokens, literals } = protectLiterals(source);
   // An AST built here gets its protected names (a quoted identifier with a backslash) back too.
   const built = (ast: AstNode & Record<string, unknown>): Prepared => {
@@ -372,6 +377,103 @@ function prepareOne(source: Token[], offset: number): Prepared {
   const prepared: Prepared = literals === undefined ? { text, offset: rewritten === source ? offset : -1 } : { text, offset: -1, literals };
   if (locking !== undefined) prepared.locking = locking;
   return prepared;
+}
+
+const syntaxErrorAt = (t: Token | undefined): never => sqlFail('42601', `syntax error at ${t === undefined ? 'end of input' : `or near "${t.text}"`}`);
+
+/**
+ * `CREATE [OR REPLACE] [TEMP | TEMPORARY] [RECURSIVE] VIEW [schema.]name [(column, ...)] AS query
+ * [WITH [CASCADED | LOCAL] CHECK OPTION]` (views.ts CreateViewStatement): the query is prepared
+ * as a statement of its own (the parser reads only a plain SELECT after CREATE VIEW ... AS, no
+ * UNION or VALUES), for the engine to parse. Undefined for any other CREATE.
+ */
+function createViewStatement(tokens: Token[], offset: number): Record<string, unknown> | undefined {
+  const w = (i: number): string | undefined => tokens[i]?.word;
+  let at = 1;
+  const replace = w(at) === 'or' && w(at + 1) === 'replace';
+  if (replace) at += 2;
+  const temporary = w(at) === 'temp' || w(at) === 'temporary';
+  if (temporary) at++;
+  const recursive = w(at) === 'recursive';
+  if (recursive) at++;
+  if (w(at) !== 'view') return undefined;
+  at++;
+  let db: string | null = null;
+  let name = ident(tokens[at]);
+  if (name !== undefined && tokens[at + 1]?.text === '.') {
+    db = name;
+    at += 2;
+    name = ident(tokens[at]);
+  }
+  if (name === undefined) return syntaxErrorAt(tokens[at]);
+  // Relation names fold to lower case, quoted or not, as tables' do (scope.ts tableName).
+  name = name.toLowerCase();
+  at++;
+  let columns: string[] | null = null;
+  if (tokens[at]?.text === '(') {
+    columns = [];
+    at++;
+    for (;;) {
+      const c = ident(tokens[at]);
+      if (c === undefined) return syntaxErrorAt(tokens[at]);
+      columns.push(c);
+      at++;
+      if (tokens[at]?.text === ',') at++;
+      else if (tokens[at]?.text === ')') {
+        at++;
+        break;
+      } else return syntaxErrorAt(tokens[at]);
+    }
+  }
+  if (w(at) === 'with' && tokens[at + 1]?.text === '(') return sqlFail('0A000', 'unsupported: CREATE VIEW ... WITH (options)');
+  if (w(at) !== 'as') return syntaxErrorAt(tokens[at]);
+  at++;
+  let end = tokens.length;
+  let checkOption: string | null = null;
+  if (w(end - 1) === 'option' && w(end - 2) === 'check') {
+    let k = end - 3;
+    let level = 'cascaded';
+    if (w(k) === 'cascaded' || w(k) === 'local') level = w(k--)!;
+    if (w(k) === 'with') {
+      checkOption = level;
+      end = k;
+    }
+  }
+  const query = tokens.slice(at, end);
+  if (query.length === 0) return syntaxErrorAt(undefined);
+  let start = offset;
+  for (let i = 0; i < at; i++) start += tokens[i]!.text.length + tokens[i]!.space.length;
+  return { type: 'create_view', replace, temporary, recursive, db, name, columns, checkOption, definition: render(query).trim(), query: prepareOne(query, start) };
+}
+
+/** `ALTER VIEW [IF EXISTS] [schema.]v RENAME TO w | RENAME [COLUMN] a TO b` (views.ts AlterViewStatement). */
+function alterViewStatement(tokens: Token[]): Record<string, unknown> | undefined {
+  const w = (i: number): string | undefined => tokens[i]?.word;
+  let at = 2;
+  const ifExists = w(at) === 'if' && w(at + 1) === 'exists';
+  if (ifExists) at += 2;
+  let db: string | null = null;
+  let name = ident(tokens[at]);
+  if (name !== undefined && tokens[at + 1]?.text === '.') {
+    db = name;
+    at += 2;
+    name = ident(tokens[at]);
+  }
+  if (name === undefined) return syntaxErrorAt(tokens[at]);
+  name = name.toLowerCase();
+  at++;
+  if (w(at) !== 'rename') return sqlFail('0A000', `unsupported: ALTER VIEW ... ${tokens[at]?.text.toUpperCase() ?? ''} (RENAME TO and RENAME COLUMN are available)`);
+  at++;
+  if (w(at) === 'to') {
+    const to = ident(tokens[at + 1]);
+    if (to === undefined || tokens.length !== at + 2) return syntaxErrorAt(tokens[to === undefined ? at + 1 : at + 2]);
+    return { type: 'alter_view', ifExists, db, name, to: to.toLowerCase() };
+  }
+  if (w(at) === 'column') at++;
+  const column = ident(tokens[at]);
+  const to = ident(tokens[at + 2]);
+  if (column === undefined || w(at + 1) !== 'to' || to === undefined || tokens.length !== at + 3) return syntaxErrorAt(tokens[at + 3] ?? tokens[at]);
+  return { type: 'alter_view', ifExists, db, name, column, to };
 }
 
 function savepointAst(action: string, name: string | undefined): AstNode & Record<string, unknown> {

@@ -12,7 +12,8 @@ import { figureColumnName } from './column-names.js';
 import { compilePredicate, functionName } from './select.js';
 import { hasMutableCall, hasVolatile } from './quals.js';
 import { bindSequenceCalls, detachSerialSequence, dropOwnedSequences } from './sequence-ddl.js';
-import { freeSequenceName, relationExists, sequenceNames, standaloneKey } from '../sequences.js';
+import { freeSequenceName, relationExists, relationKind, relationNoun, sequenceNames, standaloneKey } from '../sequences.js';
+import { CASCADE_HINT, dependentViews, dropBehaviour, dropDependentViews, refuseRetypeUnderView, renameColumnInViews, renameInView, renameTableInViews, tableTarget } from './views.js';
 import { PAUSE, type Exec, type Step } from './runtime.js';
 import { columnName, tableName } from './scope.js';
 import { PRIMARY_KEY_MARKER } from '../sql-rewrite.js';
@@ -427,29 +428,44 @@ function checkCheck(node: AstNode, table: TableDef, catalog: Catalog): CompiledE
 
 /** DROP TABLE [IF EXISTS] a, b. */
 export function dropTables(ast: Ast, catalog: Catalog, view: TxnView): number {
-  let dropped = 0;
-  const names = ((ast.name ?? []) as Ast[]).map((n) => tableName(n.table));
-  for (const name of names) {
+  const behaviour = dropBehaviour((ast.name ?? []) as Ast[]);
+  const tables: TableDef[] = [];
+  for (const n of behaviour.names) {
+    const name = tableName(n.table);
     const t = catalog.table(name);
     if (t === undefined) {
+      const kind = relationKind(catalog, name);
+      if (kind !== undefined) sqlFail('42809', `"${name}" is not a table`, undefined, `Use DROP ${kind.toUpperCase()} to remove ${relationNoun(kind)}.`);
       if (ast.prefix && String(ast.prefix).toUpperCase().includes('IF EXISTS')) continue;
       sqlFail('42P01', `table "${name}" does not exist`);
     }
-    for (const other of catalog.tables.values()) {
-      if (other.name !== name && !names.includes(other.name) && other.foreignKeys.some((f) => f.refTable === name)) {
-        sqlFail('2BP01', `cannot drop table ${name} because other objects depend on it (constraint ${other.foreignKeys.find((f) => f.refTable === name)!.name} on table ${other.name})`);
-      }
+    if (!tables.includes(t)) tables.push(t);
+  }
+  // What depends on them, unless dropped with them: other tables' foreign keys (CASCADE drops the
+  // constraint) and views (CASCADE drops them), checked for all of them at once as PostgreSQL does.
+  const fks: Array<{ other: TableDef; fk: ForeignKeyDef; table: TableDef }> = [];
+  for (const t of tables) {
+    for (const other of [...catalog.tables.values()].sort((a, b) => a.id - b.id)) {
+      if (tables.includes(other)) continue;
+      for (const fk of other.foreignKeys) if (fk.refTable === t.name) fks.push({ other, fk, table: t });
     }
+  }
+  const lines = fks.map(({ other, fk, table }) => `constraint ${fk.name} on table ${other.name} depends on table ${table.name}`);
+  dropDependentViews(catalog, view, tables.length === 1 ? `table ${tables[0]!.name}` : undefined, tables.map((t) => tableTarget(t)), behaviour.cascade, lines);
+  for (const { other, fk } of fks) {
+    other.foreignKeys = other.foreignKeys.filter((f) => f !== fk);
+    catalog.save(view, other);
+  }
+  for (const t of tables) {
     view.dropTree(rowTree(t));
     for (const ix of t.indexes) view.dropTree(indexTree(ix));
     for (const c of t.columns) if (c.serial) view.delete(SEQUENCE_TREE, columnSequence(t, c).key);
     view.delete(SEQUENCE_TREE, rowIdSequence(t).key);
     // Sequences OWNED BY its columns go with it (defaults of tables dropped with it do not hold them).
-    dropOwnedSequences(catalog, view, t, undefined, names.map((n) => catalog.table(n)).filter((x): x is TableDef => x !== undefined));
-    catalog.remove(view, name);
-    dropped++;
+    dropOwnedSequences(catalog, view, t, undefined, tables);
+    catalog.remove(view, t.name);
   }
-  return dropped;
+  return tables.length;
 }
 
 /**
@@ -465,6 +481,7 @@ export function truncateTables(ast: Ast, catalog: Catalog, view: TxnView): void 
   const restart = options.includes('RESTART IDENTITY');
   const tables: TableDef[] = [];
   for (const n of (ast.name ?? []) as Ast[]) {
+    if (catalog.view(tableName(n.table)) !== undefined) sqlFail('42809', `"${tableName(n.table)}" is not a table`);
     const t = catalog.table(tableName(n.table)) ?? sqlFail('42P01', `relation "${tableName(n.table)}" does not exist`);
     if (!tables.includes(t)) tables.push(t);
   }
@@ -498,6 +515,7 @@ export function truncateTables(ast: Ast, catalog: Catalog, view: TxnView): void 
 /** CREATE [UNIQUE] INDEX name ON t (cols): built from the rows in the same transaction. */
 export function* createIndex(ast: Ast, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, 'created' | 'exists'> {
   const tname = tableName((ast.table as Ast).table);
+  if (catalog.view(tname) !== undefined) sqlFail('42809', `cannot create index on relation "${tname}"`, 'This operation is not supported for views.');
   const table = catalog.mustTable(tname);
   // Each key part: a column, or an expression over the table's columns (its name in the
   // index's default name as PostgreSQL's FigureIndexColname gives it).
@@ -698,15 +716,19 @@ function dropColumn(table: TableDef, col: ColumnDef, cascade: boolean, catalog: 
       .flatMap((other) => other.foreignKeys.filter((f) => f.refTable === table.name && f.refColumns.includes(target.id) && !(other === table && f.columns.includes(target.id))).map((fk) => ({ other, fk })));
   const fkLine = ({ other, fk }: { other: TableDef; fk: ForeignKeyDef }, target: ColumnDef): string => `constraint ${fk.name} on table ${other.name} depends on column ${target.name} of table ${table.name}`;
   const direct = referencing(col);
-  if (!cascade && (generated.length > 0 || direct.length > 0)) {
+  const readers = dependentViews(catalog, [tableTarget(table, col.id)]);
+  if (!cascade && (generated.length > 0 || direct.length > 0 || readers.length > 0 || generated.some((g) => dependentViews(catalog, [tableTarget(table, g.id)]).length > 0))) {
     const lines: string[] = [];
     for (const g of generated) {
       lines.push(`column ${g.name} of table ${table.name} depends on column ${col.name} of table ${table.name}`);
       for (const r of referencing(g)) lines.push(fkLine(r, g));
+      for (const v of dependentViews(catalog, [tableTarget(table, g.id)])) lines.push(v.line);
     }
     for (const r of direct) lines.push(fkLine(r, col));
-    sqlFail('2BP01', `cannot drop column ${col.name} of table ${table.name} because other objects depend on it`, lines.join('\n'), 'Use DROP ... CASCADE to drop the dependent objects too.');
+    for (const v of readers) lines.push(v.line);
+    sqlFail('2BP01', `cannot drop column ${col.name} of table ${table.name} because other objects depend on it`, lines.join('\n'), CASCADE_HINT);
   }
+  for (const { view: v } of readers) catalog.removeView(view, v.name);
   for (const { other, fk } of direct) {
     other.foreignKeys = other.foreignKeys.filter((f) => f !== fk);
     if (other !== table) catalog.save(view, other);
@@ -916,6 +938,7 @@ function* alterColumnType(table: TableDef, e: Ast, catalog: Catalog, view: TxnVi
     sqlFail('42804', `column "${col.name}" cannot be cast automatically to type ${toName}`, undefined, `You might need to specify "USING ${col.name}::${declared}".`);
   }
   if (twice !== undefined) sqlFail('0A000', `cannot alter type of column "${col.name}" twice`);
+  refuseRetypeUnderView(catalog, table, col.id);
   // A constant USING (a literal) is converted once, before any row, as PostgreSQL folds it.
   const constant = using !== undefined && using.type === 'unknown' && columnRefs(e.using).length === 0 ? assignValue(using.evaluate(x.ctx()), next) : undefined;
   // The DEFAULT as PostgreSQL keeps it, already of the old type (a serial's: nextval, bigint).
@@ -1202,6 +1225,23 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
   const schema = (ast.table as Ast[])[0]!.db as string | null | undefined;
   if (ast.if_exists && (catalog.table(name) === undefined || (schema && schema !== 'public'))) return;
   if (schema && schema !== 'public') sqlFail('3F000', `schema "${schema}" does not exist`);
+  const viewDef = catalog.view(name);
+  if (viewDef !== undefined) {
+    // PostgreSQL takes ALTER TABLE's renames for a view too; its other actions are not for views.
+    for (const e of (ast.expr ?? []) as Ast[]) {
+      const action = String(e.action).toLowerCase();
+      const resource = String(e.resource).toLowerCase();
+      if (action === 'rename' && resource === 'table') renameInView(viewDef, undefined, tableName(e.table), catalog, view);
+      else if (action === 'rename' && resource === 'column') {
+        const from = typeof e.old_column === 'string' ? e.old_column : columnName(e.old_column ?? e.column);
+        const to = typeof e.new_column === 'string' ? e.new_column : columnName(e.column ?? e.new_column);
+        renameInView(viewDef, from, to, catalog, view);
+      } else {
+        sqlFail('42809', `ALTER action ${[action, resource === 'constraint' || resource === 'column' ? resource : ''].join(' ').trim().toUpperCase()} cannot be performed on relation "${name}"`, 'This operation is not supported for views.');
+      }
+    }
+    return;
+  }
   const table = catalog.mustTable(name);
   const pending: RowChecks = { notNull: [], checks: [], foreignKeys: false };
   // The columns whose type the statement changes (each once, as in PostgreSQL), and their types before.
@@ -1223,8 +1263,10 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
       // does the primary key (its index).
       for (const c of liveColumns(table)) if (c.serial) nameSequence(table, c);
       if (table.primaryKey.length > 0) table.primaryKeyName = primaryKeyName(table);
+      const from = table.name;
       table.name = to;
       catalog.save(view, table);
+      renameTableInViews(catalog, view, table, from);
       continue;
     }
     if (action === 'rename' && resource === 'column') {
@@ -1241,6 +1283,7 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
         if (ix.predicate !== undefined) ix.predicate = renameColumnRefs(ix.predicate, from, to);
       }
       catalog.save(view, table);
+      renameColumnInViews(catalog, view, table, col.id, from);
       continue;
     }
     if (action === 'add' && resource === 'column') {

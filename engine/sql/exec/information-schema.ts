@@ -3,6 +3,7 @@ import { referencedKey } from './ddl.js';
 import type { AstNode } from '../expression-eval.js';
 import { unsupported } from '../expression-eval.js';
 import type { SqlValue } from '../sql-types.js';
+import { TYPE_DISPLAY } from '../sql-cast.js';
 import { columnSequence, TYPE_NAMES } from '../sequence-options.js';
 import type { Exec, ExplainNode, Plan, PlanColumn, Step } from './runtime.js';
 import { defaultText, expressionSqlText } from './default-text.js';
@@ -16,7 +17,17 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
   if (name === 'tables') {
     const columns: PlanColumn[] = ['table_catalog', 'table_schema', 'table_name', 'table_type'].map((n) => ({ name: n, type: 'text', qualifier: null }));
     return new RowsPlan(columns, () =>
-      [...catalog.tables.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((t) => [text('tetradb'), text('public'), text(t.name), text('BASE TABLE')]),
+      [...[...catalog.tables.values()].map((t) => ({ name: t.name, type: 'BASE TABLE' })), ...[...catalog.views.values()].map((v) => ({ name: v.name, type: 'VIEW' }))]
+        .sort((a, b) => (a.name < b.name ? -1 : 1))
+        .map((r) => [text('tetradb'), text('public'), text(r.name), text(r.type)]),
+    );
+  }
+  if (name === 'views') {
+    const names = ['table_catalog', 'table_schema', 'table_name', 'view_definition', 'check_option', 'is_updatable', 'is_insertable_into', 'is_trigger_updatable', 'is_trigger_deletable', 'is_trigger_insertable_into'];
+    const columns: PlanColumn[] = names.map((n) => ({ name: n, type: 'text', qualifier: null }));
+    // Views are read-only here (docs/sql.md, Views): neither updatable nor insertable into.
+    return new RowsPlan(columns, () =>
+      [...catalog.views.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((v) => [text('tetradb'), text('public'), text(v.name), text(v.definition), text('NONE'), text('NO'), text('NO'), text('NO'), text('NO'), text('NO')]),
     );
   }
   if (name === 'columns') {
@@ -24,8 +35,18 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
     const columns: PlanColumn[] = names.map((n) => ({ name: n, type: n === 'ordinal_position' || n.startsWith('numeric_') || n.startsWith('character_') ? 'int4' : 'text', qualifier: null }));
     return new RowsPlan(columns, () => {
       const rows: SqlValue[][] = [];
-      for (const t of [...catalog.tables.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
-        liveColumns(t).forEach((c, i) => {
+      const relations = [...[...catalog.tables.values()].map((t) => ({ name: t.name, table: t, view: undefined })), ...[...catalog.views.values()].map((v) => ({ name: v.name, table: undefined, view: v }))];
+      for (const { table: t, view: v } of relations.sort((a, b) => (a.name < b.name ? -1 : 1))) {
+        if (v !== undefined) {
+          // A view's columns: their names and types (their types' modifiers are not kept).
+          v.columns.forEach((c, i) => {
+            const precision = c.type === 'int2' ? 16 : c.type === 'int4' ? 32 : c.type === 'int8' ? 64 : c.type === 'float8' ? 53 : null;
+            const scale = c.type === 'int2' || c.type === 'int4' || c.type === 'int8' ? 0 : null;
+            rows.push([text('tetradb'), text('public'), text(v.name), text(c.name), int(i + 1), text(null), text('YES'), text(TYPE_DISPLAY[c.type] ?? c.type), int(null), int(precision), int(scale), text(null), text(null), text(null), text('NO'), text(null), text(null), text(null), text(null), text(null), text('NO'), text('NEVER')]);
+          });
+          continue;
+        }
+        liveColumns(t!).forEach((c, i) => {
           const notNull = c.notNull || t.primaryKey.includes(c.id);
           const sequence = c.serial ? columnSequence(t, c) : undefined;
           const seq = c.identity === undefined ? undefined : sequence!.def;
@@ -129,7 +150,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
         ),
     );
   }
-  return unsupported(`information_schema.${name} (tables, columns, sequences, table_constraints, key_column_usage and referential_constraints are available)`);
+  return unsupported(`information_schema.${name} (tables, columns, views, sequences, table_constraints, key_column_usage and referential_constraints are available)`);
 }
 
 /** An identifier as PostgreSQL's quote_identifier writes it: bare when lower-case and plain, else quoted. */
@@ -143,6 +164,11 @@ function quoteIdent(name: string): string {
  * indexes, on columns and expressions, partial ones with their WHERE).
  */
 export function pgCatalogPlan(name: string, catalog: Catalog): Plan | undefined {
+  if (name === 'pg_views') {
+    // definition: the query as written (PostgreSQL prints its own rendering of the stored query).
+    const columns: PlanColumn[] = ['schemaname', 'viewname', 'viewowner', 'definition'].map((n) => ({ name: n, type: 'text', qualifier: null }));
+    return new RowsPlan(columns, () => [...catalog.views.values()].sort((a, b) => a.id - b.id).map((v) => [text('public'), text(v.name), text('tetradb'), text(v.definition)]));
+  }
   if (name !== 'pg_indexes') return undefined;
   const columns: PlanColumn[] = ['schemaname', 'tablename', 'indexname', 'tablespace', 'indexdef'].map((n) => ({ name: n, type: 'text', qualifier: null }));
   return new RowsPlan(columns, () => {

@@ -26,6 +26,7 @@ import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn
 import { columnName, columnQualifier, exprKey, readCollation, sameSlot, Scope, slotExpr, tableName } from './scope.js';
 import { informationSchemaPlan, pgCatalogPlan, sequenceRelationPlan } from './information-schema.js';
 import { findSequence } from '../sequences.js';
+import { noteTableRead, viewColumnNames, viewPlan } from './views.js';
 import { compileQuals, hasVolatile, movesToWhere, noteCorrelatedSubquery, orderQuals, qualList } from './quals.js';
 import { FUNCTION_TABLE } from '../functions/function-table.js';
 import { figureColumnName, type StarName } from './column-names.js';
@@ -1848,6 +1849,12 @@ function fromItem(f: Ast, i: number, env: PlanEnv, rowItems: ReadonlySet<string>
     return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
   }
   if (env.catalog.table(name) === undefined) {
+    // A view reads as its query, under its name (or the alias) with its columns' names.
+    const viewDef = env.catalog.view(name);
+    if (viewDef !== undefined) {
+      const plan = renamed(viewPlan(viewDef, env), alias, viewColumnNames(viewDef));
+      return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
+    }
     // A sequence reads as a one-row relation (last_value, log_cnt, is_called).
     const seq = findSequence(env.catalog, name);
     if (seq !== undefined) {
@@ -2028,6 +2035,7 @@ export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: P
   // The scan's own column objects: references resolved here mark what the scan must decode.
   const scan = {};
   const columns: PlanColumn[] = cols.map((c) => ({ name: c.name, type: c.type, qualifier: alias, collation: columnCollation(c.collation), origin: { scan, primaryKey: table.primaryKey.includes(c.id) } }));
+  noteTableRead(table, columns);
   const scope = new Scope(columns, env.parent);
   // Bounds read no column of this table (checked per condition): compiled over its scope, they
   // only read enclosing rows.

@@ -1,7 +1,7 @@
 import { liveColumns, SEQUENCE_TREE, type Catalog, type ColumnDef, type SequenceObject, type TableDef } from '../catalog.js';
 import type { AstNode } from '../expression-eval.js';
 import { columnSequence, sequenceParams, sequenceStateBytes, type SequenceStatement } from '../sequence-options.js';
-import { findSequence, readState, relationExists, relationKind, relationNameOf, sequenceById, standaloneKey, type SequenceHandle } from '../sequences.js';
+import { findSequence, readState, relationExists, relationKind, relationNameOf, relationNoun, relationPlural, sequenceById, standaloneKey, type SequenceHandle } from '../sequences.js';
 import type { TxnView } from '../store/sql-view.js';
 import { sqlFail } from '../sql-types.js';
 
@@ -157,8 +157,8 @@ export function detachSerialSequence(table: TableDef, col: ColumnDef, catalog: C
 function notSequence(catalog: Catalog, name: string, drop = false): void {
   const kind = relationKind(catalog, name);
   if (kind === undefined || kind === 'sequence') return;
-  if (drop) sqlFail('42809', `"${name}" is not a sequence`, undefined, `Use DROP ${kind.toUpperCase()} to remove ${kind === 'table' ? 'a table' : 'an index'}.`);
-  sqlFail('42809', `cannot open relation "${name}"`, `This operation is not supported for ${kind === 'table' ? 'tables' : 'indexes'}.`);
+  if (drop) sqlFail('42809', `"${name}" is not a sequence`, undefined, `Use DROP ${kind.toUpperCase()} to remove ${relationNoun(kind)}.`);
+  sqlFail('42809', `cannot open relation "${name}"`, `This operation is not supported for ${relationPlural(kind)}.`);
 }
 
 /**

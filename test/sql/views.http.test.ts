@@ -1,0 +1,259 @@
+// Views (engine/sql/exec/views.ts): CREATE [OR REPLACE] VIEW, reading views anywhere a table can
+// be read, what depends on them (DROP TABLE / DROP VIEW / DROP COLUMN refused or CASCADE, ALTER
+// COLUMN TYPE refused), renames carried into the queries that read what was renamed, ALTER VIEW,
+// the catalogs that list them, transactions and a restart. Each statement runs in tetradb over
+// HTTP and in PostgreSQL (PGlite) with the same outcome (rows, or SQLSTATE, message, DETAIL and
+// HINT); what differs on purpose (writes through a view) is checked on its own.
+import type { PGlite } from '@electric-sql/pglite';
+import { describe, expect, it } from 'vitest';
+import { afterRestart, alikeFull, oursOf, theirsOf } from './pg-outcome.js';
+import { http, serverForFile, signup, type FileServer } from '../helpers/server.js';
+import { usePglite } from './sql-pg-support.js';
+
+const file = serverForFile();
+let pg: PGlite;
+usePglite((db) => (pg = db));
+
+/** Each statement on both, in order, with the same outcome; the SQLSTATEs of those refused. */
+const alike = (statements: string[], on: FileServer = file): Promise<string[]> => alikeFull(pg, on, statements);
+
+describe('views', () => {
+  it('are read as their query, wherever a table can be read', async () => {
+    const refused = await alike([
+      'CREATE TABLE t (a int PRIMARY KEY, b text, c int)',
+      'CREATE TABLE u (id int PRIMARY KEY, t_a int REFERENCES t (a), note varchar(20))',
+      "INSERT INTO t VALUES (1, 'x', 10), (2, 'y', 20), (3, 'z', 30)",
+      "INSERT INTO u VALUES (1, 1, 'one'), (2, 1, 'uno'), (3, 3, 'three')",
+      'CREATE VIEW big AS SELECT * FROM t WHERE a > 1',
+      'SELECT * FROM big ORDER BY a',
+      'CREATE VIEW tu AS SELECT t.a, t.b, u.note FROM t JOIN u ON u.t_a = t.a',
+      'SELECT * FROM tu ORDER BY a, note',
+      'CREATE VIEW agg AS SELECT b, count(*) AS n, sum(c) AS total FROM t GROUP BY b',
+      'SELECT * FROM agg ORDER BY b',
+      'CREATE VIEW top2 AS SELECT a, c FROM t ORDER BY c DESC LIMIT 2',
+      'SELECT * FROM top2',
+      'SELECT * FROM top2 WHERE a > 2',
+      'CREATE VIEW uu AS SELECT x.id, x.note, y.b FROM u x LEFT JOIN t y ON y.a = x.t_a',
+      'SELECT * FROM uu ORDER BY id',
+      'CREATE VIEW un AS SELECT a FROM t UNION SELECT c FROM t',
+      'SELECT * FROM un ORDER BY 1',
+      // Views of views, joins with tables and views, subqueries, CTEs, aliases.
+      'CREATE VIEW tu2 (k, label) AS SELECT a, note FROM tu WHERE a < 3',
+      'SELECT * FROM tu2 ORDER BY 1, 2',
+      'SELECT v.k, w.total FROM tu2 v JOIN agg w ON w.b = (SELECT b FROM t WHERE a = v.k) ORDER BY 1, 2',
+      'SELECT count(*) FROM tu JOIN agg ON agg.b = tu.b',
+      'WITH q AS (SELECT * FROM tu) SELECT count(*) FROM q',
+      'SELECT (SELECT count(*) FROM tu), EXISTS (SELECT 1 FROM agg WHERE n > 0)',
+      'SELECT * FROM t WHERE a IN (SELECT a FROM tu) ORDER BY a',
+      'SELECT big.a, big.b FROM big WHERE big.c = 20',
+      'SELECT * FROM big b2 WHERE b2.a = 3',
+      // Columns: names as the query gives them (?column? too), types, a column list, defaults of types.
+      "CREATE VIEW sel AS SELECT 'lit' AS k, 1.5::numeric AS n, now() IS NOT NULL AS ok, NULL AS nothing, a + 1 FROM t WHERE a = 1",
+      'CREATE VIEW twice AS SELECT 1 + 1, 2 * 3',
+      'SELECT * FROM sel',
+      'SELECT pg_typeof(k), pg_typeof(n), pg_typeof(nothing) FROM sel',
+      'CREATE VIEW w1 AS SELECT * FROM (SELECT a, c FROM t) s WHERE s.c > 10',
+      'SELECT * FROM w1 ORDER BY 1',
+      'CREATE VIEW w2 AS SELECT s.*, 1 AS one FROM (SELECT a, c FROM t) s',
+      'SELECT * FROM w2 ORDER BY 1',
+      'CREATE VIEW j AS SELECT * FROM t JOIN u ON u.t_a = t.a',
+      'SELECT * FROM j ORDER BY id',
+      'CREATE VIEW j2 AS SELECT * FROM t NATURAL JOIN (SELECT 1 AS a) s',
+      'SELECT * FROM j2',
+      'CREATE VIEW j3 AS SELECT * FROM u JOIN (SELECT a AS t_a, b FROM t) s USING (t_a)',
+      'SELECT * FROM j3 ORDER BY id',
+      // `*` is written out when the view is made: a column added later is not one of its columns.
+      'ALTER TABLE t ADD COLUMN d int DEFAULT 7',
+      'SELECT * FROM big ORDER BY a',
+      'SELECT * FROM w2 ORDER BY 1',
+      // Refused as PostgreSQL refuses them.
+      'CREATE VIEW big AS SELECT 1',
+      'CREATE TABLE big (x int)',
+      'CREATE VIEW t AS SELECT 1',
+      'CREATE INDEX big ON t (a)',
+      'CREATE SEQUENCE big',
+      'CREATE VIEW v4 (x, y, z) AS SELECT a, b FROM t',
+      'CREATE VIEW v5 AS SELECT a, a FROM t',
+      'CREATE VIEW v6 AS SELECT *, a FROM t',
+      'CREATE VIEW v7 AS SELECT $1',
+      'CREATE VIEW v8 AS SELECT * FROM nope',
+      'CREATE VIEW v10 AS SELECT nope FROM t',
+      'CREATE VIEW other.v11 AS SELECT 1',
+      'CREATE INDEX ON big (a)',
+      'TRUNCATE big',
+      'ALTER TABLE big ADD COLUMN z int',
+      'ALTER TABLE big DROP COLUMN a',
+    ]);
+    expect(refused).toEqual(['42701', '42P07', '42P07', '42P07', '42P07', '42P07', '42601', '42701', '42701', '42P02', '42P01', '42703', '3F000', '42809', '42809', '42809', '42809']);
+  });
+
+  it('OR REPLACE keeps what reads the view, and only adds columns at the end', async () => {
+    const refused = await alike([
+      'CREATE TABLE r (a int PRIMARY KEY, b text)',
+      "INSERT INTO r VALUES (1, 'one'), (2, 'two')",
+      'CREATE VIEW rv AS SELECT a, b FROM r',
+      'CREATE VIEW rw AS SELECT a FROM rv',
+      'CREATE OR REPLACE VIEW rv AS SELECT a, b, length(b) AS len FROM r WHERE a > 1',
+      'SELECT * FROM rv',
+      'SELECT * FROM rw',
+      'CREATE OR REPLACE VIEW rv AS SELECT a FROM r',
+      'CREATE OR REPLACE VIEW rv AS SELECT a AS z, b, length(b) AS len FROM r',
+      'CREATE OR REPLACE VIEW rv AS SELECT a::bigint AS a, b, length(b) AS len FROM r',
+      'CREATE OR REPLACE VIEW r AS SELECT 1',
+      'CREATE OR REPLACE VIEW rnew AS SELECT 1 AS one',
+      'SELECT * FROM rnew',
+      // A view replaced by a query that reads itself: PostgreSQL takes it, and every read fails.
+      'CREATE OR REPLACE VIEW rnew AS SELECT one FROM rnew',
+      'SELECT * FROM rnew',
+      'DROP VIEW rnew',
+    ]);
+    expect(refused).toEqual(['42P16', '42P16', '42P16', '42809', '42P17']);
+  });
+
+  it('refuses to drop what a view reads, or drops the views with it (CASCADE)', async () => {
+    const refused = await alike([
+      'CREATE TABLE d (a int PRIMARY KEY, b text, c int, spare int)',
+      'CREATE TABLE dc (id int PRIMARY KEY, d_a int REFERENCES d (a))',
+      "INSERT INTO d VALUES (1, 'x', 10, 0)",
+      'CREATE VIEW dv AS SELECT a, b FROM d',
+      'CREATE VIEW dw AS SELECT a FROM dv',
+      'CREATE VIEW dx AS SELECT d.a, dc.id FROM d JOIN dc ON dc.d_a = d.a',
+      'CREATE VIEW dcount AS SELECT count(*) FROM d',
+      'DROP TABLE d',
+      'DROP TABLE d, dc',
+      'DROP VIEW dv, dcount',
+      'DROP VIEW dv',
+      'DROP VIEW dv RESTRICT',
+      'DROP TABLE dv',
+      'DROP VIEW d',
+      'DROP VIEW nope',
+      'DROP VIEW IF EXISTS nope, dcount',
+      'SELECT * FROM dcount',
+      // Columns: one a view reads cannot be dropped or change type; the others can.
+      'ALTER TABLE d DROP COLUMN b',
+      'ALTER TABLE d DROP COLUMN spare',
+      'ALTER TABLE d ALTER COLUMN b TYPE varchar(10)',
+      'ALTER TABLE d ALTER COLUMN c TYPE bigint',
+      'SELECT * FROM dv',
+      'ALTER TABLE d DROP COLUMN b CASCADE',
+      'SELECT * FROM dv',
+      'SELECT * FROM dw',
+      'SELECT table_name FROM information_schema.views WHERE table_schema = $$public$$ ORDER BY 1',
+      'DROP VIEW dx',
+      'CREATE VIEW dv AS SELECT a FROM d',
+      'CREATE VIEW dw AS SELECT a FROM dv',
+      'DROP VIEW dv CASCADE',
+      'SELECT * FROM dw',
+      'CREATE VIEW dx AS SELECT d.a, dc.id FROM d JOIN dc ON dc.d_a = d.a',
+      'DROP TABLE d CASCADE',
+      'SELECT * FROM dx',
+      "SELECT constraint_name FROM information_schema.table_constraints WHERE table_name = 'dc' AND constraint_type = 'FOREIGN KEY'",
+      "INSERT INTO dc VALUES (1, 42) RETURNING *",
+    ]);
+    expect(refused).toEqual(['2BP01', '2BP01', '2BP01', '2BP01', '2BP01', '42809', '42809', '42P01', '42P01', '2BP01', '0A000', '42P01', '42P01', '42P01', '42P01']);
+  });
+
+  it('carries renames of tables, columns, views and view columns into the queries that read them', async () => {
+    const refused = await alike([
+      'CREATE TABLE rt (a int PRIMARY KEY, b text, c int)',
+      'CREATE TABLE ru (id int PRIMARY KEY, rt_a int, note text)',
+      "INSERT INTO rt VALUES (1, 'x', 10), (2, 'y', 20)",
+      "INSERT INTO ru VALUES (1, 1, 'one'), (2, 2, 'two')",
+      'CREATE VIEW r1 AS SELECT * FROM rt WHERE c > 5',
+      'CREATE VIEW r2 AS SELECT x.id, x.note, y.b FROM ru x LEFT JOIN rt y ON y.a = x.rt_a',
+      'CREATE VIEW r3 AS SELECT rt.b, ru.note FROM rt, ru WHERE ru.rt_a = rt.a',
+      'CREATE VIEW r4 AS SELECT b, (SELECT count(*) FROM ru WHERE ru.rt_a = rt.a) AS n FROM rt',
+      'CREATE VIEW r5 AS SELECT b AS bee FROM r1',
+      'ALTER TABLE rt RENAME COLUMN b TO bb',
+      'SELECT * FROM r1 ORDER BY a',
+      'SELECT * FROM r2 ORDER BY id',
+      'SELECT * FROM r3 ORDER BY 1',
+      'SELECT * FROM r4 ORDER BY 1',
+      'SELECT * FROM r5 ORDER BY 1',
+      'ALTER TABLE rt RENAME TO rtt',
+      'ALTER TABLE ru RENAME COLUMN note TO memo',
+      'SELECT * FROM r1 ORDER BY a',
+      'SELECT * FROM r2 ORDER BY id',
+      'SELECT * FROM r3 ORDER BY 1',
+      'SELECT * FROM r4 ORDER BY 1',
+      'DROP TABLE rt',
+      'DROP TABLE rtt',
+      // Views renamed, by ALTER VIEW and by ALTER TABLE; their columns too.
+      'ALTER VIEW r1 RENAME TO r1b',
+      'SELECT * FROM r5 ORDER BY 1',
+      // A view's columns keep the names they were made with (r1's b reads rt's bb).
+      'ALTER TABLE r1b RENAME COLUMN bb TO b3',
+      'ALTER TABLE r1b RENAME COLUMN b TO b3',
+      'SELECT * FROM r1b ORDER BY a',
+      'SELECT * FROM r5 ORDER BY 1',
+      'ALTER VIEW r1b RENAME COLUMN b3 TO b4',
+      'ALTER VIEW r1b RENAME COLUMN a TO c',
+      'ALTER VIEW r1b RENAME COLUMN nope TO b5',
+      'SELECT b4 FROM r1b ORDER BY 1',
+      'ALTER TABLE r1b RENAME TO r1',
+      'SELECT * FROM r1 ORDER BY a',
+      'ALTER VIEW r1 RENAME TO rtt',
+      'ALTER VIEW rtt RENAME TO x',
+      'ALTER VIEW nope RENAME TO n2',
+      'ALTER VIEW IF EXISTS nope RENAME TO n2',
+      'SELECT table_name FROM information_schema.views WHERE table_schema = $$public$$ ORDER BY 1',
+    ]);
+    expect(refused).toEqual(['42P01', '2BP01', '42703', '42701', '42703', '42P07', '42809', '42P01']);
+  });
+
+  it('are listed by information_schema.tables, .views and .columns, and pg_views', async () => {
+    const refused = await alike([
+      'CREATE TABLE ct (a int PRIMARY KEY, b text, c numeric, d bigint, e boolean, f timestamp)',
+      'CREATE VIEW cv AS SELECT a, b, c, d, e, f, a::float8 AS g FROM ct',
+      'CREATE VIEW cw (x) AS SELECT a FROM cv',
+      "SELECT table_name, table_type FROM information_schema.tables WHERE table_name IN ('ct', 'cv', 'cw') ORDER BY 1",
+      "SELECT table_name, column_name, ordinal_position, column_default, is_nullable, data_type, numeric_precision, numeric_scale, is_identity, is_generated FROM information_schema.columns WHERE table_name IN ('cv', 'cw') ORDER BY table_name, ordinal_position",
+      "SELECT table_catalog IS NOT NULL, table_schema, table_name, check_option, is_trigger_updatable, is_trigger_deletable, is_trigger_insertable_into FROM information_schema.views WHERE table_name IN ('cv', 'cw') ORDER BY 1",
+      "SELECT schemaname, viewname FROM pg_views WHERE viewname IN ('cv', 'cw') ORDER BY 2",
+    ]);
+    expect(refused).toEqual([]);
+    // The definition as written (PostgreSQL prints its own rendering of the query: docs/sql.md).
+    const res = await http(file.server.url, 'POST', '/api/sql/query', { json: { sql: "SELECT definition FROM pg_views WHERE viewname = 'cw'" }, apiKey: file.apiKey });
+    expect(res.body.rows).toEqual([{ definition: 'SELECT a FROM cv' }]);
+  });
+
+  it('are made and dropped within the request transaction, and survive a restart', async () => {
+    // A view made by a request that fails afterwards is gone with it; DROP rolled back leaves it.
+    expect(await oursOf(file, ['CREATE TABLE xt (a int)', 'CREATE VIEW xv AS SELECT a FROM xt', 'SELECT 1 / 0'])).toMatchObject({ sqlstate: '22012' });
+    expect(await oursOf(file, ['SELECT * FROM xv'])).toMatchObject({ sqlstate: '42P01' });
+    expect(await oursOf(file, ['CREATE TABLE xt (a int)', "INSERT INTO xt VALUES (1)", 'CREATE VIEW xv AS SELECT a FROM xt'])).toHaveProperty('rows');
+    expect(await oursOf(file, ['BEGIN', 'DROP VIEW xv', 'ROLLBACK', 'SELECT * FROM xv'])).toEqual({ rows: [[], [], [], [['1']]] });
+    expect(await oursOf(file, ['BEGIN', 'SAVEPOINT s', 'DROP TABLE xt CASCADE', 'ROLLBACK TO s', 'SELECT * FROM xv', 'COMMIT'])).toEqual({ rows: [[], [], [], [], [['1']], []] });
+    // Another tenant sees none of them.
+    const other = { server: file.server, apiKey: (await signup(file.server.url)).apiKey } as FileServer;
+    expect(await oursOf(other, ['SELECT * FROM xv'])).toMatchObject({ sqlstate: '42P01' });
+    expect(await oursOf(other, ["SELECT count(*) FROM information_schema.views WHERE table_schema = 'public'"])).toEqual({ rows: [[['0']]] });
+
+    await afterRestart(
+      pg,
+      ['CREATE TABLE pt (a int PRIMARY KEY, b text)', "INSERT INTO pt VALUES (1, 'one'), (2, 'two')", 'CREATE VIEW pv (k, v) AS SELECT a, upper(b) FROM pt WHERE a > 1', 'CREATE VIEW pw AS SELECT * FROM pv'],
+      async (after) => {
+        const refused = await alike(['SELECT * FROM pw', "INSERT INTO pt VALUES (3, 'three')", 'SELECT * FROM pv ORDER BY k', 'DROP TABLE pt', 'ALTER TABLE pt RENAME COLUMN b TO bb', 'SELECT * FROM pw ORDER BY k', "SELECT viewname FROM pg_views WHERE viewname IN ('pv', 'pw') ORDER BY 1"], after);
+        expect(refused).toEqual(['2BP01']);
+      },
+    );
+  });
+
+  it('are read-only: INSERT, UPDATE and DELETE through a view are refused with a clear error and change nothing', async () => {
+    // PostgreSQL writes through a simple view to its table; here every view is read-only (docs/sql.md).
+    await oursOf(file, ['CREATE TABLE wt (a int PRIMARY KEY, b text)', "INSERT INTO wt VALUES (1, 'one')", 'CREATE VIEW wv AS SELECT a, b FROM wt']);
+    await theirsOf(pg, ['CREATE TABLE wt (a int PRIMARY KEY, b text)', "INSERT INTO wt VALUES (1, 'one')", 'CREATE VIEW wv AS SELECT a, b FROM wt']);
+    for (const [sql, verb] of [
+      ["INSERT INTO wv VALUES (2, 'two')", 'insert into'],
+      ["UPDATE wv SET b = 'uno'", 'update'],
+      ['DELETE FROM wv', 'delete from'],
+    ] as const) {
+      const res = await http(file.server.url, 'POST', '/api/sql/query', { json: { sql }, apiKey: file.apiKey });
+      expect(res.status, sql).toBe(400);
+      expect(res.body.error.details.sqlstate).toBe('0A000');
+      expect(res.body.error.message).toBe(`unsupported: ${verb} view "wv": views are read-only here`);
+      expect(res.body.error.details.hint).toBe('Write to the table the view reads.');
+    }
+    expect(await oursOf(file, ['SELECT * FROM wt'])).toEqual({ rows: [[['1', 'one']]] });
+  });
+});
