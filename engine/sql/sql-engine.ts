@@ -27,6 +27,7 @@ import { Exec, PAUSE, pauseTurn, type ExecLimits, type ExplainNode, type Plan, t
 import { functionName, planQuery, type PlanEnv } from './exec/select.js';
 import { InitPlanned, InitPlans } from './exec/init-plans.js';
 import { alterView, createView, dropViews, type AlterViewStatement, type CreateViewStatement } from './exec/views.js';
+import { writeThroughViews } from './exec/view-writes.js';
 
 const { Parser } = nodeSqlParser;
 const parser = new Parser();
@@ -670,6 +671,8 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
     case 'update':
     case 'delete': {
       const run = ast.type === 'insert' ? insert : ast.type === 'update' ? update : deleteRows;
+      // A write through a view is the same write on what the view reads (view-writes.ts).
+      ast = writeThroughViews(ast, txn.catalog);
       // A statement with a query inside it (a subquery anywhere, INSERT ... SELECT) reads the
       // tables as they were when it started, as in PostgreSQL, not the rows it has already
       // written: `UPDATE t SET v = (SELECT sum(v) FROM t t2 WHERE t2.k < t.k)` sums the old

@@ -61,7 +61,10 @@ export const WINDOW_SPEC_MARKER = '__tetra_window__';
  */
 export const ALL_COLUMNS_MARKER = '__tetra_all_columns__';
 
-/** In `DELETE FROM t, <marker>, items`, stands for USING (see rewriteDelete). */
+/**
+ * In `DELETE FROM t, <marker>, items`, stands for USING; without RETURNING, the alias of the select
+ * list of the `WHERE EXISTS (SELECT 1 AS <marker> FROM items WHERE cond)` USING becomes (see rewriteDelete).
+ */
 export const USING_MARKER = '__tetra_using__';
 
 /** The column list meaning "the referenced table's primary key". */
@@ -1056,5 +1059,6 @@ function rewriteDelete(tokens: Token[]): Token[] {
   if (returning < tokens.length) return [...tokens.slice(0, using), { text: `, ${USING_MARKER},`, space: ' ' }, ...tokens.slice(using + 1)];
   const items = render(tokens.slice(using + 1, where < 0 ? returning : where)).trimEnd();
   const cond = where < 0 ? 'TRUE' : render(tokens.slice(where + 1, returning)).trimEnd();
-  return [...tokens.slice(0, using), { text: `WHERE EXISTS (SELECT 1 FROM ${items} WHERE ${cond})`, space: ' ' }, ...tokens.slice(returning)];
+  // The select list's alias marks the subquery as this rewrite's (dml.ts checks its names as PostgreSQL resolves them).
+  return [...tokens.slice(0, using), { text: `WHERE EXISTS (SELECT 1 AS ${USING_MARKER} FROM ${items} WHERE ${cond})`, space: ' ' }, ...tokens.slice(returning)];
 }

@@ -168,3 +168,25 @@ describe('42883 for a prefix operator', () => {
     expect(await alike(["SELECT - 'a'::text", "SELECT ~ 'a'::text", 'SELECT - true'])).toEqual(['42883', '42883', '42883']);
   });
 });
+
+describe('DELETE ... USING', () => {
+  it('resolves a condition\'s names over the target and the USING items at once: one both have is ambiguous, and nothing is deleted', async () => {
+    // Without RETURNING the pre-pass makes USING a WHERE EXISTS subquery, inside which an
+    // unqualified name would be the USING item's: `u1.id = id` was true for every row, and the
+    // DELETE emptied the table where PostgreSQL refuses it (42702).
+    const refused = await alike([
+      'CREATE TABLE du_t (id int PRIMARY KEY, v int)',
+      'CREATE TABLE du_u (id int PRIMARY KEY, w int)',
+      'INSERT INTO du_t VALUES (1, 1), (2, 2), (3, 3)',
+      'INSERT INTO du_u VALUES (1, 10), (3, 30)',
+      'DELETE FROM du_t USING du_u WHERE du_u.id = id',
+      'DELETE FROM du_t x USING du_u WHERE du_u.id = id AND w > 0',
+      'SELECT * FROM du_t ORDER BY id',
+      'DELETE FROM du_t USING du_u WHERE du_u.id = du_t.id AND w = 10',
+      'DELETE FROM du_t USING du_u WHERE du_u.w = v',
+      'DELETE FROM du_t x USING du_u u WHERE u.id = x.id AND (SELECT count(*) FROM du_u WHERE id = 3) = 1',
+      'SELECT * FROM du_t ORDER BY id',
+    ]);
+    expect(refused).toEqual(['42702', '42702']);
+  });
+});

@@ -33,7 +33,7 @@ describe('the SQL pre-pass', () => {
   it('rewrites forms the parser cannot read into ones it can, keeping their meaning', () => {
     expect(texts('SELECT a FROM t ORDER BY a FETCH FIRST 3 ROWS ONLY')).toEqual(['SELECT a FROM t ORDER BY a LIMIT 3']);
     expect(texts('DELETE FROM t RETURNING id')).toEqual(['DELETE FROM t WHERE TRUE RETURNING id']);
-    expect(texts('DELETE FROM t USING u WHERE u.id = t.id')).toEqual(['DELETE FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.id = t.id)']);
+    expect(texts('DELETE FROM t USING u WHERE u.id = t.id')).toEqual(['DELETE FROM t WHERE EXISTS (SELECT 1 AS __tetra_using__ FROM u WHERE u.id = t.id)']);
     expect(texts('SELECT a + 1 IS NOT DISTINCT FROM b, c FROM t')).toEqual(['SELECT __tetra_is_not_distinct_from__((a + 1), (b)), c FROM t']);
     expect(texts("SELECT E'it\\'s\\n' AS s")).toEqual(["SELECT 'it''s\n' AS s"]);
     expect(texts('SELECT x FROM a INTERSECT ALL SELECT x FROM b')[0]).toMatch(/INTERSECT\s+SELECT '__tetra_set_all__' AS __tetra_set_all__, x FROM b/);

@@ -1,4 +1,5 @@
 import { indexTree, liveColumns, primaryKeyName, rowTree, type Catalog, type ColumnDef, type ForeignKeyDef, type IndexDef, type TableDef } from '../catalog.js';
+import { checkUsingNames } from './view-writes.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
 import { assignBits, isBitType, type BitType } from '../bit-string.js';
@@ -512,22 +513,10 @@ function conflictWhere(ast: Ast): { ast: Ast; where: Ast | undefined } {
   return { ast: { ...ast, returning: rest.length === 0 ? null : { ...r, columns: rest } } as Ast, where: items[at]!.expr as Ast };
 }
 
-/**
- * The table an INSERT, UPDATE or DELETE writes.
- * @throws SQL_ERROR 42P01 no such relation; 0A000 a view (PostgreSQL writes through a simple view
- *   to its table; views are read-only here, docs/sql.md)
- */
-function writeTarget(env: PlanEnv, name: string, verb: string): TableDef {
-  if (env.catalog.table(name) === undefined && env.catalog.view(name) !== undefined) {
-    sqlFail('0A000', `unsupported: ${verb} view "${name}": views are read-only here`, undefined, `Write to the table the view reads.`);
-  }
-  return env.catalog.mustTable(name);
-}
-
 export function* insert(statement: Ast, env: PlanEnv, view: TxnView, x: Exec): Generator<Step, DmlResult> {
   const { ast, where: conflictPredicate } = conflictWhere(statement);
   const tref = (ast.table as Ast[])[0]!;
-  const table = writeTarget(env, tableName(tref.table), 'insert into');
+  const table = env.catalog.mustTable(tableName(tref.table));
   const alias = tref.as ? tableName(tref.as) : table.name;
   const overriding = overridingOf(ast);
   const writer = new TableWriter(table, env.catalog, view, env);
@@ -789,7 +778,7 @@ function* initPlansOf(env: PlanEnv, x: Exec): Generator<Step> {
 /** UPDATE t SET ... [FROM ...] [WHERE ...] [RETURNING ...]. */
 export function* update(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generator<Step, DmlResult> {
   const tref = (ast.table as Ast[])[0]!;
-  const table = writeTarget(env, tableName(tref.table), 'update');
+  const table = env.catalog.mustTable(tableName(tref.table));
   const alias = tref.as ? tableName(tref.as) : table.name;
   const writer = new TableWriter(table, env.catalog, view, env);
   const own = writer.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias, collation: columnCollation(c.collation) }));
@@ -849,10 +838,12 @@ export function* deleteRows(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Gen
   const items = (ast.from ?? ast.table) as Ast[];
   const tref = items[0]!;
   // USING reaches here as `t, <marker>, items` only with RETURNING (sql-rewrite.ts; without it
-  // the pre-pass makes it a WHERE EXISTS); a plain `DELETE FROM t, u` is PostgreSQL's syntax error.
+  // the pre-pass makes it a WHERE EXISTS, whose names checkUsingNames checks); a plain `DELETE
+  // FROM t, u` is PostgreSQL's syntax error.
   const usingItems = items.length > 1 && items[1]!.table === USING_MARKER ? items.slice(2) : undefined;
   if (items.length > 1 && usingItems === undefined) sqlFail('42601', 'syntax error at or near ","');
-  const table = writeTarget(env, tableName(tref.table), 'delete from');
+  const table = env.catalog.mustTable(tableName(tref.table));
+  checkUsingNames(ast, liveColumns(table).map((c) => c.name), env.catalog);
   const alias = tref.as ? tableName(tref.as) : table.name;
   const writer = new TableWriter(table, env.catalog, view, env);
   const usingPlan = usingItems === undefined ? undefined : planFrom(usingItems, null, env).plan;

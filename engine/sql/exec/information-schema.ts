@@ -4,6 +4,7 @@ import type { AstNode } from '../expression-eval.js';
 import { unsupported } from '../expression-eval.js';
 import type { SqlValue } from '../sql-types.js';
 import { TYPE_DISPLAY } from '../sql-cast.js';
+import { viewUpdatability } from './view-writes.js';
 import { columnSequence, TYPE_NAMES } from '../sequence-options.js';
 import type { Exec, ExplainNode, Plan, PlanColumn, Step } from './runtime.js';
 import { defaultText, expressionSqlText } from './default-text.js';
@@ -25,9 +26,14 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
   if (name === 'views') {
     const names = ['table_catalog', 'table_schema', 'table_name', 'view_definition', 'check_option', 'is_updatable', 'is_insertable_into', 'is_trigger_updatable', 'is_trigger_deletable', 'is_trigger_insertable_into'];
     const columns: PlanColumn[] = names.map((n) => ({ name: n, type: 'text', qualifier: null }));
-    // Views are read-only here (docs/sql.md, Views): neither updatable nor insertable into.
+    const yes = (b: boolean): SqlValue => text(b ? 'YES' : 'NO');
     return new RowsPlan(columns, () =>
-      [...catalog.views.values()].sort((a, b) => (a.name < b.name ? -1 : 1)).map((v) => [text('tetradb'), text('public'), text(v.name), text(v.definition), text('NONE'), text('NO'), text('NO'), text('NO'), text('NO'), text('NO')]),
+      [...catalog.views.values()]
+        .sort((a, b) => (a.name < b.name ? -1 : 1))
+        .map((v) => {
+          const { insertable, updatable } = viewUpdatability(v, catalog);
+          return [text('tetradb'), text('public'), text(v.name), text(v.definition), text('NONE'), yes(updatable), yes(insertable), text('NO'), text('NO'), text('NO')];
+        }),
     );
   }
   if (name === 'columns') {
