@@ -113,8 +113,9 @@ class ConstraintNamer {
       if (t.primaryKey.length > 0) this.#relations.add(primaryKeyName(t));
       for (const n of constraintNames(t)) this.#constraints.add(n);
     }
-    // Sequences are relations too (a key's index cannot take a sequence's name).
+    // Sequences and views are relations too (a key's index cannot take their names).
     for (const name of sequenceNames(catalog)) this.#relations.add(name);
+    for (const name of catalog.views.keys()) this.#relations.add(name);
   }
 
   /** A PRIMARY KEY's or UNIQUE's name. @throws SQL_ERROR 42P07, 42710 a given name in use */

@@ -26,7 +26,7 @@ import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn
 import { columnName, columnQualifier, exprKey, readCollation, sameSlot, Scope, slotExpr, tableName } from './scope.js';
 import { informationSchemaPlan, pgCatalogPlan, sequenceRelationPlan } from './information-schema.js';
 import { findSequence } from '../sequences.js';
-import { noteTableRead, viewColumnNames, viewPlan } from './views.js';
+import { noteTableRead, viewColumnNames, viewPlan, viewWithConditions } from './views.js';
 import { compileQuals, hasVolatile, movesToWhere, noteCorrelatedSubquery, orderQuals, qualList } from './quals.js';
 import { FUNCTION_TABLE } from '../functions/function-table.js';
 import { figureColumnName, type StarName } from './column-names.js';
@@ -1853,7 +1853,13 @@ function fromItem(f: Ast, i: number, env: PlanEnv, rowItems: ReadonlySet<string>
     const viewDef = env.catalog.view(name);
     if (viewDef !== undefined) {
       const plan = renamed(viewPlan(viewDef, env), alias, viewColumnNames(viewDef));
-      return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
+      // Conditions on the view alone go into its query where that keeps the answer (so they reach
+      // its tables' indexes), else filter its rows.
+      const build = (conds: Ast[]): Plan => {
+        const merged = conds.length === 0 ? undefined : viewWithConditions(viewDef, alias, conds);
+        return merged === undefined ? filtered(plan, conds, env) : renamed(viewPlan(viewDef, env, merged), alias, viewColumnNames(viewDef));
+      };
+      return { columns: plan.columns, join, on, alias, using, build };
     }
     // A sequence reads as a one-row relation (last_value, log_cnt, is_called).
     const seq = findSequence(env.catalog, name);

@@ -95,14 +95,16 @@ function planRecording(query: Ast, env: PlanEnv): { plan: Plan; uses: ViewDef['u
  * no parameters, the statement's init plans.
  * @throws SQL_ERROR 42P17 a view whose query reads itself (CREATE OR REPLACE made it so)
  */
-export function viewPlan(def: ViewDef, env: PlanEnv): Plan {
+export function viewPlan(def: ViewDef, env: PlanEnv, withConditions?: Ast): Plan {
   if (expanding.includes(def.name)) sqlFail('42P17', `infinite recursion detected in rules for relation "${def.name}"`);
   recording?.views.add(def.id);
   const saved = recording;
   recording = undefined;
   expanding.push(def.name);
   try {
-    const plan = planQuery(structuredClone(def.query as Ast), { catalog: env.catalog, params: [], parent: undefined, ctes: new Map(), ...(env.initPlans === undefined ? {} : { initPlans: env.initPlans }) });
+    // With the reading query's conditions (viewWithConditions) the plan reads its parameters.
+    const query = withConditions ?? structuredClone(def.query as Ast);
+    const plan = planQuery(query, { catalog: env.catalog, params: withConditions === undefined ? [] : env.params, parent: undefined, ctes: new Map(), ...(env.initPlans === undefined ? {} : { initPlans: env.initPlans }) });
     const visible = plan.columns.filter((c) => !c.hidden);
     if (visible.length !== def.columns.length) sqlFail('XX000', `internal: view "${def.name}" has ${visible.length} columns instead of ${def.columns.length}`);
     return plan;
@@ -110,6 +112,71 @@ export function viewPlan(def: ViewDef, env: PlanEnv): Plan {
     expanding.pop();
     recording = saved;
   }
+}
+
+/**
+ * The view's query with `conds` (conditions a query puts on the view, naming its columns as
+ * `alias.col` or `col`) added to its WHERE, each column replaced by the view's expression for it,
+ * as PostgreSQL pulls a simple subquery up into the query that reads it: the conditions then reach
+ * the tables' indexes and the view's joins. Undefined when that would change the answer or is not
+ * certain: a view with DISTINCT, GROUP BY, HAVING, a set operation, LIMIT / OFFSET, or an
+ * aggregate, window or set-returning function in its select list; a condition with a subquery or
+ * a column of another relation; a column whose expression is volatile.
+ */
+export function viewWithConditions(def: ViewDef, alias: string, conds: readonly Ast[]): Ast | undefined {
+  const q = def.query as Ast;
+  if (!pullable(q)) return undefined;
+  const items = (q.columns ?? []) as Ast[];
+  const byName = new Map(def.columns.map((c, i) => [c.name, items[i]?.expr as Ast | undefined]));
+  let safe = true;
+  const subst = (node: unknown): unknown => {
+    if (node === null || typeof node !== 'object') return node;
+    if (Array.isArray(node)) return node.map(subst);
+    const n = node as Ast;
+    if (n.ast !== undefined || n.type === 'select') {
+      safe = false;
+      return n;
+    }
+    if (n.type === 'column_ref') {
+      const qual = columnQualifier(n);
+      const expr = byName.get(columnName(n));
+      if (expr === undefined || (qual !== null && qual !== alias) || hasVolatileCall(expr)) {
+        safe = false;
+        return n;
+      }
+      return { ...structuredClone(expr), parentheses: true };
+    }
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(n)) out[k] = subst(v);
+    return out;
+  };
+  const added = conds.map((c) => subst(c) as Ast);
+  if (!safe || added.length === 0) return undefined;
+  let where = (q.where as Ast | null | undefined) ?? null;
+  for (const c of added) where = where === null ? { ...c, parentheses: true } : ({ type: 'binary_expr', operator: 'AND', left: { ...where, parentheses: true }, right: { ...c, parentheses: true } } as Ast);
+  return { ...q, where };
+}
+
+function pullable(q: Ast): boolean {
+  const distinct = q.distinct as Ast | null | undefined;
+  if (distinct?.type !== null && distinct?.type !== undefined) return false;
+  const group = q.groupby as Ast | Ast[] | null | undefined;
+  if (group !== null && group !== undefined && (Array.isArray(group) ? group.length > 0 : ((group.columns as Ast[] | null | undefined)?.length ?? 0) > 0)) return false;
+  if (q.having !== null && q.having !== undefined) return false;
+  if (q._next !== null && q._next !== undefined) return false;
+  const limited = (l: Ast | null | undefined): boolean => Array.isArray(l?.value) && (l.value as unknown[]).length > 0;
+  if (limited(q.limit as Ast) || limited(q._limit as Ast)) return false;
+  return !JSON.stringify(q.columns ?? []).match(/"type":"(aggr_func|window_func)"|"over":\{/) && !((q.columns ?? []) as Ast[]).some((i) => hasSetReturning(i.expr));
+}
+
+const SET_RETURNING = /"value":"(generate_series|unnest|jsonb_array_elements|jsonb_array_elements_text|jsonb_each|jsonb_each_text|json_array_elements|json_each|regexp_matches|jsonb_object_keys)"/i;
+
+function hasSetReturning(node: unknown): boolean {
+  return SET_RETURNING.test(JSON.stringify(node ?? null));
+}
+
+function hasVolatileCall(node: unknown): boolean {
+  return /"value":"(random|nextval|setval|gen_random_uuid|clock_timestamp|timeofday|currval|lastval)"/i.test(JSON.stringify(node ?? null));
 }
 
 /** The names its columns have when view `def` is read. */
