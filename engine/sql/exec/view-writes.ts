@@ -37,18 +37,21 @@ const VERB_TEXT: Record<Verb, { cannot: string; enable: string; event: string }>
 const SET_RETURNING = new Set(['generate_series', 'unnest', 'jsonb_array_elements', 'jsonb_array_elements_text', 'jsonb_each', 'jsonb_each_text', 'json_array_elements', 'json_each', 'regexp_matches', 'jsonb_object_keys']);
 
 /**
- * Why view `def` is not automatically updatable for `verb` (PostgreSQL's DETAIL), or undefined.
- * The checks run in PostgreSQL's order.
+ * Why query `q` is not a plain selection from its FROM clause, as PostgreSQL words it for a view
+ * that is not automatically updatable (DISTINCT, GROUP BY, HAVING, a set operation, WITH when
+ * `withCounts`, LIMIT / OFFSET, an aggregate, window or set-returning function in its select
+ * list), in PostgreSQL's order; undefined when it is one. Such a query's rows are its FROM rows
+ * that pass its WHERE, one for one, which is what writing through a view and taking a query's
+ * conditions into a view (views.ts viewWithConditions) both need.
  */
-function notUpdatable(def: ViewDef, verb: Verb): string | undefined {
-  const q = def.query as Ast;
+export function shapeReason(q: Ast, withCounts: boolean): string | undefined {
   const distinct = q.distinct as Ast | null | undefined;
   if (distinct !== null && distinct !== undefined && distinct.type !== null && distinct.type !== undefined) return 'Views containing DISTINCT are not automatically updatable.';
   const group = q.groupby as Ast | Ast[] | null | undefined;
   if (group !== null && group !== undefined && (Array.isArray(group) ? group.length > 0 : ((group.columns as Ast[] | null | undefined)?.length ?? 0) > 0)) return 'Views containing GROUP BY are not automatically updatable.';
   if (q.having !== null && q.having !== undefined) return 'Views containing HAVING are not automatically updatable.';
   if (q._next !== null && q._next !== undefined) return 'Views containing UNION, INTERSECT, or EXCEPT are not automatically updatable.';
-  if (Array.isArray(q.with) && q.with.length > 0) return 'Views containing WITH are not automatically updatable.';
+  if (withCounts && Array.isArray(q.with) && q.with.length > 0) return 'Views containing WITH are not automatically updatable.';
   const limited = (l: Ast | null | undefined): boolean => Array.isArray(l?.value) && (l.value as unknown[]).length > 0;
   if (limited(q.limit as Ast) || limited(q._limit as Ast)) return 'Views containing LIMIT or OFFSET are not automatically updatable.';
   const items = (q.columns ?? []) as Ast[];
@@ -56,6 +59,14 @@ function notUpdatable(def: ViewDef, verb: Verb): string | undefined {
   if (items.some((i) => contains(i.expr, (n) => n.type === 'aggr_func' && !windowed(n)))) return 'Views that return aggregate functions are not automatically updatable.';
   if (items.some((i) => contains(i.expr, windowed))) return 'Views that return window functions are not automatically updatable.';
   if (items.some((i) => contains(i.expr, (n) => n.type === 'function' && SET_RETURNING.has(functionNameOf(n))))) return 'Views that return set-returning functions are not automatically updatable.';
+  return undefined;
+}
+
+/** Why view `def` is not automatically updatable for `verb` (PostgreSQL's DETAIL), or undefined. */
+function notUpdatable(def: ViewDef, verb: Verb): string | undefined {
+  const q = def.query as Ast;
+  const shape = shapeReason(q, true);
+  if (shape !== undefined) return shape;
   const from = (q.from ?? []) as Ast[];
   if (from.length !== 1 || typeof from[0]!.table !== 'string' || from[0]!.join || (from[0]!.db && String(from[0]!.db).toLowerCase() !== 'public')) return 'Views that do not select from a single table or view are not automatically updatable.';
   if (verb !== 'delete' && !simpleOf(def).columns.some((c) => c.base !== undefined)) return 'Views that have no updatable columns are not automatically updatable.';

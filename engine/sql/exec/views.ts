@@ -7,6 +7,8 @@ import { sqlFail } from '../sql-types.js';
 import type { Plan, PlanColumn } from './runtime.js';
 import { columnName, columnQualifier, tableName } from './scope.js';
 import { outputType, planQuery, type PlanEnv } from './select.js';
+import { hasVolatile } from './quals.js';
+import { shapeReason } from './view-writes.js';
 
 /*
  * Views (CREATE VIEW): a query kept in the catalog and planned, wherever the view is read, as a
@@ -125,7 +127,7 @@ export function viewPlan(def: ViewDef, env: PlanEnv, withConditions?: Ast): Plan
  */
 export function viewWithConditions(def: ViewDef, alias: string, conds: readonly Ast[]): Ast | undefined {
   const q = def.query as Ast;
-  if (!pullable(q)) return undefined;
+  if (shapeReason(q, false) !== undefined) return undefined;
   const items = (q.columns ?? []) as Ast[];
   const byName = new Map(def.columns.map((c, i) => [c.name, items[i]?.expr as Ast | undefined]));
   let safe = true;
@@ -140,7 +142,7 @@ export function viewWithConditions(def: ViewDef, alias: string, conds: readonly 
     if (n.type === 'column_ref') {
       const qual = columnQualifier(n);
       const expr = byName.get(columnName(n));
-      if (expr === undefined || (qual !== null && qual !== alias) || hasVolatileCall(expr)) {
+      if (expr === undefined || (qual !== null && qual !== alias) || hasVolatile(expr)) {
         safe = false;
         return n;
       }
@@ -155,28 +157,6 @@ export function viewWithConditions(def: ViewDef, alias: string, conds: readonly 
   let where = (q.where as Ast | null | undefined) ?? null;
   for (const c of added) where = where === null ? { ...c, parentheses: true } : ({ type: 'binary_expr', operator: 'AND', left: { ...where, parentheses: true }, right: { ...c, parentheses: true } } as Ast);
   return { ...q, where };
-}
-
-function pullable(q: Ast): boolean {
-  const distinct = q.distinct as Ast | null | undefined;
-  if (distinct?.type !== null && distinct?.type !== undefined) return false;
-  const group = q.groupby as Ast | Ast[] | null | undefined;
-  if (group !== null && group !== undefined && (Array.isArray(group) ? group.length > 0 : ((group.columns as Ast[] | null | undefined)?.length ?? 0) > 0)) return false;
-  if (q.having !== null && q.having !== undefined) return false;
-  if (q._next !== null && q._next !== undefined) return false;
-  const limited = (l: Ast | null | undefined): boolean => Array.isArray(l?.value) && (l.value as unknown[]).length > 0;
-  if (limited(q.limit as Ast) || limited(q._limit as Ast)) return false;
-  return !JSON.stringify(q.columns ?? []).match(/"type":"(aggr_func|window_func)"|"over":\{/) && !((q.columns ?? []) as Ast[]).some((i) => hasSetReturning(i.expr));
-}
-
-const SET_RETURNING = /"value":"(generate_series|unnest|jsonb_array_elements|jsonb_array_elements_text|jsonb_each|jsonb_each_text|json_array_elements|json_each|regexp_matches|jsonb_object_keys)"/i;
-
-function hasSetReturning(node: unknown): boolean {
-  return SET_RETURNING.test(JSON.stringify(node ?? null));
-}
-
-function hasVolatileCall(node: unknown): boolean {
-  return /"value":"(random|nextval|setval|gen_random_uuid|clock_timestamp|timeofday|currval|lastval)"/i.test(JSON.stringify(node ?? null));
 }
 
 /** The names its columns have when view `def` is read. */
