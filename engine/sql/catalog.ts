@@ -149,6 +149,8 @@ export interface ViewDef {
   definition: string;
   columns: Array<{ name: string; type: SqlTypeName }>;
   uses: { tables: Array<{ table: number; columns: number[] }>; views: number[] };
+  /** WITH [CASCADED | LOCAL] CHECK OPTION (absent: none): rows written through the view must pass its WHERE. */
+  checkOption?: 'cascaded' | 'local';
   /** COMMENT ON VIEW. */
   comment?: string;
 }

@@ -1,5 +1,5 @@
 import { indexTree, liveColumns, primaryKeyName, rowTree, type Catalog, type ColumnDef, type ForeignKeyDef, type IndexDef, type TableDef } from '../catalog.js';
-import { checkUsingNames } from './view-writes.js';
+import { checkUsingNames, viewChecksOf, type ViewCheck } from './view-writes.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
 import { assignBits, isBitType, type BitType } from '../bit-string.js';
@@ -219,6 +219,33 @@ export class TableWriter {
     });
     return `Failing row contains (${parts.join(', ')}).`;
   }
+
+  /**
+   * The CHECK OPTIONs of the views a statement writes through (view-writes.ts), compiled over
+   * this table's columns named as the statement names it (`alias`); a row is then tested by checkViews.
+   */
+  bindViewChecks(checks: readonly ViewCheck[], alias: string): void {
+    if (checks.length === 0) return;
+    const scope = new Scope(this.live.map((c) => ({ name: c.name, type: c.type, qualifier: alias, collation: columnCollation(c.collation) })), undefined);
+    const cenv = exprEnv({ ...this.#env, parent: undefined }, scope, undefined, 'WHERE');
+    this.#viewChecks = checks.map((c) => ({ view: c.view, expr: compileExpression(c.expr, cenv) }));
+  }
+
+  /**
+   * A written row against the CHECK OPTIONs of the views the statement writes through, innermost
+   * first: each condition must be true (not false, not NULL), as PostgreSQL's ExecWithCheckOptions.
+   * @throws SQL_ERROR 44000 naming the view, with the row in PostgreSQL's DETAIL
+   */
+  checkViews(physical: SqlValue[], x: Exec): void {
+    if (this.#viewChecks.length === 0) return;
+    const ctx = x.ctx();
+    ctx.row = this.reader.toLive(physical);
+    for (const c of this.#viewChecks) {
+      if (c.expr.evaluate(ctx).value !== true) sqlFail('44000', `new row violates check option for view "${c.view}"`, this.#failingRow(physical));
+    }
+  }
+
+  #viewChecks: { view: string; expr: CompiledExpr }[] = [];
 
   /** Foreign keys: tested for a row that is written (after ON CONFLICT decided it is). */
   validateReferences(physical: SqlValue[]): void {
@@ -531,6 +558,7 @@ export function* insert(statement: Ast, env: PlanEnv, view: TxnView, x: Exec): G
     if (targetCols.indexOf(targetCols[i]!) !== i) sqlFail('42701', `column "${targetCols[i]!.name}" specified more than once`);
   }
   const ret = returning(ast, writer, env, alias);
+  writer.bindViewChecks(viewChecksOf(statement), alias);
   // The source rows: VALUES lists (with DEFAULT) or a query.
   const values = ast.values as Ast;
   let source: Iterable<Step> = [];
@@ -657,6 +685,7 @@ export function* insert(statement: Ast, env: PlanEnv, view: TxnView, x: Exec): G
         writer.computeGenerated(next, x);
         writer.validate(next, x);
         writer.update(oldPhysical, existing, next, x);
+        writer.checkViews(next, x);
         touched.add((table.primaryKey.length === 0 ? existing : writer.keyOf(next)).toString('latin1'));
         count++;
         if (ret !== undefined) out.push(project(ret.exprs, writer.reader.toLive(next), x));
@@ -666,6 +695,7 @@ export function* insert(statement: Ast, env: PlanEnv, view: TxnView, x: Exec): G
     writer.validateReferences(physical);
     writer.checkUnique(physical, key, undefined);
     writer.insert(physical, key);
+    writer.checkViews(physical, x);
     touched.add(key.toString('latin1'));
     count++;
     if (ret !== undefined) out.push(project(ret.exprs, writer.reader.toLive(physical), x));
@@ -793,6 +823,7 @@ export function* update(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
   const sets = assignments((ast.set ?? []) as Ast[], writer, cenv, env, scope);
   const where = ast.where ? compileQuals(qualList(ast.where as Ast, 'WHERE'), cenv, 'WHERE') : undefined;
   const ret = returning(ast, writer, env, alias, fromPlan?.columns);
+  writer.bindViewChecks(viewChecksOf(ast), alias);
   checkUpdatedColumns(writer, sets);
   const candidates = yield* targetRows(table, alias, ast.where as Ast | null, env, x, fromPlan?.columns);
   const fromRows: Row[] = fromPlan === undefined ? [[]] : yield* allRows(fromPlan, x);
@@ -818,6 +849,7 @@ export function* update(ast: Ast, env: PlanEnv, view: TxnView, x: Exec): Generat
       writer.computeGenerated(next, x);
       writer.validate(next, x);
       writer.update(old, c.key, next, x);
+      writer.checkViews(next, x);
       count++;
       if (ret !== undefined) out.push(project(ret.exprs, fromPlan === undefined ? writer.reader.toLive(next) : writer.reader.toLive(next).concat(fr), x));
       break;

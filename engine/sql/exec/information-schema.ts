@@ -32,7 +32,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
         .sort((a, b) => (a.name < b.name ? -1 : 1))
         .map((v) => {
           const { insertable, updatable } = viewUpdatability(v, catalog);
-          return [text('tetradb'), text('public'), text(v.name), text(v.definition), text('NONE'), yes(updatable), yes(insertable), text('NO'), text('NO'), text('NO')];
+          return [text('tetradb'), text('public'), text(v.name), text(v.definition), text(v.checkOption?.toUpperCase() ?? 'NONE'), yes(updatable), yes(insertable), text('NO'), text('NO'), text('NO')];
         }),
     );
   }

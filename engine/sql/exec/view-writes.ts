@@ -62,6 +62,11 @@ export function shapeReason(q: Ast, withCounts: boolean): string | undefined {
   return undefined;
 }
 
+/** Why view `def` takes no INSERT or UPDATE through it (PostgreSQL's words), or undefined. */
+export function updatableReason(def: ViewDef): string | undefined {
+  return notUpdatable(def, 'insert');
+}
+
 /** Why view `def` is not automatically updatable for `verb` (PostgreSQL's DETAIL), or undefined. */
 function notUpdatable(def: ViewDef, verb: Verb): string | undefined {
   const q = def.query as Ast;
@@ -188,13 +193,33 @@ function targetView(ast: Ast, catalog: Catalog): ViewDef | undefined {
  */
 export function writeThroughViews(ast: Ast, catalog: Catalog): Ast {
   let out = ast;
+  // CASCADED CHECK OPTION on a view checks the conditions of every view under it too.
+  let cascading = false;
   for (let depth = 0; ; depth++) {
     const def = targetView(out, catalog);
     if (def === undefined) return out;
     if (depth > 100) sqlFail('42P17', `infinite recursion detected in rules for relation "${def.name}"`);
-    out = rewriteOne(out, def, catalog);
+    if (def.checkOption === 'cascaded') cascading = true;
+    out = rewriteOne(out, def, catalog, cascading || def.checkOption !== undefined);
   }
 }
+
+/**
+ * The checks of the views a write goes through (WITH CHECK OPTION), innermost first, each a
+ * condition over the written table (qualified by the statement's name for it): dml.ts tests each
+ * new row against them after writing it (44000 when one is not true).
+ */
+export interface ViewCheck {
+  view: string;
+  expr: Ast;
+}
+
+/** The view checks writeThroughViews attached to a statement. */
+export function viewChecksOf(ast: Ast): readonly ViewCheck[] {
+  return (ast[VIEW_CHECKS] as ViewCheck[] | undefined) ?? [];
+}
+
+const VIEW_CHECKS = '__tetra_view_checks__';
 
 /** Whether view `def` takes INSERTs and whether it takes UPDATEs and DELETEs (information_schema.views). */
 export function viewUpdatability(def: ViewDef, catalog: Catalog): { insertable: boolean; updatable: boolean } {
@@ -211,7 +236,24 @@ export function viewUpdatability(def: ViewDef, catalog: Catalog): { insertable: 
   return { insertable: through('insert'), updatable: through('update') && through('delete') };
 }
 
-function rewriteOne(ast: Ast, def: ViewDef, catalog: Catalog): Ast {
+function rewriteOne(ast: Ast, def: ViewDef, catalog: Catalog, checked: boolean): Ast {
+  const out = rewriteStatement(ast, def, catalog);
+  if (out.type === 'delete') return out;
+  // The checks so far, over this view's columns, now over what it reads; this view's own first.
+  const view = simpleOf(def);
+  const exprs = out.type === 'insert' ? requalified(view, view.relation.table) : view.columns;
+  const tref = targetRef(ast)!;
+  const through = substitution(exprs, new Set([def.name, tref.as ? tableName(tref.as) : def.name]));
+  const checks: ViewCheck[] = viewChecksOf(ast).map((c) => ({ view: c.view, expr: through(c.expr) }));
+  if (checked && view.where !== null) {
+    const where = out.type === 'insert' ? mapRefs(view.where, (n) => (columnQualifier(n) === view.qualifier ? { ...n, table: view.relation.table } : n)) : structuredClone(view.where);
+    checks.unshift({ view: def.name, expr: where });
+  }
+  if (checks.length > 0) out[VIEW_CHECKS] = checks;
+  return out;
+}
+
+function rewriteStatement(ast: Ast, def: ViewDef, catalog: Catalog): Ast {
   const verb = ast.type as Verb;
   const why = notUpdatable(def, verb);
   if (why !== undefined) {

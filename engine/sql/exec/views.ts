@@ -8,7 +8,7 @@ import type { Plan, PlanColumn } from './runtime.js';
 import { columnName, columnQualifier, tableName } from './scope.js';
 import { outputType, planQuery, type PlanEnv } from './select.js';
 import { hasVolatile } from './quals.js';
-import { shapeReason } from './view-writes.js';
+import { shapeReason, updatableReason } from './view-writes.js';
 
 /*
  * Views (CREATE VIEW): a query kept in the catalog and planned, wherever the view is read, as a
@@ -216,15 +216,15 @@ function viewColumns(plan: Plan, names: string[] | null): ViewDef['columns'] {
 /**
  * CREATE [OR REPLACE] VIEW name [(columns)] AS query. OR REPLACE keeps the view's id (what reads
  * it stays valid) and, as PostgreSQL, only lets the new query add columns at the end.
+ * WITH [CASCADED | LOCAL] CHECK OPTION needs a view rows can be written through.
  * @throws SQL_ERROR 42P07 a relation of that name, 42809 OR REPLACE of a relation that is not a
  *   view, 42P16 OR REPLACE dropping, renaming or retyping a column; the query's own errors;
- *   0A000 TEMP, RECURSIVE, WITH CHECK OPTION
+ *   0A000 TEMP, RECURSIVE, CHECK OPTION on a view that is not automatically updatable
  */
 export function createView(st: CreateViewStatement, catalog: Catalog, txn: TxnView): void {
   if (st.db !== null && st.db !== 'public') sqlFail('3F000', `schema "${st.db}" does not exist`);
   if (st.temporary) unsupported('temporary views (CREATE TEMP VIEW)');
   if (st.recursive) unsupported('CREATE RECURSIVE VIEW (a WITH RECURSIVE query in an ordinary view reads the same)');
-  if (st.checkOption !== null) unsupported('WITH CHECK OPTION (views are read-only here)');
   const existing = catalog.view(st.name);
   if (existing === undefined && relationExists(catalog, st.name)) {
     const kind = relationKind(catalog, st.name);
@@ -245,6 +245,12 @@ export function createView(st: CreateViewStatement, catalog: Catalog, txn: TxnVi
     });
   }
   const def: ViewDef = { id: existing?.id ?? catalog.newId(), name: st.name, query, definition: st.definition, columns, uses, ...(existing?.comment === undefined ? {} : { comment: existing.comment }) };
+  if (st.checkOption !== null) {
+    // Only a view rows can be written through can check them (PostgreSQL's refusal and HINT).
+    const why = updatableReason(def);
+    if (why !== undefined) sqlFail('0A000', 'WITH CHECK OPTION is supported only on automatically updatable views', undefined, why);
+    def.checkOption = st.checkOption === 'local' ? 'local' : 'cascaded';
+  }
   catalog.saveView(txn, def);
 }
 
