@@ -147,7 +147,8 @@ export interface ViewDef {
   query: AstNode;
   /** The query as written (pg_views.definition, information_schema.views.view_definition). */
   definition: string;
-  columns: Array<{ name: string; type: SqlTypeName }>;
+  /** Its columns (`comment`: COMMENT ON COLUMN). */
+  columns: Array<{ name: string; type: SqlTypeName; comment?: string }>;
   uses: { tables: Array<{ table: number; columns: number[] }>; views: number[] };
   /** WITH [CASCADED | LOCAL] CHECK OPTION (absent: none): rows written through the view must pass its WHERE. */
   checkOption?: 'cascaded' | 'local';

@@ -1,5 +1,5 @@
 /**
- * COMMENT ON TABLE / COLUMN / SEQUENCE / INDEX ... IS 'text' | NULL (pg_dump writes them after the
+ * COMMENT ON TABLE / VIEW / COLUMN / SEQUENCE / INDEX ... IS 'text' | NULL (pg_dump writes them after the
  * objects), kept in the catalog with the object, and read back by obj_description and
  * col_description as PostgreSQL's.
  */
@@ -15,7 +15,7 @@ import { sqlFail } from './sql-types.js';
 
 export interface CommentStatement {
   type: 'comment_on';
-  kind: 'table' | 'column' | 'sequence' | 'index' | 'schema';
+  kind: 'table' | 'view' | 'column' | 'sequence' | 'index' | 'schema';
   /** The object's name as written (dotted, quoted parts kept quoted). */
   name: string;
   /** NULL or '' removes the comment. */
@@ -24,15 +24,15 @@ export interface CommentStatement {
 
 
 /**
- * `COMMENT ON {TABLE | COLUMN | SEQUENCE | INDEX | SCHEMA} name IS 'text' | NULL`, read from the
+ * `COMMENT ON {TABLE | VIEW | COLUMN | SEQUENCE | INDEX | SCHEMA} name IS 'text' | NULL`, read from the
  * statement's tokens with its literals as written; undefined for another statement.
  * @throws SQL_ERROR 42601 syntax, 0A000 another kind of object
  */
 export function parseCommentStatement(tokens: readonly Token[]): CommentStatement | undefined {
   if (tokens[0]?.word !== 'comment' || tokens[1]?.word !== 'on') return undefined;
   const kind = tokens[2]?.word;
-  if (kind !== 'table' && kind !== 'column' && kind !== 'sequence' && kind !== 'index' && kind !== 'schema') {
-    return sqlFail('0A000', `unsupported: COMMENT ON ${(tokens[2]?.text ?? '').toUpperCase()} (tables, columns, sequences, indexes and schema public take comments)`);
+  if (kind !== 'table' && kind !== 'view' && kind !== 'column' && kind !== 'sequence' && kind !== 'index' && kind !== 'schema') {
+    return sqlFail('0A000', `unsupported: COMMENT ON ${(tokens[2]?.text ?? '').toUpperCase()} (tables, views, columns, sequences, indexes and schema public take comments)`);
   }
   let i = 3;
   const parts: string[] = [];
@@ -76,6 +76,13 @@ export function applyComment(st: CommentStatement, catalog: Catalog, view: TxnVi
     if (dot < 0) sqlFail('42601', 'column name must be qualified');
     const tableText = st.name.slice(0, dot);
     const columnText = st.name.slice(dot + 1).replace(/^"(.*)"$/, '$1').toLowerCase();
+    const viewDef = catalog.view(relationNameOf(tableText));
+    if (viewDef !== undefined) {
+      const col = viewDef.columns.find((c) => c.name === columnText) ?? sqlFail('42703', `column "${columnText}" of relation "${viewDef.name}" does not exist`);
+      setComment(col, st.comment);
+      catalog.saveView(view, viewDef);
+      return;
+    }
     const table = tableOf(catalog, tableText);
     const col = liveColumns(table).find((c) => c.name === columnText) ?? sqlFail('42703', `column "${columnText}" of relation "${table.name}" does not exist`);
     setComment(col, st.comment);
@@ -90,6 +97,10 @@ export function applyComment(st: CommentStatement, catalog: Catalog, view: TxnVi
     const table = catalog.table(name)!;
     setComment(table, st.comment);
     catalog.save(view, table);
+  } else if (kind === 'view') {
+    const def = catalog.view(name)!;
+    setComment(def, st.comment);
+    catalog.saveView(view, def);
   } else if (kind === 'index') {
     const { table, index } = catalog.findIndex(name)!;
     setComment(index, st.comment);
@@ -129,6 +140,8 @@ function relationComment(text: string, ctx: EvalContext): string | null {
   const name = relationNameOf(text);
   const table = catalog.table(name);
   if (table !== undefined) return table.comment ?? null;
+  const viewDef = catalog.view(name);
+  if (viewDef !== undefined) return viewDef.comment ?? null;
   const index = catalog.findIndex(name);
   if (index !== undefined) return index.index.comment ?? null;
   const seq = findSequence(catalog, name);
@@ -158,7 +171,10 @@ const colDescription: FunctionDef = strict({
     const catalog = catalogOf(ctx);
     const name = relationNameOf(text);
     if (relationKind(catalog, name) === undefined) sqlFail('42P01', `relation "${text}" does not exist`);
-    const col = catalog.table(name)?.columns.find((c) => c.id === (a[1]!.value as number) - 1 && c.dropped !== true);
+    const attnum = a[1]!.value as number;
+    const viewDef = catalog.view(name);
+    if (viewDef !== undefined) return { type: 'text', value: viewDef.columns[attnum - 1]?.comment ?? null };
+    const col = catalog.table(name)?.columns.find((c) => c.id === attnum - 1 && c.dropped !== true);
     return { type: 'text', value: col?.comment ?? null };
   },
 });

@@ -303,6 +303,27 @@ describe('views', () => {
     expect(refused).toEqual([...Array(11).fill('44000'), '23505', '44000', '23505', '0A000', '0A000']);
   });
 
+  it('take comments (COMMENT ON VIEW, COMMENT ON COLUMN), read back by obj_description and col_description', async () => {
+    const refused = await alike([
+      'CREATE TABLE cmt (a int PRIMARY KEY, b text)',
+      'CREATE VIEW cmv AS SELECT a, b FROM cmt',
+      "COMMENT ON VIEW cmv IS 'the view'",
+      "COMMENT ON COLUMN cmv.b IS 'the b'",
+      "SELECT obj_description('cmv'::regclass, 'pg_class'), col_description('cmv'::regclass, 2), col_description('cmv'::regclass, 1)",
+      "COMMENT ON VIEW cmt IS 'x'",
+      "COMMENT ON TABLE cmv IS 'x'",
+      "COMMENT ON VIEW nope IS 'x'",
+      "COMMENT ON COLUMN cmv.nope IS 'x'",
+      'CREATE OR REPLACE VIEW cmv AS SELECT a, b, a + 1 AS c FROM cmt',
+      "SELECT obj_description('cmv'::regclass, 'pg_class'), col_description('cmv'::regclass, 2)",
+      'ALTER VIEW cmv RENAME COLUMN b TO bb',
+      "SELECT col_description('cmv'::regclass, 2)",
+      'COMMENT ON VIEW cmv IS NULL',
+      "SELECT obj_description('cmv'::regclass, 'pg_class')",
+    ]);
+    expect(refused).toEqual(['42809', '42809', '42P01', '42703']);
+  });
+
   it('are listed by information_schema.tables, .views and .columns, and pg_views', async () => {
     const refused = await alike([
       'CREATE TABLE ct (a int PRIMARY KEY, b text, c numeric, d bigint, e boolean, f timestamp)',

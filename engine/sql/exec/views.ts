@@ -204,7 +204,7 @@ function isStar(item: Ast): boolean {
 function viewColumns(plan: Plan, names: string[] | null): ViewDef['columns'] {
   const visible = plan.columns.filter((c) => !c.hidden);
   if (names !== null && names.length > visible.length) sqlFail('42601', 'CREATE VIEW specifies more column names than columns');
-  const columns = visible.map((c, i) => ({ name: names?.[i] ?? c.name, type: outputType(c.type) }));
+  const columns: ViewDef['columns'] = visible.map((c, i) => ({ name: names?.[i] ?? c.name, type: outputType(c.type) }));
   const seen = new Set<string>();
   for (const c of columns) {
     if (seen.has(c.name)) sqlFail('42701', `column "${c.name}" specified more than once`);
@@ -239,9 +239,11 @@ export function createView(st: CreateViewStatement, catalog: Catalog, txn: TxnVi
   if (existing !== undefined) {
     if (columns.length < existing.columns.length) sqlFail('42P16', 'cannot drop columns from view');
     existing.columns.forEach((old, i) => {
-      const now = columns[i]!;
+      const now: ViewDef['columns'][number] = columns[i]!;
       if (now.name !== old.name) sqlFail('42P16', `cannot change name of view column "${old.name}" to "${now.name}"`, undefined, 'Use ALTER VIEW ... RENAME COLUMN ... to change name of view column instead.');
       if (now.type !== old.type) sqlFail('42P16', `cannot change data type of view column "${old.name}" from ${typeText(old.type)} to ${typeText(now.type)}`);
+      // The columns stay (PostgreSQL's attributes), with their comments.
+      if (old.comment !== undefined) now.comment = old.comment;
     });
   }
   const def: ViewDef = { id: existing?.id ?? catalog.newId(), name: st.name, query, definition: st.definition, columns, uses, ...(existing?.comment === undefined ? {} : { comment: existing.comment }) };
