@@ -400,18 +400,8 @@ function createViewStatement(tokens: Token[], offset: number): Record<string, un
   const recursive = w(at) === 'recursive';
   if (recursive) at++;
   if (w(at) !== 'view') return undefined;
-  at++;
-  let db: string | null = null;
-  let name = ident(tokens[at]);
-  if (name !== undefined && tokens[at + 1]?.text === '.') {
-    db = name;
-    at += 2;
-    name = ident(tokens[at]);
-  }
-  if (name === undefined) return syntaxErrorAt(tokens[at]);
-  // Relation names fold to lower case, quoted or not, as tables' do (scope.ts tableName).
-  name = name.toLowerCase();
-  at++;
+  const { db, name, next } = relationName(tokens, at + 1);
+  at = next;
   let columns: string[] | null = null;
   if (tokens[at]?.text === '(') {
     columns = [];
@@ -449,12 +439,12 @@ function createViewStatement(tokens: Token[], offset: number): Record<string, un
   return { type: 'create_view', replace, temporary, recursive, db, name, columns, checkOption, definition: render(query).trim(), query: prepareOne(query, start) };
 }
 
-/** `ALTER VIEW [IF EXISTS] [schema.]v RENAME TO w | RENAME [COLUMN] a TO b` (views.ts AlterViewStatement). */
-function alterViewStatement(tokens: Token[]): Record<string, unknown> | undefined {
-  const w = (i: number): string | undefined => tokens[i]?.word;
-  let at = 2;
-  const ifExists = w(at) === 'if' && w(at + 1) === 'exists';
-  if (ifExists) at += 2;
+/**
+ * `[schema.]name` at `at`: the name folded to lower case, quoted or not, as tables' names are
+ * (scope.ts tableName), and where the tokens after it start.
+ * @throws SQL_ERROR 42601 no name there
+ */
+function relationName(tokens: Token[], at: number): { db: string | null; name: string; next: number } {
   let db: string | null = null;
   let name = ident(tokens[at]);
   if (name !== undefined && tokens[at + 1]?.text === '.') {
@@ -463,8 +453,17 @@ function alterViewStatement(tokens: Token[]): Record<string, unknown> | undefine
     name = ident(tokens[at]);
   }
   if (name === undefined) return syntaxErrorAt(tokens[at]);
-  name = name.toLowerCase();
-  at++;
+  return { db, name: name.toLowerCase(), next: at + 1 };
+}
+
+/** `ALTER VIEW [IF EXISTS] [schema.]v RENAME TO w | RENAME [COLUMN] a TO b` (views.ts AlterViewStatement). */
+function alterViewStatement(tokens: Token[]): Record<string, unknown> | undefined {
+  const w = (i: number): string | undefined => tokens[i]?.word;
+  let at = 2;
+  const ifExists = w(at) === 'if' && w(at + 1) === 'exists';
+  if (ifExists) at += 2;
+  const { db, name, next } = relationName(tokens, at);
+  at = next;
   if (w(at) !== 'rename') return sqlFail('0A000', `unsupported: ALTER VIEW ... ${tokens[at]?.text.toUpperCase() ?? ''} (RENAME TO and RENAME COLUMN are available)`);
   at++;
   if (w(at) === 'to') {
