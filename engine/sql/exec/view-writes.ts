@@ -300,14 +300,16 @@ function rewriteStatement(ast: Ast, def: ViewDef, catalog: Catalog): Ast {
   const otherItems = verb === 'update' ? from : from.length > 1 && from[1]!.table === USING_MARKER ? from.slice(2) : [];
   const subst = substitution(view.columns, names, columnsOf(otherItems, catalog));
   const target = { db: null, table: view.relation.table, as: view.relation.as };
-  const where = andAll(ast.where ? subst(ast.where as Ast) : null, view.where === null ? null : structuredClone(view.where));
+  const viewWhere = view.where === null ? null : structuredClone(view.where);
   if (verb === 'update') {
     const set = ((ast.set ?? []) as Ast[]).map((s) => ({ ...s, column: { expr: { type: 'double_quote_string', value: writable(columnName(s), 'update') } }, table: null, value: subst(s.value as Ast) }));
-    const out: Ast = { ...ast, table: [target], set, where };
+    const out: Ast = { ...ast, table: [target], set, where: andAll(ast.where ? subst(ast.where as Ast) : null, viewWhere) };
     if (ast.returning) out.returning = returningThrough(ast.returning as Ast, view, subst, names, from);
     return out;
   }
   const rest = from.slice(1);
+  const table = ast.table as Ast[] | null | undefined;
+  const targets = { table: Array.isArray(table) && table.length > 0 ? [{ ...table[0]!, ...target }] : table, from: [{ ...from[0]!, ...target }, ...rest] };
   const sub = usingSubquery(ast);
   if (sub !== undefined) {
     // DELETE ... USING without RETURNING: the view's names in the subquery's condition, resolved
@@ -316,12 +318,9 @@ function rewriteStatement(ast: Ast, def: ViewDef, catalog: Catalog): Ast {
     const exists = structuredClone(ast.where as Ast);
     const innerSub = usingSubquery({ type: 'delete', where: exists } as Ast)!;
     if (innerSub.where) innerSub.where = inner(innerSub.where as Ast);
-    const viewWhere = view.where === null ? null : structuredClone(view.where);
-    const table = ast.table as Ast[] | null | undefined;
-    return { ...ast, table: Array.isArray(table) && table.length > 0 ? [{ ...table[0]!, ...target }] : table, from: [{ ...from[0]!, ...target }, ...rest], where: andAll(exists, viewWhere) };
+    return { ...ast, ...targets, where: andAll(exists, viewWhere) };
   }
-  const table = ast.table as Ast[] | null | undefined;
-  const out: Ast = { ...ast, table: Array.isArray(table) && table.length > 0 ? [{ ...table[0]!, ...target }] : table, from: [{ ...from[0]!, ...target }, ...rest], where };
+  const out: Ast = { ...ast, ...targets, where: andAll(ast.where ? subst(ast.where as Ast) : null, viewWhere) };
   if (ast.returning) out.returning = returningThrough(ast.returning as Ast, view, subst, names, rest.filter((r) => r.table !== USING_MARKER));
   return out;
 }
