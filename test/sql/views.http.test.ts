@@ -246,7 +246,7 @@ describe('views', () => {
       'ALTER VIEW r1b RENAME COLUMN a TO c',
       'ALTER VIEW r1b RENAME COLUMN nope TO b5',
       'SELECT b4 FROM r1b ORDER BY 1',
-      'ALTER TABLE r1b RENAME TO r1',
+      'ALTER TABLE IF EXISTS r1b RENAME TO r1',
       'SELECT * FROM r1 ORDER BY a',
       'ALTER VIEW r1 RENAME TO rtt',
       'ALTER VIEW rtt RENAME TO x',

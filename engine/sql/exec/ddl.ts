@@ -1224,7 +1224,7 @@ function* dropConstraint(table: TableDef, written: string, catalog: Catalog, vie
 export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec): Generator<Step, void> {
   const name = tableName((ast.table as Ast[])[0]!.table);
   const schema = (ast.table as Ast[])[0]!.db as string | null | undefined;
-  if (ast.if_exists && (catalog.table(name) === undefined || (schema && schema !== 'public'))) return;
+  if (ast.if_exists && ((catalog.table(name) === undefined && catalog.view(name) === undefined) || (schema && schema !== 'public'))) return;
   if (schema && schema !== 'public') sqlFail('3F000', `schema "${schema}" does not exist`);
   const viewDef = catalog.view(name);
   if (viewDef !== undefined) {
