@@ -149,7 +149,12 @@ export interface ViewDef {
   definition: string;
   /** Its columns (`comment`: COMMENT ON COLUMN). */
   columns: Array<{ name: string; type: SqlTypeName; comment?: string }>;
-  uses: { tables: Array<{ table: number; columns: number[] }>; views: number[] };
+  uses: {
+    tables: Array<{ table: number; columns: number[] }>;
+    views: number[];
+    /** The columns it reads of each view it reads, by position (absent in views made before they were recorded). */
+    viewColumns?: Array<{ view: number; columns: number[] }>;
+  };
   /** WITH [CASCADED | LOCAL] CHECK OPTION (absent: none): rows written through the view must pass its WHERE. */
   checkOption?: 'cascaded' | 'local';
   /** COMMENT ON VIEW. */

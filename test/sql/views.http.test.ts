@@ -324,6 +324,24 @@ describe('views', () => {
     expect(refused).toEqual(['42809', '42809', '42P01', '42703']);
   });
 
+  it('information_schema.view_table_usage and view_column_usage list what each view reads', async () => {
+    const refused = await alike([
+      'CREATE TABLE vt (a int PRIMARY KEY, b text, c int)',
+      'CREATE TABLE vu (id int PRIMARY KEY, vt_a int)',
+      'CREATE VIEW vv AS SELECT vt.a, vu.id FROM vt JOIN vu ON vu.vt_a = vt.a WHERE vt.c > 0',
+      'CREATE VIEW vw AS SELECT a FROM vv',
+      'CREATE VIEW vw2 AS SELECT count(*) FROM vv WHERE id > 1',
+      'CREATE VIEW vw3 AS SELECT * FROM vv',
+      'CREATE VIEW vw4 AS SELECT x.a FROM vv x JOIN vt ON vt.a = x.a WHERE x.id = 1',
+      "SELECT view_name, table_name FROM information_schema.view_table_usage WHERE view_name LIKE 'v%' ORDER BY view_name, table_name",
+      "SELECT view_name, table_name, column_name FROM information_schema.view_column_usage WHERE view_name LIKE 'v%' ORDER BY view_name, table_name, column_name",
+      'ALTER VIEW vv RENAME COLUMN a TO aa',
+      'ALTER TABLE vu RENAME COLUMN vt_a TO t_a',
+      "SELECT view_name, table_name, column_name FROM information_schema.view_column_usage WHERE view_name LIKE 'v%' ORDER BY view_name, table_name, column_name",
+    ]);
+    expect(refused).toEqual([]);
+  });
+
   it('are listed by information_schema.tables, .views and .columns, and pg_views', async () => {
     const refused = await alike([
       'CREATE TABLE ct (a int PRIMARY KEY, b text, c numeric, d bigint, e boolean, f timestamp)',

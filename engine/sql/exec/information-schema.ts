@@ -88,6 +88,34 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
       return rows;
     });
   }
+  if (name === 'view_table_usage' || name === 'view_column_usage') {
+    // What each view reads directly (views.ts records it by id when the view is made): the tables
+    // and views, and (view_column_usage) their columns.
+    const withColumns = name === 'view_column_usage';
+    const names = ['view_catalog', 'view_schema', 'view_name', 'table_catalog', 'table_schema', 'table_name', ...(withColumns ? ['column_name'] : [])];
+    const columns: PlanColumn[] = names.map((n) => ({ name: n, type: 'text', qualifier: null }));
+    return new RowsPlan(columns, () => {
+      const tables = new Map([...catalog.tables.values()].map((t) => [t.id, t]));
+      const views = new Map([...catalog.views.values()].map((v) => [v.id, v]));
+      const rows: SqlValue[][] = [];
+      for (const v of [...catalog.views.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
+        const row = (relation: string, column?: string): SqlValue[] => [text('tetradb'), text('public'), text(v.name), text('tetradb'), text('public'), text(relation), ...(withColumns ? [text(column!)] : [])];
+        for (const u of v.uses.tables) {
+          const t = tables.get(u.table);
+          if (t === undefined) continue;
+          if (!withColumns) rows.push(row(t.name));
+          else for (const id of u.columns) rows.push(row(t.name, t.columns.find((c) => c.id === id)!.name));
+        }
+        for (const id of v.uses.views) {
+          const r = views.get(id);
+          if (r === undefined) continue;
+          if (!withColumns) rows.push(row(r.name));
+          else for (const i of v.uses.viewColumns?.find((c) => c.view === id)?.columns ?? []) rows.push(row(r.name, r.columns[i]!.name));
+        }
+      }
+      return rows;
+    });
+  }
   if (name === 'sequences') {
     const names = ['sequence_catalog', 'sequence_schema', 'sequence_name', 'data_type', 'numeric_precision', 'numeric_precision_radix', 'numeric_scale', 'start_value', 'minimum_value', 'maximum_value', 'increment', 'cycle_option'];
     const columns: PlanColumn[] = names.map((n) => ({ name: n, type: n.startsWith('numeric_') ? 'int4' : 'text', qualifier: null }));
@@ -156,7 +184,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
         ),
     );
   }
-  return unsupported(`information_schema.${name} (tables, columns, views, sequences, table_constraints, key_column_usage and referential_constraints are available)`);
+  return unsupported(`information_schema.${name} (tables, columns, views, view_table_usage, view_column_usage, sequences, table_constraints, key_column_usage and referential_constraints are available)`);
 }
 
 /** An identifier as PostgreSQL's quote_identifier writes it: bare when lower-case and plain, else quoted. */

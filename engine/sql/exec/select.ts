@@ -26,7 +26,7 @@ import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn
 import { columnName, columnQualifier, exprKey, readCollation, sameSlot, Scope, slotExpr, tableName } from './scope.js';
 import { informationSchemaPlan, pgCatalogPlan, sequenceRelationPlan } from './information-schema.js';
 import { findSequence } from '../sequences.js';
-import { noteTableRead, viewColumnNames, viewPlan, viewWithConditions } from './views.js';
+import { noteTableRead, noteViewRead, viewColumnNames, viewPlan, viewWithConditions } from './views.js';
 import { compileQuals, hasVolatile, movesToWhere, noteCorrelatedSubquery, orderQuals, qualList } from './quals.js';
 import { FUNCTION_TABLE } from '../functions/function-table.js';
 import { figureColumnName, type StarName } from './column-names.js';
@@ -1857,7 +1857,16 @@ function fromItem(f: Ast, i: number, env: PlanEnv, rowItems: ReadonlySet<string>
       // its tables' indexes), else filter its rows.
       const build = (conds: Ast[]): Plan => {
         const merged = conds.length === 0 ? undefined : viewWithConditions(viewDef, alias, conds);
-        return merged === undefined ? filtered(plan, conds, env) : renamed(viewPlan(viewDef, env, merged), alias, viewColumnNames(viewDef));
+        if (merged === undefined) {
+          const built = filtered(plan, conds, env);
+          noteViewRead(viewDef, built.columns);
+          return built;
+        }
+        const built = renamed(viewPlan(viewDef, env, merged.query), alias, viewColumnNames(viewDef));
+        // The columns the conditions read count as read (for what the view reads, views.ts).
+        for (const c of built.columns) if (merged.read.has(c.name)) c.used = true;
+        noteViewRead(viewDef, built.columns);
+        return built;
       };
       return { columns: plan.columns, join, on, alias, using, build };
     }

@@ -56,6 +56,7 @@ export interface AlterViewStatement {
 interface Reads {
   tables: Array<{ table: TableDef; columns: PlanColumn[]; ids: number[] }>;
   views: Set<number>;
+  viewColumns: Array<{ view: number; columns: readonly PlanColumn[] }>;
 }
 
 /** Set while a view's query is planned at creation or checked after a rename: what it reads. */
@@ -69,10 +70,15 @@ export function noteTableRead(table: TableDef, columns: PlanColumn[]): void {
   recording.tables.push({ table, columns, ids: liveColumns(table).map((c) => c.id) });
 }
 
+/** Called by the planner with the columns a view read in FROM offers (its plan's, once built). */
+export function noteViewRead(def: ViewDef, columns: readonly PlanColumn[]): void {
+  recording?.viewColumns.push({ view: def.id, columns });
+}
+
 /** Plans `query` recording what it reads directly (a view it reads counts, not what that view reads). */
 function planRecording(query: Ast, env: PlanEnv): { plan: Plan; uses: ViewDef['uses'] } {
   const saved = recording;
-  const reads: Reads = { tables: [], views: new Set() };
+  const reads: Reads = { tables: [], views: new Set(), viewColumns: [] };
   recording = reads;
   let plan: Plan;
   try {
@@ -88,8 +94,18 @@ function planRecording(query: Ast, env: PlanEnv): { plan: Plan; uses: ViewDef['u
       if (c.used === true) used.add(r.ids[i]!);
     });
   }
-  const tables = [...byTable].sort((a, b) => a[0] - b[0]).map(([table, used]) => ({ table, columns: [...used].sort((a, b) => a - b) }));
-  return { plan, uses: { tables, views: [...reads.views].sort((a, b) => a - b) } };
+  const byView = new Map<number, Set<number>>();
+  for (const r of reads.viewColumns) {
+    const used = byView.get(r.view) ?? new Set<number>();
+    byView.set(r.view, used);
+    r.columns.filter((c) => c.hidden !== true).forEach((c, i) => {
+      if (c.used === true) used.add(i);
+    });
+  }
+  const sorted = (m: Map<number, Set<number>>): Array<[number, number[]]> => [...m].sort((a, b) => a[0] - b[0]).map(([id, used]) => [id, [...used].sort((a, b) => a - b)]);
+  const tables = sorted(byTable).map(([table, columns]) => ({ table, columns }));
+  const viewColumns = sorted(byView).map(([view, columns]) => ({ view, columns }));
+  return { plan, uses: { tables, views: [...reads.views].sort((a, b) => a - b), viewColumns } };
 }
 
 /**
@@ -118,19 +134,20 @@ export function viewPlan(def: ViewDef, env: PlanEnv, withConditions?: Ast): Plan
 
 /**
  * The view's query with `conds` (conditions a query puts on the view, naming its columns as
- * `alias.col` or `col`) added to its WHERE, each column replaced by the view's expression for it,
+ * `alias.col` or `col`) added to its WHERE (and the names of the view's columns they read), each column replaced by the view's expression for it,
  * as PostgreSQL pulls a simple subquery up into the query that reads it: the conditions then reach
  * the tables' indexes and the view's joins. Undefined when that would change the answer or is not
  * certain: a view with DISTINCT, GROUP BY, HAVING, a set operation, LIMIT / OFFSET, or an
  * aggregate, window or set-returning function in its select list; a condition with a subquery or
  * a column of another relation; a column whose expression is volatile.
  */
-export function viewWithConditions(def: ViewDef, alias: string, conds: readonly Ast[]): Ast | undefined {
+export function viewWithConditions(def: ViewDef, alias: string, conds: readonly Ast[]): { query: Ast; read: ReadonlySet<string> } | undefined {
   const q = def.query as Ast;
   if (shapeReason(q, false) !== undefined) return undefined;
   const items = (q.columns ?? []) as Ast[];
   const byName = new Map(def.columns.map((c, i) => [c.name, items[i]?.expr as Ast | undefined]));
   let safe = true;
+  const read = new Set<string>();
   const subst = (node: unknown): unknown => {
     if (node === null || typeof node !== 'object') return node;
     if (Array.isArray(node)) return node.map(subst);
@@ -146,6 +163,7 @@ export function viewWithConditions(def: ViewDef, alias: string, conds: readonly 
         safe = false;
         return n;
       }
+      read.add(columnName(n));
       return { ...structuredClone(expr), parentheses: true };
     }
     const out: Record<string, unknown> = {};
@@ -156,7 +174,7 @@ export function viewWithConditions(def: ViewDef, alias: string, conds: readonly 
   if (!safe || added.length === 0) return undefined;
   let where = (q.where as Ast | null | undefined) ?? null;
   for (const c of added) where = where === null ? { ...c, parentheses: true } : ({ type: 'binary_expr', operator: 'AND', left: { ...where, parentheses: true }, right: { ...c, parentheses: true } } as Ast);
-  return { ...q, where };
+  return { query: { ...q, where }, read };
 }
 
 /** The names its columns have when view `def` is read. */
@@ -450,7 +468,9 @@ function carryRename(catalog: Catalog, txn: TxnView, readers: ViewDef[], rename:
     try {
       const { plan, uses } = planRecording(query, env);
       const types = plan.columns.filter((c) => !c.hidden).map((c) => outputType(c.type));
-      same = JSON.stringify(uses) === JSON.stringify(v.uses) && types.length === v.columns.length && types.every((t, i) => t === v.columns[i]!.type);
+      // (A view made before its view columns were recorded has none to compare.)
+      const was = v.uses.viewColumns === undefined ? { ...uses, viewColumns: undefined } : uses;
+      same = JSON.stringify(was) === JSON.stringify(v.uses) && types.length === v.columns.length && types.every((t, i) => t === v.columns[i]!.type);
     } catch {
       same = false;
     }
