@@ -127,9 +127,13 @@ describe('views', () => {
       "INSERT INTO r VALUES (1, 'one'), (2, 'two')",
       'CREATE VIEW rv AS SELECT a, b FROM r',
       'CREATE VIEW rw AS SELECT a FROM rv',
+      // Read before the replacement: plans made for the old query are not used after it.
+      'SELECT * FROM rv',
+      'SELECT * FROM rw WHERE a = 1',
       'CREATE OR REPLACE VIEW rv AS SELECT a, b, length(b) AS len FROM r WHERE a > 1',
       'SELECT * FROM rv',
       'SELECT * FROM rw',
+      'SELECT * FROM rw WHERE a = 1',
       'CREATE OR REPLACE VIEW rv AS SELECT a FROM r',
       'CREATE OR REPLACE VIEW rv AS SELECT a AS z, b, length(b) AS len FROM r',
       'CREATE OR REPLACE VIEW rv AS SELECT a::bigint AS a, b, length(b) AS len FROM r',
