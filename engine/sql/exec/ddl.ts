@@ -445,8 +445,9 @@ export function dropTables(ast: Ast, catalog: Catalog, view: TxnView): number {
   // What depends on them, unless dropped with them: other tables' foreign keys (CASCADE drops the
   // constraint) and views (CASCADE drops them), checked for all of them at once as PostgreSQL does.
   const fks: Array<{ other: TableDef; fk: ForeignKeyDef; table: TableDef }> = [];
+  const byId = [...catalog.tables.values()].sort((a, b) => a.id - b.id);
   for (const t of tables) {
-    for (const other of [...catalog.tables.values()].sort((a, b) => a.id - b.id)) {
+    for (const other of byId) {
       if (tables.includes(other)) continue;
       for (const fk of other.foreignKeys) if (fk.refTable === t.name) fks.push({ other, fk, table: t });
     }

@@ -51,8 +51,8 @@ function isSubquery(n: Ast): boolean {
   return q?.type === 'function' && ['any', 'some', 'all'].includes(functionName(q)) && (q.args?.value?.[0] as Ast | undefined)?.ast !== undefined;
 }
 
-/** What a call is, as far as these places care: an aggregate, a window function, a set-returning function. */
-function callKind(n: Ast): 'aggregate' | 'window' | 'set-returning' | undefined {
+/** What a call is, as far as these places (and a view's shape, view-writes.ts) care: an aggregate, a window function, a set-returning function. */
+export function callKind(n: Ast): 'aggregate' | 'window' | 'set-returning' | undefined {
   if (n.type === 'window_func' || ((n.type === 'aggr_func' || n.type === 'function') && n.over)) return 'window';
   if (n.type === 'aggr_func' || (n.type === 'function' && isAggregateName(functionName(n)))) return 'aggregate';
   if (n.type === 'function' && SET_RETURNING.has(functionName(n))) return 'set-returning';

@@ -3,6 +3,8 @@ import type { AstNode } from '../expression-eval.js';
 import { ALL_COLUMNS_MARKER, CONFLICT_CONSTRAINT_MARKER, USING_MARKER } from '../sql-rewrite.js';
 import { sqlFail } from '../sql-types.js';
 import { columnName, columnQualifier, tableName } from './scope.js';
+import { callKind } from './expression-kinds.js';
+import { functionName } from './select.js';
 
 /*
  * Writes through views (PostgreSQL's automatically updatable views): an INSERT, UPDATE or DELETE
@@ -34,7 +36,6 @@ const VERB_TEXT: Record<Verb, { cannot: string; enable: string; event: string }>
   delete: { cannot: 'delete from', enable: 'deleting from', event: 'DELETE' },
 };
 
-const SET_RETURNING = new Set(['generate_series', 'unnest', 'jsonb_array_elements', 'jsonb_array_elements_text', 'jsonb_each', 'jsonb_each_text', 'json_array_elements', 'json_each', 'regexp_matches', 'jsonb_object_keys']);
 
 /**
  * Why query `q` is not a plain selection from its FROM clause, as PostgreSQL words it for a view
@@ -55,10 +56,10 @@ export function shapeReason(q: Ast, withCounts: boolean): string | undefined {
   const limited = (l: Ast | null | undefined): boolean => Array.isArray(l?.value) && (l.value as unknown[]).length > 0;
   if (limited(q.limit as Ast) || limited(q._limit as Ast)) return 'Views containing LIMIT or OFFSET are not automatically updatable.';
   const items = (q.columns ?? []) as Ast[];
-  const windowed = (n: Ast): boolean => n.over !== undefined && n.over !== null;
-  if (items.some((i) => contains(i.expr, (n) => n.type === 'aggr_func' && !windowed(n)))) return 'Views that return aggregate functions are not automatically updatable.';
-  if (items.some((i) => contains(i.expr, windowed))) return 'Views that return window functions are not automatically updatable.';
-  if (items.some((i) => contains(i.expr, (n) => n.type === 'function' && SET_RETURNING.has(functionNameOf(n))))) return 'Views that return set-returning functions are not automatically updatable.';
+  const returns = (kind: ReturnType<typeof callKind>): boolean => items.some((i) => contains(i.expr, (n) => callKind(n) === kind));
+  if (returns('aggregate')) return 'Views that return aggregate functions are not automatically updatable.';
+  if (returns('window')) return 'Views that return window functions are not automatically updatable.';
+  if (returns('set-returning')) return 'Views that return set-returning functions are not automatically updatable.';
   return undefined;
 }
 
@@ -76,13 +77,6 @@ function notUpdatable(def: ViewDef, verb: Verb): string | undefined {
   if (from.length !== 1 || typeof from[0]!.table !== 'string' || from[0]!.join || (from[0]!.db && String(from[0]!.db).toLowerCase() !== 'public')) return 'Views that do not select from a single table or view are not automatically updatable.';
   if (verb !== 'delete' && !simpleOf(def).columns.some((c) => c.base !== undefined)) return 'Views that have no updatable columns are not automatically updatable.';
   return undefined;
-}
-
-function functionNameOf(n: Ast): string {
-  const name = n.name as Ast | string;
-  if (typeof name === 'string') return name.toLowerCase();
-  const parts = (name?.name ?? []) as Ast[];
-  return String(parts[parts.length - 1]?.value ?? '').toLowerCase();
 }
 
 function contains(node: unknown, test: (n: Ast) => boolean): boolean {
@@ -103,7 +97,7 @@ function simpleOf(def: ViewDef): Simple {
   const qualifier = as ?? table;
   // Every unqualified name of the view's query (outside its subqueries) is its relation's column:
   // qualified, it stays so in a statement that reads other relations too (UPDATE ... FROM).
-  const own = (node: Ast): Ast => qualifyTop(node, qualifier);
+  const own = (node: Ast): Ast => mapRefs(node, (n) => (columnQualifier(n) === null && columnName(n) !== '*' ? { ...n, table: qualifier } : n), false);
   const columns = ((q.columns ?? []) as Ast[]).map((item, i) => {
     const expr = own(item.expr as Ast);
     const name = def.columns[i]!.name;
@@ -113,28 +107,13 @@ function simpleOf(def: ViewDef): Simple {
   return { relation: { db: null, table, as }, qualifier, where: q.where === null || q.where === undefined ? null : own(q.where as Ast), columns };
 }
 
-/** `node` with its unqualified column references (outside subqueries) qualified by `qualifier`. */
-function qualifyTop(node: Ast, qualifier: string): Ast {
-  const walk = (x: unknown): unknown => {
-    if (x === null || typeof x !== 'object') return x;
-    if (Array.isArray(x)) return x.map(walk);
-    const n = x as Ast;
-    if (n.type === 'column_ref') return columnQualifier(n) === null && columnName(n) !== '*' ? { ...n, table: qualifier } : n;
-    if (n.ast !== undefined || n.type === 'select') return n;
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(n)) out[k] = walk(v);
-    return out;
-  };
-  return walk(node) as Ast;
-}
-
 /**
  * The subquery of `DELETE FROM t USING items WHERE cond` without RETURNING, as the pre-pass writes
  * it (`WHERE EXISTS (SELECT 1 AS <USING_MARKER> FROM items WHERE cond)`), or undefined.
  */
 export function usingSubquery(ast: Ast): Ast | undefined {
   const w = ast.where as Ast | null | undefined;
-  if (w?.type !== 'function' || functionNameOf(w).toUpperCase() !== 'EXISTS') return undefined;
+  if (w?.type !== 'function' || functionName(w) !== 'exists') return undefined;
   const sub = ((w.args as Ast | undefined)?.value as Ast[] | undefined)?.[0]?.ast as Ast | undefined;
   return (sub?.columns as Ast[] | undefined)?.[0]?.as === USING_MARKER ? sub : undefined;
 }
@@ -149,26 +128,11 @@ export function checkUsingNames(ast: Ast, targetColumns: readonly string[], cata
   if (sub === undefined) return;
   const others = columnsOf((sub.from ?? []) as Ast[], catalog);
   const own = new Set(targetColumns);
-  topRefs(sub.where, (n) => {
+  mapRefs(sub.where as Ast, (n) => {
     const name = columnName(n);
     if (columnQualifier(n) === null && own.has(name) && others.has(name)) sqlFail('42702', `column reference "${name}" is ambiguous`);
-  });
-}
-
-/** Calls `visit` for each column reference of `node` outside its subqueries. */
-function topRefs(node: unknown, visit: (n: Ast) => void): void {
-  if (node === null || typeof node !== 'object') return;
-  if (Array.isArray(node)) {
-    for (const x of node) topRefs(x, visit);
-    return;
-  }
-  const n = node as Ast;
-  if (n.type === 'column_ref') {
-    if (columnName(n) !== '*') visit(n);
-    return;
-  }
-  if (n.ast !== undefined || n.type === 'select') return;
-  for (const v of Object.values(n)) topRefs(v, visit);
+    return n;
+  }, false);
 }
 
 /** A statement's target as the parser gives it: a DELETE's is the first FROM item. */
@@ -237,33 +201,31 @@ export function viewUpdatability(def: ViewDef, catalog: Catalog): { insertable: 
 }
 
 function rewriteOne(ast: Ast, def: ViewDef, catalog: Catalog, checked: boolean): Ast {
-  const out = rewriteStatement(ast, def, catalog);
-  if (out.type === 'delete') return out;
-  // The checks so far, over this view's columns, now over what it reads; this view's own first.
-  const view = simpleOf(def);
-  const exprs = out.type === 'insert' ? requalified(view, view.relation.table) : view.columns;
-  const tref = targetRef(ast)!;
-  const through = substitution(exprs, new Set([def.name, tref.as ? tableName(tref.as) : def.name]));
-  const checks: ViewCheck[] = viewChecksOf(ast).map((c) => ({ view: c.view, expr: through(c.expr) }));
-  if (checked && view.where !== null) {
-    const where = out.type === 'insert' ? mapRefs(view.where, (n) => (columnQualifier(n) === view.qualifier ? { ...n, table: view.relation.table } : n)) : structuredClone(view.where);
-    checks.unshift({ view: def.name, expr: where });
-  }
-  if (checks.length > 0) out[VIEW_CHECKS] = checks;
-  return out;
-}
-
-function rewriteStatement(ast: Ast, def: ViewDef, catalog: Catalog): Ast {
   const verb = ast.type as Verb;
   const why = notUpdatable(def, verb);
   if (why !== undefined) {
     const t = VERB_TEXT[verb];
     sqlFail('55000', `cannot ${t.cannot} view "${def.name}"`, why, `To enable ${t.enable} the view, provide an INSTEAD OF ${t.event} trigger or an unconditional ON ${t.event} DO INSTEAD rule.`);
   }
-  const view = simpleOf(def);
+  // INSERT takes no alias for its relation here (the pre-pass writes the table's name for it):
+  // the view's expressions read the relation by its name.
+  const view = verb === 'insert' ? byRelationName(simpleOf(def)) : simpleOf(def);
+  // What the statement calls the view: its name, or the alias it gives it.
   const tref = targetRef(ast)!;
-  const userAlias = tref.as ? tableName(tref.as) : def.name;
-  const names = new Set([def.name, userAlias]);
+  const names = new Set([def.name, tref.as ? tableName(tref.as) : def.name]);
+  const out = rewriteStatement(ast, def, view, names, catalog);
+  if (verb === 'delete') return out;
+  // The checks so far, over this view's columns, now over what it reads; this view's own first.
+  const through = substitution(view.columns, names);
+  const checks: ViewCheck[] = viewChecksOf(ast).map((c) => ({ view: c.view, expr: through(c.expr) }));
+  if (checked && view.where !== null) checks.unshift({ view: def.name, expr: structuredClone(view.where) });
+  if (checks.length > 0) out[VIEW_CHECKS] = checks;
+  return out;
+}
+
+/** The statement on what view `def` (`view`, as simpleOf gives it; `names`, what the statement calls it) reads. */
+function rewriteStatement(ast: Ast, def: ViewDef, view: Simple, names: ReadonlySet<string>, catalog: Catalog): Ast {
+  const verb = ast.type as Verb;
   const column = (name: string): Simple['columns'][number] => view.columns.find((c) => c.name === name) ?? sqlFail('42703', `column "${name}" of relation "${def.name}" does not exist`);
   const writable = (name: string, what: 'insert into' | 'update'): string => {
     const c = column(name);
@@ -271,10 +233,7 @@ function rewriteStatement(ast: Ast, def: ViewDef, catalog: Catalog): Ast {
     return c.base;
   };
   if (verb === 'insert') {
-    // INSERT takes no alias for its relation here (the pre-pass writes the table's name for it):
-    // the view's expressions read the relation by its name.
-    const exprs = requalified(view, view.relation.table);
-    const subst = substitution(exprs, names);
+    const subst = substitution(view.columns, names);
     const given = ((Array.isArray(ast.columns) ? ast.columns : []) as unknown[]).map((c) => (typeof c === 'string' ? c.toLowerCase() : columnName({ type: 'column_ref', column: { expr: c } } as unknown as Ast)));
     const positional = given.length === 0 || given.every((n) => n === ALL_COLUMNS_MARKER);
     let columns: unknown = ast.columns;
@@ -291,7 +250,7 @@ function rewriteStatement(ast: Ast, def: ViewDef, catalog: Catalog): Ast {
       if (values !== undefined && values !== null) columns = view.columns.slice(0, width).map((c) => ({ type: 'double_quote_string', value: writable(c.name, 'insert into') }));
     }
     const out: Ast = { ...ast, table: [{ db: null, table: view.relation.table, as: null }], columns };
-    if (ast.conflict) out.conflict = conflictThrough(def.name, ast.conflict as Ast, exprs, subst, writable);
+    if (ast.conflict) out.conflict = conflictThrough(def.name, ast.conflict as Ast, view.columns, subst, writable);
     if (ast.returning) out.returning = returningThrough(ast.returning as Ast, view, subst, names, []);
     return out;
   }
@@ -339,9 +298,10 @@ export function columnsOf(items: Ast[], catalog: Catalog): Map<string, string[]>
   return out;
 }
 
-/** The view's columns with their expressions reading the relation by `qualifier` (INSERT's target has no alias). */
-function requalified(view: Simple, qualifier: string): Array<{ name: string; expr: Ast }> {
-  return view.columns.map((c) => ({ name: c.name, expr: mapRefs(c.expr, (n) => (columnQualifier(n) === view.qualifier ? { ...n, table: qualifier } : n)) }));
+/** `view` with its expressions and WHERE reading the relation by its name (an INSERT's target has no alias). */
+function byRelationName(view: Simple): Simple {
+  const to = (e: Ast): Ast => mapRefs(e, (n) => (columnQualifier(n) === view.qualifier ? { ...n, table: view.relation.table } : n));
+  return { ...view, qualifier: view.relation.table, where: view.where === null ? null : to(view.where), columns: view.columns.map((c) => ({ ...c, expr: to(c.expr) })) };
 }
 
 /**
@@ -384,12 +344,17 @@ function substitution(columns: ReadonlyArray<{ name: string; expr: Ast }>, names
   return (node) => walk(node, true) as Ast;
 }
 
-function mapRefs(node: Ast, f: (n: Ast) => Ast): Ast {
+/**
+ * `node` with each column reference replaced by `f`'s answer for it (a copy; `node` is not
+ * changed); inside subqueries too unless `intoSubqueries` is false.
+ */
+function mapRefs(node: Ast, f: (n: Ast) => Ast, intoSubqueries = true): Ast {
   const walk = (x: unknown): unknown => {
     if (x === null || typeof x !== 'object') return x;
     if (Array.isArray(x)) return x.map(walk);
     const n = x as Ast;
     if (n.type === 'column_ref') return f(n);
+    if (!intoSubqueries && (n.ast !== undefined || n.type === 'select')) return n;
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(n)) out[k] = walk(v);
     return out;
