@@ -65,6 +65,8 @@ import { sqlFail } from './sql-types.js';
  *    it (the parser reads none of these words there);
  *  - a constraint's quoted name in CREATE / ALTER TABLE -> the name with QUOTED_NAME_MARKER
  *    before it (the parser drops the quotes, and only an unquoted name is folded);
+ *  - a function in FROM `f(args) WITH ORDINALITY` -> `<ORDINALITY_MARKER>(f(args))` (the parser
+ *    reads no WITH ORDINALITY), which the planner reads as the function with its row numbers;
  * Each returns the same array when it changes nothing.
  */
 
@@ -121,14 +123,43 @@ export const DROP_IF_EXISTS_MARKER = '__tetra_if_exists__:';
 /** INSERT's `OVERRIDING SYSTEM VALUE` / `OVERRIDING USER VALUE` become `PARTITION (<this>)` (see rewriteOverriding). */
 export const OVERRIDING_SYSTEM_MARKER = '__tetra_overriding_system__';
 export const OVERRIDING_USER_MARKER = '__tetra_overriding_user__';
+/** `f(args) WITH ORDINALITY` in FROM becomes `<this>(f(args))` (see rewriteOrdinality). */
+export const ORDINALITY_MARKER = '__tetra_ordinality__';
 
 /** Every rewrite of this module, in order (operators first: later ones move whole operands). */
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
-  return rewriteDropBehavior(rewriteConstraintNames(rewriteOverriding(
+  return rewriteOrdinality(rewriteDropBehavior(rewriteConstraintNames(rewriteOverriding(
     rewriteInsertSelect(
       rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(checkInsertArity(rewriteInsertAlias(rewriteValueFunctions(tokens)))))))))))))))))),
     ),
-  )));
+  ))));
+}
+
+// ---- WITH ORDINALITY -------------------------------------------------------------------------
+
+/**
+ * `name(args) WITH ORDINALITY` (a function in FROM, its name qualified or not) -> `<marker>(
+ * name(args))`. Only after a call's closing parenthesis: WITH elsewhere (a CTE, WITH CHECK
+ * OPTION, WITH TIME ZONE) is never followed by ORDINALITY.
+ */
+function rewriteOrdinality(tokens: Token[]): Token[] {
+  for (let i = 1; i + 1 < tokens.length; i++) {
+    if (tokens[i]!.word !== 'with' || tokens[i + 1]!.word !== 'ordinality' || tokens[i - 1]!.text !== ')') continue;
+    const open = matching(tokens, i - 1, '(', ')', -1);
+    let start = open - 1;
+    if (open < 1 || !isName(tokens[start])) continue;
+    while (tokens[start - 1]?.text === '.' && isName(tokens[start - 2])) start -= 2;
+    const call = tokens.slice(start, i);
+    const replaced: Token[] = [
+      { text: ORDINALITY_MARKER, space: '' },
+      { text: '(', space: '' },
+      ...call.slice(0, -1),
+      { ...call[call.length - 1]!, space: '' },
+      { text: ')', space: tokens[i + 1]!.space },
+    ];
+    return rewriteOrdinality([...tokens.slice(0, start), ...replaced, ...tokens.slice(i + 2)]);
+  }
+  return tokens;
 }
 
 // ---- SQL value functions ---------------------------------------------------------------------

@@ -7,17 +7,18 @@ import { compileExpression, compileIsolated, unsupported, type AstNode, type Com
 import { checkKeyCollation, collationChecked, columnCollation, isCollatable, mergeCollations, type Collation } from '../collation.js';
 import { parseSql } from '../select-expressions.js';
 import { DISTINCT_PREFIX, FILTER_MARKER, NO_ARGUMENT, REWRITE_FUNCTIONS, SET_ALL_MARKER, WINDOW_CALL_PREFIX, WINDOW_SPEC_MARKER } from '../sql-rewrite.js';
-import { LIMIT_MARKER, NATURAL_MARKER, OFFSET_MARKER, QUERY_MARKER } from '../sql-grammar-gaps.js';
+import { LIMIT_MARKER, NATURAL_MARKER, OFFSET_MARKER, ORDINALITY_MARKER, QUERY_MARKER } from '../sql-grammar-gaps.js';
 import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
-import { applyArith, compareValues, intervalSpan, resolveComparison } from '../operators.js';
-import { Decimal } from '../decimal.js';
+import { compareValues, resolveComparison } from '../operators.js';
 import { commonType, coerce } from '../type-resolution.js';
 import { isWindowOnlyName, resolveWindowFunction } from '../window-functions.js';
 import { isTetraError } from '../../errors.js';
-import { sqlFail, type NonNullSqlValue, type SqlTypeName, type SqlValue, NO_FUNCTION_HINT } from '../sql-types.js';
+import { sqlFail, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { boundable, TableScanPlan, type AccessPath } from './access.js';
 import type { BareCompare, BareCond, BareOrder } from './bare-filter.js';
 import { LookupJoinPlan, type LookupSpec } from './lookup-join.js';
+import { LateralJoinPlan } from './lateral-join.js';
+import { isSetFunction, setFunction, type SetFunction } from './set-returning.js';
 import { AggregatePlan, type AggregateCall } from './aggregate-plan.js';
 import { aggregatePlan } from './scan-aggregate.js';
 import { AliasPlan, DistinctPlan, FilterPlan, JoinPlan, LimitPlan, MaterializePlan, ProjectPlan, SetOpPlan, SortPlan, TrimPlan, ValuesPlan, type JoinKind, type SortKey } from './ops.js';
@@ -1382,6 +1383,15 @@ interface FromItem {
   on: Ast | null;
   alias: string;
   using?: string[];
+  /**
+   * A LATERAL item (a subquery marked LATERAL, or a function whose arguments read the items
+   * before it): its plan under the left side's columns (`left`, the joined row's layout), with the
+   * conditions pushed down to it, run once per left row (LateralJoinPlan). `left` is the level of
+   * the left side's columns (in the joined row's layout). `build` is not used.
+   */
+  lateral?: (left: Scope, conds: Ast[]) => Plan;
+  /** A LATERAL item's references: the aliases of the items before it that it reads. */
+  reads?: string[];
 }
 
 function andAll(nodes: Ast[]): Ast | null {
@@ -1510,7 +1520,8 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
     }
     return f;
   });
-  const items = cleaned.map((f, i) => withRowMarker(fromItem(f, i, env, rowItems), rowItems));
+  const items: FromItem[] = [];
+  for (const [i, f] of cleaned.entries()) items.push(withRowMarker(fromItem(f, i, env, rowItems, items), rowItems));
   const nullable = new Set<number>();
   items.forEach((it, i) => {
     if (it.join === 'left') nullable.add(i);
@@ -1562,8 +1573,31 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
   let plan = items[0]!.build(pushed[0]!, items.length === 1 ? hint : undefined);
   const ordered = items.length === 1 && plan instanceof TableScanPlan && plan.path.ordered === true;
   let columns = plan.columns;
+  /** Takes out of `rest` the WHERE conditions that become evaluable once item `i` joins (inner joins only). */
+  const joinable = (i: number): Ast[] => {
+    const now: Ast[] = [];
+    for (let k = rest.length - 1; k >= 0; k--) {
+      const used = itemsOf(rest[k]!, items);
+      if (used !== undefined && used.has(i) && [...used].every((u) => u <= i) && ![...used].some((u) => nullable.has(u))) {
+        now.push(rest[k]!);
+        rest.splice(k, 1);
+      }
+    }
+    return now.reverse();
+  };
   for (let i = 1; i < items.length; i++) {
     const it = items[i]!;
+    if (it.lateral !== undefined) {
+      if (it.join === 'right' || it.join === 'full') sqlFail('42P10', `invalid reference to FROM-clause entry for table "${it.reads?.[0] ?? it.alias}"`, 'The combining JOIN type must be INNER or LEFT for a LATERAL reference.');
+      if (natural.has(i) || (it.using !== undefined && it.using.length > 0)) unsupported('USING or NATURAL joins of a LATERAL item');
+      const right = it.lateral(new Scope(columns, env.parent), pushed[i]!);
+      const conds = it.join === 'left' ? onRest[i]! : [...onRest[i]!, ...joinable(i)];
+      const joinedCols = [...columns, ...right.columns];
+      const residual = conds.length === 0 ? undefined : compileQuals(conds, exprEnv(env, new Scope(joinedCols, env.parent), undefined, 'JOIN conditions'), 'JOIN/ON');
+      plan = new LateralJoinPlan(plan, right, it.join === 'left' ? 'left' : 'inner', residual, it.alias);
+      columns = joinedCols;
+      continue;
+    }
     const right = it.build(pushed[i]!);
     let kind = it.join;
     let conds = onRest[i]!;
@@ -1579,15 +1613,7 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
     const usingPairs = (it.using ?? []).map((name): [number, number] => [usingColumn(columns, name, 'left'), usingColumn(right.columns, name, 'right')]);
     if (kind === 'inner' || kind === 'cross') {
       // WHERE conditions that become evaluable once this item joins are join conditions.
-      const now: Ast[] = [];
-      for (let k = rest.length - 1; k >= 0; k--) {
-        const used = itemsOf(rest[k]!, items);
-        if (used !== undefined && used.has(i) && [...used].every((u) => u <= i) && ![...used].some((u) => nullable.has(u))) {
-          now.push(rest[k]!);
-          rest.splice(k, 1);
-        }
-      }
-      conds = [...conds, ...now.reverse()];
+      conds = [...conds, ...joinable(i)];
       if (conds.length > 0) kind = 'inner';
     }
     const joinedCols = [...columns, ...right.columns];
@@ -1805,21 +1831,36 @@ function joinKind(j: unknown): JoinKind {
   return unsupported(`join type ${s}`);
 }
 
-function fromItem(f: Ast, i: number, env: PlanEnv, rowItems: ReadonlySet<string> | undefined): FromItem {
+function fromItem(f: Ast, i: number, env: PlanEnv, rowItems: ReadonlySet<string> | undefined, before: readonly FromItem[]): FromItem {
   const join = i === 0 ? 'inner' : f.join ? joinKind(f.join) : 'cross';
   const on = (f.on as Ast | null | undefined) ?? null;
   const using = Array.isArray(f.using) ? (f.using as unknown[]).map((u) => (typeof u === 'string' ? u.toLowerCase() : (u as Ast).type === 'column_ref' ? columnName(u as Ast) : String((u as Ast).value).toLowerCase())) : undefined;
-  if (String(f.prefix ?? '').toUpperCase() === 'LATERAL') unsupported('LATERAL subqueries');
   if ((f.expr as Ast | undefined)?.type === 'tables') return joinItem(f, join, on, using, env, rowItems);
   if (f.type === 'function' || (f.expr as Ast | undefined)?.type === 'function' || (f.table === undefined && f.expr === undefined)) {
-    return setReturningItem(f, join, on, using, env);
+    return setReturningItem(f, join, on, using, env, before);
   }
   if (f.expr !== undefined && (f.expr as Ast).ast !== undefined) {
-    // A derived table: FROM (SELECT ...) alias [(column names)].
+    // A derived table: FROM [LATERAL] (SELECT ...) alias [(column names)].
     if (!f.as) sqlFail('42601', 'subquery in FROM must have an alias');
     const { alias, names } = aliasWithColumns(f.as, '');
-    const inner = planQuery((f.expr as Ast).ast as Ast, env);
-    const plan = renamed(inner, alias, names);
+    const query = (f.expr as Ast).ast as Ast;
+    const make = (parent: Scope | undefined, planEnv: PlanEnv = env): Plan => renamed(planQuery(query, { ...planEnv, parent }), alias, names);
+    if (String(f.prefix ?? '').toUpperCase() === 'LATERAL' && before.length > 0) {
+      const { result, reads } = leftReads(before, env, (parent, probeEnv) => make(parent, probeEnv));
+      if (reads.length > 0) {
+        return lateralItem(result.columns, join, on, alias, using, reads, (left, conds) => {
+          const plan = make(left);
+          return conds.length === 0 ? plan : new FilterPlan(plan, compileQuals(conds, exprEnv(env, new Scope(plan.columns, left)), 'WHERE'), 'pushed-down condition');
+        });
+      }
+    }
+    let plan: Plan;
+    try {
+      plan = make(env.parent);
+    } catch (err) {
+      refuseLateralReference(err, before);
+      throw err;
+    }
     return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
   }
   if (f.expr?.type === 'values') {
@@ -1925,77 +1966,124 @@ function aliasWithColumns(text: unknown, fallback: string): { alias: string; nam
   return { alias: m[1] === '"' ? m[2]! : m[2]!.toLowerCase(), names };
 }
 
-/** A set-returning function in FROM: generate_series over integers. */
-function setReturningItem(f: Ast, join: JoinKind, on: Ast | null, using: string[] | undefined, env: PlanEnv): FromItem {
-  const fn = (f.expr ?? f) as Ast;
+/**
+ * A function in FROM (set-returning.ts; any other function gives one row, its value), `WITH
+ * ORDINALITY` or not. Its arguments may read the items before it, which makes it LATERAL
+ * (PostgreSQL reads every function in FROM so).
+ */
+function setReturningItem(f: Ast, join: JoinKind, on: Ast | null, using: string[] | undefined, env: PlanEnv, before: readonly FromItem[]): FromItem {
+  let fn = (f.expr ?? f) as Ast;
+  const ordinality = functionName(fn) === ORDINALITY_MARKER;
+  if (ordinality) fn = (fn.args.value as Ast[])[0]!;
   const name = functionName(fn);
-  if (name !== 'generate_series') unsupported(`function ${name}() in FROM (only generate_series)`);
   const { alias, names } = aliasWithColumns(f.as, name);
-  const cenv = exprEnv(env, new Scope([], env.parent), undefined, 'FROM');
-  const args = ((fn.args?.value ?? []) as Ast[]).map((a) => compileExpression(a, cenv));
-  if (args.length < 2 || args.length > 3) sqlFail('42883', `function generate_series with ${args.length} arguments does not exist`, undefined, NO_FUNCTION_HINT);
-  const INT_TYPES: SqlTypeName[] = ['int2', 'int4', 'int8', 'unknown'];
-  if (!args.every((a) => INT_TYPES.includes(a.type))) return steppedSeries(args, alias, names, join, on, using, env);
-  const type: SqlTypeName = args.some((a) => a.type === 'int8') ? 'int8' : 'int4';
-  const columns: PlanColumn[] = [{ name: names?.[0] ?? alias, type, qualifier: alias }];
-  const plan: Plan = {
-    columns,
-    *rows(x: Exec): Generator<Step> {
-      const ctx = x.ctx();
-      const vals = args.map((a) => castValue(a.evaluate(ctx), { type: 'int8' }));
-      if (vals.some((v) => v.value === null)) return;
-      const [start, stop, step = { value: 1n }] = vals as { value: bigint }[];
-      if (step!.value === 0n) sqlFail('22023', 'step size cannot equal zero');
-      for (let v = start!.value; step!.value > 0n ? v <= stop!.value : v >= stop!.value; v += step!.value) {
-        yield [castValue({ type: 'int8', value: v }, { type })];
-        if (x.tick()) yield PAUSE;
-      }
-    },
-    explain: () => ({ node: 'Function Scan on generate_series' }),
+  const aliased = f.as !== null && f.as !== undefined && f.as !== '';
+  const argNodes = (fn.args?.value ?? []) as Ast[];
+  const make = (parent: Scope | undefined, planEnv: PlanEnv = env, conds: Ast[] = []): Plan => {
+    const cenv = exprEnv(planEnv, new Scope([], parent), undefined, 'functions in FROM');
+    const resolved = isSetFunction(name) ? setFunction(name, argNodes.map((a) => compileExpression(a, cenv))) : scalarFunction(compileExpression(fn, cenv));
+    const own = resolved.fn.columns.map((c) => c.name ?? (resolved.fn.columns.length === 1 && aliased ? alias : name));
+    const all = ordinality ? [...own, 'ordinality'] : own;
+    if (names !== undefined && names.length > all.length) sqlFail('42P10', `table "${alias}" has ${all.length} columns available but ${names.length} columns specified`);
+    const columns: PlanColumn[] = all.map((n, k) => ({ name: names?.[k] ?? n, type: resolved.fn.columns[k]?.type ?? 'int8', qualifier: alias }));
+    // Conditions that read nothing of the function's row are tested once, before it is called, as
+    // PostgreSQL's one-time filter: `jsonb_typeof(t.doc) = 'array'` guards jsonb_array_elements(t.doc).
+    const gate: Ast[] = [];
+    const rest: Ast[] = [];
+    for (const c of conds) (readsItem(c, alias, columns) || hasVolatile(c) ? rest : gate).push(c);
+    const gateExpr = gate.length === 0 ? undefined : compileQuals(gate, exprEnv(planEnv, new Scope([], parent)), 'WHERE');
+    const plan = functionPlan(resolved.fn, resolved.args, columns, name, ordinality, gateExpr);
+    if (rest.length === 0) return plan;
+    return new FilterPlan(plan, compileQuals(rest, exprEnv(planEnv, new Scope(plan.columns, parent)), 'WHERE'), 'pushed-down condition');
   };
-  return { columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
+  if (before.length > 0) {
+    const { result, reads } = leftReads(before, env, (parent, probeEnv) => make(parent, probeEnv));
+    if (reads.length > 0) return lateralItem(result.columns, join, on, alias, using, reads, (left, conds) => make(left, env, conds));
+  }
+  const columns = make(env.parent).columns;
+  return { columns, join, on, alias, using, build: (conds) => make(env.parent, env, conds) };
+}
+
+/** A function of one value in FROM: one row holding its value (PostgreSQL's function scan of a scalar function). */
+function scalarFunction(value: CompiledExpr): { fn: SetFunction; args: CompiledExpr[] } {
+  return { fn: { columns: [{ name: undefined, type: outputType(value.type) }], rows: ([v]) => [[v!]] }, args: [value] };
+}
+
+/** Whether a condition may read the columns of FROM item `alias` (true when it cannot be told: a subquery). */
+function readsItem(c: Ast, alias: string, columns: PlanColumn[]): boolean {
+  const refs: Ast[] = [];
+  if (!columnRefs(c, refs)) return true;
+  return refs.some((r) => {
+    const q = columnQualifier(r);
+    return q === null ? columns.some((col) => col.name === columnName(r)) : q === alias;
+  });
 }
 
 /**
- * generate_series over numeric (start, stop[, step]) or time (timestamp or timestamp with time
- * zone: start, stop, interval step), resolved as PostgreSQL resolves the call: a date or an
- * untyped literal beside them takes timestamp with time zone, PostgreSQL's preferred type.
- * @throws SQL_ERROR 42883 no such signature, 22023 a zero step
+ * The plan of a function's call in FROM: `gate` tested before the call (nothing when it is not
+ * true), the arguments evaluated once, its rows with their ordinality (int8, from 1) after them.
  */
-function steppedSeries(args: CompiledExpr[], alias: string, names: string[] | undefined, join: JoinKind, on: Ast | null, using: string[] | undefined, env: PlanEnv): FromItem {
-  const types = args.map((a) => a.type);
-  const missing = (): never => sqlFail('42883', `function generate_series(${types.map((t) => TYPE_DISPLAY[t] ?? t).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
-  const numberish = (t: SqlTypeName): boolean => t === 'int2' || t === 'int4' || t === 'int8' || t === 'numeric' || t === 'unknown';
-  const timeish = (t: SqlTypeName): boolean => t === 'timestamp' || t === 'timestamptz' || t === 'date' || t === 'unknown';
-  let type: SqlTypeName;
-  if (types.every(numberish)) type = 'numeric';
-  else if (args.length === 3 && timeish(types[0]!) && timeish(types[1]!) && (types[2] === 'interval' || types[2] === 'unknown')) {
-    type = types.slice(0, 2).includes('timestamp') && !types.slice(0, 2).some((t) => t === 'timestamptz' || t === 'date') ? 'timestamp' : 'timestamptz';
-  } else return missing();
-  const stepType: SqlTypeName = type === 'numeric' ? 'numeric' : 'interval';
-  const columns: PlanColumn[] = [{ name: names?.[0] ?? alias, type, qualifier: alias }];
-  const plan: Plan = {
+function functionPlan(fn: SetFunction, args: CompiledExpr[], columns: PlanColumn[], name: string, ordinality: boolean, gate: CompiledExpr | undefined): Plan {
+  return {
     columns,
     *rows(x: Exec): Generator<Step> {
       const ctx = x.ctx();
-      const start = castValue(args[0]!.evaluate(ctx), { type });
-      const stop = castValue(args[1]!.evaluate(ctx), { type });
-      const step = args[2] === undefined ? ({ type: 'numeric', value: Decimal.fromBigInt(1n) } as SqlValue) : castValue(args[2].evaluate(ctx), { type: stepType });
-      if (start.value === null || stop.value === null || step.value === null) return;
-      const sign = step.type === 'interval' ? Math.sign(Number(intervalSpan(step.value))) : step.type === 'numeric' ? step.value.cmp(Decimal.fromBigInt(0n)) : 0;
-      if (sign === 0) sqlFail('22023', 'step size cannot equal zero');
-      let v = start as NonNullSqlValue;
-      for (;;) {
-        const c = compareValues(v, stop as NonNullSqlValue);
-        if (sign > 0 ? c > 0 : c < 0) return;
-        yield [v];
-        v = applyArith('+', v, step as NonNullSqlValue, type) as NonNullSqlValue;
+      if (gate !== undefined && gate.evaluate(ctx).value !== true) return;
+      const values = args.map((a) => a.evaluate(ctx));
+      let n = 0n;
+      for (const row of fn.rows(values, ctx)) {
+        yield ordinality ? [...row, { type: 'int8', value: ++n }] : row;
         if (x.tick()) yield PAUSE;
       }
     },
-    explain: () => ({ node: 'Function Scan on generate_series' }),
+    explain: () => ({ node: `Function Scan on ${name}` }),
   };
-  return { columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
+}
+
+/**
+ * Plans `make(parent)` with the columns of the items before it as its enclosing level (copies, so
+ * the items' own columns are not marked read by a plan that never runs): what it makes, and the
+ * aliases of the items it read. The probe's environment registers no init plans.
+ */
+function leftReads<T>(before: readonly FromItem[], env: PlanEnv, make: (parent: Scope, probeEnv: PlanEnv) => T): { result: T; reads: string[] } {
+  const copies = before.map((it) => it.columns.map((c): PlanColumn => ({ ...c, used: false })));
+  const { initPlans: _unused, ...probeEnv } = env;
+  const result = make(new Scope(copies.flat(), env.parent), probeEnv);
+  return { result, reads: before.filter((_, k) => copies[k]!.some((c) => c.used === true)).map((it) => it.alias) };
+}
+
+/**
+ * A LATERAL FROM item: `make(left, conds)` plans it under the left side's columns, with the
+ * conditions on it alone, when the join is planned (the probe that found its references gave its
+ * columns).
+ */
+function lateralItem(columns: PlanColumn[], join: JoinKind, on: Ast | null, alias: string, using: string[] | undefined, reads: string[], make: (left: Scope, conds: Ast[]) => Plan): FromItem {
+  return {
+    columns,
+    join,
+    on,
+    alias,
+    using,
+    reads,
+    build: () => sqlFail('XX000', `internal: LATERAL item "${alias}" planned without its left side`),
+    lateral: make,
+  };
+}
+
+/**
+ * A subquery in FROM without LATERAL that failed on a reference to an item before it: PostgreSQL's
+ * error, which says so (42P01 for `t.col`, 42703 with its HINT for an unqualified name).
+ * @throws SQL_ERROR when `err` is such a reference; returns otherwise
+ */
+function refuseLateralReference(err: unknown, before: readonly FromItem[]): void {
+  if (!isTetraError(err) || err.code !== 'SQL_ERROR') return;
+  const table = /^missing FROM-clause entry for table "(.*)"$/.exec(err.message)?.[1];
+  if (table !== undefined && before.some((it) => it.alias === table)) {
+    sqlFail('42P01', `invalid reference to FROM-clause entry for table "${table}"`, `There is an entry for table "${table}", but it cannot be referenced from this part of the query.`, 'To reference that table, you must mark this subquery with LATERAL.');
+  }
+  const column = /^column "(.*)" does not exist$/.exec(err.message)?.[1];
+  const owner = column === undefined ? undefined : before.find((it) => it.columns.some((c) => !c.hidden && c.name === column));
+  if (owner !== undefined) sqlFail('42703', err.message, `There is a column named "${column}" in table "${owner.alias}", but it cannot be referenced from this part of the query.`, 'To reference that column, you must mark this subquery with LATERAL.');
 }
 
 /** VALUES (...), (...) as a table: column types resolved across rows as PostgreSQL does. */
