@@ -1,4 +1,4 @@
-import type { CompiledExpr } from '../compiled-expr.js';
+import type { CompiledExpr, EvalContext } from '../compiled-expr.js';
 import type { SqlValue } from '../sql-types.js';
 import { PAUSE, type Exec, type ExplainNode, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 
@@ -20,13 +20,19 @@ export class LateralJoinPlan implements Plan {
     readonly kind: 'inner' | 'left',
     readonly residual: CompiledExpr | undefined,
     private readonly label: string,
-    private readonly parameters?: (left: Row, x: Exec) => Row | undefined,
+    private readonly parameters?: (left: Row, ctx: EvalContext) => Row | undefined,
   ) {
     this.columns = [...left.columns, ...right.columns];
   }
 
+  /** The same join over another left input. */
+  withLeft(left: Plan): LateralJoinPlan {
+    return new LateralJoinPlan(left, this.right, this.kind, this.residual, this.label, this.parameters);
+  }
+
   *rows(x: Exec): Generator<Step> {
     const jctx = x.ctx();
+    const pctx = x.ctx();
     const nulls: SqlValue[] = this.right.columns.map((c) => ({ type: c.type, value: null }) as SqlValue);
     for (const l of this.left.rows(x)) {
       if (l === PAUSE) {
@@ -35,7 +41,7 @@ export class LateralJoinPlan implements Plan {
       }
       let matched = false;
       // A lookup whose key has a NULL matches nothing.
-      const enclosing = this.parameters === undefined ? l : this.parameters(l, x);
+      const enclosing = this.parameters === undefined ? l : this.parameters(l, pctx);
       if (enclosing !== undefined) {
         const inner = this.right.rows(x);
         try {

@@ -1,5 +1,6 @@
 import type { CompiledExpr } from '../compiled-expr.js';
-import { rowTree, type IndexDef } from '../catalog.js';
+import { rowTree, type IndexDef, type TableDef } from '../catalog.js';
+import type { LateralJoinPlan } from './lateral-join.js';
 import { castValue } from '../sql-cast.js';
 import type { SqlTypeName, SqlValue } from '../sql-types.js';
 import { lookupStored, TableReader } from './access.js';
@@ -33,6 +34,72 @@ export function lookupThreshold(tableRows: number): number {
 }
 
 /**
+ * Reads up to `threshold` rows of `left` (passing its pauses up): all of them (`replay`
+ * undefined) when there are no more, else a plan that gives them again followed by the rest.
+ */
+export function* leftSample(left: Plan, x: Exec, threshold: number): Generator<Step, { buffered: Row[]; replay: Plan | undefined }> {
+  const buffered: Row[] = [];
+  const rows = left.rows(x);
+  for (;;) {
+    const r = rows.next();
+    if (r.done === true) return { buffered, replay: undefined };
+    if (r.value === PAUSE) {
+      yield PAUSE;
+      continue;
+    }
+    buffered.push(r.value);
+    if (buffered.length > threshold) break;
+  }
+  const replay: Plan = {
+    columns: left.columns,
+    rows: function* () {
+      yield* buffered;
+      yield* { [Symbol.iterator]: () => rows };
+    },
+    explain: () => left.explain(),
+  };
+  return { buffered, replay };
+}
+
+/** The rows in `rows` as a plan with `left`'s columns. */
+export function rowsPlan(left: Plan, rows: Row[]): Plan {
+  return { columns: left.columns, rows: function* () { yield* rows; }, explain: () => left.explain() };
+}
+
+/**
+ * A join whose inner side is a view or a subquery in FROM that can read the join's key values as
+ * conditions on its own tables (a parameterised plan, planned with the keys as an enclosing level:
+ * PostgreSQL gets there by pulling the subquery up into the join). As LookupJoinPlan: a small left
+ * side (at most 1/8 of the largest table the parameterised plan reads by key) runs that plan once
+ * per left row; a larger one hash-joins the view's rows, planned whole.
+ */
+export class ParameterisedJoinPlan implements Plan {
+  readonly columns: PlanColumn[];
+
+  constructor(
+    readonly left: Plan,
+    readonly hash: JoinPlan,
+    readonly lookup: LateralJoinPlan,
+    /** The tables the parameterised plan reads by key. */
+    readonly keyed: readonly TableDef[],
+    private readonly label: string,
+  ) {
+    this.columns = hash.columns;
+  }
+
+  *rows(x: Exec): Generator<Step> {
+    const largest = Math.max(...this.keyed.map((t) => x.reader.count(rowTree(t))));
+    const { buffered, replay } = yield* leftSample(this.left, x, lookupThreshold(largest));
+    if (replay !== undefined) yield* this.hash.withLeft(replay).rows(x);
+    else yield* this.lookup.withLeft(rowsPlan(this.left, buffered)).rows(x);
+  }
+
+  explain(): ExplainNode {
+    return { node: `Lookup Join (${this.lookup.kind})`, detail: `${this.label} by its parameterised plan, or Hash Join when the outer side is large`, children: [this.left.explain(), this.lookup.right.explain()] };
+  }
+}
+
+/**
  * An inner or left join whose inner side is a base table with a key on the join columns. It
  * reads the left side first: when the left side is small next to the table (at most 1/8 of its
  * rows), each left row probes the table's key (an index nested loop); otherwise it falls back to
@@ -54,34 +121,9 @@ export class LookupJoinPlan implements Plan {
   }
 
   *rows(x: Exec): Generator<Step> {
-    const tableRows = x.reader.count(rowTree(this.spec.reader.table));
-    const threshold = lookupThreshold(tableRows);
-    const buffered: Row[] = [];
-    const left = this.left.rows(x);
-    let exhausted = false;
-    for (;;) {
-      const r = left.next();
-      if (r.done === true) {
-        exhausted = true;
-        break;
-      }
-      if (r.value === PAUSE) {
-        yield PAUSE;
-        continue;
-      }
-      buffered.push(r.value);
-      if (buffered.length > threshold) break;
-    }
-    if (!exhausted) {
+    const { buffered, replay } = yield* leftSample(this.left, x, lookupThreshold(x.reader.count(rowTree(this.spec.reader.table))));
+    if (replay !== undefined) {
       // Too many left rows: hash join over the buffered rows followed by the rest.
-      const replay: Plan = {
-        columns: this.left.columns,
-        rows: function* () {
-          yield* buffered;
-          yield* { [Symbol.iterator]: () => left };
-        },
-        explain: () => this.left.explain(),
-      };
       yield* this.hash.withLeft(replay).rows(x);
       return;
     }

@@ -16,7 +16,7 @@ import { isTetraError } from '../../errors.js';
 import { sqlFail, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { boundable, TableScanPlan, type AccessPath } from './access.js';
 import type { BareCompare, BareCond, BareOrder } from './bare-filter.js';
-import { LookupJoinPlan, type LookupSpec } from './lookup-join.js';
+import { LookupJoinPlan, ParameterisedJoinPlan, type LookupSpec } from './lookup-join.js';
 import { LateralJoinPlan } from './lateral-join.js';
 import { isSetFunction, setFunction, type SetFunction } from './set-returning.js';
 import { AggregatePlan, type AggregateCall } from './aggregate-plan.js';
@@ -27,7 +27,7 @@ import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn
 import { columnName, columnQualifier, exprKey, readCollation, sameSlot, Scope, slotExpr, tableName } from './scope.js';
 import { informationSchemaPlan, pgCatalogPlan, sequenceRelationPlan } from './information-schema.js';
 import { findSequence } from '../sequences.js';
-import { noteTableRead, noteViewRead, viewColumnNames, viewPlan, viewWithConditions } from './views.js';
+import { expandStars, LOOKUP_QUALIFIER, noteTableRead, noteViewRead, queryWithConditions, viewColumnNames, viewPlan, viewWithConditions } from './views.js';
 import { compileQuals, hasVolatile, movesToWhere, noteCorrelatedSubquery, orderQuals, qualList } from './quals.js';
 import { FUNCTION_TABLE } from '../functions/function-table.js';
 import { figureColumnName, type StarName } from './column-names.js';
@@ -1392,6 +1392,50 @@ interface FromItem {
   lateral?: (left: Scope, conds: Ast[]) => Plan;
   /** A LATERAL item's references: the aliases of the items before it that it reads. */
   reads?: string[];
+  /**
+   * A view or subquery in FROM that can take equalities on its columns into its own query: its
+   * plan with `conds` and `column = key` for each key, the keys read from an enclosing level of
+   * their own (LOOKUP_QUALIFIER), and the tables whose access path reads a key; undefined when
+   * its shape does not allow it or no table reads a key by index (see parameterised).
+   */
+  parameterised?: (keys: LookupKey[], conds: Ast[]) => { plan: Plan; keyed: TableDef[] } | undefined;
+}
+
+/** A key of a parameterised plan: the FROM item's column it equals, and the type compared. */
+interface LookupKey {
+  column: string;
+  type: SqlTypeName;
+  collation: Collation | undefined;
+}
+
+/**
+ * While a parameterised plan is made: its key columns, the bound expressions columnConds made of
+ * them, and the tables whose access path took one as an equality on a key column (tableAccess).
+ */
+let keyWatch: { columns: ReadonlySet<PlanColumn>; exprs: WeakSet<CompiledExpr>; keyed: TableDef[] } | undefined;
+
+/**
+ * `make(lookup)` under a level of its own holding `keys` (named k0, k1, ... under
+ * LOOKUP_QUALIFIER), above `outer`; with the tables it reads a key of by index, or undefined
+ * when none does (a plan that would scan for every left row).
+ */
+function parameterised(keys: LookupKey[], outer: Scope | undefined, make: (lookup: Scope) => Plan): { plan: Plan; keyed: TableDef[] } | undefined {
+  const columns = keys.map((k, n): PlanColumn => ({ name: `k${n}`, type: k.type, qualifier: LOOKUP_QUALIFIER, ...(k.collation === undefined ? {} : { collation: k.collation }) }));
+  const saved = keyWatch;
+  const watch = { columns: new Set(columns), exprs: new WeakSet<CompiledExpr>(), keyed: [] as TableDef[] };
+  keyWatch = watch;
+  try {
+    const plan = make(new Scope(columns, outer));
+    return watch.keyed.length === 0 ? undefined : { plan, keyed: watch.keyed };
+  } finally {
+    keyWatch = saved;
+  }
+}
+
+/** `alias.column = <LOOKUP_QUALIFIER>.k<n>` for each key: the conditions of a parameterised plan. */
+function lookupConditions(keys: LookupKey[], alias: string): Ast[] {
+  const ref = (table: string, column: string): Ast => ({ type: 'column_ref', table, column: { expr: { type: 'double_quote_string', value: column } } }) as Ast;
+  return keys.map((k, n) => ({ type: 'binary_expr', operator: '=', left: ref(alias, k.column), right: ref(LOOKUP_QUALIFIER, `k${n}`) }) as Ast);
 }
 
 function andAll(nodes: Ast[]): Ast | null {
@@ -1626,6 +1670,8 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
     const rightColumns: (number | undefined)[] = [];
     const residual: Ast[] = [];
     const usingResidual: CompiledExpr[] = [];
+    /** Equi-pairs whose right side is a column of the item: the keys a parameterised plan could take. */
+    const paramKeys: (LookupKey & { left: CompiledExpr })[] = [];
     for (const [li, ri] of usingPairs) {
       const lc = columns[li]!;
       const rc = right.columns[ri]!;
@@ -1656,6 +1702,10 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
           const compared = isCollatable(t) ? mergeCollations([l, r]) : undefined;
           leftKeys.push(collatedKey(castTo(l, t), compared));
           rightKeys.push(collatedKey(castTo(r, t), compared));
+          if (it.parameterised !== undefined && pair[1].type === 'column_ref') {
+            const slot = rightScope.resolve(columnQualifier(pair[1]), columnName(pair[1]));
+            if (slot.depth === 0 && slot.column.hidden !== true) paramKeys.push({ column: slot.column.name, type: t, collation: compared, left: leftKeys[leftKeys.length - 1]! });
+          }
           let col: number | undefined;
           if (right instanceof TableScanPlan && pair[1].type === 'column_ref') {
             const slot = rightScope.resolve(columnQualifier(pair[1]), columnName(pair[1]));
@@ -1673,7 +1723,27 @@ export function planFrom(from: Ast[] | null, where: Ast | null, env: PlanEnv, hi
     const joinKindNow: JoinKind = kind === 'right' ? 'right' : kind === 'cross' && conds.length === 0 ? 'cross' : kind;
     const hash = new JoinPlan(plan, right, joinKindNow, leftKeys, rightKeys, residualExpr, it.alias);
     const lookup = (joinKindNow === 'inner' || joinKindNow === 'left') && right instanceof TableScanPlan ? lookupSpec(right, leftKeys, rightKeys, rightColumns) : undefined;
-    plan = lookup === undefined ? hash : new LookupJoinPlan(plan, hash, lookup, joinKindNow, residualExpr, it.alias);
+    // A view or subquery that can read the keys by index: parameterised, once per left row while the left side is small.
+    const param =
+      lookup === undefined && paramKeys.length > 0 && usingPairs.length === 0 && (joinKindNow === 'inner' || joinKindNow === 'left')
+        ? it.parameterised!(paramKeys.map(({ column, type, collation }) => ({ column, type, collation })), pushed[i]!)
+        : undefined;
+    if (param !== undefined) {
+      // Every join condition is tested on the joined row (the keys' equalities again among them).
+      const tested = compileQuals(conds, exprEnv(env, joinScope, undefined, 'JOIN conditions'), 'JOIN/ON');
+      const keys = paramKeys.map((k) => k.left);
+      const keyRow = (l: Row, ctx: EvalContext): Row | undefined => {
+        ctx.row = l;
+        const values: Row = [];
+        for (const k of keys) {
+          const v = k.evaluate(ctx);
+          if (v.value === null) return undefined;
+          values.push(v);
+        }
+        return values;
+      };
+      plan = new ParameterisedJoinPlan(plan, hash, new LateralJoinPlan(plan, param.plan, joinKindNow === 'left' ? 'left' : 'inner', tested, it.alias, keyRow), param.keyed, it.alias);
+    } else plan = lookup === undefined ? hash : new LookupJoinPlan(plan, hash, lookup, joinKindNow, residualExpr, it.alias);
     columns = joinedCols;
     if (it.using !== undefined && it.using.length > 0) {
       // USING / NATURAL: one merged column per name first (the left one, the right one for a
@@ -1861,7 +1931,25 @@ function fromItem(f: Ast, i: number, env: PlanEnv, rowItems: ReadonlySet<string>
       refuseLateralReference(err, before);
       throw err;
     }
-    return { columns: plan.columns, join, on, alias, using, build: (conds) => filtered(plan, conds, env) };
+    // Conditions on it, and a join's key values, go into its query where its shape allows (its
+    // select list's `*` written out first), as PostgreSQL pulls a simple subquery up.
+    const visible = plan.columns.map((c) => c.name);
+    let expanded: Ast | undefined;
+    const withConds = (conds: Ast[], parent: Scope | undefined): Plan | undefined => {
+      expanded ??= ((query.columns ?? []) as Ast[]).some((item) => (item.expr as Ast | undefined)?.type === 'column_ref' && columnName(item.expr as Ast) === '*') ? expandStars(query, env) : query;
+      const merged = queryWithConditions(expanded, visible, alias, conds);
+      return merged === undefined ? undefined : renamed(planQuery(merged.query, { ...env, parent }), alias, names);
+    };
+    return {
+      columns: plan.columns,
+      join,
+      on,
+      alias,
+      using,
+      build: (conds) => (conds.length === 0 ? plan : (withConds(conds, env.parent) ?? filtered(plan, conds, env))),
+      // Without its shape allowing it, the plan made reads no key, and parameterised says so.
+      parameterised: (keys, conds) => parameterised(keys, env.parent, (lookup) => withConds([...conds, ...lookupConditions(keys, alias)], lookup) ?? plan),
+    };
   }
   if (f.expr?.type === 'values') {
     if (!f.as) sqlFail('42601', 'VALUES in FROM must have an alias');
@@ -1903,13 +1991,25 @@ function fromItem(f: Ast, i: number, env: PlanEnv, rowItems: ReadonlySet<string>
           noteViewRead(viewDef, built.columns);
           return built;
         }
-        const built = renamed(viewPlan(viewDef, env, merged.query), alias, viewColumnNames(viewDef));
+        // Inside a parameterised plan the conditions may read its keys (a view of a view): the
+        // view's query then sees the level they are on.
+        const keys = JSON.stringify(conds).includes(JSON.stringify(LOOKUP_QUALIFIER));
+        const built = renamed(viewPlan(viewDef, env, merged.query, keys ? env.parent : undefined), alias, viewColumnNames(viewDef));
         // The columns the conditions read count as read (for what the view reads, views.ts).
         for (const c of built.columns) if (merged.read.has(c.name)) c.used = true;
         noteViewRead(viewDef, built.columns);
         return built;
       };
-      return { columns: plan.columns, join, on, alias, using, build };
+      const parameterisedView = (keys: LookupKey[], conds: Ast[]): ReturnType<NonNullable<FromItem['parameterised']>> => {
+        const merged = viewWithConditions(viewDef, alias, [...conds, ...lookupConditions(keys, alias)]);
+        if (merged === undefined) return undefined;
+        const made = parameterised(keys, undefined, (lookup) => renamed(viewPlan(viewDef, env, merged.query, lookup), alias, viewColumnNames(viewDef)));
+        if (made === undefined) return undefined;
+        for (const c of made.plan.columns) if (merged.read.has(c.name)) c.used = true;
+        noteViewRead(viewDef, made.plan.columns);
+        return made;
+      };
+      return { columns: plan.columns, join, on, alias, using, build, parameterised: parameterisedView };
     }
     // A sequence reads as a one-row relation (last_value, log_cnt, is_called).
     const seq = findSequence(env.catalog, name);
@@ -2160,6 +2260,7 @@ export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: P
   }
   const filter = conds.length === 0 ? undefined : compileQuals(conds, exprEnv(env, scope), 'WHERE');
   const path = choosePath(table, found, orderHint, impliedPartialIndexes(table.indexes, conds, ownName));
+  if (keyWatch !== undefined && path.eq.some((alt) => alt.some((e) => keyWatch!.exprs.has(e)))) keyWatch.keyed.push(table);
   return new TableScanPlan(table, alias, path, filter, conds.length > 0 ? `${conds.length} condition(s)` : '', columns, lazyBareConditions(conds, scope, env));
 }
 
@@ -2300,16 +2401,20 @@ function columnConds(
   const constant = (n: Ast): CompiledExpr | undefined => {
     const refs: Ast[] = [];
     if (!columnRefs(n, refs)) return undefined;
+    let key = false;
     for (const r of refs) {
       try {
         const s = scope.resolve(columnQualifier(r), columnName(r));
         if (s.depth === 0) return undefined;
+        if (keyWatch?.columns.has(s.column) === true) key = true;
       } catch {
         return undefined;
       }
     }
     try {
-      return compileExpression(n, outerEnv);
+      const e = compileExpression(n, outerEnv);
+      if (key) keyWatch!.exprs.add(e);
+      return e;
     } catch {
       return undefined;
     }

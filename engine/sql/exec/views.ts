@@ -5,10 +5,11 @@ import { TYPE_DISPLAY } from '../sql-cast.js';
 import type { TxnView } from '../store/sql-view.js';
 import { sqlFail } from '../sql-types.js';
 import type { Plan, PlanColumn } from './runtime.js';
-import { columnName, columnQualifier, tableName } from './scope.js';
+import { columnName, columnQualifier, tableName, type Scope } from './scope.js';
 import { outputType, planQuery, type PlanEnv } from './select.js';
 import { hasVolatile } from './quals.js';
 import { shapeReason, updatableReason } from './view-writes.js';
+import { COLLATE_MARKER } from '../sql-grammar-gaps.js';
 
 /*
  * Views (CREATE VIEW): a query kept in the catalog and planned, wherever the view is read, as a
@@ -113,7 +114,7 @@ function planRecording(query: Ast, env: PlanEnv): { plan: Plan; uses: ViewDef['u
  * no parameters, the statement's init plans.
  * @throws SQL_ERROR 42P17 a view whose query reads itself (CREATE OR REPLACE made it so)
  */
-export function viewPlan(def: ViewDef, env: PlanEnv, withConditions?: Ast): Plan {
+export function viewPlan(def: ViewDef, env: PlanEnv, withConditions?: Ast, lookup?: Scope): Plan {
   if (expanding.includes(def.name)) sqlFail('42P17', `infinite recursion detected in rules for relation "${def.name}"`);
   recording?.views.add(def.id);
   const saved = recording;
@@ -122,7 +123,8 @@ export function viewPlan(def: ViewDef, env: PlanEnv, withConditions?: Ast): Plan
   try {
     // With the reading query's conditions (viewWithConditions) the plan reads its parameters.
     const query = withConditions ?? structuredClone(def.query as Ast);
-    const plan = planQuery(query, { catalog: env.catalog, params: withConditions === undefined ? [] : env.params, parent: undefined, ctes: new Map(), ...(env.initPlans === undefined ? {} : { initPlans: env.initPlans }) });
+    // A parameterised plan (select.ts) reads its key values from `lookup`, an enclosing level of its own.
+    const plan = planQuery(query, { catalog: env.catalog, params: withConditions === undefined ? [] : env.params, parent: lookup, ctes: new Map(), ...(env.initPlans === undefined ? {} : { initPlans: env.initPlans }) });
     const visible = plan.columns.filter((c) => !c.hidden);
     if (visible.length !== def.columns.length) sqlFail('XX000', `internal: view "${def.name}" has ${visible.length} columns instead of ${def.columns.length}`);
     return plan;
@@ -142,10 +144,25 @@ export function viewPlan(def: ViewDef, env: PlanEnv, withConditions?: Ast): Plan
  * a column of another relation; a column whose expression is volatile.
  */
 export function viewWithConditions(def: ViewDef, alias: string, conds: readonly Ast[]): { query: Ast; read: ReadonlySet<string> } | undefined {
-  const q = def.query as Ast;
+  return queryWithConditions(def.query as Ast, def.columns.map((c) => c.name), alias, conds);
+}
+
+/**
+ * The qualifier of the key columns a parameterised plan reads (select.ts): a name no query can
+ * write (it holds a NUL), so no table or alias inside the query it is put into can take it.
+ */
+export const LOOKUP_QUALIFIER = '\0lookup';
+
+/**
+ * `q` (its select list without `*`, its visible columns named `names` in order) with `conds` on
+ * those columns, written as `alias.col` or `col`, added to its WHERE: see viewWithConditions.
+ * References qualified by LOOKUP_QUALIFIER stay as they are (key values of an enclosing level).
+ */
+export function queryWithConditions(q: Ast, names: readonly string[], alias: string, conds: readonly Ast[]): { query: Ast; read: ReadonlySet<string> } | undefined {
   if (shapeReason(q, false) !== undefined) return undefined;
   const items = (q.columns ?? []) as Ast[];
-  const byName = new Map(def.columns.map((c, i) => [c.name, items[i]?.expr as Ast | undefined]));
+  if (items.length !== names.length || new Set(names).size !== names.length) return undefined;
+  const byName = new Map(names.map((name, i) => [name, items[i]?.expr as Ast | undefined]));
   let safe = true;
   const read = new Set<string>();
   const subst = (node: unknown): unknown => {
@@ -158,8 +175,11 @@ export function viewWithConditions(def: ViewDef, alias: string, conds: readonly 
     }
     if (n.type === 'column_ref') {
       const qual = columnQualifier(n);
+      if (qual === LOOKUP_QUALIFIER) return n;
       const expr = byName.get(columnName(n));
-      if (expr === undefined || (qual !== null && qual !== alias) || hasVolatile(expr)) {
+      // An explicit COLLATE inside is implicit outside (PostgreSQL's subquery column): written
+      // into the condition it would be explicit there, and could conflict with the condition's own.
+      if (expr === undefined || (qual !== null && qual !== alias) || hasVolatile(expr) || collated(expr)) {
         safe = false;
         return n;
       }
@@ -177,6 +197,16 @@ export function viewWithConditions(def: ViewDef, alias: string, conds: readonly 
   return { query: { ...q, where }, read };
 }
 
+/** Whether an expression holds a COLLATE clause (either form the parse leaves, see sql-grammar-gaps.ts). */
+function collated(node: unknown): boolean {
+  if (node === null || typeof node !== 'object') return false;
+  if (Array.isArray(node)) return node.some(collated);
+  const n = node as Ast;
+  if (n.collate !== null && n.collate !== undefined) return true;
+  if (n.type === 'function' && JSON.stringify(n.name ?? '').includes(COLLATE_MARKER)) return true;
+  return Object.entries(n).some(([k, v]) => k !== 'loc' && collated(v));
+}
+
 /** The names its columns have when view `def` is read. */
 export function viewColumnNames(def: ViewDef): string[] {
   return def.columns.map((c) => c.name);
@@ -190,7 +220,7 @@ const EMPTY_LIMIT = { seperator: '', value: [] };
  * The query with every `*` and `t.*` of its select list (each member's, in a set operation)
  * written out as the columns it stands for now, so the view keeps the columns it was created with.
  */
-function expandStars(query: Ast, env: PlanEnv): Ast {
+export function expandStars(query: Ast, env: PlanEnv): Ast {
   const out = structuredClone(query);
   for (let cur: Ast | undefined = out; cur !== undefined && cur !== null; cur = cur._next as Ast | undefined) {
     const items = cur.columns as Ast[] | undefined;
