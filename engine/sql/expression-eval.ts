@@ -6,12 +6,16 @@ import { sqlRegExp } from './functions/string-functions.js';
 import { EXTRACT_SOURCES, extractField } from './functions/time-functions.js';
 import { castValue, canCast, MAX_FRACTION_DIGITS, parseInterval, parseText, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
 import { applyArith, compareValues, negate, noOperator, noPrefixOperator, resolveArith, resolveComparison, type ArithOp } from './operators.js';
-import { BIT_LITERAL, BIT_OPERATOR, COLLATE_MARKER, POWER_OPERATOR, UNBOUNDED_BPCHAR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
+import { ARRAY_CODE_SPAN, ARRAY_ELEMENT_CODES, BIT_LITERAL, BIT_OPERATOR, COLLATE_MARKER, POWER_OPERATOR, UNBOUNDED_BPCHAR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
 import { asciiCaseOnly, asciiLower, isCollatable, markerNameParts, mergeCollations, neededCollation, resolveCollation, type Collation } from './collation.js';
 import { bitNot, bitShift, bitwise, isBitType, parseBits } from './bit-string.js';
 import { canCoerce, castOnce, commonType, coerce } from './type-resolution.js';
+import { arrayContains, arrayOf, arrayOverlaps, constructed, quantify, subscript } from './arrays.js';
 import {
+  elementTypeOf,
+  isArrayType,
   makeInt,
+  NUMERIC_RANK,
   numericLiteral,
   jsonbText,
   sqlFail,
@@ -74,7 +78,8 @@ type NodeKind =
   | 'interval'
   | 'extract'
   | 'double_quote_string'
-  | 'expr_list';
+  | 'expr_list'
+  | 'array';
 
 const HANDLERS: Record<NodeKind, Handler> = {
   number: (n) => constant(numericLiteral(String(n.value))),
@@ -98,7 +103,70 @@ const HANDLERS: Record<NodeKind, Handler> = {
   extract: compileExtract,
   double_quote_string: () => unsupported('quoted identifiers'),
   expr_list: () => unsupported('row constructors / lists outside IN'),
+  array: compileArrayConstructor,
 };
+
+/**
+ * ARRAY[a, b, ...]: the elements' common type (PostgreSQL's select_common_type, untyped literals
+ * taking it, text when all are untyped); an element that is itself an array would make a
+ * multidimensional array, which is not supported.
+ * @throws SQL_ERROR 42804 elements whose types cannot be matched, 0A000 an array element
+ */
+function compileArrayConstructor(node: AstNode, env: CompileEnv): CompiledExpr {
+  const items = (node.expr_list as { value?: AstNode[] } | undefined)?.value;
+  if (!Array.isArray(items)) return sqlFail('42P18', 'cannot determine type of empty array', undefined, 'Explicitly cast to the desired type, for example ARRAY[]::integer[].');
+  const compiled = items.map((i) => compileExpression(i, env));
+  if (compiled.some((c) => isArrayType(c.type))) return unsupported('multidimensional arrays');
+  const element = commonType(compiled.map((c) => c.type), 'ARRAY');
+  const type = arrayOf(element);
+  const coerced = compiled.map((c) => coerce(c, element));
+  return { type, evaluate: (ctx) => constructed(type, coerced, ctx) };
+}
+
+/**
+ * `x[i]` (node-sql-parser's array_index, on a column or any parenthesised expression): an array's
+ * element at 1-based i (NULL out of range; a second subscript of a one-dimensional array is NULL,
+ * as PostgreSQL's for the wrong number of subscripts), or a jsonb value's member (`doc['key']`,
+ * `doc[0]`, PostgreSQL 14's jsonb subscripting).
+ * @throws SQL_ERROR 42804 a type that has no subscripts
+ */
+function compileSubscripts(node: AstNode, env: CompileEnv): CompiledExpr {
+  const subs = node.array_index as { index: AstNode }[];
+  const { array_index: _unused, ...bare } = node;
+  let e = compileExpression(bare as AstNode, env);
+  for (const [k, sub] of subs.entries()) {
+    const index = compileExpression(sub.index, env);
+    const base = e;
+    if (base.type === 'jsonb') {
+      const key = index.type === 'unknown' ? coerce(index, 'text') : index;
+      if (key.type !== 'text' && NUMERIC_RANK[key.type] === undefined) sqlFail('42804', `subscript type ${TYPE_DISPLAY[key.type]} is not supported as jsonb subscript`, undefined, 'jsonb subscript must be coercible to either integer or text.');
+      e = {
+        type: 'jsonb',
+        evaluate(ctx) {
+          const doc = base.evaluate(ctx);
+          const i = key.evaluate(ctx);
+          if (doc.value === null || i.value === null) return { type: 'jsonb', value: null };
+          const got = jsonbPath((doc.value as Jsonb).json, [String(i.value)]);
+          return got === undefined ? { type: 'jsonb', value: null } : { type: 'jsonb', value: { json: got } };
+        },
+      };
+      continue;
+    }
+    if (!isArrayType(base.type)) {
+      if (k > 0) {
+        const type = base.type;
+        e = { type, evaluate: () => ({ type, value: null }) as SqlValue };
+        continue;
+      }
+      return sqlFail('42804', `cannot subscript type ${TYPE_DISPLAY[base.type]} because it does not support subscripting`);
+    }
+    if (!canCoerce(index.type, 'int4')) sqlFail('42804', 'array subscript must have type integer');
+    const i = coerce(index, 'int4');
+    const type = elementTypeOf(base.type);
+    e = { type, ...(base.collation === undefined ? {} : { collation: base.collation }), evaluate: (ctx) => subscript(base.evaluate(ctx), i.evaluate(ctx), type) };
+  }
+  return e;
+}
 
 /** @throws SQL_ERROR 0A000 "unsupported: <what>" */
 export function unsupported(what: string): never {
@@ -118,6 +186,7 @@ let operands: CompiledExpr[] | undefined;
  * @throws SQL_ERROR with a sqlstate: 0A000 unsupported, 42883 unknown function/operator, 42P21 two explicit collations, ...
  */
 export function compileExpression(node: AstNode, env: CompileEnv): CompiledExpr {
+  if (Array.isArray(node.array_index) && node.array_index.length > 0) return compileSubscripts(node, env);
   const outer = operands;
   const mine: CompiledExpr[] = [];
   operands = mine;
@@ -191,8 +260,8 @@ interface DataTypeNode {
 export function castTargetOf(t: DataTypeNode): CastTarget {
   const name = t.dataType.toUpperCase();
   const suffix = Array.isArray(t.suffix) ? t.suffix.map(String).join(' ').toUpperCase() : '';
-  // Was read as a cast to the element type (x::int[] gave an integer).
-  if (t.array !== undefined && t.array !== null) return unsupported(`casts to array types (${t.dataType.toLowerCase()}[]; arrays come only from array_agg)`);
+  const element = arrayElementNode(t);
+  if (element !== undefined) return arrayTarget(castTargetOf(element));
   switch (name) {
     case 'INT':
     case 'INTEGER':
@@ -258,6 +327,31 @@ export function castTargetOf(t: DataTypeNode): CastTarget {
 }
 
 /**
+ * The element type of an array type as the parser gives it (`int[]`, `int ARRAY`, `int[3]`,
+ * `int[][]`: PostgreSQL ignores declared sizes and dimensions; `text[]` arrives as one name), or
+ * undefined for a type that is not an array.
+ */
+export function arrayElementNode<T extends DataTypeNode>(t: T): T | undefined {
+  if (t.array !== undefined && t.array !== null) {
+    if (String(t.dataType).toUpperCase() !== 'TINYINT') return { ...t, array: undefined };
+    // An element type the parser reads no [] after, carried by sql-grammar-gaps.ts's rewriteArrayTypes.
+    const code = t.length ?? 0;
+    const modifier = code % ARRAY_CODE_SPAN;
+    const name = ARRAY_ELEMENT_CODES[Math.floor(code / ARRAY_CODE_SPAN) - 1] ?? sqlFail('XX000', `internal: array element code ${code}`);
+    const { length: _length, parentheses: _parentheses, scale: _scale, ...rest } = t;
+    return { ...rest, dataType: name, array: undefined, ...(modifier === ARRAY_CODE_SPAN - 1 ? {} : { length: modifier, parentheses: true }) } as T;
+  }
+  const name = String(t.dataType);
+  return name.endsWith('[]') ? { ...t, dataType: name.slice(0, -2).trimEnd() } : undefined;
+}
+
+/** The cast target of an array of `element` (its modifiers kept for each element). */
+export function arrayTarget(element: CastTarget): CastTarget {
+  const { type, ...modifiers } = element;
+  return { type: arrayOf(type), ...(Object.keys(modifiers).length > 0 ? { element } : {}) };
+}
+
+/**
  * character(n): `char` alone is char(1); bpchar (written `char(UNBOUNDED_BPCHAR)` by
  * sql-grammar-gaps.ts) has no length.
  * @throws SQL_ERROR 22023 a length below 1
@@ -308,11 +402,18 @@ function compileCast(node: AstNode, env: CompileEnv): CompiledExpr {
     // `NOT (x)::t` means NOT ((x)::t) in PostgreSQL, but node-sql-parser yields (NOT x)::t.
     return unsupported('NOT (x)::type without parentheses; write NOT ((x)::type) or (NOT x)::type');
   }
-  let e = compileExpression(inner0, env);
+  // ARRAY[]::t[]: the empty array takes its type from the cast (alone it has none, see compileArrayConstructor).
+  const empty = inner0.type === 'array' && !Array.isArray((inner0.expr_list as { value?: unknown } | undefined)?.value);
+  let e = empty ? constant({ type: 'unknown', value: '{}' }) : compileExpression(inner0, env);
   for (const t of targets) {
     const target = castTargetOf(t);
+    if (empty && !isArrayType(target.type)) sqlFail('42P18', 'cannot determine type of empty array', undefined, 'Explicitly cast to the desired type, for example ARRAY[]::integer[].');
     const inner = e;
-    if (!canCast(inner.type, target.type)) sqlFail('42846', `cannot cast type ${TYPE_DISPLAY[inner.type]} to ${TYPE_DISPLAY[target.type]}`);
+    if (!canCast(inner.type, target.type)) {
+      // Between two array types PostgreSQL names the elements' cast that is missing.
+      const [from, to] = isArrayType(inner.type) && isArrayType(target.type) ? [elementTypeOf(inner.type), elementTypeOf(target.type)] : [inner.type, target.type];
+      sqlFail('42846', `cannot cast type ${TYPE_DISPLAY[from]} to ${TYPE_DISPLAY[to]}`);
+    }
     e = inner.param !== undefined ? castOnce(inner, target) : { type: target.type, evaluate: (ctx) => castValue(inner.evaluate(ctx), target) };
     // A cast of a literal is folded at compile time, so bad input fails even when not reached.
     if (inner.type === 'unknown' && inner.param === undefined) e = constant(e.evaluate(COMPILE_TIME_CONTEXT));
@@ -391,6 +492,7 @@ type BinaryOp =
   | '#>>'
   | '@>'
   | '<@'
+  | '&&'
   | '?'
   | '~'
   | '~*'
@@ -427,7 +529,7 @@ const COMPARE: Record<string, (c: number) => boolean> = {
 };
 
 /** A comparison of two compiled expressions in their common type; NULL if either is NULL. */
-function comparison(op: string, l: CompiledExpr, r: CompiledExpr): CompiledExpr {
+export function comparison(op: string, l: CompiledExpr, r: CompiledExpr): CompiledExpr {
   const t = resolveComparison(op, l.type, r.type);
   if ((t === 'jsonb' && op !== '=' && op !== '<>' && op !== '!=') || t === 'unknown') {
     return unsupported(`operator ${op} on ${TYPE_DISPLAY[t]}`);
@@ -611,6 +713,7 @@ const like: BinaryHandler = (op, node, env) => {
 const concatOp: BinaryHandler = (op, node, env) => {
   const l = compileExpression(node.left as AstNode, env);
   const r = compileExpression(node.right as AstNode, env);
+  if (isArrayType(l.type) || isArrayType(r.type)) return arrayConcat(l, r);
   if ((l.type === 'jsonb' && (r.type === 'jsonb' || r.type === 'unknown')) || (r.type === 'jsonb' && l.type === 'unknown')) {
     const lc = coerce(l, 'jsonb');
     const rc = coerce(r, 'jsonb');
@@ -782,6 +885,125 @@ const regexMatch: BinaryHandler = (op, node, env) => {
   };
 };
 
+/** Two arrays of one type for an array operator: an untyped literal takes the other's type, elements of two types their common one. */
+function arrayOperands(op: string, l: CompiledExpr, r: CompiledExpr): [CompiledExpr, CompiledExpr] {
+  const lt = l.type === 'unknown' ? r.type : l.type;
+  const rt = r.type === 'unknown' ? l.type : r.type;
+  if (!isArrayType(lt) || !isArrayType(rt)) return noOperator(op, l.type, r.type);
+  const el = elementTypeOf(lt);
+  const er = elementTypeOf(rt);
+  let element: SqlTypeName = el;
+  if (el !== er) {
+    if (canCoerce(el, er)) element = er;
+    else if (!canCoerce(er, el)) return noOperator(op, l.type, r.type);
+  }
+  const type = arrayOf(element);
+  return [coerce(l, type), coerce(r, type)];
+}
+
+const elementEquals = (a: SqlValue, b: SqlValue): boolean => compareValues(a as NonNullSqlValue, b as NonNullSqlValue) === 0;
+
+/** a @> b and a <@ b over arrays (else jsonb's), a && b (overlap). */
+const containment: BinaryHandler = (op, node, env) => {
+  const l = compileExpression(node.left as AstNode, env);
+  const r = compileExpression(node.right as AstNode, env);
+  if (op !== '&&' && !isArrayType(l.type) && !isArrayType(r.type)) return jsonTest(op, node, env);
+  const [lc, rc] = arrayOperands(op, l, r);
+  return {
+    type: 'boolean',
+    evaluate(ctx) {
+      const a = lc.evaluate(ctx).value as SqlValue[] | null;
+      const b = rc.evaluate(ctx).value as SqlValue[] | null;
+      if (a === null || b === null) return { type: 'boolean', value: null };
+      if (op === '&&') return { type: 'boolean', value: arrayOverlaps(a, b, elementEquals) };
+      return { type: 'boolean', value: op === '@>' ? arrayContains(a, b, elementEquals) : arrayContains(b, a, elementEquals) };
+    },
+  };
+};
+
+/**
+ * `||` with an array: array || array (array_cat), array || element (array_append), element ||
+ * array (array_prepend); an untyped literal beside an array is an array. A NULL array is empty
+ * here, as in those functions; a NULL element is appended.
+ */
+function arrayConcat(l: CompiledExpr, r: CompiledExpr): CompiledExpr {
+  const lArray = isArrayType(l.type) || (l.type === 'unknown' && isArrayType(r.type));
+  const rArray = isArrayType(r.type) || (r.type === 'unknown' && isArrayType(l.type));
+  if (lArray && rArray) {
+    const [lc, rc] = arrayOperands('||', l, r);
+    const type = lc.type;
+    return {
+      type,
+      ...(l.collation === undefined ? {} : { collation: l.collation }),
+      evaluate(ctx) {
+        const a = lc.evaluate(ctx).value as SqlValue[] | null;
+        const b = rc.evaluate(ctx).value as SqlValue[] | null;
+        if (a === null && b === null) return { type, value: null } as SqlValue;
+        return { type, value: [...(a ?? []), ...(b ?? [])] } as SqlValue;
+      },
+    };
+  }
+  const array = lArray ? l : r;
+  const element = elementTypeOf(array.type as `${string}[]` & SqlTypeName);
+  const item = lArray ? r : l;
+  if (!canCoerce(item.type, element)) return noOperator('||', l.type, r.type);
+  const ic = coerce(item, element);
+  const type = array.type;
+  return {
+    type,
+    evaluate(ctx) {
+      const a = (array.evaluate(ctx).value as SqlValue[] | null) ?? [];
+      const v = ic.evaluate(ctx);
+      return { type, value: lArray ? [...a, v] : [v, ...a] } as SqlValue;
+    },
+  };
+}
+
+/** `ANY (x)`, `SOME (x)`, `ALL (x)` with an expression (not a subquery) inside: the array expression. */
+function arrayQuantifier(n: AstNode | undefined): { array: AstNode; all: boolean } | undefined {
+  if (n?.type !== 'function') return undefined;
+  const parts = (n.name as { name?: { value: unknown }[] } | undefined)?.name ?? [];
+  const name = parts.length === 1 ? String(parts[0]!.value).toLowerCase() : '';
+  if (name !== 'any' && name !== 'some' && name !== 'all') return undefined;
+  const args = ((n.args as { value?: AstNode[] } | undefined)?.value ?? []) as AstNode[];
+  if (args.length !== 1 || (args[0] as { ast?: unknown }).ast !== undefined) return undefined;
+  return { array: args[0]!, all: name === 'all' };
+}
+
+/**
+ * `x op ANY (array)` / `x op ALL (array)`: op between x and each element (see arrays.ts
+ * quantify). An untyped literal is an array of x's type; a JSON array parameter too.
+ * @throws SQL_ERROR 42809 when the right side is not an array
+ */
+function arrayQuantified(op: string, l: CompiledExpr, a: CompiledExpr, all: boolean): CompiledExpr {
+  const wanted = arrayOf(l.type === 'unknown' ? 'text' : l.type);
+  if (a.type === 'unknown') a = coerce(a, wanted);
+  else if (a.type === 'jsonb' && a.param !== undefined) a = castOnce(a, { type: wanted });
+  if (!isArrayType(a.type)) return sqlFail('42809', 'op ANY/ALL (array) requires array on right side');
+  const element = elementTypeOf(a.type);
+  const t = resolveComparison(op, l.type, element);
+  const lc = coerce(l, t);
+  let left: SqlValue = { type: t, value: null } as SqlValue;
+  let current: SqlValue = left;
+  const test = comparison(op, { type: t, ...(l.collation === undefined ? {} : { collation: l.collation }), evaluate: () => left }, { type: element, ...(a.collation === undefined ? {} : { collation: a.collation }), evaluate: () => current });
+  const arr = a;
+  return {
+    type: 'boolean',
+    evaluate(ctx) {
+      left = lc.evaluate(ctx);
+      const elements = arr.evaluate(ctx).value as SqlValue[] | null;
+      if (elements === null) return { type: 'boolean', value: null };
+      const tests = function* (): Generator<boolean | null> {
+        for (const e of elements) {
+          current = e;
+          yield test.evaluate(ctx).value as boolean | null;
+        }
+      };
+      return { type: 'boolean', value: quantify(tests(), all) };
+    },
+  };
+}
+
 const BINARY: Record<BinaryOp, BinaryHandler> = {
   '+': arith,
   '-': arith,
@@ -812,8 +1034,9 @@ const BINARY: Record<BinaryOp, BinaryHandler> = {
   '->>': jsonArrow,
   '#>': jsonPathOp,
   '#>>': jsonPathOp,
-  '@>': jsonTest,
-  '<@': jsonTest,
+  '@>': containment,
+  '<@': containment,
+  '&&': containment,
   '?': jsonTest,
   '~': regexMatch,
   '~*': regexMatch,
@@ -845,6 +1068,8 @@ function checkConcatGrouping(op: string, node: AstNode): void {
 function compileBinary(node: AstNode, env: CompileEnv): CompiledExpr {
   const op = String(node.operator).toUpperCase();
   checkConcatGrouping(op, node);
+  const quantifier = arrayQuantifier(node.right as AstNode);
+  if (quantifier !== undefined && op in COMPARE) return arrayQuantified(op, compileExpression(node.left as AstNode, env), compileExpression(quantifier.array, env), quantifier.all);
   const handler = (BINARY as Record<string, BinaryHandler | undefined>)[op];
   if (handler === undefined) return unsupported(`operator ${String(node.operator)}`);
   return handler(op, node, env);

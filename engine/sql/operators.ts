@@ -200,6 +200,7 @@ export function resolveComparison(op: string, l: SqlTypeName, r: SqlTypeName): S
   if (nl !== undefined && nr !== undefined) return nl >= nr ? l : r;
   const times: SqlTypeName[] = ['date', 'timestamp', 'timestamptz'];
   if (times.includes(l) && times.includes(r)) return times.indexOf(l) >= times.indexOf(r) ? l : r;
+  // Arrays of two element types have no operator (int4[] = int8[] is 42883, as in PostgreSQL).
   return noOperator(op, l, r);
 }
 

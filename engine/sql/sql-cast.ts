@@ -1,10 +1,13 @@
 import { bitsFromInt, fitBits, intFromBits, isBitType, parseBits } from './bit-string.js';
+import { jsonArrayElements, parseArrayText } from './arrays.js';
 import { Decimal } from './decimal.js';
 import { checkDate, checkTimestamp, DAYS_PER_MONTH, daysFromCivil, daysInMonth, TIMESTAMP_END } from './functions/calendar.js';
 import {
   bpcharTrim,
+  elementTypeOf,
   INT_RANGES,
   isArrayType,
+  isArrayValue,
   NUMERIC_RANK,
   jsonbText,
   makeInt,
@@ -31,6 +34,8 @@ export interface CastTarget {
   scale?: number;
   /** timestamp(p) / timestamptz(p): rounds to p fractional digits of a second (0 to 5; 6 is the default). */
   fractionDigits?: number;
+  /** An array type's elements' modifiers (`varchar(3)[]`), applied to each element. */
+  element?: CastTarget;
 }
 
 const SCALAR_DISPLAY: Record<ScalarTypeName, string> = {
@@ -71,6 +76,10 @@ const MICROS_PER_DAY = 86_400_000_000n;
 export function castValue(v: SqlValue, target: CastTarget): SqlValue {
   if (v.value === null) return { type: target.type, value: null };
   const out = castNonNull(v, target.type, target);
+  if (target.element !== undefined && isArrayType(out.type) && out.value !== null) {
+    const element = target.element;
+    return { type: out.type, value: (out.value as SqlValue[]).map((e) => castValue(e, element)) } as SqlValue;
+  }
   return applyModifiers(out, target);
 }
 
@@ -127,6 +136,8 @@ export function canCast(from: SqlTypeName, to: SqlTypeName): boolean {
   if ((from === 'int4' || from === 'int8') && to === 'bit') return true;
   if (from === 'bit' && (to === 'int4' || to === 'int8')) return true;
   if (from === 'jsonb' && ['boolean', 'int2', 'int4', 'int8', 'numeric', 'float8'].includes(to)) return true;
+  // Arrays element by element; a JSON array (a parameter sent as one) into any array type.
+  if (isArrayType(to) && (from === 'jsonb' || (isArrayType(from) && canCast(elementTypeOf(from), elementTypeOf(to))))) return true;
   return false;
 }
 
@@ -137,6 +148,13 @@ function noCast(from: SqlTypeName, to: SqlTypeName): never {
 function castNonNull(v: NonNullSqlValue, to: SqlTypeName, target?: CastTarget): SqlValue {
   if (v.type === to) return v;
   if (v.type === 'unknown' || v.type === 'text') return parseText(v.value, to);
+  if (isArrayType(to)) {
+    // Element by element from another array type; a JSON array (a parameter sent as one) as its elements' text.
+    const element = elementTypeOf(to);
+    if (isArrayValue(v)) return { type: to, value: v.value.map((e) => castValue(e, { type: element })) } as SqlValue;
+    if (v.type === 'jsonb') return { type: to, value: jsonArrayElements(v.value.json, (t) => parseText(t, element), { type: element, value: null } as SqlValue) } as SqlValue;
+    return noCast(v.type, to);
+  }
   // bpchar -> text drops the padding (rtrim1); to any other type it is read as its text form.
   if (v.type === 'bpchar') return to === 'text' ? { type: 'text', value: bpcharTrim(v.value) } : parseText(v.value, to);
   if (to === 'text' || to === 'bpchar') return { type: to, value: toText(v) };
@@ -332,7 +350,10 @@ export function parseText(raw: string, to: SqlTypeName): SqlValue {
     case 'uuid':
       return { type: 'uuid', value: parseUuid(raw) };
     default: {
-      if (isArrayType(to)) return sqlFail('0A000', `unsupported: array input (${TYPE_DISPLAY[to]})`);
+      if (isArrayType(to)) {
+        const element = elementTypeOf(to);
+        return { type: to, value: parseArrayText(raw, (t) => parseText(t, element), { type: element, value: null } as SqlValue) } as SqlValue;
+      }
       const never: never = to;
       return never;
     }

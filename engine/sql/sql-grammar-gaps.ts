@@ -65,6 +65,10 @@ import { sqlFail } from './sql-types.js';
  *    it (the parser reads none of these words there);
  *  - a constraint's quoted name in CREATE / ALTER TABLE -> the name with QUOTED_NAME_MARKER
  *    before it (the parser drops the quotes, and only an unquoted name is folded);
+ *  - an array of a type the parser reads no `[]` after (`boolean[]`, `date[]`, `timestamp(3) with
+ *    time zone[]`, `uuid[]`, `jsonb[]`, ...), where a type is read (casts, column definitions, ALTER
+ *    COLUMN TYPE) -> `tinyint(<code>)[]` (tinyint is no PostgreSQL type: a written one is 42704 first),
+ *    the code naming the element type and its modifier (ARRAY_ELEMENT_CODES);
  *  - a function in FROM `f(args) WITH ORDINALITY` -> `<ORDINALITY_MARKER>(f(args))` (the parser
  *    reads no WITH ORDINALITY), which the planner reads as the function with its row numbers;
  * Each returns the same array when it changes nothing.
@@ -123,6 +127,14 @@ export const DROP_IF_EXISTS_MARKER = '__tetra_if_exists__:';
 /** INSERT's `OVERRIDING SYSTEM VALUE` / `OVERRIDING USER VALUE` become `PARTITION (<this>)` (see rewriteOverriding). */
 export const OVERRIDING_SYSTEM_MARKER = '__tetra_overriding_system__';
 export const OVERRIDING_USER_MARKER = '__tetra_overriding_user__';
+/**
+ * The element types an array type's `tinyint(<code>)[]` stands for (see rewriteArrayTypes): code
+ * = (index + 1) * ARRAY_CODE_SPAN + the element's modifier (its length or precision), or + the
+ * span - 1 for none. Each name is one castTargetOf reads.
+ */
+export const ARRAY_ELEMENT_CODES = ['BOOLEAN', 'DATE', 'TIMESTAMP', 'TIMESTAMPTZ', 'UUID', 'JSONB', 'BYTEA', 'INTERVAL', 'BIT', 'BIT VARYING'] as const;
+export const ARRAY_CODE_SPAN = 1_000_000;
+
 /** `f(args) WITH ORDINALITY` in FROM becomes `<this>(f(args))` (see rewriteOrdinality). */
 export const ORDINALITY_MARKER = '__tetra_ordinality__';
 
@@ -130,9 +142,63 @@ export const ORDINALITY_MARKER = '__tetra_ordinality__';
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
   return rewriteOrdinality(rewriteDropBehavior(rewriteConstraintNames(rewriteOverriding(
     rewriteInsertSelect(
-      rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(checkInsertArity(rewriteInsertAlias(rewriteValueFunctions(tokens)))))))))))))))))),
+      rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteArrayTypes(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(checkInsertArity(rewriteInsertAlias(rewriteValueFunctions(tokens))))))))))))))))))),
     ),
   ))));
+}
+
+// ---- arrays of types the parser reads no [] after ---------------------------------------------
+
+/** The first words of element types rewriteArrayTypes carries, by the code name they stand for. */
+const CARRIED_ELEMENTS: Readonly<Record<string, (typeof ARRAY_ELEMENT_CODES)[number]>> = {
+  bool: 'BOOLEAN', boolean: 'BOOLEAN', date: 'DATE', timestamp: 'TIMESTAMP', timestamptz: 'TIMESTAMPTZ', uuid: 'UUID', json: 'JSONB', jsonb: 'JSONB', bytea: 'BYTEA', interval: 'INTERVAL', bit: 'BIT',
+};
+
+/**
+ * `type[]` (or `type[n]`, PostgreSQL ignores the size) of an element type the parser reads no
+ * brackets after -> `tinyint(<code>)[]` (see ARRAY_ELEMENT_CODES), where a type is read.
+ */
+function rewriteArrayTypes(tokens: Token[]): Token[] {
+  for (let i = 1; i < tokens.length; i++) {
+    if (tokens[i]!.text !== '[') continue;
+    const close = tokens[i + 1]?.text === ']' ? i + 1 : isNumber(tokens[i + 1]) && tokens[i + 2]?.text === ']' ? i + 2 : -1;
+    if (close < 0) continue;
+    // The element type before the brackets: name [(modifier)] [with[out] time zone] | bit varying [(n)].
+    let k = i - 1;
+    let zone: 'with' | 'without' | undefined;
+    if (tokens[k]?.word === 'zone' && tokens[k - 1]?.word === 'time' && (tokens[k - 2]?.word === 'with' || tokens[k - 2]?.word === 'without')) {
+      zone = tokens[k - 2]!.word as 'with' | 'without';
+      k -= 3;
+    }
+    let modifier: number | undefined;
+    if (tokens[k]?.text === ')') {
+      const open = matching(tokens, k, '(', ')', -1);
+      if (open < 0 || open !== k - 2 || !isNumber(tokens[k - 1])) continue;
+      modifier = Number(tokens[k - 1]!.text);
+      k = open - 1;
+    }
+    let name = tokens[k]?.word;
+    let start = k;
+    if (name === 'varying' && tokens[k - 1]?.word === 'bit') {
+      name = 'bit varying';
+      start = k - 1;
+    }
+    if (name === undefined || !(castTypeAt(tokens, start) || columnTypeAt(tokens, start) || alterTypeAt(tokens, start))) continue;
+    let code: (typeof ARRAY_ELEMENT_CODES)[number] | undefined = name === 'bit varying' ? 'BIT VARYING' : CARRIED_ELEMENTS[name];
+    if (code === undefined) continue;
+    if (code === 'TIMESTAMP' && zone === 'with') code = 'TIMESTAMPTZ';
+    const value = (ARRAY_ELEMENT_CODES.indexOf(code) + 1) * ARRAY_CODE_SPAN + (modifier ?? ARRAY_CODE_SPAN - 1);
+    const carrier: Token[] = [
+      { text: 'tinyint', word: 'tinyint', space: '' },
+      { text: '(', space: '' },
+      { text: String(value), space: '' },
+      { text: ')', space: '' },
+      { text: '[', space: '' },
+      { text: ']', space: tokens[close]!.space },
+    ];
+    return rewriteArrayTypes([...tokens.slice(0, start), ...carrier, ...tokens.slice(close + 1)]);
+  }
+  return tokens;
 }
 
 // ---- WITH ORDINALITY -------------------------------------------------------------------------
@@ -461,8 +527,8 @@ function rewriteEmptyGroupingSet(tokens: Token[]): Token[] {
     const items: Token[][] = [[]];
     for (let k = i + 2, depth = 0; k < end; k++) {
       const t = tokens[k]!;
-      if (t.text === '(') depth++;
-      else if (t.text === ')') depth--;
+      if (t.text === '(' || t.text === '[') depth++;
+      else if (t.text === ')' || t.text === ']') depth--;
       if (depth === 0 && t.text === ',') items.push([]);
       else items[items.length - 1]!.push(t);
     }
@@ -489,8 +555,8 @@ function splitList(tokens: Token[], from: number, to: number): Token[][] {
   const parts: Token[][] = [[]];
   for (let k = from, depth = 0; k < to; k++) {
     const t = tokens[k]!;
-    if (t.text === '(') depth++;
-    else if (t.text === ')') depth--;
+    if (t.text === '(' || t.text === '[') depth++;
+    else if (t.text === ')' || t.text === ']') depth--;
     if (depth === 0 && t.text === ',') parts.push([]);
     else parts[parts.length - 1]!.push(t);
   }
@@ -756,8 +822,9 @@ function afterInsertTarget(tokens: Token[], i: number): number {
 function itemCount(tokens: Token[], open: number, close: number): number {
   let count = 1;
   for (let i = open + 1, depth = 0; i < close; i++) {
-    if (tokens[i]!.text === '(') depth++;
-    else if (tokens[i]!.text === ')') depth--;
+    // Brackets too: ARRAY['a', 'b'] is one item.
+    if (tokens[i]!.text === '(' || tokens[i]!.text === '[') depth++;
+    else if (tokens[i]!.text === ')' || tokens[i]!.text === ']') depth--;
     else if (depth === 0 && tokens[i]!.text === ',') count++;
   }
   return count;
@@ -1261,8 +1328,8 @@ function checkColumnDefaults(tokens: Token[]): void {
   let start = open + 1;
   for (let i = open + 1, depth = 0; i <= close; i++) {
     const t = tokens[i]!;
-    if (t.text === '(') depth++;
-    else if (t.text === ')' && i < close) depth--;
+    if (t.text === '(' || t.text === '[') depth++;
+    else if ((t.text === ')' && i < close) || t.text === ']') depth--;
     if (!(depth === 0 && (t.text === ',' || i === close))) continue;
     const first = tokens[start];
     if (first !== undefined && !TABLE_CONSTRAINTS.has(first.word ?? '')) {

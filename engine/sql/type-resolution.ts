@@ -1,6 +1,6 @@
 import { castValue, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
 import { constant, type CompiledExpr } from './compiled-expr.js';
-import { NUMERIC_RANK, sqlFail, type SqlTypeName, type SqlValue } from './sql-types.js';
+import { arrayTypeOf, elementTypeOf, isArrayType, NUMERIC_RANK, sqlFail, type ScalarTypeName, type SqlTypeName, type SqlValue } from './sql-types.js';
 
 const TIME_RANK: Partial<Record<SqlTypeName, number>> = { date: 0, timestamp: 1, timestamptz: 2 };
 const STRINGS: ReadonlySet<SqlTypeName> = new Set(['text', 'bpchar']);
@@ -27,6 +27,8 @@ export function commonType(types: SqlTypeName[], context: string): SqlTypeName {
     else if (STRINGS.has(result) && STRINGS.has(t)) result = 'text';
     // bit beside bit varying: bit varying (bit converts to it without a change).
     else if (BITS.has(result) && BITS.has(t)) result = 'varbit';
+    // Arrays: of their elements' common type.
+    else if (isArrayType(result) && isArrayType(t)) result = arrayTypeOf(commonType([elementTypeOf(result), elementTypeOf(t)], context) as ScalarTypeName);
     else sqlFail('42804', `${context} types ${TYPE_DISPLAY[result]} and ${TYPE_DISPLAY[t]} cannot be matched`);
   }
   return result;
@@ -45,6 +47,8 @@ export function canCoerce(from: SqlTypeName, to: SqlTypeName): boolean {
   const tf = TIME_RANK[from];
   const tt = TIME_RANK[to];
   if (tf !== undefined && tt !== undefined) return tt >= tf;
+  // An array coerces to an array of a type its elements coerce to (PostgreSQL's array coercion).
+  if (isArrayType(from) && isArrayType(to)) return canCoerce(elementTypeOf(from), elementTypeOf(to));
   return false;
 }
 

@@ -37,6 +37,10 @@ describe('parameter casts and OFFSET parameters', () => {
     ['SELECT upper($1::text) || $2::text AS c, length($1::text), abs($3::int), round($4::numeric, 1)', ['a', 'b', -3, '1.26'], [['c', 'text'], ['length', 'int4'], ['abs', 'int4'], ['round', 'numeric']], [['Ab', 1, 3, '1.3']]],
     ['SELECT greatest($1::int, $2::int, 3), nullif($1::int, 1), count($2::int), lower($3::varchar(2))', [1, 7, 'ABC'], [['greatest', 'int4'], ['nullif', 'int4'], ['count', 'int8'], ['lower', 'text']], [[7, null, 1, 'ab']]],
     ['SELECT s FROM p WHERE lower($1::text) = s OR coalesce($2::int, 1) = id ORDER BY s', ['71', null], [['s', 'text']], [['7'], ['71']]],
+    // Array casts: as PostgreSQL's, and a JSON array parameter read as an array where one is wanted.
+    ['SELECT coalesce($1::int[], NULL) AS c', [null], [['c', 'int4[]']], [[null]]],
+    ['SELECT $1::int[] AS a, $2::text[] AS b', ['{1,2}', ['x', null]], [['a', 'int4[]'], ['b', 'text[]']], [[[1, 2], ['x', null]]]],
+    ['SELECT s FROM p WHERE id = ANY($1) ORDER BY s', [[1, 11, 99]], [['s', 'text']], [['7'], ['71']]],
   ];
 
   it.each(CASES)('%s', async (sql, params, columns, rows) => {
@@ -49,8 +53,6 @@ describe('parameter casts and OFFSET parameters', () => {
   it.each([
     ['SELECT lower($1::int)', [1], '42883'],
     ['SELECT coalesce($1::text, 5)', ['a'], '42804'],
-    // PostgreSQL: int[]; array input is not supported (it was read as a cast to int)
-    ['SELECT coalesce($1::int[], NULL)', [null], '0A000'],
   ])('refuses %s with %s', async (sql, params, sqlstate) => {
     const res = await query(sql, params);
     expect(res.status, res.text).toBe(400);

@@ -1,5 +1,5 @@
 import { Catalog, indexTree, liveColumns, primaryKeyName, rowTree, SEQUENCE_TREE, type CheckDef, type ColumnDef, type ForeignKeyDef, type IndexDef, type TableDef } from '../catalog.js';
-import { castTargetOf, compileExpression, unsupported, type AstNode } from '../expression-eval.js';
+import { arrayElementNode, arrayTarget, castTargetOf, compileExpression, unsupported, type AstNode } from '../expression-eval.js';
 import { encodeKeyTuple, encodeRow, keyable, storedOf } from '../store/sql-codec.js';
 import type { TxnView } from '../store/sql-view.js';
 import { castValue, TYPE_DISPLAY, type CastTarget } from '../sql-cast.js';
@@ -27,6 +27,12 @@ type Ast = AstNode & Record<string, any>;
 
 /** A declared column type: the stored type, PostgreSQL's name for it, modifiers, serial. */
 export function columnType(def: Ast): { target: CastTarget; declared: string; serial: boolean } {
+  const element = arrayElementNode(def as unknown as { dataType: string });
+  if (element !== undefined) {
+    const of = columnType(element as unknown as Ast);
+    if (of.serial) sqlFail('42601', 'syntax error: array of serial is not implemented');
+    return { target: arrayTarget(of.target), declared: `${of.declared}[]`, serial: false };
+  }
   const name = String(def.dataType).toUpperCase();
   switch (name) {
     case 'SERIAL':

@@ -7,7 +7,7 @@ import { castValue, fitBpchar, TYPE_DISPLAY } from '../sql-cast.js';
 import { MAX_KEY_BYTES } from '../../storage/index.js';
 import { encodeKeyTuple, encodeRow } from '../store/sql-codec.js';
 import type { TxnView } from '../store/sql-view.js';
-import { bpcharTrim, NUMERIC_RANK, outputText, sqlFail, toText, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { bpcharTrim, elementTypeOf, isArrayType, NUMERIC_RANK, outputText, sqlFail, toText, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { prefixEnd, readStored, TableReader, type StoredRow } from './access.js';
 import { PAUSE, type Exec, type Plan, type PlanColumn, type Row, type Step } from './runtime.js';
 import { ALL_COLUMNS_MARKER, CONFLICT_CONSTRAINT_MARKER, CONFLICT_WHERE_MARKER, USING_MARKER } from '../sql-rewrite.js';
@@ -47,6 +47,13 @@ export function assignValue(v: SqlValue, col: ColumnDef): SqlValue {
   if (v.value === null) return { type: to, value: null } as SqlValue;
   const from = v.type;
   if (isBitType(to)) return assignBitValue(v, col, to);
+  if (isArrayType(to) && assignable(from, to)) {
+    // Each element as a column of the element type would take it (varchar(3)[]: 22001 past 3).
+    const array = from === to ? v : castValue(v, { type: to });
+    const element: ColumnDef = { ...col, type: elementTypeOf(to), target: col.target.element ?? { type: elementTypeOf(to) }, declared: col.declared.replace(/\[\]$/, '') };
+    if (col.target.element === undefined) return array;
+    return { type: to, value: (array.value as SqlValue[]).map((e) => assignValue(e, element)) } as SqlValue;
+  }
   if (!assignable(from, to)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${TYPE_DISPLAY[from] ?? from}`);
   const maxLength = col.target.maxLength;
   if ((to === 'text' || to === 'bpchar') && maxLength !== undefined) {
@@ -76,6 +83,8 @@ function assignBitValue(v: SqlValue, col: ColumnDef, to: BitType): SqlValue {
 /** Whether a value of type `from` has an assignment conversion into a column of type `to` (see assignValue). */
 export function assignable(from: SqlTypeName, to: SqlTypeName): boolean {
   if (isBitType(to)) return from === 'unknown' || isBitType(from);
+  // Arrays: element by element; a JSON array (a parameter sent as one) too.
+  if (isArrayType(to)) return from === to || from === 'unknown' || from === 'jsonb' || (isArrayType(from) && assignable(elementTypeOf(from), elementTypeOf(to)));
   return from === to || from === 'unknown' || to === 'text' || to === 'bpchar' || (NUMERIC_RANK[from] !== undefined && NUMERIC_RANK[to] !== undefined) || (TIMES.includes(from) && TIMES.includes(to));
 }
 

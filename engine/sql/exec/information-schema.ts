@@ -2,7 +2,15 @@ import { liveColumns, primaryKeyName, type Catalog, type TableDef } from '../cat
 import { referencedKey } from './ddl.js';
 import type { AstNode } from '../expression-eval.js';
 import { unsupported } from '../expression-eval.js';
-import type { SqlValue } from '../sql-types.js';
+import { elementTypeOf, isArrayType, type SqlTypeName, type SqlValue } from '../sql-types.js';
+
+/** PostgreSQL's internal name of a type (pg_type.typname: int4, varchar, _int4 for integer[]), as information_schema's udt_name gives it. */
+function udtName(type: SqlTypeName, declared: string): string {
+  if (isArrayType(type)) return `_${udtName(elementTypeOf(type), declared.replace(/\[\]$/, ''))}`;
+  if (type === 'text') return declared.startsWith('character varying') ? 'varchar' : 'text';
+  if (type === 'boolean') return 'bool';
+  return type;
+}
 import { TYPE_DISPLAY } from '../sql-cast.js';
 import { viewUpdatability } from './view-writes.js';
 import { columnSequence, TYPE_NAMES } from '../sequence-options.js';
@@ -37,7 +45,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
     );
   }
   if (name === 'columns') {
-    const names = ['table_catalog', 'table_schema', 'table_name', 'column_name', 'ordinal_position', 'column_default', 'is_nullable', 'data_type', 'character_maximum_length', 'numeric_precision', 'numeric_scale', 'collation_catalog', 'collation_schema', 'collation_name', 'is_identity', 'identity_generation', 'identity_start', 'identity_increment', 'identity_maximum', 'identity_minimum', 'identity_cycle', 'is_generated'];
+    const names = ['table_catalog', 'table_schema', 'table_name', 'column_name', 'ordinal_position', 'column_default', 'is_nullable', 'data_type', 'character_maximum_length', 'numeric_precision', 'numeric_scale', 'collation_catalog', 'collation_schema', 'collation_name', 'udt_name', 'is_identity', 'identity_generation', 'identity_start', 'identity_increment', 'identity_maximum', 'identity_minimum', 'identity_cycle', 'is_generated'];
     const columns: PlanColumn[] = names.map((n) => ({ name: n, type: n === 'ordinal_position' || n.startsWith('numeric_') || n.startsWith('character_') ? 'int4' : 'text', qualifier: null }));
     return new RowsPlan(columns, () => {
       const rows: SqlValue[][] = [];
@@ -48,7 +56,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
           v.columns.forEach((c, i) => {
             const precision = c.type === 'int2' ? 16 : c.type === 'int4' ? 32 : c.type === 'int8' ? 64 : c.type === 'float8' ? 53 : null;
             const scale = c.type === 'int2' || c.type === 'int4' || c.type === 'int8' ? 0 : null;
-            rows.push([text('tetradb'), text('public'), text(v.name), text(c.name), int(i + 1), text(null), text('YES'), text(TYPE_DISPLAY[c.type] ?? c.type), int(null), int(precision), int(scale), text(null), text(null), text(null), text('NO'), text(null), text(null), text(null), text(null), text(null), text('NO'), text('NEVER')]);
+            rows.push([text('tetradb'), text('public'), text(v.name), text(c.name), int(i + 1), text(null), text('YES'), text(isArrayType(c.type) ? 'ARRAY' : (TYPE_DISPLAY[c.type] ?? c.type)), int(null), int(precision), int(scale), text(null), text(null), text(null), text(udtName(c.type, TYPE_DISPLAY[c.type] ?? c.type)), text('NO'), text(null), text(null), text(null), text(null), text(null), text('NO'), text('NEVER')]);
           });
           continue;
         }
@@ -65,7 +73,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
             // An identity column's sequence is not its default (PostgreSQL lists none).
             text(sequence !== undefined && c.identity === undefined ? `nextval('${sequence.name}'::regclass)` : c.default !== undefined ? defaultText(c.default, c, catalog) : null),
             text(notNull ? 'NO' : 'YES'),
-            text(c.type === 'bpchar' ? 'character' : c.declared.replace(/\(.*\)$/, '')),
+            text(isArrayType(c.type) ? 'ARRAY' : c.type === 'bpchar' ? 'character' : c.declared.replace(/\(.*\)$/, '')),
             int(c.target.maxLength ?? null),
             int(c.target.precision ?? (c.type === 'int2' ? 16 : c.type === 'int4' ? 32 : c.type === 'int8' ? 64 : c.type === 'float8' ? 53 : null)),
             int(c.target.scale ?? (c.type === 'int2' || c.type === 'int4' || c.type === 'int8' ? 0 : null)),
@@ -73,6 +81,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
             text(c.collation === undefined ? null : 'tetradb'),
             text(c.collation === undefined ? null : 'pg_catalog'),
             text(c.collation ?? null),
+            text(udtName(c.type, c.declared)),
             text(c.identity === undefined ? 'NO' : 'YES'),
             text(c.identity?.toUpperCase() ?? null),
             // The identity's sequence (NULL for other columns, whose identity_cycle is NO).

@@ -19,6 +19,7 @@ import type { BareCompare, BareCond, BareOrder } from './bare-filter.js';
 import { LookupJoinPlan, ParameterisedJoinPlan, type LookupSpec } from './lookup-join.js';
 import { LateralJoinPlan } from './lateral-join.js';
 import { isSetFunction, setFunction, type SetFunction } from './set-returning.js';
+import { arrayOf } from '../arrays.js';
 import { AggregatePlan, type AggregateCall } from './aggregate-plan.js';
 import { aggregatePlan } from './scan-aggregate.js';
 import { AliasPlan, DistinctPlan, FilterPlan, JoinPlan, LimitPlan, MaterializePlan, ProjectPlan, SetOpPlan, SortPlan, TrimPlan, ValuesPlan, type JoinKind, type SortKey } from './ops.js';
@@ -98,6 +99,7 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
         case 'function': {
           const fname = functionName(n);
           if (fname === 'exists') return existsExpr(firstSubquery(n), env, parentScope(), false);
+          if (fname === 'array' && (n.args?.value?.[0] as Ast | undefined)?.ast !== undefined) return arraySubquery(n, env, parentScope());
           if (fname === REWRITE_FUNCTIONS.distinct || fname === REWRITE_FUNCTIONS.notDistinct) {
             const [a, b] = (n.args?.value ?? []) as Ast[];
             return distinctFrom(compileExpression(a!, self), compileExpression(b!, self), fname === REWRITE_FUNCTIONS.notDistinct);
@@ -279,6 +281,22 @@ function subRows(plan: Plan, correlated: boolean, x: Exec, row: Row | undefined,
   }
   if (!correlated) x.memo.set(plan, out);
   return out;
+}
+
+/**
+ * ARRAY(SELECT ...): the subquery's one column as an array, in its rows' order (an empty array
+ * over no rows).
+ * @throws SQL_ERROR 42601 more than one column, 0A000 a column of arrays (multidimensional)
+ */
+function arraySubquery(n: Ast, env: PlanEnv, scope: Scope): CompiledExpr {
+  const { plan, level } = subPlan(firstSubquery(n), env, scope, Infinity);
+  if (plan.columns.filter((c) => !c.hidden).length !== 1) sqlFail('42601', 'subquery must return only one column');
+  const element = outputType(plan.columns[0]!.type);
+  const type = arrayOf(element === 'unknown' ? 'text' : element);
+  return {
+    type,
+    evaluate: (ctx) => ({ type, value: subRows(plan, level.correlated, ctx.exec as Exec, ctx.row, Infinity).map((r) => r[0]!) }) as SqlValue,
+  };
 }
 
 function scalarSubquery(n: Ast, env: PlanEnv, scope: Scope): CompiledExpr {

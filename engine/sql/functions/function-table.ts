@@ -1,4 +1,5 @@
 import type { FunctionDef } from './function-def.js';
+import { ARRAY_FUNCTIONS } from './array-functions.js';
 import { JSON_FUNCTIONS } from './json-functions.js';
 import { MATH_FUNCTIONS } from './math-functions.js';
 import { STRING_FUNCTIONS } from './string-functions.js';
@@ -10,5 +11,5 @@ import { TIME_FUNCTIONS } from './time-functions.js';
 
 /** Every scalar function by lower-case name; one file per family, registered here. */
 export const FUNCTION_TABLE: ReadonlyMap<string, FunctionDef> = new Map(
-  Object.entries({ ...STRING_FUNCTIONS, ...MATH_FUNCTIONS, ...TIME_FUNCTIONS, ...JSON_FUNCTIONS, ...SYSTEM_FUNCTIONS, ...SEQUENCE_FUNCTIONS, ...SESSION_FUNCTIONS, ...COMMENT_FUNCTIONS }),
+  Object.entries({ ...STRING_FUNCTIONS, ...MATH_FUNCTIONS, ...TIME_FUNCTIONS, ...JSON_FUNCTIONS, ...ARRAY_FUNCTIONS, ...SYSTEM_FUNCTIONS, ...SEQUENCE_FUNCTIONS, ...SESSION_FUNCTIONS, ...COMMENT_FUNCTIONS }),
 );

@@ -1,6 +1,6 @@
 import { Packr } from 'msgpackr';
 import { Decimal } from '../decimal.js';
-import { bpcharTrim, sqlFail, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { bpcharTrim, elementTypeOf, isArrayType, isArrayValue, sqlFail, type SqlTypeName, type SqlValue } from '../sql-types.js';
 
 /**
  * How SQL values are stored.
@@ -28,10 +28,14 @@ import { bpcharTrim, sqlFail, type SqlTypeName, type SqlValue } from '../sql-typ
  */
 
 const TAG_VALUE = 0x20;
+/** Before each element of an array in a key, and after the last: the end sorts before another element. */
+const ARRAY_ELEMENT = 0x02;
+const ARRAY_END = 0x01;
 const TAG_NULL = 0xf0;
 
 export function keyable(type: SqlTypeName): boolean {
-  return type !== 'jsonb' && type !== 'unknown' && type !== 'interval' && !type.endsWith('[]');
+  if (isArrayType(type)) return keyable(elementTypeOf(type));
+  return type !== 'jsonb' && type !== 'unknown' && type !== 'interval';
 }
 
 /** Appends the key encoding of `v` (already of the column's type) to `out`. */
@@ -77,6 +81,16 @@ export function encodeKeyPart(out: number[], v: SqlValue): void {
       pushBytes(out, v.value);
       return;
     default:
+      if (isArrayValue(v)) {
+        // PostgreSQL's array order: element by element (each after 0x02; a NULL element, tagged
+        // 0xf0, after every value), then the shorter first (0x01 ends the array, below 0x02).
+        for (const e of v.value) {
+          out.push(ARRAY_ELEMENT);
+          encodeKeyPart(out, e);
+        }
+        out.push(ARRAY_END);
+        return;
+      }
       sqlFail('0A000', `unsupported: ${v.type} values in a key or index`);
   }
 }
