@@ -169,4 +169,36 @@ describe('functions in FROM', () => {
     ]);
     expect(refused).toEqual(['42P10', '42P10', '42P10', '42883', '42803']);
   });
+
+  it('run in a select list as PostgreSQL 10 runs them: side by side, the rows of each input row, before DISTINCT, ORDER BY and LIMIT', async () => {
+    const refused = await alike([
+      'DROP TABLE IF EXISTS sl',
+      'CREATE TABLE sl (id int PRIMARY KEY, a int[], j jsonb, s text)',
+      `INSERT INTO sl VALUES (1, '{1,2,3}', '[1, "x"]', 'a,b'), (2, '{4}', '{"k": 1}', NULL), (3, '{}', '[]', 'q'), (4, NULL, '[5]', 'x;y')`,
+      'SELECT id, unnest(a) FROM sl ORDER BY 1, 2',
+      "SELECT id, unnest(a) AS v, unnest(ARRAY['x', 'y']) AS w FROM sl ORDER BY 1, 2",
+      'SELECT unnest(ARRAY[1, 2, 3]), generate_series(1, 2)',
+      'SELECT id, unnest(a) * 10 + 1 FROM sl WHERE id < 3 ORDER BY 1, 2',
+      "SELECT id, jsonb_array_elements(j) FROM sl WHERE jsonb_typeof(j) = 'array' ORDER BY 1",
+      "SELECT id, jsonb_object_keys(j) FROM sl WHERE jsonb_typeof(j) = 'object'",
+      "SELECT id, regexp_split_to_table(s, '[,;]') FROM sl ORDER BY 1, 2",
+      'SELECT generate_series(1, 3) AS g ORDER BY g DESC',
+      'SELECT DISTINCT unnest(a) % 2 FROM sl ORDER BY 1',
+      'SELECT unnest(array_agg(id ORDER BY id)) FROM sl',
+      'SELECT s, unnest(array_agg(id)) FROM sl GROUP BY s ORDER BY 1, 2',
+      'SELECT count(*) FROM (SELECT unnest(a) FROM sl) x',
+      'SELECT id, unnest(a) FROM sl ORDER BY 1, 2 LIMIT 2',
+      "SELECT regexp_matches('a1b22', '\\d+', 'g')",
+      'SELECT row_number() OVER (), unnest(ARRAY[$$a$$, $$b$$])',
+      "SELECT string_to_array('a,b', ',') AS x, unnest(string_to_array('a,b', ','))",
+      // Refused as PostgreSQL refuses them.
+      'SELECT id FROM sl WHERE unnest(a) > 1',
+      'SELECT sum(unnest(a)) FROM sl',
+      'SELECT * FROM generate_series(1, unnest(ARRAY[2]))',
+      'SELECT CASE WHEN true THEN unnest(ARRAY[1, 2]) END',
+      'SELECT coalesce(unnest(ARRAY[1, 2]), 0)',
+      'SELECT count(*) FROM sl HAVING unnest(ARRAY[1]) > 0',
+    ]);
+    expect(refused).toEqual(['0A000', '0A000', '0A000', '0A000', '0A000', '0A000']);
+  });
 });

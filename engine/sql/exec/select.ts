@@ -18,7 +18,7 @@ import { boundable, TableScanPlan, type AccessPath } from './access.js';
 import type { BareCompare, BareCond, BareOrder } from './bare-filter.js';
 import { LookupJoinPlan, ParameterisedJoinPlan, type LookupSpec } from './lookup-join.js';
 import { LateralJoinPlan } from './lateral-join.js';
-import { isSetFunction, setFunction, type SetFunction } from './set-returning.js';
+import { isSetFunction, ProjectSetPlan, setFunction, type ListedSetFunction, type SetFunction } from './set-returning.js';
 import { arrayOf } from '../arrays.js';
 import { AggregatePlan, type AggregateCall } from './aggregate-plan.js';
 import { aggregatePlan } from './scan-aggregate.js';
@@ -98,6 +98,13 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
           return sqlFail('42P20', `window functions are not allowed in ${context}`);
         case 'function': {
           const fname = functionName(n);
+          // Where no projection runs them (see planSelectBlock), as PostgreSQL's parser says.
+          if (isSetFunction(fname) && !n.over) {
+            const hint = 'You might be able to move the set-returning function into a LATERAL FROM item.';
+            if (context === AGGREGATE_ARGUMENTS) sqlFail('0A000', 'aggregate function calls cannot contain set-returning function calls', undefined, hint);
+            if (context === 'functions in FROM') sqlFail('0A000', 'set-returning functions must appear at top level of FROM');
+            sqlFail('0A000', `set-returning functions are not allowed in ${context}`);
+          }
           if (fname === 'exists') return existsExpr(firstSubquery(n), env, parentScope(), false);
           if (fname === 'array' && (n.args?.value?.[0] as Ast | undefined)?.ast !== undefined) return arraySubquery(n, env, parentScope());
           if (fname === REWRITE_FUNCTIONS.distinct || fname === REWRITE_FUNCTIONS.notDistinct) {
@@ -1186,8 +1193,35 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
     }
   }
 
-  // Projection, with hidden sort keys for ORDER BY expressions outside the select list.
-  const outEnv = exprEnv(env, scope, resolveExtra, 'SELECT', postView);
+  // Projection, with hidden sort keys for ORDER BY expressions outside the select list. A
+  // set-returning function there is run by the projection (ProjectSetPlan), its value read per step.
+  const listed: ListedSetFunction[] = [];
+  for (const item of items) refuseConditionalSets(item.node, undefined);
+  const beforeSets = resolveExtra;
+  let inSetArguments = false;
+  const outEnv = exprEnv(
+    env,
+    scope,
+    (node, cenv) => {
+      if (node.type === 'function' && !node.over && isSetFunction(functionName(node))) {
+        if (inSetArguments) sqlFail('0A000', 'set-returning functions must appear at top level of FROM', undefined, 'You might be able to move the set-returning function into a LATERAL FROM item.');
+        inSetArguments = true;
+        let resolved: ReturnType<typeof setFunction>;
+        try {
+          resolved = setFunction(functionName(node), ((node.args?.value ?? []) as Ast[]).map((a) => compileExpression(a, cenv)));
+        } finally {
+          inSetArguments = false;
+        }
+        if (resolved.fn.columns.length !== 1) unsupported(`${functionName(node)}() in a select list (it returns records); call it in FROM`);
+        const f: ListedSetFunction = { fn: resolved.fn, args: resolved.args, current: { type: 'unknown', value: null } };
+        listed.push(f);
+        return { type: resolved.fn.columns[0]!.type, evaluate: () => f.current };
+      }
+      return beforeSets?.(node, cenv);
+    },
+    'SELECT',
+    postView,
+  );
   const exprs = items.map((i) => compileExpression(i.node, outEnv));
   const columns: PlanColumn[] = items.map((item, i) => ({ name: item.name, type: keepUnknown ? exprs[i]!.type : outputType(exprs[i]!.type), qualifier: null, collation: exprs[i]!.collation }));
   const finalExprs = keepUnknown ? exprs : exprs.map((e) => (e.type === 'unknown' ? coerce(e, 'text') : e));
@@ -1241,7 +1275,7 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
     }
     if (skipped && distinctSlots.some((slot) => !covered.has(slot))) sqlFail('42P10', 'SELECT DISTINCT ON expressions must match initial ORDER BY expressions');
   }
-  plan = new ProjectPlan(plan, [...finalExprs, ...extraExprs], [...columns, ...extraCols]);
+  plan = listed.length > 0 ? new ProjectSetPlan(plan, listed, [...finalExprs, ...extraExprs], [...columns, ...extraCols]) : new ProjectPlan(plan, [...finalExprs, ...extraExprs], [...columns, ...extraCols]);
   if (distinct) plan = new DistinctPlan(plan, columns.map((_, i) => i));
   const keys: SortKey[] = orderby.map((o, i) => ({ index: orderSlots[i]!, ...sortDirection(o) }));
   if (distinctOn.length > 0) {
@@ -1253,6 +1287,26 @@ function planSelectBlock(written: Ast, env: PlanEnv, withOrder: boolean, keepUnk
   // The table is read in ORDER BY order: no sort, and LIMIT stops the read early.
   const sortKeys = source.ordered === true && !distinct ? [] : keys;
   return finishQuery(plan, withOrder ? ast : { ...ast, orderby: null, limit: null }, env, scope, visible, undefined, sortKeys, columns);
+}
+
+/**
+ * A set-returning call inside CASE or COALESCE of a select list, which PostgreSQL refuses (a
+ * branch not taken would still make rows), with its message and HINT.
+ * @throws SQL_ERROR 0A000
+ */
+function refuseConditionalSets(node: unknown, inside: string | undefined): void {
+  if (node === null || typeof node !== 'object') return;
+  if (Array.isArray(node)) {
+    for (const n of node) refuseConditionalSets(n, inside);
+    return;
+  }
+  const n = node as Ast;
+  if (n.ast !== undefined) return;
+  if (n.type === 'function' && !n.over && inside !== undefined && isSetFunction(functionName(n))) {
+    sqlFail('0A000', `set-returning functions are not allowed in ${inside}`, undefined, 'You might be able to move the set-returning function into a LATERAL FROM item.');
+  }
+  const here = n.type === 'case' ? 'CASE' : n.type === 'function' && functionName(n) === 'coalesce' ? 'COALESCE' : inside;
+  for (const [k, v] of Object.entries(n)) if (k !== 'loc') refuseConditionalSets(v, here);
 }
 
 /**

@@ -7,6 +7,7 @@ import { applyArith, compareValues, intervalSpan } from '../operators.js';
 import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
 import { elementTypeOf, isArrayType, NO_FUNCTION_HINT, sortJsonbKeys, sqlFail, type JsonValue, type Jsonb, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { canCoerce, coerce } from '../type-resolution.js';
+import { PAUSE, type Exec, type ExplainNode, type Plan, type PlanColumn, type Step } from './runtime.js';
 
 /**
  * PostgreSQL's set-returning functions read in FROM (`FROM unnest(a) AS u(v)`, `FROM t,
@@ -319,4 +320,64 @@ export function setFunction(name: string, args: CompiledExpr[]): { fn: SetFuncti
   const resolve = Object.hasOwn(SET_FUNCTIONS, name) ? SET_FUNCTIONS[name] : undefined;
   if (resolve === undefined) return unsupported(`function ${name}() in FROM (set-returning functions: ${Object.keys(SET_FUNCTIONS).join(', ')})`);
   return resolve(name, args);
+}
+
+/** A set-returning function called in a select list: its resolved function and arguments. */
+export interface ListedSetFunction {
+  readonly fn: SetFunction;
+  readonly args: CompiledExpr[];
+  /** The value it gives for the row being projected (set by ProjectSetPlan). */
+  current: SqlValue;
+}
+
+/**
+ * A projection whose select list calls set-returning functions (PostgreSQL 10's ProjectSet): for
+ * each input row, the functions run side by side, one output row per step until every one of them
+ * is done, a function already done giving NULL (a row for which all give nothing gives no row).
+ */
+export class ProjectSetPlan implements Plan {
+  constructor(
+    readonly input: Plan,
+    private readonly functions: readonly ListedSetFunction[],
+    private readonly exprs: CompiledExpr[],
+    readonly columns: PlanColumn[],
+  ) {}
+
+  *rows(x: Exec): Generator<Step> {
+    const ctx = x.ctx();
+    const n = this.exprs.length;
+    for (const row of this.input.rows(x)) {
+      if (row === PAUSE) {
+        yield row;
+        continue;
+      }
+      ctx.row = row;
+      const running = this.functions.map((f) => f.fn.rows(f.args.map((a) => a.evaluate(ctx)), ctx)[Symbol.iterator]());
+      const done = running.map(() => false);
+      for (;;) {
+        let any = false;
+        running.forEach((it, k) => {
+          const f = this.functions[k]!;
+          const step = done[k] ? undefined : it.next();
+          if (step === undefined || step.done === true) {
+            done[k] = true;
+            f.current = { type: f.fn.columns[0]!.type, value: null } as SqlValue;
+          } else {
+            any = true;
+            f.current = step.value[0]!;
+          }
+        });
+        if (!any) break;
+        ctx.row = row;
+        const out = new Array<SqlValue>(n);
+        for (let i = 0; i < n; i++) out[i] = this.exprs[i]!.evaluate(ctx);
+        yield out;
+        if (x.tick()) yield PAUSE;
+      }
+    }
+  }
+
+  explain(): ExplainNode {
+    return { node: 'ProjectSet', children: [this.input.explain()] };
+  }
 }
