@@ -13,7 +13,8 @@ import { compareValues, resolveComparison } from '../operators.js';
 import { commonType, coerce } from '../type-resolution.js';
 import { isWindowOnlyName, resolveWindowFunction } from '../window-functions.js';
 import { isTetraError } from '../../errors.js';
-import { sqlFail, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { NO_FUNCTION_HINT, sqlFail, toJsonb, type JsonValue, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { sqlToJson } from '../functions/json-functions.js';
 import { boundable, TableScanPlan, type AccessPath } from './access.js';
 import type { BareCompare, BareCond, BareOrder } from './bare-filter.js';
 import { LookupJoinPlan, ParameterisedJoinPlan, type LookupSpec } from './lookup-join.js';
@@ -74,6 +75,10 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
       switch (n.type) {
         case 'column_ref': {
           const name = columnName(n);
+          if (n[WHOLE_ROW] === true) {
+            const row = wholeRowJson(n, scope);
+            if (row !== undefined) return row;
+          }
           if (name === '*') {
             const q = columnQualifier(n);
             return unsupported(q === null ? '* in an expression' : `${q}.* as a value (a whole row is read only by count(${q}.*))`);
@@ -106,6 +111,12 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
             sqlFail('0A000', `set-returning functions are not allowed in ${context}`);
           }
           if (fname === 'exists') return existsExpr(firstSubquery(n), env, parentScope(), false);
+          // row_to_json(record): the whole row's JSON object is its value (a column is no record: 42883).
+          if (fname === 'row_to_json' && (n.args?.value as Ast[] | undefined)?.length === 1) {
+            const arg = compileExpression((n.args.value as Ast[])[0]!, self);
+            if ((n.args.value as Ast[])[0]![WHOLE_ROW] === true && arg.type === 'jsonb') return arg;
+            sqlFail('42883', `function row_to_json(${TYPE_DISPLAY[arg.type] ?? arg.type}) does not exist`, undefined, NO_FUNCTION_HINT);
+          }
           if (fname === 'array' && (n.args?.value?.[0] as Ast | undefined)?.ast !== undefined) return arraySubquery(n, env, parentScope());
           if (fname === REWRITE_FUNCTIONS.distinct || fname === REWRITE_FUNCTIONS.notDistinct) {
             const [a, b] = (n.args?.value ?? []) as Ast[];
@@ -1571,6 +1582,13 @@ function rowCounts(node: unknown, items: Set<string>): unknown {
   if (n.ast !== undefined) return node;
   const arg = n.args?.expr as Ast | undefined;
   const rowOf = (ref: Ast | undefined): boolean => ref?.type === 'column_ref' && columnName(ref) === '*' && columnQualifier(ref) !== null;
+  // row_to_json(t), to_jsonb(t.*), json_agg(t), ...: the argument may be a whole row (wholeRowJson),
+  // which reads its item's row marker (NULL for the row an outer join makes up).
+  const first = (n.args?.value as Ast[] | undefined)?.[0];
+  if (n.type === 'function' && ROW_JSON_FUNCTIONS.has(functionName(n)) && first?.type === 'column_ref' && (rowOf(first) || columnQualifier(first) === null)) {
+    items.add(rowOf(first) ? columnQualifier(first)! : columnName(first));
+    return { ...n, args: { ...n.args, value: [{ ...first, [WHOLE_ROW]: true }, ...(n.args.value as Ast[]).slice(1)] } };
+  }
   const marker = (ref: Ast): Ast => {
     items.add(columnQualifier(ref)!);
     return { type: 'column_ref', table: ref.table, column: { expr: { type: 'double_quote_string', value: ROW_MARKER } } };
@@ -1590,6 +1608,39 @@ function rowCounts(node: unknown, items: Set<string>): unknown {
     if (v !== n[k]) (copy ??= { ...n })[k] = v;
   }
   return copy ?? node;
+}
+
+/** The functions whose argument may be a whole row, made into a JSON object of its columns. */
+const ROW_JSON_FUNCTIONS = new Set(['row_to_json', 'to_json', 'to_jsonb', 'json_agg', 'jsonb_agg']);
+/** Set by rowCounts on such an argument: a name that is no column but a FROM item is its whole row. */
+const WHOLE_ROW = '__tetra_whole_row__';
+
+/**
+ * A whole-row reference (`t` or `t.*`) as the JSON object of the row's columns, by name (in jsonb's
+ * key order; json is jsonb here): what PostgreSQL's row_to_json / to_jsonb / json_agg make of
+ * the composite. NULL for the row an outer join makes up for t (its row marker is NULL).
+ * Undefined when `t` names a column (a column wins over an item of that name, as in PostgreSQL).
+ * @throws SQL_ERROR 42703 / 42P01 when it is neither
+ */
+function wholeRowJson(n: Ast, scope: Scope): CompiledExpr | undefined {
+  const star = columnName(n) === '*';
+  const alias = star ? columnQualifier(n)! : columnName(n);
+  if (!star && columnQualifier(n) === null && tryResolve(scope, n) !== undefined) return undefined;
+  const slots = scope.columns.flatMap((c, k) => (c.qualifier === alias && c.hidden !== true && c.name !== ROW_MARKER ? [k] : []));
+  if (slots.length === 0) return star ? sqlFail('42P01', `missing FROM-clause entry for table "${alias}"`) : sqlFail('42703', `column "${alias}" does not exist`);
+  for (const k of slots) scope.columns[k]!.used = true;
+  const marker = scope.columns.findIndex((c) => c.qualifier === alias && c.name === ROW_MARKER);
+  const names = slots.map((k) => scope.columns[k]!.name);
+  return {
+    type: 'jsonb',
+    evaluate(ctx) {
+      const row = ctx.row!;
+      if (marker >= 0 && row[marker]!.value === null) return { type: 'jsonb', value: null };
+      const object: Record<string, JsonValue> = {};
+      slots.forEach((k, i) => (object[names[i]!] = sqlToJson(row[k]!)));
+      return { type: 'jsonb', value: { json: toJsonb(object) } };
+    },
+  };
 }
 
 /** A FROM item with the ROW_MARKER column last, when `count(alias.*)` reads it. */
