@@ -58,10 +58,14 @@ describe('views and subqueries in FROM', () => {
       // A large outer side hashes the whole view instead: same answers.
       'SELECT count(*), sum(p.total) FROM customers c JOIN paid_orders p ON p.customer_id = c.id WHERE c.id > 100',
       'SELECT count(*), sum(p.total) FROM customers c LEFT JOIN paid_orders p ON p.customer_id = c.id',
-      // Views and subqueries whose shape keeps the keys out (GROUP BY, LIMIT) are joined whole.
+      // A grouped view takes keys on its grouping columns (rows of a group share the key).
       'SELECT c.id, x.n FROM customers c JOIN order_counts x ON x.customer_id = c.id WHERE c.id = 9',
+      'SELECT c.id, x.n FROM customers c LEFT JOIN order_counts x ON x.customer_id = c.id WHERE c.id IN (9, 2001) ORDER BY 1',
+      // Shapes that keep the keys out (LIMIT, a key on an aggregate) are joined whole.
       'SELECT c.id, x.id FROM customers c JOIN (SELECT id, customer_id FROM orders ORDER BY id LIMIT 10) x ON x.customer_id = c.id ORDER BY 1, 2',
+      'SELECT c.id, x.customer_id FROM customers c JOIN order_counts x ON x.n = c.id WHERE c.id = 2 ORDER BY 2 LIMIT 3',
     ]);
+    expect(await explain('SELECT c.id, x.n FROM customers c JOIN order_counts x ON x.customer_id = c.id WHERE c.id = 9')).toMatch(/x by its parameterised plan[^]*Index Scan using orders_customer/);
     expect(await explain('SELECT c.id, p.id FROM customers c JOIN paid_orders p ON p.customer_id = c.id WHERE c.id = 5')).toMatch(/Lookup Join \(inner\)\s+\(p by its parameterised plan[^]*Index Scan using orders_customer on orders/);
     expect(await explain('SELECT c.id, s.id FROM customers c LEFT JOIN (SELECT * FROM orders) s ON s.customer_id = c.id WHERE c.id = 5')).toMatch(/Lookup Join \(left\)\s+\(s by its parameterised plan[^]*Index Scan using orders_customer/);
     // Without an index on the key the view is joined whole (a lookup would scan once per row).
@@ -79,7 +83,19 @@ describe('views and subqueries in FROM', () => {
       'SELECT * FROM (SELECT DISTINCT status FROM orders) s WHERE s.status = $$paid$$',
       'SELECT count(*) FROM (SELECT id, random() AS r FROM orders) s WHERE s.r < 2',
       'SELECT * FROM (SELECT id FROM orders ORDER BY id DESC LIMIT 3) s WHERE s.id > 3998 ORDER BY 1',
+      // Grouped and DISTINCT subqueries take conditions on their grouping (distinct) columns; the
+      // other conditions filter their rows, each condition on its own.
+      'SELECT * FROM order_counts WHERE customer_id = 9',
+      'SELECT * FROM order_counts WHERE n > 1 AND customer_id < 4 ORDER BY 1',
+      "SELECT * FROM (SELECT status, customer_id % 7 AS bucket, count(*) AS n FROM orders GROUP BY 1, 2 HAVING count(*) > 1) s WHERE status = 'paid' AND bucket = 3 AND n > 2",
+      'SELECT * FROM (SELECT lower(status) AS ls, count(*) FROM orders GROUP BY ls) s WHERE ls = $$open$$',
+      'SELECT * FROM (SELECT DISTINCT customer_id, status FROM orders) s WHERE customer_id = 5 ORDER BY 2',
+      'SELECT * FROM (SELECT DISTINCT count(*) AS c FROM orders) s WHERE c > 0',
+      'SELECT * FROM (SELECT count(*) AS c FROM orders HAVING count(*) > 0) s WHERE c > 1',
+      'SELECT * FROM (SELECT DISTINCT ON (customer_id) customer_id, id FROM orders ORDER BY customer_id, id DESC) s WHERE customer_id = 4',
+      'SELECT * FROM (SELECT customer_id, sum(total) OVER (PARTITION BY customer_id) AS t FROM orders) s WHERE customer_id = 4 ORDER BY 2',
     ]);
+    expect(await explain('SELECT * FROM order_counts WHERE n > 1 AND customer_id < 4')).toMatch(/Filter[^]*Index Scan using orders_customer on orders\s+\(Key: \(customer_id\), range/);
     expect(await explain('SELECT * FROM (SELECT * FROM orders) s WHERE s.id = 7')).toMatch(/Primary Key Scan on orders\s+\(Key: \(id\), 1 equal/);
   });
 });

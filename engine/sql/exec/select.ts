@@ -29,7 +29,7 @@ import { PAUSE, runSync, type Exec, type ExplainNode, type Plan, type PlanColumn
 import { columnName, columnQualifier, exprKey, readCollation, sameSlot, Scope, slotExpr, tableName } from './scope.js';
 import { informationSchemaPlan, pgCatalogPlan, sequenceRelationPlan } from './information-schema.js';
 import { findSequence } from '../sequences.js';
-import { expandStars, LOOKUP_QUALIFIER, noteTableRead, noteViewRead, queryWithConditions, viewColumnNames, viewPlan, viewWithConditions } from './views.js';
+import { expandStars, LOOKUP_QUALIFIER, noteTableRead, noteViewRead, queryWithConditions, readsKeys, viewColumnNames, viewPlan, viewWithConditions } from './views.js';
 import { compileQuals, hasVolatile, movesToWhere, noteCorrelatedSubquery, orderQuals, qualList } from './quals.js';
 import { FUNCTION_TABLE } from '../functions/function-table.js';
 import { figureColumnName, type StarName } from './column-names.js';
@@ -2043,7 +2043,7 @@ function fromItem(f: Ast, i: number, env: PlanEnv, rowItems: ReadonlySet<string>
       if (reads.length > 0) {
         return lateralItem(result.columns, join, on, alias, using, reads, (left, conds) => {
           const plan = make(left);
-          return conds.length === 0 ? plan : new FilterPlan(plan, compileQuals(conds, exprEnv(env, new Scope(plan.columns, left)), 'WHERE'), 'pushed-down condition');
+          return filteredUnder(plan, conds, env, left);
         });
       }
     }
@@ -2061,7 +2061,10 @@ function fromItem(f: Ast, i: number, env: PlanEnv, rowItems: ReadonlySet<string>
     const withConds = (conds: Ast[], parent: Scope | undefined): Plan | undefined => {
       expanded ??= ((query.columns ?? []) as Ast[]).some((item) => (item.expr as Ast | undefined)?.type === 'column_ref' && columnName(item.expr as Ast) === '*') ? expandStars(query, env) : query;
       const merged = queryWithConditions(expanded, visible, alias, conds);
-      return merged === undefined ? undefined : renamed(planQuery(merged.query, { ...env, parent }), alias, names);
+      // A key left out would be tested above the plan, where no key is: no parameterised plan then.
+      if (merged === undefined || merged.rest.some(readsKeys)) return undefined;
+      const made = renamed(planQuery(merged.query, { ...env, parent }), alias, names);
+      return filteredUnder(made, merged.rest, env, parent);
     };
     return {
       columns: plan.columns,
@@ -2116,17 +2119,16 @@ function fromItem(f: Ast, i: number, env: PlanEnv, rowItems: ReadonlySet<string>
         }
         // Inside a parameterised plan the conditions may read its keys (a view of a view): the
         // view's query then sees the level they are on.
-        const keys = JSON.stringify(conds).includes(JSON.stringify(LOOKUP_QUALIFIER));
-        const built = renamed(viewPlan(viewDef, env, merged.query, keys ? env.parent : undefined), alias, viewColumnNames(viewDef));
+        const built = renamed(viewPlan(viewDef, env, merged.query, conds.some(readsKeys) ? env.parent : undefined), alias, viewColumnNames(viewDef));
         // The columns the conditions read count as read (for what the view reads, views.ts).
         for (const c of built.columns) if (merged.read.has(c.name)) c.used = true;
         noteViewRead(viewDef, built.columns);
-        return built;
+        return filteredUnder(built, merged.rest, env, env.parent);
       };
       const parameterisedView = (keys: LookupKey[], conds: Ast[]): ReturnType<NonNullable<FromItem['parameterised']>> => {
         const merged = viewWithConditions(viewDef, alias, [...conds, ...lookupConditions(keys, alias)]);
-        if (merged === undefined) return undefined;
-        const made = parameterised(keys, undefined, (lookup) => renamed(viewPlan(viewDef, env, merged.query, lookup), alias, viewColumnNames(viewDef)));
+        if (merged === undefined || merged.rest.some(readsKeys)) return undefined;
+        const made = parameterised(keys, undefined, (lookup) => filteredUnder(renamed(viewPlan(viewDef, env, merged.query, lookup), alias, viewColumnNames(viewDef)), merged.rest, env, lookup));
         if (made === undefined) return undefined;
         for (const c of made.plan.columns) if (merged.read.has(c.name)) c.used = true;
         noteViewRead(viewDef, made.plan.columns);
@@ -2330,9 +2332,14 @@ function coerceTo(e: CompiledExpr, t: SqlTypeName): CompiledExpr {
   return castTo(e, t);
 }
 
-function filtered(plan: Plan, conds: Ast[], env: PlanEnv): Plan {
+/** `plan` with `conds` tested on its rows, compiled with `parent` as the enclosing level. */
+function filteredUnder(plan: Plan, conds: Ast[], env: PlanEnv, parent: Scope | undefined): Plan {
   if (conds.length === 0) return plan;
-  return new FilterPlan(plan, compileQuals(conds, exprEnv(env, new Scope(plan.columns, env.parent)), 'WHERE'), 'pushed-down condition');
+  return new FilterPlan(plan, compileQuals(conds, exprEnv(env, new Scope(plan.columns, parent)), 'WHERE'), 'pushed-down condition');
+}
+
+function filtered(plan: Plan, conds: Ast[], env: PlanEnv): Plan {
+  return filteredUnder(plan, conds, env, env.parent);
 }
 
 // ---- access paths --------------------------------------------------------------------------

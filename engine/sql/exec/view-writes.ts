@@ -45,6 +45,11 @@ const VERB_TEXT: Record<Verb, { cannot: string; enable: string; event: string }>
  * that pass its WHERE, one for one, which is what writing through a view and taking a query's
  * conditions into a view (views.ts viewWithConditions) both need.
  */
+/** Whether the select list of `q` calls a function of this kind (outside its subqueries). */
+export function selectListCalls(q: Ast, kind: ReturnType<typeof callKind>): boolean {
+  return ((q.columns ?? []) as Ast[]).some((i) => contains(i.expr, (n) => callKind(n) === kind));
+}
+
 export function shapeReason(q: Ast, withCounts: boolean): string | undefined {
   const distinct = q.distinct as Ast | null | undefined;
   if (distinct !== null && distinct !== undefined && distinct.type !== null && distinct.type !== undefined) return 'Views containing DISTINCT are not automatically updatable.';

@@ -5,10 +5,10 @@ import { TYPE_DISPLAY } from '../sql-cast.js';
 import type { TxnView } from '../store/sql-view.js';
 import { sqlFail } from '../sql-types.js';
 import type { Plan, PlanColumn } from './runtime.js';
-import { columnName, columnQualifier, tableName, type Scope } from './scope.js';
+import { columnName, columnQualifier, exprKey, tableName, type Scope } from './scope.js';
 import { outputType, planQuery, type PlanEnv } from './select.js';
 import { hasVolatile } from './quals.js';
-import { shapeReason, updatableReason } from './view-writes.js';
+import { selectListCalls, shapeReason, updatableReason } from './view-writes.js';
 import { COLLATE_MARKER } from '../sql-grammar-gaps.js';
 
 /*
@@ -143,7 +143,7 @@ export function viewPlan(def: ViewDef, env: PlanEnv, withConditions?: Ast, looku
  * aggregate, window or set-returning function in its select list; a condition with a subquery or
  * a column of another relation; a column whose expression is volatile.
  */
-export function viewWithConditions(def: ViewDef, alias: string, conds: readonly Ast[]): { query: Ast; read: ReadonlySet<string> } | undefined {
+export function viewWithConditions(def: ViewDef, alias: string, conds: readonly Ast[]): TakenConditions | undefined {
   return queryWithConditions(def.query as Ast, def.columns.map((c) => c.name), alias, conds);
 }
 
@@ -158,10 +158,11 @@ export const LOOKUP_QUALIFIER = '\0lookup';
  * those columns, written as `alias.col` or `col`, added to its WHERE: see viewWithConditions.
  * References qualified by LOOKUP_QUALIFIER stay as they are (key values of an enclosing level).
  */
-export function queryWithConditions(q: Ast, names: readonly string[], alias: string, conds: readonly Ast[]): { query: Ast; read: ReadonlySet<string> } | undefined {
-  if (shapeReason(q, false) !== undefined) return undefined;
+export function queryWithConditions(q: Ast, names: readonly string[], alias: string, conds: readonly Ast[]): TakenConditions | undefined {
   const items = (q.columns ?? []) as Ast[];
   if (items.length !== names.length || new Set(names).size !== names.length) return undefined;
+  const pushable = pushableColumns(q, names);
+  if (pushable === undefined) return undefined;
   const byName = new Map(names.map((name, i) => [name, items[i]?.expr as Ast | undefined]));
   let safe = true;
   const read = new Set<string>();
@@ -179,7 +180,7 @@ export function queryWithConditions(q: Ast, names: readonly string[], alias: str
       const expr = byName.get(columnName(n));
       // An explicit COLLATE inside is implicit outside (PostgreSQL's subquery column): written
       // into the condition it would be explicit there, and could conflict with the condition's own.
-      if (expr === undefined || (qual !== null && qual !== alias) || hasVolatile(expr) || collated(expr)) {
+      if (expr === undefined || (qual !== null && qual !== alias) || !pushable.has(columnName(n)) || hasVolatile(expr) || collated(expr)) {
         safe = false;
         return n;
       }
@@ -190,11 +191,74 @@ export function queryWithConditions(q: Ast, names: readonly string[], alias: str
     for (const [k, v] of Object.entries(n)) out[k] = subst(v);
     return out;
   };
-  const added = conds.map((c) => subst(c) as Ast);
-  if (!safe || added.length === 0) return undefined;
+  // Each condition on its own: those that cannot go in stay for the caller to test on the rows.
+  const added: Ast[] = [];
+  const rest: Ast[] = [];
+  const taken = new Set<string>();
+  for (const c of conds) {
+    safe = true;
+    read.clear();
+    const s = subst(c) as Ast;
+    if (!safe) {
+      rest.push(c);
+      continue;
+    }
+    added.push(s);
+    for (const r of read) taken.add(r);
+  }
+  if (added.length === 0) return undefined;
   let where = (q.where as Ast | null | undefined) ?? null;
   for (const c of added) where = where === null ? { ...c, parentheses: true } : ({ type: 'binary_expr', operator: 'AND', left: { ...where, parentheses: true }, right: { ...c, parentheses: true } } as Ast);
-  return { query: { ...q, where }, read };
+  return { query: { ...q, where }, read: taken, rest };
+}
+
+/** A query with some conditions taken into its WHERE: the columns they read, and those left out (`rest`, in their order). */
+export interface TakenConditions {
+  query: Ast;
+  read: ReadonlySet<string>;
+  rest: Ast[];
+}
+
+/** Whether a condition reads a parameterised plan's keys (LOOKUP_QUALIFIER). */
+export function readsKeys(c: unknown): boolean {
+  return JSON.stringify(c).includes(JSON.stringify(LOOKUP_QUALIFIER));
+}
+
+/**
+ * The columns of `q` (named `names`) a condition may be taken into its WHERE on: all of them for
+ * a query whose rows are its FROM rows that pass its WHERE (shapeReason); for a grouped query, or
+ * a DISTINCT one, only those that are grouping keys (all of a DISTINCT's), as PostgreSQL pushes a
+ * qual on grouping columns down: rows of one group share the key, so filtering them first removes
+ * whole groups. Undefined for the other shapes (a set operation, LIMIT / OFFSET, DISTINCT ON,
+ * window or set-returning functions in the select list).
+ */
+function pushableColumns(q: Ast, names: readonly string[]): ReadonlySet<string> | undefined {
+  if (shapeReason(q, false) === undefined) return new Set(names);
+  const limited = (l: Ast | null | undefined): boolean => Array.isArray(l?.value) && (l.value as unknown[]).length > 0;
+  if ((q._next !== null && q._next !== undefined) || limited(q.limit as Ast) || limited(q._limit as Ast)) return undefined;
+  if (selectListCalls(q, 'window') || selectListCalls(q, 'set-returning')) return undefined;
+  const distinct = (q.distinct as Ast | null | undefined)?.type as string | null | undefined;
+  if (distinct === 'DISTINCT ON') return undefined;
+  const items = (q.columns ?? []) as Ast[];
+  const group = (((q.groupby as Ast | null | undefined)?.columns ?? q.groupby ?? []) as Ast[]).map((g) => {
+    // A position or an output name stands for that select item's expression.
+    if (g.type === 'number') return items[Number(g.value) - 1]?.expr as Ast | undefined;
+    if (g.type === 'column_ref' && columnQualifier(g) === null) {
+      const k = items.findIndex((i) => typeof i.as === 'string' && i.as.toLowerCase() === columnName(g));
+      if (k >= 0) return items[k]!.expr as Ast;
+    }
+    return g;
+  });
+  if (group.length === 0) return distinct === 'DISTINCT' && (q.having ?? null) === null && !selectListCalls(q, 'aggregate') ? new Set(names) : undefined;
+  const same = (a: Ast, b: Ast): boolean => {
+    if (a.type === 'column_ref' && b.type === 'column_ref') {
+      const qa = columnQualifier(a);
+      const qb = columnQualifier(b);
+      return columnName(a) === columnName(b) && (qa === qb || qa === null || qb === null);
+    }
+    return exprKey(a) === exprKey(b);
+  };
+  return new Set(names.filter((_, i) => group.some((g) => g !== undefined && same(items[i]!.expr as Ast, g))));
 }
 
 /** Whether an expression holds a COLLATE clause (either form the parse leaves, see sql-grammar-gaps.ts). */
