@@ -15,7 +15,7 @@ import type { SqlColumn, SqlOptions, SqlOutcome, SqlResult, SqlStatementInput } 
 import { LiveReader, SnapshotReader, TxnView, type SqlReader } from './store/sql-view.js';
 import { sqlFail, toText, type NonNullSqlValue, type SqlValue } from './sql-types.js';
 import { toJsValue } from './select-expressions.js';
-import { alterTable, createIndex, createTable, dropIndex, dropTables, truncateTables } from './exec/ddl.js';
+import { alterTable, createIndex, createTable, createTableAs, dropIndex, dropTables, truncateTables } from './exec/ddl.js';
 import { deleteRows, insert, update, type DmlResult } from './exec/dml.js';
 import { shownName, SqlSession, type SettingStatement } from './session.js';
 import type { IdentityChange, SequenceStatement } from './sequence-options.js';
@@ -689,6 +689,15 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
     case 'create': {
       const catalog = mutableCatalog(txn);
       const kw = String(ast.keyword).toLowerCase();
+      if (kw === 'table' && (ast.query_expr !== null && ast.query_expr !== undefined)) {
+        // CREATE TABLE ... AS query: the table of the query's columns, then INSERT ... query.
+        const made = createTableAs(ast, planQuery(ast.query_expr as Ast, envOf()).columns, catalog, view);
+        if (made === undefined) return finish('CREATE TABLE AS', [], [], 0, opts);
+        const xs = new Exec(view.statementView(), catalog, x.statementTime, x.params, x.limits);
+        xs.session = txn.session;
+        const r: DmlResult = await drive(insert(made, { catalog, params: x.params, parent: undefined, ctes: new Map(), initPlans: new InitPlans() }, view, xs), xs);
+        return finish('SELECT', [], [], r.count, opts);
+      }
       if (kw === 'table') {
         createTable(ast, catalog, view);
         return finish('CREATE TABLE', [], [], 0, opts);

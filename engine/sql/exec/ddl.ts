@@ -3,7 +3,7 @@ import { arrayElementNode, arrayTarget, castTargetOf, compileExpression, unsuppo
 import { encodeKeyTuple, encodeRow, keyable, storedOf } from '../store/sql-codec.js';
 import type { TxnView } from '../store/sql-view.js';
 import { castValue, TYPE_DISPLAY, type CastTarget } from '../sql-cast.js';
-import { sqlFail, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { elementTypeOf, isArrayType, sqlFail, type ScalarTypeName, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { TableReader } from './access.js';
 import { assignable, assignValue, indexEntry, indexEntryKey, keyText, TableWriter, writeIndexEntries } from './dml.js';
 import { restrictedEnv } from './expression-kinds.js';
@@ -14,10 +14,10 @@ import { hasMutableCall, hasVolatile } from './quals.js';
 import { bindSequenceCalls, detachSerialSequence, dropOwnedSequences } from './sequence-ddl.js';
 import { freeSequenceName, relationExists, relationKind, relationNoun, sequenceNames, standaloneKey } from '../sequences.js';
 import { CASCADE_HINT, dependentViews, dropBehaviour, dropDependentViews, refuseRetypeUnderView, renameColumnInViews, renameInView, renameTableInViews, tableTarget } from './views.js';
-import { PAUSE, type Exec, type Step } from './runtime.js';
+import { PAUSE, type Exec, type PlanColumn, type Step } from './runtime.js';
 import { columnName, tableName } from './scope.js';
 import { PRIMARY_KEY_MARKER } from '../sql-rewrite.js';
-import { DROP_CASCADE_MARKER, DROP_IF_EXISTS_MARKER, GENERATED_MARKER, QUOTED_NAME_MARKER, IDENTITY_ALWAYS_MARKER, IDENTITY_BY_DEFAULT_MARKER } from '../sql-grammar-gaps.js';
+import { DROP_CASCADE_MARKER, DROP_IF_EXISTS_MARKER, GENERATED_MARKER, QUOTED_NAME_MARKER, UNBOUNDED_BPCHAR, IDENTITY_ALWAYS_MARKER, IDENTITY_BY_DEFAULT_MARKER } from '../sql-grammar-gaps.js';
 import { columnSequence, decodeSequenceOptions, defaultSequence, identitySequence, lastValueBytes, nextSequenceValue, rowIdSequence, sequenceParams, sequenceStateBytes, type SequenceDef, type SequenceType } from '../sequence-options.js';
 import { canCoerce } from '../type-resolution.js';
 import { definedCollation } from '../collation.js';
@@ -277,6 +277,35 @@ function readConstraint(d: Ast, keys: KeySpec[], checks: CheckSpec[], fks: FkSpe
 }
 
 /** CREATE TABLE. */
+/** The declared type a column of CREATE TABLE ... AS takes for a query column of type `t` (modifiers are not known, see docs/sql.md). */
+function declaredTypeOf(t: SqlTypeName): Ast {
+  if (isArrayType(t)) return { ...declaredTypeOf(elementTypeOf(t)), array: { dimension: 1 } } as Ast;
+  const names: Record<ScalarTypeName, string> = {
+    unknown: 'TEXT', boolean: 'BOOLEAN', int2: 'SMALLINT', int4: 'INTEGER', int8: 'BIGINT', numeric: 'NUMERIC', float8: 'DOUBLE PRECISION', text: 'TEXT',
+    bpchar: 'CHAR', bit: 'BIT VARYING', varbit: 'BIT VARYING', date: 'DATE', timestamp: 'TIMESTAMP', timestamptz: 'TIMESTAMPTZ', jsonb: 'JSONB', bytea: 'BYTEA', uuid: 'UUID', interval: 'INTERVAL',
+  };
+  return (t === 'bpchar' ? { dataType: 'CHAR', length: UNBOUNDED_BPCHAR } : { dataType: names[t as ScalarTypeName] }) as unknown as Ast;
+}
+
+/**
+ * CREATE TABLE name [(column names)] AS query: the table, with the query's columns (its names, or
+ * those given first; its types), made here; the rows are the caller's INSERT, which this returns
+ * (undefined under IF NOT EXISTS when the name is taken, as PostgreSQL skips it).
+ * @throws SQL_ERROR 42P07 the name is taken, 42701 two columns of one name, 42601 more names than columns
+ */
+export function createTableAs(ast: Ast, columns: readonly PlanColumn[], catalog: Catalog, view: TxnView): Ast | undefined {
+  const target = (ast.table as Ast[])[0]!;
+  // `CREATE TABLE t (a, b) AS ...` arrives as a call t(a, b).
+  const listed = target.expr?.type === 'function' ? ((target.expr.args?.value ?? []) as Ast[]).map((a) => columnName(a)) : undefined;
+  const name = listed !== undefined ? functionName(target.expr as Ast) : tableName(target.table);
+  const visible = columns.filter((c) => !c.hidden);
+  if (listed !== undefined && listed.length > visible.length) sqlFail('42601', 'too many column names were specified');
+  const defs = visible.map((c, i) => ({ column: { type: 'column_ref', table: null, column: { expr: { type: 'double_quote_string', value: listed?.[i] ?? c.name } } }, definition: declaredTypeOf(c.type), resource: 'column' }));
+  const made = createTable({ ...ast, table: [{ db: null, table: name, as: null }], query_expr: null, as: null, create_definitions: defs } as Ast, catalog, view);
+  if (made === 'exists') return undefined;
+  return { type: 'insert', table: [{ db: null, table: name, as: null }], columns: null, values: ast.query_expr, partition: null, prefix: 'into', returning: null } as Ast;
+}
+
 export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created' | 'exists' {
   const raw = (ast.table as Ast[] | null)?.[0]?.table;
   if (raw === undefined || raw === null || raw === '') sqlFail('42601', 'syntax error: CREATE TABLE needs a table name');
