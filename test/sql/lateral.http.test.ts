@@ -57,6 +57,9 @@ describe('LATERAL subqueries', () => {
       'SELECT count(*) FROM customers, LATERAL (SELECT 1) l WHERE false',
       // In UPDATE ... FROM.
       "UPDATE customers SET tags = l.v FROM customers c2, LATERAL (SELECT 'z' || c2.id AS v) l WHERE customers.id = c2.id AND c2.id = 3 RETURNING customers.id, customers.tags",
+      // The whole row of a LATERAL item: counted, and as JSON (NULL where a LEFT join made it up).
+      'SELECT c.id, count(x.*) FROM customers c LEFT JOIN LATERAL (SELECT o.id FROM orders o WHERE o.customer_id = c.id) x ON true GROUP BY c.id ORDER BY 1',
+      'SELECT c.id, to_jsonb(x) FROM customers c LEFT JOIN LATERAL (SELECT c.id * 2 AS d WHERE c.id > 2) x ON true ORDER BY 1',
       // Refused as PostgreSQL refuses them.
       'SELECT * FROM customers c RIGHT JOIN LATERAL (SELECT c.id) x ON true',
       'SELECT * FROM customers c FULL JOIN LATERAL (SELECT c.id) x ON true',

@@ -1510,6 +1510,11 @@ function parameterised(keys: LookupKey[], outer: Scope | undefined, make: (looku
   try {
     const plan = make(new Scope(columns, outer));
     return watch.keyed.length === 0 ? undefined : { plan, keyed: watch.keyed };
+  } catch (err) {
+    // A plan the keys cannot be put into (a key's type or collation the view's column does not
+    // take as the join did) leaves the join to hash the view's rows, which answers as written.
+    if (isTetraError(err) && err.code === 'SQL_ERROR') return undefined;
+    throw err;
   } finally {
     keyWatch = saved;
   }
@@ -1648,14 +1653,18 @@ function withRowMarker(item: FromItem, rowItems: ReadonlySet<string> | undefined
   if (rowItems?.has(item.alias) !== true) return item;
   const marker: PlanColumn = { name: ROW_MARKER, type: 'boolean', qualifier: item.alias, hidden: true };
   const present: SqlValue = { type: 'boolean', value: true };
+  const marked = (plan: Plan): Plan => {
+    const passthrough = plan.columns.map((c, k): CompiledExpr => ({ type: c.type, evaluate: (ctx) => ctx.row![k]! }));
+    return new ProjectPlan(plan, [...passthrough, { type: 'boolean', evaluate: () => present }], [...plan.columns, marker]);
+  };
+  const lateral = item.lateral;
   return {
     ...item,
     columns: [...item.columns, marker],
-    build: (conds, hint) => {
-      const plan = item.build(conds, hint);
-      const passthrough = plan.columns.map((c, k): CompiledExpr => ({ type: c.type, evaluate: (ctx) => ctx.row![k]! }));
-      return new ProjectPlan(plan, [...passthrough, { type: 'boolean', evaluate: () => present }], [...plan.columns, marker]);
-    },
+    build: (conds, hint) => marked(item.build(conds, hint)),
+    ...(lateral === undefined ? {} : { lateral: (left: Scope, conds: Ast[]) => marked(lateral(left, conds)) }),
+    // A parameterised plan would lack the marker: the marked item is joined by hash.
+    parameterised: undefined,
   };
 }
 
