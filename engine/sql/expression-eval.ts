@@ -6,7 +6,7 @@ import { sqlRegExp } from './functions/string-functions.js';
 import { EXTRACT_SOURCES, extractField } from './functions/time-functions.js';
 import { castValue, canCast, MAX_FRACTION_DIGITS, parseInterval, parseText, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
 import { applyArith, compareValues, negate, noOperator, noPrefixOperator, resolveArith, resolveComparison, type ArithOp } from './operators.js';
-import { ARRAY_CODE_SPAN, ARRAY_ELEMENT_CODES, BIT_LITERAL, BIT_OPERATOR, COLLATE_MARKER, POWER_OPERATOR, UNBOUNDED_BPCHAR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
+import { ARRAY_CODE_SPAN, ARRAY_ELEMENT_CODES, BIT_LITERAL, BIT_OPERATOR, COLLATE_MARKER, SLICE_MARKER, SLICE_OPEN, POWER_OPERATOR, UNBOUNDED_BPCHAR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
 import { asciiCaseOnly, asciiLower, isCollatable, markerNameParts, mergeCollations, neededCollation, resolveCollation, type Collation } from './collation.js';
 import { bitNot, bitShift, bitwise, isBitType, parseBits } from './bit-string.js';
 import { canCoerce, castOnce, commonType, coerce } from './type-resolution.js';
@@ -123,6 +123,21 @@ function compileArrayConstructor(node: AstNode, env: CompileEnv): CompiledExpr {
   return { type, evaluate: (ctx) => constructed(type, coerced, ctx) };
 }
 
+/** A slice's bounds (`a[lo:hi]`, written SLICE_MARKER(lo, hi) by sql-grammar-gaps.ts; undefined for an omitted one), or undefined for a plain subscript. */
+function sliceBounds(n: AstNode): [AstNode | undefined, AstNode | undefined] | undefined {
+  if (n.type !== 'function') return undefined;
+  const parts = (n.name as { name?: { value: unknown }[] } | undefined)?.name ?? [];
+  if (parts.length !== 1 || parts[0]!.value !== SLICE_MARKER) return undefined;
+  const [lo, hi] = ((n.args as { value: AstNode[] }).value ?? []).map((b) => (b.type === 'column_ref' && JSON.stringify(b.column).includes(SLICE_OPEN) ? undefined : b));
+  return [lo, hi];
+}
+
+/** A subscript as an integer. @throws SQL_ERROR 42804 when it is not one */
+function intSubscript(index: CompiledExpr): CompiledExpr {
+  if (!canCoerce(index.type, 'int4')) sqlFail('42804', 'array subscript must have type integer');
+  return coerce(index, 'int4');
+}
+
 /**
  * `x[i]` (node-sql-parser's array_index, on a column or any parenthesised expression): an array's
  * element at 1-based i (NULL out of range; a second subscript of a one-dimensional array is NULL,
@@ -134,8 +149,18 @@ function compileSubscripts(node: AstNode, env: CompileEnv): CompiledExpr {
   const subs = node.array_index as { index: AstNode }[];
   const { array_index: _unused, ...bare } = node;
   let e = compileExpression(bare as AstNode, env);
+  if (subs.length > 1 && isArrayType(e.type) && subs.some((sub) => sliceBounds(sub.index) !== undefined)) {
+    // With a slice among them every subscript is a slice (PostgreSQL), and a second dimension of a
+    // one-dimensional array has no element: an empty array (the bounds still read, for their errors).
+    for (const sub of subs) for (const b of sliceBounds(sub.index) ?? [sub.index]) if (b !== undefined) intSubscript(compileExpression(b, env));
+    const base = e;
+    const type = base.type;
+    return { type, evaluate: (ctx) => ({ type, value: base.evaluate(ctx).value === null ? null : [] }) as SqlValue };
+  }
   for (const [k, sub] of subs.entries()) {
-    const index = compileExpression(sub.index, env);
+    const slice = sliceBounds(sub.index);
+    if (slice !== undefined && !isArrayType(e.type)) return sqlFail('42804', `cannot subscript type ${TYPE_DISPLAY[e.type]} because it does not support subscripting`);
+    const index = slice !== undefined ? e : compileExpression(sub.index, env);
     const base = e;
     if (base.type === 'jsonb') {
       const key = index.type === 'unknown' ? coerce(index, 'text') : index;
@@ -160,8 +185,25 @@ function compileSubscripts(node: AstNode, env: CompileEnv): CompiledExpr {
       }
       return sqlFail('42804', `cannot subscript type ${TYPE_DISPLAY[base.type]} because it does not support subscripting`);
     }
-    if (!canCoerce(index.type, 'int4')) sqlFail('42804', 'array subscript must have type integer');
-    const i = coerce(index, 'int4');
+    if (slice !== undefined) {
+      // a[lo:hi]: the elements from lo to hi that exist (an omitted bound is the array's end), an
+      // array from 1; a NULL bound makes NULL.
+      const [lo, hi] = slice.map((b) => (b === undefined ? undefined : intSubscript(compileExpression(b, env))));
+      const type = base.type;
+      e = {
+        type,
+        ...(base.collation === undefined ? {} : { collation: base.collation }),
+        evaluate(ctx) {
+          const a = base.evaluate(ctx).value as SqlValue[] | null;
+          const from = lo === undefined ? 1 : (lo.evaluate(ctx).value as number | null);
+          const to = hi === undefined ? (a?.length ?? 0) : (hi.evaluate(ctx).value as number | null);
+          if (a === null || from === null || to === null) return { type, value: null } as SqlValue;
+          return { type, value: a.slice(Math.max(from, 1) - 1, Math.max(to, 0)) } as SqlValue;
+        },
+      };
+      continue;
+    }
+    const i = intSubscript(index);
     const type = elementTypeOf(base.type);
     e = { type, ...(base.collation === undefined ? {} : { collation: base.collation }), evaluate: (ctx) => subscript(base.evaluate(ctx), i.evaluate(ctx), type) };
   }

@@ -69,6 +69,7 @@ import { sqlFail } from './sql-types.js';
  *    time zone[]`, `uuid[]`, `jsonb[]`, ...), where a type is read (casts, column definitions, ALTER
  *    COLUMN TYPE) -> `tinyint(<code>)[]` (tinyint is no PostgreSQL type: a written one is 42704 first),
  *    the code naming the element type and its modifier (ARRAY_ELEMENT_CODES);
+ *  - an array slice `a[lo:hi]` (either bound omitted) -> `a[<SLICE_MARKER>(lo, hi)]`;
  *  - a function in FROM `f(args) WITH ORDINALITY` -> `<ORDINALITY_MARKER>(f(args))` (the parser
  *    reads no WITH ORDINALITY), which the planner reads as the function with its row numbers;
  * Each returns the same array when it changes nothing.
@@ -135,16 +136,56 @@ export const OVERRIDING_USER_MARKER = '__tetra_overriding_user__';
 export const ARRAY_ELEMENT_CODES = ['BOOLEAN', 'DATE', 'TIMESTAMP', 'TIMESTAMPTZ', 'UUID', 'JSONB', 'BYTEA', 'INTERVAL', 'BIT', 'BIT VARYING'] as const;
 export const ARRAY_CODE_SPAN = 1_000_000;
 
+/** `a[lo:hi]` becomes `a[<this>(lo, hi)]`, an omitted bound SLICE_OPEN (see rewriteSlices). */
+export const SLICE_MARKER = '__tetra_slice__';
+export const SLICE_OPEN = '__tetra_open__';
 /** `f(args) WITH ORDINALITY` in FROM becomes `<this>(f(args))` (see rewriteOrdinality). */
 export const ORDINALITY_MARKER = '__tetra_ordinality__';
 
 /** Every rewrite of this module, in order (operators first: later ones move whole operands). */
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
-  return rewriteOrdinality(rewriteDropBehavior(rewriteConstraintNames(rewriteOverriding(
+  return rewriteSlices(rewriteOrdinality(rewriteDropBehavior(rewriteConstraintNames(rewriteOverriding(
     rewriteInsertSelect(
       rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteArrayTypes(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(checkInsertArity(rewriteInsertAlias(rewriteValueFunctions(tokens))))))))))))))))))),
     ),
-  ))));
+  )))));
+}
+
+// ---- array slices ------------------------------------------------------------------------------
+
+/**
+ * An array slice `a[lo:hi]`, `a[lo:]`, `a[:hi]`, `a[:]` -> `a[<SLICE_MARKER>(lo, hi)]`, an omitted
+ * bound written SLICE_OPEN: the parser reads an expression between brackets, not a slice. A `:`
+ * of a cast (`::`) is no slice's.
+ */
+function rewriteSlices(tokens: Token[]): Token[] {
+  for (let i = 1; i < tokens.length; i++) {
+    if (tokens[i]!.text !== '[') continue;
+    const close = matching(tokens, i, '[', ']', 1);
+    if (close < 0) continue;
+    let colon = -1;
+    for (let k = i + 1, depth = 0; k < close; k++) {
+      const t = tokens[k]!.text;
+      if (t === '(' || t === '[') depth++;
+      else if (t === ')' || t === ']') depth--;
+      else if (depth === 0 && t === ':' && tokens[k - 1]!.text !== ':' && tokens[k + 1]!.text !== ':') {
+        colon = k;
+        break;
+      }
+    }
+    if (colon < 0) continue;
+    const bound = (from: number, to: number): Token[] => (to > from ? tokens.slice(from, to) : [{ text: SLICE_OPEN, word: SLICE_OPEN, space: '' }]);
+    const call: Token[] = [
+      { text: SLICE_MARKER, space: '' },
+      { text: '(', space: '' },
+      ...bound(i + 1, colon),
+      { text: ',', space: ' ' },
+      ...bound(colon + 1, close),
+      { text: ')', space: '' },
+    ];
+    return rewriteSlices([...tokens.slice(0, i + 1), ...call, ...tokens.slice(close)]);
+  }
+  return tokens;
 }
 
 // ---- arrays of types the parser reads no [] after ---------------------------------------------

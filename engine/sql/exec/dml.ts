@@ -17,6 +17,7 @@ import { columnName, columnQualifier, Scope, tableName } from './scope.js';
 import { restrictedEnv } from './expression-kinds.js';
 import { bindIndexKeys, impliedPartialIndexes, indexKeyText, indexKeyValues } from './index-keys.js';
 import { columnCollation } from '../collation.js';
+import { canCoerce, coerce } from '../type-resolution.js';
 import { compileQuals, qualList } from './quals.js';
 import { compilePredicate, exprEnv, planFrom, planQuery, rowSubquery, starNamer, tableAccess, type PlanEnv } from './select.js';
 import { compareCodePoints } from '../../text-order.js';
@@ -475,6 +476,8 @@ function returning(ast: Ast, writer: TableWriter, env: PlanEnv, alias: string, e
 interface Assignment {
   col: ColumnDef;
   expr: CompiledExpr | undefined;
+  /** An assignment to an element of the column (`SET a[i] = v`); several of one column are one. */
+  element?: boolean;
 }
 
 /**
@@ -493,6 +496,15 @@ function assignments(items: Ast[], writer: TableWriter, cenv: CompileEnv, env: P
     const col = writer.live.find((l) => l.name === columnName(s)) ?? sqlFail('42703', `column "${columnName(s)}" of relation "${writer.table.name}" does not exist`);
     const value = s.value as Ast;
     const isDefault = value.type === 'column_ref' && String((value.column as Ast)?.expr?.value ?? '').toUpperCase() === 'DEFAULT';
+    if (Array.isArray(s.array_index) && s.array_index.length > 0) {
+      // SET a[i] = v: the column's array with element i replaced; several of one column apply in order.
+      const earlier = out.findIndex((o) => o.col === col && o.element === true);
+      const before = earlier >= 0 ? out[earlier]!.expr! : currentValue(col, scope);
+      const expr = elementAssignment(col, before, s.array_index as Ast[], compileExpression(value, cenv), cenv);
+      if (earlier >= 0) out[earlier] = { col, expr, element: true };
+      else out.push({ col, expr, element: true });
+      continue;
+    }
     if (!isRowAssign(value)) {
       out.push({ col, expr: isDefault ? undefined : compileExpression(value, cenv) });
       continue;
@@ -520,6 +532,45 @@ function assignments(items: Ast[], writer: TableWriter, cenv: CompileEnv, env: P
   }
   checkSingleAssignments(out);
   return out;
+}
+
+/** The target row's value of column `col` (the first of that name in the statement's scope: the target's columns come first). */
+function currentValue(col: ColumnDef, scope: Scope): CompiledExpr {
+  const slot = scope.columns.findIndex((c) => c.name === col.name && c.hidden !== true);
+  if (slot < 0) return sqlFail('XX000', `internal: column "${col.name}" not in the target row`);
+  scope.columns[slot]!.used = true;
+  return { type: col.type, evaluate: (ctx) => ctx.row![slot]! };
+}
+
+/**
+ * `col[i] = v`: `before` (the column's value, or an earlier element assignment's result) with
+ * element i set to v, coerced to the element type; past the end the array grows with NULLs (a NULL
+ * array is an empty one), as PostgreSQL's does from its lower bound 1.
+ * @throws SQL_ERROR 42804 a column that is not an array, 22004 a NULL subscript, 0A000 a subscript below 1 or a slice
+ */
+function elementAssignment(col: ColumnDef, before: CompiledExpr, subs: Ast[], value: CompiledExpr, cenv: CompileEnv): CompiledExpr {
+  if (!isArrayType(col.type)) sqlFail('42804', `cannot subscript type ${col.declared} because it does not support subscripting`);
+  if (subs.length !== 1) unsupported('assignment to an element of a multidimensional array');
+  const index = compileExpression(subs[0]!.index as Ast, cenv);
+  if (!canCoerce(index.type, 'int4')) sqlFail('42804', 'array subscript must have type integer');
+  const i = coerce(index, 'int4');
+  const element = elementTypeOf(col.type);
+  if (!assignable(value.type, element)) sqlFail('42804', `subscripted assignment to "${col.name}" requires type ${TYPE_DISPLAY[element]} but expression is of type ${TYPE_DISPLAY[value.type] ?? value.type}`);
+  const type = col.type;
+  return {
+    type,
+    evaluate(ctx) {
+      const old = (before.evaluate(ctx).value as SqlValue[] | null) ?? [];
+      const at = i.evaluate(ctx).value as number | null;
+      if (at === null) sqlFail('22004', 'array subscript in assignment must not be null');
+      if (at < 1) unsupported('array subscripts below 1 (arrays here start at 1)');
+      const v = castValue(value.evaluate(ctx), { type: element });
+      const next = old.slice();
+      while (next.length < at - 1) next.push({ type: element, value: null } as SqlValue);
+      next[at - 1] = v;
+      return { type, value: next } as SqlValue;
+    },
+  };
 }
 
 function isRowAssign(value: Ast | undefined): value is Ast {
