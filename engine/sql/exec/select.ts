@@ -2226,9 +2226,7 @@ function setReturningItem(f: Ast, join: JoinKind, on: Ast | null, using: string[
     const rest: Ast[] = [];
     for (const c of conds) (readsItem(c, alias, columns) || hasVolatile(c) ? rest : gate).push(c);
     const gateExpr = gate.length === 0 ? undefined : compileQuals(gate, exprEnv(planEnv, new Scope([], parent)), 'WHERE');
-    const plan = functionPlan(resolved.fn, resolved.args, columns, name, ordinality, gateExpr);
-    if (rest.length === 0) return plan;
-    return new FilterPlan(plan, compileQuals(rest, exprEnv(planEnv, new Scope(plan.columns, parent)), 'WHERE'), 'pushed-down condition');
+    return filteredUnder(functionPlan(resolved.fn, resolved.args, columns, name, ordinality, gateExpr), rest, planEnv, parent);
   };
   if (before.length > 0) {
     const { result, reads } = leftReads(before, env, (parent, probeEnv) => make(parent, probeEnv));
