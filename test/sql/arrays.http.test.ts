@@ -164,6 +164,32 @@ describe('arrays', () => {
         ],
         after,
       );
+      // key = ANY (array) reads each element's key (an index scan with = ANY, as PostgreSQL's).
+      const anyRefused = await alike(
+        [
+          'CREATE TABLE anyk (id int PRIMARY KEY, s text)',
+          'CREATE INDEX anyk_s ON anyk (s)',
+          "INSERT INTO anyk SELECT g, 's' || g FROM generate_series(1, 500) g",
+          'SELECT id FROM anyk WHERE id = ANY(ARRAY[5, 3, 5, NULL, 9999]) ORDER BY id',
+          "SELECT id FROM anyk WHERE id = ANY('{7,8}') ORDER BY id",
+          "SELECT id FROM anyk WHERE s = ANY(ARRAY['s4', 's40', 'zz']) ORDER BY id",
+          'SELECT id FROM anyk WHERE id = ANY(ARRAY[2::bigint, 3]) ORDER BY id',
+          'SELECT id FROM anyk WHERE id = ANY(NULL::int[])',
+          "SELECT id FROM anyk WHERE id = ANY('{}'::int[])",
+          'SELECT id FROM anyk WHERE id = ANY(ARRAY[3, 1, 2]) ORDER BY id DESC LIMIT 2',
+        ],
+        after,
+      );
+      expect(anyRefused).toEqual([]);
+      for (const [sql, read] of [
+        ['SELECT id FROM anyk WHERE id = ANY(ARRAY[5, 3])', /Primary Key Scan on anyk\s+\(Key: \(id\), 1 equal/],
+        ["SELECT id FROM anyk WHERE s = ANY('{s4,s5}')", /Index Scan using anyk_s on anyk\s+\(Key: \(s\), 1 equal/],
+      ] as const) {
+        const res = await http(after.server.url, 'POST', '/api/sql/query', { json: { sql: `EXPLAIN ${sql}`, rowMode: 'array' }, apiKey: after.apiKey });
+        expect((res.body.rows as string[][]).map((r) => r[0]).join('\n'), sql).toMatch(read);
+      }
+      const byParam = await http(after.server.url, 'POST', '/api/sql/query', { json: { sql: 'SELECT id FROM anyk WHERE id = ANY($1) ORDER BY id', params: [[4, 2, 99999]], rowMode: 'array' }, apiKey: after.apiKey });
+      expect(byParam.body.rows).toEqual([[2], [4]]);
       expect(refused).toEqual(['23505']);
       const plan = await http(after.server.url, 'POST', '/api/sql/query', { json: { sql: "EXPLAIN SELECT a FROM ka WHERE a = '{1,NULL}'", rowMode: 'array' }, apiKey: after.apiKey });
       expect((plan.body.rows as string[][]).map((r) => r[0]).join('\n')).toMatch(/Primary Key Scan on ka\s+\(Key: \(a\), 1 equal/);

@@ -93,21 +93,33 @@ interface Range {
   lte?: Buffer;
 }
 
+/**
+ * Equality values of an access path that stand for several: an array whose elements are the
+ * alternatives (`key = ANY ($1)`), expanded when the path is read (accessRanges).
+ */
+export const manyValued = new WeakSet<CompiledExpr>();
+
 /** The key ranges of an access path for this execution (bound values evaluated now). */
 export function accessRanges(path: AccessPath, x: Exec, keyTypes: SqlTypeName[]): Range[] {
   const ctx = x.ctx();
   const ranges: Range[] = [];
   const alternatives = path.eq.length === 0 ? [[]] : path.eq;
   const seen = new Set<string>();
+  // Each alternative's values, an array's elements making one alternative each.
+  const tuples: SqlValue[][] = [];
   for (const alt of alternatives) {
-    const values: SqlValue[] = [];
-    let impossible = false;
+    let partial: SqlValue[][] = [[]];
     for (let i = 0; i < alt.length; i++) {
-      const v = boundValue(alt[i]!.evaluate(ctx), keyTypes[i]!);
-      if (v.value === null) impossible = true;
-      values.push(v);
+      const e = alt[i]!;
+      const v = e.evaluate(ctx);
+      const values = manyValued.has(e) ? ((v.value as SqlValue[] | null) ?? []) : [v];
+      partial = partial.flatMap((p) => values.map((one) => [...p, boundValue(one, keyTypes[i]!)]));
     }
-    if (impossible) continue;
+    tuples.push(...partial);
+  }
+  for (const values of tuples) {
+    const alt = values;
+    if (values.some((v) => v.value === null)) continue;
     const prefix = encodeKeyTuple(values);
     const id = prefix.toString('latin1');
     if (seen.has(id)) continue;
@@ -164,7 +176,7 @@ export function* readStored(table: TableReader, path: AccessPath, x: Exec, neede
   const rows = rowTree(t);
   // A full-key equality is a point read.
   const pointRead = path.index === undefined && path.eq.length > 0 && path.eq[0]!.length === path.keyColumns.length && path.lo === undefined && path.hi === undefined;
-  if (pointRead && path.eq.length === 1 && path.keyColumns.length > 0) {
+  if (pointRead && path.eq.length === 1 && path.keyColumns.length > 0 && !path.eq[0]!.some((e) => manyValued.has(e))) {
     // One key (WHERE pk = $1): one get, without accessRanges' ranges, dedupe and sort.
     const alt = path.eq[0]!;
     const values = new Array<SqlValue>(alt.length);

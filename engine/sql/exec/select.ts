@@ -13,9 +13,9 @@ import { compareValues, resolveComparison } from '../operators.js';
 import { commonType, coerce } from '../type-resolution.js';
 import { isWindowOnlyName, resolveWindowFunction } from '../window-functions.js';
 import { isTetraError } from '../../errors.js';
-import { NO_FUNCTION_HINT, sqlFail, toJsonb, type JsonValue, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { elementTypeOf, isArrayType, NO_FUNCTION_HINT, sqlFail, toJsonb, type JsonValue, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { sqlToJson } from '../functions/json-functions.js';
-import { boundable, TableScanPlan, type AccessPath } from './access.js';
+import { boundable, manyValued, TableScanPlan, type AccessPath } from './access.js';
 import type { BareCompare, BareCond, BareOrder } from './bare-filter.js';
 import { LookupJoinPlan, ParameterisedJoinPlan, type LookupSpec } from './lookup-join.js';
 import { LateralJoinPlan } from './lateral-join.js';
@@ -2564,6 +2564,20 @@ function columnConds(
     const form = canonicalExpression(n, ownName);
     return form === undefined ? undefined : forms.get(form);
   };
+  // key = ANY (array): each element a key to read, as PostgreSQL's index scan with `= ANY`; an
+  // untyped literal or a JSON array parameter read as an array of the key's type.
+  const any = op === '=' ? anyArray(c.right as Ast) : undefined;
+  if (any !== undefined) {
+    const lc = keyOf(c.left as Ast);
+    const e = lc === undefined ? undefined : constant(any);
+    if (lc === undefined || e === undefined) return [];
+    const colType = keyColumnType(table, lc);
+    const wanted = arrayOf(colType);
+    const array: CompiledExpr = e.type === 'unknown' || (e.type === 'jsonb' && e.param !== undefined) ? { type: wanted, evaluate: (ctx) => castValue(e.evaluate(ctx), { type: wanted }) } : e;
+    if (!isArrayType(array.type) || !boundable(colType, elementTypeOf(array.type))) return [];
+    manyValued.add(array);
+    return [{ column: lc, op: 'in', exprs: [array] }];
+  }
   if (op in FLIP) {
     const lc = keyOf(c.left as Ast);
     const rc = keyOf(c.right as Ast);
@@ -2598,6 +2612,14 @@ function columnConds(
     ];
   }
   return [];
+}
+
+/** The array of `x = ANY (array)` / `SOME`: its one argument when that is not a subquery. */
+function anyArray(n: Ast | undefined): Ast | undefined {
+  if (n?.type !== 'function') return undefined;
+  const name = functionName(n);
+  const args = (n.args?.value ?? []) as Ast[];
+  return (name === 'any' || name === 'some') && args.length === 1 && args[0]!.ast === undefined ? args[0] : undefined;
 }
 
 /** Picks the primary key or the index with the longest equality prefix (then a range); a partial index only when `partial` holds it. */
