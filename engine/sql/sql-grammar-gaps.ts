@@ -69,6 +69,8 @@ import { sqlFail } from './sql-types.js';
  *    time zone[]`, `uuid[]`, `jsonb[]`, ...), where a type is read (casts, column definitions, ALTER
  *    COLUMN TYPE) -> `tinyint(<code>)[]` (tinyint is no PostgreSQL type: a written one is 42704 first),
  *    the code naming the element type and its modifier (ARRAY_ELEMENT_CODES);
+ *  - `json_agg(x ORDER BY y)` / `jsonb_agg(...)` -> `<JSON(B)_AGG_ORDERED>(array_agg(to_jsonb(x)
+ *    ORDER BY y))` (the parser reads ORDER BY inside string_agg and array_agg only);
  *  - an array slice `a[lo:hi]` (either bound omitted) -> `a[<SLICE_MARKER>(lo, hi)]`;
  *  - a function in FROM `f(args) WITH ORDINALITY` -> `<ORDINALITY_MARKER>(f(args))` (the parser
  *    reads no WITH ORDINALITY), which the planner reads as the function with its row numbers;
@@ -136,6 +138,9 @@ export const OVERRIDING_USER_MARKER = '__tetra_overriding_user__';
 export const ARRAY_ELEMENT_CODES = ['BOOLEAN', 'DATE', 'TIMESTAMP', 'TIMESTAMPTZ', 'UUID', 'JSONB', 'BYTEA', 'INTERVAL', 'BIT', 'BIT VARYING'] as const;
 export const ARRAY_CODE_SPAN = 1_000_000;
 
+/** `json_agg(x ORDER BY y)` / `jsonb_agg(...)` become `<this>(array_agg(to_jsonb(x) ORDER BY y))` (see rewriteJsonAggOrder). */
+export const JSON_AGG_ORDERED = '__tetra_json_agg__';
+export const JSONB_AGG_ORDERED = '__tetra_jsonb_agg__';
 /** `a[lo:hi]` becomes `a[<this>(lo, hi)]`, an omitted bound SLICE_OPEN (see rewriteSlices). */
 export const SLICE_MARKER = '__tetra_slice__';
 export const SLICE_OPEN = '__tetra_open__';
@@ -144,11 +149,55 @@ export const ORDINALITY_MARKER = '__tetra_ordinality__';
 
 /** Every rewrite of this module, in order (operators first: later ones move whole operands). */
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
-  return rewriteSlices(rewriteOrdinality(rewriteDropBehavior(rewriteConstraintNames(rewriteOverriding(
+  return rewriteJsonAggOrder(rewriteSlices(rewriteOrdinality(rewriteDropBehavior(rewriteConstraintNames(rewriteOverriding(
     rewriteInsertSelect(
       rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteArrayTypes(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(checkInsertArity(rewriteInsertAlias(rewriteValueFunctions(tokens))))))))))))))))))),
     ),
-  )))));
+  ))))));
+}
+
+// ---- json_agg / jsonb_agg with ORDER BY --------------------------------------------------------
+
+/**
+ * `jsonb_agg(x ORDER BY y)` (and json_agg) -> `<JSONB_AGG_ORDERED>(array_agg(to_jsonb(x) ORDER BY
+ * y))`: the parser reads ORDER BY inside string_agg and array_agg only. The marker makes the
+ * array a JSON array (each element as to_jsonb made it, NULL over no rows) and names the column
+ * as the call was named. Left alone with DISTINCT, FILTER or OVER.
+ */
+function rewriteJsonAggOrder(tokens: Token[]): Token[] {
+  for (let i = 0; i + 1 < tokens.length; i++) {
+    const word = tokens[i]!.word;
+    if ((word !== 'json_agg' && word !== 'jsonb_agg') || tokens[i + 1]!.text !== '(' || tokens[i - 1]?.text === '.') continue;
+    const close = matching(tokens, i + 1, '(', ')', 1);
+    if (close < 0 || tokens[i + 2]?.word === 'distinct' || ['filter', 'over', 'within'].includes(tokens[close + 1]?.word ?? '')) continue;
+    let order = -1;
+    for (let k = i + 2, depth = 0; k < close; k++) {
+      const t = tokens[k]!.text;
+      if (t === '(' || t === '[') depth++;
+      else if (t === ')' || t === ']') depth--;
+      else if (depth === 0 && tokens[k]!.word === 'order' && tokens[k + 1]?.word === 'by') {
+        order = k;
+        break;
+      }
+    }
+    if (order < 0) continue;
+    const call: Token[] = [
+      { text: word === 'json_agg' ? JSON_AGG_ORDERED : JSONB_AGG_ORDERED, space: '' },
+      { text: '(', space: '' },
+      { text: 'array_agg', word: 'array_agg', space: '' },
+      { text: '(', space: '' },
+      { text: 'to_jsonb', word: 'to_jsonb', space: '' },
+      { text: '(', space: '' },
+      ...tokens.slice(i + 2, order - 1),
+      { ...tokens[order - 1]!, space: '' },
+      { text: ')', space: ' ' },
+      ...tokens.slice(order, close),
+      { text: ')', space: '' },
+      { text: ')', space: tokens[close]!.space },
+    ];
+    return rewriteJsonAggOrder([...tokens.slice(0, i), ...call, ...tokens.slice(close + 1)]);
+  }
+  return tokens;
 }
 
 // ---- array slices ------------------------------------------------------------------------------

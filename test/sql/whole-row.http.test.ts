@@ -30,6 +30,12 @@ describe('whole rows', () => {
       'SELECT jsonb_agg(wr) FROM wr WHERE false',
       'SELECT c.id, jsonb_agg(o) FROM wr c JOIN wu o ON o.wr_id = c.id GROUP BY c.id',
       'SELECT row_to_json(s)::jsonb FROM (SELECT 1 AS a, $$x$$ AS b) s',
+      // json_agg / jsonb_agg with ORDER BY inside the call (the parser reads none; a pre-pass rewrite).
+      'SELECT jsonb_agg(name ORDER BY name) FROM wr',
+      'SELECT jsonb_agg(wu ORDER BY wu.id DESC) FROM wu',
+      'SELECT json_agg(x ORDER BY x.id)::jsonb FROM (SELECT id, name FROM wr) x',
+      "SELECT coalesce(jsonb_agg(note ORDER BY note), '[]') FROM wu WHERE false",
+      'SELECT wr.id, (SELECT jsonb_agg(wu ORDER BY wu.id) FROM wu WHERE wu.wr_id = wr.id) AS notes FROM wr ORDER BY 1',
       // A column of that name is the column.
       'SELECT to_jsonb(name) FROM wr ORDER BY id',
       'SELECT to_jsonb(s.name) FROM (SELECT name FROM wr) s ORDER BY 1',

@@ -1,5 +1,5 @@
 import type { AstNode } from '../expression-eval.js';
-import { COLLATE_MARKER, QUERY_MARKER } from '../sql-grammar-gaps.js';
+import { COLLATE_MARKER, JSON_AGG_ORDERED, JSONB_AGG_ORDERED, QUERY_MARKER } from '../sql-grammar-gaps.js';
 import { DISTINCT_PREFIX, NO_ARGUMENT, WINDOW_CALL_PREFIX } from '../sql-rewrite.js';
 import { columnName } from './scope.js';
 
@@ -107,6 +107,8 @@ function functionColumnName(node: AstNode): string {
   if (name.startsWith(DISTINCT_PREFIX)) return name.slice(DISTINCT_PREFIX.length);
   // IS DISTINCT FROM and BETWEEN SYMMETRIC, rewritten to marker functions, are operators; so is
   // a parenthesised NOT, which the parser reads as a call of a function named not.
+  if (name === JSON_AGG_ORDERED) return 'json_agg';
+  if (name === JSONB_AGG_ORDERED) return 'jsonb_agg';
   if (name.startsWith('__tetra_') || name === 'not') return '?column?';
   // cume_dist() / percent_rank() likewise.
   if (first?.type === 'column_ref' && columnName(first).startsWith(NO_ARGUMENT)) return columnName(first).slice(NO_ARGUMENT.length);

@@ -7,7 +7,7 @@ import { compileExpression, compileIsolated, unsupported, type AstNode, type Com
 import { checkKeyCollation, collationChecked, columnCollation, isCollatable, mergeCollations, type Collation } from '../collation.js';
 import { parseSql } from '../select-expressions.js';
 import { DISTINCT_PREFIX, FILTER_MARKER, NO_ARGUMENT, REWRITE_FUNCTIONS, SET_ALL_MARKER, WINDOW_CALL_PREFIX, WINDOW_SPEC_MARKER } from '../sql-rewrite.js';
-import { LIMIT_MARKER, NATURAL_MARKER, OFFSET_MARKER, ORDINALITY_MARKER, QUERY_MARKER } from '../sql-grammar-gaps.js';
+import { JSON_AGG_ORDERED, JSONB_AGG_ORDERED, LIMIT_MARKER, NATURAL_MARKER, OFFSET_MARKER, ORDINALITY_MARKER, QUERY_MARKER } from '../sql-grammar-gaps.js';
 import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
 import { compareValues, resolveComparison } from '../operators.js';
 import { commonType, coerce } from '../type-resolution.js';
@@ -111,6 +111,17 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
             sqlFail('0A000', `set-returning functions are not allowed in ${context}`);
           }
           if (fname === 'exists') return existsExpr(firstSubquery(n), env, parentScope(), false);
+          // json_agg / jsonb_agg with ORDER BY, as sql-grammar-gaps.ts wrote it: the array as a JSON array.
+          if (fname === JSON_AGG_ORDERED || fname === JSONB_AGG_ORDERED) {
+            const array = compileExpression((n.args.value as Ast[])[0]!, self);
+            return {
+              type: 'jsonb',
+              evaluate: (ctx) => {
+                const v = array.evaluate(ctx).value as SqlValue[] | null;
+                return { type: 'jsonb', value: v === null ? null : { json: v.map((e) => (e.value === null ? null : (e.value as { json: JsonValue }).json)) } };
+              },
+            };
+          }
           // row_to_json(record): the whole row's JSON object is its value (a column is no record: 42883).
           if (fname === 'row_to_json' && (n.args?.value as Ast[] | undefined)?.length === 1) {
             const arg = compileExpression((n.args.value as Ast[])[0]!, self);
