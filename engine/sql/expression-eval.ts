@@ -1002,7 +1002,7 @@ function arrayConcat(l: CompiledExpr, r: CompiledExpr): CompiledExpr {
 }
 
 /** `ANY (x)`, `SOME (x)`, `ALL (x)` with an expression (not a subquery) inside: the array expression. */
-function arrayQuantifier(n: AstNode | undefined): { array: AstNode; all: boolean } | undefined {
+export function arrayQuantifier(n: AstNode | undefined): { array: AstNode; all: boolean } | undefined {
   if (n?.type !== 'function') return undefined;
   const parts = (n.name as { name?: { value: unknown }[] } | undefined)?.name ?? [];
   const name = parts.length === 1 ? String(parts[0]!.value).toLowerCase() : '';

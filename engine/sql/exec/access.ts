@@ -105,9 +105,13 @@ export function accessRanges(path: AccessPath, x: Exec, keyTypes: SqlTypeName[])
   const ranges: Range[] = [];
   const alternatives = path.eq.length === 0 ? [[]] : path.eq;
   const seen = new Set<string>();
-  // Each alternative's values, an array's elements making one alternative each.
+  // Each alternative's values; an array's elements (manyValued) make one alternative each.
   const tuples: SqlValue[][] = [];
   for (const alt of alternatives) {
+    if (!alt.some((e) => manyValued.has(e))) {
+      tuples.push(alt.map((e, i) => boundValue(e.evaluate(ctx), keyTypes[i]!)));
+      continue;
+    }
     let partial: SqlValue[][] = [[]];
     for (let i = 0; i < alt.length; i++) {
       const e = alt[i]!;
@@ -118,14 +122,13 @@ export function accessRanges(path: AccessPath, x: Exec, keyTypes: SqlTypeName[])
     tuples.push(...partial);
   }
   for (const values of tuples) {
-    const alt = values;
     if (values.some((v) => v.value === null)) continue;
     const prefix = encodeKeyTuple(values);
     const id = prefix.toString('latin1');
     if (seen.has(id)) continue;
     seen.add(id);
     const r: Range = {};
-    const col = alt.length;
+    const col = values.length;
     if (path.lo !== undefined) {
       const v = boundValue(path.lo.expr.evaluate(ctx), keyTypes[col]!);
       if (v.value === null) continue;

@@ -3,7 +3,7 @@ import { isAggregateName, resolveAggregate } from '../aggregates.js';
 import type { Catalog, IndexDef, TableDef } from '../catalog.js';
 import { liveColumns } from '../catalog.js';
 import type { CompiledExpr, EvalContext } from '../compiled-expr.js';
-import { compileExpression, compileIsolated, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
+import { arrayQuantifier, compileExpression, compileIsolated, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
 import { checkKeyCollation, collationChecked, columnCollation, isCollatable, mergeCollations, type Collation } from '../collation.js';
 import { parseSql } from '../select-expressions.js';
 import { DISTINCT_PREFIX, FILTER_MARKER, NO_ARGUMENT, REWRITE_FUNCTIONS, SET_ALL_MARKER, WINDOW_CALL_PREFIX, WINDOW_SPEC_MARKER } from '../sql-rewrite.js';
@@ -2243,8 +2243,8 @@ function setReturningItem(f: Ast, join: JoinKind, on: Ast | null, using: string[
     const { result, reads } = leftReads(before, env, (parent, probeEnv) => make(parent, probeEnv));
     if (reads.length > 0) return lateralItem(result.columns, join, on, alias, using, reads, (left, conds) => make(left, env, conds));
   }
-  const columns = make(env.parent).columns;
-  return { columns, join, on, alias, using, build: (conds) => make(env.parent, env, conds) };
+  const plain = make(env.parent);
+  return { columns: plain.columns, join, on, alias, using, build: (conds) => (conds.length === 0 ? plain : make(env.parent, env, conds)) };
 }
 
 /** A function of one value in FROM: one row holding its value (PostgreSQL's function scan of a scalar function). */
@@ -2577,10 +2577,10 @@ function columnConds(
   };
   // key = ANY (array): each element a key to read, as PostgreSQL's index scan with `= ANY`; an
   // untyped literal or a JSON array parameter read as an array of the key's type.
-  const any = op === '=' ? anyArray(c.right as Ast) : undefined;
-  if (any !== undefined) {
+  const quantifier = op === '=' ? arrayQuantifier(c.right as Ast) : undefined;
+  if (quantifier !== undefined && !quantifier.all) {
     const lc = keyOf(c.left as Ast);
-    const e = lc === undefined ? undefined : constant(any);
+    const e = lc === undefined ? undefined : constant(quantifier.array as Ast);
     if (lc === undefined || e === undefined) return [];
     const colType = keyColumnType(table, lc);
     const wanted = arrayOf(colType);
@@ -2623,14 +2623,6 @@ function columnConds(
     ];
   }
   return [];
-}
-
-/** The array of `x = ANY (array)` / `SOME`: its one argument when that is not a subquery. */
-function anyArray(n: Ast | undefined): Ast | undefined {
-  if (n?.type !== 'function') return undefined;
-  const name = functionName(n);
-  const args = (n.args?.value ?? []) as Ast[];
-  return (name === 'any' || name === 'some') && args.length === 1 && args[0]!.ast === undefined ? args[0] : undefined;
 }
 
 /** Picks the primary key or the index with the longest equality prefix (then a range); a partial index only when `partial` holds it. */

@@ -1,11 +1,12 @@
 import type { CompiledExpr, EvalContext } from '../compiled-expr.js';
 import { Decimal } from '../decimal.js';
 import { unsupported } from '../expression-eval.js';
+import { noFunction } from '../functions/function-def.js';
 import { jsonbAsText } from '../functions/json-functions.js';
 import { sqlRegExp } from '../functions/string-functions.js';
 import { applyArith, compareValues, intervalSpan } from '../operators.js';
 import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
-import { elementTypeOf, isArrayType, NO_FUNCTION_HINT, sortJsonbKeys, sqlFail, type JsonValue, type Jsonb, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { elementTypeOf, isArrayType, sortJsonbKeys, sqlFail, type JsonValue, type Jsonb, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { canCoerce, coerce } from '../type-resolution.js';
 import { PAUSE, type Exec, type ExplainNode, type Plan, type PlanColumn, type Step } from './runtime.js';
 
@@ -27,11 +28,6 @@ export interface SetFunction {
 
 type Resolver = (name: string, args: CompiledExpr[]) => { fn: SetFunction; args: CompiledExpr[] };
 
-/** @throws SQL_ERROR 42883 naming the function and argument types */
-function missing(name: string, args: CompiledExpr[]): never {
-  return sqlFail('42883', `function ${name}(${args.map((a) => TYPE_DISPLAY[a.type] ?? a.type).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
-}
-
 /** The arguments coerced to `types` (one signature), or undefined when they do not fit it. */
 function fit(args: CompiledExpr[], types: SqlTypeName[]): CompiledExpr[] | undefined {
   if (args.length !== types.length || !args.every((a, i) => canCoerce(a.type, types[i]!))) return undefined;
@@ -44,7 +40,7 @@ function fitAny(name: string, args: CompiledExpr[], signatures: SqlTypeName[][])
     const fitted = fit(args, s);
     if (fitted !== undefined) return fitted;
   }
-  return missing(name, args);
+  return noFunction(name, args);
 }
 
 const text = (value: string | null): SqlValue => ({ type: 'text', value }) as SqlValue;
@@ -84,7 +80,7 @@ function steppedSeries(name: string, args: CompiledExpr[]): SetFunction {
   if (types.every(numberish)) type = 'numeric';
   else if (args.length === 3 && timeish(types[0]!) && timeish(types[1]!) && (types[2] === 'interval' || types[2] === 'unknown')) {
     type = types.slice(0, 2).includes('timestamp') && !types.slice(0, 2).some((t) => t === 'timestamptz' || t === 'date') ? 'timestamp' : 'timestamptz';
-  } else return missing(name, args);
+  } else return noFunction(name, args);
   const stepType: SqlTypeName = type === 'numeric' ? 'numeric' : 'interval';
   return {
     columns: [{ name: undefined, type }],
@@ -107,7 +103,7 @@ function steppedSeries(name: string, args: CompiledExpr[]): SetFunction {
 }
 
 const generateSeries: Resolver = (name, args) => {
-  if (args.length < 2 || args.length > 3) missing(name, args);
+  if (args.length < 2 || args.length > 3) noFunction(name, args);
   const INT_TYPES: SqlTypeName[] = ['int2', 'int4', 'int8', 'unknown'];
   if (!args.every((a) => INT_TYPES.includes(a.type))) return { fn: steppedSeries(name, args), args };
   return { fn: integerSeries(args.some((a) => a.type === 'int8') ? 'int8' : 'int4'), args };
@@ -119,10 +115,10 @@ const generateSeries: Resolver = (name, args) => {
  * @throws SQL_ERROR 42725 for an untyped argument (PostgreSQL cannot choose between its overloads)
  */
 const unnest: Resolver = (name, args) => {
-  if (args.length === 0) missing(name, args);
+  if (args.length === 0) noFunction(name, args);
   for (const a of args) {
     if (a.type === 'unknown') sqlFail('42725', `function ${name}(${args.map((x) => TYPE_DISPLAY[x.type] ?? x.type).join(', ')}) is not unique`, undefined, 'Could not choose a best candidate function. You might need to add explicit type casts.');
-    if (!isArrayType(a.type)) missing(name, args);
+    if (!isArrayType(a.type)) noFunction(name, args);
   }
   const types = args.map((a) => elementTypeOf(a.type as `${string}[]` & SqlTypeName) as SqlTypeName);
   return {
@@ -140,7 +136,7 @@ const unnest: Resolver = (name, args) => {
 
 /** generate_subscripts(array, dim [, reverse]): the subscripts of dimension `dim` (arrays here have one, from 1). */
 const generateSubscripts: Resolver = (name, args) => {
-  if (args[0] === undefined || !isArrayType(args[0].type)) missing(name, args);
+  if (args[0] === undefined || !isArrayType(args[0].type)) noFunction(name, args);
   const fitted = fitAny(name, args.slice(1), [['int4'], ['int4', 'boolean']]);
   return {
     args: [args[0]!, ...fitted],

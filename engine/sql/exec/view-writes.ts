@@ -45,6 +45,12 @@ const VERB_TEXT: Record<Verb, { cannot: string; enable: string; event: string }>
  * that pass its WHERE, one for one, which is what writing through a view and taking a query's
  * conditions into a view (views.ts viewWithConditions) both need.
  */
+/** Whether `q` has a LIMIT or an OFFSET (its own, or one the pre-pass carried, `_limit`). */
+export function limitedQuery(q: Ast): boolean {
+  const limited = (l: Ast | null | undefined): boolean => Array.isArray(l?.value) && (l.value as unknown[]).length > 0;
+  return limited(q.limit as Ast) || limited(q._limit as Ast);
+}
+
 /** Whether the select list of `q` calls a function of this kind (outside its subqueries). */
 export function selectListCalls(q: Ast, kind: ReturnType<typeof callKind>): boolean {
   return ((q.columns ?? []) as Ast[]).some((i) => contains(i.expr, (n) => callKind(n) === kind));
@@ -58,13 +64,10 @@ export function shapeReason(q: Ast, withCounts: boolean): string | undefined {
   if (q.having !== null && q.having !== undefined) return 'Views containing HAVING are not automatically updatable.';
   if (q._next !== null && q._next !== undefined) return 'Views containing UNION, INTERSECT, or EXCEPT are not automatically updatable.';
   if (withCounts && Array.isArray(q.with) && q.with.length > 0) return 'Views containing WITH are not automatically updatable.';
-  const limited = (l: Ast | null | undefined): boolean => Array.isArray(l?.value) && (l.value as unknown[]).length > 0;
-  if (limited(q.limit as Ast) || limited(q._limit as Ast)) return 'Views containing LIMIT or OFFSET are not automatically updatable.';
-  const items = (q.columns ?? []) as Ast[];
-  const returns = (kind: ReturnType<typeof callKind>): boolean => items.some((i) => contains(i.expr, (n) => callKind(n) === kind));
-  if (returns('aggregate')) return 'Views that return aggregate functions are not automatically updatable.';
-  if (returns('window')) return 'Views that return window functions are not automatically updatable.';
-  if (returns('set-returning')) return 'Views that return set-returning functions are not automatically updatable.';
+  if (limitedQuery(q)) return 'Views containing LIMIT or OFFSET are not automatically updatable.';
+  if (selectListCalls(q, 'aggregate')) return 'Views that return aggregate functions are not automatically updatable.';
+  if (selectListCalls(q, 'window')) return 'Views that return window functions are not automatically updatable.';
+  if (selectListCalls(q, 'set-returning')) return 'Views that return set-returning functions are not automatically updatable.';
   return undefined;
 }
 

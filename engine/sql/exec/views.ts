@@ -8,7 +8,7 @@ import type { Plan, PlanColumn } from './runtime.js';
 import { columnName, columnQualifier, exprKey, tableName, type Scope } from './scope.js';
 import { outputType, planQuery, type PlanEnv } from './select.js';
 import { hasVolatile } from './quals.js';
-import { selectListCalls, shapeReason, updatableReason } from './view-writes.js';
+import { limitedQuery, selectListCalls, shapeReason, updatableReason } from './view-writes.js';
 import { COLLATE_MARKER } from '../sql-grammar-gaps.js';
 
 /*
@@ -234,8 +234,7 @@ export function readsKeys(c: unknown): boolean {
  */
 function pushableColumns(q: Ast, names: readonly string[]): ReadonlySet<string> | undefined {
   if (shapeReason(q, false) === undefined) return new Set(names);
-  const limited = (l: Ast | null | undefined): boolean => Array.isArray(l?.value) && (l.value as unknown[]).length > 0;
-  if ((q._next !== null && q._next !== undefined) || limited(q.limit as Ast) || limited(q._limit as Ast)) return undefined;
+  if ((q._next !== null && q._next !== undefined) || limitedQuery(q)) return undefined;
   if (selectListCalls(q, 'window') || selectListCalls(q, 'set-returning')) return undefined;
   const distinct = (q.distinct as Ast | null | undefined)?.type as string | null | undefined;
   if (distinct === 'DISTINCT ON') return undefined;
