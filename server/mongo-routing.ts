@@ -176,6 +176,7 @@ export function fromBson(v: unknown): unknown {
  * Runs `pipeline` on the tenant's mirror when it holds everything up to `lsn`; undefined when
  * MongoDB cannot answer in time (the caller runs it natively, or refuses a `$text`). `hint`: a key
  * pattern (the mirror names its indexes its own way, so a name is turned into its pattern first).
+ * `letSpec`: the request's `let`, checked natively first (compileLet), handed to MongoDB as it is.
  * @throws QUERY_ERROR for a pipeline the native compiler refuses, or MongoDB's query errors
  */
 export async function aggregateExternally(
@@ -188,6 +189,7 @@ export async function aggregateExternally(
   hint?: Record<string, 1 | -1>,
   allowDiskUse?: boolean,
   maxTimeMS = 0,
+  letSpec?: unknown,
 ): Promise<Doc[] | undefined> {
   checkRouted(pipeline);
   checkNoJavaScript(pipeline);
@@ -201,7 +203,7 @@ export async function aggregateExternally(
   const left = Math.max(1, timeoutMs - elapsed);
   const own = maxTimeMS > 0 && maxTimeMS - elapsed <= left;
   try {
-    const cursor = mirror.db(tenantId).collection(collection).aggregate(stages, { maxTimeMS: own ? Math.max(1, maxTimeMS - elapsed) : left, ...(hint !== undefined ? { hint } : {}), ...(allowDiskUse !== undefined ? { allowDiskUse } : {}) });
+    const cursor = mirror.db(tenantId).collection(collection).aggregate(stages, { maxTimeMS: own ? Math.max(1, maxTimeMS - elapsed) : left, ...(hint !== undefined ? { hint } : {}), ...(allowDiskUse !== undefined ? { allowDiskUse } : {}), ...(letSpec !== undefined ? { let: fromJson(letSpec, { code: 'QUERY_ERROR' }) as Document } : {}) });
     const documents: Doc[] = [];
     let bytes = 0;
     try {

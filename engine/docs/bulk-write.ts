@@ -24,6 +24,7 @@
 import { fail, isTetraError, type ErrorCode } from '../errors.js';
 import { interruptOf, UNINTERRUPTED, type Interrupt } from '../interrupt.js';
 import { bypassOption } from './collection-validator.js';
+import { compileLet, type LetOptions, type LetVariables } from './let-variables.js';
 import type { TenantStore } from '../tenant/index.js';
 import {
   insertPrepared,
@@ -105,9 +106,11 @@ export interface BulkWritten {
  * validator for every operation.
  * @throws VALIDATION_FAILED / QUERY_ERROR for a bad option, operation, document, filter, update, sort or hint, naming `operations.<i>`
  */
-export function prepareBulkWrite(collection: unknown, operations: unknown, ordered: unknown, bypassDocumentValidation?: unknown, time: TimeOptions = {}): { apply(store: TenantStore): Promise<BulkWritten> } {
+export function prepareBulkWrite(collection: unknown, operations: unknown, ordered: unknown, bypassDocumentValidation?: unknown, time: TimeOptions & LetOptions = {}): { apply(store: TenantStore): Promise<BulkWritten> } {
   const timeLimitMs = timeLimitOf(maxTimeMSOf(time.maxTimeMS), time.guard?.timeLimitMs);
   const bypass = bypassOption(bypassDocumentValidation, 'bulkWrite');
+  // The request's `let`, evaluated once: every operation's filters and pipelines read the same values.
+  const variables = compileLet(time.let, 'bulkWrite');
   if (ordered !== undefined && typeof ordered !== 'boolean') fail('VALIDATION_FAILED', 'ordered must be a boolean', { field: 'ordered' });
   if (!Array.isArray(operations)) fail('VALIDATION_FAILED', 'operations must be an array', { field: 'operations' });
   if (operations.length === 0) fail('VALIDATION_FAILED', 'operations must not be empty', { field: 'operations' });
@@ -132,7 +135,7 @@ export function prepareBulkWrite(collection: unknown, operations: unknown, order
       },
     });
   }
-  const prepared = operations.map((op, i) => prepareOperation(collection, op, i, bypass, deadline.interrupt));
+  const prepared = operations.map((op, i) => prepareOperation(collection, op, i, bypass, deadline.interrupt, variables));
   return {
     apply: (store) => {
       // Hints need the collection's indexes: checked before anything is applied, as bad input.
@@ -150,7 +153,7 @@ interface Deadline {
   passed: unknown;
 }
 
-function prepareOperation(collection: unknown, op: unknown, index: number, bypass: boolean, interrupt: Interrupt): Prepared {
+function prepareOperation(collection: unknown, op: unknown, index: number, bypass: boolean, interrupt: Interrupt, variables: LetVariables | undefined): Prepared {
   const at = `operations.${index}`;
   if (!isPlainObject(op)) fail('VALIDATION_FAILED', `${at} must be an object`, { field: at, index });
   const keys = Object.keys(op);
@@ -168,7 +171,7 @@ function prepareOperation(collection: unknown, op: unknown, index: number, bypas
       fail('VALIDATION_FAILED', `${where} has an unknown field ${JSON.stringify(field)} (it takes ${[...required, ...optional].join(', ')})`, { field: `${where}.${field}`, index });
     }
   }
-  return named(kind, index, () => compileOperation(collection, kind, args, { bypassDocumentValidation: bypass }, interrupt));
+  return named(kind, index, () => compileOperation(collection, kind, args, { bypassDocumentValidation: bypass }, interrupt, variables));
 }
 
 /** Runs an endpoint's own check of operation `index`, its error named by where the operation stands in the request. */
@@ -183,18 +186,18 @@ function named<T>(kind: OperationKind, index: number, check: () => T): T {
   }
 }
 
-function compileOperation(collection: unknown, kind: OperationKind, args: Record<string, unknown>, write: WriteOptions, interrupt: Interrupt): Prepared {
+function compileOperation(collection: unknown, kind: OperationKind, args: Record<string, unknown>, write: WriteOptions, interrupt: Interrupt, variables: LetVariables | undefined): Prepared {
   switch (kind) {
     case 'insertOne':
       return { kind, insert: prepareInsert(collection, [args.document], 'document', write) };
     case 'updateOne':
     case 'updateMany':
-      return { kind, change: prepareUpdate(collection, args.filter, args.update, { multi: kind === 'updateMany', upsert: args.upsert, arrayFilters: args.arrayFilters, sort: args.sort, hint: args.hint, ...write, interrupt }) };
+      return { kind, change: prepareUpdate(collection, args.filter, args.update, { multi: kind === 'updateMany', upsert: args.upsert, arrayFilters: args.arrayFilters, sort: args.sort, hint: args.hint, ...write, interrupt, variables }) };
     case 'replaceOne':
-      return { kind, change: prepareReplace(collection, args.filter, args.replacement, { upsert: args.upsert, sort: args.sort, hint: args.hint, ...write, interrupt }) };
+      return { kind, change: prepareReplace(collection, args.filter, args.replacement, { upsert: args.upsert, sort: args.sort, hint: args.hint, ...write, interrupt, variables }) };
     case 'deleteOne':
     case 'deleteMany':
-      return { kind, change: prepareDelete(collection, args.filter, kind === 'deleteMany', undefined, args.hint, { interrupt }) };
+      return { kind, change: prepareDelete(collection, args.filter, kind === 'deleteMany', undefined, args.hint, { interrupt, variables }) };
     default: {
       const never: never = kind;
       throw new Error(`unknown bulkWrite operation ${String(never)}`);

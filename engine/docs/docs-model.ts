@@ -49,6 +49,7 @@ import { noInput } from './aggregate/stages/lookup.js';
 import { Scope } from './aggregate/expression/expression.js';
 import { ValueSet } from './aggregate/value-key.js';
 import { fromJson } from './ejson.js';
+import { bindFilter, compileLet, letOf, type LetOptions, type LetVariables } from './let-variables.js';
 import { compileProjection, projectionFeatures, type CompiledProjection, type ProjectionOptions } from './projection.js';
 import { projectTransform } from './aggregate/stages/project.js';
 import { compileFilter, filterIsVolatile, filterPaths, filterReadsAll, filterTextAtTop, filterTextSearch, parseFilter, type CompiledFilter } from './query/compile-filter.js';
@@ -220,14 +221,14 @@ const TEXT_ALLOWED = { text: true } as const;
  * one instant per request). find's own operators cannot join computed fields here.
  * @throws QUERY_ERROR for a malformed projection
  */
-function compileFindProjection(spec: unknown, options: ProjectionOptions): CompiledProjection {
+function compileFindProjection(spec: unknown, options: ProjectionOptions, lets?: LetVariables): CompiledProjection {
   const features = projectionFeatures(spec);
   if (!features.computed) return compileProjection(spec, options);
   if (features.findOperators) {
     fail('QUERY_ERROR', 'a projection that computes fields cannot also use $slice, $elemMatch, $meta or a positional \'$\' in tetradb: run the find as an aggregation ($match, $project) instead', { operator: 'projection' });
   }
-  const transform = projectTransform(fromJson(spec, { code: 'QUERY_ERROR' }), NO_NAMES);
-  const vars = new Scope(new Map([['NOW', new Date()]]));
+  const transform = projectTransform(fromJson(spec, { code: 'QUERY_ERROR' }), lets?.names ?? NO_NAMES);
+  const vars = lets?.scope ?? new Scope(new Map([['NOW', new Date()]]));
   const includesId = !(isPlainObject(spec) && (spec[ID] === 0 || spec[ID] === false));
   return { mode: 'inclusion', paths: [], includesId, apply: (doc) => transform.apply(doc, vars) };
 }
@@ -245,6 +246,8 @@ export interface FindOptions {
   allowDiskUse?: unknown;
   /** MongoDB's maxTimeMS: milliseconds the find may run (0: no limit of its own). */
   maxTimeMS?: unknown;
+  /** MongoDB's `let`: variables the filter's `$expr` and a computed projection read (let-variables.ts). */
+  let?: unknown;
 }
 
 interface Query {
@@ -269,8 +272,8 @@ function giveTextScore(text: TextSearch, atTop: boolean, doc: Doc): void {
   else setNoTextScore(doc);
 }
 
-function compileQuery(options: FindOptions, defaultLimit: number, maxLimit: number): Query {
-  const filter = compileFilter(options.filter ?? {}, undefined, TEXT_ALLOWED);
+function compileQuery(options: FindOptions, defaultLimit: number, maxLimit: number, lets?: LetVariables): Query {
+  const filter = bindFilter(compileFilter(options.filter ?? {}, lets?.names, TEXT_ALLOWED), lets);
   const sort = compileSort(options.sort ?? {}, { meta: true });
   const text = filterTextSearch(filter.ast);
   if (text === undefined && sort.keys.some((k) => k.meta !== undefined)) fail('QUERY_ERROR', TEXT_SCORE_UNAVAILABLE, { operator: '$meta' });
@@ -918,15 +921,17 @@ export function docsFindNow(store: TenantStore, collection: unknown, options: Fi
   let memory: QueryMemory;
   try {
     name = validateCollectionName(collection);
-    const plain = plainEquality(options);
+    // A find with `let` takes the general path: its variables may reach the projection.
+    const lets = compileLet(options.let, 'FindCommandRequest');
+    const plain = lets === undefined ? plainEquality(options) : undefined;
     if (plain !== undefined) {
       if (plain.field === ID) return findById(store, name, plain.value, options);
       const found = findByIndexedEquality(store, name, plain.field, plain.value, options, defaults);
       if (found !== undefined) return found;
     }
-    query = compileQuery(options, defaults.limit ?? DOCS_MODEL_LIMITS.defaultFindLimit, DOCS_MODEL_LIMITS.maxFindLimit);
+    query = compileQuery(options, defaults.limit ?? DOCS_MODEL_LIMITS.defaultFindLimit, DOCS_MODEL_LIMITS.maxFindLimit, lets);
     const ast = query.filter.ast;
-    projection = compileFindProjection(options.projection, { filter: () => ast });
+    projection = compileFindProjection(options.projection, { filter: () => ast }, lets);
     if (projection.textScore === true && query.text === undefined) fail('QUERY_ERROR', TEXT_SCORE_UNAVAILABLE, { operator: '$meta' });
     explain = options.explain === true;
     if (options.explain !== undefined && typeof options.explain !== 'boolean') fail('VALIDATION_FAILED', 'explain must be a boolean', { field: 'explain' });
@@ -1259,6 +1264,8 @@ export interface AggregateOptions {
   maxTimeMS?: unknown;
   /** The server's time limit and the client to watch. */
   guard?: QueryGuard;
+  /** MongoDB's `let`: variables the pipeline reads as `$$name` (let-variables.ts). */
+  let?: unknown;
 }
 
 export interface AggregateResult {
@@ -1285,7 +1292,11 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   // start with $documents, which a collection's must not.
   const name = collection === undefined ? undefined : validateCollectionName(collection);
   const bypass = bypassOption(options.bypassDocumentValidation, 'aggregate');
-  const pipeline = compilePipeline(fromJson(pipelineSpec, { code: 'QUERY_ERROR' }));
+  // $$NOW is one instant for the whole pipeline, its `let` and $merge included, as in MongoDB.
+  const lets = compileLet(options.let, 'aggregate');
+  const now = lets?.now ?? new Date();
+  const vars = lets?.scope ?? new Scope(new Map([['NOW', now]]));
+  const pipeline = compilePipeline(fromJson(pipelineSpec, { code: 'QUERY_ERROR' }), lets?.names);
   if (name === undefined && !pipeline.generated) {
     fail('VALIDATION_FAILED', 'collection is required, unless the pipeline starts with $documents', { field: 'collection' });
   }
@@ -1295,7 +1306,8 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   // As MongoDB does when it parses the stage: an `on` without its unique index fails before any read.
   const merge = pipeline.merge;
   // A whenMatched pipeline is a pipeline-style update with the $merge's variables.
-  const mergeUpdate = merge?.pipeline === undefined ? undefined : compilePipelineUpdate(merge.pipeline, new Set(merge.variables.map(([name]) => name)));
+  // It reads the command's `let` too (SERVER-46998), where the $merge's own variables win.
+  const mergeUpdate = merge?.pipeline === undefined ? undefined : compilePipelineUpdate(merge.pipeline, new Set([...(lets?.names ?? []), ...merge.variables.map(([name]) => name)]));
   if (merge !== undefined && !merge.onId) mergeIndex(readCollection(store, merge.into), merge);
   // The hint picks how the collection itself is read (its leading $match), not what $lookup and the like read.
   const hint = parseHint(options.hint);
@@ -1311,9 +1323,11 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   const target = pipeline.out === undefined ? undefined : readCollection(store, pipeline.out.into);
   const matchAll = compileFilter({});
   // `fields`: the paths the pipeline reads (the rest is not decoded), or all of them.
-  async function* read(collection: string, filter: CompiledFilter, fields?: readonly string[], hint?: Hint): AsyncGenerator<Doc[]> {
+  async function* read(collection: string, unbound: CompiledFilter, fields?: readonly string[], hint?: Hint): AsyncGenerator<Doc[]> {
     const info = infos.get(collection);
     if (info === undefined || snapshot === undefined) return;
+    // A leading $match's `$expr` reads the command's `let`, in the scan's partial reads too.
+    const filter = bindFilter(unbound, lets);
     const plan = planQuery(info, filter.ast, [], hint);
     const scan: ScanFilter = fields === undefined ? { filter, whole: true } : { filter, whole: false, extra: fields };
     // A leading $text gives each document its text score, which `$meta` reads downstream.
@@ -1352,10 +1366,8 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
     }
     return docs;
   }
-  // $$NOW is one instant for the whole pipeline, its $merge included, as in MongoDB.
-  const now = new Date();
   const ctx: StageContext = {
-    vars: new Scope(new Map([['NOW', now]])),
+    vars,
     memory,
     scan: (collection) => read(collection, matchAll),
     whole(docs) {
@@ -1384,7 +1396,7 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
     const input = name === undefined ? noInput() : read(name, pipeline.leading ?? matchAll, pipeline.fields, hint);
     const output = pipeline.run(input, ctx, true);
     if (merge !== undefined) {
-      await mergeStream(store, { spec: merge, update: mergeUpdate, now, bypass }, output, options.charge ?? (() => undefined));
+      await mergeStream(store, { spec: merge, update: mergeUpdate, now, bypass, commandVariables: lets?.values }, output, options.charge ?? (() => undefined));
       // MongoDB's $merge returns no documents.
       return { documents: [], written: merge.into };
     }
@@ -1426,6 +1438,8 @@ interface MergeRun {
   readonly now: Date;
   /** The target's validation is skipped (bypassDocumentValidation). */
   readonly bypass: boolean;
+  /** The aggregate's `let` values, which the whenMatched pipeline reads beside the $merge's own. */
+  readonly commandVariables?: ReadonlyMap<string, unknown>;
 }
 
 /** Output documents a $merge writes per batch: one atomic batch, made and applied in one turn. */
@@ -1580,7 +1594,9 @@ function mergeChunk(store: TenantStore, run: MergeRun, docs: readonly Doc[], cha
     const { pk, before } = match;
     if (spec.whenMatched === 'pipeline') {
       // The output document only binds $$new: its _id is not the matched document's business.
-      const { doc: updated, modified } = run.update!.apply(before, { now: run.now, variables: mergeVariables(spec, doc, run.now) });
+      const own = mergeVariables(spec, doc, run.now);
+      const variables = run.commandVariables === undefined ? own : new Map([...run.commandVariables, ...own]);
+      const { doc: updated, modified } = run.update!.apply(before, { now: run.now, variables });
       if (modified) put(target!.info, pk, before, updated);
       continue;
     }
@@ -2158,7 +2174,7 @@ export async function docsUpdate(
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
-  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions,
+  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions & LetOptions,
 ): Promise<Written<UpdateOutcome>> {
   const { outcome, durable } = await updateDocuments(store, collection, filterSpec, updateSpec, options);
   return { result: outcome, durable };
@@ -2175,20 +2191,22 @@ export async function docsFindOneAndUpdate(
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
-  options: { upsert?: unknown; arrayFilters?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown; hint?: unknown } & WriteOptions & TimeOptions,
+  options: { upsert?: unknown; arrayFilters?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown; hint?: unknown } & WriteOptions & TimeOptions & LetOptions,
 ): Promise<Written<FindAndModifyOutcome>> {
   bypassOption(options.bypassDocumentValidation, 'findAndModify');
-  return findAndModify(filterSpec, options, () => updateDocuments(store, collection, filterSpec, updateSpec, { ...options, multi: false }));
+  const variables = compileLet(options.let, 'findAndModify');
+  return findAndModify(filterSpec, options, variables, () => updateDocuments(store, collection, filterSpec, updateSpec, { ...options, variables, multi: false }));
 }
 
 /** The findOneAnd* operations' part: the options checked first, then the change, then the document it answers with. */
 async function findAndModify(
   filterSpec: unknown,
   options: { projection?: unknown; returnDocument?: unknown },
+  lets: LetVariables | undefined,
   change: () => Promise<{ outcome: UpdateOutcome; changed: Changed; durable: Promise<void> }>,
 ): Promise<Written<FindAndModifyOutcome>> {
   const returned = returnDocumentOption(options.returnDocument);
-  const projection = compileFindProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}, undefined, true) });
+  const projection = compileFindProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}, lets?.names, true) }, lets);
   const { outcome, changed, durable } = await change();
   return { result: { document: returnedDocument(changed, returned, projection), ...outcome }, durable };
 }
@@ -2198,7 +2216,7 @@ function updateDocuments(
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
-  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions,
+  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions & LetOptions,
 ): Promise<ChangeRun> {
   return prepareUpdate(collection, filterSpec, updateSpec, options).run(store);
 }
@@ -2219,18 +2237,19 @@ export function prepareUpdate(
   collection: unknown,
   filterSpec: unknown,
   updateSpec: unknown,
-  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions,
+  options: { multi: boolean; upsert?: unknown; arrayFilters?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions & LetOptions,
 ): PreparedChange<ChangeRun> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
-  const filter = compileFilter(filterSpec, undefined, TEXT_ALLOWED);
+  const lets = letOf(options, 'update');
+  const filter = bindFilter(compileFilter(filterSpec, lets?.names, TEXT_ALLOWED), lets);
   const hint = parseHint(options.hint);
-  const update = compileUpdate(updateSpec, { arrayFilters: options.arrayFilters, filter: filter.ast });
+  const update = compileUpdate(updateSpec, { arrayFilters: options.arrayFilters, filter: filter.ast, names: lets?.names });
   checkUpsertFlag(options.upsert);
   const sort = compileChangeSort(options.sort, options.multi);
   const bypass = bypassOption(options.bypassDocumentValidation, 'update');
   const maxTimeMS = maxTimeMSOf(options.maxTimeMS);
-  return { run: (store) => runUpdate(store, name, filter, hint, update, sort, { ...options, bypass }, options.interrupt ?? queryInterrupt(maxTimeMS, options.guard)), checkHint: (store) => checkHint(store, name, filter, hint) };
+  return { run: (store) => runUpdate(store, name, filter, hint, update, sort, { ...options, bypass, lets }, options.interrupt ?? queryInterrupt(maxTimeMS, options.guard)), checkHint: (store) => checkHint(store, name, filter, hint) };
 }
 
 /** A change whose arguments are checked and compiled (prepareUpdate, prepareReplace, prepareDelete). */
@@ -2258,15 +2277,17 @@ async function runUpdate(
   hint: Hint | undefined,
   update: ReturnType<typeof compileUpdate>,
   sort: CompiledSort | undefined,
-  options: { multi: boolean; upsert?: unknown; bypass: boolean },
+  options: { multi: boolean; upsert?: unknown; bypass: boolean; lets: LetVariables | undefined },
   interrupt: Interrupt,
 ): Promise<ChangeRun> {
   const outcome: UpdateOutcome = { matchedCount: 0, modifiedCount: 0 };
   const changed: Changed = { before: undefined, after: undefined };
-  const now = new Date();
+  // One $$NOW for the operation, the one its `let` read.
+  const now = options.lets?.now ?? new Date();
+  const variables = options.lets?.values;
   const writes = await changeMatches(store, name, filter, options.multi, sort, (m) => {
     outcome.matchedCount++;
-    const { doc: after, modified } = update.apply(m.doc, { now });
+    const { doc: after, modified } = update.apply(m.doc, { now, variables });
     changed.before = m.doc;
     changed.after = modified ? after : m.doc;
     if (!modified) return;
@@ -2280,7 +2301,7 @@ async function runUpdate(
     outcome.modifiedCount++;
   }, hint, interrupt);
   if (outcome.matchedCount === 0 && options.upsert === true) {
-    const seeded = buildUpsertDocument(filter, update, { now });
+    const seeded = buildUpsertDocument(filter, update, { now, variables });
     const doc = prepareDocument(seeded, 'upsert');
     const inserted = docsInsert(store, name, [doc], 'document', { bypassDocumentValidation: options.bypass });
     outcome.upsertedId = inserted.result.insertedIds[0]!;
@@ -2308,7 +2329,7 @@ function returnedDocument(changed: Changed, returned: ReturnDocument, projection
  *   a bad filter, update operators in the replacement or a changed `_id`; DUPLICATE_KEY when a
  *   unique index holds one of the replacement's keys (nothing written)
  */
-export async function docsReplace(store: TenantStore, collection: unknown, filterSpec: unknown, replacementSpec: unknown, options: { upsert?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions): Promise<Written<UpdateOutcome>> {
+export async function docsReplace(store: TenantStore, collection: unknown, filterSpec: unknown, replacementSpec: unknown, options: { upsert?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions & LetOptions): Promise<Written<UpdateOutcome>> {
   const { outcome, durable } = await replaceDocument(store, collection, filterSpec, replacementSpec, options);
   return { result: outcome, durable };
 }
@@ -2324,10 +2345,11 @@ export async function docsFindOneAndReplace(
   collection: unknown,
   filterSpec: unknown,
   replacementSpec: unknown,
-  options: { upsert?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown; hint?: unknown } & WriteOptions & TimeOptions,
+  options: { upsert?: unknown; sort?: unknown; projection?: unknown; returnDocument?: unknown; hint?: unknown } & WriteOptions & TimeOptions & LetOptions,
 ): Promise<Written<FindAndModifyOutcome>> {
   bypassOption(options.bypassDocumentValidation, 'findAndModify');
-  return findAndModify(filterSpec, options, () => replaceDocument(store, collection, filterSpec, replacementSpec, options));
+  const variables = compileLet(options.let, 'findAndModify');
+  return findAndModify(filterSpec, options, variables, () => replaceDocument(store, collection, filterSpec, replacementSpec, { ...options, variables }));
 }
 
 function replaceDocument(
@@ -2335,7 +2357,7 @@ function replaceDocument(
   collection: unknown,
   filterSpec: unknown,
   replacementSpec: unknown,
-  options: { upsert?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions,
+  options: { upsert?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions & LetOptions,
 ): Promise<ChangeRun> {
   return prepareReplace(collection, filterSpec, replacementSpec, options).run(store);
 }
@@ -2349,11 +2371,12 @@ export function prepareReplace(
   collection: unknown,
   filterSpec: unknown,
   replacementSpec: unknown,
-  options: { upsert?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions,
+  options: { upsert?: unknown; sort?: unknown; hint?: unknown } & WriteOptions & TimeOptions & LetOptions,
 ): PreparedChange<ChangeRun> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
-  const filter = compileFilter(filterSpec, undefined, TEXT_ALLOWED);
+  const lets = letOf(options, 'update');
+  const filter = bindFilter(compileFilter(filterSpec, lets?.names, TEXT_ALLOWED), lets);
   const hint = parseHint(options.hint);
   if (!isPlainObject(replacementSpec)) fail('VALIDATION_FAILED', 'replacement must be an object (a whole document)', { field: 'replacement' });
   for (const key of Object.keys(replacementSpec)) {
@@ -2426,7 +2449,7 @@ function withIdFirst(doc: Doc, id: unknown): Doc {
  * Deletes the first (`multi`: every) matching document.
  * @throws VALIDATION_FAILED / QUERY_ERROR for a bad collection name or filter
  */
-export async function docsDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { multi: boolean; hint?: unknown } & TimeOptions): Promise<Written<{ deletedCount: number }>> {
+export async function docsDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { multi: boolean; hint?: unknown } & TimeOptions & LetOptions): Promise<Written<{ deletedCount: number }>> {
   const { deletedCount, durable } = await deleteDocuments(store, collection, filterSpec, options.multi, undefined, options.hint, options);
   return { result: { deletedCount }, durable };
 }
@@ -2436,9 +2459,10 @@ export async function docsDelete(store: TenantStore, collection: unknown, filter
  * order) and returns it, with `projection` applied; null when nothing matched.
  * @throws VALIDATION_FAILED / QUERY_ERROR for a bad collection name, filter, sort or projection
  */
-export async function docsFindOneAndDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { sort?: unknown; projection?: unknown; hint?: unknown } & TimeOptions): Promise<Written<{ document: Doc | null }>> {
-  const projection = compileFindProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}, undefined, true) });
-  const { deleted, durable } = await deleteDocuments(store, collection, filterSpec, false, options.sort, options.hint, options);
+export async function docsFindOneAndDelete(store: TenantStore, collection: unknown, filterSpec: unknown, options: { sort?: unknown; projection?: unknown; hint?: unknown } & TimeOptions & LetOptions): Promise<Written<{ document: Doc | null }>> {
+  const variables = compileLet(options.let, 'findAndModify');
+  const projection = compileFindProjection(options.projection, { filter: () => parseFilter(filterSpec ?? {}, variables?.names, true) }, variables);
+  const { deleted, durable } = await deleteDocuments(store, collection, filterSpec, false, options.sort, options.hint, { ...options, variables });
   return { result: { document: returnedDocument({ before: deleted, after: undefined }, 'before', projection) }, durable };
 }
 
@@ -2449,7 +2473,7 @@ function deleteDocuments(
   multi: boolean,
   sortSpec: unknown,
   hintSpec: unknown,
-  time: TimeOptions,
+  time: TimeOptions & LetOptions,
 ): Promise<DeleteRun> {
   return prepareDelete(collection, filterSpec, multi, sortSpec, hintSpec, time).run(store);
 }
@@ -2466,10 +2490,11 @@ export interface DeleteRun {
  * delete itself, to run on a store.
  * @throws VALIDATION_FAILED / QUERY_ERROR as docsDelete
  */
-export function prepareDelete(collection: unknown, filterSpec: unknown, multi: boolean, sortSpec: unknown, hintSpec: unknown, time: TimeOptions = {}): PreparedChange<DeleteRun> {
+export function prepareDelete(collection: unknown, filterSpec: unknown, multi: boolean, sortSpec: unknown, hintSpec: unknown, time: TimeOptions & LetOptions = {}): PreparedChange<DeleteRun> {
   const name = validateCollectionName(collection);
   if (filterSpec === undefined) fail('VALIDATION_FAILED', 'filter is required', { field: 'filter' });
-  const filter = compileFilter(filterSpec, undefined, TEXT_ALLOWED);
+  const lets = letOf(time, 'delete');
+  const filter = bindFilter(compileFilter(filterSpec, lets?.names, TEXT_ALLOWED), lets);
   const hint = parseHint(hintSpec);
   const sort = compileChangeSort(sortSpec, multi);
   const maxTimeMS = maxTimeMSOf(time.maxTimeMS);

@@ -19,6 +19,7 @@ export {
   type Missing,
 } from './values.js';
 export { fromJson, parseIsoDate, toJson, type FromJsonOptions } from './ejson.js';
+export { compileLet, type LetOptions, type LetVariables } from './let-variables.js';
 export { collectValues, getPathValue, isArrayIndex, parsePath, type LeafArrays } from './path.js';
 export { compileFilter, filterFields, parseFilter, topLevelConditions, type CompiledFilter } from './query/compile-filter.js';
 export type {

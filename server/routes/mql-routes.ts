@@ -5,6 +5,7 @@ import {
   allowDiskUseOf,
   bulkWriteExpired,
   bulkWriteFailed,
+  compileLet,
   DOCS_MODEL_LIMITS,
   MAX_BULK_OPERATIONS,
   prepareBulkWrite,
@@ -63,6 +64,8 @@ const updateSpec = {
   description: 'update operators ({"$set": {...}}), or an array of pipeline stages ([{"$set": {...}}])',
 } as const;
 const written = { 409: errorRef, 507: errorRef, ...authedErrors } as const;
+// No type: MongoDB's message for a `let` that is not an object comes from the model.
+const letVariables = { description: "MongoDB's let (5.0+): variables the operation's $expr, computed projection or pipeline read as $$name; each value an expression evaluated once, before any document is read (it may not read a field)" } as const;
 // No type here: the engine refuses a wrong one with MongoDB's message (a boolean, or a number read as one).
 const bypassDocumentValidation = { description: "skip the collection's validator for this write (MongoDB's bypassDocumentValidation; every key of the tenant may)" } as const;
 // For responses made of documents: fast-json-stringify walks every document against
@@ -139,7 +142,7 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'find',
     'Find documents: filter, projection, sort, skip, limit (default 100, max 10000); explain: true adds the plan',
-    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' }, explain: { type: 'boolean' }, hint, allowDiskUse, maxTimeMS },
+    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' }, explain: { type: 'boolean' }, hint, allowDiskUse, maxTimeMS, let: letVariables },
     ['collection'],
     { 200: { type: 'object', properties: { documents, explain: anyObject } } },
     (request) => {
@@ -156,11 +159,11 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'aggregate',
     'Run an aggregation pipeline ($match, $project, $addFields/$set, $unset, $group, $bucket, $sort, $skip, $limit, $count, $sortByCount, $unwind, $lookup, $graphLookup, $unionWith, $facet, $replaceRoot/$replaceWith, $redact, $setWindowFields, ...; a final $merge writes the output into a collection, a final $out replaces a collection with it). Without a collection, the pipeline must start with $documents',
-    { collection: { ...collection, description: 'collection name; omitted only for a pipeline that starts with $documents' }, pipeline: { type: 'array', items: anyObject }, hint, bypassDocumentValidation, allowDiskUse, maxTimeMS },
+    { collection: { ...collection, description: 'collection name; omitted only for a pipeline that starts with $documents' }, pipeline: { type: 'array', items: anyObject }, hint, bypassDocumentValidation, allowDiskUse, maxTimeMS, let: letVariables },
     ['pipeline'],
     { 200: { type: 'object', properties: { documents, executedBy: { type: 'string', enum: ['native', 'external'] } } } },
     async (request) => {
-      const b = body<{ collection?: string; pipeline: unknown; hint?: unknown; bypassDocumentValidation?: unknown; allowDiskUse?: unknown; maxTimeMS?: unknown }>(request);
+      const b = body<{ collection?: string; pipeline: unknown; hint?: unknown; bypassDocumentValidation?: unknown; allowDiskUse?: unknown; maxTimeMS?: unknown; let?: unknown }>(request);
       // Time limits count from here, through a wait for the external MongoDB and a native run after it.
       const since = performance.now();
       // A pipeline without a collection ($documents first) is never routed: the mirror answers collections.
@@ -178,12 +181,14 @@ export function mqlRoutes(app: FastifyInstance): void {
           const allow = b.allowDiskUse === undefined ? undefined : allowDiskUseOf(b.allowDiskUse, 'aggregate');
           // maxTimeMS likewise, with the server's limit: the lower reaches MongoDB.
           const limit = timeLimitOf(maxTimeMSOf(b.maxTimeMS), config.mqlTimeLimitMs);
-          const external = await aggregateExternally(mirror, tenantId, validateCollectionName(b.collection), b.pipeline, store.lsn, config.mongodbTimeoutMs, docsHintKeyPattern(store, b.collection, b.hint), allow, limit);
+          // A `let` MongoDB would refuse is refused here first, with the message a native run gives.
+          compileLet(b.let, 'aggregate');
+          const external = await aggregateExternally(mirror, tenantId, validateCollectionName(b.collection), b.pipeline, store.lsn, config.mongodbTimeoutMs, docsHintKeyPattern(store, b.collection, b.hint), allow, limit, b.let);
           if (external !== undefined) return { documents: external.map(toJson), executedBy: 'external' };
           request.server.log.warn({ tenantId, reqId: request.id }, 'aggregation routed to MongoDB ran natively: MongoDB did not answer in time');
         }
         // A $merge's or $out's batches count against the quota as inserts do; its target's TTL indexes wake the expiry service.
-        const result = await docsAggregate(store, b.collection, b.pipeline, { hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, allowDiskUse: b.allowDiskUse, maxTimeMS: b.maxTimeMS, guard: { ...guardOf(request, true), since }, memory, charge: (bytes) => checkQuota(store, config.quotaBytes, bytes) });
+        const result = await docsAggregate(store, b.collection, b.pipeline, { hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, allowDiskUse: b.allowDiskUse, maxTimeMS: b.maxTimeMS, let: b.let, guard: { ...guardOf(request, true), since }, memory, charge: (bytes) => checkQuota(store, config.quotaBytes, bytes) });
         if (result.written !== undefined) {
           const next = docsNextExpiry(store, result.written);
           if (next !== null) expiry.schedule(tenantId, next);
@@ -198,7 +203,7 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'findOne',
     'The first matching document, or null',
-    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, hint, maxTimeMS },
+    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, hint, maxTimeMS, let: letVariables },
     ['collection'],
     { 200: { type: 'object', properties: { document: { type: ['object', 'null'], additionalProperties: true } } } },
     async (request) => {
@@ -263,14 +268,14 @@ export function mqlRoutes(app: FastifyInstance): void {
       path,
       multi ? 'Update every matching document with update operators or a pipeline' : 'Update the first matching document with update operators or a pipeline',
       // updateOne takes a sort (MongoDB 8.0): the first match in that order is updated.
-      { collection, filter: anyObject, update: updateSpec, upsert: { type: 'boolean' }, arrayFilters: { type: 'array', items: anyObject }, hint, bypassDocumentValidation, maxTimeMS, ...(multi ? {} : { sort: anyObject }) },
+      { collection, filter: anyObject, update: updateSpec, upsert: { type: 'boolean' }, arrayFilters: { type: 'array', items: anyObject }, hint, bypassDocumentValidation, maxTimeMS, let: letVariables, ...(multi ? {} : { sort: anyObject }) },
       ['collection', 'filter', 'update'],
       updateOutcome,
       async (request) => {
-        const b = body<{ collection: string; filter: unknown; update: unknown; upsert?: boolean; arrayFilters?: unknown[]; sort?: unknown; hint?: unknown; bypassDocumentValidation?: unknown; maxTimeMS?: unknown }>(request);
+        const b = body<{ collection: string; filter: unknown; update: unknown; upsert?: boolean; arrayFilters?: unknown[]; sort?: unknown; hint?: unknown; bypassDocumentValidation?: unknown; maxTimeMS?: unknown; let?: unknown }>(request);
         return withTenant(request, async (store) => {
           checkQuota(store, config.quotaBytes, docsInsertCost([b.update]));
-          return settle(request, store, b.collection, await docsUpdate(store, b.collection, b.filter, b.update, { multi, upsert: b.upsert, arrayFilters: b.arrayFilters, sort: b.sort, hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, maxTimeMS: b.maxTimeMS, guard: guardOf(request, false) }));
+          return settle(request, store, b.collection, await docsUpdate(store, b.collection, b.filter, b.update, { multi, upsert: b.upsert, arrayFilters: b.arrayFilters, sort: b.sort, hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, maxTimeMS: b.maxTimeMS, let: b.let, guard: guardOf(request, false) }));
         });
       },
     );
@@ -280,14 +285,14 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'replaceOne',
     'Replace the first matching document with a whole new document (its _id kept)',
-    { collection, filter: anyObject, replacement: anyObject, upsert: { type: 'boolean' }, sort: anyObject, hint, bypassDocumentValidation, maxTimeMS },
+    { collection, filter: anyObject, replacement: anyObject, upsert: { type: 'boolean' }, sort: anyObject, hint, bypassDocumentValidation, maxTimeMS, let: letVariables },
     ['collection', 'filter', 'replacement'],
     updateOutcome,
     async (request) => {
-      const b = body<{ collection: string; filter: unknown; replacement: unknown; upsert?: boolean; sort?: unknown; hint?: unknown; bypassDocumentValidation?: unknown; maxTimeMS?: unknown }>(request);
+      const b = body<{ collection: string; filter: unknown; replacement: unknown; upsert?: boolean; sort?: unknown; hint?: unknown; bypassDocumentValidation?: unknown; maxTimeMS?: unknown; let?: unknown }>(request);
       return withTenant(request, async (store) => {
         checkQuota(store, config.quotaBytes, docsInsertCost([b.replacement]));
-        return settle(request, store, b.collection, await docsReplace(store, b.collection, b.filter, b.replacement, { upsert: b.upsert, sort: b.sort, hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, maxTimeMS: b.maxTimeMS, guard: guardOf(request, false) }));
+        return settle(request, store, b.collection, await docsReplace(store, b.collection, b.filter, b.replacement, { upsert: b.upsert, sort: b.sort, hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, maxTimeMS: b.maxTimeMS, let: b.let, guard: guardOf(request, false) }));
       });
     },
   );
@@ -300,7 +305,7 @@ export function mqlRoutes(app: FastifyInstance): void {
     },
   };
   const returnDocument = { type: 'string', enum: ['before', 'after'], description: 'the document before the change (default) or after it' } as const;
-  type FindAndModifyBody = { collection: string; filter: unknown; update?: unknown; replacement?: unknown; sort?: unknown; projection?: unknown; upsert?: unknown; returnDocument?: unknown; arrayFilters?: unknown; hint?: unknown; bypassDocumentValidation?: unknown; maxTimeMS?: unknown };
+  type FindAndModifyBody = { collection: string; filter: unknown; update?: unknown; replacement?: unknown; sort?: unknown; projection?: unknown; upsert?: unknown; returnDocument?: unknown; arrayFilters?: unknown; hint?: unknown; bypassDocumentValidation?: unknown; maxTimeMS?: unknown; let?: unknown };
   /** findOneAndUpdate and findOneAndReplace: `field` (update or replacement) is what changes the document. */
   const findAndModifyRoute = (
     path: string,
@@ -312,7 +317,7 @@ export function mqlRoutes(app: FastifyInstance): void {
     route(
       path,
       summary,
-      { collection, filter: anyObject, [field]: field === 'update' ? updateSpec : anyObject, sort: anyObject, projection: anyObject, upsert: { type: 'boolean' }, returnDocument, hint, bypassDocumentValidation, maxTimeMS, ...properties },
+      { collection, filter: anyObject, [field]: field === 'update' ? updateSpec : anyObject, sort: anyObject, projection: anyObject, upsert: { type: 'boolean' }, returnDocument, hint, bypassDocumentValidation, maxTimeMS, let: letVariables, ...properties },
       ['collection', 'filter', field],
       findAndModifyOutcome,
       async (request) => {
@@ -336,11 +341,11 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'findOneAndDelete',
     'Delete the first matching document (in sort order) and return it',
-    { collection, filter: anyObject, sort: anyObject, projection: anyObject, hint, maxTimeMS },
+    { collection, filter: anyObject, sort: anyObject, projection: anyObject, hint, maxTimeMS, let: letVariables },
     ['collection', 'filter'],
     { 200: { type: 'object', properties: { document: { type: ['object', 'null'], additionalProperties: true } } } },
     async (request) => {
-      const b = body<{ collection: string; filter: unknown; sort?: unknown; projection?: unknown; hint?: unknown; maxTimeMS?: unknown }>(request);
+      const b = body<{ collection: string; filter: unknown; sort?: unknown; projection?: unknown; hint?: unknown; maxTimeMS?: unknown; let?: unknown }>(request);
       return withTenant(request, async (store) => {
         const { document } = await settle(request, store, b.collection, await docsFindOneAndDelete(store, b.collection, b.filter, { ...b, guard: guardOf(request, false) }));
         return { document: toJson(document) };
@@ -369,12 +374,12 @@ export function mqlRoutes(app: FastifyInstance): void {
     route(
       path,
       multi ? 'Delete every matching document' : 'Delete the first matching document',
-      { collection, filter: anyObject, hint, maxTimeMS },
+      { collection, filter: anyObject, hint, maxTimeMS, let: letVariables },
       ['collection', 'filter'],
       { 200: { type: 'object', properties: { deletedCount: { type: 'integer' } } } },
       async (request) => {
-        const b = body<{ collection: string; filter: unknown; hint?: unknown; maxTimeMS?: unknown }>(request);
-        return withTenant(request, async (store) => settle(request, store, b.collection, await docsDelete(store, b.collection, b.filter, { multi, hint: b.hint, maxTimeMS: b.maxTimeMS, guard: guardOf(request, false) })));
+        const b = body<{ collection: string; filter: unknown; hint?: unknown; maxTimeMS?: unknown; let?: unknown }>(request);
+        return withTenant(request, async (store) => settle(request, store, b.collection, await docsDelete(store, b.collection, b.filter, { multi, hint: b.hint, maxTimeMS: b.maxTimeMS, let: b.let, guard: guardOf(request, false) })));
       },
     );
   deleteRoute('deleteOne', false);
@@ -384,7 +389,7 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'bulkWrite',
     `Up to ${MAX_BULK_OPERATIONS} insertOne, updateOne, updateMany, replaceOne, deleteOne and deleteMany operations on one collection, applied in order (ordered: true stops at the first write error)`,
-    { collection, operations: { type: 'array', items: anyObject }, ordered: { type: 'boolean' }, bypassDocumentValidation, maxTimeMS },
+    { collection, operations: { type: 'array', items: anyObject }, ordered: { type: 'boolean' }, bypassDocumentValidation, maxTimeMS, let: letVariables },
     ['collection', 'operations'],
     {
       200: {
@@ -401,9 +406,9 @@ export function mqlRoutes(app: FastifyInstance): void {
       },
     },
     async (request) => {
-      const b = body<{ collection: string; operations: unknown[]; ordered?: boolean; bypassDocumentValidation?: unknown; maxTimeMS?: unknown }>(request);
+      const b = body<{ collection: string; operations: unknown[]; ordered?: boolean; bypassDocumentValidation?: unknown; maxTimeMS?: unknown; let?: unknown }>(request);
       // Every operation is checked before the tenant's store is touched: bad input writes nothing.
-      const bulk = prepareBulkWrite(b.collection, b.operations, b.ordered, b.bypassDocumentValidation, { maxTimeMS: b.maxTimeMS, guard: guardOf(request, false) });
+      const bulk = prepareBulkWrite(b.collection, b.operations, b.ordered, b.bypassDocumentValidation, { maxTimeMS: b.maxTimeMS, let: b.let, guard: guardOf(request, false) });
       return withTenant(request, async (store) => {
         checkQuota(store, config.quotaBytes, docsInsertCost(b.operations));
         const written = await bulk.apply(store);

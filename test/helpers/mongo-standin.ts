@@ -242,7 +242,8 @@ export async function startMongoStandIn(options: { sink?: boolean; keepDb?: stri
           return errorReply(27, 'IndexNotFound', 'text index required for $text query');
         }
         const texted = applyText(source, pipeline);
-        const out = new Aggregator(texted.pipeline, { collectionResolver: resolverFor(db) }).run(texted.docs) as Doc[];
+        // A command's `let` becomes mingo's global variables, as MongoDB binds them.
+        const out = new Aggregator(texted.pipeline, { collectionResolver: resolverFor(db), ...(body.let !== undefined ? { variables: body.let as Doc } : {}) }).run(texted.docs) as Doc[];
         return cursorReply(`${db}.${coll}`, out);
       }
       case 'getmore':

@@ -84,6 +84,27 @@ describe('aggregation routed to an external MongoDB', () => {
     expect(dated.body.documents[0].at).toEqual({ $date: '2026-01-02T03:04:05.000Z' });
   });
 
+  it("hands MongoDB the request's let, checked first as a native run checks it", async () => {
+    const routed = await signup(server.url);
+    const plain = await signup(native.url);
+    await seed(server.url, routed.apiKey);
+    await seed(native.url, plain.apiKey);
+    const body = { collection: 'orders', pipeline: [{ $match: { $expr: { $gte: ['$total', '$$min'] } } }, ...LOOKUP, { $addFields: { label: '$$label' } }], let: { min: 10, label: 'big' } };
+    const external = await mql(server.url, routed.apiKey, 'aggregate', body);
+    expect(external.status, external.text).toBe(200);
+    expect(external.body.executedBy).toBe('external');
+    const reference = await mql(native.url, plain.apiKey, 'aggregate', body);
+    expect(reference.body.executedBy).toBe('native');
+    expect(external.body.documents.map((d: any) => [d._id, d.label])).toEqual([
+      [1, 'big'],
+      [2, 'big'],
+    ]);
+    expect(external.body.documents).toEqual(reference.body.documents);
+    const bad = await mql(server.url, routed.apiKey, 'aggregate', { ...body, let: { min: '$total' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toBe((await mql(native.url, plain.apiKey, 'aggregate', { ...body, let: { min: '$total' } })).body.error.message);
+  });
+
   it('mirrors every acknowledged write, and a routed aggregation sees the writes made before it', async () => {
     const t = await signup(server.url);
     await seed(server.url, t.apiKey);

@@ -283,7 +283,10 @@ function compile(spec: unknown, names: ReadonlySet<string>, counter: { stages: n
   };
 }
 
-/** Compiles a pipeline (an array of stage objects). @throws QUERY_ERROR for anything malformed, unknown or unsupported */
-export function compilePipeline(spec: unknown): CompiledPipeline {
-  return compile(spec, new Set(), { stages: 0 }, undefined);
+/**
+ * Compiles a pipeline (an array of stage objects); `names`: the variables its expressions may read
+ * besides the built-in ones (the command's `let`). @throws QUERY_ERROR for anything malformed, unknown or unsupported
+ */
+export function compilePipeline(spec: unknown, names: ReadonlySet<string> = new Set()): CompiledPipeline {
+  return compile(spec, names, { stages: 0 }, undefined);
 }

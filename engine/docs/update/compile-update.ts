@@ -48,6 +48,8 @@ export interface CompileUpdateOptions {
   arrayFilters?: unknown;
   /** The parsed filter of the update, which the positional `$` takes its element from. */
   filter?: AndNode;
+  /** The variables a pipeline-style update may read besides the built-in ones (the command's `let`), given to apply as `variables`. */
+  names?: ReadonlySet<string>;
 }
 
 const ID = '_id';
@@ -260,7 +262,7 @@ export function compileUpdate(update: unknown, options: CompileUpdateOptions = {
     if (filters !== undefined && !(Array.isArray(filters) && filters.length === 0)) {
       invalid('arrayFilters may not be specified for pipeline-style updates', { field: 'arrayFilters' });
     }
-    const pipeline = compilePipelineUpdate(converted);
+    const pipeline = compilePipelineUpdate(converted, options.names);
     return { paths: undefined, apply: (doc, applyOptions) => pipeline.apply(doc, applyOptions) };
   }
   if (!isPlainObject(converted)) invalid('update must be an object of update operators, such as {"$set": {"a": 1}}, or an array of pipeline stages');

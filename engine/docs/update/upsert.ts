@@ -72,7 +72,7 @@ function checkInferable(equalities: readonly Equality[]): void {
  * The document an upsert inserts for `filter` and `update` (see the file comment); the caller
  * adds an `_id` if it has none and validates the result. @throws QUERY_ERROR
  */
-export function buildUpsertDocument(filter: { readonly ast: AndNode }, update: CompiledUpdate, options: { now?: Date } = {}): Doc {
+export function buildUpsertDocument(filter: { readonly ast: AndNode }, update: CompiledUpdate, options: { now?: Date; variables?: ReadonlyMap<string, unknown> } = {}): Doc {
   const equalities: Equality[] = [];
   collect(filter.ast, equalities);
   checkInferable(equalities);
@@ -81,7 +81,7 @@ export function buildUpsertDocument(filter: { readonly ast: AndNode }, update: C
     const at = locate(seed, eq.parts, true, 'upsert')!;
     writeChild(at.container, at.key, cloneValue(eq.value), 'upsert');
   }
-  const { doc } = update.apply(seed, { isInsert: true, now: options.now ?? new Date() });
+  const { doc } = update.apply(seed, { isInsert: true, now: options.now ?? new Date(), variables: options.variables });
   const id = getOwn(doc, '_id');
   if (id === MISSING || Object.keys(doc)[0] === '_id') return doc;
   const ordered: Doc = {};
