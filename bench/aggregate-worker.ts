@@ -171,7 +171,7 @@ async function runTask(task: AggTask): Promise<AggWorkerResult> {
     const refused = new Map<PipelineName, string>();
     for (const p of PIPELINES) {
       if (!engine.supports(p)) {
-        refused.set(p.name, `${task.engine} cannot run it (no storage to write into)`);
+        refused.set(p.name, p.needsIndexes === true ? `${task.engine} has no indexes: a scan per input document would take minutes a call` : `${task.engine} cannot run it (no storage to write into)`);
         continue;
       }
       const skip = task.skip[p.name];

@@ -119,7 +119,7 @@ async function openMingo(): Promise<AggBenchEngine> {
       const into = collections[collection]!;
       for (const d of docs) into.push(d);
     },
-    supports: (p) => p.target === undefined,
+    supports: (p) => p.target === undefined && p.needsIndexes !== true,
     run(p, call) {
       if (p.target !== undefined) throw new Error('mingo has no storage: no $merge or $out');
       return aggregate(collections[COLLECTION]!, call.pipeline, options) as Doc[];

@@ -1,4 +1,4 @@
-// The workload of the aggregation benchmark (aggregate.bench.ts): eleven pipelines over the
+// The workload of the aggregation benchmark (aggregate.bench.ts): thirteen pipelines over the
 // documents of the other document benchmarks (lib/documents.ts makeQueryDocument), each written
 // twice: in MQL, which tetradb and mingo run as it is, and in SQL over a JSONB table, which PGlite
 // and PostgreSQL run. The SQL is what a PostgreSQL user would write for the same answer (GROUP BY,
@@ -52,8 +52,8 @@ const WINDOW_IDS = 8;
 /** The share of the documents the $out pipeline writes: the last 1% of the `joined` span. */
 const OUT_SHARE = 0.01;
 
-export type PipelineName = 'match-group' | 'group-age' | 'top-k' | 'unwind-group' | 'window' | 'lookup' | 'bucket' | 'merge' | 'out' | 'group-email' | 'sort-half';
-export const PIPELINE_NAMES: readonly PipelineName[] = ['match-group', 'group-age', 'top-k', 'unwind-group', 'window', 'lookup', 'bucket', 'merge', 'out', 'group-email', 'sort-half'];
+export type PipelineName = 'match-group' | 'group-age' | 'top-k' | 'unwind-group' | 'window' | 'lookup' | 'lookup-let' | 'lookup-self' | 'bucket' | 'merge' | 'out' | 'group-email' | 'sort-half';
+export const PIPELINE_NAMES: readonly PipelineName[] = ['match-group', 'group-age', 'top-k', 'unwind-group', 'window', 'lookup', 'lookup-let', 'lookup-self', 'bucket', 'merge', 'out', 'group-email', 'sort-half'];
 
 /** The SQL engines' tables, by role (the shared PostgreSQL server's names carry a per-run prefix). */
 export interface SqlTables {
@@ -77,6 +77,11 @@ export interface AggPipeline {
   target?: WriteTarget;
   /** Whether the answer's order is part of it ($sort); else rows compare as a set. */
   ordered: boolean;
+  /**
+   * It needs an index to finish: an engine that scans for every input document (mingo) would
+   * take minutes a call at 100k documents, so it does not run it.
+   */
+  needsIndexes?: true;
   /** `count` calls over `size` loaded documents, drawn from `seed` (the same sequence for every engine). */
   calls(size: number, count: number, seed: number): AggCall[];
   /**
@@ -193,6 +198,44 @@ const SMALL_STATE: readonly AggPipeline[] = [
       `SELECT c.doc->>'country' AS "_id", count(*) AS n, avg((p.doc->'profile'->>'age')::int) AS "avgAge" FROM ${t.people} p JOIN ${t.cities} c ON c.doc->>'name' = p.doc->'profile'->>'city' GROUP BY 1`,
     ],
     row: fields('_id', 'n', 'avgAge'),
+  },
+  {
+    // The 3.6-style $lookup (let + pipeline + $expr), which MongoDB 5.0+ reads through the foreign
+    // index: the same answer as 'lookup'.
+    name: 'lookup-let',
+    label: '$lookup cities with let + pipeline ($expr $eq on the indexed name) + $unwind + $group by country',
+    ordered: false,
+    calls: fixed([
+      { $lookup: { from: CITIES_COLLECTION, let: { city: '$profile.city' }, pipeline: [{ $match: { $expr: { $eq: ['$name', '$$city'] } } }], as: 'city' } },
+      { $unwind: '$city' },
+      { $group: { _id: '$city.country', n: { $sum: 1 }, avgAge: { $avg: '$profile.age' } } },
+    ]),
+    sql: (t) => [
+      `SELECT c.doc->>'country' AS "_id", count(*) AS n, avg((p.doc->'profile'->>'age')::int) AS "avgAge" FROM ${t.people} p JOIN ${t.cities} c ON c.doc->>'name' = p.doc->'profile'->>'city' GROUP BY 1`,
+    ],
+    row: fields('_id', 'n', 'avgAge'),
+  },
+  {
+    // A self-join through let + $expr into the whole collection: one index read per input document
+    // (a scan of the collection for each before tetradb planned $expr equalities).
+    name: 'lookup-self',
+    label: '$match joined in a range (~1,000 docs) + $lookup people by email with let + $expr (indexed) + $unwind + $group',
+    ordered: false,
+    needsIndexes: true,
+    calls: (size, count, seed) =>
+      aggregateArgs(size, count, seed).map((a) => ({
+        pipeline: [
+          { $match: { joined: { $gte: a.lo, $lte: a.hi } } },
+          { $lookup: { from: COLLECTION, let: { e: '$email' }, pipeline: [{ $match: { $expr: { $eq: ['$email', '$$e'] } } }, { $project: { _id: 0, n: 1 } }], as: 'same' } },
+          { $unwind: '$same' },
+          { $group: { _id: null, n: { $sum: 1 }, total: { $sum: '$same.n' } } },
+        ],
+        params: [a.lo, a.hi],
+      })),
+    sql: (t) => [
+      `SELECT NULL AS "_id", count(*) AS n, sum((q.doc->>'n')::int) AS total FROM ${t.people} p JOIN ${t.people} q ON q.doc->>'email' = p.doc->>'email' WHERE ${JOINED.replace('doc', 'p.doc')} BETWEEN $1 AND $2`,
+    ],
+    row: fields('_id', 'n', 'total'),
   },
   {
     name: 'bucket',

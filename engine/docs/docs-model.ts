@@ -960,7 +960,7 @@ async function findOnSnapshot(store: TenantStore, name: string, query: Query, pr
 }
 
 async function findOnSnapshotWith(info: CollectionInfo | undefined, snapshot: Snapshot | undefined, name: string, query: Query, projection: CompiledProjection, explain: boolean, memory: QueryMemory): Promise<FindResult> {
-  const plan = planQuery(info, query.filter.ast, query.sort.keys, query.hint);
+  const plan = planQuery(info, query.filter.ast, query.sort.keys, query.hint, query.filter.vars);
     const examined: Examined = { keys: 0, docs: 0 };
     const collector = new FindCollector(query, projection, plan, memory);
     if (info !== undefined && snapshot !== undefined) {
@@ -986,7 +986,7 @@ async function findOnSnapshotWith(info: CollectionInfo | undefined, snapshot: Sn
 function findInOneTurn(store: TenantStore, name: string, query: Query, projection: CompiledProjection, memory: QueryMemory): Doc[] | undefined {
   const info = readCollectionCached(store, store, name);
   if (info === undefined) return [];
-  const plan = planQuery(info, query.filter.ast, query.sort.keys, query.hint);
+  const plan = planQuery(info, query.filter.ast, query.sort.keys, query.hint, query.filter.vars);
   const collector = new FindCollector(query, projection, plan, memory);
   if (plan.kind === 'index') return indexFindInOneTurn(store, info, plan, collector);
   const live = liveReader(store);
@@ -1238,7 +1238,7 @@ export async function docsCount(store: TenantStore, collection: unknown, options
   const interrupt = queryInterrupt(options.maxTimeMS, guard);
   return onCollectionSnapshot(store, name, async (info, snapshot) => {
     if (info === undefined || snapshot === undefined) return 0;
-    const plan = planQuery(info, filter.ast, [], hint);
+    const plan = planQuery(info, filter.ast, [], hint, filter.vars);
     // Every document, no filter: the tree knows its size (a hinted sparse index may hold fewer: MongoDB counts its entries).
     if (filter.ast.children.length === 0 && (plan.kind === 'primary' || plan.kind === 'empty')) return Math.min(Math.max(snapshot.count(docsTree(info)) - skip, 0), limit);
     let n = 0;
@@ -1328,7 +1328,7 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
     if (info === undefined || snapshot === undefined) return;
     // A leading $match's `$expr` reads the command's `let`, in the scan's partial reads too.
     const filter = bindFilter(unbound, lets);
-    const plan = planQuery(info, filter.ast, [], hint);
+    const plan = planQuery(info, filter.ast, [], hint, filter.vars);
     const scan: ScanFilter = fields === undefined ? { filter, whole: true } : { filter, whole: false, extra: fields };
     // A leading $text gives each document its text score, which `$meta` reads downstream.
     const text = filterTextSearch(filter.ast);
@@ -1369,7 +1369,7 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   const ctx: StageContext = {
     vars,
     memory,
-    scan: (collection) => read(collection, matchAll),
+    scan: (collection, filter) => read(collection, filter ?? matchAll),
     whole(docs) {
       // The pipeline's own collection, on its snapshot: every document read is there.
       const info = name === undefined ? undefined : infos.get(name);
@@ -2108,7 +2108,7 @@ async function* candidateKeys(store: TenantStore, name: string, filter: Compiled
   if (info === undefined) return;
   const snapshot = store.snapshot(treesOf(info));
   try {
-    const plan = planQuery(info, filter.ast, [], hint);
+    const plan = planQuery(info, filter.ast, [], hint, filter.vars);
     for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false }, interrupt)) {
       const keys: Buffer[] = [];
       for (const c of chunk) if (filter.test(c.doc)) keys.push(idKey(idOf(c.doc)));
@@ -2267,7 +2267,7 @@ export interface PreparedChange<T> {
 function checkHint(store: TenantStore, name: string, filter: CompiledFilter, hint: Hint | undefined): void {
   if (hint === undefined) return;
   const info = readCollectionCached(store, store, name);
-  if (info !== undefined) planQuery(info, filter.ast, [], hint);
+  if (info !== undefined) planQuery(info, filter.ast, [], hint, filter.vars);
 }
 
 async function runUpdate(
@@ -2571,7 +2571,7 @@ async function changeMatches(
 function changeNow(store: TenantStore, name: string, filter: CompiledFilter, multi: boolean, change: (match: Match) => void, hint: Hint | undefined): Array<Promise<unknown>> | undefined {
   const info = collectionToWrite(store, name);
   if (info === undefined) return [];
-  const plan = planQuery(info, filter.ast, [], hint);
+  const plan = planQuery(info, filter.ast, [], hint, filter.vars);
   const live = liveReader(store);
   const keys: Buffer[] = [];
   // The loop ends (closing the scan and any snapshot it holds) before anything is written.
@@ -2682,7 +2682,7 @@ export async function docsDistinct(store: TenantStore, collection: unknown, key:
   const parts = parsePath(key);
   return onCollectionSnapshot(store, name, async (info, snapshot) => {
     if (info === undefined || snapshot === undefined) return [];
-    const plan = planQuery(info, filter.ast, [], hint);
+    const plan = planQuery(info, filter.ast, [], hint, filter.vars);
     const seen = new DistinctValues();
     for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false, extra: [key] }, interrupt)) {
       for (const c of chunk) {

@@ -16,6 +16,7 @@ import { Scope } from './aggregate/expression/expression.js';
 import { compileExpression } from './aggregate/expression/operator-table.js';
 import { fromJson } from './ejson.js';
 import type { CompiledFilter } from './query/compile-filter.js';
+import { readsDocument } from './query/expr-bounds.js';
 import { bsonTypeOf, isPlainObject } from './values.js';
 
 /** A command's `let`, compiled and evaluated. */
@@ -71,11 +72,15 @@ export function letOf(options: LetOptions, command: string): LetVariables | unde
   return options.variables ?? compileLet(options.let, command);
 }
 
-/** A filter whose `$expr`s read the command's variables when its caller gives none (a `$lookup`'s own come first). */
+/** A filter whose `$expr`s read the command's variables when its caller gives none; a filter bound already stays as it is. */
 export function bindFilter(filter: CompiledFilter, lets: LetVariables | undefined): CompiledFilter {
-  if (lets === undefined) return filter;
-  const scope = lets.scope;
-  return { ast: filter.ast, test: (doc, vars) => filter.test(doc, vars ?? scope) };
+  return lets === undefined ? filter : bindScope(filter, lets.scope);
+}
+
+/** A filter whose `$expr`s read `scope` when its caller gives no variables (a `$lookup`'s, for one of its documents); a filter bound already stays as it is. */
+export function bindScope(filter: CompiledFilter, scope: Scope): CompiledFilter {
+  if (filter.vars !== undefined) return filter;
+  return { ast: filter.ast, test: (doc, vars) => filter.test(doc, vars ?? scope), vars: scope };
 }
 
 /** MongoDB's validateVariable for a `let` parameter. @throws QUERY_ERROR */
@@ -83,33 +88,4 @@ function checkLetName(name: string): void {
   if (SYSTEM_CONSTANTS.has(name)) fail('QUERY_ERROR', `Attempt to set internal constant: ${name}`, { field: `let.${name}` });
   if (name === '') fail('QUERY_ERROR', "Invalid 'let' parameter :: caused by :: empty variable names are not allowed", { field: 'let' });
   if (!USER_VARIABLE.test(name)) fail('QUERY_ERROR', `Invalid 'let' parameter :: caused by :: '${name}' starts with an invalid character for a user variable name`, { field: `let.${name}` });
-}
-
-/**
- * True when an expression (as written) reads the document it would be evaluated on: a field path,
- * `$$ROOT` or `$$CURRENT`, `$meta`, or `$getField` of the current document (MongoDB's dependency
- * analysis, which refuses such a `let` value).
- */
-function readsDocument(spec: unknown): boolean {
-  if (typeof spec === 'string') {
-    if (spec.startsWith('$$')) {
-      const name = spec.slice(2).split('.')[0];
-      return name === 'ROOT' || name === 'CURRENT';
-    }
-    return spec.startsWith('$') && spec.length > 1;
-  }
-  if (Array.isArray(spec)) return spec.some(readsDocument);
-  if (!isPlainObject(spec)) return false;
-  for (const [key, value] of Object.entries(spec)) {
-    if (key === '$literal') continue;
-    if (key === '$meta') return true;
-    if (key === '$getField') {
-      // `{$getField: "a"}` and `{$getField: {field: "a"}}` read the current document; with `input` only that.
-      if (!isPlainObject(value) || !Object.hasOwn(value, 'input')) return true;
-      if (readsDocument(value['input']) || readsDocument(value['field'])) return true;
-      continue;
-    }
-    if (readsDocument(value)) return true;
-  }
-  return false;
 }

@@ -15,6 +15,8 @@ import type { CollectionInfo, IndexInfo } from './catalog.js';
 import { indexServesQuery } from './index-membership.js';
 import { directed, EMPTY_ARRAY_COMPONENT, idComponent, indexComponent, isScalarForBounds, type Component, type IndexField } from './index-key.js';
 import type { AndNode, FieldOp, FilterNode, OrNode } from './query/filter-ast.js';
+import { withExprEqualities } from './query/expr-bounds.js';
+import type { Scope } from './aggregate/expression/expression.js';
 import { filterTextSearch, topLevelConditions } from './query/compile-filter.js';
 import { termKey, textKeyFields, textKeyPattern, type TextSearch } from './text/index.js';
 import type { SortKey } from './sort.js';
@@ -281,15 +283,17 @@ function hintedPlan(info: CollectionInfo, ast: AndNode, sort: readonly SortKey[]
  * The plan for `ast` (and `sort`, when one is asked for) over a collection's indexes. Indexes
  * still being built are not used, nor sparse or partial ones the query could find incomplete.
  * With a `hint`, the plan it names (hintedPlan); with a `$text`, a read of the text index
- * (textQueryPlan).
+ * (textQueryPlan). `vars`: the variables the filter is evaluated with (its `$expr`s' `let`s).
  * @throws QUERY_ERROR for a hint no index fits, or a `$text` the text index cannot answer
  */
-export function planQuery(info: CollectionInfo | undefined, ast: AndNode, sort: readonly SortKey[], hint?: Hint): Plan {
+export function planQuery(info: CollectionInfo | undefined, ast: AndNode, sort: readonly SortKey[], hint?: Hint, vars?: Scope): Plan {
   if (info === undefined) return { kind: 'empty' };
   const text = filterTextSearch(ast);
   if (text !== undefined) return textQueryPlan(info, ast, text, sort, hint);
-  if (hint !== undefined) return hintedPlan(info, ast, sort, hint);
-  return indexedPlan(info, ast, sort) ?? primaryRead(undefined, sort);
+  // Equalities of `$expr`s to values known now are read as bounds too (query/expr-bounds.ts).
+  const planned = withExprEqualities(ast, vars);
+  if (hint !== undefined) return hintedPlan(info, planned, sort, hint);
+  return indexedPlan(info, planned, sort) ?? primaryRead(undefined, sort);
 }
 
 /**

@@ -283,12 +283,31 @@ function fieldExpression(rand: Rand, path: string, ids: { known: Array<string | 
   }
 }
 
+/**
+ * An `$expr` equality (or `$in`) of an indexed path with a value, which the planner reads as bounds
+ * (query/expr-bounds.ts): with arrays, documents, null and dates among the values, and multikey,
+ * sparse and partial indexes on the paths, the bounds must hold every document the `$expr` matches.
+ * Not `_id`: the plain collection would read the same bounds, and compare nothing.
+ */
+function exprEquality(rand: Rand, ids: { known: Array<string | number>; us: Array<string | number> }): Doc {
+  const one = (): Doc => {
+    const path = pick(rand, ['a', 'b', 'c', 'd', 'd.e', 'd.f', 's', 't', 'u', 'a.x']);
+    const field = `$${path}`;
+    const value = (): unknown => ({ $literal: operand(rand, path, ids) });
+    if (rand() < 0.3) return { $in: [field, { $literal: arrayOf(rand, 3, () => operand(rand, path, ids)) }] };
+    return { $eq: rand() < 0.5 ? [field, value()] : [value(), field] };
+  };
+  return rand() < 0.25 ? { $and: [one(), one()] } : one();
+}
+
 function randomFilter(rand: Rand, ids: { known: Array<string | number>; us: Array<string | number> }, depth = 0): Doc {
   const filter: Doc = {};
   const n = randomInt(rand, 1, 3);
   for (let i = 0; i < n; i++) {
     const r = rand();
-    if (depth === 0 && r < 0.08) {
+    if (depth === 0 && r < 0.06 && filter['$expr'] === undefined) {
+      filter['$expr'] = exprEquality(rand, ids);
+    } else if (depth === 0 && r < 0.14) {
       // The same path twice under $and: the planner merges both into one set of bounds.
       const path = pick(rand, ['a', 'c', 'd.e', 's', 't']);
       filter['$and'] = [{ [path]: fieldExpression(rand, path, ids) }, { [path]: fieldExpression(rand, path, ids) }];

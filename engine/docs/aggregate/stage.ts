@@ -12,6 +12,7 @@ import type { SpillSpace } from '../../storage/index.js';
 import type { Needs } from './dependencies.js';
 import type { Scope } from './expression/expression.js';
 import type { Doc } from '../values.js';
+import type { CompiledFilter } from '../query/compile-filter.js';
 
 /** Chunks of documents, in order. */
 export type DocStream = AsyncIterable<Doc[]>;
@@ -71,8 +72,11 @@ export interface StageContext {
    * Absent where the input is not a collection's documents.
    */
   whole?(docs: readonly Doc[]): Doc[];
-  /** Every document of `collection`, in chunks. */
-  scan(collection: string): DocStream;
+  /**
+   * Every document of `collection`, in chunks; with `filter` (a sub-pipeline's leading $match,
+   * bound to its variables), those it matches, read through the planner as a find's are.
+   */
+  scan(collection: string, filter?: CompiledFilter): DocStream;
   /** The variables a sub-pipeline runs with ($lookup's `let`), if any. */
   readonly vars: Scope | undefined;
   /** The query's memory bound and spill files. */

@@ -25,6 +25,8 @@ export interface CompiledFilter {
   readonly ast: AndNode;
   /** `vars`: the variables an `$expr` reads (a `$lookup` pipeline's `let`), when it has any. */
   test(doc: Doc, vars?: Scope): boolean;
+  /** The variables `test` reads when its caller gives none (a command's `let`: let-variables.ts bindFilter), which the planner reads too. */
+  readonly vars?: Scope;
 }
 
 function checkDepth(depth: number, operator: string): void {

@@ -15,10 +15,11 @@
  */
 
 import { validateCollectionName } from '../../catalog.js';
-import { compileFilter } from '../../query/compile-filter.js';
+import { compileFilter, type CompiledFilter } from '../../query/compile-filter.js';
+import { bindScope } from '../../let-variables.js';
 import { startsWithDocuments } from './documents.js';
 import { collectValues, withPath } from '../../path.js';
-import { isPlainObject, MISSING, type Doc } from '../../values.js';
+import { cloneValue, isPlainObject, MISSING, type Doc } from '../../values.js';
 import { checkVariableName, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
 import { needsOf } from '../dependencies.js';
@@ -31,6 +32,25 @@ function equalityKey(foreignField: string, values: readonly unknown[]): string {
   let key = foreignField;
   for (const v of values) key += `\0${groupKey(v)}`;
   return key;
+}
+
+/**
+ * How many sets of `let` values, and bytes of their matches, a pipeline $lookup remembers in one
+ * run (as the model remembers the equality form's): input documents often share their values.
+ */
+const MEMO_ENTRIES = 4096;
+const MEMO_BYTES = 16 * 1024 * 1024;
+
+/** True when a pipeline (as written) may answer differently for the same variables: it draws random numbers. */
+function drawsRandomly(spec: unknown): boolean {
+  if (Array.isArray(spec)) return spec.some(drawsRandomly);
+  if (!isPlainObject(spec)) return false;
+  return Object.entries(spec).some(([k, v]) => k === '$rand' || k === '$sample' || k === '$sampleRate' || (k !== '$literal' && drawsRandomly(v)));
+}
+
+/** The key of a set of variable values: equal values, equal keys; missing is not null here (`$$c` missing matches what null does not). */
+function variablesKey(values: readonly unknown[]): string {
+  return JSON.stringify(values.map((v) => (v === MISSING ? 'M' : groupKey(v))));
 }
 
 /** Estimated sizes of foreign documents, each computed once: a repeated lookup answers with the same objects. */
@@ -68,6 +88,8 @@ export type SubPipelineCompiler = (
   readonly fields: readonly string[] | undefined;
   /** It starts with $documents: it reads no collection. */
   readonly generated: boolean;
+  /** Its leading $match, which the collection's read may take (then run with `leadingDone`). */
+  readonly leading: CompiledFilter | undefined;
 };
 
 /** The input of a sub-pipeline that makes its own documents ($documents reads none). */
@@ -115,11 +137,16 @@ export function lookupStage(spec: unknown, names: ReadonlySet<string>, compileSu
   const generated = sub?.generated === true;
   const reads = generated || from === undefined ? (sub?.reads ?? []) : [from, ...(sub?.reads ?? [])];
   const letSpecs = isPlainObject(spec['let']) ? Object.values(spec['let']) : [];
+  // Its matches depend on the let values alone (the foreign collection is read on the run's
+  // snapshot, and the run's own variables do not change): equal values are answered from memory.
+  const memoizable = sub !== undefined && !generated && localField === undefined && !drawsRandomly(spec['pipeline']);
   return {
     name: stage,
     reads,
     needs: needsOf(letSpecs, localField === undefined ? [] : [localField], false),
     async *run(input, ctx) {
+      const memo = new Map<string, { docs: Doc[]; bytes: number }>();
+      let memoBytes = 0;
       for await (const chunk of input) {
         const out: Doc[] = [];
         for (const doc of chunk) {
@@ -128,28 +155,48 @@ export function lookupStage(spec: unknown, names: ReadonlySet<string>, compileSu
           // Equal local values, equal foreign documents: the model may answer a repeat from memory.
           const key = values === undefined ? undefined : equalityKey(foreignField!, values);
           let matches: Doc[];
+          let memoKey: string | undefined;
           if (sub === undefined) {
             const found = ctx.lookup(from!, filter, key);
             matches = found instanceof Promise ? await found : found;
           }
           else {
             const scope = Scope.of(doc, ctx.vars);
-            const bound = scope.with(new Map(vars.map(([k, e]) => [k, e(scope)])));
+            const values = vars.map(([, e]) => e(scope));
+            memoKey = memoizable ? variablesKey(values) : undefined;
+            const known = memoKey === undefined ? undefined : memo.get(memoKey);
+            if (known !== undefined) {
+              // Copies: the stages after may change what they are given.
+              out.push(withPath(doc, asParts, known.docs.map((d) => cloneValue(d))));
+              continue;
+            }
+            const bound = scope.with(new Map(vars.map(([k], i) => [k, values[i]])));
             matches = [];
             if (generated) {
               // The equality is a filter on what the $documents makes (a find's semantics, as on a collection).
               const keep = localField === undefined ? undefined : compileFilter(filter);
               for await (const c of sub.run(noInput(), { ...ctx, vars: bound }, false, keep && ((d) => keep.test(d)))) pushAll(matches, c);
             } else {
-              const source = localField === undefined ? ctx.scan(from!) : (async function* () {
+              // Without an equality, a leading $match is the read's filter, planned with this
+              // document's variables: `{$expr: {$eq: ["$_id", "$$k"]}}` reads the index, not the collection.
+              const leading = localField === undefined ? sub.leading : undefined;
+              const source = localField === undefined ? ctx.scan(from!, leading && bindScope(leading, bound)) : (async function* () {
                 const found = ctx.lookup(from!, filter, key);
                 yield found instanceof Promise ? await found : found;
               })();
-              for await (const c of sub.run(source, { ...ctx, vars: bound })) pushAll(matches, c);
+              for await (const c of sub.run(source, { ...ctx, vars: bound }, leading !== undefined)) pushAll(matches, c);
             }
           }
           // A pipeline of $documents reads no collection: named by its first stage.
           checkMatchesSize(matches, from ?? '$documents', ctx.memory.maxBlockingBytes);
+          if (memoKey !== undefined && memo.size < MEMO_ENTRIES) {
+            let bytes = 0;
+            for (const m of matches) bytes += sizeOf(m);
+            if (memoBytes + bytes <= MEMO_BYTES) {
+              memo.set(memoKey, { docs: matches.map((d) => cloneValue(d)), bytes });
+              memoBytes += bytes;
+            }
+          }
           out.push(withPath(doc, asParts, matches));
         }
         yield out;

@@ -11,6 +11,7 @@ import { READS_ALL } from '../dependencies.js';
 import { stageError, type Stage } from '../stage.js';
 import { noInput, type SubPipelineCompiler } from './lookup.js';
 import { startsWithDocuments } from './documents.js';
+import { bindScope } from '../../let-variables.js';
 
 export function unionWithStage(spec: unknown, names: ReadonlySet<string>, compileSub: SubPipelineCompiler): Stage {
   const stage = '$unionWith';
@@ -31,8 +32,10 @@ export function unionWithStage(spec: unknown, names: ReadonlySet<string>, compil
       yield* input;
       if (sub !== undefined && generated) yield* sub.run(noInput(), ctx);
       else {
-        const other = ctx.scan(coll!);
-        yield* sub === undefined ? other : sub.run(other, ctx);
+        // A leading $match is the read's filter (through the planner, with the pipeline's variables).
+        const leading = sub?.leading;
+        const other = ctx.scan(coll!, leading && (ctx.vars === undefined ? leading : bindScope(leading, ctx.vars)));
+        yield* sub === undefined ? other : sub.run(other, ctx, leading !== undefined);
       }
     },
   };
