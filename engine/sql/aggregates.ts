@@ -2,7 +2,7 @@
 // stddev/variance): resolution of the overload from the argument types, and accumulators that
 // fold rows one at a time. Pure: the executor owns grouping, ordering and memory limits.
 import { checkFloat, compareValues, intervalSpan } from './operators.js';
-import { castValue, TYPE_DISPLAY } from './sql-cast.js';
+import { castValue, typeDisplay } from './sql-cast.js';
 import {
   arrayTypeOf,
   bpcharTrim,
@@ -73,7 +73,7 @@ const EXACT: readonly SqlTypeName[] = [...INTEGER, 'numeric'];
 const ORDERED: readonly SqlTypeName[] = [...EXACT, 'float8', 'text', 'bpchar', 'date', 'timestamp', 'timestamptz', 'bytea'];
 
 function notUnique(name: string, argTypes: readonly SqlTypeName[]): never {
-  return sqlFail('42725', `function ${name}(${argTypes.map((t) => TYPE_DISPLAY[t]).join(', ')}) is not unique`);
+  return sqlFail('42725', `function ${name}(${argTypes.map((t) => typeDisplay(t)).join(', ')}) is not unique`);
 }
 
 /**
@@ -245,7 +245,7 @@ export function resolveAggregate(name: string, argTypes: readonly SqlTypeName[],
   }
   const resolver = Object.hasOwn(RESOLVERS, lower) ? RESOLVERS[lower] : undefined;
   const resolved = resolver?.(lower, argTypes);
-  if (resolved === undefined) return sqlFail('42883', `function ${lower}(${argTypes.map((t) => TYPE_DISPLAY[t]).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
+  if (resolved === undefined) return sqlFail('42883', `function ${lower}(${argTypes.map((t) => typeDisplay(t)).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
   const { resultType, create } = resolved;
   const coerceTo = resolved.argTypes;
   // Arguments already of the resolved types (the usual case) need no converting wrapper.

@@ -4,7 +4,7 @@ import { REGCLASS_ARGUMENT_FUNCTIONS } from './sequences.js';
 import { jsonbAsText, jsonbContains, jsonbHasKey, jsonbPath } from './functions/json-functions.js';
 import { sqlRegExp } from './functions/string-functions.js';
 import { EXTRACT_SOURCES, extractField } from './functions/time-functions.js';
-import { castValue, canCast, MAX_FRACTION_DIGITS, parseInterval, parseText, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
+import { castValue, canCast, MAX_FRACTION_DIGITS, parseInterval, parseText, typeDisplay, type CastTarget } from './sql-cast.js';
 import { applyArith, compareValues, negate, noOperator, noPrefixOperator, resolveArith, resolveComparison, type ArithOp } from './operators.js';
 import { ARRAY_CODE_SPAN, ARRAY_ELEMENT_CODES, BIT_LITERAL, BIT_OPERATOR, COLLATE_MARKER, SLICE_MARKER, SLICE_OPEN, POWER_OPERATOR, UNBOUNDED_BPCHAR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
 import { asciiCaseOnly, asciiLower, isCollatable, markerNameParts, mergeCollations, neededCollation, resolveCollation, type Collation } from './collation.js';
@@ -25,6 +25,7 @@ import {
   type JsonValue,
   type NonNullSqlValue,
   type SqlTypeName,
+  type ArrayTypeName,
   type SqlValue,
   NO_FUNCTION_HINT,
 } from './sql-types.js';
@@ -159,12 +160,12 @@ function compileSubscripts(node: AstNode, env: CompileEnv): CompiledExpr {
   }
   for (const [k, sub] of subs.entries()) {
     const slice = sliceBounds(sub.index);
-    if (slice !== undefined && !isArrayType(e.type)) return sqlFail('42804', `cannot subscript type ${TYPE_DISPLAY[e.type]} because it does not support subscripting`);
+    if (slice !== undefined && !isArrayType(e.type)) return sqlFail('42804', `cannot subscript type ${typeDisplay(e.type)} because it does not support subscripting`);
     const index = slice !== undefined ? e : compileExpression(sub.index, env);
     const base = e;
     if (base.type === 'jsonb') {
       const key = index.type === 'unknown' ? coerce(index, 'text') : index;
-      if (key.type !== 'text' && NUMERIC_RANK[key.type] === undefined) sqlFail('42804', `subscript type ${TYPE_DISPLAY[key.type]} is not supported as jsonb subscript`, undefined, 'jsonb subscript must be coercible to either integer or text.');
+      if (key.type !== 'text' && NUMERIC_RANK[key.type] === undefined) sqlFail('42804', `subscript type ${typeDisplay(key.type)} is not supported as jsonb subscript`, undefined, 'jsonb subscript must be coercible to either integer or text.');
       e = {
         type: 'jsonb',
         evaluate(ctx) {
@@ -183,7 +184,7 @@ function compileSubscripts(node: AstNode, env: CompileEnv): CompiledExpr {
         e = { type, evaluate: () => ({ type, value: null }) as SqlValue };
         continue;
       }
-      return sqlFail('42804', `cannot subscript type ${TYPE_DISPLAY[base.type]} because it does not support subscripting`);
+      return sqlFail('42804', `cannot subscript type ${typeDisplay(base.type)} because it does not support subscripting`);
     }
     if (slice !== undefined) {
       // a[lo:hi]: the elements from lo to hi that exist (an omitted bound is the array's end), an
@@ -454,7 +455,7 @@ function compileCast(node: AstNode, env: CompileEnv): CompiledExpr {
     if (!canCast(inner.type, target.type)) {
       // Between two array types PostgreSQL names the elements' cast that is missing.
       const [from, to] = isArrayType(inner.type) && isArrayType(target.type) ? [elementTypeOf(inner.type), elementTypeOf(target.type)] : [inner.type, target.type];
-      sqlFail('42846', `cannot cast type ${TYPE_DISPLAY[from]} to ${TYPE_DISPLAY[to]}`);
+      sqlFail('42846', `cannot cast type ${typeDisplay(from)} to ${typeDisplay(to)}`);
     }
     e = inner.param !== undefined ? castOnce(inner, target) : { type: target.type, evaluate: (ctx) => castValue(inner.evaluate(ctx), target) };
     // A cast of a literal is folded at compile time, so bad input fails even when not reached.
@@ -489,7 +490,7 @@ function compileExtract(node: AstNode, env: CompileEnv): CompiledExpr {
     source = compileExpression(args.source, env);
   }
   if (source.type === 'unknown') sqlFail('42725', 'function extract(unknown, unknown) is not unique');
-  if (!EXTRACT_SOURCES.includes(source.type)) sqlFail('42883', `function extract(unknown, ${TYPE_DISPLAY[source.type]}) does not exist`, undefined, NO_FUNCTION_HINT);
+  if (!EXTRACT_SOURCES.includes(source.type)) sqlFail('42883', `function extract(unknown, ${typeDisplay(source.type)}) does not exist`, undefined, NO_FUNCTION_HINT);
   const src = source;
   return {
     type: 'numeric',
@@ -574,7 +575,7 @@ const COMPARE: Record<string, (c: number) => boolean> = {
 export function comparison(op: string, l: CompiledExpr, r: CompiledExpr): CompiledExpr {
   const t = resolveComparison(op, l.type, r.type);
   if ((t === 'jsonb' && op !== '=' && op !== '<>' && op !== '!=') || t === 'unknown') {
-    return unsupported(`operator ${op} on ${TYPE_DISPLAY[t]}`);
+    return unsupported(`operator ${op} on ${typeDisplay(t)}`);
   }
   const lc = coerce(l, t);
   const rc = coerce(r, t);
@@ -600,7 +601,7 @@ const compare: BinaryHandler = (op, node, env) =>
 function asBoolean(e: CompiledExpr, what: string): CompiledExpr {
   if (e.type === 'boolean') return e;
   if (e.type === 'unknown') return coerce(e, 'boolean');
-  return sqlFail('42804', `argument of ${what} must be type boolean, not type ${TYPE_DISPLAY[e.type]}`);
+  return sqlFail('42804', `argument of ${what} must be type boolean, not type ${typeDisplay(e.type)}`);
 }
 
 const logical: BinaryHandler = (op, node, env) => {
@@ -986,7 +987,7 @@ function arrayConcat(l: CompiledExpr, r: CompiledExpr): CompiledExpr {
     };
   }
   const array = lArray ? l : r;
-  const element = elementTypeOf(array.type as `${string}[]` & SqlTypeName);
+  const element = elementTypeOf(array.type as ArrayTypeName);
   const item = lArray ? r : l;
   if (!canCoerce(item.type, element)) return noOperator('||', l.type, r.type);
   const ic = coerce(item, element);
@@ -1355,7 +1356,7 @@ function compileFunction(node: AstNode, env: CompileEnv): CompiledExpr {
   const schema = (node.name as { schema?: { value: unknown } } | undefined)?.schema?.value;
   if (schema !== undefined && schema !== null && String(schema).toLowerCase() !== 'pg_catalog') {
     // Functions live in pg_catalog only.
-    if (String(schema).toLowerCase() === 'public') sqlFail('42883', `function public.${name}(${args.map((a) => TYPE_DISPLAY[a.type]).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
+    if (String(schema).toLowerCase() === 'public') sqlFail('42883', `function public.${name}(${args.map((a) => typeDisplay(a.type)).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
     sqlFail('3F000', `schema "${String(schema).toLowerCase()}" does not exist`);
   }
   if (name === 'not' && args.length === 1) {
@@ -1390,7 +1391,7 @@ function compileFunction(node: AstNode, env: CompileEnv): CompiledExpr {
   }
   const fnName = trimMode === 'leading' ? 'ltrim' : trimMode === 'trailing' ? 'rtrim' : name;
   const def = FUNCTION_TABLE.get(fnName);
-  if (def === undefined) return sqlFail('42883', `function ${name}(${args.map((a) => TYPE_DISPLAY[a.type]).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
+  if (def === undefined) return sqlFail('42883', `function ${name}(${args.map((a) => typeDisplay(a.type)).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
   return def.compile(name, args, inputCollation(args));
 }
 
@@ -1410,7 +1411,7 @@ function compileCollate(node: AstNode, env: CompileEnv): CompiledExpr {
   const [operand, name] = (node.args as { value: AstNode[] }).value as [AstNode, AstNode];
   let e = compileExpression(operand, env);
   if (e.type === 'unknown') e = coerce(e, 'text');
-  if (!isCollatable(e.type)) sqlFail('42804', `collations are not supported by type ${TYPE_DISPLAY[e.type]}`);
+  if (!isCollatable(e.type)) sqlFail('42804', `collations are not supported by type ${typeDisplay(e.type)}`);
   return { ...e, collation: { name: resolveCollation(markerNameParts(name)), strength: 'explicit' } };
 }
 

@@ -1,5 +1,5 @@
 import { compareCodePoints, toWellFormedText } from '../text-order.js';
-import { roundHalfEven, TYPE_DISPLAY } from './sql-cast.js';
+import { roundHalfEven, typeDisplay } from './sql-cast.js';
 import { bpcharTrim, isArrayValue, makeInt, NUMERIC_RANK, sqlFail, jsonbText, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue } from './sql-types.js';
 import { addDays, addInterval, DAYS_PER_MONTH, MICROS_PER_DAY, negateInterval } from './functions/calendar.js';
 
@@ -7,11 +7,11 @@ export type ArithOp = '+' | '-' | '*' | '/' | '%';
 
 /** PostgreSQL's 42883 for a prefix operator over `t`, with its HINT. */
 export function noPrefixOperator(op: string, t: SqlTypeName): never {
-  return sqlFail('42883', `operator does not exist: ${op} ${TYPE_DISPLAY[t]}`, undefined, 'No operator matches the given name and argument type. You might need to add an explicit type cast.');
+  return sqlFail('42883', `operator does not exist: ${op} ${typeDisplay(t)}`, undefined, 'No operator matches the given name and argument type. You might need to add an explicit type cast.');
 }
 
 export function noOperator(op: string, l: SqlTypeName, r: SqlTypeName): never {
-  return sqlFail('42883', `operator does not exist: ${TYPE_DISPLAY[l]} ${op} ${TYPE_DISPLAY[r]}`, undefined, 'No operator matches the given name and argument types. You might need to add explicit type casts.');
+  return sqlFail('42883', `operator does not exist: ${typeDisplay(l)} ${op} ${typeDisplay(r)}`, undefined, 'No operator matches the given name and argument types. You might need to add explicit type casts.');
 }
 
 /**

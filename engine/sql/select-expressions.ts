@@ -5,7 +5,7 @@ import { figureColumnName } from './exec/column-names.js';
 import { paramsFromJson } from './sql-params.js';
 import { restoreLiterals } from './sql-literals.js';
 import { protectLiteralText } from './sql-rewrite.js';
-import { sqlFail, toText, type SqlTypeName, type SqlValue } from './sql-types.js';
+import { isEnumValue, sqlFail, toText, type SqlTypeName, type SqlValue } from './sql-types.js';
 
 const { Parser } = nodeSqlParser;
 const parser = new Parser();
@@ -109,6 +109,8 @@ export function toJsValue(v: SqlValue): unknown {
       return v.value.json;
     default:
       if (Array.isArray(v.value)) return v.value.map(toJsValue);
+      // An enum's value is its sort key; its label is what a client sees.
+      if (isEnumValue(v)) return toText(v);
       return v.value;
   }
 }

@@ -1,6 +1,7 @@
 import { bitsFromInt, fitBits, intFromBits, isBitType, parseBits } from './bit-string.js';
 import { jsonArrayElements, parseArrayText } from './arrays.js';
 import { Decimal } from './decimal.js';
+import { enumDisplay, enumValue } from './enum-types.js';
 import { checkDate, checkTimestamp, DAYS_PER_MONTH, daysFromCivil, daysInMonth, TIMESTAMP_END } from './functions/calendar.js';
 import {
   bpcharTrim,
@@ -8,6 +9,7 @@ import {
   INT_RANGES,
   isArrayType,
   isArrayValue,
+  isEnumType,
   NUMERIC_RANK,
   jsonbText,
   makeInt,
@@ -66,6 +68,11 @@ export const TYPE_DISPLAY = Object.fromEntries([
     .filter(([t]) => t !== 'unknown')
     .map(([t, display]) => [`${t}[]`, `${display}[]`]),
 ]) as Record<SqlTypeName, string>;
+
+/** PostgreSQL's name of a type as error messages print it: TYPE_DISPLAY's, an enum's own name (quoted as format_type quotes it). */
+export function typeDisplay(t: SqlTypeName): string {
+  return TYPE_DISPLAY[t] ?? enumDisplay(t) ?? t;
+}
 
 const MICROS_PER_DAY = 86_400_000_000n;
 
@@ -142,7 +149,7 @@ export function canCast(from: SqlTypeName, to: SqlTypeName): boolean {
 }
 
 function noCast(from: SqlTypeName, to: SqlTypeName): never {
-  return sqlFail('42846', `cannot cast type ${TYPE_DISPLAY[from]} to ${TYPE_DISPLAY[to]}`);
+  return sqlFail('42846', `cannot cast type ${typeDisplay(from)} to ${typeDisplay(to)}`);
 }
 
 function castNonNull(v: NonNullSqlValue, to: SqlTypeName, target?: CastTarget): SqlValue {
@@ -217,7 +224,7 @@ function castNonNull(v: NonNullSqlValue, to: SqlTypeName, target?: CastTarget): 
 
 function castJsonb(j: unknown, to: SqlTypeName): SqlValue {
   const kind = j === null ? 'null' : Array.isArray(j) ? 'array' : typeof j === 'object' ? 'object' : typeof j;
-  const display = TYPE_DISPLAY[to];
+  const display = typeDisplay(to);
   if (to === 'boolean') {
     if (typeof j === 'boolean') return { type: 'boolean', value: j };
     return sqlFail('22023', `cannot cast jsonb ${kind} to type ${display}`);
@@ -297,10 +304,10 @@ export function parseText(raw: string, to: SqlTypeName): SqlValue {
     case 'int2':
     case 'int4':
     case 'int8': {
-      if (!/^[+-]?\d+$/.test(s)) sqlFail('22P02', `invalid input syntax for type ${TYPE_DISPLAY[to]}: "${raw}"`);
+      if (!/^[+-]?\d+$/.test(s)) sqlFail('22P02', `invalid input syntax for type ${typeDisplay(to)}: "${raw}"`);
       const b = BigInt(s);
       const [lo, hi] = INT_RANGES[to];
-      if (b < lo || b > hi) sqlFail('22003', `value "${raw}" is out of range for type ${TYPE_DISPLAY[to]}`);
+      if (b < lo || b > hi) sqlFail('22003', `value "${raw}" is out of range for type ${typeDisplay(to)}`);
       return makeInt(to, b);
     }
     case 'numeric': {
@@ -354,6 +361,8 @@ export function parseText(raw: string, to: SqlTypeName): SqlValue {
         const element = elementTypeOf(to);
         return { type: to, value: parseArrayText(raw, (t) => parseText(t, element), { type: element, value: null } as SqlValue) } as SqlValue;
       }
+      // enum_in: the label exactly as written (no trimming).
+      if (isEnumType(to)) return { type: to, value: enumValue(to, raw) };
       const never: never = to;
       return never;
     }
@@ -382,9 +391,9 @@ function parseDateTime(raw: string, to: 'date' | 'timestamp' | 'timestamptz'): {
   const s = raw.trim();
   const word = s.toLowerCase();
   if (word === 'epoch') return { days: 0, micros: 0n, zoneMicros: 0n };
-  if (UNSUPPORTED_DATETIME_WORDS.has(word)) sqlFail('0A000', `unsupported: "${word}" as a ${TYPE_DISPLAY[to]}`);
+  if (UNSUPPORTED_DATETIME_WORDS.has(word)) sqlFail('0A000', `unsupported: "${word}" as a ${typeDisplay(to)}`);
   const m = DATETIME_INPUT.exec(s);
-  if (m === null || (m[5] !== undefined && m[11] !== undefined)) return sqlFail('22007', `invalid input syntax for type ${TYPE_DISPLAY[to]}: "${raw}"`);
+  if (m === null || (m[5] !== undefined && m[11] !== undefined)) return sqlFail('22007', `invalid input syntax for type ${typeDisplay(to)}: "${raw}"`);
   const fieldOverflow = (): never => sqlFail('22008', `date/time field value out of range: "${raw}"`);
   let year: number;
   let month: number;

@@ -1,6 +1,7 @@
 import { fail } from '../errors.js';
 import { Decimal } from './decimal.js';
 import { civilFromDays } from './functions/calendar.js';
+import { enumLabel as enumLabelOf } from './enum-types.js';
 
 /**
  * The SQL value model. Every value carries its PostgreSQL type name; SQL NULL is `value: null`
@@ -42,7 +43,25 @@ export type ScalarTypeName =
   | 'jsonb'
   | 'bytea'
   | 'uuid'
-  | 'interval';
+  | 'interval'
+  | EnumTypeName;
+
+/**
+ * An enum type (CREATE TYPE ... AS ENUM): `enum:<id>`, one name per version of one tenant's type
+ * (a random id, so no two tenants' types share one; see enum-types.ts). Its values are their
+ * labels' sort keys (strings whose code point order is the labels' declared order).
+ */
+export type EnumTypeName = `enum:${string}`;
+
+/** Whether `t` is an enum type (not an array of one). */
+export function isEnumType(t: SqlTypeName): t is EnumTypeName {
+  return t.startsWith('enum:') && !t.endsWith('[]');
+}
+
+/** Narrows a non-null value to an enum's. */
+export function isEnumValue(v: NonNullSqlValue): v is { type: EnumTypeName; value: string } {
+  return isEnumType(v.type);
+}
 
 /** Array types are named by their element type plus `[]`, as PostgreSQL's `integer[]`. */
 export type ArrayTypeName = `${Exclude<ScalarTypeName, 'unknown'>}[]`;
@@ -74,6 +93,7 @@ export type SqlValue =
   | { type: 'jsonb'; value: Jsonb }
   | { type: 'bytea'; value: Buffer }
   | { type: 'interval'; value: Interval }
+  | { type: EnumTypeName; value: string }
   | { type: ArrayTypeName; value: SqlValue[] };
 
 export type NonNullSqlValue = Exclude<SqlValue, { value: null }>;
@@ -236,8 +256,9 @@ export function toText(v: NonNullSqlValue): string {
     case 'interval':
       return formatInterval(v.value);
     default: {
-      // Array types are template-literal names, so they cannot be listed as cases.
+      // Array and enum types are template-literal names, so they cannot be listed as cases.
       if (isArrayValue(v)) return arrayText(v.value);
+      if (isEnumValue(v)) return enumLabelOf(v.type, v.value);
       const never: never = v;
       return never;
     }

@@ -1,4 +1,4 @@
-import { castValue, TYPE_DISPLAY, type CastTarget } from './sql-cast.js';
+import { castValue, typeDisplay, type CastTarget } from './sql-cast.js';
 import { constant, type CompiledExpr } from './compiled-expr.js';
 import { arrayTypeOf, elementTypeOf, isArrayType, NUMERIC_RANK, sqlFail, type ScalarTypeName, type SqlTypeName, type SqlValue } from './sql-types.js';
 
@@ -29,7 +29,7 @@ export function commonType(types: SqlTypeName[], context: string): SqlTypeName {
     else if (BITS.has(result) && BITS.has(t)) result = 'varbit';
     // Arrays: of their elements' common type.
     else if (isArrayType(result) && isArrayType(t)) result = arrayTypeOf(commonType([elementTypeOf(result), elementTypeOf(t)], context) as ScalarTypeName);
-    else sqlFail('42804', `${context} types ${TYPE_DISPLAY[result]} and ${TYPE_DISPLAY[t]} cannot be matched`);
+    else sqlFail('42804', `${context} types ${typeDisplay(result)} and ${typeDisplay(t)} cannot be matched`);
   }
   return result;
 }
@@ -55,7 +55,7 @@ export function canCoerce(from: SqlTypeName, to: SqlTypeName): boolean {
 /** Wraps `e` so it yields `type`. @throws SQL_ERROR 42804 when no implicit coercion exists */
 export function coerce(e: CompiledExpr, type: SqlTypeName): CompiledExpr {
   if (e.type === type) return e;
-  if (!canCoerce(e.type, type)) sqlFail('42804', `cannot coerce ${TYPE_DISPLAY[e.type]} to ${TYPE_DISPLAY[type]}`);
+  if (!canCoerce(e.type, type)) sqlFail('42804', `cannot coerce ${typeDisplay(e.type)} to ${typeDisplay(type)}`);
   // Unknown-typed expressions are literals or parameters: PostgreSQL converts them while
   // parsing, so bad input fails even in a branch that is never taken.
   if (e.type === 'unknown' && e.param === undefined) return constant(castValue(e.evaluate({ statementTime: 0n }), { type }));

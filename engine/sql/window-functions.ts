@@ -2,7 +2,7 @@
 // ORDER BY: ranking (row_number, rank, ...), navigation (lag/lead, first/last/nth_value) and
 // every aggregate of aggregates.ts over a frame. Pure: rows come in, one value per row goes out.
 import { resolveAggregate, type Accumulator, type AggregateDef } from './aggregates.js';
-import { castValue, TYPE_DISPLAY } from './sql-cast.js';
+import { castValue, typeDisplay } from './sql-cast.js';
 import { addInterval, MICROS_PER_DAY, negateInterval } from './functions/calendar.js';
 import { intervalSpan } from './operators.js';
 import { sqlFail, type Decimal, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue, NO_FUNCTION_HINT } from './sql-types.js';
@@ -89,7 +89,7 @@ export function resolveWindowFunction(spec: WindowSpec): WindowFunctionDef {
 }
 
 function noFunction(name: string, argTypes: readonly SqlTypeName[]): never {
-  return sqlFail('42883', `function ${name}(${argTypes.map((t) => TYPE_DISPLAY[t]).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
+  return sqlFail('42883', `function ${name}(${argTypes.map((t) => typeDisplay(t)).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
 }
 
 /** True for the types an int4 parameter accepts implicitly (unknown literals included). */
@@ -466,7 +466,7 @@ function inRangeFunction(offset: NonNullSqlValue, type: SqlTypeName): InRange {
       };
     }
     default:
-      return sqlFail('0A000', `RANGE with offset PRECEDING/FOLLOWING is not supported for column type ${TYPE_DISPLAY[type]}`);
+      return sqlFail('0A000', `RANGE with offset PRECEDING/FOLLOWING is not supported for column type ${typeDisplay(type)}`);
   }
 }
 
@@ -575,10 +575,10 @@ export function rangeOffsetType(orderType: SqlTypeName, offsetType: SqlTypeName)
   else if (orderType === 'numeric') [accepts, target] = [[...INTEGER_TYPES, 'numeric'], 'numeric'];
   else if (orderType === 'float8') [accepts, target] = [[...INTEGER_TYPES, 'numeric', 'float8'], 'float8'];
   else if (orderType === 'date' || orderType === 'timestamp' || orderType === 'timestamptz' || orderType === 'interval') [accepts, target] = [['interval'], 'interval'];
-  else return sqlFail('0A000', `RANGE with offset PRECEDING/FOLLOWING is not supported for column type ${TYPE_DISPLAY[orderType]}`);
+  else return sqlFail('0A000', `RANGE with offset PRECEDING/FOLLOWING is not supported for column type ${typeDisplay(orderType)}`);
   if (offsetType === 'unknown') return target;
   if (!accepts.includes(offsetType)) {
-    sqlFail('0A000', `RANGE with offset PRECEDING/FOLLOWING is not supported for column type ${TYPE_DISPLAY[orderType]} and offset type ${TYPE_DISPLAY[offsetType]}`);
+    sqlFail('0A000', `RANGE with offset PRECEDING/FOLLOWING is not supported for column type ${typeDisplay(orderType)} and offset type ${typeDisplay(offsetType)}`);
   }
   return INTEGER_TYPES.includes(orderType) ? offsetType : target;
 }

@@ -2,7 +2,7 @@ import { Catalog, indexTree, liveColumns, primaryKeyName, rowTree, SEQUENCE_TREE
 import { arrayElementNode, arrayTarget, castTargetOf, compileExpression, unsupported, type AstNode } from '../expression-eval.js';
 import { encodeKeyTuple, encodeRow, keyable, storedOf } from '../store/sql-codec.js';
 import type { TxnView } from '../store/sql-view.js';
-import { castValue, TYPE_DISPLAY, type CastTarget } from '../sql-cast.js';
+import { castValue, typeDisplay, type CastTarget } from '../sql-cast.js';
 import { elementTypeOf, isArrayType, sqlFail, type ScalarTypeName, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { TableReader } from './access.js';
 import { assignable, assignValue, indexEntry, indexEntryKey, keyText, TableWriter, writeIndexEntries } from './dml.js';
@@ -58,9 +58,9 @@ export function columnType(def: Ast): { target: CastTarget; declared: string; se
       return { target: { type: 'float8' }, declared: 'double precision', serial: false };
     default: {
       const target = castTargetOf(def as unknown as { dataType: string });
-      let declared = TYPE_DISPLAY[target.type];
+      let declared = typeDisplay(target.type);
       if (target.type === 'bpchar') declared = target.maxLength === undefined ? 'bpchar' : `character(${target.maxLength})`;
-      else if (target.type === 'bit' || target.type === 'varbit') declared = target.maxLength === undefined ? TYPE_DISPLAY[target.type] : `${TYPE_DISPLAY[target.type]}(${target.maxLength})`;
+      else if (target.type === 'bit' || target.type === 'varbit') declared = target.maxLength === undefined ? typeDisplay(target.type) : `${typeDisplay(target.type)}(${target.maxLength})`;
       else if (target.maxLength !== undefined) declared = `character varying(${target.maxLength})`;
       else if (name === 'VARCHAR' || name === 'CHARACTER VARYING') declared = 'character varying';
       if (target.precision !== undefined) declared = `numeric(${target.precision},${target.scale ?? 0})`;
@@ -402,7 +402,7 @@ function checkGeneration(col: ColumnDef, table: TableDef, catalog: Catalog): Com
   }
   if (hasMutableCall(col.generated)) sqlFail('42P17', 'generation expression is not immutable');
   if (e.type === 'unknown') assignValue(e.evaluate({ statementTime: 0n }), col);
-  else if (!assignable(e.type, col.type)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but default expression is of type ${TYPE_DISPLAY[e.type] ?? e.type}`, undefined, 'You will need to rewrite or cast the expression.');
+  else if (!assignable(e.type, col.type)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but default expression is of type ${typeDisplay(e.type) ?? e.type}`, undefined, 'You will need to rewrite or cast the expression.');
   col.generated = unqualified(col.generated!);
   return e;
 }
@@ -449,7 +449,7 @@ function checkDefault(col: ColumnDef, catalog: Catalog): CompiledExpr {
   col.default = bindSequenceCalls(col.default!, catalog);
   const e = compileExpression(col.default, restrictedEnv('default', catalog, []));
   if (e.type === 'unknown') assignValue(e.evaluate({ statementTime: 0n }), col);
-  else if (!assignable(e.type, col.type)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but default expression is of type ${TYPE_DISPLAY[e.type] ?? e.type}`, undefined, 'You will need to rewrite or cast the expression.');
+  else if (!assignable(e.type, col.type)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but default expression is of type ${typeDisplay(e.type) ?? e.type}`, undefined, 'You will need to rewrite or cast the expression.');
   return e;
 }
 
@@ -562,8 +562,8 @@ export function* createIndex(ast: Ast, catalog: Catalog, view: TxnView, x: Exec)
       // PostgreSQL's refusals of what an index expression may hold come first.
       const e = compileExpression(c, restrictedEnv('index expression', catalog, tableColumns(table)));
       if (hasMutableCall(c)) sqlFail('42P17', 'functions in index expression must be marked IMMUTABLE');
-      if (!keyable(e.type)) sqlFail('42804', `data type ${TYPE_DISPLAY[e.type] ?? e.type} has no default operator class for access method "btree"`);
-      if (c.collate) definedCollation(c.collate, e.type, TYPE_DISPLAY[e.type] ?? e.type);
+      if (!keyable(e.type)) sqlFail('42804', `data type ${typeDisplay(e.type) ?? e.type} has no default operator class for access method "btree"`);
+      if (c.collate) definedCollation(c.collate, e.type, typeDisplay(e.type) ?? e.type);
       const { collate: _c, opclass: _o, order_by: _b, nulls: _n, ...expr } = c;
       const figured = figureColumnName(expr as AstNode);
       return { expr: unqualified(expr as AstNode) as Ast, name: figured === '?column?' ? 'expr' : figured };

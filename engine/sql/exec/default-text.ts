@@ -1,7 +1,7 @@
 import nodeSqlParser from 'node-sql-parser';
 import type { AstNode } from '../expression-eval.js';
 import type { Catalog, ColumnDef } from '../catalog.js';
-import { castValue, parseText, TYPE_DISPLAY } from '../sql-cast.js';
+import { castValue, parseText, typeDisplay } from '../sql-cast.js';
 import { numericLiteral, toText, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
 import { columnType } from './ddl.js';
 import { functionName } from './select.js';
@@ -57,7 +57,7 @@ function constantText(v: NonNullSqlValue, declared?: string): string {
 /** The type's name without its modifiers (format_type with no typmod: `bpchar` for character(n)). */
 function typeLabel(type: SqlValue['type'], declared: string | undefined): string {
   if (type === 'bpchar') return 'bpchar';
-  return declared === undefined ? TYPE_DISPLAY[type] : declared.replace(/\(.*\)$/, '');
+  return declared === undefined ? typeDisplay(type) : declared.replace(/\(.*\)$/, '');
 }
 
 /** The SQL value functions, which PostgreSQL prints as their keywords. */

@@ -3,7 +3,7 @@ import { checkUsingNames, viewChecksOf, type ViewCheck } from './view-writes.js'
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, unsupported, type AstNode, type CompileEnv } from '../expression-eval.js';
 import { assignBits, isBitType, type BitType } from '../bit-string.js';
-import { castValue, fitBpchar, TYPE_DISPLAY } from '../sql-cast.js';
+import { castValue, fitBpchar, typeDisplay } from '../sql-cast.js';
 import { MAX_KEY_BYTES } from '../../storage/index.js';
 import { encodeKeyTuple, encodeRow } from '../store/sql-codec.js';
 import type { TxnView } from '../store/sql-view.js';
@@ -55,7 +55,7 @@ export function assignValue(v: SqlValue, col: ColumnDef): SqlValue {
     if (col.target.element === undefined) return array;
     return { type: to, value: (array.value as SqlValue[]).map((e) => assignValue(e, element)) } as SqlValue;
   }
-  if (!assignable(from, to)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${TYPE_DISPLAY[from] ?? from}`);
+  if (!assignable(from, to)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${typeDisplay(from) ?? from}`);
   const maxLength = col.target.maxLength;
   if ((to === 'text' || to === 'bpchar') && maxLength !== undefined) {
     // A bpchar loses its padding on the way to text, and keeps it on the way to another bpchar.
@@ -76,7 +76,7 @@ export function assignValue(v: SqlValue, col: ColumnDef): SqlValue {
  * @throws SQL_ERROR 42804 another type, 22026 bit(n) of another length, 22001 bit varying(n) too long
  */
 function assignBitValue(v: SqlValue, col: ColumnDef, to: BitType): SqlValue {
-  if (v.type !== 'unknown' && !isBitType(v.type)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${TYPE_DISPLAY[v.type]}`);
+  if (v.type !== 'unknown' && !isBitType(v.type)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${typeDisplay(v.type)}`);
   const bits = castValue(v, { type: to }).value as string;
   return { type: to, value: col.target.maxLength === undefined ? bits : assignBits(bits, to, col.target.maxLength) };
 }
@@ -555,7 +555,7 @@ function elementAssignment(col: ColumnDef, before: CompiledExpr, subs: Ast[], va
   if (!canCoerce(index.type, 'int4')) sqlFail('42804', 'array subscript must have type integer');
   const i = coerce(index, 'int4');
   const element = elementTypeOf(col.type);
-  if (!assignable(value.type, element)) sqlFail('42804', `subscripted assignment to "${col.name}" requires type ${TYPE_DISPLAY[element]} but expression is of type ${TYPE_DISPLAY[value.type] ?? value.type}`);
+  if (!assignable(value.type, element)) sqlFail('42804', `subscripted assignment to "${col.name}" requires type ${typeDisplay(element)} but expression is of type ${typeDisplay(value.type) ?? value.type}`);
   const type = col.type;
   return {
     type,

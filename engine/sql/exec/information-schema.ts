@@ -11,7 +11,7 @@ function udtName(type: SqlTypeName, declared: string): string {
   if (type === 'boolean') return 'bool';
   return type;
 }
-import { TYPE_DISPLAY } from '../sql-cast.js';
+import { typeDisplay } from '../sql-cast.js';
 import { viewUpdatability } from './view-writes.js';
 import { columnSequence, TYPE_NAMES } from '../sequence-options.js';
 import type { Exec, ExplainNode, Plan, PlanColumn, Step } from './runtime.js';
@@ -56,7 +56,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
           v.columns.forEach((c, i) => {
             const precision = c.type === 'int2' ? 16 : c.type === 'int4' ? 32 : c.type === 'int8' ? 64 : c.type === 'float8' ? 53 : null;
             const scale = c.type === 'int2' || c.type === 'int4' || c.type === 'int8' ? 0 : null;
-            rows.push([text('tetradb'), text('public'), text(v.name), text(c.name), int(i + 1), text(null), text('YES'), text(isArrayType(c.type) ? 'ARRAY' : (TYPE_DISPLAY[c.type] ?? c.type)), int(null), int(precision), int(scale), text(null), text(null), text(null), text(udtName(c.type, TYPE_DISPLAY[c.type] ?? c.type)), text('NO'), text(null), text(null), text(null), text(null), text(null), text('NO'), text('NEVER')]);
+            rows.push([text('tetradb'), text('public'), text(v.name), text(c.name), int(i + 1), text(null), text('YES'), text(isArrayType(c.type) ? 'ARRAY' : (typeDisplay(c.type) ?? c.type)), int(null), int(precision), int(scale), text(null), text(null), text(null), text(udtName(c.type, typeDisplay(c.type) ?? c.type)), text('NO'), text(null), text(null), text(null), text(null), text(null), text('NO'), text('NEVER')]);
           });
           continue;
         }

@@ -1,7 +1,7 @@
 import { isAggregateName } from '../aggregates.js';
 import type { CompiledExpr } from '../compiled-expr.js';
 import { compileExpression, type AstNode, type CompileEnv } from '../expression-eval.js';
-import { TYPE_DISPLAY } from '../sql-cast.js';
+import { typeDisplay } from '../sql-cast.js';
 import { COLLATE_MARKER } from '../sql-grammar-gaps.js';
 import { coerce } from '../type-resolution.js';
 import { sqlFail } from '../sql-types.js';
@@ -182,7 +182,7 @@ function compileQual(q: Ast, cenv: CompileEnv, context: string): CompiledExpr {
 function asBoolean(e: CompiledExpr, context: string): CompiledExpr {
   if (e.type === 'boolean') return e;
   if (e.type === 'unknown') return coerce(e, 'boolean');
-  return sqlFail('42804', `argument of ${context} must be type boolean, not type ${TYPE_DISPLAY[e.type] ?? e.type}`);
+  return sqlFail('42804', `argument of ${context} must be type boolean, not type ${typeDisplay(e.type) ?? e.type}`);
 }
 
 // ---- cost ---------------------------------------------------------------------------------------

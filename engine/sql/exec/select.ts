@@ -8,7 +8,7 @@ import { checkKeyCollation, collationChecked, columnCollation, isCollatable, mer
 import { parseSql } from '../select-expressions.js';
 import { DISTINCT_PREFIX, FILTER_MARKER, NO_ARGUMENT, REWRITE_FUNCTIONS, SET_ALL_MARKER, WINDOW_CALL_PREFIX, WINDOW_SPEC_MARKER } from '../sql-rewrite.js';
 import { JSON_AGG_ORDERED, JSONB_AGG_ORDERED, LIMIT_MARKER, NATURAL_MARKER, OFFSET_MARKER, ORDINALITY_MARKER, QUERY_MARKER } from '../sql-grammar-gaps.js';
-import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
+import { castValue, typeDisplay } from '../sql-cast.js';
 import { compareValues, resolveComparison } from '../operators.js';
 import { commonType, coerce } from '../type-resolution.js';
 import { isWindowOnlyName, resolveWindowFunction } from '../window-functions.js';
@@ -126,7 +126,7 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
           if (fname === 'row_to_json' && (n.args?.value as Ast[] | undefined)?.length === 1) {
             const arg = compileExpression((n.args.value as Ast[])[0]!, self);
             if ((n.args.value as Ast[])[0]![WHOLE_ROW] === true && arg.type === 'jsonb') return arg;
-            sqlFail('42883', `function row_to_json(${TYPE_DISPLAY[arg.type] ?? arg.type}) does not exist`, undefined, NO_FUNCTION_HINT);
+            sqlFail('42883', `function row_to_json(${typeDisplay(arg.type) ?? arg.type}) does not exist`, undefined, NO_FUNCTION_HINT);
           }
           if (fname === 'array' && (n.args?.value?.[0] as Ast | undefined)?.ast !== undefined) return arraySubquery(n, env, parentScope());
           if (fname === REWRITE_FUNCTIONS.distinct || fname === REWRITE_FUNCTIONS.notDistinct) {
@@ -467,7 +467,7 @@ export function compilePredicate(node: AstNode, cenv: CompileEnv, context: strin
   const e = compileExpression(node, cenv);
   if (e.type === 'boolean') return e;
   if (e.type === 'unknown') return coerce(e, 'boolean');
-  return sqlFail('42804', `argument of ${context} must be type boolean, not type ${TYPE_DISPLAY[e.type] ?? e.type}`);
+  return sqlFail('42804', `argument of ${context} must be type boolean, not type ${typeDisplay(e.type) ?? e.type}`);
 }
 
 /** Columns of unknown type (untyped literals) come out as text, as PostgreSQL resolves them. */
@@ -1428,7 +1428,7 @@ function limitOf(ast: Ast, env: PlanEnv, scope: Scope): { count: ((x: Exec) => n
       }
       return sqlFail('42P10', `argument of ${what} must not contain variables`);
     }
-    if (e.type !== 'unknown' && !['int2', 'int4', 'int8', 'numeric', 'float8'].includes(e.type)) sqlFail('42804', `argument of ${what} must be type bigint, not type ${TYPE_DISPLAY[e.type] ?? e.type}`);
+    if (e.type !== 'unknown' && !['int2', 'int4', 'int8', 'numeric', 'float8'].includes(e.type)) sqlFail('42804', `argument of ${what} must be type bigint, not type ${typeDisplay(e.type) ?? e.type}`);
     return (x) => {
       const v = castValue(e.evaluate(x.ctx()), { type: 'int8' });
       if (v.value === null) return undefined;

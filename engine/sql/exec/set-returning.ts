@@ -5,8 +5,8 @@ import { noFunction } from '../functions/function-def.js';
 import { jsonbAsText } from '../functions/json-functions.js';
 import { sqlRegExp } from '../functions/string-functions.js';
 import { applyArith, compareValues, intervalSpan } from '../operators.js';
-import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
-import { elementTypeOf, isArrayType, sortJsonbKeys, sqlFail, type JsonValue, type Jsonb, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { castValue, typeDisplay } from '../sql-cast.js';
+import { elementTypeOf, isArrayType, sortJsonbKeys, sqlFail, type JsonValue, type Jsonb, type NonNullSqlValue, type SqlTypeName, type SqlValue, type ArrayTypeName } from '../sql-types.js';
 import { canCoerce, coerce } from '../type-resolution.js';
 import { PAUSE, type Exec, type ExplainNode, type Plan, type PlanColumn, type Step } from './runtime.js';
 
@@ -117,10 +117,10 @@ const generateSeries: Resolver = (name, args) => {
 const unnest: Resolver = (name, args) => {
   if (args.length === 0) noFunction(name, args);
   for (const a of args) {
-    if (a.type === 'unknown') sqlFail('42725', `function ${name}(${args.map((x) => TYPE_DISPLAY[x.type] ?? x.type).join(', ')}) is not unique`, undefined, 'Could not choose a best candidate function. You might need to add explicit type casts.');
+    if (a.type === 'unknown') sqlFail('42725', `function ${name}(${args.map((x) => typeDisplay(x.type) ?? x.type).join(', ')}) is not unique`, undefined, 'Could not choose a best candidate function. You might need to add explicit type casts.');
     if (!isArrayType(a.type)) noFunction(name, args);
   }
-  const types = args.map((a) => elementTypeOf(a.type as `${string}[]` & SqlTypeName) as SqlTypeName);
+  const types = args.map((a) => elementTypeOf(a.type as ArrayTypeName) as SqlTypeName);
   return {
     args,
     fn: {

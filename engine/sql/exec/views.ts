@@ -1,7 +1,7 @@
 import { liveColumns, type Catalog, type TableDef, type ViewDef } from '../catalog.js';
 import { unsupported, type AstNode } from '../expression-eval.js';
 import { relationExists, relationKind, relationNoun } from '../sequences.js';
-import { TYPE_DISPLAY } from '../sql-cast.js';
+import { typeDisplay } from '../sql-cast.js';
 import type { TxnView } from '../store/sql-view.js';
 import { sqlFail } from '../sql-types.js';
 import type { Plan, PlanColumn } from './runtime.js';
@@ -368,7 +368,7 @@ export function createView(st: CreateViewStatement, catalog: Catalog, txn: TxnVi
 }
 
 function typeText(t: ViewDef['columns'][number]['type']): string {
-  return TYPE_DISPLAY[t] ?? t;
+  return typeDisplay(t) ?? t;
 }
 
 // ---- what depends on what -------------------------------------------------------------------------

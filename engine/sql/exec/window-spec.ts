@@ -3,7 +3,7 @@
 // leaves as a marker call at the end of the window's ORDER BY list (WINDOW_SPEC_MARKER).
 import type { CompiledExpr } from '../compiled-expr.js';
 import type { AstNode } from '../expression-eval.js';
-import { castValue, TYPE_DISPLAY } from '../sql-cast.js';
+import { castValue, typeDisplay } from '../sql-cast.js';
 import { WINDOW_SPEC_MARKER } from '../sql-rewrite.js';
 import { sqlFail, type SqlTypeName } from '../sql-types.js';
 import { rangeOffsetType, type FrameBound, type WindowFrame } from '../window-functions.js';
@@ -122,7 +122,7 @@ export function planFrame(
     if (frame.mode === 'range') type = rangeOffsetType(order[0]!.type, e.type);
     else {
       // Converted as an assignment would (numerics round), like LIMIT.
-      if (!['int2', 'int4', 'int8', 'numeric', 'float8', 'unknown'].includes(e.type)) sqlFail('42804', `argument of ${construct} must be type bigint, not type ${TYPE_DISPLAY[e.type]}`);
+      if (!['int2', 'int4', 'int8', 'numeric', 'float8', 'unknown'].includes(e.type)) sqlFail('42804', `argument of ${construct} must be type bigint, not type ${typeDisplay(e.type)}`);
       type = 'int8';
     }
     const offset: CompiledExpr = e.type === type ? e : { type, evaluate: (ctx) => castValue(e.evaluate(ctx), { type }) };

@@ -1,5 +1,5 @@
 import type { Collation } from '../collation.js';
-import { TYPE_DISPLAY } from '../sql-cast.js';
+import { typeDisplay } from '../sql-cast.js';
 import type { CompiledExpr, EvalContext } from '../compiled-expr.js';
 import { canCoerce, coerce } from '../type-resolution.js';
 import { sqlFail, type NonNullSqlValue, type SqlTypeName, type SqlValue, NO_FUNCTION_HINT } from '../sql-types.js';
@@ -19,7 +19,7 @@ export interface Overload {
 
 /** @throws SQL_ERROR 42883 naming the function and argument types */
 export function noFunction(name: string, args: CompiledExpr[]): never {
-  return sqlFail('42883', `function ${name}(${args.map((a) => TYPE_DISPLAY[a.type]).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
+  return sqlFail('42883', `function ${name}(${args.map((a) => typeDisplay(a.type)).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { CompiledExpr } from '../compiled-expr.js';
-import { formatDate, formatFloat, isArrayValue, jsonbText, sqlFail, toJsonb, toText, type Jsonb, type JsonValue, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { formatDate, formatFloat, isArrayValue, isEnumValue, jsonbText, sqlFail, toJsonb, toText, type Jsonb, type JsonValue, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { noFunction, strict, type FunctionDef } from './function-def.js';
 
 /** SQL value -> JSON, as to_jsonb does (numbers stay numbers, times become ISO strings). */
@@ -40,6 +40,7 @@ export function sqlToJson(v: SqlValue): JsonValue {
     default: {
       // Arrays become JSON arrays of their elements, as to_jsonb does.
       if (isArrayValue(nn)) return nn.value.map(sqlToJson);
+      if (isEnumValue(nn)) return toText(nn);
       const never: never = nn;
       return never;
     }

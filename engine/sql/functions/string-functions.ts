@@ -3,7 +3,7 @@ import type { CompiledExpr } from '../compiled-expr.js';
 import type { FunctionDef } from './function-def.js';
 import { noFunction, strict } from './function-def.js';
 import { checkBitIndex } from '../bit-string.js';
-import { TYPE_DISPLAY } from '../sql-cast.js';
+import { typeDisplay } from '../sql-cast.js';
 import { sqlFail, toText, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
 import { asciiCaseOnly, asciiLower, asciiUpper, collationChecked } from '../collation.js';
 
@@ -42,7 +42,7 @@ function trimChars(s: string, set: string, leading: boolean, trailing: boolean):
 const toHex: FunctionDef = {
   compile(name, args) {
     const only = args.length === 1 ? args[0]!.type : undefined;
-    if (only === 'int2' || only === 'unknown') sqlFail('42725', `function ${name}(${TYPE_DISPLAY[only]}) is not unique`);
+    if (only === 'int2' || only === 'unknown') sqlFail('42725', `function ${name}(${typeDisplay(only)}) is not unique`);
     return strict(
       { args: ['int4'], returns: 'text', impl: ([n]) => text((int(n!) >>> 0).toString(16)) },
       { args: ['int8'], returns: 'text', impl: ([n]) => text(BigInt.asUintN(64, n!.value as bigint).toString(16)) },

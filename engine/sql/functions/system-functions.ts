@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { TYPE_DISPLAY } from '../sql-cast.js';
+import { typeDisplay } from '../sql-cast.js';
 import { noFunction, type FunctionDef } from './function-def.js';
 
 /**
@@ -10,7 +10,7 @@ const pgTypeof: FunctionDef = {
   compile(name, args) {
     if (args.length !== 1) return noFunction(name, args);
     const arg = args[0]!;
-    const value = TYPE_DISPLAY[arg.type];
+    const value = typeDisplay(arg.type);
     return {
       type: 'text',
       evaluate(ctx) {

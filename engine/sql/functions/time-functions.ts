@@ -1,5 +1,5 @@
 import type { CompiledExpr } from '../compiled-expr.js';
-import { TYPE_DISPLAY } from '../sql-cast.js';
+import { typeDisplay } from '../sql-cast.js';
 import { Decimal, sqlFail, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue, NO_FUNCTION_HINT } from '../sql-types.js';
 import {
   checkDate,
@@ -51,10 +51,10 @@ const eraYear = (y: number): number => (y > 0 ? y : 1 - y);
 const julianDay = (days: number): bigint => BigInt(days + 2440588);
 
 function unitNotRecognized(unit: string, type: SqlTypeName): never {
-  return sqlFail('22023', `unit "${unit}" not recognized for type ${TYPE_DISPLAY[type]}`);
+  return sqlFail('22023', `unit "${unit}" not recognized for type ${typeDisplay(type)}`);
 }
 function unitNotSupported(unit: string, type: SqlTypeName): never {
-  return sqlFail('0A000', `unit "${unit}" not supported for type ${TYPE_DISPLAY[type]}`);
+  return sqlFail('0A000', `unit "${unit}" not supported for type ${typeDisplay(type)}`);
 }
 
 /** Field names PostgreSQL accepts, mapped to the canonical one (plural and short spellings). */
@@ -207,7 +207,7 @@ export function extractField(rawField: string, v: NonNullSqlValue): SqlValue {
       }
     }
     default:
-      return sqlFail('42883', `function extract(unknown, ${TYPE_DISPLAY[type]}) does not exist`, undefined, NO_FUNCTION_HINT);
+      return sqlFail('42883', `function extract(unknown, ${typeDisplay(type)}) does not exist`, undefined, NO_FUNCTION_HINT);
   }
 }
 
@@ -323,7 +323,7 @@ function truncInterval(rawField: string, i: Interval): Interval {
 /** date_trunc: an unknown-typed second argument is ambiguous in PostgreSQL (42725), so refused. */
 const dateTrunc: FunctionDef = {
   compile(name, args) {
-    if (args.length === 2 && args[1]!.type === 'unknown') sqlFail('42725', `function ${name}(${args.map((a) => TYPE_DISPLAY[a.type]).join(', ')}) is not unique`);
+    if (args.length === 2 && args[1]!.type === 'unknown') sqlFail('42725', `function ${name}(${args.map((a) => typeDisplay(a.type)).join(', ')}) is not unique`);
     return strict(
       // Truncating the earliest timestamps can step before the range (to 4714-01-01 BC).
       { args: ['text', 'timestamptz'], returns: 'timestamptz', impl: ([f, t]) => ({ type: 'timestamptz', value: checkTimestamp(truncTimestamp(str(f!), micros(t!), 'timestamptz')) }) },

@@ -1,6 +1,6 @@
 import { Packr } from 'msgpackr';
 import { Decimal } from '../decimal.js';
-import { bpcharTrim, elementTypeOf, isArrayType, isArrayValue, sqlFail, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { bpcharTrim, elementTypeOf, isArrayType, isArrayValue, isEnumType, sqlFail, type SqlTypeName, type SqlValue } from '../sql-types.js';
 
 /**
  * How SQL values are stored.
@@ -20,6 +20,7 @@ import { bpcharTrim, elementTypeOf, isArrayType, isArrayValue, sqlFail, type Sql
  *     text/bytea   the bytes with 0x00 written as 0x00 0xFF, then 0x00
  *     bpchar       as text, without the trailing spaces (so 'a' and 'a  ' are one key)
  *     bit/varbit   as text: the characters 0 and 1 (their order is bitcmp's)
+ *     enum         as text: the label's sort key (ASCII base-36 digits, see enum-types.ts)
  * jsonb cannot be a key. Every component starts with a tag below 0xFF, so a text terminator is
  * never mistaken for an escape, and a tuple's encoding is a prefix of any longer tuple's.
  *
@@ -45,6 +46,11 @@ export function encodeKeyPart(out: number[], v: SqlValue): void {
     return;
   }
   out.push(TAG_VALUE);
+  // An enum value is its label's sort key, whose byte order is the labels' order (enum-types.ts).
+  if (isEnumType(v.type)) {
+    pushBytes(out, Buffer.from(v.value as string, 'latin1'));
+    return;
+  }
   switch (v.type) {
     case 'int2':
     case 'int4':
@@ -185,7 +191,7 @@ export function storedOf(v: SqlValue): unknown {
 
 /*
  * Row format (version 1): [0x01][u16 column count] then per column a tag byte and its payload:
- *   0 NULL | 1 int32 (LE) | 2 int64 | 3 float64 | 4 text, bpchar (padded), bit/varbit (0s and 1s), uuid (canonical text) (u32 length + UTF-8) | 5 false | 6 true
+ *   0 NULL | 1 int32 (LE) | 2 int64 | 3 float64 | 4 text, bpchar (padded), bit/varbit (0s and 1s), uuid (canonical text), enum (its label's sort key) (u32 length + UTF-8) | 5 false | 6 true
  *   7 numeric (u32 length + decimal text) | 8 bytea (u32 length + bytes) | 9 jsonb (u32 length +
  *   JSON text) | 10 date (int32 days) | 11 timestamp(tz) (int64 micros) | 12 anything else
  *   (u32 length + msgpack of the stored form).
@@ -241,7 +247,8 @@ export function encodeRow(values: readonly SqlValue[]): Buffer {
         size += 5 + v.value.length;
         break;
       default:
-        texts[i] = packr.pack(storedOf(v));
+        // An enum value (its sort key, see enum-types.ts) is stored as text is.
+        texts[i] = isEnumType(v.type) ? Buffer.from(v.value as string, 'utf8') : packr.pack(storedOf(v));
         size += 5 + texts[i]!.length;
     }
   }
@@ -282,7 +289,7 @@ export function encodeRow(values: readonly SqlValue[]): Buffer {
         out[o++] = v.value ? 6 : 5;
         break;
       default: {
-        const tag = v.type === 'text' || v.type === 'bpchar' || v.type === 'bit' || v.type === 'varbit' || v.type === 'uuid' || v.type === 'unknown' ? 4 : v.type === 'numeric' ? 7 : v.type === 'jsonb' ? 9 : v.type === 'bytea' ? 8 : 12;
+        const tag = v.type === 'text' || v.type === 'bpchar' || v.type === 'bit' || v.type === 'varbit' || v.type === 'uuid' || v.type === 'unknown' || isEnumType(v.type) ? 4 : v.type === 'numeric' ? 7 : v.type === 'jsonb' ? 9 : v.type === 'bytea' ? 8 : 12;
         const bytes = texts[i]!;
         out[o++] = tag;
         o = out.writeUInt32LE(bytes.length, o);
