@@ -1,4 +1,5 @@
 import type { CollationName } from './collation.js';
+import { registerEnum, type EnumTypeDef } from './enum-types.js';
 import type { AstNode } from './expression-eval.js';
 import type { CastTarget } from './sql-cast.js';
 import type { SequenceDef } from './sequence-options.js';
@@ -19,7 +20,8 @@ import { sqlFail, type SqlTypeName } from './sql-types.js';
  *                      / "s.<sequenceId>" -> state of a standalone sequence (CREATE SEQUENCE)
  *
  * Standalone sequences are records of `sql.catalog` too, keyed `\0seq.<name>` (after `\0meta`,
- * before every table name, which cannot start with NUL), and so are views, keyed `\0view.<name>`.
+ * before every table name, which cannot start with NUL), and so are views, keyed `\0view.<name>`,
+ * and enum types (CREATE TYPE ... AS ENUM), keyed `\0type.<name>`.
  */
 
 export const CATALOG_TREE = 'sql.catalog';
@@ -27,6 +29,7 @@ export const SEQUENCE_TREE = 'sql.seq';
 const META_KEY = Buffer.from('\0meta');
 const SEQUENCE_KEY_PREFIX = '\0seq.';
 const VIEW_KEY_PREFIX = '\0view.';
+const TYPE_KEY_PREFIX = '\0type.';
 
 export interface ColumnDef {
   /** Stable id: the row slot is the column's index in TableDef.columns (dropped ones stay). */
@@ -167,14 +170,24 @@ export class Catalog {
   readonly sequences: Map<string, SequenceObject>;
   /** Views by name. */
   readonly views: Map<string, ViewDef>;
+  /** Enum types by name (their current versions). */
+  readonly types: Map<string, EnumTypeDef>;
   nextId: number;
   /** Bumped by every change; compiled plans remember the version they were planned against. */
   version: number;
 
-  constructor(tables: Map<string, TableDef>, nextId: number, version: number, sequences: Map<string, SequenceObject> = new Map(), views: Map<string, ViewDef> = new Map()) {
+  constructor(
+    tables: Map<string, TableDef>,
+    nextId: number,
+    version: number,
+    sequences: Map<string, SequenceObject> = new Map(),
+    views: Map<string, ViewDef> = new Map(),
+    types: Map<string, EnumTypeDef> = new Map(),
+  ) {
     this.tables = tables;
     this.sequences = sequences;
     this.views = views;
+    this.types = types;
     this.nextId = nextId;
     this.version = version;
   }
@@ -183,10 +196,15 @@ export class Catalog {
     const tables = new Map<string, TableDef>();
     const sequences = new Map<string, SequenceObject>();
     const views = new Map<string, ViewDef>();
+    const types = new Map<string, EnumTypeDef>();
     let nextId = 1;
     for (const [key, value] of reader.scan(CATALOG_TREE)) {
       if (key.equals(META_KEY)) nextId = (metaPackr.unpack(value) as { nextId: number }).nextId;
-      else if (key[0] === 0 && key.toString('utf8', 0, VIEW_KEY_PREFIX.length) === VIEW_KEY_PREFIX) {
+      else if (key[0] === 0 && key.toString('utf8', 0, TYPE_KEY_PREFIX.length) === TYPE_KEY_PREFIX) {
+        const t = metaPackr.unpack(value) as EnumTypeDef;
+        registerEnum(t);
+        types.set(t.name, t);
+      } else if (key[0] === 0 && key.toString('utf8', 0, VIEW_KEY_PREFIX.length) === VIEW_KEY_PREFIX) {
         const v = metaPackr.unpack(value) as ViewDef;
         views.set(v.name, v);
       } else if (key[0] === 0) {
@@ -197,7 +215,7 @@ export class Catalog {
         tables.set(def.name, def);
       }
     }
-    return new Catalog(tables, nextId, version, sequences, views);
+    return new Catalog(tables, nextId, version, sequences, views, types);
   }
 
   /** A deep copy for a transaction to change. */
@@ -208,7 +226,22 @@ export class Catalog {
       this.version,
       new Map([...this.sequences].map(([k, v]) => [k, structuredClone(v)])),
       new Map([...this.views].map(([k, v]) => [k, structuredClone(v)])),
+      new Map([...this.types].map(([k, v]) => [k, structuredClone(v)])),
     );
+  }
+
+  /** Writes an enum type's record (and the id counter) into the transaction, and registers its version. */
+  saveType(view: TxnView, def: EnumTypeDef): void {
+    registerEnum(def);
+    this.types.set(def.name, def);
+    view.put(CATALOG_TREE, Buffer.from(TYPE_KEY_PREFIX + def.name, 'utf8'), metaPackr.pack(def));
+    this.#saveMeta(view);
+  }
+
+  removeType(view: TxnView, name: string): void {
+    this.types.delete(name);
+    view.delete(CATALOG_TREE, Buffer.from(TYPE_KEY_PREFIX + name, 'utf8'));
+    this.#saveMeta(view);
   }
 
   view(name: string): ViewDef | undefined {

@@ -93,6 +93,13 @@ export function enumTypeName(t: EnumTypeName): string {
   return entry(t).def.name;
 }
 
+/** A type's name in a result's `columns`: an enum's own name (`Role`, `Role[]`), any other type's engine name. */
+export function reportedTypeName(t: SqlTypeName): string {
+  const array = isArrayType(t);
+  const element = (array ? t.slice(0, -2) : t) as SqlTypeName;
+  return isEnumType(element) ? `${entry(element).def.name}${array ? '[]' : ''}` : t;
+}
+
 /**
  * The name of a type as PostgreSQL's format_type writes it in messages: an enum's name, quoted
  * when it is not a plain lower-case identifier (`"Role"`), with `[]` for an array of one;

@@ -1,4 +1,5 @@
 import { constant, type CompiledExpr, type EvalContext } from './compiled-expr.js';
+import type { EnumTypeDef } from './enum-types.js';
 import { FUNCTION_TABLE } from './functions/function-table.js';
 import { REGCLASS_ARGUMENT_FUNCTIONS } from './sequences.js';
 import { jsonbAsText, jsonbContains, jsonbHasKey, jsonbPath } from './functions/json-functions.js';
@@ -6,7 +7,7 @@ import { sqlRegExp } from './functions/string-functions.js';
 import { EXTRACT_SOURCES, extractField } from './functions/time-functions.js';
 import { castValue, canCast, MAX_FRACTION_DIGITS, parseInterval, parseText, typeDisplay, type CastTarget } from './sql-cast.js';
 import { applyArith, compareValues, negate, noOperator, noPrefixOperator, resolveArith, resolveComparison, type ArithOp } from './operators.js';
-import { ARRAY_CODE_SPAN, ARRAY_ELEMENT_CODES, BIT_LITERAL, BIT_OPERATOR, COLLATE_MARKER, SLICE_MARKER, SLICE_OPEN, POWER_OPERATOR, UNBOUNDED_BPCHAR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
+import { ARRAY_CODE_SPAN, ARRAY_ELEMENT_CODES, BIT_LITERAL, BIT_OPERATOR, COLLATE_MARKER, SLICE_MARKER, SLICE_OPEN, POWER_OPERATOR, TYPE_REF_MARKER, UNBOUNDED_BPCHAR, UNKNOWN_OPERATOR } from './sql-grammar-gaps.js';
 import { asciiCaseOnly, asciiLower, isCollatable, markerNameParts, mergeCollations, neededCollation, resolveCollation, type Collation } from './collation.js';
 import { bitNot, bitShift, bitwise, isBitType, parseBits } from './bit-string.js';
 import { canCoerce, castOnce, commonType, coerce } from './type-resolution.js';
@@ -52,7 +53,12 @@ export interface CompileEnv {
    * window functions, subqueries and GROUP BY expressions here. Undefined = not handled.
    */
   readonly resolve?: (node: AstNode, env: CompileEnv) => CompiledExpr | undefined;
+  /** The tenant's enum types by name, for casts to them (absent: none can be named). */
+  readonly types?: TypeLookup;
 }
+
+/** Finds a user-defined (enum) type by name: the current version of the catalog's type. */
+export type TypeLookup = (name: string) => EnumTypeDef | undefined;
 
 /** Context for folding literal casts while compiling (they never read the clock). */
 const COMPILE_TIME_CONTEXT: EvalContext = { statementTime: 0n };
@@ -300,12 +306,19 @@ interface DataTypeNode {
 }
 
 /** Maps node-sql-parser's dataType (int8 arrives as INT with length 8) to a cast target. */
-export function castTargetOf(t: DataTypeNode): CastTarget {
+export function castTargetOf(t: DataTypeNode, types?: TypeLookup): CastTarget {
   const name = t.dataType.toUpperCase();
   const suffix = Array.isArray(t.suffix) ? t.suffix.map(String).join(' ').toUpperCase() : '';
   const element = arrayElementNode(t);
-  if (element !== undefined) return arrayTarget(castTargetOf(element));
+  if (element !== undefined) return arrayTarget(castTargetOf(element, types));
   switch (name) {
+    case 'ENUM': {
+      // A user-defined type's name, as sql-grammar-gaps.ts carries it (TYPE_REF_MARKER).
+      const ref = userTypeRef(t);
+      if (ref === undefined) return unsupported('type enum');
+      const def = types?.(ref.name) ?? sqlFail('42704', `type "${ref.name}${ref.array ? '[]' : ''}" does not exist`);
+      return ref.array ? arrayTarget({ type: def.typeName }) : { type: def.typeName };
+    }
     case 'INT':
     case 'INTEGER':
       if (t.length === 2) return { type: 'int2' };
@@ -367,6 +380,14 @@ export function castTargetOf(t: DataTypeNode): CastTarget {
     default:
       return unsupported(`type ${t.dataType.toLowerCase()}`);
   }
+}
+
+/** The name a TYPE_REF_MARKER type node carries, and whether it is an array of that type. */
+export function userTypeRef(t: { dataType: string; expr?: unknown }): { name: string; array: boolean } | undefined {
+  if (String(t.dataType).toUpperCase() !== 'ENUM') return undefined;
+  const values = ((t.expr as { value?: Array<{ value?: unknown }> } | undefined)?.value ?? []).map((v) => v.value);
+  if (values[0] !== TYPE_REF_MARKER || typeof values[1] !== 'string') return undefined;
+  return { name: values[1], array: values[2] === '[]' };
 }
 
 /**
@@ -449,7 +470,7 @@ function compileCast(node: AstNode, env: CompileEnv): CompiledExpr {
   const empty = inner0.type === 'array' && !Array.isArray((inner0.expr_list as { value?: unknown } | undefined)?.value);
   let e = empty ? constant({ type: 'unknown', value: '{}' }) : compileExpression(inner0, env);
   for (const t of targets) {
-    const target = castTargetOf(t);
+    const target = castTargetOf(t, env.types);
     if (empty && !isArrayType(target.type)) sqlFail('42P18', 'cannot determine type of empty array', undefined, 'Explicitly cast to the desired type, for example ARRAY[]::integer[].');
     const inner = e;
     if (!canCast(inner.type, target.type)) {

@@ -1,4 +1,7 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { reportedTypeName } from './enum-types.js';
+import { runTypeStatement } from './exec/type-ddl.js';
+import type { TypeStatement } from './type-statements.js';
 import nodeSqlParser from 'node-sql-parser';
 import { TetraError } from '../errors.js';
 import type { BatchOp, TenantStore } from '../tenant/index.js';
@@ -747,6 +750,8 @@ async function runStatement(ast: Ast, explain: boolean, text: string, x: Exec, t
       else dropSequences(statement, catalog, view);
       return finish(`${String(ast.action).toUpperCase()} SEQUENCE`, [], [], 0, opts);
     }
+    case 'enum_type':
+      return finish(runTypeStatement(ast as unknown as TypeStatement, mutableCatalog(txn), view), [], [], 0, opts);
     case 'comment_on': {
       applyComment(ast as unknown as CommentStatement, mutableCatalog(txn), view);
       return finish('COMMENT', [], [], 0, opts);
@@ -805,7 +810,7 @@ interface ResultShape {
 }
 
 function shapeFor(columns: readonly PlanColumn[]): ResultShape {
-  return { names: columns.map((c) => c.name), columns: Object.freeze(columns.map((c) => Object.freeze({ name: c.name, type: c.type }))) as SqlColumn[] };
+  return { names: columns.map((c) => c.name), columns: Object.freeze(columns.map((c) => Object.freeze({ name: c.name, type: reportedTypeName(c.type) }))) as SqlColumn[] };
 }
 
 // A cached plan's shape, made once: a repeated SELECT does not rebuild its column list per call.

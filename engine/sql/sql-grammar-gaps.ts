@@ -1180,27 +1180,105 @@ const OTHER_POSTGRES_TYPES = new Set([
  */
 const NOT_TYPES = new Set(['leading', 'trailing', 'both', 'default', 'placing', 'zone', 'uescape', 'collate', 'at', 'escape', 'similar', 'to']);
 
+/** The words the parser reads as a type's first word besides PARSER_TYPES (in column definitions too). */
+const OTHER_PARSER_TYPES = new Set(['serial', 'serial4', 'serial8', 'smallserial', 'bigserial', 'real', 'tinyint', 'mediumint', 'tinytext', 'mediumtext', 'longtext', 'datetime', 'geometry', 'enum']);
+
+/** Words that start a table constraint or other clause where a column definition could stand. */
+const NOT_COLUMN_NAMES = new Set(['constraint', 'primary', 'unique', 'check', 'foreign', 'exclude', 'like', 'column', 'if', 'exists']);
+
 /**
- * The type names of casts and typed literals the parser cannot read: an alias (`x::dec`,
- * `CAST(x AS dec(5, 2))`, `dec '1'`, a cast by now) -> the name the parser reads; a name
- * PostgreSQL has no type of (`'1'::foo`, `foo '1'`) fails as PostgreSQL fails it, before the
- * parser's syntax error could; another PostgreSQL type is unsupported. So is ALTER COLUMN ...
- * TYPE's new type. Elsewhere such a word is a name (a column `dec`).
- * @throws SQL_ERROR 42704 `type "foo" does not exist`, 0A000 for a PostgreSQL type tetradb lacks
+ * A user-defined type's name where a type is read (`x::mood`, `CAST(x AS "Role")`, `mood
+ * 'happy'`, a column's type `r "Role"[]`, `public.mood`) becomes `ENUM('<this>', 'name'[, '[]'])`,
+ * which the parser reads as a type carrying the name (castTargetOf resolves it against the
+ * catalog, where a missing one is 42704 `type "foo" does not exist`); `[]` marks an array of it.
+ */
+export const TYPE_REF_MARKER = '__tetra_type__';
+
+/**
+ * Where tokens[i] is a column's type in a CREATE TABLE's column list (no query in the statement)
+ * or after ALTER TABLE ... ADD [COLUMN] [IF NOT EXISTS] name; not a table constraint's words.
+ */
+function columnDefTypeAt(tokens: Token[], i: number): boolean {
+  const column = tokens[i - 1];
+  if (!isName(column) || NOT_COLUMN_NAMES.has(column!.word ?? '')) return false;
+  if (tokens[0]?.word === 'create') {
+    if (!tokens.slice(1, 5).some((t) => t.word === 'table') || tokens.some((t) => t.word === 'select')) return false;
+    const before = tokens[i - 2]?.text;
+    if (before !== '(' && before !== ',') return false;
+    let depth = 0;
+    for (let k = 0; k < i; k++) {
+      if (tokens[k]!.text === '(') depth++;
+      else if (tokens[k]!.text === ')') depth--;
+    }
+    return depth === 1;
+  }
+  if (tokens[0]?.word !== 'alter' || tokens[1]?.word !== 'table') return false;
+  let k = i - 2;
+  if (tokens[k]?.word === 'exists' && tokens[k - 1]?.word === 'not' && tokens[k - 2]?.word === 'if') k -= 3;
+  if (tokens[k]?.word === 'column') k--;
+  return tokens[k]?.word === 'add';
+}
+
+/**
+ * The type names of casts, typed literals and column definitions the parser cannot read: an
+ * alias (`x::dec`, `CAST(x AS dec(5, 2))`, `dec '1'`, a cast by now) -> the name the parser
+ * reads; another PostgreSQL type is unsupported (0A000); any other name (quoted or not, after
+ * `public.`, with `[]`) is a user-defined type's, carried as TYPE_REF_MARKER says. So is ALTER
+ * COLUMN ... TYPE's new type. Elsewhere such a word is a name (a column `dec`).
+ * @throws SQL_ERROR 0A000 for a PostgreSQL type tetradb lacks
  */
 function rewriteTypeNames(tokens: Token[]): Token[] {
   let out = tokens;
+  const ddl = out[0]?.word === 'create' || out[0]?.word === 'alter';
   for (let i = 0; i < out.length; i++) {
-    const word = out[i]!.word;
-    if (word === undefined || PARSER_TYPES.has(word) || out[i + 1]?.text === '.' || !(castTypeAt(out, i) || typedLiteralAt(out, i) || alterTypeAt(out, i))) continue;
-    const alias = TYPE_ALIASES[word];
-    if (alias !== undefined) {
-      out = [...out.slice(0, i), { text: alias, word: alias, space: out[i]!.space }, ...out.slice(i + 1)];
+    const t = out[i]!;
+    if (!isName(t) && !(isQuoted(t) && t.text.length >= 2)) continue;
+    const word = t.word;
+    if (word !== undefined && (PARSER_TYPES.has(word) || OTHER_PARSER_TYPES.has(word))) continue;
+    const typed = word !== undefined && typedLiteralAt(out, i);
+    if (!(castTypeAt(out, i) || typed || alterTypeAt(out, i) || (ddl && columnDefTypeAt(out, i)))) continue;
+    // public.name: the schema every type of a tenant is in. Another schema is left to the parser.
+    let last = i;
+    let name = word ?? t.text.slice(1, -1).replace(/""/g, '"');
+    if (out[i + 1]?.text === '.') {
+      const next = out[i + 2];
+      if (name !== 'public' || next === undefined || !(isName(next) || isQuoted(next))) continue;
+      name = next.word ?? next.text.slice(1, -1).replace(/""/g, '"');
+      last = i + 2;
+      if (next.word !== undefined && (PARSER_TYPES.has(next.word) || OTHER_PARSER_TYPES.has(next.word))) {
+        out = [...out.slice(0, i), ...out.slice(i + 2)];
+        continue;
+      }
+    } else if (word !== undefined) {
+      const alias = TYPE_ALIASES[word];
+      if (alias !== undefined) {
+        out = [...out.slice(0, i), { text: alias, word: alias, space: t.space }, ...out.slice(i + 1)];
+        continue;
+      }
+      if (OTHER_POSTGRES_TYPES.has(word)) sqlFail('0A000', `unsupported: type ${word}`);
+    }
+    const array = out[last + 1]?.text === '[' && (out[last + 2]?.text === ']' || (isNumber(out[last + 2]) && out[last + 3]?.text === ']'));
+    if (array) last += out[last + 2]!.text === ']' ? 2 : 3;
+    const quote = (v: string): Token => ({ text: `'${v.replace(/'/g, "''")}'`, space: '' });
+    const ref: Token[] = [
+      { text: 'ENUM', word: 'enum', space: '' },
+      { text: '(', space: '' },
+      quote(TYPE_REF_MARKER),
+      { text: ',', space: ' ' },
+      quote(name),
+      ...(array ? [{ text: ',', space: ' ' }, quote('[]')] : []),
+      { text: ')', space: out[last]!.space },
+    ];
+    if (typed && out[last + 1] !== undefined && isString(out[last + 1])) {
+      // `mood 'happy'` -> CAST('happy' AS ENUM(...)).
+      const literal = out[last + 1]!;
+      const cast: Token[] = [{ text: 'CAST', word: 'cast', space: '' }, { text: '(', space: '' }, { ...literal, space: ' ' }, { text: 'AS', word: 'as', space: ' ' }, ...ref.slice(0, -1), { text: ')', space: '' }, { text: ')', space: literal.space }];
+      out = [...out.slice(0, i), ...cast, ...out.slice(last + 2)];
+      i += cast.length - 1;
       continue;
     }
-    if (OTHER_POSTGRES_TYPES.has(word)) sqlFail('0A000', `unsupported: type ${word}`);
-    const array = out[i + 1]?.text === '[' && out[i + 2]?.text === ']' ? '[]' : '';
-    sqlFail('42704', `type "${word}${array}" does not exist`);
+    out = [...out.slice(0, i), ...ref, ...out.slice(last + 1)];
+    i += ref.length - 1;
   }
   return out;
 }

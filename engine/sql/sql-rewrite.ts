@@ -3,6 +3,7 @@ import { clauseEnd, rewriteGrammarGaps } from './sql-grammar-gaps.js';
 import { protectLiterals, restoreLiterals, type LiteralValues } from './sql-literals.js';
 import { sqlFail } from './sql-types.js';
 import { parseIdentityAlter, parseSequenceStatement } from './sequence-options.js';
+import { parseTypeStatement } from './type-statements.js';
 import { parseSettingStatement } from './session.js';
 import { parseCommentStatement } from './comments.js';
 
@@ -327,6 +328,11 @@ function prepareOne(source: Token[], offset: number): Prepared {
       if (w(at) === 'savepoint') at++;
       if (trailing(at + 1)) return built(savepointAst('ROLLBACK TO', ident(tokens[at])));
     }
+  }
+  // CREATE TYPE ... AS ENUM, ALTER TYPE, DROP TYPE (type-statements.ts)
+  if ((w(0) === 'create' || w(0) === 'alter' || w(0) === 'drop') && w(1) === 'type') {
+    const statement = parseTypeStatement(tokens);
+    if (statement !== undefined) return built(statement as unknown as AstNode & Record<string, unknown>);
   }
   // CREATE / ALTER / DROP SEQUENCE, and ALTER TABLE's identity actions (sequence-options.ts)
   if ((w(0) === 'create' || w(0) === 'alter' || w(0) === 'drop') && tokens.slice(1, 3).some((t) => t.word === 'sequence')) {

@@ -1,5 +1,6 @@
 import { Catalog, indexTree, liveColumns, primaryKeyName, rowTree, SEQUENCE_TREE, type CheckDef, type ColumnDef, type ForeignKeyDef, type IndexDef, type TableDef } from '../catalog.js';
-import { arrayElementNode, arrayTarget, castTargetOf, compileExpression, unsupported, type AstNode } from '../expression-eval.js';
+import { refuseTypeName } from './type-ddl.js';
+import { arrayElementNode, arrayTarget, castTargetOf, compileExpression, unsupported, type AstNode, type TypeLookup } from '../expression-eval.js';
 import { encodeKeyTuple, encodeRow, keyable, storedOf } from '../store/sql-codec.js';
 import type { TxnView } from '../store/sql-view.js';
 import { castValue, typeDisplay, type CastTarget } from '../sql-cast.js';
@@ -25,11 +26,16 @@ import type { CompiledExpr } from '../compiled-expr.js';
 
 type Ast = AstNode & Record<string, any>;
 
+/** The catalog's enum types by name, for the types of its columns (castTargetOf). */
+export function typeLookup(catalog: Catalog): TypeLookup {
+  return (name) => catalog.types.get(name);
+}
+
 /** A declared column type: the stored type, PostgreSQL's name for it, modifiers, serial. */
-export function columnType(def: Ast): { target: CastTarget; declared: string; serial: boolean } {
+export function columnType(def: Ast, types?: TypeLookup): { target: CastTarget; declared: string; serial: boolean } {
   const element = arrayElementNode(def as unknown as { dataType: string });
   if (element !== undefined) {
-    const of = columnType(element as unknown as Ast);
+    const of = columnType(element as unknown as Ast, types);
     if (of.serial) sqlFail('42601', 'syntax error: array of serial is not implemented');
     return { target: arrayTarget(of.target), declared: `${of.declared}[]`, serial: false };
   }
@@ -57,7 +63,7 @@ export function columnType(def: Ast): { target: CastTarget; declared: string; se
     case 'FLOAT8':
       return { target: { type: 'float8' }, declared: 'double precision', serial: false };
     default: {
-      const target = castTargetOf(def as unknown as { dataType: string });
+      const target = castTargetOf(def as unknown as { dataType: string }, types);
       let declared = typeDisplay(target.type);
       if (target.type === 'bpchar') declared = target.maxLength === undefined ? 'bpchar' : `character(${target.maxLength})`;
       else if (target.type === 'bit' || target.type === 'varbit') declared = target.maxLength === undefined ? typeDisplay(target.type) : `${typeDisplay(target.type)}(${target.maxLength})`;
@@ -314,6 +320,7 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
     if (ast.if_not_exists) return 'exists';
     sqlFail('42P07', `relation "${name}" already exists`);
   }
+  refuseTypeName(catalog, name, true);
   if (ast.query_expr || ast.as) unsupported('CREATE TABLE ... AS');
   const table: TableDef = { id: catalog.newId(), name, columns: [], primaryKey: [], indexes: [], checks: [], foreignKeys: [] };
   const pending: KeySpec[] = [];
@@ -323,7 +330,7 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
     if (d.resource === 'column') {
       const cname = columnName(d.column as Ast);
       if (table.columns.some((c) => c.name === cname)) sqlFail('42701', `column "${cname}" specified more than once`);
-      const col = columnDef(d, table);
+      const col = columnDef(d, table, catalog);
       table.columns.push(col);
       columnConstraints(d, cname, pending, checks, fks);
       continue;
@@ -359,8 +366,8 @@ export function createTable(ast: Ast, catalog: Catalog, view: TxnView): 'created
  * generation expression). The expressions are checked by the caller, once all columns exist.
  * @throws SQL_ERROR 22023 an identity column not of an integer type, 42804 / 42704 (columnType, definedCollation)
  */
-function columnDef(d: Ast, table: TableDef): ColumnDef {
-  const { target, declared, serial: serialType } = columnType(d.definition as Ast);
+function columnDef(d: Ast, table: TableDef, catalog: Catalog): ColumnDef {
+  const { target, declared, serial: serialType } = columnType(d.definition as Ast, typeLookup(catalog));
   const value = d.default_val ? ((d.default_val as Ast).value as Ast) : undefined;
   const marker = value?.type === 'function' ? functionName(value) : undefined;
   // GENERATED ALWAYS AS IDENTITY and GENERATED ALWAYS AS (expr) arrive as DEFAULT <marker>(...)
@@ -743,7 +750,7 @@ function* fillNewColumn(col: ColumnDef, table: TableDef, catalog: Catalog, view:
  * drop is 2BP01 naming them all in its DETAIL.
  * @throws SQL_ERROR 2BP01 dependents without CASCADE, 0A000 a primary key column
  */
-function dropColumn(table: TableDef, col: ColumnDef, cascade: boolean, catalog: Catalog, view: TxnView): void {
+export function dropColumn(table: TableDef, col: ColumnDef, cascade: boolean, catalog: Catalog, view: TxnView): void {
   if (table.primaryKey.includes(col.id)) unsupported('dropping a primary key column');
   const generated = liveColumns(table).filter((c) => c !== col && c.generated !== undefined && columnRefs(c.generated).includes(col.name));
   // The foreign keys to a column (not those from it, which go with it), tables in creation order.
@@ -958,7 +965,7 @@ function* alterColumnType(table: TableDef, e: Ast, catalog: Catalog, view: TxnVi
   const twice = typed.get(col.id);
   const was = twice ?? col.type;
   if (twice === undefined) typed.set(col.id, col.type);
-  const { target, declared, serial } = columnType(e.definition as Ast);
+  const { target, declared, serial } = columnType(e.definition as Ast, typeLookup(catalog));
   if (serial) sqlFail('42704', `type "${String((e.definition as Ast).dataType).toLowerCase()}" does not exist`);
   const to = target.type;
   const toName = typeWithoutModifiers(declared);
@@ -1289,6 +1296,7 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
     if (action === 'rename' && resource === 'table') {
       const to = tableName(e.table);
       if (relationExists(catalog, to)) sqlFail('42P07', `relation "${to}" already exists`);
+      refuseTypeName(catalog, to, false);
       catalog.remove(view, table.name);
       for (const other of catalog.tables.values()) {
         let changed = false;
@@ -1329,7 +1337,7 @@ export function* alterTable(ast: Ast, catalog: Catalog, view: TxnView, x: Exec):
         if (e.if_not_exists) continue;
         sqlFail('42701', `column "${cname}" of relation "${table.name}" already exists`);
       }
-      const col = columnDef(e, table);
+      const col = columnDef(e, table, catalog);
       if (col.serial) {
         nameNewSequences([col], table, catalog);
         yield* addSequenceColumn(col, table, catalog, view, x);

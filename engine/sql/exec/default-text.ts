@@ -1,5 +1,6 @@
 import nodeSqlParser from 'node-sql-parser';
-import type { AstNode } from '../expression-eval.js';
+import { userTypeRef, type AstNode } from '../expression-eval.js';
+import { quoteTypeName } from '../enum-types.js';
 import type { Catalog, ColumnDef } from '../catalog.js';
 import { castValue, parseText, typeDisplay } from '../sql-cast.js';
 import { numericLiteral, toText, type NonNullSqlValue, type SqlValue } from '../sql-types.js';
@@ -101,6 +102,12 @@ function expressionText(n: Ast): string {
       return `(${expressionText(n.left as Ast)} ${String(n.operator).toUpperCase()} ${expressionText(n.right as Ast)})`;
     case 'cast': {
       const inner = n.expr as Ast;
+      const ref = userTypeRef((n.target as Ast[])[0]! as unknown as { dataType: string });
+      if (ref !== undefined) {
+        // A cast to an enum type: its name as format_type writes it (the label is not checked here).
+        const name = `${quoteTypeName(ref.name)}${ref.array ? '[]' : ''}`;
+        return inner.type === 'single_quote_string' ? `'${literalText(inner).replace(/'/g, "''")}'::${name}` : `(${expressionText(inner)})::${name}`;
+      }
       // The target as a column of that type would be declared (varchar: character varying).
       const { target, declared } = columnType((n.target as Ast[])[0]!);
       // The parser types a quoted literal as the cast's target (one constant); a number keeps its

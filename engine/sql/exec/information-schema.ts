@@ -2,11 +2,13 @@ import { liveColumns, primaryKeyName, type Catalog, type TableDef } from '../cat
 import { referencedKey } from './ddl.js';
 import type { AstNode } from '../expression-eval.js';
 import { unsupported } from '../expression-eval.js';
-import { elementTypeOf, isArrayType, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { elementTypeOf, isArrayType, isEnumType, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { enumTypeName } from '../enum-types.js';
 
 /** PostgreSQL's internal name of a type (pg_type.typname: int4, varchar, _int4 for integer[]), as information_schema's udt_name gives it. */
 function udtName(type: SqlTypeName, declared: string): string {
   if (isArrayType(type)) return `_${udtName(elementTypeOf(type), declared.replace(/\[\]$/, ''))}`;
+  if (isEnumType(type)) return enumTypeName(type);
   if (type === 'text') return declared.startsWith('character varying') ? 'varchar' : 'text';
   if (type === 'boolean') return 'bool';
   return type;
@@ -56,7 +58,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
           v.columns.forEach((c, i) => {
             const precision = c.type === 'int2' ? 16 : c.type === 'int4' ? 32 : c.type === 'int8' ? 64 : c.type === 'float8' ? 53 : null;
             const scale = c.type === 'int2' || c.type === 'int4' || c.type === 'int8' ? 0 : null;
-            rows.push([text('tetradb'), text('public'), text(v.name), text(c.name), int(i + 1), text(null), text('YES'), text(isArrayType(c.type) ? 'ARRAY' : (typeDisplay(c.type) ?? c.type)), int(null), int(precision), int(scale), text(null), text(null), text(null), text(udtName(c.type, typeDisplay(c.type) ?? c.type)), text('NO'), text(null), text(null), text(null), text(null), text(null), text('NO'), text('NEVER')]);
+            rows.push([text('tetradb'), text('public'), text(v.name), text(c.name), int(i + 1), text(null), text('YES'), text(isArrayType(c.type) ? 'ARRAY' : isEnumType(c.type) ? 'USER-DEFINED' : (typeDisplay(c.type) ?? c.type)), int(null), int(precision), int(scale), text(null), text(null), text(null), text(udtName(c.type, typeDisplay(c.type) ?? c.type)), text('NO'), text(null), text(null), text(null), text(null), text(null), text('NO'), text('NEVER')]);
           });
           continue;
         }
@@ -73,7 +75,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
             // An identity column's sequence is not its default (PostgreSQL lists none).
             text(sequence !== undefined && c.identity === undefined ? `nextval('${sequence.name}'::regclass)` : c.default !== undefined ? defaultText(c.default, c, catalog) : null),
             text(notNull ? 'NO' : 'YES'),
-            text(isArrayType(c.type) ? 'ARRAY' : c.type === 'bpchar' ? 'character' : c.declared.replace(/\(.*\)$/, '')),
+            text(isArrayType(c.type) ? 'ARRAY' : c.type === 'bpchar' ? 'character' : isEnumType(c.type) ? 'USER-DEFINED' : c.declared.replace(/\(.*\)$/, '')),
             int(c.target.maxLength ?? null),
             int(c.target.precision ?? (c.type === 'int2' ? 16 : c.type === 'int4' ? 32 : c.type === 'int8' ? 64 : c.type === 'float8' ? 53 : null)),
             int(c.target.scale ?? (c.type === 'int2' || c.type === 'int4' || c.type === 'int8' ? 0 : null)),
@@ -211,6 +213,20 @@ export function pgCatalogPlan(name: string, catalog: Catalog): Plan | undefined 
     // definition: the query as written (PostgreSQL prints its own rendering of the stored query).
     const columns: PlanColumn[] = ['schemaname', 'viewname', 'viewowner', 'definition'].map((n) => ({ name: n, type: 'text', qualifier: null }));
     return new RowsPlan(columns, () => [...catalog.views.values()].sort((a, b) => a.id - b.id).map((v) => [text('public'), text(v.name), text('tetradb'), text(v.definition)]));
+  }
+  if (name === 'pg_enum') {
+    // The labels of the tenant's enum types (enumtypid: the type's catalog id; no oid column, as
+    // labels have no ids here), in each type's order.
+    const columns: PlanColumn[] = [
+      { name: 'enumtypid', type: 'int8', qualifier: null },
+      { name: 'enumsortorder', type: 'float8', qualifier: null },
+      { name: 'enumlabel', type: 'text', qualifier: null },
+    ];
+    return new RowsPlan(columns, () =>
+      [...catalog.types.values()]
+        .sort((a, b) => a.id - b.id)
+        .flatMap((t) => t.labels.map((l): SqlValue[] => [{ type: 'int8', value: BigInt(t.id) }, { type: 'float8', value: l.order }, text(l.label)])),
+    );
   }
   if (name !== 'pg_indexes') return undefined;
   const columns: PlanColumn[] = ['schemaname', 'tablename', 'indexname', 'tablespace', 'indexdef'].map((n) => ({ name: n, type: 'text', qualifier: null }));

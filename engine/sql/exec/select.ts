@@ -65,6 +65,7 @@ export function exprEnv(env: PlanEnv, scope: Scope, extra?: (node: Ast, cenv: Co
   const cenv: CompileEnv = {
     params: env.params,
     paramSlots: true,
+    types: (name) => env.catalog.types.get(name),
     resolve: (node, self) => {
       const n = node as Ast;
       if (extra !== undefined) {

@@ -1,4 +1,5 @@
 import { liveColumns, type Catalog, type TableDef, type ViewDef } from '../catalog.js';
+import { refuseTypeName } from './type-ddl.js';
 import { unsupported, type AstNode } from '../expression-eval.js';
 import { relationExists, relationKind, relationNoun } from '../sequences.js';
 import { typeDisplay } from '../sql-cast.js';
@@ -343,6 +344,7 @@ export function createView(st: CreateViewStatement, catalog: Catalog, txn: TxnVi
     sqlFail('42P07', `relation "${st.name}" already exists`);
   }
   if (existing !== undefined && !st.replace) sqlFail('42P07', `relation "${st.name}" already exists`);
+  if (existing === undefined) refuseTypeName(catalog, st.name, true);
   const env: PlanEnv = { catalog, params: [], parent: undefined, ctes: new Map() };
   const query = expandStars(st.ast!, env);
   const { plan, uses } = planRecording(query, env);
@@ -510,6 +512,7 @@ export function alterView(st: AlterViewStatement, catalog: Catalog, txn: TxnView
 export function renameInView(def: ViewDef, column: string | undefined, to: string, catalog: Catalog, txn: TxnView): void {
   if (column === undefined) {
     if (relationExists(catalog, to)) sqlFail('42P07', `relation "${to}" already exists`);
+    refuseTypeName(catalog, to, false);
     const from = def.name;
     const readers = readersOf(catalog, { kind: 'view', view: def });
     catalog.removeView(txn, from);
