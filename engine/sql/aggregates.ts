@@ -8,6 +8,7 @@ import {
   bpcharTrim,
   Decimal,
   isArrayType,
+  isEnumType,
   jsonbText,
   makeInt,
   sqlFail,
@@ -145,7 +146,8 @@ function minMax(sign: 1 | -1): Resolver {
     if (argTypes.length !== 1) return undefined;
     // An unknown literal resolves as text (min/max have a string-category overload).
     const t = argTypes[0] === 'unknown' ? 'text' : argTypes[0]!;
-    if (!ORDERED.includes(t) && !isArrayType(t)) return undefined;
+    // Enums have min/max too (anyenum's), in their declared order.
+    if (!ORDERED.includes(t) && !isArrayType(t) && !isEnumType(t)) return undefined;
     return { resultType: t, argTypes: [t], create: () => new MinMaxAcc(t, sign), createMoving: () => new MovingMinMaxAcc(t, sign) };
   };
 }

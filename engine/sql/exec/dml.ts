@@ -55,7 +55,7 @@ export function assignValue(v: SqlValue, col: ColumnDef): SqlValue {
     if (col.target.element === undefined) return array;
     return { type: to, value: (array.value as SqlValue[]).map((e) => assignValue(e, element)) } as SqlValue;
   }
-  if (!assignable(from, to)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${typeDisplay(from) ?? from}`);
+  if (!assignable(from, to)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${typeDisplay(from) ?? from}`, undefined, 'You will need to rewrite or cast the expression.');
   const maxLength = col.target.maxLength;
   if ((to === 'text' || to === 'bpchar') && maxLength !== undefined) {
     // A bpchar loses its padding on the way to text, and keeps it on the way to another bpchar.
@@ -76,7 +76,7 @@ export function assignValue(v: SqlValue, col: ColumnDef): SqlValue {
  * @throws SQL_ERROR 42804 another type, 22026 bit(n) of another length, 22001 bit varying(n) too long
  */
 function assignBitValue(v: SqlValue, col: ColumnDef, to: BitType): SqlValue {
-  if (v.type !== 'unknown' && !isBitType(v.type)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${typeDisplay(v.type)}`);
+  if (v.type !== 'unknown' && !isBitType(v.type)) sqlFail('42804', `column "${col.name}" is of type ${col.declared} but expression is of type ${typeDisplay(v.type)}`, undefined, 'You will need to rewrite or cast the expression.');
   const bits = castValue(v, { type: to }).value as string;
   return { type: to, value: col.target.maxLength === undefined ? bits : assignBits(bits, to, col.target.maxLength) };
 }

@@ -158,8 +158,10 @@ function dropTypes(names: readonly string[], ifExists: boolean, cascade: boolean
   }
   if (dependents.length > 0 && !cascade) {
     const lines: string[] = [];
-    for (const { table, column, def } of dependents) {
-      lines.push(`column ${column.name} of table ${table.name} depends on type ${quoteTypeName(def.name)}`);
+    // PostgreSQL lists the latest dependency first, those on the array type (`mood[]`) before.
+    const latestFirst = [...dependents].reverse();
+    for (const { table, column, def } of [...latestFirst.filter((d) => isArrayType(d.column.type)), ...latestFirst.filter((d) => !isArrayType(d.column.type))]) {
+      lines.push(`column ${column.name} of table ${table.name} depends on type ${quoteTypeName(def.name)}${isArrayType(column.type) ? '[]' : ''}`);
       for (const v of dependentViews(catalog, [tableTarget(table, column.id)])) lines.push(v.line);
     }
     const what = defs.length === 1 ? `cannot drop type ${quoteTypeName(defs[0]!.name)} because other objects depend on it` : 'cannot drop desired object(s) because other objects depend on them';

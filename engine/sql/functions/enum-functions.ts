@@ -11,8 +11,10 @@ import { noFunction, type FunctionDef } from './function-def.js';
 
 /** The enum type of a call's arguments. @throws SQL_ERROR 42883 not an enum (unknown included) */
 function enumArgument(name: string, args: Parameters<FunctionDef['compile']>[1]): EnumTypeName {
-  const t = args[0]?.type;
-  if (t === undefined || !isEnumType(t)) return noFunction(name, args);
+  // anyenum: every argument of one enum type, an unknown one taking it.
+  const known = args.map((a) => a.type).filter((t) => t !== 'unknown');
+  const t = known[0];
+  if (t === undefined || !isEnumType(t) || known.some((k) => k !== t)) return noFunction(name, args);
   return t;
 }
 
@@ -37,7 +39,6 @@ const enumRange: FunctionDef = {
   compile(name, args) {
     if (args.length !== 1 && args.length !== 2) return noFunction(name, args);
     const type = enumArgument(name, args);
-    if (args.length === 2 && args[1]!.type !== type && args[1]!.type !== 'unknown') return noFunction(name, args);
     const keys = enumDef(type).labels.map((l) => l.key);
     const bounds = args.map((a) => coerce(a, type));
     const arrayType = arrayTypeOf(type);
