@@ -168,6 +168,13 @@ describe('enum types', () => {
     expect((await sql(file, 'SELECT $1::size AS s', ['s'])).body.rows).toEqual([{ s: 's' }]);
   });
 
+  it('refuse to rename a type a stored expression names (kept by name here, by oid in PostgreSQL)', async () => {
+    await alike(["CREATE TYPE shade AS ENUM ('light', 'dark')", 'CREATE TABLE wall (id int, c text)', "CREATE VIEW wall_v AS SELECT id, c::shade AS s FROM wall"]);
+    const renamed = await sql(file, 'ALTER TYPE shade RENAME TO tone');
+    expect([renamed.body.error.details.sqlstate, renamed.body.error.message]).toEqual(['0A000', 'unsupported: renaming type shade, which view wall_v names in a stored expression']);
+    expect((await sql(file, 'DROP VIEW wall_v; ALTER TYPE shade RENAME TO tone; SELECT enum_last(NULL::tone) AS l')).body.rows).toEqual([{ l: 'dark' }]);
+  });
+
   it('are undone with a request that fails, and are each tenant\'s own', async () => {
     const failed = await sql(file, "CREATE TYPE gone AS ENUM ('a'); CREATE TABLE gone_t (g gone); SELECT 1 / 0");
     expect(failed.status).toBe(400);

@@ -1,6 +1,7 @@
 import { liveColumns, type Catalog, type ColumnDef, type TableDef } from '../catalog.js';
 import { checkLabel, initialKeys, newEnumTypeName, quoteTypeName, withLabel, type EnumTypeDef } from '../enum-types.js';
 import type { TxnView } from '../store/sql-view.js';
+import { userTypeRef } from '../expression-eval.js';
 import { isArrayType, sqlFail, type SqlTypeName } from '../sql-types.js';
 import type { TypeStatement } from '../type-statements.js';
 import type { CastTarget } from '../sql-cast.js';
@@ -49,6 +50,7 @@ export function runTypeStatement(st: TypeStatement, catalog: Catalog, view: TxnV
         sqlFail('42704', `type "${st.name}" does not exist`);
       }
       if (st.to !== st.name) refuseTypeName(catalog, st.to, false);
+      refuseRenameOfNamed(def.name, catalog);
       catalog.removeType(view, def.name);
       replaceType(def, { ...def, name: st.to }, catalog, view);
       return 'ALTER TYPE';
@@ -69,6 +71,30 @@ export function runTypeStatement(st: TypeStatement, catalog: Catalog, view: TxnV
 export function refuseTypeName(catalog: Catalog, name: string, relation: boolean): void {
   if (catalog.types.has(name) || (!relation && (catalog.tables.has(name) || catalog.views.has(name)))) {
     sqlFail('42710', `type "${name}" already exists`, undefined, relation ? "A relation has an associated type of the same name, so you must use a name that doesn't conflict with any existing type." : undefined);
+  }
+}
+
+/**
+ * Stored expressions (a view's query, a DEFAULT, a CHECK, a generation expression, an index's
+ * expressions and predicate) keep a cast to a type by its name, where PostgreSQL binds it by oid:
+ * renaming a type one of them names is refused rather than leave it naming a type that is gone.
+ * @throws SQL_ERROR 0A000
+ */
+function refuseRenameOfNamed(name: string, catalog: Catalog): void {
+  const names = (node: unknown): boolean => {
+    if (node === null || typeof node !== 'object') return false;
+    const ref = 'dataType' in node ? userTypeRef(node as { dataType: string }) : undefined;
+    if (ref?.name === name) return true;
+    return Object.values(node).some(names);
+  };
+  const holders: string[] = [];
+  for (const v of catalog.views.values()) if (names(v.query)) holders.push(`view ${v.name}`);
+  for (const t of catalog.tables.values()) {
+    const exprs = [...t.columns.flatMap((c) => [c.default, c.generated]), ...t.checks.map((c) => c.expr), ...t.indexes.flatMap((i) => [...(i.expressions ?? []), i.predicate])];
+    if (exprs.some(names)) holders.push(`table ${t.name}`);
+  }
+  if (holders.length > 0) {
+    sqlFail('0A000', `unsupported: renaming type ${quoteTypeName(name)}, which ${holders.join(', ')} names in a stored expression`, undefined, 'Drop and create those objects again after the rename.');
   }
 }
 
