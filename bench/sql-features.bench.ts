@@ -1,6 +1,7 @@
 // The SQL features the main SQL benchmark's peers do not all have (SQLite, pg-mem and AlaSQL have no
 // LATERAL and no arrays): LATERAL top-N per group, functions in FROM, set-returning functions in a
-// select list, arrays (= ANY of a parameter, @> over a scan), tetradb against PGlite on the same
+// select list, arrays (= ANY of a parameter, @> over a scan), enum types (an indexed equality, an
+// order by declared order), tetradb against PGlite on the same
 // data in the same run. Both engines in process, one after the other in this process (opened as
 // bench/lib/sql-engines.ts opens them: tetradb as `npm start` opens a tenant). Answers are checked
 // to be the same before anything is timed.
@@ -20,6 +21,8 @@ const SECONDS = arg('seconds', 2);
 const CUSTOMERS = customerCount(ORDERS);
 const TAGGED = CUSTOMERS;
 const TAGS = ['red', 'green', 'blue', 'cyan', 'gold', 'gray', 'pink', 'teal'];
+/** The enum's labels, declared out of alphabetical order: ORDER BY must follow the declaration. */
+const TIERS = ['free', 'pro', 'basic', 'enterprise'];
 
 interface Op {
   name: string;
@@ -56,22 +59,34 @@ const OPS: Op[] = [
     params: (i) => [Array.from({ length: 10 }, (_, k) => starts[(i + k * 7) % 4096]!)],
   },
   {
+    name: 'enum: tier = $1 (indexed), count',
+    sql: 'SELECT count(*) FROM tagged WHERE tier = $1',
+    params: (i) => [TIERS[i % TIERS.length]!],
+  },
+  {
+    name: 'enum: 100 rows ORDER BY tier (declared order), id',
+    sql: 'SELECT id, tier FROM tagged WHERE id BETWEEN $1 AND $2 ORDER BY tier, id',
+    params: (i) => [starts[i % 4096]!, starts[i % 4096]! + 99],
+  },
+  {
     name: `tags @> ARRAY[$1] (a scan of ${TAGGED.toLocaleString('en')} rows)`,
     sql: 'SELECT count(*) FROM tagged WHERE tags @> ARRAY[$1]::text[]',
     params: (i) => [TAGS[i % TAGS.length]!],
   },
 ];
 
-function taggedRow(id: number): [number, string[], { items: number[] }] {
+function taggedRow(id: number): [number, string[], { items: number[] }, string] {
   const r = seededRandom(id * 7919);
   const tags = TAGS.filter(() => r() < 0.3);
   const items = Array.from({ length: 1 + Math.floor(r() * 5) }, () => Math.floor(r() * 1000));
-  return [id, tags, { items }];
+  return [id, tags, { items }, TIERS[Math.floor(r() * TIERS.length)]!];
 }
 
 async function load(engine: SqlBenchEngine): Promise<void> {
   // openSqlEngine made the main benchmark's schema (lib/sql-workload.ts SCHEMA); the arrays' table is this one's.
-  await engine.query('CREATE TABLE tagged (id INTEGER PRIMARY KEY, tags TEXT[] NOT NULL, doc JSONB NOT NULL)', []);
+  await engine.query(`CREATE TYPE tier AS ENUM (${TIERS.map((t) => `'${t}'`).join(', ')})`, []);
+  await engine.query('CREATE TABLE tagged (id INTEGER PRIMARY KEY, tags TEXT[] NOT NULL, doc JSONB NOT NULL, tier tier NOT NULL)', []);
+  await engine.query('CREATE INDEX tagged_tier ON tagged (tier)', []);
   for (let from = 1; from <= CUSTOMERS; from += BATCH_ROWS) {
     const rows = [];
     for (let id = from; id < Math.min(CUSTOMERS + 1, from + BATCH_ROWS); id++) rows.push(customerRow(id));
@@ -85,8 +100,8 @@ async function load(engine: SqlBenchEngine): Promise<void> {
   for (let from = 1; from <= TAGGED; from += 500) {
     const rows = [];
     for (let id = from; id < Math.min(TAGGED + 1, from + 500); id++) rows.push(taggedRow(id));
-    const values = rows.map((_, k) => `($${k * 3 + 1}, $${k * 3 + 2}, $${k * 3 + 3})`).join(', ');
-    await engine.query(`INSERT INTO tagged VALUES ${values}`, rows.flatMap(([id, tags, doc]) => [id, tags, engine.name === 'tetradb' ? doc : JSON.stringify(doc)]));
+    const values = rows.map((_, k) => `($${k * 4 + 1}, $${k * 4 + 2}, $${k * 4 + 3}, $${k * 4 + 4})`).join(', ');
+    await engine.query(`INSERT INTO tagged VALUES ${values}`, rows.flatMap(([id, tags, doc, tier]) => [id, tags, engine.name === 'tetradb' ? doc : JSON.stringify(doc), tier]));
   }
   await engine.settle();
 }
