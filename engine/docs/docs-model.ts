@@ -50,6 +50,7 @@ import { Scope } from './aggregate/expression/expression.js';
 import { ValueSet } from './aggregate/value-key.js';
 import { fromJson } from './ejson.js';
 import { bindFilter, compileLet, letOf, type LetOptions, type LetVariables } from './let-variables.js';
+import type { AndNode } from './query/filter-ast.js';
 import { compileProjection, projectionFeatures, type CompiledProjection, type ProjectionOptions } from './projection.js';
 import { projectTransform } from './aggregate/stages/project.js';
 import { compileFilter, filterIsVolatile, filterPaths, filterReadsAll, filterTextAtTop, filterTextSearch, parseFilter, type CompiledFilter } from './query/compile-filter.js';
@@ -1241,6 +1242,8 @@ export async function docsCount(store: TenantStore, collection: unknown, options
     const plan = planQuery(info, filter.ast, [], hint, filter.vars);
     // Every document, no filter: the tree knows its size (a hinted sparse index may hold fewer: MongoDB counts its entries).
     if (filter.ast.children.length === 0 && (plan.kind === 'primary' || plan.kind === 'empty')) return Math.min(Math.max(snapshot.count(docsTree(info)) - skip, 0), limit);
+    const entries = hint === undefined ? await countIndexEntries(snapshot, info, filter.ast, skip + limit, interrupt) : undefined;
+    if (entries !== undefined) return Math.min(Math.max(entries - skip, 0), limit);
     let n = 0;
     for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false }, interrupt)) {
       for (const c of chunk) if (filter.test(c.doc)) n++;
@@ -1248,6 +1251,54 @@ export async function docsCount(store: TenantStore, collection: unknown, options
     }
     return Math.min(Math.max(n - skip, 0), limit);
   });
+}
+
+/** How many index entries a count scan counts between turns of the event loop. */
+const COUNT_SCAN_SLICE = 4096;
+
+/** A value whose index key is its own (never shortened), counted by a count scan. */
+function countable(v: unknown): v is string | number | boolean {
+  return typeof v === 'string' ? wellFormed(v) : typeof v === 'number' ? !Number.isNaN(v) : typeof v === 'boolean';
+}
+
+/**
+ * MongoDB's COUNT_SCAN: a filter that is one equality (or `$in`) of strings, numbers or booleans on
+ * a top-level field, with an index on that field alone, is counted in the index's entries, without
+ * reading a document: each document holds one entry per distinct value there, and a value's key
+ * range holds exactly the documents equal to it or holding it in an array (the query's match). An
+ * `$in` of several values over a multikey index would count a document holding two of them twice:
+ * not counted so. At most `enough` entries; a turn of the event loop every COUNT_SCAN_SLICE.
+ * Undefined when the filter is not of that shape.
+ */
+async function countIndexEntries(snapshot: Snapshot, info: CollectionInfo, ast: AndNode, enough: number, interrupt: Interrupt): Promise<number | undefined> {
+  const node = ast.children.length === 1 ? ast.children[0]! : undefined;
+  if (node?.kind !== 'field' || node.ops.length !== 1) return undefined;
+  const field = node.path;
+  if (field === ID || field.includes('.') || field.startsWith('$') || field === '__proto__') return undefined;
+  const op = node.ops[0]!;
+  const values = op.op === '$eq' ? [op.value] : op.op === '$in' ? [...new Set(op.value)] : undefined;
+  if (values === undefined || !values.every(countable)) return undefined;
+  const index = equalityIndex(info, field);
+  if (index === undefined || (values.length > 1 && index.multikey)) return undefined;
+  const ranges = [];
+  for (const v of values) {
+    const component = indexComponent(v);
+    if (component.lossy) return undefined;
+    const { start, end } = keyPrefixRange([directed(component.part, index.fields[0]!.direction)]);
+    ranges.push(end === undefined ? { gte: start } : { gte: start, lt: end });
+  }
+  const tree = indexTree(info, index);
+  let n = 0;
+  for (const range of ranges) {
+    for (const _ of snapshot.keys(tree, range)) {
+      if (++n >= enough) return n;
+      if (n % COUNT_SCAN_SLICE === 0) {
+        await nextTurn();
+        interrupt.check();
+      }
+    }
+  }
+  return n;
 }
 
 export interface AggregateOptions {
