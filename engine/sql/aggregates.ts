@@ -71,7 +71,7 @@ type Resolver = (name: string, argTypes: readonly SqlTypeName[]) => Resolved | u
 const INTEGER: readonly SqlTypeName[] = ['int2', 'int4', 'int8'];
 const EXACT: readonly SqlTypeName[] = [...INTEGER, 'numeric'];
 /** Types with min/max in PostgreSQL (boolean and jsonb have none). */
-const ORDERED: readonly SqlTypeName[] = [...EXACT, 'float8', 'text', 'bpchar', 'date', 'timestamp', 'timestamptz', 'bytea'];
+const ORDERED: readonly SqlTypeName[] = [...EXACT, 'float8', 'text', 'bpchar', 'date', 'timestamp', 'timestamptz', 'time', 'timetz', 'bytea'];
 
 function notUnique(name: string, argTypes: readonly SqlTypeName[]): never {
   return sqlFail('42725', `function ${name}(${argTypes.map((t) => typeDisplay(t)).join(', ')}) is not unique`);
@@ -790,6 +790,8 @@ export function distinctKey(v: SqlValue): string {
     case 'interval':
       // '1 day' = '24 hours' in PostgreSQL: intervals group by their 30-day-month span.
       return `i${intervalSpan(nn.value)}`;
+    case 'timetz':
+      return `z${nn.value.time}:${nn.value.zone}`;
     default:
       return `v${String(nn.value)}`;
   }

@@ -80,6 +80,7 @@ type NodeKind =
   | 'function'
   | 'date'
   | 'timestamp'
+  | 'time'
   | 'column_ref'
   | 'aggr_func'
   | 'interval'
@@ -104,6 +105,7 @@ const HANDLERS: Record<NodeKind, Handler> = {
   // `date '2020-01-01'` and `timestamp '...'` typed literals.
   date: (n) => constant(parseText(String(n.value), 'date')),
   timestamp: (n) => constant(parseText(String(n.value), 'timestamp')),
+  time: (n) => constant(parseText(String(n.value), 'time')),
   column_ref: () => unsupported('column references (no FROM clause yet)'),
   aggr_func: () => unsupported('aggregate functions'),
   interval: compileIntervalLiteral,
@@ -368,6 +370,10 @@ export function castTargetOf(t: DataTypeNode, types?: TypeLookup): CastTarget {
       return withFractionDigits(suffix.includes('WITH TIME ZONE') && !suffix.includes('WITHOUT') ? 'timestamptz' : 'timestamp', t.length);
     case 'TIMESTAMPTZ':
       return withFractionDigits('timestamptz', t.length);
+    case 'TIME':
+      return withFractionDigits(suffix.includes('WITH TIME ZONE') && !suffix.includes('WITHOUT') ? 'timetz' : 'time', t.length);
+    case 'TIMETZ':
+      return withFractionDigits('timetz', t.length);
     case 'JSONB':
       return { type: 'jsonb' };
     case 'BYTEA':
@@ -441,7 +447,7 @@ function bitLength(type: 'bit' | 'varbit', n: number): number {
  * timestamp(p): PostgreSQL keeps at most 6 fractional digits (a larger p is reduced to 6 with a
  * warning, which has no channel here).
  */
-function withFractionDigits(type: 'timestamp' | 'timestamptz', p: number | undefined): CastTarget {
+function withFractionDigits(type: 'timestamp' | 'timestamptz' | 'time' | 'timetz', p: number | undefined): CastTarget {
   return p === undefined ? { type } : { type, fractionDigits: Math.min(p, MAX_FRACTION_DIGITS) };
 }
 
@@ -1412,8 +1418,10 @@ function compileFunction(node: AstNode, env: CompileEnv): CompiledExpr {
   }
   const fnName = trimMode === 'leading' ? 'ltrim' : trimMode === 'trailing' ? 'rtrim' : name;
   const def = FUNCTION_TABLE.get(fnName);
-  if (def === undefined) return sqlFail('42883', `function ${name}(${args.map((a) => typeDisplay(a.type)).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
-  return def.compile(name, args, inputCollation(args));
+  // PostgreSQL names a qualified call so in its errors (`AT TIME ZONE` is pg_catalog.timezone).
+  const shown = schema === undefined || schema === null ? name : `pg_catalog.${name}`;
+  if (def === undefined) return sqlFail('42883', `function ${shown}(${args.map((a) => typeDisplay(a.type)).join(', ')}) does not exist`, undefined, NO_FUNCTION_HINT);
+  return def.compile(shown, args, inputCollation(args));
 }
 
 /** `x::regclass` / `CAST(x AS regclass)`. */

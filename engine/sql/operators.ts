@@ -1,7 +1,7 @@
 import { compareCodePoints, toWellFormedText } from '../text-order.js';
 import { roundHalfEven, typeDisplay } from './sql-cast.js';
-import { bpcharTrim, isArrayValue, makeInt, NUMERIC_RANK, sqlFail, jsonbText, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue } from './sql-types.js';
-import { addDays, addInterval, DAYS_PER_MONTH, MICROS_PER_DAY, negateInterval } from './functions/calendar.js';
+import { bpcharTrim, isArrayValue, makeInt, NUMERIC_RANK, sqlFail, jsonbText, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue, type TimeTz } from './sql-types.js';
+import { addDays, addInterval, checkTimestamp, DAYS_PER_MONTH, MICROS_PER_DAY, negateInterval } from './functions/calendar.js';
 
 export type ArithOp = '+' | '-' | '*' | '/' | '%';
 
@@ -22,6 +22,8 @@ export function resolveArith(op: ArithOp, l: SqlTypeName, r: SqlTypeName): { lef
   if (l === 'unknown' && r === 'unknown') sqlFail('42725', `operator is not unique: unknown ${op} unknown`);
   if (l === 'unknown') l = r === 'date' && op === '-' ? 'date' : r;
   if (r === 'unknown') r = unknownRightOperand(op, l);
+  const time = resolveTimeArith(op, l, r);
+  if (time !== null) return time;
   const interval = resolveIntervalArith(op, l, r);
   if (interval !== null) return interval;
   // PostgreSQL has date - date (int), date +/- integer (date), integer + date (date).
@@ -39,9 +41,33 @@ export function resolveArith(op: ArithOp, l: SqlTypeName, r: SqlTypeName): { lef
 /** The type an unknown right operand takes (PostgreSQL picks the only candidate operator). */
 function unknownRightOperand(op: ArithOp, l: SqlTypeName): SqlTypeName {
   if (l === 'date') return op === '-' ? 'date' : 'int4';
-  if ((l === 'timestamp' || l === 'timestamptz') && op === '+') return 'interval';
+  if ((l === 'timestamp' || l === 'timestamptz' || l === 'time' || l === 'timetz') && op === '+') return 'interval';
+  if (l === 'timetz' && op === '-') return 'interval';
   if (l === 'interval' && (op === '*' || op === '/')) return 'float8';
   return l;
+}
+
+/**
+ * The operators of the time-of-day types, as PostgreSQL's catalogue has them: time +/- interval
+ * (time), time - time (interval), timetz +/- interval (timetz), date + time / time + date / date -
+ * time (timestamp), date + timetz / timetz + date (timestamptz). Otherwise a time converts to an
+ * interval, its implicit cast (`time * 2` is an interval); null when no time is involved.
+ * @throws SQL_ERROR 42883 no such operator, 42725 time + time (two candidates, as PostgreSQL)
+ */
+function resolveTimeArith(op: ArithOp, l: SqlTypeName, r: SqlTypeName): { left: SqlTypeName; right: SqlTypeName; result: SqlTypeName } | null {
+  const isTime = (t: SqlTypeName): boolean => t === 'time' || t === 'timetz';
+  if (!isTime(l) && !isTime(r)) return null;
+  const same = { left: l, right: r };
+  if (isTime(l) && r === 'interval' && (op === '+' || op === '-')) return { ...same, result: l };
+  if (l === 'interval' && isTime(r) && op === '+') return { ...same, result: r };
+  if (l === 'time' && r === 'time' && op === '-') return { ...same, result: 'interval' };
+  if (l === 'time' && r === 'time' && op === '+') sqlFail('42725', 'operator is not unique: time without time zone + time without time zone', undefined, 'Could not choose a best candidate operator. You might need to add explicit type casts.');
+  if (l === 'date' && isTime(r) && (op === '+' || (op === '-' && r === 'time'))) return { ...same, result: r === 'time' ? 'timestamp' : 'timestamptz' };
+  if (isTime(l) && r === 'date' && op === '+') return { ...same, result: l === 'time' ? 'timestamp' : 'timestamptz' };
+  // A time is an interval otherwise (time -> interval is implicit; timetz has no such cast).
+  if (l === 'time' && NUMERIC_RANK[r] !== undefined && (op === '*' || op === '/')) return { left: 'interval', right: 'float8', result: 'interval' };
+  if (r === 'time' && NUMERIC_RANK[l] !== undefined && op === '*') return { left: 'float8', right: 'interval', result: 'interval' };
+  return noOperator(op, l, r);
 }
 
 const TIMESTAMPS: readonly SqlTypeName[] = ['date', 'timestamp', 'timestamptz'];
@@ -125,8 +151,38 @@ function intervalArith(op: ArithOp, a: NonNullSqlValue, b: NonNullSqlValue, resu
   return null;
 }
 
+/** time_pl_interval: the interval's time part only, wrapped into a day (24:00:00 + 0 is 00:00:00, as PostgreSQL). */
+function timePlus(time: bigint, micros: bigint): bigint {
+  let t = (time + micros) % MICROS_PER_DAY;
+  if (t < 0n) t += MICROS_PER_DAY;
+  return t;
+}
+
+/** The time-of-day operators (resolveTimeArith); null for other operands. @throws SQL_ERROR 22008 timestamp out of range */
+function timeArith(op: ArithOp, a: NonNullSqlValue, b: NonNullSqlValue): SqlValue | null {
+  const sign = op === '-' ? -1n : 1n;
+  if (a.type === 'time' && b.type === 'interval') return { type: 'time', value: timePlus(a.value, sign * b.value.micros) };
+  if (a.type === 'interval' && b.type === 'time') return { type: 'time', value: timePlus(b.value, a.value.micros) };
+  if (a.type === 'timetz' && b.type === 'interval') return { type: 'timetz', value: { time: timePlus(a.value.time, sign * b.value.micros), zone: a.value.zone } };
+  if (a.type === 'interval' && b.type === 'timetz') return { type: 'timetz', value: { time: timePlus(b.value.time, a.value.micros), zone: b.value.zone } };
+  if (a.type === 'time' && b.type === 'time') return { type: 'interval', value: { months: 0, days: 0, micros: a.value - b.value } };
+  const date = a.type === 'date' ? a : b.type === 'date' ? b : undefined;
+  const time = a.type === 'time' || a.type === 'timetz' ? a : b.type === 'time' || b.type === 'timetz' ? b : undefined;
+  if (date !== undefined && time !== undefined) {
+    const day = BigInt(date.value as number) * MICROS_PER_DAY;
+    if (time.type === 'time') return { type: 'timestamp', value: checkTimestamp(op === '-' ? day - time.value : day + time.value) };
+    const tz = time.value as TimeTz;
+    return { type: 'timestamptz', value: checkTimestamp(day + tz.time + BigInt(tz.zone) * 1_000_000n) };
+  }
+  return null;
+}
+
 /** Applies an arithmetic operator to two non-null values already coerced to the resolved types. */
 export function applyArith(op: ArithOp, a: NonNullSqlValue, b: NonNullSqlValue, result: SqlTypeName): SqlValue {
+  if (result === 'time' || result === 'timetz' || ((result === 'timestamp' || result === 'timestamptz' || result === 'interval') && (a.type === 'time' || a.type === 'timetz' || b.type === 'time' || b.type === 'timetz'))) {
+    const t = timeArith(op, a, b);
+    if (t !== null) return t;
+  }
   if (result === 'interval' || result === 'timestamp' || result === 'timestamptz') {
     const r = intervalArith(op, a, b, result);
     if (r !== null) return r;
@@ -181,6 +237,9 @@ export function negate(v: NonNullSqlValue): SqlValue {
       return { type: 'float8', value: -v.value };
     case 'interval':
       return { type: 'interval', value: negateInterval(v.value) };
+    case 'time':
+      // Through its implicit cast to interval, as PostgreSQL finds no other - for it.
+      return { type: 'interval', value: negateInterval({ months: 0, days: 0, micros: v.value }) };
     default:
       return noPrefixOperator('-', v.type);
   }
@@ -200,6 +259,9 @@ export function resolveComparison(op: string, l: SqlTypeName, r: SqlTypeName): S
   if (nl !== undefined && nr !== undefined) return nl >= nr ? l : r;
   const times: SqlTypeName[] = ['date', 'timestamp', 'timestamptz'];
   if (times.includes(l) && times.includes(r)) return times.indexOf(l) >= times.indexOf(r) ? l : r;
+  // time converts to timetz (in the session's zone, UTC) and to interval implicitly.
+  if ((l === 'time' && r === 'timetz') || (l === 'timetz' && r === 'time')) return 'timetz';
+  if ((l === 'time' && r === 'interval') || (l === 'interval' && r === 'time')) return 'interval';
   // Arrays of two element types have no operator (int4[] = int8[] is 42883, as in PostgreSQL).
   return noOperator(op, l, r);
 }
@@ -221,6 +283,14 @@ function compareArrays(a: readonly SqlValue[], b: readonly SqlValue[]): number {
     if (c !== 0) return c;
   }
   return a.length - b.length < 0 ? -1 : a.length > b.length ? 1 : 0;
+}
+
+/** timetz_cmp: by the UTC time (time + zone, not wrapped into a day), then by zone (seconds west, ascending). */
+export function compareTimetz(a: TimeTz, b: TimeTz): number {
+  const x = a.time + BigInt(a.zone) * 1_000_000n;
+  const y = b.time + BigInt(b.zone) * 1_000_000n;
+  if (x !== y) return x < y ? -1 : 1;
+  return a.zone < b.zone ? -1 : a.zone > b.zone ? 1 : 0;
 }
 
 /** Total order of two non-null values of the same type (NaN sorts last, arrays element-wise, as PostgreSQL). */
@@ -254,6 +324,7 @@ export function compareValues(a: NonNullSqlValue, b: NonNullSqlValue): number {
     return jsonbText(a.value.json) === jsonbText(b.value.json) ? 0 : 1;
   }
   if (isArrayValue(a) && isArrayValue(b) && a.type === b.type) return compareArrays(a.value, b.value);
+  if (a.type === 'timetz' && b.type === 'timetz') return compareTimetz(a.value, b.value);
   if (a.type === b.type) {
     const x = a.value as number | bigint | boolean;
     const y = b.value as number | bigint | boolean;

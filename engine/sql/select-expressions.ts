@@ -102,6 +102,8 @@ export function toJsValue(v: SqlValue): unknown {
     case 'date':
     case 'timestamp':
     case 'timestamptz':
+    case 'time':
+    case 'timetz':
     case 'interval':
       // PostgreSQL's text forms: exact digits, '2024-01-02', '... 10:00:00', '1 day 02:00:00'.
       return toText(v);

@@ -34,7 +34,7 @@ export interface CastTarget {
   /** numeric(p, s): rounds to s, then checks p. */
   precision?: number;
   scale?: number;
-  /** timestamp(p) / timestamptz(p): rounds to p fractional digits of a second (0 to 5; 6 is the default). */
+  /** timestamp(p) / timestamptz(p) / time(p) / timetz(p): rounds to p fractional digits of a second (0 to 5; 6 is the default). */
   fractionDigits?: number;
   /** An array type's elements' modifiers (`varchar(3)[]`), applied to each element. */
   element?: CastTarget;
@@ -55,6 +55,8 @@ const SCALAR_DISPLAY: Record<ScalarTypeName, string> = {
   date: 'date',
   timestamp: 'timestamp without time zone',
   timestamptz: 'timestamp with time zone',
+  time: 'time without time zone',
+  timetz: 'time with time zone',
   jsonb: 'jsonb',
   bytea: 'bytea',
   uuid: 'uuid',
@@ -110,6 +112,11 @@ function applyModifiers(v: SqlValue, t: CastTarget): SqlValue {
   if ((v.type === 'timestamp' || v.type === 'timestamptz') && t.fractionDigits !== undefined && t.fractionDigits < MAX_FRACTION_DIGITS) {
     return { type: v.type, value: roundMicros(v.value, t.fractionDigits) };
   }
+  if (t.fractionDigits !== undefined && t.fractionDigits < MAX_FRACTION_DIGITS) {
+    // AdjustTimeForTypmod: half up (a time is never negative), 23:59:59.5 becoming 24:00:00.
+    if (v.type === 'time') return { type: 'time', value: roundMicros(v.value, t.fractionDigits) };
+    if (v.type === 'timetz') return { type: 'timetz', value: { time: roundMicros(v.value.time, t.fractionDigits), zone: v.value.zone } };
+  }
   return v;
 }
 
@@ -138,6 +145,9 @@ export function canCast(from: SqlTypeName, to: SqlTypeName): boolean {
   if ((from === 'int4' && to === 'boolean') || (from === 'boolean' && to === 'int4')) return true;
   const time = ['date', 'timestamp', 'timestamptz'];
   if (time.includes(from) && time.includes(to)) return true;
+  if (to === 'time' && (from === 'timestamp' || from === 'timestamptz' || from === 'timetz' || from === 'interval')) return true;
+  if (to === 'timetz' && (from === 'timestamptz' || from === 'time')) return true;
+  if (from === 'time' && to === 'interval') return true;
   if (isBitType(from) && isBitType(to)) return true;
   // int4 / int8 <-> bit (not bit varying, not smallint).
   if ((from === 'int4' || from === 'int8') && to === 'bit') return true;
@@ -204,6 +214,17 @@ function castNonNull(v: NonNullSqlValue, to: SqlTypeName, target?: CastTarget): 
     case 'timestamptz':
       if (to === 'timestamp' || to === 'timestamptz') return { type: to, value: v.value };
       if (to === 'date') return { type: 'date', value: Number(floorDiv(v.value, MICROS_PER_DAY)) };
+      // The time of day (in UTC, the session's zone, for a timestamptz).
+      if (to === 'time') return { type: 'time', value: v.value - floorDiv(v.value, MICROS_PER_DAY) * MICROS_PER_DAY };
+      if (to === 'timetz' && v.type === 'timestamptz') return { type: 'timetz', value: { time: v.value - floorDiv(v.value, MICROS_PER_DAY) * MICROS_PER_DAY, zone: 0 } };
+      return noCast(v.type, to);
+    case 'time':
+      if (to === 'interval') return { type: 'interval', value: { months: 0, days: 0, micros: v.value } };
+      // In the session's zone, UTC.
+      if (to === 'timetz') return { type: 'timetz', value: { time: v.value, zone: 0 } };
+      return noCast(v.type, to);
+    case 'timetz':
+      if (to === 'time') return { type: 'time', value: v.value.time };
       return noCast(v.type, to);
     case 'jsonb':
       return castJsonb(v.value.json, to);
@@ -212,9 +233,16 @@ function castNonNull(v: NonNullSqlValue, to: SqlTypeName, target?: CastTarget): 
       if (isBitType(to)) return { type: to, value: v.value };
       if (v.type === 'bit' && (to === 'int4' || to === 'int8')) return intFromBits(v.value, to);
       return noCast(v.type, to);
+    case 'interval':
+      // interval_time: the time part modulo a day, months and days dropped.
+      if (to === 'time') {
+        let t = v.value.micros % MICROS_PER_DAY;
+        if (t < 0n) t += MICROS_PER_DAY;
+        return { type: 'time', value: t };
+      }
+      return noCast(v.type, to);
     case 'bytea':
     case 'uuid':
-    case 'interval':
       return noCast(v.type, to);
     default:
       // unknown/text were parsed above; TypeScript does not narrow a union-typed discriminant here.
@@ -352,6 +380,14 @@ export function parseText(raw: string, to: SqlTypeName): SqlValue {
       if (raw.includes('\\')) sqlFail('0A000', 'unsupported: bytea escape format input');
       return { type: 'bytea', value: Buffer.from(raw, 'utf8') };
     }
+    case 'time': {
+      const t = parseTimeOfDay(raw, to);
+      return { type: 'time', value: t.micros };
+    }
+    case 'timetz': {
+      const t = parseTimeOfDay(raw, to);
+      return { type: 'timetz', value: { time: t.micros, zone: t.zoneWest } };
+    }
     case 'interval':
       return { type: 'interval', value: parseInterval(raw) };
     case 'uuid':
@@ -434,6 +470,57 @@ function parseDateTime(raw: string, to: 'date' | 'timestamp' | 'timestamptz'): {
   }
   // A date keeps only the date part: '2024-01-01 24:00' is still 2024-01-01.
   return { days: daysFromCivil(year, month, day), micros: to === 'date' ? 0n : BigInt(micros), zoneMicros };
+}
+
+/**
+ * The time input forms read: an optional date (`YYYY-MM-DD`, ignored) or `T`, `hh:mm[:ss[.fraction]]`,
+ * an optional `AM` / `PM`, and an optional zone `Z`, `UTC`, `GMT` or `+h[h][[:]mm[[:]ss]]` (read and
+ * ignored by time); or `allballs` (midnight).
+ */
+const TIME_INPUT = /^(?:\d{4,}-\d{1,2}-\d{1,2}\s+|t)?(\d{1,2}):(\d{1,2})(?::(\d{1,2})(\.\d*)?)?\s*(am|pm|a\.m\.|p\.m\.)?\s*(z|utc|gmt|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?)?$/i;
+
+/** PostgreSQL's limit of a zone displacement in input (MAX_TZDISP_HOUR): 15:59:59 either way. */
+const MAX_ZONE_HOURS = 15;
+
+/**
+ * Reads time input text (PostgreSQL's DecodeTimeOnly for the forms above) into microseconds since
+ * midnight and the zone's offset, seconds west of UTC (0 when none is written). Fractions round
+ * to microseconds with rint(); 24:00:00 and a leap second (:60, carried into the next minute)
+ * are allowed, as PostgreSQL.
+ * @throws SQL_ERROR 22007 unreadable, 22008 a field out of range, 22009 a zone past 15:59:59, 0A000 now / special words
+ */
+function parseTimeOfDay(raw: string, to: 'time' | 'timetz'): { micros: bigint; zoneWest: number } {
+  const s = raw.trim();
+  const word = s.toLowerCase();
+  if (word === 'allballs') return { micros: 0n, zoneWest: 0 };
+  if (UNSUPPORTED_DATETIME_WORDS.has(word)) sqlFail('0A000', `unsupported: "${word}" as a ${TYPE_DISPLAY[to]}`);
+  const m = TIME_INPUT.exec(s);
+  // time_in names its type `time`, timetz_in `time with time zone`.
+  if (m === null) return sqlFail('22007', `invalid input syntax for type ${to === 'time' ? 'time' : TYPE_DISPLAY[to]}: "${raw}"`);
+  const fieldOverflow = (): never => sqlFail('22008', `date/time field value out of range: "${raw}"`);
+  let hour = Number(m[1]);
+  const minute = Number(m[2]);
+  const second = Number(m[3] ?? 0);
+  const fraction = m[4] === undefined || m[4] === '.' ? 0 : roundHalfEven(Number(m[4]) * 1e6);
+  const meridiem = m[5]?.toLowerCase().replace(/\./g, '');
+  if (meridiem !== undefined) {
+    if (hour > 12) fieldOverflow();
+    hour = (hour % 12) + (meridiem === 'pm' ? 12 : 0);
+  }
+  if (hour > 24 || minute > 59 || second > 60 || fraction > 1e6 || (hour === 24 && (minute > 0 || second > 0 || fraction > 0))) fieldOverflow();
+  const micros = BigInt(((hour * 60 + minute) * 60 + second) * 1e6 + fraction);
+  // A leap second can carry 23:59:60 to 24:00:00, never further (PostgreSQL's time_overflows).
+  if (micros > MICROS_PER_DAY) fieldOverflow();
+  let zoneWest = 0;
+  const zone = m[6]?.toLowerCase();
+  if (zone !== undefined && (zone[0] === '+' || zone[0] === '-')) {
+    const digits = zone.slice(1).replace(/:/g, '');
+    // `+h` and `+hh` are hours; then minutes and seconds two digits each.
+    const [h, mi, se] = digits.length <= 2 ? [Number(digits), 0, 0] : [Number(digits.slice(0, digits.length % 2 === 1 ? 1 : 2)), Number(digits.slice(digits.length % 2 === 1 ? 1 : 2, digits.length % 2 === 1 ? 3 : 4)), Number(digits.slice(digits.length % 2 === 1 ? 3 : 4) || 0)];
+    if (h > MAX_ZONE_HOURS || mi > 59 || se > 59) sqlFail('22009', `time zone displacement out of range: "${raw}"`);
+    zoneWest = (zone.startsWith('-') ? 1 : -1) * (h * 3600 + mi * 60 + se);
+  }
+  return { micros, zoneWest: zoneWest + 0 };
 }
 
 export { jsonbText };

@@ -227,6 +227,8 @@ function mendParse(node: unknown): unknown {
   const o = node as Record<string, unknown>;
   // `col AT TIME ZONE z`: the parser keeps the clause on the column reference, where nothing reads it.
   if (o.type === 'column_ref' && JSON.stringify(o.options ?? null).toLowerCase().includes('"at time zone"')) unsupported('AT TIME ZONE');
+  // `f() AT TIME ZONE z` the pre-pass did not rewrite: the parser keeps it as a suffix nothing reads.
+  if (o.type === 'function' && JSON.stringify(o.suffix ?? null).toLowerCase().includes('"at time zone"')) unsupported('AT TIME ZONE');
   if (o.type === 'column_ref' && o.collate !== null && o.collate !== undefined) {
     // `col COLLATE name`, which the parser reads itself, as the marker call the pre-pass makes of
     // every other operand (sql-grammar-gaps.ts rewriteCollate).

@@ -74,6 +74,12 @@ import { sqlFail } from './sql-types.js';
  *  - an array slice `a[lo:hi]` (either bound omitted) -> `a[<SLICE_MARKER>(lo, hi)]`;
  *  - a function in FROM `f(args) WITH ORDINALITY` -> `<ORDINALITY_MARKER>(f(args))` (the parser
  *    reads no WITH ORDINALITY), which the planner reads as the function with its row numbers;
+ *  - `timetz[(p)]` -> `time[(p)] with time zone` where a type is read (casts, typed literals,
+ *    column definitions, ALTER COLUMN TYPE);
+ *  - `x AT TIME ZONE zone` -> `pg_catalog.timezone((zone), (x))`, PostgreSQL's own reading of it (the
+ *    function, its column name `timezone`), with AT's precedence: above `^`, `*` and `+`, below
+ *    COLLATE, unary minus, `::` and subscripts, left to right (the parser reads AT TIME ZONE only
+ *    after a column reference or a call, and there keeps it where nothing reads it);
  * Each returns the same array when it changes nothing.
  */
 
@@ -135,7 +141,7 @@ export const OVERRIDING_USER_MARKER = '__tetra_overriding_user__';
  * = (index + 1) * ARRAY_CODE_SPAN + the element's modifier (its length or precision), or + the
  * span - 1 for none. Each name is one castTargetOf reads.
  */
-export const ARRAY_ELEMENT_CODES = ['BOOLEAN', 'DATE', 'TIMESTAMP', 'TIMESTAMPTZ', 'UUID', 'JSONB', 'BYTEA', 'INTERVAL', 'BIT', 'BIT VARYING'] as const;
+export const ARRAY_ELEMENT_CODES = ['BOOLEAN', 'DATE', 'TIMESTAMP', 'TIMESTAMPTZ', 'UUID', 'JSONB', 'BYTEA', 'INTERVAL', 'BIT', 'BIT VARYING', 'TIME', 'TIMETZ'] as const;
 export const ARRAY_CODE_SPAN = 1_000_000;
 
 /** `json_agg(x ORDER BY y)` / `jsonb_agg(...)` become `<this>(array_agg(to_jsonb(x) ORDER BY y))` (see rewriteJsonAggOrder). */
@@ -151,7 +157,7 @@ export const ORDINALITY_MARKER = '__tetra_ordinality__';
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
   return rewriteJsonAggOrder(rewriteSlices(rewriteOrdinality(rewriteDropBehavior(rewriteConstraintNames(rewriteOverriding(
     rewriteInsertSelect(
-      rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteArrayTypes(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteGenerated(checkInsertArity(rewriteInsertAlias(rewriteValueFunctions(tokens))))))))))))))))))),
+      rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteAtTimeZone(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteArrayTypes(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteTimetz(rewriteGenerated(checkInsertArity(rewriteInsertAlias(rewriteValueFunctions(tokens))))))))))))))))))))),
     ),
   ))))));
 }
@@ -241,7 +247,7 @@ function rewriteSlices(tokens: Token[]): Token[] {
 
 /** The first words of element types rewriteArrayTypes carries, by the code name they stand for. */
 const CARRIED_ELEMENTS: Readonly<Record<string, (typeof ARRAY_ELEMENT_CODES)[number]>> = {
-  bool: 'BOOLEAN', boolean: 'BOOLEAN', date: 'DATE', timestamp: 'TIMESTAMP', timestamptz: 'TIMESTAMPTZ', uuid: 'UUID', json: 'JSONB', jsonb: 'JSONB', bytea: 'BYTEA', interval: 'INTERVAL', bit: 'BIT',
+  bool: 'BOOLEAN', boolean: 'BOOLEAN', date: 'DATE', timestamp: 'TIMESTAMP', timestamptz: 'TIMESTAMPTZ', uuid: 'UUID', json: 'JSONB', jsonb: 'JSONB', bytea: 'BYTEA', interval: 'INTERVAL', bit: 'BIT', time: 'TIME',
 };
 
 /**
@@ -277,6 +283,7 @@ function rewriteArrayTypes(tokens: Token[]): Token[] {
     let code: (typeof ARRAY_ELEMENT_CODES)[number] | undefined = name === 'bit varying' ? 'BIT VARYING' : CARRIED_ELEMENTS[name];
     if (code === undefined) continue;
     if (code === 'TIMESTAMP' && zone === 'with') code = 'TIMESTAMPTZ';
+    if (code === 'TIME' && zone === 'with') code = 'TIMETZ';
     const value = (ARRAY_ELEMENT_CODES.indexOf(code) + 1) * ARRAY_CODE_SPAN + (modifier ?? ARRAY_CODE_SPAN - 1);
     const carrier: Token[] = [
       { text: 'tinyint', word: 'tinyint', space: '' },
@@ -325,7 +332,7 @@ function rewriteOrdinality(tokens: Token[]): Token[] {
  * (`localtimestamp`) or not at all (`current_user`); each becomes a call, `current_user()`, unless
  * it is called already, qualified, or a label after AS.
  */
-const VALUE_FUNCTION_WORDS = new Set(['current_user', 'session_user', 'current_role', 'current_catalog', 'current_schema', 'localtimestamp']);
+const VALUE_FUNCTION_WORDS = new Set(['current_user', 'session_user', 'current_role', 'current_catalog', 'current_schema', 'localtimestamp', 'localtime']);
 
 function rewriteValueFunctions(tokens: Token[]): Token[] {
   let out = tokens;
@@ -420,8 +427,8 @@ function powerOperandStart(tokens: Token[], end: number): number {
   } else if (isNumber(t)) {
     if (tokens[i - 1]?.text === '$' && tokens[i - 1]!.space === '') i--;
   } else if (isString(t)) {
-    // A typed literal: `numeric '2'`.
-    if (isName(tokens[i - 1])) i--;
+    // A typed literal: `numeric '2'` (not the `zone` of AT TIME ZONE 'UTC').
+    if (isName(tokens[i - 1]) && !NOT_TYPES.has(tokens[i - 1]!.word ?? '')) i--;
   } else if (isName(t) || t.word === 'null' || t.word === 'true' || t.word === 'false') {
     // A type after `::` may be several words (`x::double precision`).
     let k = i;
@@ -1635,6 +1642,72 @@ function rewriteDropBehavior(tokens: Token[]): Token[] {
     out = [...out.slice(0, at), named, ...out.slice(end)];
   }
   return out;
+}
+
+// ---- timetz ------------------------------------------------------------------------------------
+
+/**
+ * `timetz[(p)]` -> `time[(p)] with time zone` (see the file comment), where a type is read: the
+ * parser reads only the long spelling. Elsewhere `timetz` is a name.
+ */
+function rewriteTimetz(tokens: Token[]): Token[] {
+  let out = tokens;
+  const ddl = out[0]?.word === 'create' || out[0]?.word === 'alter';
+  for (let i = 0; i < out.length; i++) {
+    const t = out[i]!;
+    if (t.word !== 'timetz' || out[i - 1]?.text === '.') continue;
+    const close = out[i + 1]?.text === '(' ? matching(out, i + 1, '(', ')', 1) : i;
+    if (close < 0) continue;
+    const literal = isString(out[close + 1]) && typedLiteralAt([...out.slice(0, i + 1), ...out.slice(close + 1)], i);
+    if (!(literal || castTypeAt(out, i) || alterTypeAt(out, i) || (ddl && columnTypeAt(out, i)))) continue;
+    const last = out[close]!;
+    const words: Token[] = [
+      { text: 'time', word: 'time', space: close === i ? ' ' : '' },
+      ...out.slice(i + 1, close),
+      ...(close === i ? [] : [{ ...last, space: ' ' }]),
+      { text: 'with', word: 'with', space: ' ' },
+      { text: 'time', word: 'time', space: ' ' },
+      { text: 'zone', word: 'zone', space: last.space },
+    ];
+    out = [...out.slice(0, i), ...words, ...out.slice(close + 1)];
+    i += words.length - 1;
+  }
+  return out;
+}
+
+// ---- AT TIME ZONE ------------------------------------------------------------------------------
+
+/**
+ * `operand AT TIME ZONE zone` -> `pg_catalog.timezone((zone), (operand))` (see the file comment). The operand
+ * is what binds tighter than AT before it (powerOperandStart: a primary with its casts and
+ * subscripts, the unary signs before it; a COLLATE is a call by now), the zone likewise after it
+ * (powerOperandEnd). Left to right, so a second AT TIME ZONE takes the first's call as its operand.
+ */
+function rewriteAtTimeZone(tokens: Token[]): Token[] {
+  for (let i = 1; i + 3 < tokens.length; i++) {
+    if (tokens[i]!.word !== 'at' || tokens[i + 1]!.word !== 'time' || tokens[i + 2]!.word !== 'zone') continue;
+    const start = powerOperandStart(tokens, i - 1);
+    const end = powerOperandEnd(tokens, i + 3);
+    if (start < 0 || end < 0 || end <= i + 3) continue;
+    const call: Token[] = [
+      { text: 'pg_catalog', word: 'pg_catalog', space: '' },
+      { text: '.', space: '' },
+      { text: 'timezone', word: 'timezone', space: '' },
+      { text: '(', space: '' },
+      { text: '(', space: '' },
+      ...tokens.slice(i + 3, end - 1),
+      { ...tokens[end - 1]!, space: '' },
+      { text: ')', space: '' },
+      { text: ',', space: ' ' },
+      { text: '(', space: '' },
+      ...tokens.slice(start, i - 1),
+      { ...tokens[i - 1]!, space: '' },
+      { text: ')', space: '' },
+      { text: ')', space: tokens[end - 1]!.space },
+    ];
+    return rewriteAtTimeZone([...tokens.slice(0, start), ...call, ...tokens.slice(end)]);
+  }
+  return tokens;
 }
 
 // ---- COLLATE -----------------------------------------------------------------------------------

@@ -16,6 +16,8 @@ import { enumLabel as enumLabelOf } from './enum-types.js';
  *  - bit / varbit (`bit(n)`, `bit varying(n)`): string of 0s and 1s (see bit-string.ts)
  *  - date: days since 1970-01-01 (number); timestamp / timestamptz: microseconds since the
  *    epoch (bigint), timestamptz in UTC (the session time zone is always UTC here)
+ *  - time: microseconds since midnight (bigint, 0 to 24:00:00 inclusive, as PostgreSQL's);
+ *    timetz: { time, zone } as PostgreSQL's TimeTzADT (zone in seconds WEST of UTC: +02 is -7200)
  *  - jsonb: { json: parsed JSON } (boxed: JSON null is not SQL NULL); bytea: Buffer
  *  - interval: { months, days, micros } kept apart as PostgreSQL does (a month is not 30 days
  *    until intervals are compared; a day is not 24 hours across the calendar)
@@ -40,6 +42,8 @@ export type ScalarTypeName =
   | 'date'
   | 'timestamp'
   | 'timestamptz'
+  | 'time'
+  | 'timetz'
   | 'jsonb'
   | 'bytea'
   | 'uuid'
@@ -75,6 +79,12 @@ export interface Interval {
   readonly micros: bigint;
 }
 
+/** A timetz datum: the local time of day and its zone, seconds west of UTC (PostgreSQL's sign). */
+export interface TimeTz {
+  readonly time: bigint;
+  readonly zone: number;
+}
+
 /** A jsonb datum; boxed so that the JSON `null` document is distinct from SQL NULL. */
 export interface Jsonb {
   readonly json: JsonValue;
@@ -89,7 +99,8 @@ export type SqlValue =
   | { type: 'numeric'; value: Decimal }
   | { type: 'float8'; value: number }
   | { type: 'date'; value: number }
-  | { type: 'timestamp' | 'timestamptz'; value: bigint }
+  | { type: 'timestamp' | 'timestamptz' | 'time'; value: bigint }
+  | { type: 'timetz'; value: TimeTz }
   | { type: 'jsonb'; value: Jsonb }
   | { type: 'bytea'; value: Buffer }
   | { type: 'interval'; value: Interval }
@@ -213,6 +224,27 @@ export function formatTimestamp(micros: bigint, tz: boolean): string {
   return bc ? `${out} BC` : out;
 }
 
+/** Microseconds since midnight -> 'HH:MM:SS[.ffffff]' (time_out; 24:00:00 is a value of its own). */
+export function formatTime(micros: bigint): string {
+  const t = Number(micros);
+  const secs = Math.floor(t / 1_000_000);
+  const frac = t - secs * 1_000_000;
+  const out = `${pad2(Math.floor(secs / 3600))}:${pad2(Math.floor(secs / 60) % 60)}:${pad2(secs % 60)}`;
+  return frac === 0 ? out : `${out}.${String(frac).padStart(6, '0').replace(/0+$/, '')}`;
+}
+
+/** A zone in seconds west of UTC as PostgreSQL prints it after a time: `+02`, `-05:30`, `+02:30:15`. */
+export function formatZone(zoneWest: number): string {
+  const east = -zoneWest;
+  const abs = Math.abs(east);
+  let out = `${east < 0 ? '-' : '+'}${pad2(Math.floor(abs / 3600))}`;
+  const minutes = Math.floor(abs / 60) % 60;
+  const seconds = abs % 60;
+  if (minutes !== 0 || seconds !== 0) out += `:${pad2(minutes)}`;
+  if (seconds !== 0) out += `:${pad2(seconds)}`;
+  return out;
+}
+
 /**
  * A bpchar's significant characters: without its trailing spaces (only U+0020, as PostgreSQL's
  * bcTruelen). What bpchar -> text casts give and what bpchar comparison and hashing look at.
@@ -249,6 +281,10 @@ export function toText(v: NonNullSqlValue): string {
       return formatTimestamp(v.value, false);
     case 'timestamptz':
       return formatTimestamp(v.value, true);
+    case 'time':
+      return formatTime(v.value);
+    case 'timetz':
+      return formatTime(v.value.time) + formatZone(v.value.zone);
     case 'jsonb':
       return jsonbText(v.value.json);
     case 'bytea':

@@ -23,6 +23,8 @@ export function commonType(types: SqlTypeName[], context: string): SqlTypeName {
     const tt = TIME_RANK[t];
     if (nr !== undefined && nt !== undefined) result = nt > nr ? t : result;
     else if (tr !== undefined && tt !== undefined) result = tt > tr ? t : result;
+    // time converts to timetz implicitly, not back.
+    else if ((result === 'time' && t === 'timetz') || (result === 'timetz' && t === 'time')) result = 'timetz';
     // Both string types: text, the string category's preferred type, wins.
     else if (STRINGS.has(result) && STRINGS.has(t)) result = 'text';
     // bit beside bit varying: bit varying (bit converts to it without a change).
@@ -47,6 +49,8 @@ export function canCoerce(from: SqlTypeName, to: SqlTypeName): boolean {
   const tf = TIME_RANK[from];
   const tt = TIME_RANK[to];
   if (tf !== undefined && tt !== undefined) return tt >= tf;
+  // time -> timetz (in the session's zone) and time -> interval are implicit casts.
+  if (from === 'time' && (to === 'timetz' || to === 'interval')) return true;
   // An array coerces to an array of a type its elements coerce to (PostgreSQL's array coercion).
   if (isArrayType(from) && isArrayType(to)) return canCoerce(elementTypeOf(from), elementTypeOf(to));
   return false;

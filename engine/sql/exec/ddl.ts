@@ -288,8 +288,9 @@ function declaredTypeOf(t: SqlTypeName): Ast {
   if (isArrayType(t)) return { ...declaredTypeOf(elementTypeOf(t)), array: { dimension: 1 } } as Ast;
   const names: Record<ScalarTypeName, string> = {
     unknown: 'TEXT', boolean: 'BOOLEAN', int2: 'SMALLINT', int4: 'INTEGER', int8: 'BIGINT', numeric: 'NUMERIC', float8: 'DOUBLE PRECISION', text: 'TEXT',
-    bpchar: 'CHAR', bit: 'BIT VARYING', varbit: 'BIT VARYING', date: 'DATE', timestamp: 'TIMESTAMP', timestamptz: 'TIMESTAMPTZ', jsonb: 'JSONB', bytea: 'BYTEA', uuid: 'UUID', interval: 'INTERVAL',
+    bpchar: 'CHAR', bit: 'BIT VARYING', varbit: 'BIT VARYING', date: 'DATE', timestamp: 'TIMESTAMP', timestamptz: 'TIMESTAMPTZ', time: 'TIME', timetz: 'TIME', jsonb: 'JSONB', bytea: 'BYTEA', uuid: 'UUID', interval: 'INTERVAL',
   };
+  if (t === 'timetz') return { dataType: 'TIME', suffix: ['WITH', 'TIME', 'ZONE'] } as unknown as Ast;
   return (t === 'bpchar' ? { dataType: 'CHAR', length: UNBOUNDED_BPCHAR } : { dataType: names[t as ScalarTypeName] }) as unknown as Ast;
 }
 
@@ -1160,7 +1161,7 @@ function typedLiterals(node: AstNode, name: string, type: SqlTypeName): AstNode 
 /** The type names a literal's cast takes (castTargetOf reads them), by stored type. */
 const LITERAL_TYPES: Partial<Record<SqlTypeName, string>> = {
   int2: 'SMALLINT', int4: 'INT', int8: 'BIGINT', numeric: 'NUMERIC', float8: 'DOUBLE PRECISION', text: 'TEXT', boolean: 'BOOLEAN',
-  date: 'DATE', timestamp: 'TIMESTAMP', timestamptz: 'TIMESTAMPTZ', jsonb: 'JSONB', bytea: 'BYTEA', interval: 'INTERVAL',
+  date: 'DATE', timestamp: 'TIMESTAMP', timestamptz: 'TIMESTAMPTZ', time: 'TIME', timetz: 'TIME', jsonb: 'JSONB', bytea: 'BYTEA', interval: 'INTERVAL',
 };
 
 /**

@@ -86,8 +86,15 @@ export function assignable(from: SqlTypeName, to: SqlTypeName): boolean {
   if (isBitType(to)) return from === 'unknown' || isBitType(from);
   // Arrays: element by element; a JSON array (a parameter sent as one) too.
   if (isArrayType(to)) return from === to || from === 'unknown' || from === 'jsonb' || (isArrayType(from) && assignable(elementTypeOf(from), elementTypeOf(to)));
-  return from === to || from === 'unknown' || to === 'text' || to === 'bpchar' || (NUMERIC_RANK[from] !== undefined && NUMERIC_RANK[to] !== undefined) || (TIMES.includes(from) && TIMES.includes(to));
+  return from === to || from === 'unknown' || to === 'text' || to === 'bpchar' || (NUMERIC_RANK[from] !== undefined && NUMERIC_RANK[to] !== undefined) || (TIMES.includes(from) && TIMES.includes(to)) || TIME_OF_DAY_ASSIGNMENTS[to]?.includes(from) === true;
 }
+
+/** PostgreSQL's implicit and assignment casts into the time-of-day types and from time to interval. */
+const TIME_OF_DAY_ASSIGNMENTS: Partial<Record<SqlTypeName, readonly SqlTypeName[]>> = {
+  time: ['timetz', 'timestamp', 'timestamptz', 'interval'],
+  timetz: ['time', 'timestamptz'],
+  interval: ['time'],
+};
 
 /** The index entry of a row: key = index columns ++ primary key; uniqueKey when unique and no NULL. */
 export function indexEntry(index: IndexDef, physical: SqlValue[], pk: Buffer): { key: Buffer; uniqueKey: Buffer | undefined; values: SqlValue[] } | undefined {

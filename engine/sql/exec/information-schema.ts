@@ -14,6 +14,12 @@ function udtName(type: SqlTypeName, declared: string): string {
   return type;
 }
 import { typeDisplay } from '../sql-cast.js';
+
+/** information_schema's datetime_precision: fractional digits of the time types (6 unless declared), 0 for date. */
+function datetimePrecision(type: SqlTypeName, fractionDigits: number | undefined): number | null {
+  if (type === 'date') return 0;
+  return ['timestamp', 'timestamptz', 'time', 'timetz', 'interval'].includes(type) ? (fractionDigits ?? 6) : null;
+}
 import { viewUpdatability } from './view-writes.js';
 import { columnSequence, TYPE_NAMES } from '../sequence-options.js';
 import type { Exec, ExplainNode, Plan, PlanColumn, Step } from './runtime.js';
@@ -47,8 +53,8 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
     );
   }
   if (name === 'columns') {
-    const names = ['table_catalog', 'table_schema', 'table_name', 'column_name', 'ordinal_position', 'column_default', 'is_nullable', 'data_type', 'character_maximum_length', 'numeric_precision', 'numeric_scale', 'collation_catalog', 'collation_schema', 'collation_name', 'udt_name', 'is_identity', 'identity_generation', 'identity_start', 'identity_increment', 'identity_maximum', 'identity_minimum', 'identity_cycle', 'is_generated'];
-    const columns: PlanColumn[] = names.map((n) => ({ name: n, type: n === 'ordinal_position' || n.startsWith('numeric_') || n.startsWith('character_') ? 'int4' : 'text', qualifier: null }));
+    const names = ['table_catalog', 'table_schema', 'table_name', 'column_name', 'ordinal_position', 'column_default', 'is_nullable', 'data_type', 'character_maximum_length', 'numeric_precision', 'numeric_scale', 'datetime_precision', 'collation_catalog', 'collation_schema', 'collation_name', 'udt_name', 'is_identity', 'identity_generation', 'identity_start', 'identity_increment', 'identity_maximum', 'identity_minimum', 'identity_cycle', 'is_generated'];
+    const columns: PlanColumn[] = names.map((n) => ({ name: n, type: n === 'ordinal_position' || n.startsWith('numeric_') || n.startsWith('character_') || n === 'datetime_precision' ? 'int4' : 'text', qualifier: null }));
     return new RowsPlan(columns, () => {
       const rows: SqlValue[][] = [];
       const relations = [...[...catalog.tables.values()].map((t) => ({ name: t.name, table: t, view: undefined })), ...[...catalog.views.values()].map((v) => ({ name: v.name, table: undefined, view: v }))];
@@ -58,7 +64,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
           v.columns.forEach((c, i) => {
             const precision = c.type === 'int2' ? 16 : c.type === 'int4' ? 32 : c.type === 'int8' ? 64 : c.type === 'float8' ? 53 : null;
             const scale = c.type === 'int2' || c.type === 'int4' || c.type === 'int8' ? 0 : null;
-            rows.push([text('tetradb'), text('public'), text(v.name), text(c.name), int(i + 1), text(null), text('YES'), text(isArrayType(c.type) ? 'ARRAY' : isEnumType(c.type) ? 'USER-DEFINED' : (typeDisplay(c.type) ?? c.type)), int(null), int(precision), int(scale), text(null), text(null), text(null), text(udtName(c.type, typeDisplay(c.type) ?? c.type)), text('NO'), text(null), text(null), text(null), text(null), text(null), text('NO'), text('NEVER')]);
+            rows.push([text('tetradb'), text('public'), text(v.name), text(c.name), int(i + 1), text(null), text('YES'), text(isArrayType(c.type) ? 'ARRAY' : isEnumType(c.type) ? 'USER-DEFINED' : (typeDisplay(c.type) ?? c.type)), int(null), int(precision), int(scale), int(datetimePrecision(c.type, undefined)), text(null), text(null), text(null), text(udtName(c.type, typeDisplay(c.type) ?? c.type)), text('NO'), text(null), text(null), text(null), text(null), text(null), text('NO'), text('NEVER')]);
           });
           continue;
         }
@@ -79,6 +85,7 @@ export function informationSchemaPlan(name: string, catalog: Catalog): Plan {
             int(c.target.maxLength ?? null),
             int(c.target.precision ?? (c.type === 'int2' ? 16 : c.type === 'int4' ? 32 : c.type === 'int8' ? 64 : c.type === 'float8' ? 53 : null)),
             int(c.target.scale ?? (c.type === 'int2' || c.type === 'int4' || c.type === 'int8' ? 0 : null)),
+            int(datetimePrecision(c.type, c.target.fractionDigits)),
             // A COLLATE other than "default", as PostgreSQL lists it (NULL for the default).
             text(c.collation === undefined ? null : 'tetradb'),
             text(c.collation === undefined ? null : 'pg_catalog'),

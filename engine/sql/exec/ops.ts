@@ -56,6 +56,10 @@ function partKey(v: SqlValue): string {
     case 'timestamp':
     case 'timestamptz':
       return `t${v.value}`;
+    case 'time':
+      return `h${v.value}`;
+    case 'timetz':
+      return `z${v.value.time}:${v.value.zone}`;
     case 'jsonb':
       return `j${jsonbText(v.value.json)}`;
     case 'bytea':

@@ -36,6 +36,8 @@ export function sqlToJson(v: SqlValue): JsonValue {
     case 'bytea':
     case 'uuid':
     case 'interval':
+    case 'time':
+    case 'timetz':
       return toText(nn);
     default: {
       // Arrays become JSON arrays of their elements, as to_jsonb does.

@@ -1,6 +1,8 @@
 import type { CompiledExpr } from '../compiled-expr.js';
-import { typeDisplay } from '../sql-cast.js';
-import { Decimal, sqlFail, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue, NO_FUNCTION_HINT } from '../sql-types.js';
+import { castValue, MAX_FRACTION_DIGITS, roundHalfEven, typeDisplay, type CastTarget } from '../sql-cast.js';
+import { localOf, offsetEast, utcOf, zoneNamed, zoneOfInterval } from '../time-zones.js';
+import { canCoerce, coerce } from '../type-resolution.js';
+import { Decimal, sqlFail, type Interval, type NonNullSqlValue, type SqlTypeName, type SqlValue, type TimeTz, NO_FUNCTION_HINT } from '../sql-types.js';
 import {
   checkDate,
   checkTimestamp,
@@ -21,16 +23,30 @@ import {
 import { noFunction, strict, type FunctionDef } from './function-def.js';
 import { formatNumberPattern } from './number-format.js';
 
-/** A function of the statement time only (stable within a statement, as PostgreSQL). */
-const statementClock = (type: 'timestamptz' | 'timestamp' | 'date'): FunctionDef => ({
+/**
+ * A function of the statement time only (stable within a statement, as PostgreSQL), in the
+ * session's zone (UTC). The times take a precision as PostgreSQL's grammar does
+ * (`current_time(2)`, `localtimestamp(0)`: an integer literal, rounded to, 6 past 6).
+ */
+const statementClock = (type: 'timestamptz' | 'timestamp' | 'date' | 'time' | 'timetz'): FunctionDef => ({
   compile(name, args): CompiledExpr {
-    if (args.length !== 0) return noFunction(name, args);
+    const precision = type === 'date' || args.length !== 1 ? undefined : args[0]!;
+    if (args.length > (precision === undefined ? 0 : 1)) return noFunction(name, args);
+    let target: CastTarget = { type };
+    if (precision !== undefined) {
+      const p = precision.type === 'int4' && precision.param === undefined ? precision.evaluate({ statementTime: 0n }).value : null;
+      if (typeof p !== 'number' || p < 0) return noFunction(name, args);
+      target = { type, fractionDigits: Math.min(p, MAX_FRACTION_DIGITS) };
+    }
     return {
       type,
-      evaluate: (ctx) =>
-        type === 'date'
-          ? { type, value: Number(ctx.statementTime / MICROS_PER_DAY) }
-          : { type, value: ctx.statementTime },
+      evaluate(ctx) {
+        const now = ctx.statementTime;
+        if (type === 'date') return { type, value: Number(floorDiv(now, MICROS_PER_DAY)) };
+        const time = now - floorDiv(now, MICROS_PER_DAY) * MICROS_PER_DAY;
+        const v: SqlValue = type === 'time' ? { type, value: time } : type === 'timetz' ? { type, value: { time, zone: 0 } } : { type, value: now };
+        return target.fractionDigits === undefined ? v : castValue(v, target);
+      },
     };
   },
 });
@@ -168,6 +184,38 @@ export function extractField(rawField: string, v: NonNullSqlValue): SqlValue {
         }
       }
     }
+    case 'time':
+    case 'timetz': {
+      // The time of day's fields; a timetz's zone too, its epoch in UTC.
+      const time = v.type === 'time' ? (v.value as bigint) : (v.value as TimeTz).time;
+      const zoneWest = v.type === 'timetz' ? (v.value as TimeTz).zone : 0;
+      const secMicros = time % (60n * MICROS_PER_SECOND);
+      switch (field) {
+        case 'microseconds':
+          return num(secMicros);
+        case 'milliseconds':
+          return num(secMicros, 3);
+        case 'second':
+          return num(secMicros, 6);
+        case 'minute':
+          return num((time / MICROS_PER_MINUTE) % 60n);
+        case 'hour':
+          return num(time / MICROS_PER_HOUR);
+        case 'epoch':
+          return num(time + BigInt(zoneWest) * MICROS_PER_SECOND, 6);
+        case 'timezone':
+          if (v.type === 'timetz') return num(BigInt(-zoneWest + 0));
+          return unitNotSupported(rawField, type);
+        case 'timezone_hour':
+          if (v.type === 'timetz') return num(BigInt(Math.trunc(-zoneWest / 3600)));
+          return unitNotSupported(rawField, type);
+        case 'timezone_minute':
+          if (v.type === 'timetz') return num(BigInt(Math.trunc(-zoneWest / 60) % 60));
+          return unitNotSupported(rawField, type);
+        default:
+          return unitNotSupported(rawField, type);
+      }
+    }
     case 'interval': {
       const t = intervalFields(v.value);
       const secMicros = BigInt(t.second) * MICROS_PER_SECOND + BigInt(t.micro);
@@ -226,12 +274,14 @@ function intervalFields(i: Interval): { year: number; month: number; day: number
 }
 
 /** The source types EXTRACT accepts. */
-export const EXTRACT_SOURCES: readonly SqlTypeName[] = ['date', 'timestamp', 'timestamptz', 'interval'];
+export const EXTRACT_SOURCES: readonly SqlTypeName[] = ['date', 'timestamp', 'timestamptz', 'time', 'timetz', 'interval'];
 
 const datePart = strict(
   { args: ['text', 'timestamptz'], returns: 'float8', impl: ([f, t]) => asFloat(extractField(str(f!), t!)) },
   { args: ['text', 'timestamp'], returns: 'float8', impl: ([f, t]) => asFloat(extractField(str(f!), t!)) },
   { args: ['text', 'interval'], returns: 'float8', impl: ([f, t]) => asFloat(extractField(str(f!), t!)) },
+  { args: ['text', 'time'], returns: 'float8', impl: ([f, t]) => asFloat(extractField(str(f!), t!)) },
+  { args: ['text', 'timetz'], returns: 'float8', impl: ([f, t]) => asFloat(extractField(str(f!), t!)) },
   {
     args: ['text', 'date'],
     returns: 'float8',
@@ -347,6 +397,63 @@ const makeTimestamp = (y: number, mo: number, d: number, h: number, mi: number, 
     sqlFail('22008', `time field value out of range: ${h}:${String(mi).padStart(2, '0')}:${String(sec).padStart(2, '0')}`);
   }
   return checkTimestamp(timestampFromFields(1970, 1, 1 + days, h, mi, BigInt(Math.round(sec * 1e6))));
+};
+
+/** C's printf `%02g` (make_time's message): six significant digits, at least two characters. */
+function printfG2(x: number): string {
+  const s = String(Number(x.toPrecision(6)));
+  const neg = s.startsWith('-');
+  const digits = neg ? s.slice(1) : s;
+  return (neg ? '-' : '') + (s.length < 2 ? digits.padStart(2 - (neg ? 1 : 0), '0') : digits);
+}
+
+/** make_time(hour, min, sec) as PostgreSQL's: 24:00:00 allowed, nothing past it. @throws SQL_ERROR 22008 */
+function makeTime(h: number, m: number, sec: number): bigint {
+  const micros = ((h * 60 + m) * 60) * 1e6 + roundHalfEven(sec * 1e6);
+  if (h < 0 || m < 0 || m > 59 || h > 24 || !(sec >= 0 && sec <= 60) || micros > 86_400e6) {
+    sqlFail('22008', `time field value out of range: ${h}:${String(m).padStart(2, '0')}:${printfG2(sec)}`);
+  }
+  return BigInt(micros);
+}
+
+/**
+ * timezone(zone, x), which `x AT TIME ZONE zone` is (sql-grammar-gaps.ts), as PostgreSQL 15's
+ * timestamptz_zone, timestamp_zone and timetz_zone and their interval forms: a timestamptz
+ * becomes the zone's local timestamp, a timestamp (a local time of the zone) the timestamptz it
+ * is, a timetz the same instant in the zone (a named zone's offset taken at the statement's
+ * time, as PostgreSQL takes the transaction's). A time is a timetz in the session's zone (UTC)
+ * and an untyped literal or a date a timestamptz, as PostgreSQL resolves the call.
+ * @throws SQL_ERROR 42883 other argument types, 22023 an unknown zone or an interval with days, 22008 out of range
+ */
+const timezoneFunction: FunctionDef = {
+  compile(name, args) {
+    if (args.length !== 2) return noFunction(name, args);
+    const [zoneArg, valueArg] = args as [CompiledExpr, CompiledExpr];
+    const byInterval = zoneArg.type === 'interval';
+    if (!byInterval && !canCoerce(zoneArg.type, 'text')) return noFunction(name, args);
+    const valueType: SqlTypeName | undefined =
+      valueArg.type === 'unknown' || valueArg.type === 'date' ? 'timestamptz' : valueArg.type === 'time' ? 'timetz' : ['timestamp', 'timestamptz', 'timetz'].includes(valueArg.type) ? valueArg.type : undefined;
+    if (valueType === undefined) return noFunction(name, args);
+    const zoneExpr = coerce(zoneArg, byInterval ? 'interval' : 'text');
+    const value = coerce(valueArg, valueType);
+    const type: SqlTypeName = valueType === 'timestamptz' ? 'timestamp' : valueType === 'timestamp' ? 'timestamptz' : 'timetz';
+    return {
+      type,
+      evaluate(ctx) {
+        const z = zoneExpr.evaluate(ctx);
+        const v = value.evaluate(ctx);
+        if (z.value === null || v.value === null) return { type, value: null } as SqlValue;
+        const zone = byInterval ? zoneOfInterval(z.value as Interval) : zoneNamed(str(z as NonNullSqlValue));
+        if (v.type === 'timestamptz') return { type: 'timestamp', value: checkTimestamp(localOf(zone, v.value)) };
+        if (v.type === 'timestamp') return { type: 'timestamptz', value: checkTimestamp(utcOf(zone, v.value)) };
+        const t = v.value as TimeTz;
+        const west = -offsetEast(zone, ctx.statementTime);
+        let time = (t.time + BigInt(t.zone - west) * MICROS_PER_SECOND) % MICROS_PER_DAY;
+        if (time < 0n) time += MICROS_PER_DAY;
+        return { type: 'timetz', value: { time, zone: west + 0 } };
+      },
+    };
+  },
 };
 
 /**
@@ -485,6 +592,14 @@ export const TIME_FUNCTIONS: Record<string, FunctionDef> = {
   transaction_timestamp: statementClock('timestamptz'),
   localtimestamp: statementClock('timestamp'),
   current_date: statementClock('date'),
+  current_time: statementClock('timetz'),
+  localtime: statementClock('time'),
+  timezone: timezoneFunction,
+  make_time: strict({
+    args: ['int4', 'int4', 'float8'],
+    returns: 'time',
+    impl: ([h, m, sec]) => ({ type: 'time', value: makeTime(int(h!), int(m!), sec!.value as number) }),
+  }),
   date_part: datePart,
   date_trunc: dateTrunc,
   make_date: strict({

@@ -9,7 +9,9 @@ import { bpcharTrim, elementTypeOf, isArrayType, isArrayValue, isEnumType, sqlFa
  * B+trees order them as PostgreSQL orders the values with plain byte comparison:
  *   NULL           0xF0 (after every value: ascending indexes put NULLs last, as PostgreSQL's)
  *   a value        0x20, then by type:
- *     int2/int4/int8/date/timestamp/timestamptz  8 bytes big-endian, sign bit flipped
+ *     int2/int4/int8/date/timestamp/timestamptz/time  8 bytes big-endian, sign bit flipped
+ *     timetz       the UTC time (time + zone, not wrapped into a day) then the zone (seconds
+ *                  west), each as above: PostgreSQL's timetz_cmp order
  *     float8       8 bytes IEEE754 (positive: sign flipped; negative: all flipped); -0 as 0,
  *                  NaN above +Infinity (PostgreSQL sorts NaN last)
  *     numeric      sign byte (0x01 negative, 0x02 zero, 0x03 positive), then for non-zero the
@@ -60,7 +62,12 @@ export function encodeKeyPart(out: number[], v: SqlValue): void {
     case 'int8':
     case 'timestamp':
     case 'timestamptz':
+    case 'time':
       pushInt64(out, v.value);
+      return;
+    case 'timetz':
+      pushInt64(out, v.value.time + BigInt(v.value.zone) * 1_000_000n);
+      pushInt64(out, v.value.zone);
       return;
     case 'float8':
       pushFloat(out, v.value);
@@ -183,6 +190,8 @@ export function storedOf(v: SqlValue): unknown {
       return v.value.toString();
     case 'jsonb':
       return JSON.stringify(v.value.json);
+    case 'timetz':
+      return [Number(v.value.time), v.value.zone];
     default:
       if (v.type.endsWith('[]')) return (v.value as unknown as SqlValue[]).map(storedOf);
       return v.value;
@@ -193,8 +202,8 @@ export function storedOf(v: SqlValue): unknown {
  * Row format (version 1): [0x01][u16 column count] then per column a tag byte and its payload:
  *   0 NULL | 1 int32 (LE) | 2 int64 | 3 float64 | 4 text, bpchar (padded), bit/varbit (0s and 1s), uuid (canonical text), enum (its label's sort key) (u32 length + UTF-8) | 5 false | 6 true
  *   7 numeric (u32 length + decimal text) | 8 bytea (u32 length + bytes) | 9 jsonb (u32 length +
- *   JSON text) | 10 date (int32 days) | 11 timestamp(tz) (int64 micros) | 12 anything else
- *   (u32 length + msgpack of the stored form).
+ *   JSON text) | 10 date (int32 days) | 11 timestamp(tz), time (int64 micros) | 12 anything else
+ *   (u32 length + msgpack of the stored form: a timetz is [time micros, zone seconds west]).
  * Fixed-width little-endian fields and length prefixes let a reader skip the columns a query
  * does not use without decoding them.
  */
@@ -219,6 +228,7 @@ export function encodeRow(values: readonly SqlValue[]): Buffer {
       case 'int8':
       case 'timestamp':
       case 'timestamptz':
+      case 'time':
       case 'float8':
         size += 9;
         break;
@@ -278,6 +288,7 @@ export function encodeRow(values: readonly SqlValue[]): Buffer {
         break;
       case 'timestamp':
       case 'timestamptz':
+      case 'time':
         out[o++] = 11;
         o = out.writeBigInt64LE(v.value, o);
         break;
@@ -485,7 +496,12 @@ export function valueOf(raw: unknown, type: SqlTypeName): SqlValue {
     case 'int8':
     case 'timestamp':
     case 'timestamptz':
+    case 'time':
       return { type, value: typeof raw === 'bigint' ? raw : BigInt(raw as number) } as SqlValue;
+    case 'timetz': {
+      const [time, zone] = raw as [number, number];
+      return { type, value: { time: BigInt(time), zone } };
+    }
     case 'bytea':
       return { type, value: Buffer.isBuffer(raw) ? raw : Buffer.from(raw as Uint8Array) };
     default:
