@@ -473,11 +473,12 @@ function parseDateTime(raw: string, to: 'date' | 'timestamp' | 'timestamptz'): {
 }
 
 /**
- * The time input forms read: an optional date (`YYYY-MM-DD`, ignored) or `T`, `hh:mm[:ss[.fraction]]`,
+ * The time input forms read: an optional date (`YYYY-MM-DD`, ignored) or `T`, `hh:mm[:ss[.fraction]]`
+ * or `mm:ss.fraction`,
  * an optional `AM` / `PM`, and an optional zone `Z`, `UTC`, `GMT` or `+h[h][[:]mm[[:]ss]]` (read and
  * ignored by time); or `allballs` (midnight).
  */
-const TIME_INPUT = /^(?:\d{4,}-\d{1,2}-\d{1,2}\s+|t)?(\d{1,2}):(\d{1,2})(?::(\d{1,2})(\.\d*)?)?\s*(am|pm|a\.m\.|p\.m\.)?\s*(z|utc|gmt|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?)?$/i;
+const TIME_INPUT = /^(?:\d{4,}-\d{1,2}-\d{1,2}\s+|t)?(\d{1,2}):(\d{1,2})(?::(\d{1,2}))?(\.\d*)?\s*(am|pm|a\.m\.|p\.m\.)?\s*(z|utc|gmt|[+-]\d{1,2}(?::?\d{2}(?::?\d{2})?)?)?$/i;
 
 /** PostgreSQL's limit of a zone displacement in input (MAX_TZDISP_HOUR): 15:59:59 either way. */
 const MAX_ZONE_HOURS = 15;
@@ -498,9 +499,11 @@ function parseTimeOfDay(raw: string, to: 'time' | 'timetz'): { micros: bigint; z
   // time_in names its type `time`, timetz_in `time with time zone`.
   if (m === null) return sqlFail('22007', `invalid input syntax for type ${to === 'time' ? 'time' : TYPE_DISPLAY[to]}: "${raw}"`);
   const fieldOverflow = (): never => sqlFail('22008', `date/time field value out of range: "${raw}"`);
-  let hour = Number(m[1]);
-  const minute = Number(m[2]);
-  const second = Number(m[3] ?? 0);
+  // `mm:ss.fraction`: a fraction after two fields makes them minutes and seconds (DecodeTime).
+  const minutesFirst = m[3] === undefined && m[4] !== undefined;
+  let hour = minutesFirst ? 0 : Number(m[1]);
+  const minute = Number(minutesFirst ? m[1] : m[2]);
+  const second = Number(minutesFirst ? m[2] : (m[3] ?? 0));
   const fraction = m[4] === undefined || m[4] === '.' ? 0 : roundHalfEven(Number(m[4]) * 1e6);
   const meridiem = m[5]?.toLowerCase().replace(/\./g, '');
   if (meridiem !== undefined) {

@@ -1292,14 +1292,14 @@ function rewriteTypeNames(tokens: Token[]): Token[] {
 
 /**
  * Whether tokens[i] is a typed literal's type: a name right before a string, where an operand
- * starts (after an operator, `(`, `,` or a keyword). Not the one-letter prefixes of PostgreSQL's
+ * starts (after an operator, `(`, `[`, `,` or a keyword). Not the one-letter prefixes of PostgreSQL's
  * B'...', X'...' and N'...' strings.
  */
 function typedLiteralAt(tokens: Token[], i: number): boolean {
   const t = tokens[i]!;
   if (!isString(tokens[i + 1]) || KEYWORDS.has(t.word!) || NOT_TYPES.has(t.word!) || (t.space === '' && t.word!.length === 1)) return false;
   const before = tokens[i - 1];
-  return before === undefined || before.text === '(' || before.text === ',' || isOperatorChar(before) || (before.word !== undefined && KEYWORDS.has(before.word) && before.word !== 'as');
+  return before === undefined || before.text === '(' || before.text === '[' || before.text === ',' || isOperatorChar(before) || (before.word !== undefined && KEYWORDS.has(before.word) && before.word !== 'as');
 }
 
 /** Whether tokens[i] is where a cast's type name starts: after `::`, or after the AS of CAST(... AS. */

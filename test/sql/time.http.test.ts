@@ -60,6 +60,8 @@ describe('time and timetz', () => {
       '23:59:59.9999995',
       '10:00:00.1234567',
       '10:00:00.',
+      '11:30.5',
+      '59:59.9999999',
       ' 10:00 ',
       '10:00 PM',
       '12:00 am',
@@ -88,6 +90,8 @@ describe('time and timetz', () => {
       '-10:00',
       '10',
       '10:00+16',
+      '75:30.5',
+      '10:61.5',
     ];
     const refused = await alike(inputs.flatMap((s) => [`SELECT '${s}'::time, time '${s}', CAST('${s}' AS time without time zone)`, `SELECT '${s}'::timetz, timetz '${s}', CAST('${s}' AS time with time zone)`]));
     expect(refused.length).toBeGreaterThan(14);
@@ -199,6 +203,15 @@ describe('time and timetz', () => {
       "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'ct' ORDER BY ordinal_position",
     ]);
     expect(refused).toEqual(['22008', '22007', '42804', '42804', '22008', '23505', '23505', '42804', '23505', '23505']);
+  });
+
+  it('makes arrays of them', async () => {
+    await alike([
+      'CREATE TABLE ta (id int PRIMARY KEY, a time[], b timetz(0)[])',
+      "INSERT INTO ta VALUES (1, '{10:00,09:30:00.5}', ARRAY[timetz '10:00:00.6+02']), (2, ARRAY['08:00'::time], '{}')",
+      'SELECT id, a::text, b::text, a[2], pg_typeof(b), array_length(a, 1) FROM ta ORDER BY a',
+      "SELECT ARRAY[time '10:00', '11:00']::text, '{10:00,11:30.5}'::time(0)[]::text, ARRAY[numeric '1.50', 2]::text",
+    ]);
   });
 
   it('uses an index on a time column for a range', async () => {
