@@ -152,6 +152,10 @@ describe('time and timetz', () => {
       "SELECT min(x), max(x), count(DISTINCT x) FROM (VALUES (timetz '10:00+02'), (timetz '09:00+00'), (timetz '08:00+00'), (timetz '10:00+02')) v(x)",
       'SELECT pg_typeof(current_time), pg_typeof(current_time(2)), pg_typeof(localtime), pg_typeof(localtime(1)), pg_typeof(localtimestamp), pg_typeof(localtimestamp(2))',
       // The session's zone is UTC on both sides.
+      "CREATE TABLE dt (a time DEFAULT '12:00', b timetz DEFAULT current_time, c time DEFAULT localtime, d time(0) DEFAULT localtime(2), e timestamp DEFAULT localtimestamp(3), f timetz DEFAULT current_time(1), g timestamptz DEFAULT current_timestamp(2))",
+      "SELECT column_name, column_default FROM information_schema.columns WHERE table_name = 'dt' ORDER BY ordinal_position",
+      'INSERT INTO dt DEFAULT VALUES',
+      'SELECT a, d IS NOT NULL, pg_typeof(b), pg_typeof(f) FROM dt',
       "SELECT current_time(0) = localtime(0)::timetz, localtime = (now() AT TIME ZONE 'UTC')::time, localtimestamp = now() AT TIME ZONE 'UTC', localtimestamp(0) <= localtimestamp + interval '1 second', date_part('timezone', current_time)",
     ]);
     expect(refused).toEqual(['0A000', '0A000', '22023', '42883', '22008', '22008', '22008', '22008']);

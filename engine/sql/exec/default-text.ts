@@ -64,7 +64,7 @@ function typeLabel(type: SqlValue['type'], declared: string | undefined): string
 /** The SQL value functions, which PostgreSQL prints as their keywords. */
 const VALUE_FUNCTIONS = new Set(['current_timestamp', 'current_date', 'current_time', 'localtimestamp', 'localtime', 'current_user', 'session_user', 'current_role', 'user', 'current_catalog', 'current_schema']);
 /** Of those, the ones the rewrite makes calls of (sql-grammar-gaps.ts rewriteValueFunctions): no other form reaches here. */
-const CALLED_VALUE_FUNCTIONS = new Set(['localtimestamp', 'current_user', 'session_user', 'current_role', 'current_catalog', 'current_schema']);
+const CALLED_VALUE_FUNCTIONS = new Set(['localtimestamp', 'localtime', 'current_user', 'session_user', 'current_role', 'current_catalog', 'current_schema']);
 
 /**
  * An expression as PostgreSQL's ruleutils prints it (pg_get_indexdef, a unique violation's key):
@@ -127,6 +127,8 @@ function expressionText(n: Ast): string {
       const name = functionName(n);
       const args = ((n.args as Ast | undefined)?.value as Ast[] | undefined) ?? [];
       if ((n.args === undefined && VALUE_FUNCTIONS.has(name)) || (args.length === 0 && CALLED_VALUE_FUNCTIONS.has(name))) return name.toUpperCase();
+      // The clock's precision: `LOCALTIME(2)`, `CURRENT_TIME(0)`.
+      if (args.length === 1 && args[0]!.type === 'number' && ['current_time', 'current_timestamp', 'localtime', 'localtimestamp'].includes(name)) return `${name.toUpperCase()}(${String(args[0]!.value)})`;
       // A sequence named by a literal is a regclass argument (one bound to its sequence is printed before this).
       if (name === 'nextval' && args.length === 1 && args[0]!.type === 'single_quote_string') return `nextval('${String(args[0]!.value)}'::regclass)`;
       return `${name}(${args.map(expressionText).join(', ')})`;
