@@ -157,7 +157,7 @@ export const ORDINALITY_MARKER = '__tetra_ordinality__';
 export function rewriteGrammarGaps(tokens: Token[]): Token[] {
   return rewriteJsonAggOrder(rewriteSlices(rewriteOrdinality(rewriteDropBehavior(rewriteConstraintNames(rewriteOverriding(
     rewriteInsertSelect(
-      rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(rewriteAtTimeZone(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteArrayTypes(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteTimetz(rewriteGenerated(checkInsertArity(rewriteInsertAlias(rewriteValueFunctions(tokens))))))))))))))))))))),
+      rewriteNatural(rewriteOffset(rewriteRowAssignment(rewriteEmptyGroupingSet(rewriteBitOperators(rewriteLikeOperators(rewritePower(quoteBareAt(rewriteAtTimeZone(rewriteCollate(rewriteParamCasts(rewriteQueryParens(rewriteArrayTypes(rewriteTypeNames(rewriteCharTypes(rewriteBitLiterals(rewriteTypedLiterals(rewriteTimetz(rewriteGenerated(checkInsertArity(rewriteInsertAlias(rewriteValueFunctions(tokens)))))))))))))))))))))),
     ),
   ))))));
 }
@@ -1708,6 +1708,17 @@ function rewriteAtTimeZone(tokens: Token[]): Token[] {
     return rewriteAtTimeZone([...tokens.slice(0, start), ...call, ...tokens.slice(end)]);
   }
   return tokens;
+}
+
+/**
+ * A column, table or alias named `at` (PostgreSQL's AT is a non-reserved keyword: `CREATE TABLE
+ * e (at timestamptz)`, `SELECT at FROM e`), which the parser reads as the start of AT TIME ZONE and
+ * refuses: every `at` left after rewriteAtTimeZone is quoted, `"at"` (the same name: it is lower
+ * case).
+ */
+function quoteBareAt(tokens: Token[]): Token[] {
+  if (!tokens.some((t) => t.word === 'at')) return tokens;
+  return tokens.map((t) => (t.word === 'at' ? { text: '"at"', space: t.space } : t));
 }
 
 // ---- COLLATE -----------------------------------------------------------------------------------
