@@ -216,7 +216,9 @@ describe('$group past the memory bound: values of every kind through its spill r
     expect(both.status, both.text).toBe(400);
     expect(both.body.error.message).toMatch(/^the query spilled more than 131072 bytes to disk/);
     // One after another, five times in one query: each $group's file is gone before the next spills.
-    const { result, created } = await watchingSpillsOf(frugal, () => frugal.mql('aggregate', { collection: c, pipeline: [{ $sort: { _id: 1 } }, { $limit: 5 }, { $lookup: { from: c, pipeline: sub, as: 'groups' } }, { $project: { groups: 1 } }] }));
+    // Each document's `let` differs (equal values would share one run of the sub-pipeline).
+    const perDocument = [{ $match: { $expr: { $gte: ['$$k', 0] } } }, ...sub];
+    const { result, created } = await watchingSpillsOf(frugal, () => frugal.mql('aggregate', { collection: c, pipeline: [{ $sort: { _id: 1 } }, { $limit: 5 }, { $lookup: { from: c, let: { k: '$_id' }, pipeline: perDocument, as: 'groups' } }, { $project: { groups: 1 } }] }));
     expect(result.status, result.text).toBe(200);
     expect(result.body.documents).toEqual([0, 1, 2, 3, 4].map((i) => ({ _id: i, groups: [{ n: 2000 }] })));
     expect(created.length).toBeGreaterThanOrEqual(5);

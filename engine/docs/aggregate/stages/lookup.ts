@@ -162,15 +162,15 @@ export function lookupStage(spec: unknown, names: ReadonlySet<string>, compileSu
           }
           else {
             const scope = Scope.of(doc, ctx.vars);
-            const values = vars.map(([, e]) => e(scope));
-            memoKey = memoizable ? variablesKey(values) : undefined;
+            const letValues = vars.map(([, e]) => e(scope));
+            memoKey = memoizable ? variablesKey(letValues) : undefined;
             const known = memoKey === undefined ? undefined : memo.get(memoKey);
             if (known !== undefined) {
               // Copies: the stages after may change what they are given.
               out.push(withPath(doc, asParts, known.docs.map((d) => cloneValue(d))));
               continue;
             }
-            const bound = scope.with(new Map(vars.map(([k], i) => [k, values[i]])));
+            const bound = scope.with(new Map(vars.map(([k], i) => [k, letValues[i]])));
             matches = [];
             if (generated) {
               // The equality is a filter on what the $documents makes (a find's semantics, as on a collection).
