@@ -1,4 +1,5 @@
-import { daysFromCivil, MICROS_PER_SECOND } from './functions/calendar.js';
+import { IcuZone, MAX_DATE_MS } from '../icu-zone.js';
+import { MICROS_PER_SECOND } from './functions/calendar.js';
 import { formatInterval, sqlFail, type Interval } from './sql-types.js';
 
 /**
@@ -18,7 +19,7 @@ import { formatInterval, sqlFail, type Interval } from './sql-types.js';
  *     (after the year 275760) take the offset of that year's same moment.
  * Anything else is 22023 `time zone "x" not recognized`.
  */
-export type TimeZone = { readonly kind: 'fixed'; readonly west: number } | { readonly kind: 'named'; readonly format: Intl.DateTimeFormat };
+export type TimeZone = { readonly kind: 'fixed'; readonly west: number } | { readonly kind: 'named'; readonly icu: IcuZone };
 
 /** The abbreviations of PostgreSQL's 'Default' set whose offset is zero (read as UTC). */
 const UTC_ABBREVIATIONS = new Set(['gmt', 'ut', 'utc', 'uct', 'z', 'zulu']);
@@ -66,22 +67,8 @@ function readZone(name: string): TimeZone {
   // IANA names are letters, digits, `_`, `-`, `+` and `/`, starting with a letter (ICU reads more,
   // its custom `GMT+2` with the opposite sign among them).
   if (/^[A-Za-z][A-Za-z0-9_+/-]*$/.test(name)) {
-    try {
-      const format = new Intl.DateTimeFormat('en-US', {
-        timeZone: name,
-        hourCycle: 'h23',
-        era: 'short',
-        year: 'numeric',
-        month: 'numeric',
-        day: 'numeric',
-        hour: 'numeric',
-        minute: 'numeric',
-        second: 'numeric',
-      });
-      return { kind: 'named', format };
-    } catch {
-      // Not a zone ICU knows.
-    }
+    const icu = IcuZone.named(name);
+    if (icu !== undefined) return { kind: 'named', icu };
   }
   // A POSIX zone with more after its offset: a daylight-saving part, which PostgreSQL reads.
   if (/^(<[^>]*>|[^0-9,+-]*)[+-]?\d+(:\d+){0,2}[^0-9:]/.test(name)) sqlFail('0A000', `unsupported: the POSIX time zone "${name}" with a daylight-saving rule`);
@@ -98,8 +85,6 @@ export function zoneOfInterval(iv: Interval): TimeZone {
   return { kind: 'fixed', west: -Number(iv.micros / MICROS_PER_SECOND) + 0 };
 }
 
-/** The earliest and latest instants a JavaScript Date holds, in milliseconds. */
-const DATE_LIMIT_MS = 8.64e15;
 const MS_PER_YEAR_CYCLE = 146_097 * 86_400_000; // 400 Gregorian years: the calendar repeats.
 
 /** Seconds east of UTC in `zone` at the instant `utc` (microseconds since 1970). */
@@ -107,29 +92,9 @@ export function offsetEast(zone: TimeZone, utc: bigint): number {
   if (zone.kind === 'fixed') return -zone.west;
   let ms = Math.floor(Number(utc / 1000n));
   // Past a Date's range, the same moment 400-year cycles nearer (the rules are those of the end).
-  while (ms > DATE_LIMIT_MS) ms -= MS_PER_YEAR_CYCLE;
-  while (ms < -DATE_LIMIT_MS) ms += MS_PER_YEAR_CYCLE;
-  const seconds = Math.floor(ms / 1000);
-  const parts = zone.format.formatToParts(new Date(seconds * 1000));
-  let year = 0;
-  let month = 0;
-  let day = 0;
-  let hour = 0;
-  let minute = 0;
-  let second = 0;
-  let bc = false;
-  for (const p of parts) {
-    if (p.type === 'year') year = Number(p.value);
-    else if (p.type === 'month') month = Number(p.value);
-    else if (p.type === 'day') day = Number(p.value);
-    else if (p.type === 'hour') hour = Number(p.value);
-    else if (p.type === 'minute') minute = Number(p.value);
-    else if (p.type === 'second') second = Number(p.value);
-    else if (p.type === 'era') bc = p.value.startsWith('B');
-  }
-  // The proleptic year: 1 BC is year 0.
-  const local = daysFromCivil(bc ? 1 - year : year, month, day) * 86_400 + hour * 3600 + minute * 60 + second;
-  return local - seconds;
+  while (ms > MAX_DATE_MS) ms -= MS_PER_YEAR_CYCLE;
+  while (ms < -MAX_DATE_MS) ms += MS_PER_YEAR_CYCLE;
+  return zone.icu.offset(Math.floor(ms / 1000) * 1000) / 1000;
 }
 
 /** `utc` as a local time of `zone` (timestamptz AT TIME ZONE zone), microseconds since 1970. */

@@ -15,12 +15,11 @@
  */
 
 import { exprError } from './expression.js';
+import { IcuZone, MAX_DATE_MS } from '../../../icu-zone.js';
 
 const SECOND = 1000;
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
-/** The range of a JavaScript Date. */
-const MAX_MS = 8.64e15;
 
 /** A time zone: the offset from UTC at each instant and the way back from a local time. */
 export interface TimeZone {
@@ -60,29 +59,23 @@ class FixedZone implements TimeZone {
   }
 }
 
-/** How many days of offsets a zone keeps before it starts over. */
-const MAX_CACHED_DAYS = 8192;
-
-/** One UTC day of a zone: its offset, or the instant it changes and the offsets either side. */
-type ZoneDay = number | { readonly at: number; readonly before: number; readonly after: number };
+/** How many years' standard offsets a zone keeps before it starts over. */
+const MAX_CACHED_YEARS = 8192;
 
 class NamedZone implements TimeZone {
   readonly utc = false;
   readonly fixed = false;
-  readonly #format: Intl.DateTimeFormat;
-  /** Day number -> that day's offsets (at most one change a day: the tz database has no day with two). */
-  readonly #days = new Map<number, ZoneDay>();
+  /** ICU's offsets, cached per day (at most one change a day: the tz database has no day with two). */
+  readonly #icu: IcuZone;
   /** Year -> its standard offset (the smaller of January's and July's). */
   readonly #standard = new Map<number, number>();
 
-  constructor(format: Intl.DateTimeFormat) {
-    this.#format = format;
+  constructor(icu: IcuZone) {
+    this.#icu = icu;
   }
 
   offset(t: number): number {
-    if (!Number.isFinite(t)) return 0;
-    const day = this.#day(Math.floor(t / DAY));
-    return typeof day === 'number' ? day : t >= day.at ? day.after : day.before;
+    return Number.isFinite(t) ? this.#icu.offset(t) : 0;
   }
 
   isDst(t: number): boolean {
@@ -94,7 +87,7 @@ class NamedZone implements TimeZone {
       const jul = new Date(0);
       jul.setUTCFullYear(year, 6, 1);
       standard = Math.min(this.offset(jan.getTime()), this.offset(jul.getTime()));
-      if (this.#standard.size >= MAX_CACHED_DAYS) this.#standard.clear();
+      if (this.#standard.size >= MAX_CACHED_YEARS) this.#standard.clear();
       this.#standard.set(year, standard);
     }
     return this.offset(t) > standard;
@@ -148,78 +141,14 @@ class NamedZone implements TimeZone {
   #periodStart(t: number): number {
     const first = Math.floor((t - 2 * DAY) / DAY);
     for (let d = Math.floor(t / DAY); d >= first; d--) {
-      const day = this.#day(d);
+      const day = this.#icu.day(d);
       if (typeof day !== 'number' && day.at <= t) return day.at;
     }
     return -Infinity;
   }
-
-  /** A day's offsets: ICU's at its two ends, and where they differ, the second of the change. */
-  #day(day: number): ZoneDay {
-    let known = this.#days.get(day);
-    if (known === undefined) {
-      let lo = day * DAY;
-      let hi = lo + DAY;
-      const before = this.#exact(lo);
-      const after = this.#exact(hi);
-      if (before === after) known = before;
-      else {
-        // The first second with the new offset: offset(lo) is the old one, offset(hi) the new.
-        while (hi - lo > SECOND) {
-          const mid = lo + Math.floor((hi - lo) / 2 / SECOND) * SECOND;
-          if (this.#exact(mid) === after) hi = mid;
-          else lo = mid;
-        }
-        known = { at: hi, before, after };
-      }
-      if (this.#days.size >= MAX_CACHED_DAYS) this.#days.clear();
-      this.#days.set(day, known);
-    }
-    return known;
-  }
-
-  /** The offset at `t` read from ICU: the local time it formats to, less `t` (whole seconds). */
-  #exact(t: number): number {
-    const s = Math.floor(clamp(t) / SECOND) * SECOND;
-    let year = 0;
-    let bc = false;
-    const f = [0, 1, 1, 0, 0, 0];
-    for (const p of this.#format.formatToParts(s)) {
-      switch (p.type) {
-        case 'year':
-          year = Number(p.value);
-          break;
-        case 'era':
-          bc = p.value === 'BC' || p.value === 'B';
-          break;
-        case 'month':
-          f[1] = Number(p.value);
-          break;
-        case 'day':
-          f[2] = Number(p.value);
-          break;
-        case 'hour':
-          f[3] = Number(p.value);
-          break;
-        case 'minute':
-          f[4] = Number(p.value);
-          break;
-        case 'second':
-          f[5] = Number(p.value);
-          break;
-        default:
-          break;
-      }
-    }
-    const local = new Date(0);
-    // Era years: 1 BC is year 0.
-    local.setUTCFullYear(bc ? 1 - year : year, f[1]! - 1, f[2]!);
-    local.setUTCHours(f[3]!, f[4]!, f[5]!, 0);
-    return local.getTime() - s;
-  }
 }
 
-const clamp = (t: number): number => Math.max(-MAX_MS, Math.min(MAX_MS, t));
+const clamp = (t: number): number => Math.max(-MAX_DATE_MS, Math.min(MAX_DATE_MS, t));
 
 /** UTC: MongoDB's utcZone, the zone of an operator given no `timezone`. */
 export const UTC: TimeZone = new FixedZone(0, true);
@@ -256,24 +185,10 @@ function namedZone(name: string): TimeZone | undefined {
   if (!name.split('/').every((part) => /^[A-Z]/.test(part))) return undefined;
   const known = canonical().get(name.toLowerCase());
   if (known !== undefined && known !== name) return undefined;
-  let format: Intl.DateTimeFormat;
-  try {
-    format = new Intl.DateTimeFormat('en-US', {
-      timeZone: name,
-      hourCycle: 'h23',
-      era: 'short',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-    });
-  } catch {
-    return undefined;
-  }
+  const icu = IcuZone.named(name);
+  if (icu === undefined) return undefined;
   // ICU maps the UTC aliases (GMT, Etc/UTC, Zulu) to UTC: a fixed zone of offset 0, not MongoDB's UTC.
-  return format.resolvedOptions().timeZone === 'UTC' ? new FixedZone(0, false) : new NamedZone(format);
+  return icu.format.resolvedOptions().timeZone === 'UTC' ? new FixedZone(0, false) : new NamedZone(icu);
 }
 
 /** Zones by name (undefined for an unknown one), bounded: names are user input. */
