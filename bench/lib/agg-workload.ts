@@ -126,6 +126,11 @@ function bucketSql(value: string): string {
   return `CASE ${whens.join(' ')} END`;
 }
 
+/** The `lookup` pipelines' answer in SQL: people joined to their city, grouped by country. */
+const citiesJoinSql = (t: SqlTables): string[] => [
+  `SELECT c.doc->>'country' AS "_id", count(*) AS n, avg((p.doc->'profile'->>'age')::int) AS "avgAge" FROM ${t.people} p JOIN ${t.cities} c ON c.doc->>'name' = p.doc->'profile'->>'city' GROUP BY 1`,
+];
+
 const SMALL_STATE: readonly AggPipeline[] = [
   {
     name: 'match-group',
@@ -194,9 +199,7 @@ const SMALL_STATE: readonly AggPipeline[] = [
       { $unwind: '$city' },
       { $group: { _id: '$city.country', n: { $sum: 1 }, avgAge: { $avg: '$profile.age' } } },
     ]),
-    sql: (t) => [
-      `SELECT c.doc->>'country' AS "_id", count(*) AS n, avg((p.doc->'profile'->>'age')::int) AS "avgAge" FROM ${t.people} p JOIN ${t.cities} c ON c.doc->>'name' = p.doc->'profile'->>'city' GROUP BY 1`,
-    ],
+    sql: citiesJoinSql,
     row: fields('_id', 'n', 'avgAge'),
   },
   {
@@ -210,9 +213,7 @@ const SMALL_STATE: readonly AggPipeline[] = [
       { $unwind: '$city' },
       { $group: { _id: '$city.country', n: { $sum: 1 }, avgAge: { $avg: '$profile.age' } } },
     ]),
-    sql: (t) => [
-      `SELECT c.doc->>'country' AS "_id", count(*) AS n, avg((p.doc->'profile'->>'age')::int) AS "avgAge" FROM ${t.people} p JOIN ${t.cities} c ON c.doc->>'name' = p.doc->'profile'->>'city' GROUP BY 1`,
-    ],
+    sql: citiesJoinSql,
     row: fields('_id', 'n', 'avgAge'),
   },
   {
