@@ -244,6 +244,8 @@ export class TableScanPlan implements Plan {
     private readonly filterText: string,
     columns?: PlanColumn[],
     private readonly bareConds?: () => BareCond[] | undefined,
+    /** The path's key ranges hold exactly the rows its conditions keep (select.ts exactKeys): countRows may count them. */
+    readonly exactKeys = false,
   ) {
     this.reader = new TableReader(table);
     this.columns = columns ?? liveColumns(table).map((c) => ({ name: c.name, type: c.type, qualifier }));
@@ -322,6 +324,26 @@ export class TableScanPlan implements Plan {
       }
       yield row;
     }
+  }
+
+  /**
+   * The number of rows the read keeps, counted in its key ranges (the index's entries, or the row
+   * tree's keys) without reading a row: for a path whose keys are exact (exactKeys). Entries come
+   * through the statement's reader, so a transaction's own changes count.
+   */
+  *countRows(x: Exec): Generator<typeof PAUSE, number> {
+    if (!this.exactKeys) throw new Error('countRows of a read whose keys are not exact');
+    const t = this.reader.table;
+    const path = this.path;
+    const tree = path.index === undefined ? rowTree(t) : indexTree(path.index);
+    let n = 0;
+    for (const r of accessRanges(path, x, path.keyColumns.map((id) => keyColumnType(t, id)))) {
+      for (const _ of x.reader.scan(tree, r)) {
+        n++;
+        if (x.tick()) yield PAUSE;
+      }
+    }
+    return n;
   }
 
   explain(): ExplainNode {

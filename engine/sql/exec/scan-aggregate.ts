@@ -225,6 +225,8 @@ function chainOf(plan: Plan): { probe: TableScanPlan; levels: Level[] } | undefi
  */
 export function aggregatePlan(general: AggregatePlan, input: Plan, groupExprs: readonly CompiledExpr[], calls: readonly AggregateCall[]): Plan {
   if (groupExprs.some((g) => g.slot === undefined)) return general;
+  // count(*) of the rows an exact key read keeps: its entries, counted without reading a row.
+  if (groupExprs.length === 0 && calls.length === 1 && input instanceof TableScanPlan && input.exactKeys && fastCall(calls[0]!)?.slot === -1) return new KeyCountPlan(general, input);
   // WHERE conditions kept above a lone table's scan (those with subqueries): fused only when
   // they and the scan's own are all tested on bare values, in that order (as the two filters run).
   let late: BareCond[] | undefined;
@@ -251,6 +253,31 @@ export function aggregatePlan(general: AggregatePlan, input: Plan, groupExprs: r
   const probe = chain.probe;
   const filter = probe.filterExpr !== undefined && readsWholeTable(probe.path) && chain.levels.every((l) => l.lookupTable === undefined) ? probe.bareFilter() : undefined;
   return new ScanAggregatePlan(general, probe, chain.levels, groupExprs.map((g) => g.slot!), groupExprs.map((g) => g.type), fast, filter, late);
+}
+
+/** What EXPLAIN adds to a count of an exact key read. */
+export const KEY_COUNT = 'counted in the keys of its read, no row read';
+
+/** count(*) over a lone table whose read's keys are exact (TableScanPlan.countRows): one row, the count. */
+export class KeyCountPlan implements Plan {
+  readonly columns: PlanColumn[];
+
+  constructor(
+    private readonly general: AggregatePlan,
+    private readonly scan: TableScanPlan,
+  ) {
+    this.columns = general.columns;
+  }
+
+  *rows(x: Exec): Generator<Step> {
+    const n = yield* this.scan.countRows(x);
+    yield [{ type: 'int8', value: BigInt(n) }];
+  }
+
+  explain(): ExplainNode {
+    const e = this.general.explain();
+    return { ...e, detail: [e.detail, KEY_COUNT].filter((d) => d !== undefined && d !== '').join('; ') };
+  }
 }
 
 export class ScanAggregatePlan implements Plan {

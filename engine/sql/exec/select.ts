@@ -13,7 +13,7 @@ import { compareValues, resolveComparison } from '../operators.js';
 import { commonType, coerce } from '../type-resolution.js';
 import { isWindowOnlyName, resolveWindowFunction } from '../window-functions.js';
 import { isTetraError } from '../../errors.js';
-import { elementTypeOf, isArrayType, NO_FUNCTION_HINT, sqlFail, toJsonb, type JsonValue, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
+import { elementTypeOf, isArrayType, isEnumType, NO_FUNCTION_HINT, sqlFail, toJsonb, type JsonValue, type NonNullSqlValue, type SqlTypeName, type SqlValue } from '../sql-types.js';
 import { sqlToJson } from '../functions/json-functions.js';
 import { boundable, manyValued, TableScanPlan, type AccessPath } from './access.js';
 import type { BareCompare, BareCond, BareOrder } from './bare-filter.js';
@@ -2404,13 +2404,16 @@ export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: P
   // The table's index expressions, matched against the conditions' operands.
   const forms = table.indexes.some((i) => i.expressions !== undefined) ? indexExpressionForms(table) : undefined;
   const found: ColumnCond[] = [];
+  const perCond: ColumnCond[][] = [];
   for (const c of conds) {
-    for (const cc of columnConds(c, scope, cols, table, outerEnv, ownName, forms)) found.push(cc);
+    const ccs = columnConds(c, scope, cols, table, outerEnv, ownName, forms);
+    perCond.push(ccs);
+    for (const cc of ccs) found.push(cc);
   }
   const filter = conds.length === 0 ? undefined : compileQuals(conds, exprEnv(env, scope), 'WHERE');
   const path = choosePath(table, found, orderHint, impliedPartialIndexes(table.indexes, conds, ownName));
   if (keyWatch !== undefined && path.eq.some((alt) => alt.some((e) => keyWatch!.exprs.has(e)))) keyWatch.keyed.push(table);
-  return new TableScanPlan(table, alias, path, filter, conds.length > 0 ? `${conds.length} condition(s)` : '', columns, lazyBareConditions(conds, scope, env));
+  return new TableScanPlan(table, alias, path, filter, conds.length > 0 ? `${conds.length} condition(s)` : '', columns, lazyBareConditions(conds, scope, env), exactKeys(table, perCond, path));
 }
 
 /**
@@ -2624,6 +2627,30 @@ function columnConds(
     ];
   }
   return [];
+}
+
+/** Key column types whose key bytes are equal exactly when the values are (`=` of the column's type). */
+const EXACT_KEY_TYPES: ReadonlySet<SqlTypeName> = new Set(['int2', 'int4', 'int8', 'text', 'boolean', 'date', 'timestamp', 'timestamptz', 'uuid']);
+
+/**
+ * Whether `path`'s key ranges hold exactly the rows `conds` keep: one equality alternative, no
+ * range, and every condition one equality of a key column the path fixes with that very operand,
+ * of a type whose key bytes are equal exactly when the values are (TableScanPlan.countRows then
+ * counts without reading a row). A partial index's predicate is among the conditions when it is
+ * used, so it is a condition the path must fix too; an index on expressions is never exact here.
+ */
+function exactKeys(table: TableDef, perCond: readonly ColumnCond[][], path: AccessPath): boolean {
+  if (path.eq.length !== 1 || path.lo !== undefined || path.hi !== undefined || path.index?.expressions !== undefined) return false;
+  const fixed = path.eq[0]!;
+  if (perCond.length === 0 || perCond.length !== fixed.length) return false;
+  return perCond.every((ccs) => {
+    const cc = ccs.length === 1 ? ccs[0]! : undefined;
+    if (cc === undefined || cc.op !== '=') return false;
+    const k = path.keyColumns.indexOf(cc.column);
+    if (k < 0 || k >= fixed.length || fixed[k] !== cc.exprs[0]) return false;
+    const type = keyColumnType(table, cc.column);
+    return EXACT_KEY_TYPES.has(type) || isEnumType(type);
+  });
 }
 
 /** Picks the primary key or the index with the longest equality prefix (then a range); a partial index only when `partial` holds it. */
