@@ -132,6 +132,14 @@ function dateField(field: string, f: { year: number; month: number; day: number 
   }
 }
 
+/** EXTRACT's fields of the seconds past the minute (`secMicros`, in microseconds): microseconds, milliseconds (scale 3), second (scale 6); undefined for any other field. */
+function secondsField(field: string, secMicros: bigint): SqlValue | undefined {
+  if (field === 'microseconds') return num(secMicros);
+  if (field === 'milliseconds') return num(secMicros, 3);
+  if (field === 'second') return num(secMicros, 6);
+  return undefined;
+}
+
 /**
  * EXTRACT(field FROM source) as PostgreSQL 14+: numeric, scale 0 except seconds (6),
  * milliseconds (3), epoch (6 for timestamps and intervals, 0 for dates).
@@ -156,13 +164,9 @@ export function extractField(rawField: string, v: NonNullSqlValue): SqlValue {
     case 'timestamptz': {
       const f = timestampFields(v.value);
       const secMicros = BigInt(f.second) * MICROS_PER_SECOND + BigInt(f.micro);
+      const seconds = secondsField(field, secMicros);
+      if (seconds !== undefined) return seconds;
       switch (field) {
-        case 'microseconds':
-          return num(secMicros);
-        case 'milliseconds':
-          return num(secMicros, 3);
-        case 'second':
-          return num(secMicros, 6);
         case 'minute':
           return num(BigInt(f.minute));
         case 'hour':
@@ -190,13 +194,9 @@ export function extractField(rawField: string, v: NonNullSqlValue): SqlValue {
       const time = v.type === 'time' ? (v.value as bigint) : (v.value as TimeTz).time;
       const zoneWest = v.type === 'timetz' ? (v.value as TimeTz).zone : 0;
       const secMicros = time % (60n * MICROS_PER_SECOND);
+      const seconds = secondsField(field, secMicros);
+      if (seconds !== undefined) return seconds;
       switch (field) {
-        case 'microseconds':
-          return num(secMicros);
-        case 'milliseconds':
-          return num(secMicros, 3);
-        case 'second':
-          return num(secMicros, 6);
         case 'minute':
           return num((time / MICROS_PER_MINUTE) % 60n);
         case 'hour':
@@ -219,13 +219,9 @@ export function extractField(rawField: string, v: NonNullSqlValue): SqlValue {
     case 'interval': {
       const t = intervalFields(v.value);
       const secMicros = BigInt(t.second) * MICROS_PER_SECOND + BigInt(t.micro);
+      const seconds = secondsField(field, secMicros);
+      if (seconds !== undefined) return seconds;
       switch (field) {
-        case 'microseconds':
-          return num(secMicros);
-        case 'milliseconds':
-          return num(secMicros, 3);
-        case 'second':
-          return num(secMicros, 6);
         case 'minute':
           return num(BigInt(t.minute));
         case 'hour':
