@@ -1,9 +1,10 @@
 // count(*) counted in the keys of a read (engine/sql/exec/scan-aggregate.ts KeyCountPlan,
-// select.ts exactKeys): when every condition on a lone table is an equality of a key column its
+// select.ts exactKeys): when every condition on a lone table is an equality or IN list of a key column its
 // index or primary key fixes, of a type whose key bytes are equal exactly when the values are, the
 // rows are counted without reading one. Each count runs in tetradb over HTTP and in PostgreSQL
-// (PGlite) with the same answer, over the shapes that count so and those that must not (ranges, IN
-// lists, other conditions, numeric and bpchar keys, expression and partial indexes), and inside a
+// (PGlite) with the same answer, over the shapes that count so (equalities, IN lists with repeats
+// and NULLs, = ANY) and those that must not (ranges, other conditions, numeric and bpchar keys,
+// expression and partial indexes), and inside a
 // request whose own writes the count must see. EXPLAIN shows which way each one went.
 import type { PGlite } from '@electric-sql/pglite';
 import { describe, expect, it } from 'vitest';
@@ -54,9 +55,13 @@ describe('count(*) in the keys of a read', () => {
       "SELECT count(*) FROM k WHERE t = 'pro'",
       'SELECT count(*) FROM k WHERE id = 7',
       'SELECT count(*) FROM k WHERE id = 7000',
-      // Not so: a range, an IN list, another condition, numeric and bpchar keys, an expression index, a partial index.
-      "SELECT count(*) FROM k WHERE s > 'a'",
       "SELECT count(*) FROM k WHERE s IN ('a', 'b', 'a')",
+      "SELECT count(*) FROM k WHERE s IN ('a', NULL, 'zz')",
+      "SELECT count(*) FROM k WHERE s = ANY ('{a,c}')",
+      "SELECT count(*) FROM k WHERE s IN ('a', 'c') AND g IN (1, 2, 2)",
+      'SELECT count(*) FROM k WHERE id IN (1, 2, 3, 7000)',
+      // Not so: a range, another condition, numeric and bpchar keys, an expression index, a partial index.
+      "SELECT count(*) FROM k WHERE s > 'a'",
       "SELECT count(*) FROM k WHERE s = 'a' AND id > 300",
       'SELECT count(*) FROM k WHERE n = 1.5',
       'SELECT count(*) FROM k WHERE n = 1.50',
@@ -69,10 +74,10 @@ describe('count(*) in the keys of a read', () => {
       "SELECT s, count(*) FROM k WHERE s = 'a' GROUP BY s",
     ]);
     expect(refused).toEqual([]);
-    for (const sql of ["SELECT count(*) FROM k WHERE s = 'a'", "SELECT count(*) FROM k WHERE s = 'a' AND g = 3", 'SELECT count(*) FROM k WHERE b = true', "SELECT count(*) FROM k WHERE t = 'pro'", 'SELECT count(*) FROM k WHERE id = 7', "SELECT count(*) FROM k WHERE u = '00000000-0000-0000-0000-000000000001'"]) {
+    for (const sql of ["SELECT count(*) FROM k WHERE s IN ('a', 'b', 'a')", "SELECT count(*) FROM k WHERE s = ANY ('{a,c}')", "SELECT count(*) FROM k WHERE s IN ('a', 'c') AND g IN (1, 2, 2)", 'SELECT count(*) FROM k WHERE id IN (1, 2, 3, 7000)', "SELECT count(*) FROM k WHERE s = 'a'", "SELECT count(*) FROM k WHERE s = 'a' AND g = 3", 'SELECT count(*) FROM k WHERE b = true', "SELECT count(*) FROM k WHERE t = 'pro'", 'SELECT count(*) FROM k WHERE id = 7', "SELECT count(*) FROM k WHERE u = '00000000-0000-0000-0000-000000000001'"]) {
       expect(await plan(sql), sql).toContain(KEYED);
     }
-    for (const sql of ["SELECT count(*) FROM k WHERE s > 'a'", "SELECT count(*) FROM k WHERE s IN ('a', 'b')", "SELECT count(*) FROM k WHERE s = 'a' AND id > 300", 'SELECT count(*) FROM k WHERE n = 1.5', "SELECT count(*) FROM k WHERE c = 'ab'", "SELECT count(*) FROM k WHERE lower(e) = 'mixed'", 'SELECT count(*) FROM k WHERE g = 2 AND b', "SELECT count(g) FROM k WHERE s = 'a'"]) {
+    for (const sql of ["SELECT count(*) FROM k WHERE s > 'a'", "SELECT count(*) FROM k WHERE s = 'a' AND id > 300", 'SELECT count(*) FROM k WHERE n = 1.5', "SELECT count(*) FROM k WHERE c = 'ab'", "SELECT count(*) FROM k WHERE lower(e) = 'mixed'", 'SELECT count(*) FROM k WHERE g = 2 AND b', "SELECT count(g) FROM k WHERE s = 'a'"]) {
       expect(await plan(sql), sql).not.toContain(KEYED);
     }
   });

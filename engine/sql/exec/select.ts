@@ -2633,21 +2633,23 @@ function columnConds(
 const EXACT_KEY_TYPES: ReadonlySet<SqlTypeName> = new Set(['int2', 'int4', 'int8', 'text', 'boolean', 'date', 'timestamp', 'timestamptz', 'uuid']);
 
 /**
- * Whether `path`'s key ranges hold exactly the rows `conds` keep: one equality alternative, no
- * range, and every condition one equality of a key column the path fixes with that very operand,
+ * Whether `path`'s key ranges hold exactly the rows `conds` keep: no range, and every condition
+ * one equality or IN list of a key column the path fixes with those very operands,
  * of a type whose key bytes are equal exactly when the values are (TableScanPlan.countRows then
  * counts without reading a row). A partial index's predicate is among the conditions when it is
  * used, so it is a condition the path must fix too; an index on expressions is never exact here.
  */
 function exactKeys(table: TableDef, perCond: readonly ColumnCond[][], path: AccessPath): boolean {
-  if (path.eq.length !== 1 || path.lo !== undefined || path.hi !== undefined || path.index?.expressions !== undefined) return false;
-  const fixed = path.eq[0]!;
-  if (perCond.length === 0 || perCond.length !== fixed.length) return false;
+  if (path.eq.length === 0 || path.lo !== undefined || path.hi !== undefined || path.index?.expressions !== undefined) return false;
+  const width = path.eq[0]!.length;
+  if (perCond.length === 0 || perCond.length !== width) return false;
   return perCond.every((ccs) => {
+    // An equality, or an IN list (= ANY of an array too): its values are the path's alternatives
+    // at that column, each a key range of its own (accessRanges reads a repeated one once).
     const cc = ccs.length === 1 ? ccs[0]! : undefined;
-    if (cc === undefined || cc.op !== '=') return false;
+    if (cc === undefined || (cc.op !== '=' && cc.op !== 'in')) return false;
     const k = path.keyColumns.indexOf(cc.column);
-    if (k < 0 || k >= fixed.length || fixed[k] !== cc.exprs[0]) return false;
+    if (k < 0 || k >= width || !path.eq.every((alt) => cc.exprs.includes(alt[k]!))) return false;
     const type = keyColumnType(table, cc.column);
     return EXACT_KEY_TYPES.has(type) || isEnumType(type);
   });
