@@ -1186,16 +1186,15 @@ function findByIndexedEquality(store: TenantStore, name: string, field: string, 
   if (info === undefined) return undefined;
   const index = equalityIndex(info, field);
   if (index === undefined) return undefined;
-  const component = indexComponent(value);
-  if (component.lossy) return undefined;
+  const range = equalityRange(index, value);
+  if (range === undefined) return undefined;
   const limit = integerOption(options.limit, 'limit', 1, DOCS_MODEL_LIMITS.maxFindLimit, defaults.limit ?? DOCS_MODEL_LIMITS.defaultFindLimit);
   // Answered in this turn: a time limit cannot pass, but a malformed one is refused.
   maxTimeMSOf(options.maxTimeMS);
   const projection = compileFindProjection(options.projection, { filter: () => parseFilter(options.filter, undefined, true) });
   if (projection.textScore === true) return undefined; // refused by the usual path
-  const { start, end } = keyPrefixRange([directed(component.part, index.fields[0]!.direction)]);
   const pks: Buffer[] = [];
-  if (store.valuesNow(indexTree(info, index), end === undefined ? { gte: start } : { gte: start, lt: end }, CHUNK, pks)) return undefined;
+  if (store.valuesNow(indexTree(info, index), range, CHUNK, pks)) return undefined;
   const tree = docsTree(info);
   const documents: Doc[] = [];
   let bytes = 0;
@@ -1210,6 +1209,14 @@ function findByIndexedEquality(store: TenantStore, name: string, field: string, 
     if (documents.length >= limit) break;
   }
   return { documents };
+}
+
+/** The key range of an index's entries whose first field holds `value`; undefined for a value the index shortens (its entries may hold others). */
+function equalityRange(index: IndexInfo, value: unknown): { gte: Buffer; lt?: Buffer } | undefined {
+  const component = indexComponent(value);
+  if (component.lossy) return undefined;
+  const { start, end } = keyPrefixRange([directed(component.part, index.fields[0]!.direction)]);
+  return end === undefined ? { gte: start } : { gte: start, lt: end };
 }
 
 // `{field: value}`'s test of a top-level field's value for a scalar `value`: equal, or an array holding it.
@@ -1239,11 +1246,12 @@ export async function docsCount(store: TenantStore, collection: unknown, options
   const interrupt = queryInterrupt(options.maxTimeMS, guard);
   return onCollectionSnapshot(store, name, async (info, snapshot) => {
     if (info === undefined || snapshot === undefined) return 0;
+    // Counted in an index's entries when the filter has that shape (no plan needed then).
+    const entries = hint === undefined ? await countIndexEntries(snapshot, info, filter.ast, skip + limit, interrupt) : undefined;
+    if (entries !== undefined) return Math.min(Math.max(entries - skip, 0), limit);
     const plan = planQuery(info, filter.ast, [], hint, filter.vars);
     // Every document, no filter: the tree knows its size (a hinted sparse index may hold fewer: MongoDB counts its entries).
     if (filter.ast.children.length === 0 && (plan.kind === 'primary' || plan.kind === 'empty')) return Math.min(Math.max(snapshot.count(docsTree(info)) - skip, 0), limit);
-    const entries = hint === undefined ? await countIndexEntries(snapshot, info, filter.ast, skip + limit, interrupt) : undefined;
-    if (entries !== undefined) return Math.min(Math.max(entries - skip, 0), limit);
     let n = 0;
     for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false }, interrupt)) {
       for (const c of chunk) if (filter.test(c.doc)) n++;
@@ -1282,10 +1290,9 @@ async function countIndexEntries(snapshot: Snapshot, info: CollectionInfo, ast: 
   if (index === undefined || (values.length > 1 && index.multikey)) return undefined;
   const ranges = [];
   for (const v of values) {
-    const component = indexComponent(v);
-    if (component.lossy) return undefined;
-    const { start, end } = keyPrefixRange([directed(component.part, index.fields[0]!.direction)]);
-    ranges.push(end === undefined ? { gte: start } : { gte: start, lt: end });
+    const range = equalityRange(index, v);
+    if (range === undefined) return undefined;
+    ranges.push(range);
   }
   const tree = indexTree(info, index);
   let n = 0;

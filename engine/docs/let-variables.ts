@@ -54,17 +54,20 @@ export function compileLet(spec: unknown, command: string, now: Date = new Date(
   const converted = fromJson(spec, { code: 'QUERY_ERROR' }) as Record<string, unknown>;
   const names = new Set<string>();
   const values = new Map<string, unknown>();
+  // The scope each value is evaluated in, which gains each value in turn: a value reads the ones before it.
+  const inScope = new Map<string, unknown>([['NOW', now]]);
+  const scope = new Scope(inScope);
   for (const [name, valueSpec] of Object.entries(converted)) {
     checkLetName(name);
     if (readsDocument(valueSpec)) {
       fail('QUERY_ERROR', 'Command let Expression tried to access a field, but this is not allowed because Command let Expressions run before the query examines any documents.', { field: `let.${name}` });
     }
-    // Compiled with the names defined so far: a value may read the ones before it.
-    const expr = compileExpression(valueSpec, names);
-    values.set(name, expr(new Scope(new Map([...values, ['NOW', now]]))));
+    const value = compileExpression(valueSpec, names)(scope);
+    values.set(name, value);
+    inScope.set(name, value);
     names.add(name);
   }
-  return { names, values, now, scope: new Scope(new Map([...values, ['NOW', now]])) };
+  return { names, values, now, scope };
 }
 
 /** The command's variables: those compiled already, else its `let` compiled now. @throws QUERY_ERROR as compileLet */

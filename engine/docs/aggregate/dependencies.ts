@@ -47,9 +47,16 @@ export function exprFields(spec: unknown, out: Set<string>): boolean {
  * document), never once to pre-filter and again to decide.
  */
 export function exprIsVolatile(spec: unknown): boolean {
-  if (Array.isArray(spec)) return spec.some(exprIsVolatile);
+  return writtenWith(spec, RAND);
+}
+
+const RAND: ReadonlySet<string> = new Set(['$rand']);
+
+/** True when an expression or pipeline (as written) holds one of the operators or stages `names` anywhere outside a `$literal`. */
+export function writtenWith(spec: unknown, names: ReadonlySet<string>): boolean {
+  if (Array.isArray(spec)) return spec.some((s) => writtenWith(s, names));
   if (typeof spec !== 'object' || spec === null || spec instanceof Date) return false;
-  return Object.entries(spec).some(([k, v]) => k === '$rand' || (k !== '$literal' && exprIsVolatile(v)));
+  return Object.entries(spec).some(([k, v]) => names.has(k) || (k !== '$literal' && writtenWith(v, names)));
 }
 
 /** The needs of stages whose reads are the fields of some expressions and paths. */

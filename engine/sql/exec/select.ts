@@ -2403,13 +2403,8 @@ export function tableAccess(table: TableDef, alias: string, conds: Ast[], env: P
   };
   // The table's index expressions, matched against the conditions' operands.
   const forms = table.indexes.some((i) => i.expressions !== undefined) ? indexExpressionForms(table) : undefined;
-  const found: ColumnCond[] = [];
-  const perCond: ColumnCond[][] = [];
-  for (const c of conds) {
-    const ccs = columnConds(c, scope, cols, table, outerEnv, ownName, forms);
-    perCond.push(ccs);
-    for (const cc of ccs) found.push(cc);
-  }
+  const perCond = conds.map((c) => columnConds(c, scope, cols, table, outerEnv, ownName, forms));
+  const found = perCond.flat();
   const filter = conds.length === 0 ? undefined : compileQuals(conds, exprEnv(env, scope), 'WHERE');
   const path = choosePath(table, found, orderHint, impliedPartialIndexes(table.indexes, conds, ownName));
   if (keyWatch !== undefined && path.eq.some((alt) => alt.some((e) => keyWatch!.exprs.has(e)))) keyWatch.keyed.push(table);

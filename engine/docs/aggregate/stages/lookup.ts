@@ -22,7 +22,7 @@ import { collectValues, withPath } from '../../path.js';
 import { cloneValue, isPlainObject, MISSING, type Doc } from '../../values.js';
 import { checkVariableName, type Expr } from '../expression/expression.js';
 import { compileExpression } from '../expression/operator-table.js';
-import { needsOf } from '../dependencies.js';
+import { needsOf, writtenWith } from '../dependencies.js';
 import { groupKey } from '../value-key.js';
 import { approxBytes, outputField, pushAll, refuseLookupMatches, stageError, type DocStream, type Stage, type StageContext } from '../stage.js';
 import { Scope } from '../expression/expression.js';
@@ -41,12 +41,8 @@ function equalityKey(foreignField: string, values: readonly unknown[]): string {
 const MEMO_ENTRIES = 4096;
 const MEMO_BYTES = 16 * 1024 * 1024;
 
-/** True when a pipeline (as written) may answer differently for the same variables: it draws random numbers. */
-function drawsRandomly(spec: unknown): boolean {
-  if (Array.isArray(spec)) return spec.some(drawsRandomly);
-  if (!isPlainObject(spec)) return false;
-  return Object.entries(spec).some(([k, v]) => k === '$rand' || k === '$sample' || k === '$sampleRate' || (k !== '$literal' && drawsRandomly(v)));
-}
+/** What makes a pipeline answer differently for the same variables: it draws random numbers. */
+const DRAWS: ReadonlySet<string> = new Set(['$rand', '$sample', '$sampleRate']);
 
 /** The key of a set of variable values: equal values, equal keys; missing is not null here (`$$c` missing matches what null does not). */
 function variablesKey(values: readonly unknown[]): string {
@@ -139,7 +135,7 @@ export function lookupStage(spec: unknown, names: ReadonlySet<string>, compileSu
   const letSpecs = isPlainObject(spec['let']) ? Object.values(spec['let']) : [];
   // Its matches depend on the let values alone (the foreign collection is read on the run's
   // snapshot, and the run's own variables do not change): equal values are answered from memory.
-  const memoizable = sub !== undefined && !generated && localField === undefined && !drawsRandomly(spec['pipeline']);
+  const memoizable = sub !== undefined && !generated && localField === undefined && !writtenWith(spec['pipeline'], DRAWS);
   return {
     name: stage,
     reads,
