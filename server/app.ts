@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import fastifySwagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { refusal, TetraError } from '../engine/errors.js';
-import { docsExpiry, dropTemporaryCollections, onValidationWarning, upgradeIdKeys } from '../engine/docs/index.js';
+import { CursorRegistry, docsExpiry, dropTemporaryCollections, onValidationWarning, upgradeIdKeys } from '../engine/docs/index.js';
 import { KvExpiryService, scheduleAllTenants } from '../engine/kv/index.js';
 import { PageCache, SPILL_DIR, SpillArea, type TreeNode } from '../engine/storage/index.js';
 import { SystemStore, type Principal } from '../engine/system/index.js';
@@ -236,6 +236,7 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     mirror,
     expiry,
     memory: { maxBlockingBytes: config.mqlBlockingBytes, spill },
+    cursors: new CursorRegistry({ maxOpen: config.mqlMaxCursors, maxPerTenant: config.mqlCursorsPerTenant, idleMs: config.mqlCursorTimeoutMs }),
     vectors,
     embedding: { id: embedding.embedder.id, kind: embedding.embedder.kind, dims: embedding.embedder.dims, reason: embedding.reason },
     startedAt: Date.now(),
@@ -337,6 +338,7 @@ export async function buildApp(config: ServerConfig, options: BuildOptions = {})
     governor?.stop();
     await lane!.drained();
     await expiry.stop();
+    await tetra.cursors.close();
     await registry.close();
     await mirror?.close();
     await system.close();

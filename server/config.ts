@@ -48,6 +48,12 @@ export interface ServerConfig {
   mqlSpillBytes: number;
   /** A document query (find, aggregate, count, distinct, a change's search) running longer than this stops (0: no limit); a request's maxTimeMS may set a lower one. */
   mqlTimeLimitMs: number;
+  /** Document cursors (a find with batchSize, an aggregate with cursor) open at once in the server. */
+  mqlMaxCursors: number;
+  /** Document cursors open at once per tenant. */
+  mqlCursorsPerTenant: number;
+  /** A cursor left this long without a getMore is closed (0: only its snapshot's age limit ends it). */
+  mqlCursorTimeoutMs: number;
   /** Where queries spill; unset: `<dataDir>/spill`. */
   spillDir: string | undefined;
   /** External MongoDB for the aggregation stages DESIGN.md routes there (server/mongo-routing.ts); unset: every stage runs natively. */
@@ -119,6 +125,11 @@ export const SETTINGS: Record<keyof ServerConfig, Setting> = {
   mqlSpillBytes: { env: 'TETRA_MQL_SPILL_BYTES', flag: 'mql-spill-bytes', kind: 'int', default: String(4 * 1024 * 1024 * 1024), min: 0, max: Number.MAX_SAFE_INTEGER },
   // No limit by default, as MongoDB (defaultMaxTimeMS unset); reads still end at TETRA_SNAPSHOT_MAX_MS.
   mqlTimeLimitMs: { env: 'TETRA_MQL_TIME_LIMIT_MS', flag: 'mql-time-limit-ms', kind: 'int', default: '0', min: 0, max: 24 * 3_600_000 },
+  // MongoDB has no such bound; each idle cursor holds a snapshot and up to ~2 MiB (cursors.ts).
+  mqlMaxCursors: { env: 'TETRA_MQL_MAX_CURSORS', flag: 'mql-max-cursors', kind: 'int', default: '1000', min: 1, max: 1_000_000 },
+  mqlCursorsPerTenant: { env: 'TETRA_MQL_CURSORS_PER_TENANT', flag: 'mql-cursors-per-tenant', kind: 'int', default: '100', min: 1, max: 1_000_000 },
+  // MongoDB's cursorTimeoutMillis (10 min); a cursor's snapshot still ends it at TETRA_SNAPSHOT_MAX_MS.
+  mqlCursorTimeoutMs: { env: 'TETRA_MQL_CURSOR_TIMEOUT_MS', flag: 'mql-cursor-timeout-ms', kind: 'int', default: '600000', min: 0, max: 24 * 3_600_000 },
   spillDir: { env: 'TETRA_SPILL_DIR', flag: 'spill-dir', kind: 'string', default: undefined },
   mongodbUri: { env: 'TETRA_MONGODB_URI', flag: 'mongodb-uri', kind: 'string', default: undefined },
   mongodbDbPrefix: { env: 'TETRA_MONGODB_DB_PREFIX', flag: 'mongodb-db-prefix', kind: 'string', default: 'tetra_' },

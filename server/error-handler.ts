@@ -84,6 +84,12 @@ export function toTetraError(err: unknown): TetraError {
   return new TetraError('INTERNAL', 'internal error', undefined, { cause: err });
 }
 
+/** The Retry-After of a RATE_LIMITED error that says when to retry (`details.retryAfterSeconds`). */
+export function retryAfterOf(tetra: TetraError): string | undefined {
+  const seconds = tetra.code === 'RATE_LIMITED' ? tetra.details?.retryAfterSeconds : undefined;
+  return typeof seconds === 'number' ? String(seconds) : undefined;
+}
+
 /** Sends the error envelope with the catalogued status; logs what the client never sees. */
 export function sendError(err: unknown, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const tetra = toTetraError(err);
@@ -91,6 +97,8 @@ export function sendError(err: unknown, request: FastifyRequest, reply: FastifyR
   const body: ErrorBody = { error: { code: tetra.code, message: tetra.message } };
   if (tetra.details !== undefined) body.error.details = tetra.details;
   if (tetra.code === 'UNAUTHORIZED') void reply.header('www-authenticate', 'Bearer');
+  const retryAfter = retryAfterOf(tetra);
+  if (retryAfter !== undefined) void reply.header('retry-after', retryAfter);
   closeWithoutLosingResponse(request, reply);
   return reply.code(tetra.status).type('application/json; charset=utf-8').send(body);
 }

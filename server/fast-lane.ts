@@ -4,7 +4,7 @@ import { Ajv, type ValidateFunction } from 'ajv';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import type { Principal } from '../engine/system/index.js';
 import type { ErrorBody } from './error-handler.js';
-import { toTetraError } from './error-handler.js';
+import { retryAfterOf, toTetraError } from './error-handler.js';
 import { JsonText, parseJsonBody } from './json-body.js';
 import type { RouteRequest } from './tetra-context.js';
 
@@ -128,7 +128,7 @@ class LaneCall {
     readonly request: LaneRequest,
     readonly method: string,
     readonly url: string,
-    readonly limitHeaders: Record<string, string>,
+    public limitHeaders: Record<string, string>,
   ) {}
 }
 
@@ -316,6 +316,8 @@ export class FastLane {
     if (tetra.status >= 500) this.#logger(call.request.id).error({ err: tetra.cause ?? tetra }, tetra.message);
     const body: ErrorBody = { error: { code: tetra.code, message: tetra.message } };
     if (tetra.details !== undefined) body.error.details = tetra.details;
+    const retryAfter = retryAfterOf(tetra);
+    if (retryAfter !== undefined) call.limitHeaders = { ...call.limitHeaders, 'retry-after': retryAfter };
     this.#answer(call, tetra.status, body);
   }
 

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { fail } from '../engine/errors.js';
 import type { ClientWatch } from '../engine/interrupt.js';
-import type { MemorySettings } from '../engine/docs/index.js';
+import type { CursorRegistry, MemorySettings } from '../engine/docs/index.js';
 import type { KvExpiryService } from '../engine/kv/index.js';
 import type { Principal, SystemStore } from '../engine/system/index.js';
 import type { TenantRegistry, TenantStore } from '../engine/tenant/index.js';
@@ -25,6 +25,8 @@ export interface TetraContext {
   expiry: KvExpiryService;
   /** What one query may hold in memory, and the spill area past it (docs: allowDiskUse). */
   memory: MemorySettings;
+  /** Open document cursors (engine/docs/cursors.ts). */
+  cursors: CursorRegistry;
   vectors: VectorService;
   /** The active embedder and why it was chosen (health reports it). */
   embedding: { id: string; kind: 'onnx' | 'fallback'; dims: number; reason: string };

@@ -38,6 +38,7 @@ import { bypassOption, checkValidation, describeValidation, parseValidation, typ
 import { decodeDocument, decodeDocumentAt, encodeDocument, FieldReader, idKey, MAX_ID_BYTES } from './doc-codec.js';
 import { directed, documentKeys, entryKey, idComponent, indexComponent, oneFieldEntryKey, type IndexField } from './index-key.js';
 import { indexServesQuery, isIndexMember, validatePartialFilter } from './index-membership.js';
+import { CursorInterrupt, type OpenedCursor } from './cursors.js';
 import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
 import { AGGREGATE_LIMITS, approxBytes, refuseLookupMatches, type LookupRefusal, type QueryMemory, type StageContext } from './aggregate/stage.js';
@@ -173,6 +174,11 @@ export function timeLimitExceeded(timeLimitMs: number): never {
   fail('QUERY_ERROR', 'operation exceeded time limit', { maxTimeMS: timeLimitMs });
 }
 
+/** A cursor's interrupt (cursors.ts) with MongoDB's words: `maxTimeMS` over all its batches (0: none). */
+export function newCursorInterrupt(maxTimeMS: number): CursorInterrupt {
+  return new CursorInterrupt(maxTimeMS, timeLimitExceeded, interrupted);
+}
+
 // MongoDB's words for an operation killed (its client gone); nobody reads them but the log.
 function interrupted(): never {
   fail('QUERY_ERROR', 'operation was interrupted: the client closed its connection');
@@ -184,6 +190,10 @@ const LOOKUP_MEMO_BYTES = 16 * 1024 * 1024;
 
 // Candidates handled per event-loop turn.
 const CHUNK = 256;
+// A cursor's sorted documents held in memory while it waits for its next getMore; more are spilled.
+const CURSOR_SORT_HOLD_BYTES = 1024 * 1024;
+// The read buffers of a cursor's spilled sort, over all its runs.
+const CURSOR_MERGE_BYTES = 1024 * 1024;
 // Documents a prefiltered collection scan reads per turn (or CHUNK candidates, whichever comes
 // first): a rejected one costs ~0.3 µs, so a turn holds the loop well under a millisecond, and
 // the turns themselves (~20 µs each) stay a small share of the scan.
@@ -803,6 +813,35 @@ class TopK {
     return this.#docs.map((d) => d.c);
   }
 
+  /**
+   * The best `keep` in order, one at a time (a cursor's sort): held in memory up to `holdBytes`,
+   * else spilled first (when it may spill) and merged through buffers of `mergeBytes` in all; the
+   * spill file is removed once read, or when the reader stops early.
+   */
+  async *stream(holdBytes: number, mergeBytes: number): AsyncGenerator<Candidate> {
+    if (this.#file === undefined && this.#bytes > holdBytes && this.#memory.spill !== undefined) await this.spill();
+    if (this.#file === undefined) {
+      yield* this.result();
+      return;
+    }
+    const file = this.#file;
+    try {
+      await this.spill();
+      const sort = this.#sort;
+      const merged = mergeRuns(file, this.#runs, (rec) => {
+        const doc = decodeSpilledDoc(rec);
+        return { item: { doc, bytes: rec.length }, key: sort.keyOf(doc) };
+      }, (a, b) => sort.compareKeyed(a, b), mergeBytes);
+      let n = 0;
+      for await (const c of merged) {
+        if (n++ >= this.#keep) break;
+        yield c;
+      }
+    } finally {
+      await file.remove();
+    }
+  }
+
   /** result, merging the spilled runs (and what is held) when it spilled; the spill file is then removed. */
   async resultAfterSpill(): Promise<Candidate[]> {
     if (this.#file === undefined) return this.result();
@@ -980,6 +1019,52 @@ async function findOnSnapshotWith(info: CollectionInfo | undefined, snapshot: Sn
 }
 
 /**
+ * A find opened as a cursor (MongoDB's find with a batchSize): validated and compiled as docsFind
+ * does, on a snapshot taken now, its documents handed out a batch at a time by a CursorRegistry.
+ * `limit` is 0 or absent for no limit (MongoDB's), else at most Number.MAX_SAFE_INTEGER; explain
+ * is refused. Every batch reads the snapshot: the collection as it was when the find began.
+ * @throws VALIDATION_FAILED, QUERY_ERROR as docsFind
+ */
+export function docsFindCursor(store: TenantStore, collection: unknown, options: FindOptions, defaults: FindDefaults = {}): OpenedCursor {
+  const name = validateCollectionName(collection);
+  if (options.explain !== undefined) fail('VALIDATION_FAILED', 'explain cannot be combined with batchSize (a cursor): explain the find without it', { field: 'explain' });
+  const lets = compileLet(options.let, 'FindCommandRequest');
+  const limit = integerOption(options.limit, 'limit', 0, Number.MAX_SAFE_INTEGER, 0);
+  const query = { ...compileQuery({ ...options, limit: undefined }, 1, 1, lets), limit: limit === 0 ? Infinity : limit };
+  const ast = query.filter.ast;
+  const projection = compileFindProjection(options.projection, { filter: () => ast }, lets);
+  if (projection.textScore === true && query.text === undefined) fail('QUERY_ERROR', TEXT_SCORE_UNAVAILABLE, { operator: '$meta' });
+  const interrupt = newCursorInterrupt(maxTimeMSOf(options.maxTimeMS) ?? 0);
+  const memory = queryMemory(defaults.memory, query.allowDiskUse, interrupt);
+  const info = readCollectionCached(store, store, name);
+  const snapshot = info === undefined ? undefined : store.snapshot(treesOf(info));
+  async function* batches(): AsyncGenerator<Doc[]> {
+    if (info === undefined || snapshot === undefined) return;
+    const plan = planQuery(info, query.filter.ast, query.sort.keys, query.hint, query.filter.vars);
+    const collector = new FindCollector(query, projection, plan, memory);
+    for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter: query.filter, whole: true }, interrupt)) {
+      const done = collector.offer(chunk);
+      const out = collector.drain();
+      if (out.length > 0) yield out;
+      if (done) return;
+      if (collector.due) await collector.spill();
+    }
+    yield* collector.sortedBatches();
+  }
+  return {
+    collection: name,
+    interrupt,
+    source: {
+      batches: batches(),
+      async close() {
+        snapshot?.close();
+        await memory.spill?.close();
+      },
+    },
+  };
+}
+
+/**
  * A find whose plan reads at most one chunk, answered synchronously from the live store; undefined
  * when the read turns out longer (it is then run again on a snapshot, a chunk per turn: at most one
  * chunk's reads are spent twice).
@@ -1044,8 +1129,9 @@ class FindCollector {
    * kept with the whole document).
    */
   readonly #keyReader: FieldReader | undefined;
-  readonly #out: Doc[] = [];
+  #out: Doc[] = [];
   #skipped = 0;
+  #taken = 0;
   #bytes = 0;
 
   constructor(query: Query, projection: CompiledProjection, plan: Plan, memory: QueryMemory) {
@@ -1085,7 +1171,7 @@ class FindCollector {
       return false;
     }
     this.#take(c);
-    return this.#out.length >= query.limit;
+    return this.#taken >= query.limit;
   }
 
   /** True when its sort holds more than the memory bound: spill (or, in one turn, start again on a snapshot) before offering more. */
@@ -1110,7 +1196,39 @@ class FindCollector {
     return this.#out;
   }
 
+  /** A cursor's read: the documents taken since the last drain (their bytes no longer count against the result's bound). */
+  drain(): Doc[] {
+    const out = this.#out;
+    this.#out = [];
+    this.#bytes = 0;
+    return out;
+  }
+
+  /**
+   * A cursor's read, once the candidates are all offered: the sort's documents after the skip, a
+   * chunk at a time, merged from the spill file when the sort spilled. What the sort holds past
+   * CURSOR_SORT_HOLD_BYTES is spilled first (when the query may spill), so an idle cursor holds
+   * only the merge's buffers.
+   */
+  async *sortedBatches(): AsyncGenerator<Doc[]> {
+    if (this.#top === undefined) return;
+    let batch: Doc[] = [];
+    for await (const c of this.#top.stream(CURSOR_SORT_HOLD_BYTES, CURSOR_MERGE_BYTES)) {
+      if (this.#skipped < this.#query.skip) {
+        this.#skipped++;
+        continue;
+      }
+      batch.push(this.#projection.mode === 'all' ? c.doc : this.#projection.apply(c.doc));
+      if (batch.length >= CHUNK) {
+        yield batch;
+        batch = [];
+      }
+    }
+    if (batch.length > 0) yield batch;
+  }
+
   #take(c: Candidate): void {
+    this.#taken++;
     this.#bytes += c.bytes;
     if (this.#bytes > DOCS_MODEL_LIMITS.maxResultBytes) {
       fail('QUERY_ERROR', `the result exceeds ${DOCS_MODEL_LIMITS.maxResultBytes} bytes: lower limit, filter more narrowly or project fewer fields`, { limit: DOCS_MODEL_LIMITS.maxResultBytes });
@@ -1346,6 +1464,92 @@ export interface AggregateResult {
  *   with its target unchanged
  */
 export async function docsAggregate(store: TenantStore, collection: unknown, pipelineSpec: unknown, options: AggregateOptions = {}): Promise<AggregateResult> {
+  const run = openAggregate(store, collection, pipelineSpec, options, () => queryInterrupt(options.maxTimeMS, options.guard));
+  try {
+    if (run.writes !== undefined) {
+      // A $merge or $out returns no documents, as MongoDB's.
+      await run.write();
+      return { documents: [], written: run.writes };
+    }
+    const documents: Doc[] = [];
+    let bytes = 0;
+    for await (const chunk of run.output) {
+      for (const d of chunk) {
+        bytes += approxBytes(d);
+        if (bytes > AGGREGATE_LIMITS.maxResultBytes) {
+          fail('QUERY_ERROR', `the result exceeds ${AGGREGATE_LIMITS.maxResultBytes} bytes: add a $limit, $match earlier or $project fewer fields`, { limit: AGGREGATE_LIMITS.maxResultBytes });
+        }
+        documents.push(d);
+      }
+    }
+    return { documents };
+  } catch (err) {
+    throw aggregateError(err);
+  } finally {
+    await run.close();
+  }
+}
+
+/**
+ * A value past what JavaScript can hold (a string past V8's limit, an array of too many elements)
+ * is the pipeline's doing, not a fault of the service: a 400, as MongoDB refuses a value past its
+ * BSON limit. Other errors as they are.
+ */
+function aggregateError(err: unknown): unknown {
+  if (err instanceof RangeError) {
+    try {
+      fail('QUERY_ERROR', `the pipeline built a value too large to hold (${err.message}): add a $limit or $match earlier`, undefined, err);
+    } catch (mapped) {
+      return mapped;
+    }
+  }
+  return err;
+}
+
+/**
+ * An aggregation opened as a cursor (MongoDB's aggregate with `cursor: {batchSize}`): its output
+ * handed out a batch at a time by a CursorRegistry, every batch on the snapshot taken now. A
+ * pipeline ending in $merge or $out runs to its end here instead (`written`: its target).
+ * @throws as docsAggregate
+ */
+export async function docsAggregateCursor(store: TenantStore, collection: unknown, pipelineSpec: unknown, options: AggregateOptions = {}): Promise<OpenedCursor | { written: string }> {
+  let interrupt: CursorInterrupt | undefined;
+  const run = openAggregate(store, collection, pipelineSpec, options, () => {
+    interrupt = newCursorInterrupt(maxTimeMSOf(options.maxTimeMS) ?? 0);
+    // A $merge or $out runs now, under this request's limits (CursorRegistry.first sets them again for a first batch).
+    interrupt.begin(options.guard ?? {});
+    return interrupt;
+  });
+  if (run.writes === undefined) {
+    const output = run.output[Symbol.asyncIterator]();
+    return { collection: collection === undefined ? null : (collection as string), interrupt: interrupt!, source: { batches: output, close: () => run.close(), mapError: aggregateError } };
+  }
+  // The route sets the interrupt's request before this runs: the whole write is the first batch's.
+  try {
+    await run.write();
+    return { written: run.writes };
+  } catch (err) {
+    throw aggregateError(err);
+  } finally {
+    await run.close();
+  }
+}
+
+/** A pipeline prepared on its snapshot: its output to read, or its $merge / $out to run; close() once done. */
+interface AggregateRun {
+  readonly output: AsyncIterable<Doc[]>;
+  /** The collection a final $merge or $out writes into (write() runs it), else undefined. */
+  readonly writes: string | undefined;
+  write(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/**
+ * docsAggregate up to its output: the pipeline compiled, the snapshot of every collection it reads
+ * taken, the stages connected (nothing read yet). Its snapshot and spill space are released by
+ * close(), or here when preparing fails.
+ */
+function openAggregate(store: TenantStore, collection: unknown, pipelineSpec: unknown, options: AggregateOptions, interruptOf: () => Interrupt): AggregateRun {
   // No collection is MongoDB's collection-less aggregate ({aggregate: 1}): its pipeline must
   // start with $documents, which a collection's must not.
   const name = collection === undefined ? undefined : validateCollectionName(collection);
@@ -1370,7 +1574,7 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
   // The hint picks how the collection itself is read (its leading $match), not what $lookup and the like read.
   const hint = parseHint(options.hint);
   const allowDiskUse = allowDiskUseOf(options.allowDiskUse, 'aggregate');
-  const interrupt = queryInterrupt(options.maxTimeMS, options.guard);
+  const interrupt = interruptOf();
   const infos = new Map<string, CollectionInfo | undefined>();
   for (const c of name === undefined ? pipeline.reads : [name, ...pipeline.reads]) infos.set(c, readCollectionCached(store, store, c));
   const trees = [...infos.values()].flatMap((info) => (info === undefined ? [] : treesOf(info)));
@@ -1449,41 +1653,24 @@ export async function docsAggregate(store: TenantStore, collection: unknown, pip
       return known.docs.map((d) => cloneValue(d));
     },
   };
+  const close = async (): Promise<void> => {
+    snapshot?.close();
+    await memory.spill?.close();
+  };
   try {
     // The leading $match is the read's filter: the pipeline does not test it again.
     const input = name === undefined ? noInput() : read(name, pipeline.leading ?? matchAll, pipeline.fields, hint);
     const output = pipeline.run(input, ctx, true);
+    const charge = options.charge ?? (() => undefined);
     if (merge !== undefined) {
-      await mergeStream(store, { spec: merge, update: mergeUpdate, now, bypass, commandVariables: lets?.values }, output, options.charge ?? (() => undefined));
-      // MongoDB's $merge returns no documents.
-      return { documents: [], written: merge.into };
+      return { output, writes: merge.into, close, write: () => mergeStream(store, { spec: merge, update: mergeUpdate, now, bypass, commandVariables: lets?.values }, output, charge) };
     }
-    if (pipeline.out !== undefined) {
-      await outStream(store, pipeline.out, target, output, options.charge ?? (() => undefined), bypass);
-      // Nor does its $out.
-      return { documents: [], written: pipeline.out.into };
-    }
-    const documents: Doc[] = [];
-    let bytes = 0;
-    for await (const chunk of output) {
-      for (const d of chunk) {
-        bytes += approxBytes(d);
-        if (bytes > AGGREGATE_LIMITS.maxResultBytes) {
-          fail('QUERY_ERROR', `the result exceeds ${AGGREGATE_LIMITS.maxResultBytes} bytes: add a $limit, $match earlier or $project fewer fields`, { limit: AGGREGATE_LIMITS.maxResultBytes });
-        }
-        documents.push(d);
-      }
-    }
-    return { documents };
+    const out = pipeline.out;
+    if (out !== undefined) return { output, writes: out.into, close, write: () => outStream(store, out, target, output, charge, bypass) };
+    return { output, writes: undefined, close, write: () => Promise.resolve() };
   } catch (err) {
-    // A value past what JavaScript can hold (a string past V8's limit, an array of too many
-    // elements) is the pipeline's doing, not a fault of the service: a 400, as MongoDB refuses a
-    // value past its BSON limit.
-    if (err instanceof RangeError) fail('QUERY_ERROR', `the pipeline built a value too large to hold (${err.message}): add a $limit or $match earlier`, undefined, err);
+    void close();
     throw err;
-  } finally {
-    snapshot?.close();
-    await memory.spill?.close();
   }
 }
 

@@ -99,7 +99,8 @@ export {
 export { bulkWriteExpired, bulkWriteFailed, MAX_BULK_OPERATIONS, prepareBulkWrite, type BulkWriteError, type BulkWriteResult, type BulkWritten } from './bulk-write.js';
 export { onValidationWarning, type ValidationWarning } from './collection-validator.js';
 export { upgradeIdKeys } from './upgrade.js';
-export { dropTemporaryCollections } from './docs-model.js';
+export { docsAggregateCursor, docsFindCursor, dropTemporaryCollections, newCursorInterrupt } from './docs-model.js';
+export { batchSizeOf, CursorRegistry, cursorOfDocuments, DEFAULT_CURSOR_LIMITS, DEFAULT_FIRST_BATCH, MAX_BATCH_SIZE, type Batch, type BatchGuard, type CursorLimits, type OpenedCursor } from './cursors.js';
 export { validateCollectionName } from './catalog.js';
 export { compilePipeline, type CompiledPipeline } from './aggregate/pipeline.js';
 export { AGGREGATE_LIMITS, IN_MEMORY_ONLY, type QueryMemory } from './aggregate/stage.js';

@@ -3,6 +3,14 @@ import type { FastifyInstance } from 'fastify';
 import { fail } from '../../engine/errors.js';
 import {
   allowDiskUseOf,
+  batchSizeOf,
+  cursorOfDocuments,
+  DEFAULT_FIRST_BATCH,
+  docsAggregateCursor,
+  docsFindCursor,
+  newCursorInterrupt,
+  type Batch,
+  type OpenedCursor,
   bulkWriteExpired,
   bulkWriteFailed,
   compileLet,
@@ -86,7 +94,7 @@ function checkQuota(store: TenantStore, quotaBytes: number, cost: number): void 
 
 /** The document routes: POST /api/mql/<operation>, Atlas Data API names and shapes. */
 export function mqlRoutes(app: FastifyInstance): void {
-  const { config, expiry, lane, mirror, memory } = app.tetra;
+  const { config, expiry, lane, mirror, memory, cursors } = app.tetra;
 
   /**
    * What stops a query of `request` besides its own maxTimeMS: the server's limit, and for reads
@@ -95,6 +103,27 @@ export function mqlRoutes(app: FastifyInstance): void {
   function guardOf(request: RouteRequest, watch: boolean): QueryGuard {
     return watch ? { timeLimitMs: config.mqlTimeLimitMs, client: clientWatch(request) } : { timeLimitMs: config.mqlTimeLimitMs };
   }
+
+  // Stores whose closing closes their tenant's cursors (their snapshots go with the store).
+  const watchedStores = new WeakSet<TenantStore>();
+
+  /**
+   * The first batch of a cursor opened in `store`: the cursor is known to the registry (and named
+   * in the answer) until a batch finds it exhausted. `open` runs once there is room for it.
+   */
+  async function firstBatch(request: RouteRequest, store: TenantStore, batchSize: number, open: () => OpenedCursor | Promise<OpenedCursor>): Promise<Batch> {
+    const { tenantId } = principalOf(request);
+    cursors.assertRoom(tenantId);
+    const opened = await open();
+    if (!watchedStores.has(store)) {
+      watchedStores.add(store);
+      store.onClose(() => cursors.closeTenant(tenantId, store));
+    }
+    return cursors.first(tenantId, store, opened.collection, opened.source, opened.interrupt, batchSize, guardOf(request, true));
+  }
+
+  const cursorId = { type: ['string', 'null'], description: 'the cursor, for getMore, while it may have more documents; null once it has none' } as const;
+  const batchSize = { type: 'integer', description: 'open a cursor: at most this many documents now (0-10000; find default 101 with batchSize absent is not a cursor), the rest through getMore' } as const;
 
   /** Waits for durability, then wakes the expiry service when the collection has TTL indexes. */
   async function settle<T>(request: RouteRequest, store: TenantStore, name: string, write: Written<T>): Promise<T> {
@@ -142,11 +171,19 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'find',
     'Find documents: filter, projection, sort, skip, limit (default 100, max 10000); explain: true adds the plan',
-    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' }, explain: { type: 'boolean' }, hint, allowDiskUse, maxTimeMS, let: letVariables },
+    { collection, filter: anyObject, projection: anyObject, sort: anyObject, skip: { type: 'integer' }, limit: { type: 'integer' }, explain: { type: 'boolean' }, hint, allowDiskUse, maxTimeMS, let: letVariables, batchSize },
     ['collection'],
-    { 200: { type: 'object', properties: { documents, explain: anyObject } } },
+    { 200: { type: 'object', properties: { documents, explain: anyObject, cursorId } } },
     (request) => {
-      const b = body<{ collection: string; explain?: boolean }>(request);
+      const b = body<{ collection: string; explain?: boolean; batchSize?: unknown }>(request);
+      if (b.batchSize !== undefined) {
+        // A cursor: MongoDB's find, its limit 0 or absent for none, the rest through getMore.
+        const size = batchSizeOf(b.batchSize, DEFAULT_FIRST_BATCH);
+        return withTenant(request, async (store) => {
+          const batch = await firstBatch(request, store, size, () => docsFindCursor(store, b.collection, b, { memory }));
+          return { documents: batch.documents.map(toJson), cursorId: batch.cursorId };
+        });
+      }
       // A value when the find answered in this turn (docsFindNow, useNow): answered without a turn of the microtask queue.
       const result = withTenantNow(request, (store) => docsFindNow(store, b.collection, b, { memory, guard: guardOf(request, true) }));
       const shape = (r: FindResult): unknown => ({ documents: r.documents.map(toJson), ...(r.explain !== undefined ? { explain: r.explain } : {}) });
@@ -159,11 +196,12 @@ export function mqlRoutes(app: FastifyInstance): void {
   route(
     'aggregate',
     'Run an aggregation pipeline ($match, $project, $addFields/$set, $unset, $group, $bucket, $sort, $skip, $limit, $count, $sortByCount, $unwind, $lookup, $graphLookup, $unionWith, $facet, $replaceRoot/$replaceWith, $redact, $setWindowFields, ...; a final $merge writes the output into a collection, a final $out replaces a collection with it). Without a collection, the pipeline must start with $documents',
-    { collection: { ...collection, description: 'collection name; omitted only for a pipeline that starts with $documents' }, pipeline: { type: 'array', items: anyObject }, hint, bypassDocumentValidation, allowDiskUse, maxTimeMS, let: letVariables },
+    { collection: { ...collection, description: 'collection name; omitted only for a pipeline that starts with $documents' }, pipeline: { type: 'array', items: anyObject }, hint, bypassDocumentValidation, allowDiskUse, maxTimeMS, let: letVariables, cursor: { type: 'object', additionalProperties: false, properties: { batchSize }, description: 'open a cursor (MongoDB\'s cursor option): the first batchSize documents now (default 101), the rest through getMore' } },
     ['pipeline'],
-    { 200: { type: 'object', properties: { documents, executedBy: { type: 'string', enum: ['native', 'external'] } } } },
+    { 200: { type: 'object', properties: { documents, executedBy: { type: 'string', enum: ['native', 'external'] }, cursorId } } },
     async (request) => {
-      const b = body<{ collection?: string; pipeline: unknown; hint?: unknown; bypassDocumentValidation?: unknown; allowDiskUse?: unknown; maxTimeMS?: unknown; let?: unknown }>(request);
+      const b = body<{ collection?: string; pipeline: unknown; hint?: unknown; bypassDocumentValidation?: unknown; allowDiskUse?: unknown; maxTimeMS?: unknown; let?: unknown; cursor?: { batchSize?: unknown } }>(request);
+      const size = b.cursor === undefined ? undefined : batchSizeOf(b.cursor.batchSize, DEFAULT_FIRST_BATCH, 'cursor.batchSize');
       // Time limits count from here, through a wait for the external MongoDB and a native run after it.
       const since = performance.now();
       // A pipeline without a collection ($documents first) is never routed: the mirror answers collections.
@@ -184,11 +222,35 @@ export function mqlRoutes(app: FastifyInstance): void {
           // A `let` MongoDB would refuse is refused here first, with the message a native run gives.
           compileLet(b.let, 'aggregate');
           const external = await aggregateExternally(mirror, tenantId, validateCollectionName(b.collection), b.pipeline, store.lsn, config.mongodbTimeoutMs, docsHintKeyPattern(store, b.collection, b.hint), allow, limit, b.let);
-          if (external !== undefined) return { documents: external.map(toJson), executedBy: 'external' };
+          if (external !== undefined) {
+            if (size === undefined) return { documents: external.map(toJson), executedBy: 'external' };
+            // MongoDB's answer, whole, handed out in batches as a native cursor's.
+            const name = validateCollectionName(b.collection);
+            const batch = await firstBatch(request, store, size, () => cursorOfDocuments(name, external, newCursorInterrupt(0)));
+            return { documents: batch.documents.map(toJson), cursorId: batch.cursorId, executedBy: 'external' };
+          }
           request.server.log.warn({ tenantId, reqId: request.id }, 'aggregation routed to MongoDB ran natively: MongoDB did not answer in time');
         }
         // A $merge's or $out's batches count against the quota as inserts do; its target's TTL indexes wake the expiry service.
-        const result = await docsAggregate(store, b.collection, b.pipeline, { hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, allowDiskUse: b.allowDiskUse, maxTimeMS: b.maxTimeMS, let: b.let, guard: { ...guardOf(request, true), since }, memory, charge: (bytes) => checkQuota(store, config.quotaBytes, bytes) });
+        const options = { hint: b.hint, bypassDocumentValidation: b.bypassDocumentValidation, allowDiskUse: b.allowDiskUse, maxTimeMS: b.maxTimeMS, let: b.let, guard: { ...guardOf(request, true), since }, memory, charge: (bytes: number) => checkQuota(store, config.quotaBytes, bytes) };
+        if (size !== undefined) {
+          let written: string | undefined;
+          const batch = await firstBatch(request, store, size, async () => {
+            const opened = await docsAggregateCursor(store, b.collection, b.pipeline, options);
+            if ('written' in opened) {
+              // A $merge or $out ran to its end: an exhausted cursor with no documents, as MongoDB's.
+              written = opened.written;
+              return cursorOfDocuments(opened.written, [], newCursorInterrupt(0));
+            }
+            return opened;
+          });
+          if (written !== undefined) {
+            const next = docsNextExpiry(store, written);
+            if (next !== null) expiry.schedule(tenantId, next);
+          }
+          return { documents: batch.documents.map(toJson), cursorId: batch.cursorId, executedBy: 'native' };
+        }
+        const result = await docsAggregate(store, b.collection, b.pipeline, options);
         if (result.written !== undefined) {
           const next = docsNextExpiry(store, result.written);
           if (next !== null) expiry.schedule(tenantId, next);
@@ -198,6 +260,42 @@ export function mqlRoutes(app: FastifyInstance): void {
     },
     200,
     true,
+  );
+
+  route(
+    'getMore',
+    'The next batch of a cursor (a find with batchSize, an aggregate with cursor): at most batchSize documents (default: the batchSize it was opened with, or 101 when that was 0), and the cursor while it may have more',
+    { collection: { ...collection, description: 'the collection the cursor reads (omitted for a collection-less aggregation)' }, cursorId: { type: 'string' }, batchSize: { type: 'integer' } },
+    ['cursorId'],
+    { 200: { type: 'object', properties: { documents, cursorId } }, 404: errorRef },
+    (request) => {
+      const b = body<{ collection?: unknown; cursorId: string; batchSize?: unknown }>(request);
+      const name = b.collection === undefined ? null : validateCollectionName(b.collection);
+      const size = b.batchSize === undefined ? undefined : batchSizeOf(b.batchSize, 0);
+      // MongoDB's getMore takes a positive batchSize (its absence, the cursor's own).
+      if (size === 0) fail('VALIDATION_FAILED', 'batchSize of getMore must be an integer between 1 and 10000', { field: 'batchSize' });
+      const { tenantId } = principalOf(request);
+      return withTenant(request, async (store) => {
+        const batch = await cursors.getMore(tenantId, store, b.cursorId, name, size, guardOf(request, true));
+        return { documents: batch.documents.map(toJson), cursorId: batch.cursorId };
+      });
+    },
+    200,
+    true,
+  );
+
+  route(
+    'killCursors',
+    "Close cursors before their end (MongoDB's killCursors): the ones killed and the ones this tenant does not have open",
+    { collection: { ...collection, description: 'the collection the cursors read (omitted for collection-less aggregations)' }, cursors: { type: 'array', items: { type: 'string' }, maxItems: 10_000 } },
+    ['cursors'],
+    { 200: { type: 'object', properties: { cursorsKilled: { type: 'array', items: { type: 'string' } }, cursorsNotFound: { type: 'array', items: { type: 'string' } } } } },
+    (request) => {
+      const b = body<{ collection?: unknown; cursors: string[] }>(request);
+      const name = b.collection === undefined ? null : validateCollectionName(b.collection);
+      const { tenantId } = principalOf(request);
+      return withTenant(request, () => cursors.kill(tenantId, b.cursors, name));
+    },
   );
 
   route(
