@@ -187,13 +187,28 @@ export class CursorRegistry {
   }
 
   /**
-   * The first batch of a query opened as a cursor; the cursor stays open (and its id is in the
-   * answer) until a batch finds the source exhausted. The source is closed on any failure.
+   * The first batch of a query opened as a cursor. When the source is not exhausted by it, the
+   * cursor is kept (its id in the answer) if the tenant and the process have room for one more,
+   * else the source is closed and the request refused: a query that ends within its first batch
+   * never needs room. The source is closed on any failure.
+   * @throws RATE_LIMITED when the tenant or the process holds its most cursors (assertRoom)
    */
   async first(tenant: string, owner: object, collection: string | null, source: CursorSource, interrupt: CursorInterrupt, batchSize: number, guard: BatchGuard): Promise<Batch> {
+    if (this.#closed) fail('UNAVAILABLE', 'the database is shutting down');
     const cursor: Cursor = { id: randomBytes(12).toString('base64url'), tenant, collection, owner, source, interrupt, batchSize, held: [], at: 0, busy: true, lastUsed: Date.now() };
-    this.#add(cursor);
-    return this.#batch(cursor, batchSize, guard);
+    const { documents, exhausted } = await this.#read(cursor, batchSize, guard);
+    if (!exhausted) {
+      try {
+        this.assertRoom(tenant);
+      } catch (err) {
+        await closeOnce(cursor);
+        throw err;
+      }
+      this.#add(cursor);
+      return { documents, cursorId: cursor.id };
+    }
+    await closeOnce(cursor);
+    return { documents, cursorId: null };
   }
 
   /**
@@ -217,7 +232,13 @@ export class CursorRegistry {
     }
     if (cursor.busy) fail('CONFLICT', `cursor id ${id} is in use by another getMore`, { cursorId: id });
     cursor.busy = true;
-    return this.#batch(cursor, batchSize ?? (cursor.batchSize > 0 ? cursor.batchSize : DEFAULT_FIRST_BATCH), guard);
+    const { documents, exhausted } = await this.#read(cursor, batchSize ?? (cursor.batchSize > 0 ? cursor.batchSize : DEFAULT_FIRST_BATCH), guard);
+    // Killed while this batch read (killCursors, its store closing): this batch is its last.
+    if (exhausted || !this.#cursors.has(cursor.id)) {
+      await this.#remove(cursor);
+      return { documents, cursorId: null };
+    }
+    return { documents, cursorId: cursor.id };
   }
 
   /**
@@ -252,7 +273,8 @@ export class CursorRegistry {
     await Promise.all([...this.#cursors.values()].map((c) => this.#remove(c)));
   }
 
-  async #batch(cursor: Cursor, batchSize: number, guard: BatchGuard): Promise<Batch> {
+  /** Reads one batch of a busy cursor; on a failure the cursor is removed (its source closed) and the error thrown, mapped. */
+  async #read(cursor: Cursor, batchSize: number, guard: BatchGuard): Promise<{ documents: Doc[]; exhausted: boolean }> {
     const documents: Doc[] = [];
     let bytes = 0;
     let exhausted = false;
@@ -287,12 +309,7 @@ export class CursorRegistry {
       cursor.busy = false;
       cursor.lastUsed = Date.now();
     }
-    // Killed while this batch read (killCursors, its store closing): this batch is its last.
-    if (exhausted || !this.#cursors.has(cursor.id)) {
-      await this.#remove(cursor);
-      return { documents, cursorId: null };
-    }
-    return { documents, cursorId: cursor.id };
+    return { documents, exhausted };
   }
 
   #add(cursor: Cursor): void {

@@ -108,12 +108,11 @@ export function mqlRoutes(app: FastifyInstance): void {
   const watchedStores = new WeakSet<TenantStore>();
 
   /**
-   * The first batch of a cursor opened in `store`: the cursor is known to the registry (and named
-   * in the answer) until a batch finds it exhausted. `open` runs once there is room for it.
+   * The first batch of a cursor opened in `store` by `open`: the cursor is known to the registry
+   * (and named in the answer) until a batch finds it exhausted.
    */
   async function firstBatch(request: RouteRequest, store: TenantStore, batchSize: number, open: () => OpenedCursor | Promise<OpenedCursor>): Promise<Batch> {
     const { tenantId } = principalOf(request);
-    cursors.assertRoom(tenantId);
     const opened = await open();
     if (!watchedStores.has(store)) {
       watchedStores.add(store);
