@@ -84,6 +84,21 @@ describe('aggregation routed to an external MongoDB', () => {
     expect(dated.body.documents[0].at).toEqual({ $date: '2026-01-02T03:04:05.000Z' });
   });
 
+  it('hands a routed answer out in batches when the aggregate asks for a cursor', async () => {
+    const routed = await signup(server.url);
+    const plain = await signup(native.url);
+    await seed(server.url, routed.apiKey);
+    await seed(native.url, plain.apiKey);
+    const reference = await mql(native.url, plain.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP });
+    const first = await mql(server.url, routed.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP, cursor: { batchSize: 3 } });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.executedBy).toBe('external');
+    expect(first.body.documents).toEqual(reference.body.documents.slice(0, 3));
+    const rest = await mql(server.url, routed.apiKey, 'getMore', { collection: 'orders', cursorId: first.body.cursorId, batchSize: 10 });
+    expect(rest.body).toEqual({ documents: reference.body.documents.slice(3), cursorId: null });
+    expect(reference.body.documents.length).toBeGreaterThan(3);
+  });
+
   it("hands MongoDB the request's let, checked first as a native run checks it", async () => {
     const routed = await signup(server.url);
     const plain = await signup(native.url);
