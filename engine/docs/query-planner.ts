@@ -15,7 +15,7 @@ import type { CollectionInfo, IndexInfo } from './catalog.js';
 import { indexServesQuery } from './index-membership.js';
 import { directed, EMPTY_ARRAY_COMPONENT, idComponent, indexComponent, isScalarForBounds, type Component, type IndexField } from './index-key.js';
 import type { AndNode, FieldOp, FilterNode, OrNode } from './query/filter-ast.js';
-import { withExprEqualities } from './query/expr-bounds.js';
+import { withExprEqualities, type ExprRangeOp } from './query/expr-bounds.js';
 import type { Scope } from './aggregate/expression/expression.js';
 import { filterTextSearch, topLevelConditions } from './query/compile-filter.js';
 import { termKey, textKeyFields, textKeyPattern, type TextSearch } from './text/index.js';
@@ -76,7 +76,20 @@ function fieldBounds(ops: readonly FieldOp[], multikey: boolean, component: Comp
   let lo: Bound | undefined;
   let hi: Bound | undefined;
   let bracket: number | undefined;
+  // Bounds over the order of all values, from `$expr` comparisons: not on a multikey index (an
+  // array compares as a whole there, its element keys bound nothing); used when no bracketed range is.
+  let exprLo: Bound | undefined;
+  let exprHi: Bound | undefined;
   for (const op of ops) {
+    if ((op as FieldOp | ExprRangeOp).op === '$exprRange') {
+      if (multikey) continue;
+      const { cmp, bound } = (op as unknown as ExprRangeOp).value;
+      const c = component(bound);
+      const b = { part: c.part, inclusive: cmp === '$gte' || cmp === '$lte' || c.lossy };
+      if (cmp === '$gt' || cmp === '$gte') exprLo ??= b;
+      else exprHi ??= b;
+      continue;
+    }
     switch (op.op) {
       case '$eq': {
         const p = pointsOf(op.value, component);
@@ -112,6 +125,7 @@ function fieldBounds(ops: readonly FieldOp[], multikey: boolean, component: Comp
   }
   if (points !== undefined) return { kind: 'points', parts: points };
   if (bracket !== undefined) return { kind: 'range', lo: lo ?? bracketStart(bracket), hi: hi ?? bracketEnd(bracket) };
+  if (exprLo !== undefined || exprHi !== undefined) return { kind: 'range', lo: exprLo ?? bracketStart(TYPE_BRACKET.minKey), hi: exprHi ?? bracketEnd(TYPE_BRACKET.maxKey) };
   return undefined;
 }
 

@@ -284,7 +284,7 @@ function fieldExpression(rand: Rand, path: string, ids: { known: Array<string | 
 }
 
 /**
- * An `$expr` equality (or `$in`) of an indexed path with a value, which the planner reads as bounds
+ * An `$expr` equality (`$in`, comparison) of an indexed path with a value, which the planner reads as bounds
  * (query/expr-bounds.ts): with arrays, documents, null and dates among the values, and multikey,
  * sparse and partial indexes on the paths, the bounds must hold every document the `$expr` matches.
  * Not `_id`: the plain collection would read the same bounds, and compare nothing.
@@ -294,8 +294,10 @@ function exprEquality(rand: Rand, ids: { known: Array<string | number>; us: Arra
     const path = pick(rand, ['a', 'b', 'c', 'd', 'd.e', 'd.f', 's', 't', 'u', 'a.x']);
     const field = `$${path}`;
     const value = (): unknown => ({ $literal: operand(rand, path, ids) });
-    if (rand() < 0.3) return { $in: [field, { $literal: arrayOf(rand, 3, () => operand(rand, path, ids)) }] };
-    return { $eq: rand() < 0.5 ? [field, value()] : [value(), field] };
+    if (rand() < 0.25) return { $in: [field, { $literal: arrayOf(rand, 3, () => operand(rand, path, ids)) }] };
+    // A comparison is a range over every type above or below the value (not on multikey indexes).
+    const op = rand() < 0.4 ? '$eq' : pick(rand, ['$gt', '$gte', '$lt', '$lte']);
+    return { [op]: rand() < 0.5 ? [field, value()] : [value(), field] };
   };
   return rand() < 0.25 ? { $and: [one(), one()] } : one();
 }

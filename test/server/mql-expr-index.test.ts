@@ -1,4 +1,4 @@
-// `$expr` equalities read through indexes (query/expr-bounds.ts), as MongoDB 5.0+ plans them, over
+// `$expr` equalities and comparisons read through indexes (query/expr-bounds.ts), as MongoDB 5.0+ plans them, over
 // HTTP on a real server: the plans explain shows, the answers against a copy of the collection
 // without indexes (multikey, sparse and partial indexes, arrays, documents, null and missing
 // values), and the $lookup and $unionWith sub-pipelines whose leading $match now goes through the
@@ -45,11 +45,49 @@ describe('plans', () => {
     expect([both.stage, both.keysExamined]).toEqual(['IXSCAN', 10]);
   });
 
-  it('anything else is read as before: ranges, two fields, null, arrays, $rand, the document', async () => {
+  it('an $expr comparison of a field with a value known first reads a range of the index, over every type above or below it', async () => {
+    const docs: Record<string, unknown>[] = Array.from({ length: 100 }, (_, i) => ({ _id: i, v: i, w: i % 7 }));
+    docs.push({ _id: 100, v: 'text' }, { _id: 101, v: { $date: '2024-01-01T00:00:00Z' } }, { _id: 102, v: true }, { _id: 103, v: null }, { _id: 104 }, { _id: 105, v: { o: 1 } });
+    const c = await file.seed(docs);
+    await file.createIndex(c, { v: 1 });
+    const gt = await explainOf(c, { $expr: { $gt: ['$v', 95] } }, { limit: 1000 });
+    // 96-99, then the string, the document, the boolean and the date: every value above 95 in BSON order.
+    expect([gt.stage, gt.docs.map((d: any) => d._id)]).toEqual(['IXSCAN', [96, 97, 98, 99, 100, 101, 102, 105]]);
+    expect(gt.keysExamined).toBe(8);
+    // Reversed sides, a let variable, and below: null and the missing field are below every number.
+    const lt = await explainOf(c, { $expr: { $lt: ['$$top', '$v'] } }, { let: { top: 97 }, limit: 1000 });
+    expect([lt.stage, lt.docs.map((d: any) => d._id)]).toEqual(['IXSCAN', [98, 99, 100, 101, 102, 105]]);
+    const below = await explainOf(c, { $expr: { $lte: ['$v', 2] } }, { limit: 1000 });
+    expect([below.stage, below.docs.map((d: any) => d._id)]).toEqual(['IXSCAN', [0, 1, 2, 103, 104]]);
+    // Both ends, in an $and with another field's test, and $$NOW against dates.
+    const both = await explainOf(c, { $expr: { $and: [{ $gte: ['$v', 10] }, { $lt: ['$v', 20] }, { $eq: ['$w', 3] }] } }, { limit: 1000 });
+    expect([both.stage, both.keysExamined, both.docs.map((d: any) => d._id)]).toEqual(['IXSCAN', 10, [10, 17]]);
+    const dated = await explainOf(c, { $expr: { $lt: ['$v', '$$NOW'] } }, { limit: 1000 });
+    expect(dated.stage).toBe('IXSCAN');
+    expect(dated.docs).toHaveLength(106);
+    // A sort on the field comes from the range's order.
+    const sorted = await mql('find', { collection: c, filter: { $expr: { $gte: ['$v', 98] } }, sort: { v: -1 }, explain: true });
+    expect(sorted.body.explain.inMemorySort).toBe(false);
+    expect(sorted.body.documents.map((d: any) => d._id)).toEqual([101, 102, 105, 100, 99, 98]);
+  });
+
+  it('an $expr comparison is not read as a range of a multikey index, nor of a sparse one', async () => {
+    const c = await file.seed(Array.from({ length: 50 }, (_, i) => ({ _id: i, m: i === 3 ? [1, 100] : i, s: i })));
+    await file.createIndex(c, { m: 1 });
+    await file.createIndex(c, { s: 1 }, { sparse: true });
+    // [1, 100] is an array: above every number as a whole, where its keys 1 and 100 would say otherwise.
+    const multi = await explainOf(c, { $expr: { $gt: ['$m', 40] } }, { limit: 1000 });
+    expect([multi.stage, multi.docs.map((d: any) => d._id)]).toEqual(['COLLSCAN', [3, 41, 42, 43, 44, 45, 46, 47, 48, 49]]);
+    expect((await explainOf(c, { $expr: { $lt: ['$s', 3] } })).stage).toBe('COLLSCAN');
+  });
+
+  it('anything else is read as before: two fields, null, arrays, $rand, the document', async () => {
     const c = await file.seed(Array.from({ length: 50 }, (_, i) => ({ _id: i, v: i % 5, w: i % 5 })));
     await file.createIndex(c, { v: 1 });
     for (const filter of [
-      { $expr: { $gt: ['$v', 3] } },
+      { $expr: { $gt: ['$v', null] } },
+      { $expr: { $lt: ['$v', [3]] } },
+      { $expr: { $gte: ['$v', { x: 1 }] } },
       { $expr: { $eq: ['$v', '$w'] } },
       { $expr: { $eq: ['$v', null] } },
       { $expr: { $eq: ['$v', [1]] } },
@@ -76,7 +114,8 @@ describe('answers', () => {
     const values = [5, '5', 6, [5], [5, 6], { x: 1 }, null, 'x', 7, -1, 0, { $date: '2024-01-01T00:00:00Z' }];
     for (const path of ['a', 'n.b', 's', 'p', '_id']) {
       for (const v of values) {
-        for (const filter of [{ $expr: { $eq: [`$${path}`, { $literal: v }] } }, { $expr: { $in: [`$${path}`, { $literal: [v, 5] }] } }]) {
+        const compared = ['$gt', '$gte', '$lt', '$lte'].map((op) => ({ $expr: { [op]: [`$${path}`, { $literal: v }] } }));
+        for (const filter of [{ $expr: { $eq: [`$${path}`, { $literal: v }] } }, { $expr: { $in: [`$${path}`, { $literal: [v, 5] }] } }, ...compared]) {
           const want = (await mql('find', { collection: plain, filter, sort: { _id: 1 } })).body.documents;
           const got = await mql('find', { collection: indexed, filter, sort: { _id: 1 } });
           expect(got.status, got.text).toBe(200);

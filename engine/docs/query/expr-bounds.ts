@@ -1,9 +1,14 @@
 /**
- * Index bounds from `$expr` (MongoDB 5.0+ plans `$expr` equalities on an index): a top-level
- * `{$expr: {$eq: ["$path", <value>]}}` (either order, inside a top-level `$expr` `$and` too), or
- * `{$expr: {$in: ["$path", <array>]}}`, where the value does not read the document (a constant,
- * `$$NOW`, a variable of the command's `let` or of a `$lookup`'s `let`, an expression of those), is
- * read by the planner as the equality `{path: value}` (`{path: {$in: [...]}}`).
+ * Index bounds from `$expr` (MongoDB 5.0+ plans `$expr` equalities and comparisons on an index): a
+ * top-level `{$expr: {$eq: ["$path", <value>]}}` (either order, inside a top-level `$expr` `$and`
+ * too), or `{$expr: {$in: ["$path", <array>]}}`, where the value does not read the document (a
+ * constant, `$$NOW`, a variable of the command's `let` or of a `$lookup`'s `let`, an expression of
+ * those), is read by the planner as the equality `{path: value}` (`{path: {$in: [...]}}`); a
+ * `$gt`, `$gte`, `$lt` or `$lte` of the path with such a value as an ExprRangeOp: a range over the
+ * order of all values, since an aggregation comparison is not bracketed by type as the query
+ * operators are (`{$gt: ["$a", 5]}` holds for every string and date), and the range below a value
+ * takes null and missing fields in. Arrays compare as a whole there, so the planner reads such a
+ * range only on an index that has never held an array on its path (not multikey).
  *
  * Only for planning: the documents the bounds give are tested against the whole filter, so the
  * bounds need only hold every match. They do: an aggregation field path reads through documents
@@ -20,12 +25,27 @@ import { exprIsVolatile } from '../aggregate/dependencies.js';
 import { isPlainObject, MISSING } from '../values.js';
 import type { AndNode, ExprNode, FieldNode, FieldOp, FilterNode } from './filter-ast.js';
 
-/** One equality (or `$in`) an `$expr` gives: the path, and the value's expression. */
+type ComparisonName = '$gt' | '$gte' | '$lt' | '$lte';
+
+/**
+ * A planner's bound from an `$expr` comparison (above): the values at the path lie above (`$gt`,
+ * `$gte`) or below (`$lt`, `$lte`) `bound` in the order of all values. Never matched: only the
+ * copy of the filter the planner reads holds one (typed there as a FieldOp), and fieldBounds reads it.
+ */
+export interface ExprRangeOp {
+  readonly op: '$exprRange';
+  readonly value: { readonly cmp: ComparisonName; readonly bound: unknown };
+}
+
+/** One equality (`$in`, comparison) an `$expr` gives: the path, and the value's expression. */
 interface ExprEquality {
   readonly path: string;
-  readonly op: '$eq' | '$in';
+  readonly op: '$eq' | '$in' | ComparisonName;
   readonly value: Expr;
 }
+
+/** The comparison with its sides swapped: `{$lt: [5, "$a"]}` is `{$gt: ["$a", 5]}`. */
+const FLIPPED: Record<ComparisonName, ComparisonName> = { $gt: '$lt', $gte: '$lte', $lt: '$gt', $lte: '$gte' };
 
 /** What each `$expr` node of a filter gives the planner, worked out once per node. */
 const EQUALITIES = new WeakMap<ExprNode, readonly ExprEquality[]>();
@@ -76,8 +96,20 @@ function boundOp(eq: ExprEquality, scope: Scope): FieldOp | undefined {
     return undefined;
   }
   if (eq.op === '$eq') return boundable(value) ? { op: '$eq', value } : undefined;
-  if (!Array.isArray(value) || !value.every(boundable)) return undefined;
-  return { op: '$in', value };
+  if (eq.op === '$in') {
+    if (!Array.isArray(value) || !value.every(boundable)) return undefined;
+    return { op: '$in', value };
+  }
+  if (!rangeBound(value)) return undefined;
+  const range: ExprRangeOp = { op: '$exprRange', value: { cmp: eq.op, bound: value } };
+  // Only the planner's copy holds it (see ExprRangeOp).
+  return range as unknown as FieldOp;
+}
+
+/** A range's bound: a number (not NaN), a string, a boolean or a date (not null, arrays or documents). */
+function rangeBound(value: unknown): boolean {
+  if (typeof value === 'number') return !Number.isNaN(value);
+  return typeof value === 'string' || typeof value === 'boolean' || value instanceof Date;
 }
 
 function boundable(value: unknown): boolean {
@@ -105,9 +137,10 @@ function collect(spec: unknown, names: ReadonlySet<string>, out: ExprEquality[])
     for (const a of args) collect(a, names, out);
     return;
   }
-  if ((op !== '$eq' && op !== '$in') || !Array.isArray(args) || args.length !== 2) return;
-  const sides = op === '$eq' ? [args, [args[1], args[0]]] : [args];
-  for (const [field, other] of sides as Array<[unknown, unknown]>) {
+  const comparison = op === '$gt' || op === '$gte' || op === '$lt' || op === '$lte';
+  if ((op !== '$eq' && op !== '$in' && !comparison) || !Array.isArray(args) || args.length !== 2) return;
+  const sides: Array<[unknown, unknown, ExprEquality['op']]> = op === '$in' ? [[args[0], args[1], op]] : [[args[0], args[1], op], [args[1], args[0], comparison ? FLIPPED[op] : op]];
+  for (const [field, other, cmp] of sides) {
     const path = fieldPathOf(field);
     if (path === undefined || readsDocument(other) || exprIsVolatile(other)) continue;
     let value: Expr;
@@ -116,7 +149,7 @@ function collect(spec: unknown, names: ReadonlySet<string>, out: ExprEquality[])
     } catch {
       return; // the filter's own compile reported it, or will
     }
-    out.push({ path, op, value });
+    out.push({ path, op: cmp, value });
     return;
   }
 }
