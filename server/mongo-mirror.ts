@@ -102,7 +102,8 @@ function indexSpec(ix: IndexInfo): IndexSpec {
 
 /** The indexes of a collection to make on the MongoDB side, by name. */
 function indexSpecs(info: CollectionInfo): Map<string, IndexSpec> {
-  return new Map(info.indexes.map((ix) => [ix.name, indexSpec(ix)]));
+  // A hidden index is not there for queries, routed ones included: hiding drops its copy, unhiding makes it again.
+  return new Map(info.indexes.filter((ix) => ix.hidden !== true).map((ix) => [ix.name, indexSpec(ix)]));
 }
 
 /** Indexes the mirror made carry this prefix: a copy drops those tetradb no longer has, and leaves the operator's own. */

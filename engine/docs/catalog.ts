@@ -23,6 +23,11 @@ export const MAX_COLLECTION_NAME_BYTES = 120;
 /** Most indexes on one collection besides `_id` (MongoDB: 64 including `_id`). */
 export const MAX_INDEXES = 63;
 
+/** An index the planner may read: built, and not hidden. */
+export function indexUsable(index: IndexInfo): boolean {
+  return index.hidden !== true && (index as { building?: boolean }).building !== true;
+}
+
 /** A secondary index. */
 export interface IndexInfo {
   readonly id: number;
@@ -35,6 +40,8 @@ export interface IndexInfo {
   readonly sparse?: boolean;
   /** Holds only documents this filter matches (MongoDB's partial index), kept as the client wrote it. */
   readonly partialFilterExpression?: Doc;
+  /** Kept up to date (and unique, and expiring) but never read by a query (MongoDB 4.4's hidden index): true when so. */
+  readonly hidden?: boolean;
   /**
    * A text index (its `fields` are then MongoDB's `_fts`/`_ftsx` pair): what it holds and in
    * which languages. Its entries are one per distinct term of a document (text/).

@@ -1280,7 +1280,7 @@ function findById(store: TenantStore, name: string, id: string | number | boolea
 function equalityIndex(info: CollectionInfo, field: string): IndexInfo | undefined {
   let found: IndexInfo | undefined;
   for (const index of info.indexes) {
-    if (index.fields[0]!.path !== field) continue;
+    if (index.fields[0]!.path !== field || index.hidden === true) continue;
     if (found !== undefined) return undefined;
     found = index;
   }
@@ -2987,15 +2987,84 @@ export function docsCreateCollection(store: TenantStore, collection: unknown, op
  * kept. Documents already stored are not checked again.
  * @throws VALIDATION_FAILED for a bad name or option; QUERY_ERROR for rules that are not a valid filter; NOT_FOUND when there is no such collection
  */
-export function docsCollMod(store: TenantStore, collection: unknown, options: ValidationOptions): Written<{ modified: true }> {
+export function docsCollMod(store: TenantStore, collection: unknown, options: ValidationOptions & { index?: unknown }): Written<CollModResult> {
   const name = validateCollectionName(collection);
   const info = readCollection(store, name);
   if (info === undefined) fail('NOT_FOUND', `ns does not exist: ${name}`, { collection: name });
-  const validator = parseValidation(options, info.validator);
+  const change = options.index === undefined ? undefined : indexChangeOf(options.index);
+  const validates = options.validator !== undefined || options.validationLevel !== undefined || options.validationAction !== undefined;
   const next: CollectionInfo = { ...info };
-  if (validator === undefined) delete next.validator;
-  else next.validator = validator;
-  return { result: { modified: true }, durable: durableOf(store.write([putCollection(next)])) };
+  if (validates || change === undefined) {
+    const validator = parseValidation(options, info.validator);
+    if (validator === undefined) delete next.validator;
+    else next.validator = validator;
+  }
+  const result: CollModResult = { modified: true };
+  if (change !== undefined) {
+    const at = findIndexFor(info, change.target, name);
+    const index = info.indexes[at]!;
+    const changed: IndexInfo & { hidden?: boolean; expireAfterSeconds?: number } = { ...index };
+    if (change.hidden !== undefined) {
+      result.hidden_old = index.hidden === true;
+      result.hidden_new = change.hidden;
+      if (change.hidden) changed.hidden = true;
+      else delete changed.hidden;
+    }
+    if (change.expireAfterSeconds !== undefined) {
+      // MongoDB 5.1+: a TTL index's time changes, and a plain index on one field (not _id, text, compound) becomes a TTL index.
+      if (index.text !== undefined || index.fields.length !== 1) fail('VALIDATION_FAILED', 'TTL indexes are single-field indexes, compound indexes do not support TTL', { field: 'index.expireAfterSeconds' });
+      if (index.expireAfterSeconds !== undefined) result.expireAfterSeconds_old = index.expireAfterSeconds;
+      result.expireAfterSeconds_new = change.expireAfterSeconds;
+      changed.expireAfterSeconds = change.expireAfterSeconds;
+    }
+    next.indexes = info.indexes.map((ix, k) => (k === at ? changed : ix));
+  }
+  return { result, durable: durableOf(store.write([putCollection(next)])) };
+}
+
+/** What collMod answers: `modified`, and for an `index` change MongoDB's old and new values of what it changed. */
+export interface CollModResult {
+  modified: true;
+  hidden_old?: boolean;
+  hidden_new?: boolean;
+  expireAfterSeconds_old?: number;
+  expireAfterSeconds_new?: number;
+}
+
+/** collMod's `index`: which index (by `name` or `keyPattern`), and what to change. */
+interface CollModIndex {
+  readonly target: { readonly name: string } | { readonly fields: readonly IndexField[] };
+  readonly hidden?: boolean;
+  readonly expireAfterSeconds?: number;
+}
+
+/** @throws VALIDATION_FAILED for a malformed collMod `index` (MongoDB's rules and words where it has them) */
+function indexChangeOf(spec: unknown): CollModIndex {
+  if (!isPlainObject(spec)) fail('VALIDATION_FAILED', 'index must be an object: {name or keyPattern, hidden?, expireAfterSeconds?}', { field: 'index' });
+  for (const key of Object.keys(spec)) {
+    if (!['name', 'keyPattern', 'hidden', 'expireAfterSeconds'].includes(key)) fail('VALIDATION_FAILED', `unsupported index option for collMod: ${key} (name, keyPattern, hidden and expireAfterSeconds are)`, { field: `index.${key}` });
+  }
+  const { name, keyPattern, hidden, expireAfterSeconds } = spec as Record<string, unknown>;
+  if ((name === undefined) === (keyPattern === undefined)) fail('VALIDATION_FAILED', 'must specify either index name or key pattern in collMod index, not both', { field: 'index' });
+  if (name !== undefined && (typeof name !== 'string' || name === '')) fail('VALIDATION_FAILED', 'index.name must be a non-empty string', { field: 'index.name' });
+  if (hidden !== undefined && typeof hidden !== 'boolean') fail('VALIDATION_FAILED', 'index.hidden must be a boolean', { field: 'index.hidden' });
+  if (hidden === undefined && expireAfterSeconds === undefined) fail('VALIDATION_FAILED', 'no expireAfterSeconds or hidden field to update', { field: 'index' });
+  const target = name !== undefined ? { name: name as string } : { fields: parseKeys(keyPattern, 'index.keyPattern') };
+  const change: { target: CollModIndex['target']; hidden?: boolean; expireAfterSeconds?: number } = { target };
+  if (hidden !== undefined) change.hidden = hidden as boolean;
+  if (expireAfterSeconds !== undefined) change.expireAfterSeconds = ttlSeconds(expireAfterSeconds, 'index.expireAfterSeconds');
+  return change;
+}
+
+/** Where collMod's index is in `info.indexes`. @throws VALIDATION_FAILED for `_id_`, NOT_FOUND when there is none (MongoDB's IndexNotFound), CONFLICT when a key pattern names several */
+function findIndexFor(info: CollectionInfo, target: CollModIndex['target'], collection: string): number {
+  const isId = 'name' in target ? target.name === '_id_' : target.fields.length === 1 && target.fields[0]!.path === ID;
+  if (isId) fail('VALIDATION_FAILED', "can't modify the _id index (it cannot be hidden or expire)", { field: 'index' });
+  const shown = 'name' in target ? target.name : JSON.stringify(Object.fromEntries(target.fields.map((f) => [f.path, f.direction])));
+  const matches = info.indexes.flatMap((ix, k) => ('name' in target ? ix.name === target.name : ix.fields.length === target.fields.length && ix.fields.every((f, i) => f.path === target.fields[i]!.path && f.direction === target.fields[i]!.direction)) ? [k] : []);
+  if (matches.length === 0) fail('NOT_FOUND', `cannot find index ${shown} for ns ${collection}`, { index: shown });
+  if (matches.length > 1) fail('CONFLICT', `index keyPattern ${shown} matches more than one index: name it instead`, { index: shown });
+  return matches[0]!;
 }
 
 /**
@@ -3045,6 +3114,8 @@ export interface IndexDescription {
   sparse?: boolean;
   partialFilterExpression?: Doc;
   multikey?: boolean;
+  /** Not read by queries (MongoDB's hidden index). */
+  hidden?: boolean;
   /** The build has not finished (it was interrupted: createIndex again with the same spec resumes it). */
   building?: boolean;
 }
@@ -3054,6 +3125,7 @@ function describeIndex(index: IndexInfo): IndexDescription {
   if (index.text !== undefined) {
     const out = { name: index.name, key: textKeyPattern(index.fields), ...describeTextIndex(index.text) } as IndexDescription;
     if (index.partialFilterExpression !== undefined) out.partialFilterExpression = index.partialFilterExpression;
+    if (index.hidden === true) out.hidden = true;
     if ((index as { building?: boolean }).building === true) out.building = true;
     return out;
   }
@@ -3062,6 +3134,7 @@ function describeIndex(index: IndexInfo): IndexDescription {
   if (index.expireAfterSeconds !== undefined) out.expireAfterSeconds = index.expireAfterSeconds;
   if (index.sparse === true) out.sparse = true;
   if (index.partialFilterExpression !== undefined) out.partialFilterExpression = index.partialFilterExpression;
+  if (index.hidden === true) out.hidden = true;
   if (index.multikey) out.multikey = true;
   if ((index as { building?: boolean }).building === true) out.building = true;
   return out;
@@ -3129,9 +3202,23 @@ export interface CreateIndexOptions extends TextIndexOptions {
   expireAfterSeconds?: unknown;
   sparse?: unknown;
   partialFilterExpression?: unknown;
+  /** MongoDB 4.4's hidden index: maintained, never read by a query. */
+  hidden?: unknown;
 }
 
 const MAX_TTL_SECONDS = 2_147_483_647;
+
+/** createIndex's `hidden`. @throws VALIDATION_FAILED when not a boolean */
+function hiddenOption(v: unknown): boolean {
+  if (v !== undefined && typeof v !== 'boolean') fail('VALIDATION_FAILED', 'hidden must be a boolean', { field: 'hidden' });
+  return v === true;
+}
+
+/** expireAfterSeconds as createIndex and collMod take it. @throws VALIDATION_FAILED otherwise */
+function ttlSeconds(v: unknown, field = 'expireAfterSeconds'): number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_TTL_SECONDS) fail('VALIDATION_FAILED', `expireAfterSeconds must be an integer between 0 and ${MAX_TTL_SECONDS}`, { field });
+  return v;
+}
 
 /**
  * Creates an index (and the collection, when needed) and builds it from the documents already
@@ -3147,8 +3234,7 @@ export async function docsCreateIndex(store: TenantStore, collection: unknown, k
   const unique = options.unique === true;
   let ttl: number | undefined;
   if (options.expireAfterSeconds !== undefined) {
-    const v = options.expireAfterSeconds;
-    if (typeof v !== 'number' || !Number.isInteger(v) || v < 0 || v > MAX_TTL_SECONDS) fail('VALIDATION_FAILED', `expireAfterSeconds must be an integer between 0 and ${MAX_TTL_SECONDS}`, { field: 'expireAfterSeconds' });
+    const v = ttlSeconds(options.expireAfterSeconds);
     if (fields.length !== 1) fail('VALIDATION_FAILED', 'a TTL index (expireAfterSeconds) has exactly one field', { field: 'expireAfterSeconds' });
     if (fields[0]!.path === ID) fail('VALIDATION_FAILED', 'the _id field cannot have a TTL index', { field: 'expireAfterSeconds' });
     ttl = v;
@@ -3157,7 +3243,9 @@ export async function docsCreateIndex(store: TenantStore, collection: unknown, k
   const sparse = options.sparse === true;
   const partial = options.partialFilterExpression === undefined ? undefined : validatePartialFilter(options.partialFilterExpression);
   if (sparse && partial !== undefined) fail('VALIDATION_FAILED', 'cannot mix "partialFilterExpression" and "sparse" options', { field: 'sparse' });
+  const hidden = hiddenOption(options.hidden);
   if (fields.length === 1 && fields[0]!.path === ID) {
+    if (hidden) fail('VALIDATION_FAILED', "can't hide _id index", { field: 'hidden' });
     if (unique || ttl !== undefined || sparse || partial !== undefined) fail('VALIDATION_FAILED', 'the _id index is built in, always unique and holds every document', { field: 'keys' });
     return { result: { name: '_id_', created: false }, durable: DONE };
   }
@@ -3186,6 +3274,8 @@ export async function docsCreateIndex(store: TenantStore, collection: unknown, k
   if (ttl !== undefined) (fresh as { expireAfterSeconds?: number }).expireAfterSeconds = ttl;
   if (sparse) (fresh as { sparse?: boolean }).sparse = true;
   if (partial !== undefined) (fresh as { partialFilterExpression?: Doc }).partialFilterExpression = partial;
+  // An equivalent index already there keeps its own hidden state (collMod changes it), as in MongoDB.
+  if (hidden) (fresh as { hidden?: boolean }).hidden = true;
   return buildIndex(store, name, info, ops, existing ?? fresh, existing === undefined);
 }
 
@@ -3289,6 +3379,7 @@ async function createTextIndex(store: TenantStore, name: string, keys: Doc, opti
   if (named === undefined && info.indexes.length >= MAX_INDEXES) fail('CONFLICT', `a collection has at most ${MAX_INDEXES + 1} indexes`, { limit: MAX_INDEXES + 1 });
   const fresh: IndexInfo = { id: info.nextIndexId, name: indexName, fields, unique: false, text: spec, multikey: false, lossy: false };
   if (partial !== undefined) (fresh as { partialFilterExpression?: Doc }).partialFilterExpression = partial;
+  if (hiddenOption(options.hidden)) (fresh as { hidden?: boolean }).hidden = true;
   return buildIndex(store, name, info, ops, named ?? fresh, named === undefined);
 }
 

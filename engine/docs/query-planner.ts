@@ -11,7 +11,7 @@
 
 import { fail } from '../errors.js';
 import { keyPrefixRange, encodeKey, type KeyPart, type ScanRange } from '../storage/index.js';
-import type { CollectionInfo, IndexInfo } from './catalog.js';
+import { indexUsable, type CollectionInfo, type IndexInfo } from './catalog.js';
 import { indexServesQuery } from './index-membership.js';
 import { directed, EMPTY_ARRAY_COMPONENT, idComponent, indexComponent, isScalarForBounds, type Component, type IndexField } from './index-key.js';
 import type { AndNode, FieldOp, FilterNode, OrNode } from './query/filter-ast.js';
@@ -284,9 +284,11 @@ function hintedPlan(info: CollectionInfo, ast: AndNode, sort: readonly SortKey[]
   }
   const matching = info.indexes.filter((i) => (hint.kind === 'name' ? i.name === hint.name : sameFields(i.fields, hint.fields)));
   if (matching.length === 0) badHint(hint, 'no such index');
+  // As MongoDB: a hidden index is not there for the planner, hinted or not.
+  if (matching.every((i) => i.hidden === true)) badHint(hint, 'the index is hidden');
   if (matching.some((i) => i.text !== undefined)) badHint(hint, 'a text index answers $text queries only');
   // Several partial indexes may share a key pattern: the first whose filter the query implies.
-  const index = matching.find((i) => i.partialFilterExpression === undefined || indexServesQuery(i, ast)) ?? badHint(hint, "the query does not imply the partial index's filter");
+  const index = matching.find((i) => i.hidden !== true && (i.partialFilterExpression === undefined || indexServesQuery(i, ast))) ?? badHint(hint, "the query does not imply the partial index's filter");
   if ((index as { building?: boolean }).building === true) badHint(hint, 'the index is still being built');
   const bounds = boundsFor(index.fields, conditions, index.multikey);
   if (bounds !== undefined && bounds.ranges.length === 0) return { kind: 'empty' };
@@ -333,7 +335,7 @@ function indexedPlan(info: CollectionInfo, ast: AndNode, sort: readonly SortKey[
   }
   for (const index of info.indexes) {
     // A text index holds terms, not values: it answers $text alone (textQueryPlan).
-    if ((index as { building?: boolean }).building === true || index.text !== undefined) continue;
+    if (!indexUsable(index) || index.text !== undefined) continue;
     // A sparse or partial index misses documents: only a query that cannot match them may read it.
     if (!indexServesQuery(index, ast)) continue;
     const bounds = boundsFor(index.fields, conditions, index.multikey);
@@ -382,7 +384,7 @@ function asAnd(node: FilterNode): AndNode {
  * @throws QUERY_ERROR (MongoDB's messages) when the collection has no text index, a hint names another, or the text index cannot answer the `$text`
  */
 function textQueryPlan(info: CollectionInfo, ast: AndNode, search: TextSearch, sort: readonly SortKey[], hint: Hint | undefined): Plan {
-  const index = info.indexes.find((i) => i.text !== undefined && (i as { building?: boolean }).building !== true);
+  const index = info.indexes.find((i) => i.text !== undefined && indexUsable(i));
   if (index === undefined) fail('QUERY_ERROR', 'text index required for $text query', { operator: '$text' });
   if (hint !== undefined && !(hint.kind === 'name' ? hint.name === index.name : hint.kind === 'keys' && sameFields(hint.fields, index.fields))) {
     badHint(hint, 'a $text query reads the text index');

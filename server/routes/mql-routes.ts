@@ -533,11 +533,12 @@ export function mqlRoutes(app: FastifyInstance): void {
       default_language: { description: 'a text index: the language of documents without a language field (default "english"; "none": no stemming, no stop words)' },
       language_override: { description: 'a text index: the field naming a document\'s own language (default "language")' },
       textIndexVersion: { description: 'a text index: 3, the only version built' },
+      hidden: { type: 'boolean', description: "MongoDB's hidden index: kept up to date (unique, TTL) but never read by a query until collMod unhides it" },
     },
     ['collection', 'keys'],
     { 200: { type: 'object', properties: { name: { type: 'string' }, created: { type: 'boolean' } } }, 404: errorRef },
     async (request) => {
-      const b = body<{ collection: string; keys: unknown; name?: string; unique?: boolean; expireAfterSeconds?: number; sparse?: boolean; partialFilterExpression?: unknown; weights?: unknown; default_language?: unknown; language_override?: unknown; textIndexVersion?: unknown }>(request);
+      const b = body<{ collection: string; keys: unknown; name?: string; unique?: boolean; expireAfterSeconds?: number; sparse?: boolean; partialFilterExpression?: unknown; weights?: unknown; default_language?: unknown; language_override?: unknown; textIndexVersion?: unknown; hidden?: unknown }>(request);
       return withTenant(request, async (store) => settle(request, store, b.collection, await docsCreateIndex(store, b.collection, b.keys, b)));
     },
   );
@@ -594,12 +595,22 @@ export function mqlRoutes(app: FastifyInstance): void {
 
   route(
     'collMod',
-    "Change a collection's schema validation (what is given; documents already stored are not checked again)",
-    { collection, ...validation },
+    "Change a collection's schema validation (what is given; documents already stored are not checked again), or one of its indexes: hide or unhide it, change its TTL (index: {name or keyPattern, hidden, expireAfterSeconds})",
+    {
+      collection,
+      ...validation,
+      index: { ...anyObject, description: 'the index to change, by name or keyPattern, and its new hidden and/or expireAfterSeconds (a plain single-field index becomes a TTL index)' },
+    },
     ['collection'],
-    { 200: { type: 'object', properties: { modified: { type: 'boolean' } } }, 404: errorRef },
+    {
+      200: {
+        type: 'object',
+        properties: { modified: { type: 'boolean' }, hidden_old: { type: 'boolean' }, hidden_new: { type: 'boolean' }, expireAfterSeconds_old: { type: 'integer' }, expireAfterSeconds_new: { type: 'integer' } },
+      },
+      404: errorRef,
+    },
     async (request) => {
-      const b = body<{ collection: string; validator?: unknown; validationLevel?: unknown; validationAction?: unknown }>(request);
+      const b = body<{ collection: string; validator?: unknown; validationLevel?: unknown; validationAction?: unknown; index?: unknown }>(request);
       return withTenant(request, async (store) => settle(request, store, b.collection, docsCollMod(store, b.collection, b)));
     },
   );

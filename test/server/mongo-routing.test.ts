@@ -199,6 +199,13 @@ describe('aggregation routed to an external MongoDB', () => {
     expect((await mql(server.url, t.apiKey, 'dropIndex', { collection: 'orders', index: 'at_1' })).status).toBe(200);
     expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
     expect(names().map((n) => n[0])).toEqual(['tetra_customer_1_total_-1', 'tetra_total_1']);
+    // A hidden index is not there for routed queries either: its copy goes, and comes back unhidden.
+    expect((await mql(server.url, t.apiKey, 'collMod', { collection: 'orders', index: { name: 'total_1', hidden: true } })).status).toBe(200);
+    expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
+    expect(names().map((n) => n[0])).toEqual(['tetra_customer_1_total_-1']);
+    expect((await mql(server.url, t.apiKey, 'collMod', { collection: 'orders', index: { name: 'total_1', hidden: false } })).status).toBe(200);
+    expect((await mql(server.url, t.apiKey, 'aggregate', { collection: 'orders', pipeline: LOOKUP })).body.executedBy).toBe('external');
+    expect(names().map((n) => n[0])).toEqual(['tetra_customer_1_total_-1', 'tetra_total_1']);
   });
 
   it('keeps tenants apart: each has its own database, and a $lookup reads only its own collections', async () => {
