@@ -13,7 +13,7 @@
  */
 
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { fail, isTetraError } from '../errors.js';
+import { fail, isTetraError, TetraError } from '../errors.js';
 import { interruptOf, UNINTERRUPTED, type ClientWatch, type Interrupt } from '../interrupt.js';
 import { encodeKey, keyPrefixRange, prefixUpperBound, ValueRun, type KeyPart, type SpillArea, type SpillFile, type SpillRun } from '../storage/index.js';
 import type { BatchOp, Snapshot, TenantStore } from '../tenant/index.js';
@@ -3390,6 +3390,34 @@ export function docsDropIndex(store: TenantStore, collection: unknown, index: un
   const name = validateCollectionName(collection);
   const info = readCollection(store, name);
   if (info === undefined) fail('NOT_FOUND', `collection ${name} does not exist`, { collection: name });
+  const target = indexNamed(info, index);
+  info.indexes = info.indexes.filter((i) => i !== target);
+  return { result: { dropped: target.name }, durable: durableOf(store.write([putCollection(info), { op: 'dropTree', tree: indexTree(info, target) }])) };
+}
+
+/**
+ * Drops several indexes at once, all or none (MongoDB's dropIndexes): `"*"` every index but
+ * `_id_`, an index name or key pattern, or a list of names. One atomic batch.
+ * @throws as docsDropIndex, for any of them (nothing is dropped then)
+ */
+export function docsDropIndexes(store: TenantStore, collection: unknown, index: unknown): Written<{ nIndexesWas: number; dropped: string[] }> {
+  const name = validateCollectionName(collection);
+  const info = readCollection(store, name);
+  if (info === undefined) fail('NOT_FOUND', `ns not found ${name}`, { collection: name });
+  const was = info.indexes.length + 1;
+  let targets: IndexInfo[];
+  if (index === '*') targets = [...info.indexes];
+  else if (Array.isArray(index)) {
+    if (index.length === 0 || !index.every((n) => typeof n === 'string')) fail('VALIDATION_FAILED', 'index must be "*", an index name, a key pattern or a non-empty list of index names', { field: 'index' });
+    targets = [...new Set(index.map((n) => indexNamed(info, n)))];
+  } else targets = [indexNamed(info, index)];
+  info.indexes = info.indexes.filter((i) => !targets.includes(i));
+  const ops: BatchOp[] = [putCollection(info), ...targets.map((t): BatchOp => ({ op: 'dropTree', tree: indexTree(info, t) }))];
+  return { result: { nIndexesWas: was, dropped: targets.map((t) => t.name) }, durable: durableOf(store.write(ops)) };
+}
+
+/** The index of `info` a dropIndex names: by name, key pattern (a text index by its own), never `_id_`. @throws VALIDATION_FAILED, NOT_FOUND, CONFLICT */
+function indexNamed(info: CollectionInfo, index: unknown): IndexInfo {
   let target: IndexInfo | undefined;
   if (typeof index === 'string') {
     if (index === '_id_') fail('VALIDATION_FAILED', 'the _id index cannot be dropped', { field: 'index' });
@@ -3399,6 +3427,7 @@ export function docsDropIndex(store: TenantStore, collection: unknown, index: un
     target = info.indexes.find((i) => i.text !== undefined);
   } else if (isPlainObject(index)) {
     const fields = parseKeys(index);
+    if (fields.length === 1 && fields[0]!.path === ID) fail('VALIDATION_FAILED', 'the _id index cannot be dropped', { field: 'index' });
     const matching = info.indexes.filter((i) => i.fields.length === fields.length && i.fields.every((f, k) => f.path === fields[k]!.path && f.direction === fields[k]!.direction));
     if (matching.length > 1) fail('CONFLICT', `${matching.length} indexes have the key pattern ${JSON.stringify(index)} (${matching.map((i) => i.name).join(', ')}): drop one by name`, { index });
     target = matching[0];
@@ -3406,8 +3435,53 @@ export function docsDropIndex(store: TenantStore, collection: unknown, index: un
     fail('VALIDATION_FAILED', 'index must be an index name or a key pattern', { field: 'index' });
   }
   if (target === undefined) fail('NOT_FOUND', `index not found: ${JSON.stringify(index)}`, { index });
-  info.indexes = info.indexes.filter((i) => i !== target);
-  return { result: { dropped: target.name }, durable: durableOf(store.write([putCollection(info), { op: 'dropTree', tree: indexTree(info, target) }])) };
+  return target;
+}
+
+/** One index of createIndexes: MongoDB's `{key, name?, unique?, ...}`. */
+export interface IndexModel extends CreateIndexOptions {
+  key: unknown;
+}
+
+/**
+ * Creates several indexes (MongoDB's createIndexes), all or none: each is built in turn as
+ * createIndex builds it; should one fail (a bad spec, a duplicate key in a unique build), the ones
+ * this request created are dropped again and the error names the failing one (`details.at`:
+ * `indexes.<i>`). Equivalent indexes already there are kept as they are.
+ * @throws VALIDATION_FAILED for a malformed list, and what createIndex throws
+ */
+export async function docsCreateIndexes(store: TenantStore, collection: unknown, indexes: unknown): Promise<Written<{ createdIndexes: string[]; numIndexesBefore: number; numIndexesAfter: number }>> {
+  const name = validateCollectionName(collection);
+  if (!Array.isArray(indexes) || indexes.length === 0 || indexes.length > MAX_INDEXES) fail('VALIDATION_FAILED', `indexes must be a list of 1 to ${MAX_INDEXES} index specifications`, { field: 'indexes' });
+  indexes.forEach((spec, i) => {
+    if (!isPlainObject(spec) || !isPlainObject(spec['key'])) fail('VALIDATION_FAILED', `indexes.${i} must be an object with a key pattern in "key"`, { field: `indexes.${i}` });
+  });
+  const before = (readCollection(store, name)?.indexes.length ?? 0) + 1;
+  const created: string[] = [];
+  const names: string[] = [];
+  const writes: Array<Promise<void>> = [];
+  for (let i = 0; i < indexes.length; i++) {
+    const { key, ...options } = indexes[i] as IndexModel;
+    try {
+      const written = await docsCreateIndex(store, name, key, options);
+      writes.push(written.durable);
+      names.push(written.result.name);
+      if (written.result.created) created.push(written.result.name);
+    } catch (err) {
+      if (created.length > 0) {
+        const info = readCollection(store, name);
+        const ours = info?.indexes.filter((ix) => created.includes(ix.name)) ?? [];
+        if (info !== undefined && ours.length > 0) {
+          info.indexes = info.indexes.filter((ix) => !ours.includes(ix));
+          await store.write([putCollection(info), ...ours.map((t): BatchOp => ({ op: 'dropTree', tree: indexTree(info, t) }))]);
+        }
+      }
+      if (isTetraError(err)) throw new TetraError(err.code, `indexes.${i}: ${err.message}`, { ...err.details, at: `indexes.${i}` }, { cause: err });
+      throw err;
+    }
+  }
+  const after = (readCollection(store, name)?.indexes.length ?? 0) + 1;
+  return { result: { createdIndexes: created, numIndexesBefore: before, numIndexesAfter: after }, durable: Promise.all(writes).then(() => undefined) };
 }
 
 // ---- TTL ----------------------------------------------------------------------------------------------

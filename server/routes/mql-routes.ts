@@ -19,10 +19,12 @@ import {
   prepareBulkWrite,
   docsCount,
   docsCreateIndex,
+  docsCreateIndexes,
   docsDelete,
   docsDistinct,
   docsDropCollection,
   docsDropIndex,
+  docsDropIndexes,
   docsFindNow,
   docsHintKeyPattern,
   docsFindOneAndDelete,
@@ -552,6 +554,30 @@ export function mqlRoutes(app: FastifyInstance): void {
     async (request) => {
       const b = body<{ collection: string; index: unknown }>(request);
       return withTenant(request, async (store) => settle(request, store, b.collection, docsDropIndex(store, b.collection, b.index)));
+    },
+  );
+
+  route(
+    'createIndexes',
+    "Create several indexes at once (MongoDB's createIndexes), all or none: indexes is a list of {key, name?, unique?, expireAfterSeconds?, sparse?, partialFilterExpression?, hidden?, ...}",
+    { collection, indexes: { type: 'array', items: anyObject, description: 'index specifications as MongoDB takes them: {"key": {"email": 1}, "unique": true}' } },
+    ['collection', 'indexes'],
+    { 200: { type: 'object', properties: { createdIndexes: { type: 'array', items: { type: 'string' } }, numIndexesBefore: { type: 'integer' }, numIndexesAfter: { type: 'integer' } } } },
+    async (request) => {
+      const b = body<{ collection: string; indexes: unknown }>(request);
+      return withTenant(request, async (store) => settle(request, store, b.collection, await docsCreateIndexes(store, b.collection, b.indexes)));
+    },
+  );
+
+  route(
+    'dropIndexes',
+    'Drop several indexes at once, all or none: "*" (every index but _id_), an index name or key pattern, or a list of names',
+    { collection, index: { description: '"*", an index name, a key pattern, or a list of index names' } },
+    ['collection', 'index'],
+    { 200: { type: 'object', properties: { nIndexesWas: { type: 'integer' }, dropped: { type: 'array', items: { type: 'string' } } } }, 404: errorRef },
+    async (request) => {
+      const b = body<{ collection: string; index: unknown }>(request);
+      return withTenant(request, async (store) => settle(request, store, b.collection, docsDropIndexes(store, b.collection, b.index)));
     },
   );
 
