@@ -12,6 +12,7 @@
  * operation is not one transaction (as in MongoDB). insertMany is one batch: all or nothing.
  */
 
+import { hostname } from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fail, isTetraError, TetraError } from '../errors.js';
 import { interruptOf, UNINTERRUPTED, type ClientWatch, type Interrupt } from '../interrupt.js';
@@ -39,6 +40,7 @@ import { decodeDocument, decodeDocumentAt, encodeDocument, FieldReader, idKey, M
 import { directed, documentKeys, entryKey, idComponent, indexComponent, oneFieldEntryKey, type IndexField } from './index-key.js';
 import { indexServesQuery, isIndexMember, validatePartialFilter } from './index-membership.js';
 import { CursorInterrupt, type OpenedCursor } from './cursors.js';
+import { accessesOf, countIndexRead, countPlanReads, ID_INDEX_ID } from './index-stats.js';
 import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
 import { AGGREGATE_LIMITS, approxBytes, refuseLookupMatches, type LookupRefusal, type QueryMemory, type StageContext } from './aggregate/stage.js';
@@ -992,15 +994,16 @@ export function docsFindNow(store: TenantStore, collection: unknown, options: Fi
 /** The rest of a find that did not fit in one turn: on a snapshot, a chunk per turn. */
 async function findOnSnapshot(store: TenantStore, name: string, query: Query, projection: CompiledProjection, explain: boolean, memory: QueryMemory): Promise<FindResult> {
   try {
-    return await onCollectionSnapshot(store, name, (info, snapshot) => findOnSnapshotWith(info, snapshot, name, query, projection, explain, memory));
+    return await onCollectionSnapshot(store, name, (info, snapshot) => findOnSnapshotWith(store, info, snapshot, name, query, projection, explain, memory));
   } finally {
     // However the find ends (a failure, the snapshot's expiry), its spill files go.
     await memory.spill?.close();
   }
 }
 
-async function findOnSnapshotWith(info: CollectionInfo | undefined, snapshot: Snapshot | undefined, name: string, query: Query, projection: CompiledProjection, explain: boolean, memory: QueryMemory): Promise<FindResult> {
+async function findOnSnapshotWith(store: TenantStore, info: CollectionInfo | undefined, snapshot: Snapshot | undefined, name: string, query: Query, projection: CompiledProjection, explain: boolean, memory: QueryMemory): Promise<FindResult> {
   const plan = planQuery(info, query.filter.ast, query.sort.keys, query.hint, query.filter.vars);
+  if (info !== undefined && !explain) countPlanReads(store, info, plan);
     const examined: Examined = { keys: 0, docs: 0 };
     const collector = new FindCollector(query, projection, plan, memory);
     if (info !== undefined && snapshot !== undefined) {
@@ -1041,6 +1044,7 @@ export function docsFindCursor(store: TenantStore, collection: unknown, options:
   async function* batches(): AsyncGenerator<Doc[]> {
     if (info === undefined || snapshot === undefined) return;
     const plan = planQuery(info, query.filter.ast, query.sort.keys, query.hint, query.filter.vars);
+    countPlanReads(store, info, plan);
     const collector = new FindCollector(query, projection, plan, memory);
     for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter: query.filter, whole: true }, interrupt)) {
       const done = collector.offer(chunk);
@@ -1073,6 +1077,13 @@ function findInOneTurn(store: TenantStore, name: string, query: Query, projectio
   const info = readCollectionCached(store, store, name);
   if (info === undefined) return [];
   const plan = planQuery(info, query.filter.ast, query.sort.keys, query.hint, query.filter.vars);
+  const out = findPlanInOneTurn(store, info, plan, query, projection, memory);
+  // Counted once the find is answered here (otherwise the snapshot's run counts it).
+  if (out !== undefined) countPlanReads(store, info, plan);
+  return out;
+}
+
+function findPlanInOneTurn(store: TenantStore, info: CollectionInfo, plan: Plan, query: Query, projection: CompiledProjection, memory: QueryMemory): Doc[] | undefined {
   const collector = new FindCollector(query, projection, plan, memory);
   if (plan.kind === 'index') return indexFindInOneTurn(store, info, plan, collector);
   const live = liveReader(store);
@@ -1266,6 +1277,7 @@ function findById(store: TenantStore, name: string, id: string | number | boolea
   const info = readCollectionCached(store, store, name);
   if (info === undefined) return { documents: [] };
   if (typeof id === 'string' && Buffer.byteLength(id) > MAX_ID_BYTES) return { documents: [] }; // no stored id is that long
+  countIndexRead(store, info, undefined);
   if (!store.getInto(docsTree(info), idKey(id), candidateRun)) return { documents: [] };
   const doc = runDocument(candidateRun);
   return { documents: [projection.mode === 'all' ? doc : projection.apply(doc)] };
@@ -1326,6 +1338,7 @@ function findByIndexedEquality(store: TenantStore, name: string, field: string, 
     documents.push(projection.mode === 'all' ? doc : projection.apply(doc));
     if (documents.length >= limit) break;
   }
+  countIndexRead(store, info, index);
   return { documents };
 }
 
@@ -1365,9 +1378,10 @@ export async function docsCount(store: TenantStore, collection: unknown, options
   return onCollectionSnapshot(store, name, async (info, snapshot) => {
     if (info === undefined || snapshot === undefined) return 0;
     // Counted in an index's entries when the filter has that shape (no plan needed then).
-    const entries = hint === undefined ? await countIndexEntries(snapshot, info, filter.ast, skip + limit, interrupt) : undefined;
+    const entries = hint === undefined ? await countIndexEntries(store, snapshot, info, filter.ast, skip + limit, interrupt) : undefined;
     if (entries !== undefined) return Math.min(Math.max(entries - skip, 0), limit);
     const plan = planQuery(info, filter.ast, [], hint, filter.vars);
+    countPlanReads(store, info, plan);
     // Every document, no filter: the tree knows its size (a hinted sparse index may hold fewer: MongoDB counts its entries).
     if (filter.ast.children.length === 0 && (plan.kind === 'primary' || plan.kind === 'empty')) return Math.min(Math.max(snapshot.count(docsTree(info)) - skip, 0), limit);
     let n = 0;
@@ -1396,7 +1410,7 @@ function countable(v: unknown): v is string | number | boolean {
  * not counted so. At most `enough` entries; a turn of the event loop every COUNT_SCAN_SLICE.
  * Undefined when the filter is not of that shape.
  */
-async function countIndexEntries(snapshot: Snapshot, info: CollectionInfo, ast: AndNode, enough: number, interrupt: Interrupt): Promise<number | undefined> {
+async function countIndexEntries(store: TenantStore, snapshot: Snapshot, info: CollectionInfo, ast: AndNode, enough: number, interrupt: Interrupt): Promise<number | undefined> {
   const node = ast.children.length === 1 ? ast.children[0]! : undefined;
   if (node?.kind !== 'field' || node.ops.length !== 1) return undefined;
   const field = node.path;
@@ -1413,6 +1427,7 @@ async function countIndexEntries(snapshot: Snapshot, info: CollectionInfo, ast: 
     ranges.push(range);
   }
   const tree = indexTree(info, index);
+  countIndexRead(store, info, index);
   let n = 0;
   for (const range of ranges) {
     for (const _ of snapshot.keys(tree, range)) {
@@ -1591,6 +1606,7 @@ function openAggregate(store: TenantStore, collection: unknown, pipelineSpec: un
     // A leading $match's `$expr` reads the command's `let`, in the scan's partial reads too.
     const filter = bindFilter(unbound, lets);
     const plan = planQuery(info, filter.ast, [], hint, filter.vars);
+    countPlanReads(store, info, plan);
     const scan: ScanFilter = fields === undefined ? { filter, whole: true } : { filter, whole: false, extra: fields };
     // A leading $text gives each document its text score, which `$meta` reads downstream.
     const text = filterTextSearch(filter.ast);
@@ -1631,6 +1647,10 @@ function openAggregate(store: TenantStore, collection: unknown, pipelineSpec: un
   const ctx: StageContext = {
     vars,
     memory,
+    indexStats: () => {
+      const info = name === undefined ? undefined : infos.get(name);
+      return info === undefined ? [] : indexStatsOf(store, info);
+    },
     scan: (collection, filter) => read(collection, filter ?? matchAll),
     whole(docs) {
       // The pipeline's own collection, on its snapshot: every document read is there.
@@ -1659,7 +1679,7 @@ function openAggregate(store: TenantStore, collection: unknown, pipelineSpec: un
   };
   try {
     // The leading $match is the read's filter: the pipeline does not test it again.
-    const input = name === undefined ? noInput() : read(name, pipeline.leading ?? matchAll, pipeline.fields, hint);
+    const input = name === undefined || pipeline.describes ? noInput() : read(name, pipeline.leading ?? matchAll, pipeline.fields, hint);
     const output = pipeline.run(input, ctx, true);
     const charge = options.charge ?? (() => undefined);
     if (merge !== undefined) {
@@ -2354,6 +2374,7 @@ async function* candidateKeys(store: TenantStore, name: string, filter: Compiled
   const snapshot = store.snapshot(treesOf(info));
   try {
     const plan = planQuery(info, filter.ast, [], hint, filter.vars);
+    countPlanReads(store, info, plan);
     for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false }, interrupt)) {
       const keys: Buffer[] = [];
       for (const c of chunk) if (filter.test(c.doc)) keys.push(idKey(idOf(c.doc)));
@@ -2825,6 +2846,8 @@ function changeNow(store: TenantStore, name: string, filter: CompiledFilter, mul
     if (!multi && keys.length > 0) break;
     if (chunk.more) return undefined;
   }
+  // Counted once the change is settled here (otherwise its search on a snapshot counts it).
+  countPlanReads(store, info, plan);
   if (keys.length === 0) return [];
   const write = changeInOneTurn(store, info, keys, filter, multi, change);
   return write.promise === undefined ? [] : [write.promise];
@@ -2928,6 +2951,7 @@ export async function docsDistinct(store: TenantStore, collection: unknown, key:
   return onCollectionSnapshot(store, name, async (info, snapshot) => {
     if (info === undefined || snapshot === undefined) return [];
     const plan = planQuery(info, filter.ast, [], hint, filter.vars);
+    countPlanReads(store, info, plan);
     const seen = new DistinctValues();
     for await (const chunk of candidates(snapshot, info, plan, { keys: 0, docs: 0 }, { filter, whole: false, extra: [key] }, interrupt)) {
       for (const c of chunk) {
@@ -3138,6 +3162,22 @@ function describeIndex(index: IndexInfo): IndexDescription {
   if (index.multikey) out.multikey = true;
   if ((index as { building?: boolean }).building === true) out.building = true;
   return out;
+}
+
+/**
+ * What $indexStats gives for each index of `info`, `_id_` first: MongoDB's `{name, key, host,
+ * accesses: {ops, since}, spec: {v: 2, key, name, ...}}` (`building: true` while a build runs).
+ */
+function indexStatsOf(store: TenantStore, info: CollectionInfo): Doc[] {
+  const host = hostname();
+  const one = (shown: IndexDescription, indexId: number): Doc => {
+    const { name, key, building, multikey: _multikey, ...options } = shown;
+    const accesses = accessesOf(store, info.id, indexId);
+    const out: Doc = { name, key, host, accesses: { ops: accesses.ops, since: accesses.since }, spec: { v: 2, key, name, ...options } };
+    if (building === true) out['building'] = true;
+    return out;
+  };
+  return [one({ name: '_id_', key: { _id: 1 } }, ID_INDEX_ID), ...info.indexes.map((index) => one(describeIndex(index), index.id))];
 }
 
 /** The indexes of a collection, `_id_` first. @throws NOT_FOUND when there is no such collection */

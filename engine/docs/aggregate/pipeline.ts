@@ -16,6 +16,7 @@ import { bucketStage } from './stages/bucket.js';
 import { bucketAutoStage } from './stages/bucket-auto.js';
 import { densifyStage } from './stages/densify.js';
 import { DOCUMENTS_STAGE, documentsStage } from './stages/documents.js';
+import { INDEX_STATS_STAGE, indexStatsStage } from './stages/index-stats.js';
 import { facetStage } from './stages/facet.js';
 import { fillStage } from './stages/fill.js';
 import { countStage, groupStage, sortByCountStage } from './stages/group.js';
@@ -36,7 +37,6 @@ const UNSUPPORTED: Record<string, string> = {
   $search: 'Atlas Search is not available',
   $geoNear: 'there are no geospatial indexes',
   $collStats: 'not available',
-  $indexStats: 'not available',
   $planCacheStats: 'not available',
   $currentOp: 'not available',
   $listSessions: 'not available',
@@ -46,7 +46,7 @@ const UNSUPPORTED: Record<string, string> = {
 const SUPPORTED = new Set([
   '$match', '$project', '$addFields', '$set', '$unset', '$replaceRoot', '$replaceWith', '$group', '$count', '$sortByCount', '$sort', '$skip',
   '$limit', '$unwind', '$lookup', '$facet', '$graphLookup', '$unionWith', '$bucket', '$bucketAuto', '$sample',
-  '$setWindowFields', '$fill', '$densify', '$merge', '$out', '$redact', '$documents',
+  '$setWindowFields', '$fill', '$densify', '$merge', '$out', '$redact', '$documents', '$indexStats',
 ]);
 
 /** True for the name of an aggregation stage tetradb knows, supported or not (a pipeline-style update refuses the others by name). */
@@ -68,6 +68,8 @@ export interface CompiledPipeline {
   readonly out: OutSpec | undefined;
   /** True when it starts with $documents: it makes its own documents and reads no input. */
   readonly generated: boolean;
+  /** True when it starts with $indexStats: its documents describe the collection's indexes, none of its documents is read. */
+  readonly describes: boolean;
   /**
    * `leadingDone`: the input already passed the leading $match (the model read it through the
    * planner). `keepGenerated`: which documents of a leading $documents go on (a $lookup's
@@ -185,6 +187,12 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
         if (i !== 0) stageError(name, `${name} is only valid as the first stage in a pipeline`);
         stages.push(documentsStage(arg, names));
         break;
+      case '$indexStats':
+        // MongoDB's order of checks: the sub-pipeline, then the position, then the argument.
+        if (host !== undefined) stageError(name, host === '$facet' ? `${name} is not allowed to be used within a $facet stage` : `${name} is not allowed within a ${host}'s sub-pipeline`);
+        if (i !== 0) stageError(name, `${name} is only valid as the first stage in a pipeline`);
+        stages.push(indexStatsStage(arg));
+        break;
       case '$merge':
       case '$out':
         // The writing stages, placed alike. MongoDB's order of checks: the sub-pipeline, then the position.
@@ -254,16 +262,18 @@ function compile(spec: unknown, names: ReadonlySet<string>, counter: { stages: n
   const stages = compileStages(spec, names, counter, host, out);
   const first = stages[0];
   const generated = first?.name === DOCUMENTS_STAGE;
+  const describes = first?.name === INDEX_STATS_STAGE;
   const leading = first?.name === '$match' ? (first as MatchStage).filter : undefined;
   const fields = pipelineFields(stages);
   // Only the top level reads a collection through the model's planner (`fields` and `whole`).
-  const top = host === undefined && !generated ? topK(stages, leading, fields) : undefined;
+  const top = host === undefined && !generated && !describes ? topK(stages, leading, fields) : undefined;
   // The winners are read whole after the top-k's $skip, when it has one: the skipped ones never are.
   const wholeAfter = top === undefined ? undefined : top.skip === undefined ? top : stages[stages.indexOf(top) + 1];
   return {
     merge: out.merge,
     out: out.out,
     generated,
+    describes,
     leading,
     reads: [...new Set(stages.flatMap((s) => s.reads))],
     fields: top === undefined ? fields : [...new Set(['_id', ...top.keyPaths!])],

@@ -79,6 +79,8 @@ export interface StageContext {
   scan(collection: string, filter?: CompiledFilter): DocStream;
   /** The variables a sub-pipeline runs with ($lookup's `let`), if any. */
   readonly vars: Scope | undefined;
+  /** What $indexStats outputs: a document per index of the pipeline's collection (none when it does not exist). */
+  indexStats?(): Doc[];
   /** The query's memory bound and spill files. */
   readonly memory: QueryMemory;
 }
