@@ -52,8 +52,8 @@ const WINDOW_IDS = 8;
 /** The share of the documents the $out pipeline writes: the last 1% of the `joined` span. */
 const OUT_SHARE = 0.01;
 
-export type PipelineName = 'match-group' | 'group-age' | 'top-k' | 'unwind-group' | 'window' | 'lookup' | 'lookup-let' | 'lookup-self' | 'bucket' | 'merge' | 'out' | 'group-email' | 'sort-half';
-export const PIPELINE_NAMES: readonly PipelineName[] = ['match-group', 'group-age', 'top-k', 'unwind-group', 'window', 'lookup', 'lookup-let', 'lookup-self', 'bucket', 'merge', 'out', 'group-email', 'sort-half'];
+export type PipelineName = 'match-group' | 'group-age' | 'top-k' | 'unwind-group' | 'window' | 'lookup' | 'lookup-let' | 'lookup-self' | 'lookup-range' | 'bucket' | 'merge' | 'out' | 'group-email' | 'sort-half';
+export const PIPELINE_NAMES: readonly PipelineName[] = ['match-group', 'group-age', 'top-k', 'unwind-group', 'window', 'lookup', 'lookup-let', 'lookup-self', 'lookup-range', 'bucket', 'merge', 'out', 'group-email', 'sort-half'];
 
 /** The SQL engines' tables, by role (the shared PostgreSQL server's names carry a per-run prefix). */
 export interface SqlTables {
@@ -98,6 +98,8 @@ const CITY = "doc->'profile'->>'city'";
 const AGE = "(doc->'profile'->>'age')::int";
 const N = "(doc->>'n')::int";
 const JOINED = "(doc->>'joined')::bigint";
+/** lookup-range's window: about this many sign-ups after each input document's. */
+const RANGE_NEIGHBOURS = 10;
 const LOGINS = "(doc->>'logins')::int";
 
 /** The value at a dot path; an array as its elements sorted (sets such as $addToSet's have no order). */
@@ -235,6 +237,38 @@ const SMALL_STATE: readonly AggPipeline[] = [
       })),
     sql: (t) => [
       `SELECT NULL AS "_id", count(*) AS n, sum((q.doc->>'n')::int) AS total FROM ${t.people} p JOIN ${t.people} q ON q.doc->>'email' = p.doc->>'email' WHERE ${JOINED.replace('doc', 'p.doc')} BETWEEN $1 AND $2`,
+    ],
+    row: fields('_id', 'n', 'total'),
+  },
+  {
+    // A window self-join through let + $expr comparisons: for each input document, the people who
+    // joined in the RANGE_NEIGHBOURS-document window after it, one range of the joined index each
+    // (a scan of the collection for each before tetradb planned $expr ranges).
+    name: 'lookup-range',
+    label: `$match joined in a range (~1,000 docs) + $lookup people who joined within the next ~${RANGE_NEIGHBOURS} sign-ups (let + $expr $gte/$lt on the indexed joined) + $unwind + $group`,
+    ordered: false,
+    needsIndexes: true,
+    calls: (size, count, seed) => {
+      const window = Math.max(1, Math.floor((JOINED_SPAN_MS / size) * RANGE_NEIGHBOURS));
+      return aggregateArgs(size, count, seed).map((a) => ({
+        pipeline: [
+          { $match: { joined: { $gte: a.lo, $lte: a.hi } } },
+          {
+            $lookup: {
+              from: COLLECTION,
+              let: { j: '$joined' },
+              pipeline: [{ $match: { $expr: { $and: [{ $gte: ['$joined', '$$j'] }, { $lt: ['$joined', { $add: ['$$j', window] }] }] } } }, { $project: { _id: 0, n: 1 } }],
+              as: 'near',
+            },
+          },
+          { $unwind: '$near' },
+          { $group: { _id: null, n: { $sum: 1 }, total: { $sum: '$near.n' } } },
+        ],
+        params: [a.lo, a.hi, window],
+      }));
+    },
+    sql: (t) => [
+      `SELECT NULL AS "_id", count(*) AS n, sum((q.doc->>'n')::int) AS total FROM ${t.people} p JOIN ${t.people} q ON ${JOINED.replace('doc', 'q.doc')} >= ${JOINED.replace('doc', 'p.doc')} AND ${JOINED.replace('doc', 'q.doc')} < ${JOINED.replace('doc', 'p.doc')} + $3 WHERE ${JOINED.replace('doc', 'p.doc')} BETWEEN $1 AND $2`,
     ],
     row: fields('_id', 'n', 'total'),
   },
