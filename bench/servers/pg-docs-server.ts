@@ -13,7 +13,8 @@
 // skip; besides, find takes the benchmark's find-computed (by email, COMPUTED_PROJECTION) and
 // find-partial ({"profile.city": <string>, "profile.age": {$gte: 65}}, sort {_id: 1}) shapes;
 // anything else is a 400. The aggregate, findOneAndUpdate, updateOne and distinct routes take the
-// benchmark's one request shape each, bulkWrite the benchmark's four operation shapes. Prints
+// benchmark's one request shape each, bulkWrite the benchmark's four operation shapes; findPage
+// (the peer's own route, not tetradb's) is keyset paging for the cursor benchmark. Prints
 // "ready" when listening, or "pg-unavailable: <reason>" and exits 3 when PostgreSQL cannot be used.
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
@@ -398,6 +399,52 @@ route(
       // A connection that could not roll back is closed rather than given to the next request.
       client.release(broken);
     }
+  },
+);
+
+// Paging as its user would build it over SQL (the cursor benchmark's peer, bench/cursor.bench.ts):
+// keyset paging, each page one statement on a pooled connection, no state kept between requests.
+// Without `joined`: the collection in id order through the primary key (WHERE id > $1 ORDER BY id
+// LIMIT $2). With `joined` {gte, lt}: the documents of that range through the expression index the
+// benchmark creates on ((doc->>'joined')::bigint), sorted by (name, id) with the last page's
+// (name, id) as the key, both by code point (COLLATE "C"), the order tetradb's sort gives strings.
+// A server-side cursor (DECLARE ... CURSOR in a transaction held across requests) would pin a pooled
+// connection per reader and needs its own expiry; keyset paging is what a stateless service does.
+const PAGE_FIRST = { name: 'page-first', text: `SELECT doc FROM ${table} ORDER BY id LIMIT $1` };
+const PAGE_AFTER = { name: 'page-after', text: `SELECT doc FROM ${table} WHERE id > $1 ORDER BY id LIMIT $2` };
+const JOINED = `(doc->>'joined')::bigint`;
+const NAME_ID = `(doc->>'name') COLLATE "C", id COLLATE "C"`;
+const RANGE_FIRST = { name: 'range-first', text: `SELECT doc FROM ${table} WHERE ${JOINED} >= $1 AND ${JOINED} < $2 ORDER BY ${NAME_ID} LIMIT $3` };
+const RANGE_AFTER = {
+  name: 'range-after',
+  text: `SELECT doc FROM ${table} WHERE ${JOINED} >= $1 AND ${JOINED} < $2 AND ((doc->>'name') COLLATE "C", id COLLATE "C") > ($3::text COLLATE "C", $4::text COLLATE "C") ORDER BY ${NAME_ID} LIMIT $5`,
+};
+
+route(
+  'findPage',
+  {
+    collection,
+    limit: { type: 'integer', minimum: 1, maximum: 10_000 },
+    after: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: { type: 'string' }, name: { type: 'string' } } },
+    joined: { type: 'object', additionalProperties: false, required: ['gte', 'lt'], properties: { gte: { type: 'integer' }, lt: { type: 'integer' } } },
+  },
+  ['collection', 'limit'],
+  { 200: { type: 'object', properties: { documents: { type: 'array', items: anyObject } } } },
+  async (b) => {
+    const limit = b.limit as number;
+    const after = b.after as { id: string; name?: string } | undefined;
+    const joined = b.joined as { gte: number; lt: number } | undefined;
+    let query: { name: string; text: string; values: unknown[] };
+    if (joined === undefined) {
+      query = after === undefined ? { ...PAGE_FIRST, values: [limit] } : { ...PAGE_AFTER, values: [after.id, limit] };
+    } else if (after === undefined) {
+      query = { ...RANGE_FIRST, values: [joined.gte, joined.lt, limit] };
+    } else {
+      if (after.name === undefined) throw badRequest('after.name is required with joined: the range is paged by (name, id)');
+      query = { ...RANGE_AFTER, values: [joined.gte, joined.lt, after.name, after.id, limit] };
+    }
+    const result = await pool.query<{ doc: Doc }>(query);
+    return { documents: result.rows.map((r) => r.doc) };
   },
 );
 
