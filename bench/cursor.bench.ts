@@ -32,13 +32,17 @@
 // prefix of it for a capped read), and the sha256 of the _id sequence across the methods that read
 // everything; any difference throws before a table is printed.
 //
-// Per run: wall time, documents/s, pages (requests), per-page latency p50/p99 (request sent to
-// answer parsed, in this process), and server memory peak: tetradb VmRSS sampled every 250 ms; the
-// peer "front + postgres" = Fastify VmRSS + PSS of every PostgreSQL process, every second.
+// Each method's timed read runs --rounds times (default 3; the order of the methods alternating by
+// round; a capped read once only) and its row shows the round with the median documents/s. Per read:
+// wall time, documents/s, pages (requests), per-page latency p50/p99 (request sent to answer
+// parsed, in this process), and server memory at its start and its peak while it ran: tetradb VmRSS
+// sampled every 250 ms; the peer "front + postgres" = Fastify VmRSS + PSS of every PostgreSQL
+// process, every second. The servers live through all the reads of a size, so a read's start is
+// what the reads before it left (RSS seldom shrinks).
 //
 //   npm --prefix bench run cursor
 //   node --import ./lib/ts-register.mjs cursor.bench.ts [--sizes=10000,100000] [--batch=1000]
-//        [--cap-seconds=60] [--check-seconds=15] [--pg-url=postgres://...]
+//        [--cap-seconds=60] [--check-seconds=15] [--rounds=3] [--pg-url=postgres://...]
 //
 // PostgreSQL: DATABASE_URL or --pg-url, default postgres://tetrabench:tetrabench@127.0.0.1:5432/tetrabench
 // (docs/benchmarks.md). When it cannot be reached its rows are skipped with a message; the rest runs.
@@ -65,6 +69,7 @@ interface Config {
   batch: number;
   capSeconds: number;
   checkSeconds: number;
+  rounds: number;
   pgUrl: string;
 }
 
@@ -75,6 +80,7 @@ function parseArgs(argv: string[]): Config {
     batch: Number(value('batch') ?? 1000),
     capSeconds: Number(value('cap-seconds') ?? 60),
     checkSeconds: Number(value('check-seconds') ?? 15),
+    rounds: Number(value('rounds') ?? 3),
     pgUrl: value('pg-url') ?? process.env.DATABASE_URL ?? DEFAULT_PG_URL,
   };
   const ok =
@@ -84,8 +90,10 @@ function parseArgs(argv: string[]): Config {
     config.batch >= 1 &&
     config.batch <= 10_000 &&
     config.capSeconds > 0 &&
-    config.checkSeconds > 0;
-  if (!ok) throw new Error('usage: cursor.bench.ts [--sizes=N,N,...] [--batch=1..10000] [--cap-seconds=S] [--check-seconds=S] [--pg-url=URL]');
+    config.checkSeconds > 0 &&
+    Number.isInteger(config.rounds) &&
+    config.rounds >= 1;
+  if (!ok) throw new Error('usage: cursor.bench.ts [--sizes=N,N,...] [--batch=1..10000] [--cap-seconds=S] [--check-seconds=S] [--rounds=N] [--pg-url=URL]');
   return config;
 }
 
@@ -228,6 +236,8 @@ interface Run {
   latencies: number[];
   /** Whether the read reached its end before the cap. */
   complete: boolean;
+  /** Server memory when the read began, and its peak while it ran (MiB). */
+  startMiB: number;
   memMiB: number;
 }
 
@@ -236,6 +246,7 @@ async function read(method: Method, shape: Shape, target: Target, batch: number,
   const r = reader(method, shape, target, batch);
   const documents: Doc[] = [];
   const latencies: number[] = [];
+  const startMiB = target.memory();
   const sampler = peakSampler(target.memory, target.sampleMs);
   const t0 = performance.now();
   let complete = false;
@@ -254,7 +265,7 @@ async function read(method: Method, shape: Shape, target: Target, batch: number,
   const seconds = (performance.now() - t0) / 1000;
   const memMiB = sampler.stop();
   if (!complete) await r.abandon();
-  return { documents, seconds, pages: latencies.length, latencies, complete, memMiB };
+  return { documents, seconds, pages: latencies.length, latencies, complete, startMiB, memMiB };
 }
 
 // ---- Expected answers and checks -----------------------------------------------------------------
@@ -295,15 +306,29 @@ function check(what: string, run: Run, expected: readonly number[]): void {
 
 // ---- Main ----------------------------------------------------------------------------------------
 
+/** A timed read, checked, its documents dropped. */
+interface Timed extends Omit<Run, 'documents'> {
+  /** Documents it returned. */
+  count: number;
+  /** sha256 of its _id sequence when it read to the end. */
+  hash: string | undefined;
+}
+
 interface Row {
   method: Method;
   shape: Shape;
   size: number;
   expected: number;
-  /** Documents the timed read returned (its documents are dropped once checked). */
-  count: number;
-  run: Run;
-  hash: string | undefined;
+  /** One timed read per round (a capped read is not repeated). */
+  runs: Timed[];
+}
+
+const rateOf = (t: Timed): number => t.count / t.seconds;
+
+/** The round with the median documents/s (the lower middle one of an even count). */
+function medianRun(row: Row): Timed {
+  const sorted = [...row.runs].sort((a, b) => rateOf(a) - rateOf(b));
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
 }
 
 /** Loads documents 0..size-1 through insertMany, LOAD_BATCH at a time; returns seconds. */
@@ -374,7 +399,9 @@ async function main(): Promise<void> {
         const first = await post(tetraTarget, '/api/mql/find', { collection: COLLECTION, filter, sort: SORTS[shape], limit: config.batch, explain: true });
         const next = await post(tetraTarget, '/api/mql/find', { collection: COLLECTION, filter: keysetFilter(shape, makeQueryDocument(expected[shape][config.batch - 1] ?? 0) as unknown as Doc), sort: SORTS[shape], limit: config.batch, explain: true });
         const line = (e: any): string => `${JSON.stringify(e?.plan)} (in-memory sort ${e?.inMemorySort}, keys ${e?.keysExamined}, docs ${e?.docsExamined})`;
-        notes.push(`- ${fmtCount(size)} ${shape}: tetradb plan, first page: ${line(first.json.explain)}; keyset page 2: ${line(next.json.explain)}`);
+        const middle = Math.floor(expected[shape].length / 2 / config.batch) * config.batch;
+        const skipped = await post(tetraTarget, '/api/mql/find', { collection: COLLECTION, filter, sort: SORTS[shape], skip: middle, limit: config.batch, explain: true });
+        notes.push(`- ${fmtCount(size)} ${shape}: tetradb plan, first page: ${line(first.json.explain)}; keyset page 2: ${line(next.json.explain)}; skip ${fmtInt(middle)}: ${line(skipped.json.explain)}`);
       }
       if (pgClient !== undefined) {
         const lastAll = makeQueryDocument(expected.all[config.batch - 1] ?? 0);
@@ -398,15 +425,20 @@ async function main(): Promise<void> {
           process.stderr.write(`  ${what}\n`);
           check(what, await read(method, shape, targetOf(method), config.batch, Math.min(config.checkSeconds, config.capSeconds)), expected[shape]);
         }
-        for (const method of methods) {
-          const what = `${METHODS[method]}, ${shape}, ${fmtCount(size)}`;
-          process.stderr.write(`  ${what}\n`);
-          const run = await read(method, shape, targetOf(method), config.batch, config.capSeconds);
-          check(what, run, expected[shape]);
-          const hash = run.complete ? sha256(run.documents.map((d) => d['_id'])) : undefined;
-          rows.push({ method, shape, size, expected: expected[shape].length, count: run.documents.length, run: { ...run, documents: [] }, hash });
+        const shapeRows = methods.map((method): Row => ({ method, shape, size, expected: expected[shape].length, runs: [] }));
+        rows.push(...shapeRows);
+        for (let round = 0; round < config.rounds; round++) {
+          // The order alternates by round, so no method always runs first (or right after a slow one).
+          for (const row of round % 2 === 0 ? shapeRows : [...shapeRows].reverse()) {
+            if (row.runs.some((t) => !t.complete)) continue;
+            const what = `${METHODS[row.method]}, ${shape}, ${fmtCount(size)}, round ${round + 1}`;
+            process.stderr.write(`  ${what}\n`);
+            const { documents, ...run } = await read(row.method, shape, targetOf(row.method), config.batch, config.capSeconds);
+            check(what, { documents, ...run }, expected[shape]);
+            row.runs.push({ ...run, count: documents.length, hash: run.complete ? sha256(documents.map((d) => d['_id'])) : undefined });
+          }
         }
-        const hashes = new Set(rows.filter((r) => r.size === size && r.shape === shape && r.hash !== undefined).map((r) => r.hash));
+        const hashes = new Set(shapeRows.flatMap((r) => r.runs.map((t) => t.hash)).filter((h) => h !== undefined));
         if (hashes.size > 1) throw new Error(`${fmtCount(size)} ${shape}: the methods that read to the end answered different _id sequences (${[...hashes].join(', ')})`);
         notes.push(`- ${fmtCount(size)} ${shape}: sha256 of the _id sequence, alike for every method that read to the end: ${[...hashes][0]?.slice(0, 16) ?? '-'}`);
       }
@@ -435,12 +467,12 @@ function render(config: Config, r: { machine: string; rows: Row[]; notes: string
   const out: string[] = [];
   out.push(`## Reading a collection page by page over HTTP: tetradb cursors, skip/limit, keyset, Fastify + PostgreSQL\n`);
   out.push(r.machine);
-  out.push(`- Run took ${fmtNum(r.minutes, 1)} min. Pages of ${config.batch} documents, one request at a time from this process; each read capped at ${config.capSeconds} s (a capped row shows what it read in that time); before the timed reads every method read once (capped at ${Math.min(config.checkSeconds, config.capSeconds)} s) and was checked, and every timed read was checked again: each document equal to the generator's, in the expected order.`);
+  out.push(`- Run took ${fmtNum(r.minutes, 1)} min. Pages of ${config.batch} documents, one request at a time from this process; each read capped at ${config.capSeconds} s (a capped row shows what it read in that time, in its one round); ${config.rounds} rounds, a row showing its median round (documents/s) and the range over rounds; p99 of a read of few pages is its slowest page; before the timed reads every method read once (capped at ${Math.min(config.checkSeconds, config.capSeconds)} s) and was checked, and every timed read was checked again: each document equal to the generator's, in the expected order.`);
   out.push(`- Shapes: all = ${SHAPES.all}; range = ${SHAPES.range} (\`${JSON.stringify(RANGE_FILTER)}\`).`);
   out.push(`- tetradb: the server as \`npm start\` runs it, except --rate-limit 0, a free port and a fresh data directory; index {joined: 1}.`);
   if (r.pgSettings !== undefined) out.push(`- Fastify + PostgreSQL: ${r.pgSettings}; pool of ${PG_POOL}; table \`${COLLECTION} (id text primary key, doc jsonb)\` with the docs bench's indexes and \`(((doc->>'joined')::bigint))\`; findPage is keyset paging (servers/pg-docs-server.ts).`);
   if (r.pgSkipped !== undefined) out.push(`- **${r.pgSkipped}**`);
-  out.push(`- Server memory peak while the read ran: tetradb VmRSS (every 250 ms); the peer Fastify VmRSS + PSS of every PostgreSQL process (every second).`);
+  out.push(`- Server memory: peak while the read ran (and at its start, after the reads before it on the same servers): tetradb VmRSS (every 250 ms); the peer Fastify VmRSS + PSS of every PostgreSQL process (every second).`);
   out.push(...r.notes);
   out.push('');
   for (const shape of ['all', 'range'] as Shape[]) {
@@ -448,22 +480,23 @@ function render(config: Config, r: { machine: string; rows: Row[]; notes: string
     const rows = r.rows.filter((x) => x.shape === shape);
     out.push(
       table(
-        ['method', 'size', 'documents read', 'seconds', 'documents/s', 'vs cursor', 'pages', 'p50 ms / page', 'p99 ms / page', 'server memory peak MiB'],
+        ['method', 'size', 'documents read', 'seconds', 'documents/s', 'rounds min-max', 'vs cursor', 'pages', 'p50 ms / page', 'p99 ms / page', 'server memory peak (at start) MiB'],
         rows.map((x) => {
           const cursor = r.rows.find((c) => c.method === 'cursor' && c.shape === shape && c.size === x.size);
-          const rate = x.run.pages === 0 ? NaN : x.count / x.run.seconds;
-          const cursorRate = cursor === undefined ? undefined : cursor.count / cursor.run.seconds;
+          const m = medianRun(x);
+          const rates = x.runs.map(rateOf);
           return [
             METHODS[x.method],
             fmtCount(x.size),
-            x.run.complete ? fmtInt(x.count) : `${fmtInt(x.count)} of ${fmtInt(x.expected)} (capped)`,
-            fmtNum(x.run.seconds, 2),
-            fmtInt(rate),
-            fmtRatio(cursorRate === undefined ? undefined : rate / cursorRate),
-            fmtInt(x.run.pages),
-            fmtNum(percentile(x.run.latencies, 50), 2),
-            fmtNum(percentile(x.run.latencies, 99), 2),
-            x.method === 'pg-keyset' ? `${fmtInt(x.run.memMiB)} (front + postgres)` : fmtInt(x.run.memMiB),
+            m.complete ? fmtInt(m.count) : `${fmtInt(m.count)} of ${fmtInt(x.expected)} (capped)`,
+            fmtNum(m.seconds, 2),
+            fmtInt(rateOf(m)),
+            rates.length > 1 ? `${fmtInt(Math.min(...rates))}-${fmtInt(Math.max(...rates))}` : '-',
+            fmtRatio(cursor === undefined ? undefined : rateOf(m) / rateOf(medianRun(cursor))),
+            fmtInt(m.pages),
+            fmtNum(percentile(m.latencies, 50), 2),
+            fmtNum(percentile(m.latencies, 99), 2),
+            `${fmtInt(m.memMiB)} (${fmtInt(m.startMiB)})${x.method === 'pg-keyset' ? ' front + postgres' : ''}`,
           ];
         }),
         2,
