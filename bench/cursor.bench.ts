@@ -34,8 +34,9 @@
 //
 // Each method's timed read runs --rounds times (default 3; the order of the methods alternating by
 // round; a capped read once only) and its row shows the round with the median documents/s. Per read:
-// wall time, documents/s, pages (requests), per-page latency p50/p99 (request sent to answer
-// parsed, in this process), and server memory at its start and its peak while it ran: tetradb VmRSS
+// wall time, documents/s, pages (requests), the first page's latency (a cursor's first batch of
+// the range shape carries the whole sort) and per-page p50/p99 (request sent to answer parsed, in
+// this process), and server memory at its start and its peak while it ran: tetradb VmRSS
 // sampled every 250 ms; the peer "front + postgres" = Fastify VmRSS + PSS of every PostgreSQL
 // process, every second. The servers live through all the reads of a size, so a read's start is
 // what the reads before it left (RSS seldom shrinks).
@@ -374,6 +375,7 @@ async function main(): Promise<void> {
       if (index.status !== 200) throw new Error(`createIndex {joined: 1} answered ${index.status}: ${JSON.stringify(index.json)}`);
       process.stderr.write(`  ${fmtCount(size)}: tetradb loading...\n`);
       const tetraLoad = await load(tetraTarget, size);
+      const tetraAfterLoad = tetraTarget.memory();
 
       let pgTarget: Target | undefined;
       let front: ChildProcess | undefined;
@@ -391,7 +393,9 @@ async function main(): Promise<void> {
         // What autovacuum would do in time: statistics for the planner, the visibility map set.
         await pgClient.query(`VACUUM ANALYZE ${COLLECTION}`);
       }
-      notes.push(`- ${fmtCount(size)}: loaded in ${fmtNum(tetraLoad, 1)} s (tetradb)${pgTarget !== undefined ? `, ${fmtNum(pgLoad, 1)} s (PostgreSQL, then VACUUM ANALYZE)` : ''}; range shape: ${fmtInt(expected.range.length)} documents.`);
+      notes.push(
+        `- ${fmtCount(size)}: loaded in ${fmtNum(tetraLoad, 1)} s (tetradb, RSS after ${fmtInt(tetraAfterLoad)} MiB)${pgTarget !== undefined ? `, ${fmtNum(pgLoad, 1)} s (PostgreSQL, then VACUUM ANALYZE; front + postgres after ${fmtInt(pgTarget.memory())} MiB)` : ''}; range shape: ${fmtInt(expected.range.length)} documents.`,
+      );
 
       // Plans, once per size: what each store reads for the first page of each shape.
       for (const shape of ['all', 'range'] as Shape[]) {
@@ -480,7 +484,7 @@ function render(config: Config, r: { machine: string; rows: Row[]; notes: string
     const rows = r.rows.filter((x) => x.shape === shape);
     out.push(
       table(
-        ['method', 'size', 'documents read', 'seconds', 'documents/s', 'rounds min-max', 'vs cursor', 'pages', 'p50 ms / page', 'p99 ms / page', 'server memory peak (at start) MiB'],
+        ['method', 'size', 'documents read', 'seconds', 'documents/s', 'rounds min-max', 'vs cursor', 'pages', 'first page ms', 'p50 ms / page', 'p99 ms / page', 'server memory peak (at start) MiB'],
         rows.map((x) => {
           const cursor = r.rows.find((c) => c.method === 'cursor' && c.shape === shape && c.size === x.size);
           const m = medianRun(x);
@@ -494,6 +498,7 @@ function render(config: Config, r: { machine: string; rows: Row[]; notes: string
             rates.length > 1 ? `${fmtInt(Math.min(...rates))}-${fmtInt(Math.max(...rates))}` : '-',
             fmtRatio(cursor === undefined ? undefined : rateOf(m) / rateOf(medianRun(cursor))),
             fmtInt(m.pages),
+            fmtNum(m.latencies[0], 1),
             fmtNum(percentile(m.latencies, 50), 2),
             fmtNum(percentile(m.latencies, 99), 2),
             `${fmtInt(m.memMiB)} (${fmtInt(m.startMiB)})${x.method === 'pg-keyset' ? ' front + postgres' : ''}`,
