@@ -739,7 +739,15 @@ async function runSeed(seed: number, variant: Variant = 'full'): Promise<Stats> 
           break;
         }
         case 'deleteOne': {
-          const filter = rand() < 0.5 ? { _id: operand(rand, '_id', live) } : { u: operand(rand, 'u', live), ...randomFilter(rand, live) };
+          // By _id or the unique u, so "the first match" is one document whatever the plan: the random
+          // filter's own u (a range, say) must not replace the equality (it did: seed 9101 deleted
+          // the first match in _id order on one side and in u order on the other).
+          let filter: Doc;
+          if (rand() < 0.5) filter = { _id: operand(rand, '_id', live) };
+          else {
+            const u = operand(rand, 'u', live);
+            filter = { ...randomFilter(rand, live), u };
+          }
           await write(`deleteOne ${show(filter)}`, (c) => docsDelete(store, c, filter, { multi: false }));
           break;
         }
