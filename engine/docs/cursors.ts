@@ -172,7 +172,7 @@ export class CursorRegistry {
   }
 
   /**
-   * Room for one more cursor of `tenant`, checked before its query starts.
+   * Room for one more cursor of `tenant`, checked when a query outlives its first batch.
    * @throws RATE_LIMITED when the tenant or the process holds its most
    */
   assertRoom(tenant: string): void {
@@ -216,6 +216,7 @@ export class CursorRegistry {
    * @throws NOT_FOUND when the tenant has no such cursor (never opened, exhausted, killed, timed out, or its store closed)
    * @throws VALIDATION_FAILED when `collection` is not the one it reads
    * @throws CONFLICT while another getMore of it runs
+   * @throws NOT_FOUND when it is killed while this batch reads
    */
   async getMore(tenant: string, owner: object, id: string, collection: string | null, batchSize: number | undefined, guard: BatchGuard): Promise<Batch> {
     const cursor = this.#cursors.get(id);
@@ -233,8 +234,12 @@ export class CursorRegistry {
     if (cursor.busy) fail('CONFLICT', `cursor id ${id} is in use by another getMore`, { cursorId: id });
     cursor.busy = true;
     const { documents, exhausted } = await this.#read(cursor, batchSize ?? (cursor.batchSize > 0 ? cursor.batchSize : DEFAULT_FIRST_BATCH), guard);
-    // Killed while this batch read (killCursors, its store closing): this batch is its last.
-    if (exhausted || !this.#cursors.has(cursor.id)) {
+    if (!this.#cursors.has(cursor.id)) {
+      // Killed while this batch read (killCursors, its store closing): not an end of its documents (MongoDB's CursorKilled).
+      await this.#remove(cursor);
+      fail('NOT_FOUND', `cursor id ${id} was killed while this getMore ran`, { cursorId: id });
+    }
+    if (exhausted) {
       await this.#remove(cursor);
       return { documents, cursorId: null };
     }
