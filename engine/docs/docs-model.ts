@@ -1162,6 +1162,11 @@ class FindCollector {
    * kept with the whole document).
    */
   readonly #keyReader: FieldReader | undefined;
+  /**
+   * Without #top, for a skip: the filter's fields, on which the candidates to skip are tested
+   * without decoding them whole (skip/limit paging decoded every document it skipped: ~2 µs each).
+   */
+  readonly #skipReader: FieldReader | undefined;
   #out: Doc[] = [];
   #skipped = 0;
   #taken = 0;
@@ -1174,6 +1179,8 @@ class FindCollector {
     const ast = query.filter.ast;
     const partial = this.#top !== undefined && query.text === undefined && !filterReadsAll(ast) && !filterIsVolatile(ast);
     this.#keyReader = partial ? new FieldReader([...filterPaths(ast), ...query.sort.keys.map((k) => k.path)]) : undefined;
+    const skipsInPart = this.#top === undefined && query.skip > 0 && query.text === undefined && !filterReadsAll(ast) && !filterIsVolatile(ast);
+    this.#skipReader = skipsInPart ? new FieldReader(filterPaths(ast)) : undefined;
   }
 
   /** Takes a chunk of candidates, in order, stopping (and reading no more of them) once no more are needed; true then. */
@@ -1190,6 +1197,14 @@ class FindCollector {
       const part = c.fields(this.#keyReader);
       if (part !== undefined) {
         if (query.filter.test(part)) this.#top!.offer(c, part);
+        return false;
+      }
+    }
+    if (this.#skipReader !== undefined && this.#skipped < query.skip && c.fields !== undefined) {
+      // The filter matches these fields exactly when it matches the whole document.
+      const part = c.fields(this.#skipReader);
+      if (part !== undefined) {
+        if (query.filter.test(part)) this.#skipped++;
         return false;
       }
     }
