@@ -56,8 +56,8 @@ import { isDeepStrictEqual } from 'node:util';
 import type pg from 'pg';
 import { byCodePoint } from './lib/code-points.js';
 import { docId, JOINED_SPAN_MS, JOINED_START_MS, makeQueryDocument, type QueryDocument } from './lib/documents.js';
-import { freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
-import { connectPg, DEFAULT_PG_URL, redact } from './lib/pg-connect.js';
+import { endHttpRun, freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop, postJson, type HttpTarget } from './lib/http-servers.js';
+import { connectPgOrSkip, DEFAULT_PG_URL } from './lib/pg-connect.js';
 import { flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, machineLine, scratchDir, table } from './lib/report.js';
 
 const COLLECTION = 'people';
@@ -120,22 +120,9 @@ const SORTS: Record<Shape, Doc> = { all: { _id: 1 }, range: { name: 1, _id: 1 } 
 
 type Doc = Record<string, unknown>;
 
-interface Target {
-  name: string;
-  url: string;
-  apiKey: string;
-  memory: () => number;
-  sampleMs: number;
-}
+type Target = HttpTarget;
 
-async function post(target: Target, path: string, body: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${target.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, json: await res.json() };
-}
+const post = postJson;
 
 /** One page answered: its documents, and whether the read is over. */
 interface Page {
@@ -357,10 +344,9 @@ async function main(): Promise<void> {
   let pgSkipped: string | undefined;
   process.stderr.write(`tetradb cursors over HTTP: sizes ${config.sizes.map(fmtCount).join(', ')}, pages of ${config.batch}, reads capped at ${config.capSeconds} s\n`);
   try {
-    const pgConn = await connectPg(config.pgUrl);
-    if ('reason' in pgConn) {
-      pgSkipped = `PostgreSQL not reachable at ${redact(config.pgUrl)} (${pgConn.reason}): skipping the Fastify + PostgreSQL rows. Start it (pg_ctlcluster 15 main start) and create the role and database (docs/benchmarks.md), or point --pg-url / DATABASE_URL at one.`;
-      process.stderr.write(`  ${pgSkipped}\n`);
+    const pgConn = await connectPgOrSkip(config.pgUrl);
+    if ('skipped' in pgConn) {
+      pgSkipped = pgConn.skipped;
     } else {
       pgClient = pgConn.client;
       pgSettings = pgConn.settings;
@@ -451,13 +437,7 @@ async function main(): Promise<void> {
       if (pgClient !== undefined) await pgClient.query(`DROP TABLE IF EXISTS ${COLLECTION}`);
     }
   } finally {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    if (pgClient !== undefined) {
-      await pgClient.query(`DROP TABLE IF EXISTS ${COLLECTION}`).catch(() => undefined);
-      await pgClient.end().catch(() => undefined);
-    }
-    await new Promise((r) => setTimeout(r, 300));
-    cleanup();
+    await endHttpRun(children, pgClient === undefined ? undefined : { client: pgClient, table: COLLECTION }, cleanup);
   }
   process.stdout.write(render(config, { machine, rows, notes, pgSettings, pgSkipped, minutes: (Date.now() - started) / 60_000 }));
 }

@@ -41,9 +41,9 @@ import { dirBytes } from './lib/dir-bytes.js';
 import { byCodePoint } from './lib/code-points.js';
 import { COMPUTED_PROJECTION, GOLD_SCORE, PARTIAL_LIMIT, SCORE_PIPELINE, SENIOR_AGE, SENIOR_FILTER, SENIOR_INDEX, seniorByCitySql } from './lib/docs-http-shapes.js';
 import { docEmail, docId, makeDocument, randomDocNumbers } from './lib/documents.js';
-import { freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
+import { endHttpRun, freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop, postJson, type HttpTarget } from './lib/http-servers.js';
 import { loadResult, pooledRequests, type LoadResult } from './lib/load-result.js';
-import { connectPg, DEFAULT_PG_URL, redact } from './lib/pg-connect.js';
+import { connectPgOrSkip, DEFAULT_PG_URL } from './lib/pg-connect.js';
 import { dirtyBudgetFromEnv, flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, machineLine, MiB, runWorker, scratchDir, table } from './lib/report.js';
 
 const COLLECTION = 'people';
@@ -282,14 +282,7 @@ interface RoundResult extends LoadResult {
 }
 
 /** A target under test: where it listens and how its memory is read. */
-interface Target {
-  name: string;
-  url: string;
-  apiKey: string;
-  memory: () => number;
-  /** How often memory is sampled during a row (PostgreSQL's, summed over its processes, costs more to read). */
-  sampleMs: number;
-}
+type Target = HttpTarget;
 
 /** The body of the `i`-th request of a workload; `tag` keeps inserted ids unique across runs. */
 function bodyMaker(workload: Workload, docs: number, tag: string): () => string {
@@ -360,14 +353,7 @@ async function drive(config: Config, target: Target, workload: Workload | 'hello
   return { ...loadResult(result), memMiB: sampler.stop() };
 }
 
-async function post(target: Target, path: string, body: unknown): Promise<{ status: number; json: any }> {
-  const res = await fetch(`${target.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, json: await res.json() };
-}
+const post = postJson;
 
 /** Loads the N documents through insertMany, one batch of 1000 at a time; returns seconds. */
 async function loadDocuments(target: Target, docs: number): Promise<number> {
@@ -663,10 +649,9 @@ async function main(): Promise<void> {
 
     // Fastify + PostgreSQL, when there is one.
     let pgTarget: Target | undefined;
-    const pgConn = await connectPg(config.pgUrl);
-    if ('reason' in pgConn) {
-      pgSkipped = `PostgreSQL not reachable at ${redact(config.pgUrl)} (${pgConn.reason}): skipping the Fastify + PostgreSQL rows. Start it (pg_ctlcluster 15 main start) and create the role and database (docs/benchmarks.md), or point --pg-url / DATABASE_URL at one.`;
-      process.stderr.write(`  ${pgSkipped}\n`);
+    const pgConn = await connectPgOrSkip(config.pgUrl);
+    if ('skipped' in pgConn) {
+      pgSkipped = pgConn.skipped;
     } else {
       pgClient = pgConn.client;
       pgSettings = pgConn.settings;
@@ -751,13 +736,7 @@ async function main(): Promise<void> {
       }
     }
   } finally {
-    for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
-    if (pgClient !== undefined) {
-      await pgClient.query(`DROP TABLE IF EXISTS ${COLLECTION}`).catch(() => undefined);
-      await pgClient.end().catch(() => undefined);
-    }
-    await new Promise((r) => setTimeout(r, 300));
-    cleanup();
+    await endHttpRun(children, pgClient === undefined ? undefined : { client: pgClient, table: COLLECTION }, cleanup);
   }
   process.stdout.write(render(config, { machine, rows, loads, notes, planChecks, memoryRows, pgSettings, pgSkipped, minutes: (Date.now() - started) / 60_000 }));
 }

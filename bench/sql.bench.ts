@@ -28,7 +28,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop } from './lib/http-servers.js';
+import { freePort, peakSampler, postgresPssMiB, rssMiB, startPeer, startTetra, stop, type HttpTarget } from './lib/http-servers.js';
 import { loadResult, pooledRequests, type LoadResult } from './lib/load-result.js';
 import { connectPg, DEFAULT_PG_URL, redact } from './lib/pg-connect.js';
 import { flagValue, fmtCount, fmtInt, fmtNum, fmtRatio, fmtUs, growthTable, machineLine, MiB, packageVersion, runWorker, scratchDir, table } from './lib/report.js';
@@ -183,12 +183,7 @@ interface RoundResult extends LoadResult {
   memMiB: number;
 }
 
-interface Target {
-  name: string;
-  url: string;
-  apiKey: string;
-  memory: () => number;
-  sampleMs: number;
+interface Target extends HttpTarget {
   /** The next new order id its insert rows use (ids never repeat across warm-up and rounds). */
   nextId: number;
 }

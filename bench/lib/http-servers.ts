@@ -3,6 +3,7 @@
 // peers under bench/servers/, which print "ready" once listening. Plus the process-level figures
 // the tables show (RSS of a process, PSS of PostgreSQL's processes).
 import { spawn, type ChildProcess } from 'node:child_process';
+import type pg from 'pg';
 import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -165,4 +166,39 @@ export function cpuMicros(pid: number): number {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * TICK_US;
+}
+
+/** A server an HTTP benchmark measures: where it answers, its key, and its memory (MiB). */
+export interface HttpTarget {
+  name: string;
+  url: string;
+  apiKey: string;
+  memory: () => number;
+  /** How often memory is sampled during a row (PostgreSQL's, summed over its processes, costs more to read). */
+  sampleMs: number;
+}
+
+/**
+ * The end of an HTTP benchmark run, however it ends: the servers it started killed, the table it
+ * made in PostgreSQL dropped and its client closed, then (after the children had time to exit)
+ * its scratch directory removed.
+ */
+export async function endHttpRun(children: readonly ChildProcess[], pgRun: { client: pg.Client; table: string } | undefined, cleanup: () => void): Promise<void> {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  if (pgRun !== undefined) {
+    await pgRun.client.query(`DROP TABLE IF EXISTS ${pgRun.table}`).catch(() => undefined);
+    await pgRun.client.end().catch(() => undefined);
+  }
+  await new Promise((r) => setTimeout(r, 300));
+  cleanup();
+}
+
+/** One JSON POST to a target, with its key: the status and the parsed answer. */
+export async function postJson(target: HttpTarget, path: string, body: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${target.url}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${target.apiKey}` },
+    body: JSON.stringify(body),
+  });
+  return { status: res.status, json: await res.json() };
 }

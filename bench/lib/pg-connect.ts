@@ -29,3 +29,15 @@ export async function connectPg(url: string): Promise<{ client: pg.Client; setti
     return { reason: err instanceof Error ? err.message : String(err) };
   }
 }
+
+/**
+ * connectPg for a benchmark whose PostgreSQL rows are optional: the client, or why its Fastify +
+ * PostgreSQL rows are skipped (also written to stderr), with what to do about it.
+ */
+export async function connectPgOrSkip(url: string): Promise<{ client: pg.Client; settings: string } | { skipped: string }> {
+  const conn = await connectPg(url);
+  if (!('reason' in conn)) return conn;
+  const skipped = `PostgreSQL not reachable at ${redact(url)} (${conn.reason}): skipping the Fastify + PostgreSQL rows. Start it (pg_ctlcluster 15 main start) and create the role and database (docs/benchmarks.md), or point --pg-url / DATABASE_URL at one.`;
+  process.stderr.write(`  ${skipped}\n`);
+  return { skipped };
+}

@@ -1055,7 +1055,8 @@ export function docsFindCursor(store: TenantStore, collection: unknown, options:
   if (options.explain !== undefined) fail('VALIDATION_FAILED', 'explain cannot be combined with batchSize (a cursor): explain the find without it', { field: 'explain' });
   const lets = compileLet(options.let, 'FindCommandRequest');
   const limit = integerOption(options.limit, 'limit', 0, Number.MAX_SAFE_INTEGER, 0);
-  const query = { ...compileQuery({ ...options, limit: undefined }, 1, 1, lets), limit: limit === 0 ? Infinity : limit };
+  // The rest compiled as a find's; its limit (checked above, 0 for none) replaces compileQuery's.
+  const query: Query = { ...compileQuery({ ...options, limit: undefined }, 1, 1, lets), limit: limit === 0 ? Infinity : limit };
   const ast = query.filter.ast;
   const projection = compileFindProjection(options.projection, { filter: () => ast }, lets);
   if (projection.textScore === true && query.text === undefined) fail('QUERY_ERROR', TEXT_SCORE_UNAVAILABLE, { operator: '$meta' });
