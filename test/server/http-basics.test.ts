@@ -78,7 +78,7 @@ describe('the HTTP envelope', () => {
     expect(res.body.openapi).toMatch(/^3\./);
     const paths = Object.keys(res.body.paths).sort();
     const vector = ['/api/vector', '/api/vector/{*}', ...['upsert', 'upsertMany', 'query', 'delete', 'namespaces', 'configure'].map((op) => `/api/vector/${op}`)];
-    const mql = ['find', 'findOne', 'aggregate', 'countDocuments', 'insertOne', 'insertMany', 'updateOne', 'updateMany', 'replaceOne', 'deleteOne', 'deleteMany', 'findOneAndUpdate', 'findOneAndReplace', 'findOneAndDelete', 'distinct', 'bulkWrite', 'createIndex', 'dropIndex', 'listIndexes', 'listCollections', 'createCollection', 'collMod', 'renameCollection', 'estimatedDocumentCount', 'dropCollection'];
+    const mql = ['find', 'findOne', 'aggregate', 'countDocuments', 'insertOne', 'insertMany', 'updateOne', 'updateMany', 'replaceOne', 'deleteOne', 'deleteMany', 'findOneAndUpdate', 'findOneAndReplace', 'findOneAndDelete', 'distinct', 'bulkWrite', 'createIndex', 'createIndexes', 'dropIndex', 'dropIndexes', 'getMore', 'killCursors', 'listIndexes', 'listCollections', 'createCollection', 'collMod', 'renameCollection', 'estimatedDocumentCount', 'dropCollection'];
     expect(paths).toEqual(['/api/auth/keys', '/api/auth/keys/{keyId}', '/api/auth/signup', '/api/health', '/api/kv', '/api/kv/{*}', ...mql.map((op) => `/api/mql/${op}`), '/api/sql/query', ...vector].sort());
     expect(res.body.paths['/api/mql/find'].post.requestBody.content['application/json'].schema.required).toEqual(['collection']);
     expect(Object.keys(res.body.paths['/api/kv/{*}'])).toEqual(expect.arrayContaining(['put', 'get', 'delete']));
