@@ -49,29 +49,19 @@ function variablesKey(values: readonly unknown[]): string {
   return JSON.stringify(values.map((v) => (v === MISSING ? 'M' : groupKey(v))));
 }
 
-/** Estimated sizes of foreign documents, each computed once: a repeated lookup answers with the same objects. */
-const SIZES = new WeakMap<Doc, number>();
-
-function sizeOf(doc: Doc): number {
-  let n = SIZES.get(doc);
-  if (n === undefined) {
-    n = approxBytes(doc);
-    SIZES.set(doc, n);
-  }
-  return n;
-}
-
 /**
  * Checks the documents of one `as` array against the blocking bound, as MongoDB bounds them
  * (internalLookupStageIntermediateDocumentMaxSizeBytes, 100 MB): they are held whole in one
- * document. @throws QUERY_ERROR past it, with MongoDB's message (code 4568)
+ * document. Their estimated bytes, each computed once here (the matches are fresh objects: copies
+ * when remembered). @throws QUERY_ERROR past it, with MongoDB's message (code 4568)
  */
-function checkMatchesSize(matches: readonly Doc[], from: string, limit: number): void {
+function checkMatchesSize(matches: readonly Doc[], from: string, limit: number): number {
   let total = 0;
   for (const m of matches) {
-    total += sizeOf(m);
+    total += approxBytes(m);
     if (total > limit) refuseLookupMatches(from, limit);
   }
+  return total;
 }
 
 /** How the pipeline module compiles a sub-pipeline (passed in to avoid a cycle). */
@@ -184,10 +174,8 @@ export function lookupStage(spec: unknown, names: ReadonlySet<string>, compileSu
             }
           }
           // A pipeline of $documents reads no collection: named by its first stage.
-          checkMatchesSize(matches, from ?? '$documents', ctx.memory.maxBlockingBytes);
+          const bytes = checkMatchesSize(matches, from ?? '$documents', ctx.memory.maxBlockingBytes);
           if (memoKey !== undefined && memo.size < MEMO_ENTRIES) {
-            let bytes = 0;
-            for (const m of matches) bytes += sizeOf(m);
             if (memoBytes + bytes <= MEMO_BYTES) {
               memo.set(memoKey, { docs: matches.map((d) => cloneValue(d)), bytes });
               memoBytes += bytes;
