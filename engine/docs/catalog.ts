@@ -23,6 +23,11 @@ export const MAX_COLLECTION_NAME_BYTES = 120;
 /** Most indexes on one collection besides `_id` (MongoDB: 64 including `_id`). */
 export const MAX_INDEXES = 63;
 
+/** True when two key patterns name the same fields in the same order and directions. */
+export function sameKeyPattern(a: readonly IndexField[], b: readonly IndexField[]): boolean {
+  return a.length === b.length && a.every((f, k) => f.path === b[k]!.path && f.direction === b[k]!.direction);
+}
+
 /** An index the planner may read: built, and not hidden. */
 export function indexUsable(index: IndexInfo): boolean {
   return index.hidden !== true && (index as { building?: boolean }).building !== true;

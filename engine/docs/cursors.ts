@@ -20,7 +20,7 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { fail } from '../errors.js';
 import { interruptOf, type ClientWatch, type Interrupt } from '../interrupt.js';
-import { approxBytes } from './aggregate/stage.js';
+import { approxBytes, chunksOf } from './aggregate/stage.js';
 import type { Doc } from './values.js';
 
 /** A batch is cut once it holds this many bytes of documents (MongoDB's 16 MiB batch bound). */
@@ -47,13 +47,8 @@ export interface OpenedCursor {
 
 /** A cursor over documents already at hand (an aggregation the external MongoDB answered), a chunk at a time. */
 export function cursorOfDocuments(collection: string | null, docs: readonly Doc[], interrupt: CursorInterrupt): OpenedCursor {
-  async function* batches(): AsyncGenerator<Doc[]> {
-    for (let i = 0; i < docs.length; i += HELD_CHUNK) yield docs.slice(i, i + HELD_CHUNK);
-  }
-  return { collection, interrupt, source: { batches: batches(), close: () => Promise.resolve() } };
+  return { collection, interrupt, source: { batches: chunksOf(docs)[Symbol.asyncIterator](), close: () => Promise.resolve() } };
 }
-
-const HELD_CHUNK = 256;
 
 /**
  * A request's batchSize: an integer from 0 to MAX_BATCH_SIZE (0: a find or aggregate that only

@@ -31,6 +31,7 @@ import {
   newTemporaryCollection,
   putCollection,
   readCollection,
+  sameKeyPattern,
   validateCollectionName,
   type CollectionInfo,
   type IndexInfo,
@@ -848,7 +849,11 @@ class TopK {
       yield* this.result();
       return;
     }
-    const file = this.#file;
+    yield* this.#merged(this.#file, mergeBytes);
+  }
+
+  /** The best `keep` of the spilled runs and what is held (spilled last), merged through buffers of `mergeBytes`; the file is removed once read, or when the reader stops early. */
+  async *#merged(file: SpillFile, mergeBytes: number): AsyncGenerator<Candidate> {
     try {
       await this.spill();
       const sort = this.#sort;
@@ -857,9 +862,11 @@ class TopK {
         return { item: { doc, bytes: rec.length }, key: sort.keyOf(doc) };
       }, (a, b) => sort.compareKeyed(a, b), mergeBytes);
       let n = 0;
-      for await (const c of merged) {
-        if (n++ >= this.#keep) break;
-        yield c;
+      if (this.#keep > 0) {
+        for await (const c of merged) {
+          yield c;
+          if (++n >= this.#keep) break;
+        }
       }
     } finally {
       await file.remove();
@@ -869,24 +876,11 @@ class TopK {
   /** result, merging the spilled runs (and what is held) when it spilled; the spill file is then removed. */
   async resultAfterSpill(): Promise<Candidate[]> {
     if (this.#file === undefined) return this.result();
-    const file = this.#file;
-    try {
-      await this.spill();
-      const sort = this.#sort;
-      const out: Candidate[] = [];
-      const merged = mergeRuns(file, this.#runs, (rec) => {
-        const doc = decodeSpilledDoc(rec);
-        return { item: { doc, bytes: rec.length }, key: sort.keyOf(doc) };
-      }, (a, b) => sort.compareKeyed(a, b), this.#memory.maxBlockingBytes);
-      for await (const c of merged) {
-        out.push(c);
-        if (out.length >= this.#keep) break;
-      }
-      return out;
-    } finally {
-      await file.remove();
-    }
+    const out: Candidate[] = [];
+    for await (const c of this.#merged(this.#file, this.#memory.maxBlockingBytes)) out.push(c);
+    return out;
   }
+
 }
 
 // Decoded catalog entries for reads, per store, reused while the stored bytes are the same.
@@ -3123,7 +3117,7 @@ function findIndexFor(info: CollectionInfo, target: CollModIndex['target'], coll
   const isId = 'name' in target ? target.name === '_id_' : target.fields.length === 1 && target.fields[0]!.path === ID;
   if (isId) fail('VALIDATION_FAILED', "can't modify the _id index (it cannot be hidden or expire)", { field: 'index' });
   const shown = 'name' in target ? target.name : JSON.stringify(Object.fromEntries(target.fields.map((f) => [f.path, f.direction])));
-  const matches = info.indexes.flatMap((ix, k) => ('name' in target ? ix.name === target.name : ix.fields.length === target.fields.length && ix.fields.every((f, i) => f.path === target.fields[i]!.path && f.direction === target.fields[i]!.direction)) ? [k] : []);
+  const matches = info.indexes.flatMap((ix, k) => ('name' in target ? ix.name === target.name : sameKeyPattern(ix.fields, target.fields)) ? [k] : []);
   if (matches.length === 0) fail('NOT_FOUND', `cannot find index ${shown} for ns ${collection}`, { index: shown });
   if (matches.length > 1) fail('CONFLICT', `index keyPattern ${shown} matches more than one index: name it instead`, { index: shown });
   return matches[0]!;
@@ -3334,7 +3328,7 @@ export async function docsCreateIndex(store: TenantStore, collection: unknown, k
   const ops: BatchOp[] = [];
   const { info } = collectionForWrite(store, name, ops);
   const partialText = partial === undefined ? undefined : JSON.stringify(partial);
-  const same = (i: IndexInfo): boolean => i.fields.length === fields.length && i.fields.every((f, k) => f.path === fields[k]!.path && f.direction === fields[k]!.direction);
+  const same = (i: IndexInfo): boolean => sameKeyPattern(i.fields, fields);
   const samePartial = (i: IndexInfo): boolean => (i.partialFilterExpression === undefined ? undefined : JSON.stringify(i.partialFilterExpression)) === partialText;
   // As MongoDB: one index per key pattern, except partial indexes whose filters differ (each under its own name).
   const clashes = (i: IndexInfo): boolean => same(i) && !(partial !== undefined && i.partialFilterExpression !== undefined && !samePartial(i));
@@ -3506,7 +3500,7 @@ function indexNamed(info: CollectionInfo, index: unknown): IndexInfo {
   } else if (isPlainObject(index)) {
     const fields = parseKeys(index);
     if (fields.length === 1 && fields[0]!.path === ID) fail('VALIDATION_FAILED', 'the _id index cannot be dropped', { field: 'index' });
-    const matching = info.indexes.filter((i) => i.fields.length === fields.length && i.fields.every((f, k) => f.path === fields[k]!.path && f.direction === fields[k]!.direction));
+    const matching = info.indexes.filter((i) => sameKeyPattern(i.fields, fields));
     if (matching.length > 1) fail('CONFLICT', `${matching.length} indexes have the key pattern ${JSON.stringify(index)} (${matching.map((i) => i.name).join(', ')}): drop one by name`, { index });
     target = matching[0];
   } else {

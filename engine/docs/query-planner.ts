@@ -11,7 +11,7 @@
 
 import { fail } from '../errors.js';
 import { keyPrefixRange, encodeKey, type KeyPart, type ScanRange } from '../storage/index.js';
-import { indexUsable, type CollectionInfo, type IndexInfo } from './catalog.js';
+import { indexUsable, sameKeyPattern, type CollectionInfo, type IndexInfo } from './catalog.js';
 import { indexServesQuery } from './index-membership.js';
 import { directed, EMPTY_ARRAY_COMPONENT, idComponent, indexComponent, isScalarForBounds, type Component, type IndexField } from './index-key.js';
 import type { AndNode, FieldOp, FilterNode, OrNode } from './query/filter-ast.js';
@@ -239,10 +239,6 @@ function sortDirection(fields: readonly IndexField[], eqFields: number, sort: re
  */
 export type Hint = { readonly kind: 'name'; readonly name: string } | { readonly kind: 'keys'; readonly fields: readonly IndexField[] } | { readonly kind: 'natural'; readonly reverse: boolean };
 
-function sameFields(a: readonly IndexField[], b: readonly IndexField[]): boolean {
-  return a.length === b.length && a.every((f, k) => f.path === b[k]!.path && f.direction === b[k]!.direction);
-}
-
 function badHint(hint: Hint, why: string): never {
   const shown = hint.kind === 'name' ? JSON.stringify(hint.name) : hint.kind === 'keys' ? JSON.stringify(Object.fromEntries(hint.fields.map((f) => [f.path, f.direction]))) : '$natural';
   fail('QUERY_ERROR', `hint provided does not correspond to an existing index: ${shown} (${why})`, { hint: shown });
@@ -277,12 +273,12 @@ function indexRead(index: IndexInfo, bounds: Candidate | undefined, sort: readon
 function hintedPlan(info: CollectionInfo, ast: AndNode, sort: readonly SortKey[], hint: Hint): Plan {
   if (hint.kind === 'natural') return { kind: 'primary', ranges: [{}], points: false, reverse: hint.reverse, sorted: sort.length === 0 };
   const conditions = topLevelConditions(ast);
-  if (hint.kind === 'name' ? hint.name === '_id_' : sameFields(hint.fields, ID_FIELD)) {
+  if (hint.kind === 'name' ? hint.name === '_id_' : sameKeyPattern(hint.fields, ID_FIELD)) {
     const primary = boundsFor(ID_FIELD, conditions);
     if (primary !== undefined && primary.ranges.length === 0) return { kind: 'empty' };
     return primary !== undefined && !primary.hasRange ? idPoints(primary, sort) : primaryRead(primary, sort);
   }
-  const matching = info.indexes.filter((i) => (hint.kind === 'name' ? i.name === hint.name : sameFields(i.fields, hint.fields)));
+  const matching = info.indexes.filter((i) => (hint.kind === 'name' ? i.name === hint.name : sameKeyPattern(i.fields, hint.fields)));
   if (matching.length === 0) badHint(hint, 'no such index');
   // As MongoDB: a hidden index is not there for the planner, hinted or not.
   if (matching.every((i) => i.hidden === true)) badHint(hint, 'the index is hidden');
@@ -386,7 +382,7 @@ function asAnd(node: FilterNode): AndNode {
 function textQueryPlan(info: CollectionInfo, ast: AndNode, search: TextSearch, sort: readonly SortKey[], hint: Hint | undefined): Plan {
   const index = info.indexes.find((i) => i.text !== undefined && indexUsable(i));
   if (index === undefined) fail('QUERY_ERROR', 'text index required for $text query', { operator: '$text' });
-  if (hint !== undefined && !(hint.kind === 'name' ? hint.name === index.name : hint.kind === 'keys' && sameFields(hint.fields, index.fields))) {
+  if (hint !== undefined && !(hint.kind === 'name' ? hint.name === index.name : hint.kind === 'keys' && sameKeyPattern(hint.fields, index.fields))) {
     badHint(hint, 'a $text query reads the text index');
   }
   search.bind(index.text!);
