@@ -69,6 +69,23 @@ export type LeafKey = NodeKey | number;
  */
 export type ChildRef = number | TreeNode;
 
+/**
+ * Where a decoded leaf's entries lie in its page, and the heads its searches compare first: all
+ * the leaf's keys share their first `prefix` bytes (those of its first and last key), and
+ * `heads[i]` holds key i's next four bytes as a big-endian number (zeros past its end). A search
+ * compares heads, which lie together in a few cache lines, and reads a key's bytes in the page
+ * only when heads tie: a binary search over offsets and page bytes touched three or four cache
+ * lines a step, each a miss when the page is not in the CPU's caches (most pages of a large
+ * collection); see leafBound.
+ */
+export interface LeafSource {
+  page: Buffer;
+  keyOffsets: Uint16Array;
+  valueOffsets: Uint16Array;
+  prefix: number;
+  heads: Uint32Array;
+}
+
 export interface LeafNode {
   kind: 'leaf';
   /** Page id once written (clean, or written by a checkpoint); 0 while dirty. */
@@ -100,7 +117,7 @@ export interface LeafNode {
    * leaf* functions): where each key's bytes start in `page` and where its value starts (which is
    * where the key ends), so reads compare and hand out keys in place.
    */
-  source?: { page: Buffer; keyOffsets: Uint16Array; valueOffsets: Uint16Array };
+  source?: LeafSource;
   /**
    * Dirty leaves: where the last new key went in (-1: none since the copy) and how many new keys
    * in a row went in just after the one before (at most one older key between), which splitLeaf
@@ -277,28 +294,45 @@ export function leafBound(leaf: LeafNode, key: NodeKey, upper: boolean): number 
   const source = leaf.source;
   const limit = upper ? 0 : -1;
   if (source === undefined) return dirtyBound(leaf.keys, leaf.packed, key, limit);
-  const { page, keyOffsets, valueOffsets } = source;
-  // Every key between two keys that share their first p bytes with `key` shares them too, so
-  // each comparison starts after the shorter of the prefixes `key` shares with the keys just
-  // below and above the interval. Keys of one leaf often share long prefixes (a collection's
-  // time-ordered ids, an index's field value), which a byte loop would otherwise compare at every step.
+  const { page, keyOffsets, valueOffsets, prefix, heads } = source;
+  const count = keyOffsets.length;
+  if (count === 0) return 0;
   const m = key.length;
+  // Against the prefix every key of the leaf shares: a key that differs there (or ends within it)
+  // sorts before or after all of them.
+  const first = keyOffsets[0]!;
+  for (let i = 0; i < prefix; i++) {
+    if (i === m) return 0;
+    const d = page[first + i]! - key.charCodeAt(i);
+    if (d !== 0) return d > 0 ? 0 : count;
+  }
+  const head = keyHead(key, prefix);
+  // Every key between two keys that share their first p bytes with `key` shares them too, so a
+  // comparison of bytes starts after the shorter of the prefixes `key` shares with the keys just
+  // below and above the interval (keys of one leaf often share long prefixes: a collection's
+  // time-ordered ids, an index's field value).
   let lo = 0;
-  let hi = keyOffsets.length;
-  let sharedLo = 0;
-  let sharedHi = 0;
+  let hi = count;
+  let sharedLo = prefix;
+  let sharedHi = prefix;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    const start = keyOffsets[mid]!;
-    const n = valueOffsets[mid]! - start;
-    const common = n < m ? n : m;
+    const h = heads[mid]!;
+    let d: number;
     let i = sharedLo < sharedHi ? sharedLo : sharedHi;
-    let d = 0;
-    for (; i < common; i++) {
-      d = page[start + i]! - key.charCodeAt(i);
-      if (d !== 0) break;
+    if (h !== head) {
+      d = h < head ? -1 : 1;
+    } else {
+      const start = keyOffsets[mid]!;
+      const n = valueOffsets[mid]! - start;
+      const common = n < m ? n : m;
+      d = 0;
+      for (; i < common; i++) {
+        d = page[start + i]! - key.charCodeAt(i);
+        if (d !== 0) break;
+      }
+      if (d === 0) d = n - m;
     }
-    if (d === 0) d = n - m;
     if (d <= limit) {
       lo = mid + 1;
       sharedLo = i;
@@ -308,6 +342,31 @@ export function leafBound(leaf: LeafNode, key: NodeKey, upper: boolean): number 
     }
   }
   return lo;
+}
+
+/** Bytes `at .. at + 4` of a key as a big-endian number, zeros past its end (see LeafSource). */
+function keyHead(key: NodeKey, at: number): number {
+  const m = key.length;
+  return (
+    ((at < m ? key.charCodeAt(at) : 0) * 0x1000000 +
+      ((at + 1 < m ? key.charCodeAt(at + 1) : 0) << 16) +
+      ((at + 2 < m ? key.charCodeAt(at + 2) : 0) << 8) +
+      (at + 3 < m ? key.charCodeAt(at + 3) : 0))
+  );
+}
+
+/** How many first bytes the page keys at `a .. aEnd` and `b .. bEnd` share. */
+function sharedPrefix(page: Buffer, a: number, aEnd: number, b: number, bEnd: number): number {
+  const n = Math.min(aEnd - a, bEnd - b);
+  let i = 0;
+  while (i < n && page[a + i] === page[b + i]) i++;
+  return i;
+}
+
+/** keyHead of the page key at `start .. end`. */
+function pageKeyHead(page: Buffer, start: number, end: number, at: number): number {
+  const p = start + at;
+  return (p < end ? page[p]! : 0) * 0x1000000 + ((p + 1 < end ? page[p + 1]! : 0) << 16) + ((p + 2 < end ? page[p + 2]! : 0) << 8) + (p + 3 < end ? page[p + 3]! : 0);
 }
 
 /** True when leaf key `i` exists and equals `key`. */
@@ -336,6 +395,42 @@ export interface BranchNode {
   keys: NodeKey[];
   children: ChildRef[];
   bytes: number;
+  /**
+   * Decoded (clean) branches: the keys' shared prefix and heads, as a decoded leaf's (LeafSource),
+   * for branchBound; undefined on a dirty branch, whose keys change.
+   */
+  heads: { prefix: number; heads: Uint32Array } | undefined;
+}
+
+/**
+ * upperBound over a branch's keys: the child whose subtree holds `key`. A decoded branch compares
+ * heads first, which lie together in a few cache lines, and a key string only when heads tie
+ * (each string is an object of its own, a cache miss away from the array that holds it).
+ */
+export function branchBound(node: BranchNode, key: NodeKey): number {
+  const h = node.heads;
+  const keys = node.keys;
+  if (h === undefined) return upperBound(keys, key);
+  const n = keys.length;
+  if (n === 0) return 0;
+  const { prefix, heads } = h;
+  const first = keys[0]!;
+  const m = key.length;
+  for (let i = 0; i < prefix; i++) {
+    if (i === m) return 0;
+    const d = first.charCodeAt(i) - key.charCodeAt(i);
+    if (d !== 0) return d > 0 ? 0 : n;
+  }
+  const head = keyHead(key, prefix);
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    const x = heads[mid]!;
+    if (x < head || (x === head && keys[mid]! <= key)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 export type TreeNode = LeafNode | BranchNode;
@@ -441,7 +536,7 @@ function leafNode(pageId: number, gen: number, keys: LeafKey[], values: LeafValu
 }
 
 function branchNode(pageId: number, gen: number, keys: NodeKey[], children: ChildRef[], bytes: number): BranchNode {
-  return { kind: 'branch', pageId, gen, keys, children, bytes };
+  return { kind: 'branch', pageId, gen, keys, children, bytes, heads: undefined };
 }
 
 /**
@@ -545,11 +640,11 @@ export function cloneNode(node: TreeNode, gen: number, copies: PageCopies): Tree
 /** Approximate memory held by a decoded node, for the page cache's byte budget. */
 export function nodeMemoryBytes(node: TreeNode): number {
   // Estimated for Node 20: the page buffer and the node's own objects, plus per entry two 16-bit
-  // offsets (with slack) for a leaf, whose keys and values stay in the page, or ~56 bytes beyond
-  // its characters (string header, array slot) for a branch's decoded key.
+  // offsets and a 32-bit head (with slack) for a leaf, whose keys and values stay in the page, or
+  // ~60 bytes beyond its characters (string header, array slot, head) for a branch's decoded key.
   let bytes = PAGE_SIZE + 400;
-  if (node.kind === 'leaf') return bytes + 8 * leafKeyCount(node);
-  for (const key of node.keys) bytes += 56 + key.length;
+  if (node.kind === 'leaf') return bytes + 12 * leafKeyCount(node);
+  for (const key of node.keys) bytes += 60 + key.length;
   return bytes;
 }
 
@@ -650,11 +745,12 @@ export function decodeNode(page: Buffer, pageId: number, knownKeys?: readonly No
   const count = page.readUInt16LE(PAGE_COUNT_OFFSET);
   let pos = PAGE_HEADER_SIZE;
   if (type === PAGE_TYPE.LEAF) {
-    // One allocation for both: an ArrayBuffer is a malloc, and mallocs on the main thread contend
-    // with V8's concurrent sweeper freeing the ones that died (see PageCopies).
-    const offsets = new Uint16Array(2 * count);
-    const keyOffsets = offsets.subarray(0, count);
-    const valueOffsets = offsets.subarray(count);
+    // One allocation for the offsets and the heads: an ArrayBuffer is a malloc, and mallocs on the
+    // main thread contend with V8's concurrent sweeper freeing the ones that died (see PageCopies).
+    const memory = new ArrayBuffer(8 * count);
+    const keyOffsets = new Uint16Array(memory, 0, count);
+    const valueOffsets = new Uint16Array(memory, 2 * count, count);
+    const heads = new Uint32Array(memory, 4 * count, count);
     for (let i = 0; i < count; i++) {
       const keyLength = page.readUInt16LE(pos);
       pos += 2;
@@ -664,9 +760,11 @@ export function decodeNode(page: Buffer, pageId: number, knownKeys?: readonly No
       const kind = page[pos];
       pos += 5 + (kind === VALUE_OVERFLOW ? OVERFLOW_REF_SIZE : page.readUInt32LE(pos + 1));
     }
+    const prefix = count === 0 ? 0 : sharedPrefix(page, keyOffsets[0]!, valueOffsets[0]!, keyOffsets[count - 1]!, valueOffsets[count - 1]!);
+    for (let i = 0; i < count; i++) heads[i] = pageKeyHead(page, keyOffsets[i]!, valueOffsets[i]!, prefix);
     // Neither keys nor values are materialized: the leaf* functions read them from the page
     // (leafValues builds the values for the rare callers that need all of them).
-    return leafNode(pageId, -1, undefined as unknown as NodeKey[], undefined as unknown as LeafValue[], pos, undefined, { page, keyOffsets, valueOffsets });
+    return leafNode(pageId, -1, undefined as unknown as NodeKey[], undefined as unknown as LeafValue[], pos, undefined, { page, keyOffsets, valueOffsets, prefix, heads });
   }
   if (type === PAGE_TYPE.BRANCH) {
     const children = new Array<ChildRef>(count);
@@ -681,7 +779,18 @@ export function decodeNode(page: Buffer, pageId: number, knownKeys?: readonly No
       children[i] = page.readUInt32LE(pos);
       pos += 4;
     }
-    return branchNode(pageId, -1, keys, children, pos);
+    const node = branchNode(pageId, -1, keys, children, pos);
+    if (keys.length > 0) {
+      const last = keys[keys.length - 1]!;
+      const first = keys[0]!;
+      const n = Math.min(first.length, last.length);
+      let prefix = 0;
+      while (prefix < n && first.charCodeAt(prefix) === last.charCodeAt(prefix)) prefix++;
+      const heads = new Uint32Array(keys.length);
+      for (let i = 0; i < keys.length; i++) heads[i] = keyHead(keys[i]!, prefix);
+      node.heads = { prefix, heads };
+    }
+    return node;
   }
   throw new Error(`page ${pageId} is not a tree page (type ${type})`);
 }

@@ -11,6 +11,7 @@ import {
   leafBound,
   lowerBound,
   upperBound,
+  branchBound,
   leafKeyAt,
   leafKeyBytes,
   leafKeyLength,
@@ -147,7 +148,7 @@ export class TreeReader {
   /** The leaf where `key` is or would be (the tree is not empty). */
   #leafFor(key: NodeKey): LeafNode {
     let node = this.node(this.root);
-    while (node.kind === 'branch') node = this.node(node.children[upperBound(node.keys, key)]!);
+    while (node.kind === 'branch') node = this.node(node.children[branchBound(node, key)]!);
     return node;
   }
 
@@ -323,7 +324,7 @@ export class TreeReader {
       if (node.kind === 'branch') {
         if (key === undefined) index = reverse ? node.children.length - 1 : 0;
         else if (reverse && !inclusive) index = lowerBound(node.keys, key);
-        else index = upperBound(node.keys, key);
+        else index = branchBound(node, key);
         stack.push({ node, index });
         node = this.node(node.children[index]!);
         continue;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  branchBound,
   cloneNode,
   compareLeafKey,
   decodeNode,
@@ -17,6 +18,7 @@ import {
   nodeMemoryBytes,
   PageCopies,
   upperBound,
+  type BranchNode,
   type LeafNode,
 } from '../../engine/storage/btree-node.js';
 import { PAGE_SIZE } from '../../engine/storage/index.js';
@@ -65,8 +67,36 @@ describe('decoded leaves', () => {
         expect(leafKeyIs(decoded, i, probe)).toBe(leafKeyIs(dirty, i, probe));
         for (let j = 0; j < keys.length; j++) expect(Math.sign(compareLeafKey(decoded, j, probe))).toBe(Math.sign(compareLeafKey(dirty, j, probe)));
       }
-      // The cache counts the page and its offsets, not a string per key.
-      expect(nodeMemoryBytes(decoded)).toBeLessThanOrEqual(PAGE_SIZE + 400 + 8 * keys.length);
+      // The cache counts the page, its offsets and heads, not a string per key.
+      expect(nodeMemoryBytes(decoded)).toBeLessThanOrEqual(PAGE_SIZE + 400 + 12 * keys.length);
+    }
+  });
+});
+
+// A branch decoded from a page searches its keys' heads first (the bytes after the prefix all its
+// keys share) and compares whole keys only on a tie: every answer must be upperBound's over the
+// same keys as strings, for probes inside, below, above and within the shared prefix.
+describe('decoded branches', () => {
+  it('find the child a plain binary search over the keys finds', () => {
+    const rand = seededRandom(5);
+    for (let round = 0; round < 400; round++) {
+      const base = 'doc-00'.repeat(randomInt(rand, 1, 5));
+      const prefixes = round % 2 === 0 ? [''] : [base, `${base}0`, `${base}1`, base.slice(0, -1), `${base}\u00ff`];
+      const keys = [...new Set(Array.from({ length: randomInt(rand, 1, 80) }, () => prefixedKey(rand, prefixes)))].sort();
+      // A branch of keys.length + 1 children: page ids stand in for them.
+      const dirty: BranchNode = { kind: 'branch', pageId: 0, gen: 1, keys, children: keys.map((_, i) => i + 10).concat([keys.length + 10]), bytes: 0, heads: undefined };
+      const page = Buffer.alloc(PAGE_SIZE);
+      encodeNode(dirty, page);
+      const decoded = decodeNode(page, 7) as BranchNode;
+      expect(decoded.keys).toStrictEqual(keys);
+      expect(decoded.heads).toBeDefined();
+      for (let p = 0; p < 40; p++) {
+        const r = rand();
+        const probe = r < 0.3 ? keys[randomInt(rand, 0, keys.length - 1)]! : r < 0.4 ? base.slice(0, randomInt(rand, 0, base.length)) : prefixedKey(rand, prefixes);
+        expect(branchBound(decoded, probe)).toBe(upperBound(keys, probe));
+        // A dirty branch (no heads) answers as upperBound too.
+        expect(branchBound(dirty, probe)).toBe(upperBound(keys, probe));
+      }
     }
   });
 });
