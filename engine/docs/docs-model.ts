@@ -16,7 +16,7 @@ import { hostname } from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fail, isTetraError, TetraError } from '../errors.js';
 import { interruptOf, UNINTERRUPTED, type ClientWatch, type Interrupt } from '../interrupt.js';
-import { encodeKey, keyPrefixRange, prefixUpperBound, ValueRun, type KeyPart, type SpillArea, type SpillFile, type SpillRun } from '../storage/index.js';
+import { encodeKey, keyPrefixRange, PAGE_SIZE, prefixUpperBound, ValueRun, type KeyPart, type SpillArea, type SpillFile, type SpillRun, type TreePageStats } from '../storage/index.js';
 import type { BatchOp, Snapshot, TenantStore } from '../tenant/index.js';
 import {
   CATALOG_TREE,
@@ -41,6 +41,7 @@ import { decodeDocument, decodeDocumentAt, encodeDocument, FieldReader, idKey, M
 import { directed, documentKeys, entryKey, idComponent, indexComponent, oneFieldEntryKey, type IndexField } from './index-key.js';
 import { indexServesQuery, isIndexMember, validatePartialFilter } from './index-membership.js';
 import { CursorInterrupt, type OpenedCursor } from './cursors.js';
+import type { CollStatsSpec } from './aggregate/stages/coll-stats.js';
 import { accessesOf, countIndexRead, countPlanReads, ID_INDEX_ID } from './index-stats.js';
 import { DOCS_LIMITS } from './limits.js';
 import { isValidId, newObjectId } from './object-id.js';
@@ -1683,6 +1684,7 @@ function openAggregate(store: TenantStore, collection: unknown, pipelineSpec: un
       const info = name === undefined ? undefined : infos.get(name);
       return info === undefined ? [] : indexStatsOf(store, info);
     },
+    collStats: (spec) => collStatsOf(name ?? '', name === undefined ? undefined : infos.get(name), snapshot, spec, interrupt),
     scan: (collection, filter) => read(collection, filter ?? matchAll),
     whole(docs) {
       // The pipeline's own collection, on its snapshot: every document read is there.
@@ -3210,6 +3212,84 @@ function indexStatsOf(store: TenantStore, info: CollectionInfo): Doc[] {
     return out;
   };
   return [one({ name: '_id_', key: { _id: 1 } }, ID_INDEX_ID), ...info.indexes.map((index) => one(describeIndex(index), index.id))];
+}
+
+/** The database name $collStats gives in `ns`: each tenant's collections are one database. */
+const TENANT_DATABASE = 'tenant';
+
+/** Pages $collStats counts between turns of the event loop. */
+const COLL_STATS_PAGES_PER_TURN = 256;
+
+/**
+ * What $collStats gives for the collection `name` (`info` on `snapshot`): `{ns, host, localTime}`,
+ * and when asked MongoDB's storageStats (sizes divided by `scale`, whole numbers) and count. The
+ * collection's documents and its `_id` index are one B+tree (clustered, as a MongoDB clustered
+ * collection): its leaf pages and the overflow pages of large documents are its storageSize, its
+ * branch pages the `_id_` index's size; every other index is its own tree. `size` is the
+ * documents' stored bytes (MessagePack, read from every entry: MongoDB keeps it as metadata).
+ * Pages are counted and entries read in slices between turns of the event loop, on the snapshot.
+ * @throws NOT_FOUND for storageStats or count of a collection that does not exist
+ */
+async function collStatsOf(name: string, info: CollectionInfo | undefined, snapshot: Snapshot | undefined, spec: CollStatsSpec, interrupt: Interrupt): Promise<Doc> {
+  const ns = `${TENANT_DATABASE}.${name}`;
+  const out: Doc = { ns, host: hostname(), localTime: new Date() };
+  if (spec.storageStats === undefined && !spec.count) return out;
+  if (info === undefined || snapshot === undefined) {
+    fail('NOT_FOUND', `Unable to retrieve ${spec.storageStats !== undefined ? 'storageStats' : 'count'} in $collStats stage :: caused by :: Collection [${ns}] not found.`, { collection: name });
+  }
+  const tree = docsTree(info);
+  const count = snapshot.count(tree);
+  if (spec.storageStats !== undefined) {
+    const { scale } = spec.storageStats;
+    const scaled = (bytes: number): number => Math.trunc(bytes / scale);
+    const pagesOf = async (t: string): Promise<TreePageStats> => {
+      const stats: TreePageStats = { leaves: 0, branches: 0, leafBytes: 0, branchBytes: 0, overflowPages: 0 };
+      for (const _ of snapshot.pageStatsSteps(t, stats, COLL_STATS_PAGES_PER_TURN)) {
+        await nextTurn();
+        interrupt.check();
+      }
+      return stats;
+    };
+    let size = 0;
+    let sinceTurn = 0;
+    for (const run of snapshot.valueRuns(tree)) {
+      // Each stored document is a format byte, then its MessagePack.
+      for (let i = 0; i < run.count; i++) size += run.lengths[i]! - 1;
+      sinceTurn += run.count;
+      if (sinceTurn >= COUNT_SCAN_SLICE) {
+        sinceTurn = 0;
+        await nextTurn();
+        interrupt.check();
+      }
+    }
+    const docs = await pagesOf(tree);
+    const indexSizes: Doc = { _id_: scaled(docs.branches * PAGE_SIZE) };
+    let totalIndexBytes = docs.branches * PAGE_SIZE;
+    for (const index of info.indexes) {
+      const pages = await pagesOf(indexTree(info, index));
+      const bytes = (pages.leaves + pages.branches + pages.overflowPages) * PAGE_SIZE;
+      indexSizes[index.name] = scaled(bytes);
+      totalIndexBytes += bytes;
+    }
+    const storageBytes = (docs.leaves + docs.overflowPages) * PAGE_SIZE;
+    const storageStats: Doc = { size: scaled(size), count };
+    if (count > 0) storageStats['avgObjSize'] = Math.trunc(size / count);
+    Object.assign(storageStats, {
+      numOrphanDocs: 0,
+      storageSize: scaled(storageBytes),
+      freeStorageSize: 0,
+      capped: false,
+      nindexes: 1 + info.indexes.length,
+      indexBuilds: info.indexes.filter((index) => (index as { building?: boolean }).building === true).map((index) => index.name),
+      totalIndexSize: scaled(totalIndexBytes),
+      totalSize: scaled(storageBytes + totalIndexBytes),
+      indexSizes,
+      scaleFactor: scale,
+    });
+    out['storageStats'] = storageStats;
+  }
+  if (spec.count) out['count'] = count;
+  return out;
 }
 
 /** The indexes of a collection, `_id_` first. @throws NOT_FOUND when there is no such collection */

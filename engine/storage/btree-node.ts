@@ -637,6 +637,26 @@ export function cloneNode(node: TreeNode, gen: number, copies: PageCopies): Tree
   return branchNode(0, gen, node.keys.slice(), node.children.slice(), node.bytes);
 }
 
+/**
+ * Pages of the overflow values of a leaf (values too large to sit in a leaf): those it points at,
+ * and for a dirty leaf those its large values will take at the next checkpoint.
+ */
+export function leafOverflowPages(leaf: LeafNode): number {
+  let pages = 0;
+  const source = leaf.source;
+  if (source !== undefined) {
+    const { page, valueOffsets } = source;
+    for (let i = 0; i < valueOffsets.length; i++) {
+      const pos = valueOffsets[i]!;
+      if (page[pos] === VALUE_OVERFLOW) pages += Math.ceil(page.readUInt32LE(pos + 1) / (PAGE_SIZE - PAGE_HEADER_SIZE));
+    }
+    return pages;
+  }
+  // A Buffer in a dirty leaf is a large value waiting for its overflow pages (see StoredValue).
+  for (const v of leaf.values) if (typeof v === 'object') pages += Math.ceil(v.length / (PAGE_SIZE - PAGE_HEADER_SIZE));
+  return pages;
+}
+
 /** Approximate memory held by a decoded node, for the page cache's byte budget. */
 export function nodeMemoryBytes(node: TreeNode): number {
   // Estimated for Node 20: the page buffer and the node's own objects, plus per entry two 16-bit

@@ -12,6 +12,7 @@ import {
   lowerBound,
   upperBound,
   branchBound,
+  leafOverflowPages,
   leafKeyAt,
   leafKeyBytes,
   leafKeyLength,
@@ -380,20 +381,38 @@ export class TreeReader {
    * first to go), so it is for diagnostics and tests, not for a request's path.
    */
   pageStats(): TreePageStats {
-    const stats: TreePageStats = { leaves: 0, branches: 0, leafBytes: 0, branchBytes: 0 };
-    const walk = (ref: ChildRef): void => {
-      const node = this.#scanNode(ref);
+    const stats: TreePageStats = { leaves: 0, branches: 0, leafBytes: 0, branchBytes: 0, overflowPages: 0 };
+    for (const _ of this.pageStatsSteps(stats, Infinity));
+    return stats;
+  }
+
+  /**
+   * pageStats a step at a time: adds this tree's pages to `stats`, pausing (a `yield`) after
+   * every `every` pages, so a caller can let the event loop turn between steps while it counts a
+   * large tree (pages not cached are read as a scan reads them).
+   */
+  *pageStatsSteps(stats: TreePageStats, every: number): Generator<void> {
+    this.check();
+    if (this.root === NO_PAGE) return;
+    const stack: ChildRef[] = [this.root];
+    let pages = 0;
+    while (stack.length > 0) {
+      const node = this.#scanNode(stack.pop()!);
       if (node.kind === 'leaf') {
         stats.leaves++;
         stats.leafBytes += node.bytes;
-        return;
+        stats.overflowPages += leafOverflowPages(node);
+      } else {
+        stats.branches++;
+        stats.branchBytes += node.bytes;
+        for (let i = node.children.length - 1; i >= 0; i--) stack.push(node.children[i]!);
       }
-      stats.branches++;
-      stats.branchBytes += node.bytes;
-      for (const child of node.children) walk(child);
-    };
-    if (this.root !== NO_PAGE) walk(this.root);
-    return stats;
+      if (++pages >= every) {
+        pages = 0;
+        yield;
+        this.check();
+      }
+    }
   }
 
   /** Calls `visit` for every clean page reachable from the root (for dropping and compaction). */
@@ -419,6 +438,8 @@ export interface TreePageStats {
   /** Encoded bytes of the leaves (each at most PAGE_SIZE): leafBytes / (leaves * PAGE_SIZE) is how full they are. */
   leafBytes: number;
   branchBytes: number;
+  /** Pages of the values too large for a leaf (see leafOverflowPages). */
+  overflowPages: number;
 }
 
 /** Counts changes to every tree of the process: a tree's `version` is taken from it. */

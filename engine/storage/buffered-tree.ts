@@ -83,6 +83,8 @@ export interface TreeView {
   collectValues(range: ScanRange, max: number, out: Buffer[]): boolean;
   countRange(range?: ScanRange): number;
   pageStats(): TreePageStats;
+  /** pageStats a step at a time (TreeReader.pageStatsSteps). */
+  pageStatsSteps(stats: TreePageStats, every: number): Generator<void>;
 }
 
 const EMPTY = Buffer.alloc(0);
@@ -254,9 +256,15 @@ export class MergedReader implements TreeView {
 
   /** Both trees' pages together. */
   pageStats(): TreePageStats {
-    const d = this.#delta.pageStats();
-    const m = this.#main?.pageStats() ?? { leaves: 0, branches: 0, leafBytes: 0, branchBytes: 0 };
-    return { leaves: m.leaves + d.leaves, branches: m.branches + d.branches, leafBytes: m.leafBytes + d.leafBytes, branchBytes: m.branchBytes + d.branchBytes };
+    const stats: TreePageStats = { leaves: 0, branches: 0, leafBytes: 0, branchBytes: 0, overflowPages: 0 };
+    for (const _ of this.pageStatsSteps(stats, Infinity));
+    return stats;
+  }
+
+  /** Both trees' pages: the main tree's, then the delta's. */
+  *pageStatsSteps(stats: TreePageStats, every: number): Generator<void> {
+    if (this.#main !== undefined) yield* this.#main.pageStatsSteps(stats, every);
+    yield* this.#delta.pageStatsSteps(stats, every);
   }
 }
 

@@ -1,5 +1,5 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Entry, TreeSnapshot, ValueRun } from '../storage/index.js';
+import type { Entry, TreePageStats, TreeSnapshot, ValueRun } from '../storage/index.js';
 import { withPrefix, type StoreScanRange } from './scan-range.js';
 
 /** Entries per chunk of scanChunks unless told otherwise. */
@@ -67,6 +67,15 @@ export class Snapshot {
   *keys(tree: string, range: StoreScanRange = {}): Generator<Buffer> {
     const t = this.#trees.tree(tree);
     if (t !== undefined) yield* t.keys(withPrefix(range));
+  }
+
+  /**
+   * Adds the pages of `tree` (its delta's too, when buffered) to `stats`, pausing after every
+   * `every` pages (TreeReader.pageStatsSteps). @throws UNAVAILABLE when closed or expired
+   */
+  *pageStatsSteps(tree: string, stats: TreePageStats, every: number): Generator<void> {
+    const t = this.#trees.tree(tree);
+    if (t !== undefined) yield* t.pageStatsSteps(stats, every);
   }
 
   /** Number of keys in `tree` within `range`; O(1) without bounds. @throws UNAVAILABLE when closed or expired */

@@ -16,6 +16,7 @@ import { bucketStage } from './stages/bucket.js';
 import { bucketAutoStage } from './stages/bucket-auto.js';
 import { densifyStage } from './stages/densify.js';
 import { DOCUMENTS_STAGE, documentsStage } from './stages/documents.js';
+import { COLL_STATS_STAGE, collStatsStage } from './stages/coll-stats.js';
 import { INDEX_STATS_STAGE, indexStatsStage } from './stages/index-stats.js';
 import { facetStage } from './stages/facet.js';
 import { fillStage } from './stages/fill.js';
@@ -36,7 +37,6 @@ import { unwindStage } from './stages/unwind.js';
 const UNSUPPORTED: Record<string, string> = {
   $search: 'Atlas Search is not available',
   $geoNear: 'there are no geospatial indexes',
-  $collStats: 'not available',
   $planCacheStats: 'not available',
   $currentOp: 'not available',
   $listSessions: 'not available',
@@ -46,7 +46,7 @@ const UNSUPPORTED: Record<string, string> = {
 const SUPPORTED = new Set([
   '$match', '$project', '$addFields', '$set', '$unset', '$replaceRoot', '$replaceWith', '$group', '$count', '$sortByCount', '$sort', '$skip',
   '$limit', '$unwind', '$lookup', '$facet', '$graphLookup', '$unionWith', '$bucket', '$bucketAuto', '$sample',
-  '$setWindowFields', '$fill', '$densify', '$merge', '$out', '$redact', '$documents', '$indexStats',
+  '$setWindowFields', '$fill', '$densify', '$merge', '$out', '$redact', '$documents', '$indexStats', '$collStats',
 ]);
 
 /** True for the name of an aggregation stage tetradb knows, supported or not (a pipeline-style update refuses the others by name). */
@@ -68,7 +68,7 @@ export interface CompiledPipeline {
   readonly out: OutSpec | undefined;
   /** True when it starts with $documents: it makes its own documents and reads no input. */
   readonly generated: boolean;
-  /** True when it starts with $indexStats: its documents describe the collection's indexes, none of its documents is read. */
+  /** True when it starts with $indexStats or $collStats: its documents describe the collection, none of its documents is read. */
   readonly describes: boolean;
   /**
    * `leadingDone`: the input already passed the leading $match (the model read it through the
@@ -188,10 +188,11 @@ function compileStages(spec: unknown, names: ReadonlySet<string>, counter: { sta
         stages.push(documentsStage(arg, names));
         break;
       case '$indexStats':
+      case '$collStats':
         // MongoDB's order of checks: the sub-pipeline, then the position, then the argument.
         if (host !== undefined) stageError(name, host === '$facet' ? `${name} is not allowed to be used within a $facet stage` : `${name} is not allowed within a ${host}'s sub-pipeline`);
         if (i !== 0) stageError(name, `${name} is only valid as the first stage in a pipeline`);
-        stages.push(indexStatsStage(arg));
+        stages.push(name === '$indexStats' ? indexStatsStage(arg) : collStatsStage(arg));
         break;
       case '$merge':
       case '$out':
@@ -262,7 +263,7 @@ function compile(spec: unknown, names: ReadonlySet<string>, counter: { stages: n
   const stages = compileStages(spec, names, counter, host, out);
   const first = stages[0];
   const generated = first?.name === DOCUMENTS_STAGE;
-  const describes = first?.name === INDEX_STATS_STAGE;
+  const describes = first?.name === INDEX_STATS_STAGE || first?.name === COLL_STATS_STAGE;
   const leading = first?.name === '$match' ? (first as MatchStage).filter : undefined;
   const fields = pipelineFields(stages);
   // Only the top level reads a collection through the model's planner (`fields` and `whole`).

@@ -13,6 +13,7 @@ import type { Needs } from './dependencies.js';
 import type { Scope } from './expression/expression.js';
 import type { Doc } from '../values.js';
 import type { CompiledFilter } from '../query/compile-filter.js';
+import type { CollStatsSpec } from './stages/coll-stats.js';
 
 /** Chunks of documents, in order. */
 export type DocStream = AsyncIterable<Doc[]>;
@@ -81,6 +82,11 @@ export interface StageContext {
   readonly vars: Scope | undefined;
   /** What $indexStats outputs: a document per index of the pipeline's collection (none when it does not exist). */
   indexStats?(): Doc[];
+  /**
+   * What $collStats outputs for the pipeline's collection, read on the pipeline's snapshot.
+   * @throws NOT_FOUND for storageStats or count of a collection that does not exist
+   */
+  collStats?(spec: CollStatsSpec): Promise<Doc>;
   /** The query's memory bound and spill files. */
   readonly memory: QueryMemory;
 }
