@@ -344,13 +344,7 @@ async function main(): Promise<void> {
   let pgSkipped: string | undefined;
   process.stderr.write(`tetradb cursors over HTTP: sizes ${config.sizes.map(fmtCount).join(', ')}, pages of ${config.batch}, reads capped at ${config.capSeconds} s\n`);
   try {
-    const pgConn = await connectPgOrSkip(config.pgUrl);
-    if ('skipped' in pgConn) {
-      pgSkipped = pgConn.skipped;
-    } else {
-      pgClient = pgConn.client;
-      pgSettings = pgConn.settings;
-    }
+    ({ client: pgClient, settings: pgSettings, skipped: pgSkipped } = await connectPgOrSkip(config.pgUrl));
 
     for (const size of config.sizes) {
       const expected = expectedOrder(size);

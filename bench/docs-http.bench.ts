@@ -649,12 +649,8 @@ async function main(): Promise<void> {
 
     // Fastify + PostgreSQL, when there is one.
     let pgTarget: Target | undefined;
-    const pgConn = await connectPgOrSkip(config.pgUrl);
-    if ('skipped' in pgConn) {
-      pgSkipped = pgConn.skipped;
-    } else {
-      pgClient = pgConn.client;
-      pgSettings = pgConn.settings;
+    ({ client: pgClient, settings: pgSettings, skipped: pgSkipped } = await connectPgOrSkip(config.pgUrl));
+    if (pgClient !== undefined) {
       const port = await freePort();
       const apiKey = 'bench-key';
       const front = await startPeer(here('./servers/pg-docs-server.ts'), [String(port), apiKey, COLLECTION, String(config.pgPool)], { DATABASE_URL: config.pgUrl });

@@ -31,10 +31,11 @@ export async function connectPg(url: string): Promise<{ client: pg.Client; setti
 }
 
 /**
- * connectPg for a benchmark whose PostgreSQL rows are optional: the client, or why its Fastify +
- * PostgreSQL rows are skipped (also written to stderr), with what to do about it.
+ * connectPg for a benchmark whose PostgreSQL rows are optional: the client and its settings, or
+ * (`skipped`) why its Fastify + PostgreSQL rows are skipped (also written to stderr), with what to
+ * do about it. One shape either way, so a caller takes all three fields at once.
  */
-export async function connectPgOrSkip(url: string): Promise<{ client: pg.Client; settings: string } | { skipped: string }> {
+export async function connectPgOrSkip(url: string): Promise<{ client?: pg.Client; settings?: string; skipped?: string }> {
   const conn = await connectPg(url);
   if (!('reason' in conn)) return conn;
   const skipped = `PostgreSQL not reachable at ${redact(url)} (${conn.reason}): skipping the Fastify + PostgreSQL rows. Start it (pg_ctlcluster 15 main start) and create the role and database (docs/benchmarks.md), or point --pg-url / DATABASE_URL at one.`;

@@ -881,7 +881,6 @@ class TopK {
     for await (const c of this.#merged(this.#file, this.#memory.maxBlockingBytes)) out.push(c);
     return out;
   }
-
 }
 
 // Decoded catalog entries for reads, per store, reused while the stored bytes are the same.
@@ -3218,8 +3217,8 @@ function indexStatsOf(store: TenantStore, info: CollectionInfo): Doc[] {
 const TENANT_DATABASE = 'tenant';
 
 /**
- * Pages $collStats counts, and leaves of documents it reads, between turns of the event loop: a
- * page not cached costs a read and a decode (~50-85 µs here), so a turn stays within a few ms.
+ * Pages $collStats counts between turns of the event loop: a page not cached costs a read and a
+ * decode (~50-85 µs here), so a turn stays within a few ms.
  */
 const COLL_STATS_PAGES_PER_TURN = 64;
 
@@ -3229,8 +3228,9 @@ const COLL_STATS_PAGES_PER_TURN = 64;
  * collection's documents and its `_id` index are one B+tree (clustered, as a MongoDB clustered
  * collection): its leaf pages and the overflow pages of large documents are its storageSize, its
  * branch pages the `_id_` index's size; every other index is its own tree. `size` is the
- * documents' stored bytes (MessagePack, read from every entry: MongoDB keeps it as metadata).
- * Pages are counted and entries read in slices between turns of the event loop, on the snapshot.
+ * documents' stored bytes (MessagePack), summed from every leaf as its pages are counted
+ * (MongoDB keeps it as metadata); pages are counted in slices between turns of the event loop,
+ * on the snapshot.
  * @throws NOT_FOUND for storageStats or count of a collection that does not exist
  */
 async function collStatsOf(name: string, info: CollectionInfo | undefined, snapshot: Snapshot | undefined, spec: CollStatsSpec, interrupt: Interrupt): Promise<Doc> {
@@ -3246,26 +3246,16 @@ async function collStatsOf(name: string, info: CollectionInfo | undefined, snaps
     const { scale } = spec.storageStats;
     const scaled = (bytes: number): number => Math.trunc(bytes / scale);
     const pagesOf = async (t: string): Promise<TreePageStats> => {
-      const stats: TreePageStats = { leaves: 0, branches: 0, leafBytes: 0, branchBytes: 0, overflowPages: 0 };
+      const stats: TreePageStats = { leaves: 0, branches: 0, leafBytes: 0, branchBytes: 0, overflowPages: 0, valueBytes: 0 };
       for (const _ of snapshot.pageStatsSteps(t, stats, COLL_STATS_PAGES_PER_TURN)) {
         await nextTurn();
         interrupt.check();
       }
       return stats;
     };
-    let size = 0;
-    let leaves = 0;
-    // A run is one leaf's documents.
-    for (const run of snapshot.valueRuns(tree)) {
-      // Each stored document is a format byte, then its MessagePack.
-      for (let i = 0; i < run.count; i++) size += run.lengths[i]! - 1;
-      if (++leaves >= COLL_STATS_PAGES_PER_TURN) {
-        leaves = 0;
-        await nextTurn();
-        interrupt.check();
-      }
-    }
     const docs = await pagesOf(tree);
+    // Each stored document is a format byte, then its MessagePack.
+    const size = docs.valueBytes - count;
     const indexSizes: Doc = { _id_: scaled(docs.branches * PAGE_SIZE) };
     let totalIndexBytes = docs.branches * PAGE_SIZE;
     for (const index of info.indexes) {

@@ -638,23 +638,33 @@ export function cloneNode(node: TreeNode, gen: number, copies: PageCopies): Tree
 }
 
 /**
- * Pages of the overflow values of a leaf (values too large to sit in a leaf): those it points at,
- * and for a dirty leaf those its large values will take at the next checkpoint.
+ * Adds a leaf's values to `stats`: their bytes (an overflow value by its length, not read) and the
+ * overflow pages they take: those a value points at, and for a dirty leaf's large values the pages
+ * they will take at the next checkpoint.
  */
-export function leafOverflowPages(leaf: LeafNode): number {
-  let pages = 0;
+export function addLeafValues(leaf: LeafNode, stats: { valueBytes: number; overflowPages: number }): void {
   const source = leaf.source;
   if (source !== undefined) {
     const { page, valueOffsets } = source;
-    for (let i = 0; i < valueOffsets.length; i++) {
-      const pos = valueOffsets[i]!;
-      if (page[pos] === VALUE_OVERFLOW) pages += Math.ceil(page.readUInt32LE(pos + 1) / (PAGE_SIZE - PAGE_HEADER_SIZE));
-    }
-    return pages;
+    for (let i = 0; i < valueOffsets.length; i++) addPageValue(page, valueOffsets[i]!, stats);
+    return;
   }
-  // A Buffer in a dirty leaf is a large value waiting for its overflow pages (see StoredValue).
-  for (const v of leaf.values) if (typeof v === 'object') pages += Math.ceil(v.length / (PAGE_SIZE - PAGE_HEADER_SIZE));
-  return pages;
+  for (const v of leaf.values) {
+    if (typeof v === 'string') stats.valueBytes += v.length;
+    else if (typeof v === 'number') addPageValue(leaf.packed!, v, stats);
+    else {
+      // A Buffer in a dirty leaf is a large value waiting for its overflow pages (see StoredValue).
+      stats.valueBytes += v.length;
+      stats.overflowPages += Math.ceil(v.length / (PAGE_SIZE - PAGE_HEADER_SIZE));
+    }
+  }
+}
+
+// addLeafValues for the value whose kind byte is at `pos` in a page (or a dirty leaf's packed copy).
+function addPageValue(page: Buffer, pos: number, stats: { valueBytes: number; overflowPages: number }): void {
+  const length = page.readUInt32LE(pos + 1);
+  stats.valueBytes += length;
+  if (page[pos] === VALUE_OVERFLOW) stats.overflowPages += Math.ceil(length / (PAGE_SIZE - PAGE_HEADER_SIZE));
 }
 
 /** Approximate memory held by a decoded node, for the page cache's byte budget. */

@@ -12,7 +12,7 @@ import {
   lowerBound,
   upperBound,
   branchBound,
-  leafOverflowPages,
+  addLeafValues,
   leafKeyAt,
   leafKeyBytes,
   leafKeyLength,
@@ -381,7 +381,7 @@ export class TreeReader {
    * first to go), so it is for diagnostics and tests, not for a request's path.
    */
   pageStats(): TreePageStats {
-    const stats: TreePageStats = { leaves: 0, branches: 0, leafBytes: 0, branchBytes: 0, overflowPages: 0 };
+    const stats: TreePageStats = { leaves: 0, branches: 0, leafBytes: 0, branchBytes: 0, overflowPages: 0, valueBytes: 0 };
     for (const _ of this.pageStatsSteps(stats, Infinity));
     return stats;
   }
@@ -401,7 +401,7 @@ export class TreeReader {
       if (node.kind === 'leaf') {
         stats.leaves++;
         stats.leafBytes += node.bytes;
-        stats.overflowPages += leafOverflowPages(node);
+        addLeafValues(node, stats);
       } else {
         stats.branches++;
         stats.branchBytes += node.bytes;
@@ -438,8 +438,10 @@ export interface TreePageStats {
   /** Encoded bytes of the leaves (each at most PAGE_SIZE): leafBytes / (leaves * PAGE_SIZE) is how full they are. */
   leafBytes: number;
   branchBytes: number;
-  /** Pages of the values too large for a leaf (see leafOverflowPages). */
+  /** Pages of the values too large for a leaf (see addLeafValues). */
   overflowPages: number;
+  /** Bytes of the values, those on overflow pages included. */
+  valueBytes: number;
 }
 
 /** Counts changes to every tree of the process: a tree's `version` is taken from it. */

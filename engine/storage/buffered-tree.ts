@@ -256,7 +256,7 @@ export class MergedReader implements TreeView {
 
   /** Both trees' pages together. */
   pageStats(): TreePageStats {
-    const stats: TreePageStats = { leaves: 0, branches: 0, leafBytes: 0, branchBytes: 0, overflowPages: 0 };
+    const stats: TreePageStats = { leaves: 0, branches: 0, leafBytes: 0, branchBytes: 0, overflowPages: 0, valueBytes: 0 };
     for (const _ of this.pageStatsSteps(stats, Infinity));
     return stats;
   }

@@ -92,7 +92,7 @@ describe('leaf splits', () => {
     try {
       expect(store.pageStats('none')).toBeUndefined();
       await store.write([{ op: 'put', tree: 't', key: Buffer.from('a'), value: Buffer.from('b') }]);
-      expect(store.pageStats('t')).toStrictEqual({ leaves: 1, branches: 0, leafBytes: expect.any(Number), branchBytes: 0, overflowPages: 0 });
+      expect(store.pageStats('t')).toStrictEqual({ leaves: 1, branches: 0, leafBytes: expect.any(Number), branchBytes: 0, overflowPages: 0, valueBytes: expect.any(Number) });
     } finally {
       await store.close();
     }
