@@ -277,13 +277,22 @@ export function upperBound(keys: NodeKey[], key: NodeKey): number {
   return lo;
 }
 
-// leafBound for a dirty leaf: its keys are strings or offsets into `packed`.
-function dirtyBound(keys: LeafKey[], packed: Buffer | undefined, key: NodeKey, limit: number): number {
+// leafBound for a dirty leaf: its keys are strings or offsets into `packed`. A string key takes
+// one comparison a step (compareDirtyKey's three-way answer costs two when the key is not below).
+function dirtyBound(keys: LeafKey[], packed: Buffer | undefined, key: NodeKey, upper: boolean): number {
   let lo = 0;
   let hi = keys.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (compareDirtyKey(keys[mid]!, packed, key) <= limit) lo = mid + 1;
+    const k = keys[mid]!;
+    let before: boolean;
+    if (typeof k === 'string') {
+      before = upper ? k <= key : k < key;
+    } else {
+      const d = comparePageKey(packed!, k, k + packed!.readUInt16LE(k - 2), key);
+      before = upper ? d <= 0 : d < 0;
+    }
+    if (before) lo = mid + 1;
     else hi = mid;
   }
   return lo;
@@ -292,8 +301,8 @@ function dirtyBound(keys: LeafKey[], packed: Buffer | undefined, key: NodeKey, l
 /** Index of the first key of `leaf` >= `key` (`upper`: > `key`). */
 export function leafBound(leaf: LeafNode, key: NodeKey, upper: boolean): number {
   const source = leaf.source;
+  if (source === undefined) return dirtyBound(leaf.keys, leaf.packed, key, upper);
   const limit = upper ? 0 : -1;
-  if (source === undefined) return dirtyBound(leaf.keys, leaf.packed, key, limit);
   const { page, keyOffsets, valueOffsets, prefix, heads } = source;
   const count = keyOffsets.length;
   if (count === 0) return 0;

@@ -534,8 +534,14 @@ export class BTree extends TreeReader {
         this.#store.dirtied(dirtyEntryBytes(node.keys[i]!, value) - dirtyEntryBytes(node.keys[i]!, old));
         node.values[i] = value;
       } else {
-        node.keys.splice(i, 0, key);
-        node.values.splice(i, 0, value);
+        if (i === node.keys.length) {
+          // Past the last key (ascending ids, time-ordered keys): push, which splice is not.
+          node.keys.push(key);
+          node.values.push(value);
+        } else {
+          node.keys.splice(i, 0, key);
+          node.values.splice(i, 0, value);
+        }
         node.bytes += leafEntryBytes(key.length, value.length);
         this.#store.dirtied(dirtyEntryBytes(key, value));
         this.count++;

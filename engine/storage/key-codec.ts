@@ -67,7 +67,7 @@ interface WellFormedCheck {
 
 /** Encodes a key tuple as bytes whose unsigned byte order is the tuple order. @throws VALIDATION_FAILED */
 export function encodeKey(parts: readonly KeyPart[]): Buffer {
-  where.length = 0;
+  whereDepth = 0;
   const size = measureTuple(parts, 0);
   // allocUnsafe is safe here because writeTuple writes every byte; the check below guards that.
   const out = Buffer.allocUnsafe(size);
@@ -148,13 +148,15 @@ export function prefixUpperBound(prefix: Uint8Array): Buffer | undefined {
 // ---- encoding ----------------------------------------------------------------------------
 
 // Where measureTuple is inside the key, the index at each level, for error messages: numbers in one
-// reused array, made into a string (`[1][0]`) only for an error. Building that string for every
-// nested tuple cost an allocation per index key.
+// reused array (its first `whereDepth` slots), made into a string (`[1][0]`) only for an error.
+// Building that string for every nested tuple cost an allocation per index key, and so did
+// emptying the array for each key (V8 frees an emptied array's store, and the next push makes one).
 const where: number[] = [];
+let whereDepth = 0;
 
 function pathOf(): string {
   let path = '';
-  for (const i of where) path += `[${i}]`;
+  for (let d = 0; d < whereDepth; d++) path += `[${where[d]!}]`;
   return path;
 }
 
@@ -185,9 +187,9 @@ function measureTuple(parts: readonly KeyPart[], depth: number): number {
               `key tuple at position ${pathOf()}[${i}] is nested deeper than ${KEY_MAX_DEPTH} levels (or is cyclic)`,
             );
           }
-          where.push(i);
+          where[whereDepth++] = i;
           size += 2 + measureTuple(part as readonly KeyPart[], depth + 1);
-          where.pop();
+          whereDepth--;
         } else {
           throw unsupported(part, i);
         }
