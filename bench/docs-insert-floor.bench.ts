@@ -36,10 +36,11 @@ import { flagValue, table } from './lib/report.js';
 
 const SIZE = Number(flagValue(process.argv, 'size') ?? 100_000);
 const ROUNDS = Number(flagValue(process.argv, 'rounds') ?? 3);
-// The probe holds every document (as objects) and every batch's ops in memory, over a kilobyte a
-// document beside the engine's own: at 1M documents over a gigabyte, which pushes the process past the engine's memory
-// bound, so the memory governor shrinks the page cache to its floor and the load measures that
-// instead (78.9 µs a document in such a run, against 41.8 in docs-load-probe's 1M load).
+// The probe holds every document (as objects) and every batch's ops in memory, over a kilobyte
+// a document beside the engine's own: at 1M documents over a gigabyte, which pushes the process
+// past the engine's memory bound, so the memory governor shrinks the page cache to its floor and
+// the load measures that instead (78.9 µs a document in such a run, against 41.8 in
+// docs-load-probe's 1M load).
 const MAX_SIZE = 200_000;
 if (!(SIZE > 0 && SIZE <= MAX_SIZE)) {
   console.error(`--size must be 1..${MAX_SIZE}: the probe keeps every document and op in memory; for a 1M load see \`npm --prefix bench run docs-load-probe -- 1000000\``);
