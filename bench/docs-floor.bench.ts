@@ -30,7 +30,7 @@ import { applyHeapGrowth, loadConfig } from '../server/config.js';
 import { openTetraTenant, tetraSettingsOf } from './lib/docs-engines.js';
 import { makeQueryDocument, type QueryDocument } from './lib/documents.js';
 import { COLLECTION, FIND_LIMIT, queryArgs } from './lib/docs-workload.js';
-import { flagValue, table } from './lib/report.js';
+import { flagValue, fmtShare, fmtUs, table } from './lib/report.js';
 
 const SIZE = Number(flagValue(process.argv, 'size') ?? 100_000);
 const MS = Number(flagValue(process.argv, 'ms') ?? 1500);
@@ -141,25 +141,23 @@ const nedbTimes = {
 };
 
 // ---- Report -----------------------------------------------------------------------------------
-const us = (v: number): string => `${v.toFixed(2)} µs`;
 const decode = Math.max(0, tetra.primaryAndDecode - tetra.primary);
 const parts = tetra.index + tetra.primaryAndDecode + tetra.asyncCall;
 const nedbParts = nedbTimes.index + nedbTimes.copy;
 const budget = nedbTimes.find / 5;
-const share = (v: number, of: number): string => `${((100 * v) / of).toFixed(0)}%`;
 console.log(`# Find by indexed equality, part by part (${SIZE.toLocaleString('en-US')} documents, median of ${ROUNDS} rounds of ${MS} ms)\n`);
 console.log(
   table(
     ['engine', 'part', 'per call', 'share of its find'],
     [
-      ['tetradb', "docsFind({email}) with the benchmark's limit: the whole operation", us(tetra.find), '100%'],
-      ['tetradb', "the email index's entry: a B-tree seek and its value (the primary key)", us(tetra.index), share(tetra.index, tetra.find)],
-      ['tetradb', 'the document by primary key: a B-tree descent to its bytes in the page', us(tetra.primary), share(tetra.primary, tetra.find)],
-      ['tetradb', 'decoding those bytes into the document returned (msgpackr, in place)', us(decode), share(decode, tetra.find)],
-      ['tetradb', 'an async call and its await', us(tetra.asyncCall), share(tetra.asyncCall, tetra.find)],
-      ['nedb', 'findAsync({email}).limit(): the whole operation', us(nedbTimes.find), '100%'],
-      ['nedb', 'its AVL index lookup (indexes.email.getMatching)', us(nedbTimes.index), share(nedbTimes.index, nedbTimes.find)],
-      ['nedb', 'its copy of the document returned (model.deepCopy)', us(nedbTimes.copy), share(nedbTimes.copy, nedbTimes.find)],
+      ['tetradb', "docsFind({email}) with the benchmark's limit: the whole operation", fmtUs(tetra.find), '100%'],
+      ['tetradb', "the email index's entry: a B-tree seek and its value (the primary key)", fmtUs(tetra.index), fmtShare(tetra.index, tetra.find)],
+      ['tetradb', 'the document by primary key: a B-tree descent to its bytes in the page', fmtUs(tetra.primary), fmtShare(tetra.primary, tetra.find)],
+      ['tetradb', 'decoding those bytes into the document returned (msgpackr, in place)', fmtUs(decode), fmtShare(decode, tetra.find)],
+      ['tetradb', 'an async call and its await', fmtUs(tetra.asyncCall), fmtShare(tetra.asyncCall, tetra.find)],
+      ['nedb', 'findAsync({email}).limit(): the whole operation', fmtUs(nedbTimes.find), '100%'],
+      ['nedb', 'its AVL index lookup (indexes.email.getMatching)', fmtUs(nedbTimes.index), fmtShare(nedbTimes.index, nedbTimes.find)],
+      ['nedb', 'its copy of the document returned (model.deepCopy)', fmtUs(nedbTimes.copy), fmtShare(nedbTimes.copy, nedbTimes.find)],
     ],
     2,
   ),
@@ -169,15 +167,15 @@ console.log(
   table(
     ['', 'per call', "NeDB's find time ÷ this"],
     [
-      ["NeDB's find (in memory)", us(nedbTimes.find), '1.00x'],
-      ["the issue's target for tetradb: 5x NeDB's rate", us(budget), '5.00x'],
-      ["tetradb's find now", us(tetra.find), `${(nedbTimes.find / tetra.find).toFixed(2)}x`],
-      ["tetradb's parts as built now, each timed alone: index entry + document by key + decode + async call", us(parts), `${(nedbTimes.find / parts).toFixed(2)}x`],
-      ['the decode of the returned document alone', us(decode), `${(nedbTimes.find / decode).toFixed(2)}x`],
-      ["NeDB's own lookup and copy, without its cursor and executor", us(nedbParts), `${(nedbTimes.find / nedbParts).toFixed(2)}x`],
+      ["NeDB's find (in memory)", fmtUs(nedbTimes.find), '1.00x'],
+      ["the issue's target for tetradb: 5x NeDB's rate", fmtUs(budget), '5.00x'],
+      ["tetradb's find now", fmtUs(tetra.find), `${(nedbTimes.find / tetra.find).toFixed(2)}x`],
+      ["tetradb's parts as built now, each timed alone: index entry + document by key + decode + async call", fmtUs(parts), `${(nedbTimes.find / parts).toFixed(2)}x`],
+      ['the decode of the returned document alone', fmtUs(decode), `${(nedbTimes.find / decode).toFixed(2)}x`],
+      ["NeDB's own lookup and copy, without its cursor and executor", fmtUs(nedbParts), `${(nedbTimes.find / nedbParts).toFixed(2)}x`],
     ],
   ),
 );
 console.log(
-  `\nThe target leaves ${us(budget)} a call. Decoding the one document returned takes ${us(decode)} (${share(decode, budget)} of it); NeDB's own index lookup and copy take ${us(nedbParts)} (${share(nedbParts, budget)}).`,
+  `\nThe target leaves ${fmtUs(budget)} a call. Decoding the one document returned takes ${fmtUs(decode)} (${fmtShare(decode, budget)} of it); NeDB's own index lookup and copy take ${fmtUs(nedbParts)} (${fmtShare(nedbParts, budget)}).`,
 );

@@ -32,7 +32,7 @@ import { applyHeapGrowth, loadConfig } from '../server/config.js';
 import { openDocsEngine, openTetraTenant, tetraSettingsOf, type DocsEngineName } from './lib/docs-engines.js';
 import { makeQueryDocument, type QueryDocument } from './lib/documents.js';
 import { BATCH_DOCS, COLLECTION } from './lib/docs-workload.js';
-import { flagValue, table } from './lib/report.js';
+import { flagValue, fmtShare, fmtUs, table } from './lib/report.js';
 
 const SIZE = Number(flagValue(process.argv, 'size') ?? 100_000);
 const ROUNDS = Number(flagValue(process.argv, 'rounds') ?? 3);
@@ -158,23 +158,21 @@ const nedb = await median(() => nedbLoad('nedb'));
 const nedbFile = await median(() => nedbLoad('nedb-file'));
 
 // ---- Report -----------------------------------------------------------------------------------
-const us = (v: number): string => `${v.toFixed(2)} µs`;
-const share = (v: number, of: number): string => `${((100 * v) / of).toFixed(0)}%`;
 const rest = Math.max(0, tetra.whole - tetra.prepare - tetra.storage);
 console.log(`# insertMany, part by part (${SIZE.toLocaleString('en-US')} documents in batches of ${BATCH_DOCS}, median of ${ROUNDS} rounds)\n`);
 console.log(
   table(
     ['engine', 'part', 'per document', 'share of its insert'],
     [
-      ['tetradb', 'docsInsert, each batch awaited until durable: the whole operation', us(tetra.whole), '100%'],
-      ['tetradb', 'prepareInsert: each document checked and encoded', us(tetra.prepare), share(tetra.prepare, tetra.whole)],
-      ['tetradb', '  of which the encoding (encodeDocument, msgpackr) alone', us(tetra.encode), share(tetra.encode, tetra.whole)],
-      ['tetradb', "store.write of the batches' ops, awaited until durable: WAL record, three B-tree puts, WAL append + fdatasync, checkpoints", us(tetra.storage), share(tetra.storage, tetra.whole)],
-      ['tetradb', '  of which building the WAL records (walRecordFrame) alone', us(tetra.frame), share(tetra.frame, tetra.whole)],
-      ['tetradb', `  of which the disk alone: ${(recordBytes / 1024).toFixed(0)} KiB appended + fdatasync per batch`, us(disk), share(disk, tetra.whole)],
-      ['tetradb', 'the rest: index keys, duplicate checks, the ops (the whole less the two above)', us(rest), share(rest, tetra.whole)],
-      ['nedb', 'insertAsync, in memory: the whole operation', us(nedb), '100%'],
-      ['nedb-file', 'insertAsync, file-backed (appended, no fsync): the whole operation', us(nedbFile), '100%'],
+      ['tetradb', 'docsInsert, each batch awaited until durable: the whole operation', fmtUs(tetra.whole), '100%'],
+      ['tetradb', 'prepareInsert: each document checked and encoded', fmtUs(tetra.prepare), fmtShare(tetra.prepare, tetra.whole)],
+      ['tetradb', '  of which the encoding (encodeDocument, msgpackr) alone', fmtUs(tetra.encode), fmtShare(tetra.encode, tetra.whole)],
+      ['tetradb', "store.write of the batches' ops, awaited until durable: WAL record, three B-tree puts, WAL append + fdatasync, checkpoints", fmtUs(tetra.storage), fmtShare(tetra.storage, tetra.whole)],
+      ['tetradb', '  of which building the WAL records (walRecordFrame) alone', fmtUs(tetra.frame), fmtShare(tetra.frame, tetra.whole)],
+      ['tetradb', `  of which the disk alone: ${(recordBytes / 1024).toFixed(0)} KiB appended + fdatasync per batch`, fmtUs(disk), fmtShare(disk, tetra.whole)],
+      ['tetradb', 'the rest: index keys, duplicate checks, the ops (the whole less the two above)', fmtUs(rest), fmtShare(rest, tetra.whole)],
+      ['nedb', 'insertAsync, in memory: the whole operation', fmtUs(nedb), '100%'],
+      ['nedb-file', 'insertAsync, file-backed (appended, no fsync): the whole operation', fmtUs(nedbFile), '100%'],
     ],
     2,
   ),
@@ -184,14 +182,14 @@ console.log(
   table(
     ['', 'per document', "NeDB's (in memory) insert time ÷ this"],
     [
-      ["NeDB's insert (in memory): the issue's target for tetradb", us(nedb), '1.00x'],
-      ["NeDB's insert (file-backed)", us(nedbFile), `${(nedb / nedbFile).toFixed(2)}x`],
-      ["tetradb's insert now", us(tetra.whole), `${(nedb / tetra.whole).toFixed(2)}x`],
-      ["tetradb's storage write alone (the ops made, the document encoded)", us(tetra.storage), `${(nedb / tetra.storage).toFixed(2)}x`],
-      ["tetradb's check and encoding alone", us(tetra.prepare), `${(nedb / tetra.prepare).toFixed(2)}x`],
+      ["NeDB's insert (in memory): the issue's target for tetradb", fmtUs(nedb), '1.00x'],
+      ["NeDB's insert (file-backed)", fmtUs(nedbFile), `${(nedb / nedbFile).toFixed(2)}x`],
+      ["tetradb's insert now", fmtUs(tetra.whole), `${(nedb / tetra.whole).toFixed(2)}x`],
+      ["tetradb's storage write alone (the ops made, the document encoded)", fmtUs(tetra.storage), `${(nedb / tetra.storage).toFixed(2)}x`],
+      ["tetradb's check and encoding alone", fmtUs(tetra.prepare), `${(nedb / tetra.prepare).toFixed(2)}x`],
     ],
   ),
 );
 console.log(
-  `\nThe target leaves ${us(nedb)} a document. tetradb's storage write of a document already encoded, with its index entries made, takes ${us(tetra.storage)} (${share(tetra.storage, nedb)} of it); checking and encoding it, ${us(tetra.prepare)} more (${share(tetra.prepare, nedb)}).`,
+  `\nThe target leaves ${fmtUs(nedb)} a document. tetradb's storage write of a document already encoded, with its index entries made, takes ${fmtUs(tetra.storage)} (${fmtShare(tetra.storage, nedb)} of it); checking and encoding it, ${fmtUs(tetra.prepare)} more (${fmtShare(tetra.prepare, nedb)}).`,
 );

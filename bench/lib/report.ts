@@ -85,6 +85,11 @@ export function fmtUs(us: number | undefined): string {
   return `${(us / 1e6).toFixed(2)} s`;
 }
 
+/** `part` as a whole percentage of `whole`: "23%". */
+export function fmtShare(part: number, whole: number): string {
+  return `${((100 * part) / whole).toFixed(0)}%`;
+}
+
 /** The installed version of one of bench/'s packages, or "?". */
 export function packageVersion(pkg: string): string {
   // Read from node_modules directly: some packages' "exports" hide their package.json.
