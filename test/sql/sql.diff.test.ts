@@ -127,10 +127,31 @@ async function theirs(sql: string): Promise<Outcome> {
 
 // ---- comparison -------------------------------------------------------------------------------
 
-/** Rows as compared: string_agg pieces sorted where order is unspecified, rows sorted unless ordered. */
+/** A numeric's text without trailing fractional zeros ("1.500" -> "1.5", "2.0" -> "2"); other values as they are. */
+function withoutScale(v: string | null, numeric: boolean): string | null {
+  return numeric && v !== null && /^-?\d+\.\d+$/.test(v) ? v.replace(/0+$/, '').replace(/\.$/, '') : v;
+}
+
+/**
+ * Rows as compared: string_agg pieces sorted where order is unspecified, rows sorted unless
+ * ordered. An ordered query orders by every column, but numerics equal at different scales (1.5
+ * and 1.50000000000000000000, two groups' avg) tie in ORDER BY, so a run of rows equal but for
+ * their numerics' scales may come in any order: each such run is compared as a set.
+ */
 function comparableRows(o: Outcome & { kind: 'rows' }, q: GenQuery): string[] {
-  const rows = o.rows.map((row) => JSON.stringify(row.map((v, i) => (v !== null && q.unorderedLists.includes(i) ? v.split(',').sort().join(',') : v))));
-  return q.ordered ? rows : rows.sort();
+  const cells = o.rows.map((row) => row.map((v, i) => (v !== null && q.unorderedLists.includes(i) ? v.split(',').sort().join(',') : v)));
+  const rows = cells.map((row) => JSON.stringify(row));
+  if (!q.ordered) return rows.sort();
+  const numeric = o.columns.map((c) => c.type === 'numeric');
+  const ties = cells.map((row) => JSON.stringify(row.map((v, i) => withoutScale(v, numeric[i]!))));
+  const out: string[] = [];
+  for (let start = 0; start < rows.length; ) {
+    let end = start + 1;
+    while (end < rows.length && ties[end] === ties[start]) end++;
+    out.push(...rows.slice(start, end).sort());
+    start = end;
+  }
+  return out;
 }
 
 type Verdict = { agree: true } | { agree: false; refusal: string } | { agree: false; divergence: Divergence };
