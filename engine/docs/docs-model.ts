@@ -16,7 +16,7 @@ import { hostname } from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { fail, isTetraError, TetraError } from '../errors.js';
 import { interruptOf, UNINTERRUPTED, type ClientWatch, type Interrupt } from '../interrupt.js';
-import { encodeKey, keyPrefixRange, PAGE_SIZE, prefixUpperBound, ValueRun, type KeyPart, type SpillArea, type SpillFile, type SpillRun, type TreePageStats } from '../storage/index.js';
+import { emptyPageStats, encodeKey, keyPrefixRange, PAGE_SIZE, prefixUpperBound, ValueRun, type KeyPart, type SpillArea, type SpillFile, type SpillRun, type TreePageStats } from '../storage/index.js';
 import type { BatchOp, Snapshot, TenantStore } from '../tenant/index.js';
 import {
   CATALOG_TREE,
@@ -3246,7 +3246,7 @@ async function collStatsOf(name: string, info: CollectionInfo | undefined, snaps
     const { scale } = spec.storageStats;
     const scaled = (bytes: number): number => Math.trunc(bytes / scale);
     const pagesOf = async (t: string): Promise<TreePageStats> => {
-      const stats: TreePageStats = { leaves: 0, branches: 0, leafBytes: 0, branchBytes: 0, overflowPages: 0, valueBytes: 0 };
+      const stats = emptyPageStats();
       for (const _ of snapshot.pageStatsSteps(t, stats, COLL_STATS_PAGES_PER_TURN)) {
         await nextTurn();
         interrupt.check();

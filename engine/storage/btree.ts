@@ -381,9 +381,7 @@ export class TreeReader {
    * first to go), so it is for diagnostics and tests, not for a request's path.
    */
   pageStats(): TreePageStats {
-    const stats: TreePageStats = { leaves: 0, branches: 0, leafBytes: 0, branchBytes: 0, overflowPages: 0, valueBytes: 0 };
-    for (const _ of this.pageStatsSteps(stats, Infinity));
-    return stats;
+    return pageStatsOf(this);
   }
 
   /**
@@ -442,6 +440,18 @@ export interface TreePageStats {
   overflowPages: number;
   /** Bytes of the values, those on overflow pages included. */
   valueBytes: number;
+}
+
+/** Page statistics with nothing counted yet, for pageStatsSteps to add to. */
+export function emptyPageStats(): TreePageStats {
+  return { leaves: 0, branches: 0, leafBytes: 0, branchBytes: 0, overflowPages: 0, valueBytes: 0 };
+}
+
+/** All of `view`'s page statistics at once: its pageStatsSteps run to the end. */
+export function pageStatsOf(view: { pageStatsSteps(stats: TreePageStats, every: number): Generator<void> }): TreePageStats {
+  const stats = emptyPageStats();
+  for (const _ of view.pageStatsSteps(stats, Infinity));
+  return stats;
 }
 
 /** Counts changes to every tree of the process: a tree's `version` is taken from it. */

@@ -1,4 +1,4 @@
-import type { Entry, ScanRange, TreePageStats, TreeReader } from './btree.js';
+import { pageStatsOf, type Entry, type ScanRange, type TreePageStats, type TreeReader } from './btree.js';
 import { ValueRun } from './btree-node.js';
 
 /**
@@ -256,9 +256,7 @@ export class MergedReader implements TreeView {
 
   /** Both trees' pages together. */
   pageStats(): TreePageStats {
-    const stats: TreePageStats = { leaves: 0, branches: 0, leafBytes: 0, branchBytes: 0, overflowPages: 0, valueBytes: 0 };
-    for (const _ of this.pageStatsSteps(stats, Infinity));
-    return stats;
+    return pageStatsOf(this);
   }
 
   /** Both trees' pages: the main tree's, then the delta's. */

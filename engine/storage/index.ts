@@ -9,7 +9,7 @@ export { MemoryGovernor, type MemoryGovernorOptions, type MemoryGovernorState } 
 export { AckPacer, ackPacer } from './ack-pacer.js';
 export { writeDerivedFile, readDerivedFile, removeDerivedFile, openDerivedWriter, type DerivedWriter } from './derived-file.js';
 export { PageFile, fsyncDir, ensureDirDurable, type FileHeader, type PageFileTail } from './page-file.js';
-export { BTree, TreeReader, type Entry, type ScanRange, type NodeStore, type NodeSource, type TreePageStats } from './btree.js';
+export { BTree, emptyPageStats, TreeReader, type Entry, type ScanRange, type NodeStore, type NodeSource, type TreePageStats } from './btree.js';
 export type { TreeNode } from './btree-node.js';
 export { ValueRun } from './btree-node.js';
 export { TreeSet, TreeSnapshot, MERGE_DELTA_MIN, BUFFER_FROM, type TreeSetOptions } from './tree-set.js';

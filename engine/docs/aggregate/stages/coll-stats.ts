@@ -6,7 +6,7 @@
  * by name: tetradb keeps no per-collection latency or plan statistics.
  */
 
-import { isPlainObject } from '../../values.js';
+import { bsonTypeOf, isPlainObject } from '../../values.js';
 import { needsOf } from '../dependencies.js';
 import { stageError, type Stage } from '../stage.js';
 
@@ -23,16 +23,6 @@ const UNSUPPORTED: Record<string, string> = {
   latencyStats: 'tetradb keeps no per-collection latency statistics',
   queryExecStats: 'tetradb keeps no per-collection query statistics (see $indexStats for index use)',
 };
-
-/** MongoDB's name of a value's BSON type, for its type errors. */
-function bsonType(v: unknown): string {
-  if (v === null) return 'null';
-  if (Array.isArray(v)) return 'array';
-  if (v instanceof Date) return 'date';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'int' : 'double';
-  if (typeof v === 'boolean') return 'bool';
-  return typeof v === 'object' ? 'object' : typeof v;
-}
 
 /** The $collStats stage. @throws QUERY_ERROR for an argument MongoDB refuses, or a statistic tetradb does not keep */
 export function collStatsStage(spec: unknown): Stage {
@@ -56,7 +46,7 @@ function parseCollStats(spec: unknown): CollStatsSpec {
     const unsupported = UNSUPPORTED[field];
     if (unsupported !== undefined) stageError(COLL_STATS_STAGE, `$collStats: ${field} is not supported: ${unsupported}`);
     if (field !== 'storageStats' && field !== 'count') stageError(COLL_STATS_STAGE, `BSON field '$collStats.${field}' is an unknown field.`);
-    if (!isPlainObject(value)) stageError(COLL_STATS_STAGE, `BSON field '$collStats.${field}' is the wrong type '${bsonType(value)}', expected type 'object'`);
+    if (!isPlainObject(value)) stageError(COLL_STATS_STAGE, `BSON field '$collStats.${field}' is the wrong type '${bsonTypeOf(value)}', expected type 'object'`);
     if (field === 'count') {
       for (const key of Object.keys(value)) stageError(COLL_STATS_STAGE, `BSON field '$collStats.count.${key}' is an unknown field.`);
       count = true;
@@ -65,7 +55,7 @@ function parseCollStats(spec: unknown): CollStatsSpec {
     let scale = 1;
     for (const [key, v] of Object.entries(value)) {
       if (key !== 'scale') stageError(COLL_STATS_STAGE, `BSON field '$collStats.storageStats.${key}' is an unknown field.`);
-      if (typeof v !== 'number' || Number.isNaN(v)) stageError(COLL_STATS_STAGE, `BSON field '$collStats.storageStats.scale' is the wrong type '${bsonType(v)}', expected types '[long, int, decimal, double]'`);
+      if (typeof v !== 'number' || Number.isNaN(v)) stageError(COLL_STATS_STAGE, `BSON field '$collStats.storageStats.scale' is the wrong type '${bsonTypeOf(v)}', expected types '[long, int, decimal, double]'`);
       // MongoDB takes the whole part of a fractional scale (1023.999 is 1023), after its bound check.
       if (!(v >= 1)) stageError(COLL_STATS_STAGE, `BSON field 'scale' value must be >= 1, actual value '${Math.trunc(v)}'`);
       scale = Math.min(Math.trunc(v), Number.MAX_SAFE_INTEGER);
